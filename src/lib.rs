@@ -1,1 +1,119 @@
-//! elicit
+//! elicit: resolve MCP elicitations (`elicitation/create`) in a terminal.
+//!
+//! The data makes a one-way trip through the modules:
+//!
+//! ```text
+//! input (detect the shape) -> protocol types -> Request (seed mapping)
+//!   -> resolver (scripted | terminal form | URL) -> Answer -> ElicitResult -> output
+//! ```
+//!
+//! - [`input`] reads a document and finds the elicitations in it;
+//! - [`protocol`] holds the MCP types, [`contract`] the toolnexus
+//!   Request/Answer contract and the seed's two mappings;
+//! - [`schema`] is the one form model that drives prompting, coercion and
+//!   validation; [`answers`] reads `--answer`s;
+//! - [`resolve`] settles each elicitation (scripted answers, then a
+//!   [`resolve::Resolver`]: the [`terminal`] UI or [`resolve::NoTerminal`]);
+//! - [`output`] prints results in the shape the input came in.
+
+pub mod answers;
+pub mod contract;
+pub mod error;
+pub mod input;
+pub mod lines;
+pub mod output;
+pub mod protocol;
+pub mod resolve;
+pub mod sanitize;
+pub mod schema;
+pub mod terminal;
+pub mod url_safety;
+
+pub use answers::ScriptedAnswers;
+pub use contract::{answer_to_elicit_result, elicitation_to_request, Answer, Request};
+pub use error::{ElicitError, FieldError};
+pub use protocol::{Action, ElicitResult, ElicitationParams, Mode};
+pub use schema::{FieldKind, FormField, FormSchema};
+
+use input::{Document, Shape};
+use protocol::ElicitResult as Result_;
+use resolve::{Elicitation, Resolver, SchemaCache};
+
+/// A short name for a JSON value's type, for error messages.
+pub fn json_kind(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
+/// The outcome of resolving one document: the printed text and the results.
+#[derive(Debug)]
+pub struct Resolved {
+    pub output: String,
+    pub results: Vec<(Option<String>, Result_)>,
+    /// Things the person should know (schema oddities, skipped entries).
+    pub warnings: Vec<String>,
+}
+
+/// Resolves every elicitation in `doc` in turn and renders the output.
+/// Nothing is rendered unless every entry resolved: a failure leaves stdout
+/// empty.
+pub fn resolve_document(
+    doc: &Document,
+    scripted: &ScriptedAnswers,
+    person: &mut dyn Resolver,
+    cache: &mut SchemaCache,
+    pretty: bool,
+) -> Result<Resolved, ElicitError> {
+    let total = doc.entries.len();
+    let strict = total <= 1 && !matches!(doc.shape, Shape::InputRequired { .. } | Shape::UrlElicitationRequired);
+    let mut warnings: Vec<String> = doc
+        .skipped
+        .iter()
+        .map(|s| format!("skipped input request {s}: elicit only answers elicitation/create; the host must answer it"))
+        .collect();
+    let mut prepared = Vec::with_capacity(total);
+    for (i, entry) in doc.entries.iter().enumerate() {
+        let mut e = Elicitation::prepare(entry.params.clone(), cache)?;
+        e.key = entry.key.clone();
+        if total > 1 {
+            e.position = Some((i + 1, total));
+        }
+        if let Some(form) = &e.form {
+            let at = entry.key.as_deref().map(|k| format!("{k}: ")).unwrap_or_default();
+            warnings.extend(form.warnings.iter().map(|w| format!("{at}{w}")));
+        }
+        prepared.push(e);
+    }
+    if !strict {
+        // A scripted field that no form in the input has is a typo, not a
+        // value meant for another form.
+        let unknown: Vec<error::FieldError> = scripted
+            .field_names()
+            .filter(|n| !prepared.iter().any(|e| e.form.as_ref().is_some_and(|f| f.field(n).is_some())))
+            .map(|n| error::FieldError {
+                field: n.to_string(),
+                reason: "not a field of any requested schema in the input".into(),
+            })
+            .collect();
+        if !unknown.is_empty() && prepared.iter().any(|e| e.form.is_some()) {
+            return Err(ElicitError::Validation(unknown));
+        }
+    }
+    let mut results = Vec::with_capacity(total);
+    for e in &prepared {
+        let r = resolve::resolve(e, scripted, strict, person)?;
+        results.push((e.key.clone(), r));
+    }
+    let output = output::render(&doc.shape, &results, pretty);
+    Ok(Resolved {
+        output,
+        results,
+        warnings,
+    })
+}

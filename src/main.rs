@@ -1,1 +1,244 @@
-fn main() {}
+//! The `elicit` binary: parses flags, calls the library, maps errors to exit
+//! statuses. Everything else lives in the library.
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use elicit::error::ElicitError;
+use elicit::input;
+use elicit::output;
+use elicit::resolve::{outcome_exit_code, NoTerminal, Resolver, SchemaCache};
+use elicit::sanitize::sanitize_block;
+use elicit::ScriptedAnswers;
+
+mod cli;
+
+use cli::{AnswerArgs, Cli, Command, ResolveArgs};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Some(Command::Request { file, pretty }) => run_request(file.as_deref(), pretty),
+        Some(Command::Result { file, pretty }) => run_result(file.as_deref(), pretty),
+        None => run_resolve(&cli.resolve),
+    };
+    ExitCode::from(code.clamp(0, 255) as u8)
+}
+
+/// Prints an error on stderr. Error text can quote server-provided values,
+/// so it is sanitised like everything else that reaches the terminal.
+fn report(err: &ElicitError) -> i32 {
+    eprintln!("elicit: {}", sanitize_block(&err.to_string()));
+    err.exit_code()
+}
+
+fn warn(text: &str) {
+    eprintln!("elicit: warning: {}", sanitize_block(text));
+}
+
+/// Reads FILE, or stdin for `-` / nothing.
+fn read_input(file: Option<&Path>) -> Result<Vec<u8>, ElicitError> {
+    let limit = input::MAX_INPUT_BYTES + 1;
+    let mut bytes = Vec::new();
+    match file {
+        Some(p) if p != Path::new("-") => {
+            let f = std::fs::File::open(p)
+                .map_err(|e| ElicitError::io(format!("cannot open {}", p.display()), e))?;
+            f.take(limit)
+                .read_to_end(&mut bytes)
+                .map_err(|e| ElicitError::io(format!("cannot read {}", p.display()), e))?;
+        }
+        _ => {
+            let stdin = std::io::stdin();
+            if stdin.is_terminal() {
+                eprintln!("elicit: reading the elicitation JSON from the terminal; end it with Ctrl-D (or pass a FILE)");
+            }
+            stdin
+                .lock()
+                .take(limit)
+                .read_to_end(&mut bytes)
+                .map_err(|e| ElicitError::io("cannot read stdin", e))?;
+        }
+    }
+    Ok(bytes)
+}
+
+fn print_line(text: &str) -> i32 {
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|_| out.flush()) {
+        Ok(()) => 0,
+        // A closed pipe (`| head`) is not worth a message.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 1,
+        Err(e) => report(&ElicitError::io("writing output", e)),
+    }
+}
+
+fn load_answers(args: &AnswerArgs) -> Result<ScriptedAnswers, ElicitError> {
+    ScriptedAnswers::parse(&args.answers, |p| std::fs::read_to_string(p))
+}
+
+/// The resolver for whatever scripted answers leave open: the terminal, or
+/// a stand-in that explains why nobody can be asked.
+fn person(args: &AnswerArgs) -> Box<dyn Resolver> {
+    if args.no_input {
+        return Box::new(NoTerminal {
+            detail: "--no-input was given".into(),
+        });
+    }
+    match elicit::terminal::TerminalResolver::open(elicit::terminal::TerminalOptions {
+        server: args.server.clone(),
+        timeout: args.timeout,
+        browser: args.browser.clone(),
+        no_open: args.no_open,
+    }) {
+        Ok(t) => Box::new(t),
+        Err(detail) => Box::new(NoTerminal { detail }),
+    }
+}
+
+fn run_resolve(args: &ResolveArgs) -> i32 {
+    let scripted = match load_answers(&args.answers) {
+        Ok(a) => a,
+        Err(e) => return report(&e),
+    };
+    let mut person = person(&args.answers);
+    if args.lines {
+        return run_lines(args, &scripted, person.as_mut());
+    }
+    let bytes = match read_input(args.file.as_deref()) {
+        Ok(b) => b,
+        Err(e) => return report(&e),
+    };
+    let text = match input::decode(&bytes) {
+        Ok(t) => t,
+        Err(e) => return report(&e),
+    };
+    let doc = match input::read_document(text) {
+        Ok(d) => d,
+        Err(failure) => {
+            // A JSON-RPC request the server got wrong gets a JSON-RPC error on
+            // stdout, so a pipeline can hand it straight back.
+            if let (Some(id), Some(code)) = (&failure.reply_id, failure.error.rpc_code()) {
+                print_line(&output::render_rpc_error(id, code, &failure.error, None, args.pretty));
+            }
+            return report(&failure.error);
+        }
+    };
+    let mut cache = SchemaCache::default();
+    match elicit::resolve_document(&doc, &scripted, person.as_mut(), &mut cache, args.pretty) {
+        Ok(resolved) => {
+            for w in &resolved.warnings {
+                warn(w);
+            }
+            let code = print_line(&resolved.output);
+            if code != 0 {
+                return code;
+            }
+            if args.exit_status {
+                outcome_exit_code(resolved.results.iter().map(|(_, r)| r))
+            } else {
+                0
+            }
+        }
+        Err(e) => report(&e),
+    }
+}
+
+fn run_lines(args: &ResolveArgs, scripted: &ScriptedAnswers, person: &mut dyn Resolver) -> i32 {
+    let stdin;
+    let reader: Box<dyn std::io::BufRead> = match args.file.as_deref() {
+        Some(p) if p != Path::new("-") => match std::fs::File::open(p) {
+            Ok(f) => Box::new(std::io::BufReader::new(f)),
+            Err(e) => return report(&ElicitError::io(format!("cannot open {}", p.display()), e)),
+        },
+        _ => {
+            stdin = std::io::stdin();
+            Box::new(stdin.lock())
+        }
+    };
+    let out = std::io::stdout().lock();
+    let result = elicit::lines::run_lines(reader, out, scripted, person, |line, err, warnings| {
+        if warnings.is_empty() {
+            eprintln!("elicit: line {line}: {}", sanitize_block(&err.to_string()));
+        } else {
+            for w in warnings {
+                warn(&format!("line {line}: {w}"));
+            }
+        }
+    });
+    match result {
+        Ok(summary) if summary.failed > 0 => {
+            eprintln!(
+                "elicit: {} of {} lines failed",
+                summary.failed, summary.lines
+            );
+            2
+        }
+        Ok(summary) => {
+            if args.exit_status {
+                summary.outcome_code
+            } else {
+                0
+            }
+        }
+        Err(ElicitError::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => 1,
+        Err(e) => report(&e),
+    }
+}
+
+fn run_request(file: Option<&Path>, pretty: bool) -> i32 {
+    let go = || -> Result<String, ElicitError> {
+        let bytes = read_input(file)?;
+        let text = input::decode(&bytes)?;
+        let doc = input::read_document(text).map_err(|f| f.error)?;
+        let requests: Vec<elicit::Request> = doc
+            .entries
+            .iter()
+            .map(|e| elicit::elicitation_to_request(&e.params))
+            .collect();
+        let value = if requests.len() == 1 {
+            serde_json::to_value(&requests[0])
+        } else {
+            serde_json::to_value(&requests)
+        }
+        .expect("requests serialise");
+        Ok(if pretty {
+            serde_json::to_string_pretty(&value)
+        } else {
+            serde_json::to_string(&value)
+        }
+        .expect("values serialise"))
+    };
+    match go() {
+        Ok(text) => print_line(&text),
+        Err(e) => report(&e),
+    }
+}
+
+fn run_result(file: Option<&Path>, pretty: bool) -> i32 {
+    let go = || -> Result<String, ElicitError> {
+        let bytes = read_input(file)?;
+        let text = input::decode(&bytes)?;
+        let value = input::parse_json(text)?;
+        let answer: elicit::Answer =
+            serde_json::from_value(value).map_err(|e| ElicitError::UnknownShape {
+                message: format!(
+                    "not a contract Answer ({{\"id\", \"ok\", \"data\", \"reason\"}}): {e}"
+                ),
+            })?;
+        let result = elicit::answer_to_elicit_result(&answer);
+        Ok(if pretty {
+            serde_json::to_string_pretty(&result)
+        } else {
+            serde_json::to_string(&result)
+        }
+        .expect("results serialise"))
+    };
+    match go() {
+        Ok(text) => print_line(&text),
+        Err(e) => report(&e),
+    }
+}

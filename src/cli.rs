@@ -1,0 +1,128 @@
+//! Command-line definitions (clap derive). Kept apart from `main.rs` so the
+//! completions and man page generators read the same definitions.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+pub const AFTER_HELP: &str = "\
+Examples:
+  elicit fixtures/form-region.json                 prompt on the terminal, print the ElicitResult
+  cat req.json | elicit -a region=apac             scripted: no prompt when every field is given
+  elicit -a accept -a name=Ada < form.json         take the defaults for the rest
+  elicit -a decline < req.json                     answer decline
+  elicit --lines -a accept < requests.ndjson       one result line per request line
+  elicit request < req.json | my-resolver | elicit result
+
+Exit status: 0 result printed; 2 usage or invalid input (bad JSON, bad
+answers, nothing left to ask with); 1 other failures (terminal, I/O).
+With -e/--exit-status: 3 when the result is decline, 4 when it is cancel.";
+
+/// Resolve MCP elicitations (elicitation/create) in a terminal.
+///
+/// Reads an elicitation from FILE or stdin (bare params, {method, params},
+/// a JSON-RPC request, a 2026 input_required result or a -32042 error),
+/// asks the person at the terminal (or takes --answer), and prints the
+/// ElicitResult JSON on stdout. Prompts go to the terminal, never stdout.
+#[derive(Debug, Parser)]
+#[command(
+    name = "elicit",
+    version,
+    after_help = AFTER_HELP,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub resolve: ResolveArgs,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ResolveArgs {
+    /// The elicitation to resolve; `-` or nothing reads stdin.
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub answers: AnswerArgs,
+
+    /// Newline-delimited JSON: one elicitation per line, one output line per
+    /// input line, in order. A bad line yields an error line and the run goes on.
+    #[arg(long, conflicts_with = "pretty")]
+    pub lines: bool,
+
+    /// Indent the JSON output.
+    #[arg(long)]
+    pub pretty: bool,
+
+    /// Exit 3 when the result is decline and 4 when it is cancel (default: 0).
+    #[arg(short = 'e', long)]
+    pub exit_status: bool,
+}
+
+/// Options shared by every command that resolves elicitations.
+#[derive(Debug, Args, Clone, Default)]
+pub struct AnswerArgs {
+    /// A scripted answer (repeatable): NAME=VALUE, a JSON object of field
+    /// values, @FILE (values, a contract Answer or an ElicitResult), or one of
+    /// the words accept, decline, cancel. `accept` fills the other fields from
+    /// their defaults.
+    #[arg(short = 'a', long = "answer", value_name = "ANSWER")]
+    pub answers: Vec<String>,
+
+    /// The server name shown in the prompt header (default: the name the
+    /// input carries, else "An MCP server").
+    #[arg(long, value_name = "NAME")]
+    pub server: Option<String>,
+
+    /// Never prompt: fail at once when answers are missing.
+    #[arg(long)]
+    pub no_input: bool,
+
+    /// Give up waiting for the person after DURATION (e.g. 90s, 5m): the
+    /// result is cancel.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<std::time::Duration>,
+
+    /// Open URL elicitations with PROGRAM instead of the system opener.
+    #[arg(long, value_name = "PROGRAM", env = "ELICIT_BROWSER")]
+    pub browser: Option<String>,
+
+    /// Never launch a browser for URL elicitations: show the URL to copy.
+    #[arg(long)]
+    pub no_open: bool,
+}
+
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    if let Ok(secs) = s.parse::<u64>() {
+        return Ok(std::time::Duration::from_secs(secs));
+    }
+    humantime::parse_duration(s).map_err(|e| format!("{e} (examples: 30s, 5m, 1h30m)"))
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the contract Request for an elicitation (the seed's
+    /// ElicitationToRequest), without resolving it.
+    Request {
+        /// The elicitation; `-` or nothing reads stdin.
+        #[arg(value_name = "FILE")]
+        file: Option<PathBuf>,
+        /// Indent the JSON output.
+        #[arg(long)]
+        pretty: bool,
+    },
+    /// Read a contract Answer and print the ElicitResult (the seed's
+    /// AnswerToElicitResult).
+    Result {
+        /// The Answer; `-` or nothing reads stdin.
+        #[arg(value_name = "FILE")]
+        file: Option<PathBuf>,
+        /// Indent the JSON output.
+        #[arg(long)]
+        pretty: bool,
+    },
+}

@@ -1,0 +1,152 @@
+//! elicit's typed errors. Each variant's message is written for the person
+//! at the terminal: it names the field, line or value at fault and, where
+//! there is one, what to do instead.
+
+use std::fmt;
+
+/// A problem with one form field's value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: String,
+    pub reason: String,
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.reason)
+    }
+}
+
+/// Everything that can go wrong between reading an elicitation and printing
+/// its result.
+#[derive(Debug, thiserror::Error)]
+pub enum ElicitError {
+    /// The input is not JSON. Line and column are 1-based, as editors count.
+    #[error("invalid JSON at line {line}, column {column}: {message}")]
+    Json {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+
+    #[error("input is empty: expected an elicitation as JSON")]
+    EmptyInput,
+
+    #[error("input is not valid UTF-8 (first bad byte at offset {offset})")]
+    NotUtf8 { offset: usize },
+
+    #[error("input is {size} bytes, over the limit of {limit} bytes")]
+    TooLarge { size: u64, limit: u64 },
+
+    /// JSON, but not any of the shapes elicit reads.
+    #[error("{message}")]
+    UnknownShape { message: String },
+
+    #[error("unknown elicitation mode {mode:?}: expected \"form\" or \"url\"")]
+    UnknownMode { mode: String },
+
+    #[error("unsupported method {method:?}: elicit only resolves \"elicitation/create\"")]
+    UnknownMethod { method: String },
+
+    #[error("invalid elicitation params: {message}")]
+    InvalidParams { message: String },
+
+    /// An `--answer` that cannot be read at all.
+    #[error("bad --answer {answer:?}: {reason}")]
+    BadAnswer { answer: String, reason: String },
+
+    /// Answers that conflict with each other or with the request's mode.
+    #[error("{0}")]
+    Usage(String),
+
+    /// Accepted content that does not satisfy the schema. Every failing field
+    /// is listed, not just the first.
+    #[error("{}", validation_message(.0))]
+    Validation(Vec<FieldError>),
+
+    /// Fields are left to ask and no terminal can ask them.
+    #[error("{}", needs_answers_message(.fields, .detail.as_deref()))]
+    NeedsAnswers {
+        fields: Vec<String>,
+        detail: Option<String>,
+    },
+
+    /// A URL elicitation with no scripted answer and no terminal.
+    #[error("a URL elicitation needs a person at a terminal (no terminal: {detail}); pass --answer accept, decline or cancel")]
+    NeedsUrlAnswer { detail: String },
+
+    #[error("terminal error: {0}")]
+    Terminal(String),
+
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn validation_message(errors: &[FieldError]) -> String {
+    let mut s = String::from("the answers do not satisfy the requested schema:");
+    for e in errors {
+        s.push_str("\n  - ");
+        s.push_str(&e.to_string());
+    }
+    s
+}
+
+fn needs_answers_message(fields: &[String], detail: Option<&str>) -> String {
+    let why = match detail {
+        Some(d) => format!("no terminal to ask on ({d})"),
+        None => "no terminal to ask on".to_string(),
+    };
+    format!(
+        "{} left to answer and {why}: {}\nhint: give them with --answer NAME=VALUE, or --answer accept to take the defaults",
+        if fields.len() == 1 { "1 field is" } else { "fields are" },
+        fields.join(", ")
+    )
+}
+
+/// JSON-RPC error codes elicit sends back for a bad request.
+pub mod rpc_code {
+    pub const PARSE_ERROR: i64 = -32700;
+    pub const INVALID_REQUEST: i64 = -32600;
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    pub const INVALID_PARAMS: i64 = -32602;
+    pub const INTERNAL_ERROR: i64 = -32603;
+}
+
+impl ElicitError {
+    /// The process exit status for this error: 2 for usage or invalid input,
+    /// 1 for anything else (terminal or I/O trouble).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            ElicitError::Terminal(_) | ElicitError::Io { .. } => 1,
+            _ => 2,
+        }
+    }
+
+    /// The JSON-RPC error code to send back to the server when the input was
+    /// a JSON-RPC request, or `None` when the fault is ours (bad answers, no
+    /// terminal), not the server's.
+    ///
+    /// An unsupported method gets `-32601` (method not found), as JSON-RPC
+    /// requires; a bad mode or bad params get `-32602` (invalid params), as
+    /// the MCP spec requires for an undeclared mode.
+    pub fn rpc_code(&self) -> Option<i64> {
+        match self {
+            ElicitError::UnknownMode { .. } | ElicitError::InvalidParams { .. } => {
+                Some(rpc_code::INVALID_PARAMS)
+            }
+            ElicitError::UnknownMethod { .. } => Some(rpc_code::METHOD_NOT_FOUND),
+            _ => None,
+        }
+    }
+
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        ElicitError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,388 @@
+//! Input: reads one JSON document and detects which of the shapes an
+//! elicitation travels in it is.
+//!
+//! | shape | looks like | output |
+//! |---|---|---|
+//! | bare params | `{"message", "requestedSchema"}` / `{"mode":"url", "url"}` | an ElicitResult |
+//! | request object | `{"method":"elicitation/create","params"}` (a 2026 `inputRequests` value) | an ElicitResult |
+//! | JSON-RPC request | `{"jsonrpc","id","method","params"}` | a JSON-RPC response, same `id` |
+//! | input_required | `{"resultType":"input_required","inputRequests",…}`, bare or as a JSON-RPC `result` | `{"inputResponses":{…},"requestState":…}` |
+//! | -32042 error | `{"code":-32042,"data":{"elicitations":[…]}}`, bare or as a JSON-RPC `error` | `{"elicitationResults":{ID: ElicitResult}}` |
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::error::ElicitError;
+use crate::protocol::{ElicitationParams, ELICITATION_METHOD, URL_ELICITATION_REQUIRED};
+
+/// Largest input elicit reads in one document (or one `--lines` line).
+pub const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Which shape the input had; it decides the output's shape.
+#[derive(Debug, Clone)]
+pub enum Shape {
+    BareParams,
+    RequestObject,
+    /// `id` kept as the exact JSON text received.
+    JsonRpcRequest { id: Box<RawValue> },
+    InputRequired {
+        /// `requestState` exactly as received, echoed byte for byte.
+        request_state: Option<Box<RawValue>>,
+    },
+    UrlElicitationRequired,
+}
+
+/// One elicitation found in the input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// The `inputRequests` key, or the `elicitationId` of a -32042 entry.
+    pub key: Option<String>,
+    pub params: ElicitationParams,
+}
+
+/// A parsed input document.
+#[derive(Debug, Clone)]
+pub struct Document {
+    pub shape: Shape,
+    pub entries: Vec<Entry>,
+    /// Entries of an `input_required` result that are not elicitations
+    /// (sampling, roots…): elicit cannot answer them; the host must.
+    pub skipped: Vec<String>,
+}
+
+/// An input that failed, with the JSON-RPC id to answer when it was a
+/// JSON-RPC request (so a pipeline can hand an error back to the server).
+#[derive(Debug)]
+pub struct InputFailure {
+    pub error: ElicitError,
+    pub reply_id: Option<Box<RawValue>>,
+}
+
+impl From<ElicitError> for InputFailure {
+    fn from(error: ElicitError) -> Self {
+        InputFailure {
+            error,
+            reply_id: None,
+        }
+    }
+}
+
+/// serde_json's message without its own " at line L column C" suffix (we
+/// print line and column ourselves).
+pub fn json_error_text(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" at line ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// Reads bytes into text, with the errors a person can act on.
+pub fn decode(bytes: &[u8]) -> Result<&str, ElicitError> {
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(ElicitError::TooLarge {
+            size: bytes.len() as u64,
+            limit: MAX_INPUT_BYTES,
+        });
+    }
+    let text = std::str::from_utf8(bytes).map_err(|e| ElicitError::NotUtf8 {
+        offset: e.valid_up_to(),
+    })?;
+    if text.trim().is_empty() {
+        return Err(ElicitError::EmptyInput);
+    }
+    Ok(text.strip_prefix('\u{feff}').unwrap_or(text))
+}
+
+/// Parses JSON, turning a syntax error into one that names line and column.
+/// Nesting deeper than serde_json's limit (128) is rejected the same way,
+/// so no input can overflow the stack.
+pub fn parse_json(text: &str) -> Result<Value, ElicitError> {
+    serde_json::from_str(text).map_err(|e| ElicitError::Json {
+        line: e.line(),
+        column: e.column(),
+        message: json_error_text(&e),
+    })
+}
+
+#[derive(Deserialize)]
+struct RawTop<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default, rename = "requestState")]
+    request_state: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    result: Option<RawResult<'a>>,
+}
+
+#[derive(Deserialize)]
+struct RawResult<'a> {
+    #[serde(borrow, default, rename = "requestState")]
+    request_state: Option<&'a RawValue>,
+}
+
+/// The exact text of `id` and `requestState`: a parsed `Value` would turn
+/// `1.0` into `1.0` but `1e2` into `100.0`, and could re-escape strings, and
+/// both must go back to the server byte for byte.
+struct RawBits {
+    id: Option<Box<RawValue>>,
+    request_state: Option<Box<RawValue>>,
+}
+
+fn raw_bits(text: &str, value: &Value) -> RawBits {
+    let from_value = |v: Option<&Value>| v.and_then(|v| RawValue::from_string(v.to_string()).ok());
+    match serde_json::from_str::<RawTop<'_>>(text) {
+        Ok(top) => RawBits {
+            id: top.id.map(ToOwned::to_owned),
+            request_state: top
+                .request_state
+                .or(top.result.and_then(|r| r.request_state))
+                .map(ToOwned::to_owned),
+        },
+        // Duplicate keys, or a `result` that is not an object: fall back to
+        // the parsed value's serialisation.
+        Err(_) => RawBits {
+            id: from_value(value.get("id")),
+            request_state: from_value(
+                value
+                    .get("requestState")
+                    .or_else(|| value.get("result").and_then(|r| r.get("requestState"))),
+            ),
+        },
+    }
+}
+
+/// Detects the shape of `text` and extracts every elicitation in it.
+pub fn read_document(text: &str) -> Result<Document, InputFailure> {
+    let value = parse_json(text)?;
+    let obj = match &value {
+        Value::Object(o) => o,
+        other => {
+            return Err(ElicitError::UnknownShape {
+                message: format!(
+                    "expected a JSON object (an elicitation), found {}",
+                    crate::json_kind(other)
+                ),
+            }
+            .into())
+        }
+    };
+    let raw = raw_bits(text, &value);
+
+    // JSON-RPC: a request (method), a response (result) or an error.
+    if obj.contains_key("jsonrpc") || (obj.contains_key("id") && obj.contains_key("method")) {
+        if obj.contains_key("method") {
+            let id = match (obj.get("id"), raw.id) {
+                (Some(Value::String(_) | Value::Number(_)), Some(id)) => id,
+                (None, _) | (Some(Value::Null), _) => {
+                    return Err(ElicitError::UnknownShape {
+                        message: "a JSON-RPC notification (no `id`) cannot be answered: elicitation/create must be a request with an id".into(),
+                    }
+                    .into())
+                }
+                (Some(other), _) => {
+                    return Err(ElicitError::UnknownShape {
+                        message: format!(
+                            "JSON-RPC `id` must be a string or a number, found {}",
+                            crate::json_kind(other)
+                        ),
+                    }
+                    .into())
+                }
+            };
+            let params = method_params(obj).map_err(|error| InputFailure {
+                error,
+                reply_id: Some(id.clone()),
+            })?;
+            return Ok(Document {
+                shape: Shape::JsonRpcRequest { id },
+                entries: vec![Entry { key: None, params }],
+                skipped: vec![],
+            });
+        }
+        if let Some(result) = obj.get("result") {
+            return input_required(result, raw.request_state).map_err(Into::into);
+        }
+        if let Some(error) = obj.get("error") {
+            return url_required(error).map_err(Into::into);
+        }
+        return Err(ElicitError::UnknownShape {
+            message: "a JSON-RPC message with neither `method`, `result` nor `error`".into(),
+        }
+        .into());
+    }
+    if obj.contains_key("method") {
+        let params = method_params(obj)?;
+        return Ok(Document {
+            shape: Shape::RequestObject,
+            entries: vec![Entry { key: None, params }],
+            skipped: vec![],
+        });
+    }
+    if obj.contains_key("inputRequests") || obj.contains_key("resultType") {
+        return input_required(&value, raw.request_state).map_err(Into::into);
+    }
+    if obj.contains_key("code") && obj.contains_key("data") {
+        return url_required(&value).map_err(Into::into);
+    }
+    if obj.contains_key("error") {
+        return url_required(&obj["error"]).map_err(Into::into);
+    }
+    let looks_like_params = ["message", "requestedSchema", "mode", "url", "elicitationId"]
+        .iter()
+        .any(|k| obj.contains_key(*k));
+    if looks_like_params {
+        return Ok(Document {
+            shape: Shape::BareParams,
+            entries: vec![Entry {
+                key: None,
+                params: ElicitationParams::from_value(&value)?,
+            }],
+            skipped: vec![],
+        });
+    }
+    let keys: Vec<&str> = obj.keys().map(String::as_str).take(8).collect();
+    Err(ElicitError::UnknownShape {
+        message: format!(
+            "not an elicitation: expected params (`message`, `requestedSchema` or `url`), a request (`method`), a JSON-RPC request, an input_required result or a -32042 error; found keys {keys:?}"
+        ),
+    }
+    .into())
+}
+
+fn method_params(obj: &Map<String, Value>) -> Result<ElicitationParams, ElicitError> {
+    match obj.get("method") {
+        Some(Value::String(m)) if m == ELICITATION_METHOD => {}
+        Some(Value::String(m)) => {
+            return Err(ElicitError::UnknownMethod { method: m.clone() });
+        }
+        Some(other) => {
+            return Err(ElicitError::UnknownShape {
+                message: format!("`method` must be a string, found {}", crate::json_kind(other)),
+            })
+        }
+        None => unreachable!("callers check for `method`"),
+    }
+    match obj.get("params") {
+        Some(p) => ElicitationParams::from_value(p),
+        None => Err(ElicitError::InvalidParams {
+            message: "elicitation/create has no `params`".into(),
+        }),
+    }
+}
+
+fn input_required(
+    result: &Value,
+    request_state: Option<Box<RawValue>>,
+) -> Result<Document, ElicitError> {
+    let obj = result.as_object().ok_or_else(|| ElicitError::UnknownShape {
+        message: format!(
+            "a JSON-RPC response whose `result` is {}, not an input_required result",
+            crate::json_kind(result)
+        ),
+    })?;
+    match obj.get("resultType").and_then(Value::as_str) {
+        Some("input_required") => {}
+        None if obj.contains_key("inputRequests") => {}
+        Some(other) => {
+            return Err(ElicitError::UnknownShape {
+                message: format!(
+                    "a result with resultType {other:?} asks nothing: only \"input_required\" results carry elicitations"
+                ),
+            })
+        }
+        None => {
+            return Err(ElicitError::UnknownShape {
+                message: "a JSON-RPC response that is not an input_required result: there is nothing to elicit".into(),
+            })
+        }
+    }
+    let requests = match obj.get("inputRequests") {
+        Some(Value::Object(m)) => m,
+        Some(other) => {
+            return Err(ElicitError::UnknownShape {
+                message: format!(
+                    "`inputRequests` must be an object, found {}",
+                    crate::json_kind(other)
+                ),
+            })
+        }
+        None => {
+            return Err(ElicitError::UnknownShape {
+                message: "input_required result has no `inputRequests`".into(),
+            })
+        }
+    };
+    let mut entries = Vec::new();
+    let mut skipped = Vec::new();
+    for (key, req) in requests {
+        let method = req.get("method").and_then(Value::as_str);
+        if method != Some(ELICITATION_METHOD) {
+            skipped.push(format!("{key} ({})", method.unwrap_or("no method")));
+            continue;
+        }
+        let params = req
+            .get("params")
+            .ok_or_else(|| ElicitError::InvalidParams {
+                message: format!("inputRequests[{key:?}] has no `params`"),
+            })
+            .and_then(ElicitationParams::from_value)
+            .map_err(|e| match e {
+                ElicitError::InvalidParams { message } => ElicitError::InvalidParams {
+                    message: format!("inputRequests[{key:?}]: {message}"),
+                },
+                other => other,
+            })?;
+        entries.push(Entry {
+            key: Some(key.clone()),
+            params,
+        });
+    }
+    Ok(Document {
+        shape: Shape::InputRequired { request_state },
+        entries,
+        skipped,
+    })
+}
+
+fn url_required(error: &Value) -> Result<Document, ElicitError> {
+    let code = error.get("code").and_then(Value::as_i64);
+    if code != Some(URL_ELICITATION_REQUIRED) {
+        return Err(ElicitError::UnknownShape {
+            message: format!(
+                "a JSON-RPC error with code {}: only -32042 (URL elicitation required) carries elicitations",
+                error.get("code").map(Value::to_string).unwrap_or_else(|| "(none)".into())
+            ),
+        });
+    }
+    let list = error
+        .get("data")
+        .and_then(|d| d.get("elicitations"))
+        .and_then(Value::as_array)
+        .ok_or_else(|| ElicitError::InvalidParams {
+            message: "-32042 error has no `data.elicitations` array".into(),
+        })?;
+    let mut entries = Vec::new();
+    for (i, item) in list.iter().enumerate() {
+        let params = ElicitationParams::from_value(item).map_err(|e| match e {
+            ElicitError::InvalidParams { message } => ElicitError::InvalidParams {
+                message: format!("data.elicitations[{i}]: {message}"),
+            },
+            other => other,
+        })?;
+        let key = params
+            .elicitation_id
+            .clone()
+            .unwrap_or_else(|| format!("#{i}"));
+        entries.push(Entry {
+            key: Some(key),
+            params,
+        });
+    }
+    Ok(Document {
+        shape: Shape::UrlElicitationRequired,
+        entries,
+        skipped: vec![],
+    })
+}

@@ -1,0 +1,186 @@
+//! Resolution: from a contract [`Request`] to an [`Answer`], then back to
+//! the MCP [`ElicitResult`].
+//!
+//! Scripted answers are applied first; whatever they leave open goes to a
+//! [`Resolver`], the one small trait behind which the person sits: the
+//! terminal form and URL flow ([`crate::terminal::TerminalResolver`]), or
+//! [`NoTerminal`] when nobody can be asked. Every accepted answer is then
+//! validated against the one schema model before anything is printed.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::answers::{FormPlan, ScriptedAnswers};
+use crate::contract::{answer_to_elicit_result, elicitation_to_request, Answer, Request};
+use crate::error::ElicitError;
+use crate::protocol::{Action, ElicitResult, ElicitationParams, Mode, RELATED_TASK_META};
+use crate::schema::FormSchema;
+
+/// An elicitation ready to resolve: the params as sent, their contract
+/// Request (the seed mapping), and the parsed form for an input request.
+#[derive(Debug, Clone)]
+pub struct Elicitation {
+    pub params: ElicitationParams,
+    pub request: Request,
+    pub form: Option<Arc<FormSchema>>,
+    /// The `inputRequests` key or `elicitationId` when the input held several.
+    pub key: Option<String>,
+    /// 1-based position and total, when the input held several.
+    pub position: Option<(usize, usize)>,
+    /// The server's name when the input carries one (2026 results put it in
+    /// `_meta["io.modelcontextprotocol/serverInfo"]`).
+    pub server: Option<String>,
+}
+
+impl Elicitation {
+    /// Maps params onto a Request and parses its schema (through `cache`, so
+    /// a stream of identical requests compiles the schema once).
+    pub fn prepare(params: ElicitationParams, cache: &mut SchemaCache) -> Result<Self, ElicitError> {
+        let request = elicitation_to_request(&params);
+        let form = match (params.mode(), request.schema()) {
+            (Mode::Form, Some(schema)) => Some(cache.get(schema)?),
+            _ => None,
+        };
+        Ok(Elicitation {
+            params,
+            request,
+            form,
+            key: None,
+            position: None,
+            server: None,
+        })
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.params.mode()
+    }
+}
+
+/// What the scripted answers left for a person to settle.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pending {
+    /// A form: the values already given, and the fields still to ask, in
+    /// schema order.
+    Form {
+        values: Map<String, Value>,
+        missing: Vec<String>,
+    },
+    /// A URL elicitation: consent to open, then confirmation.
+    Url,
+}
+
+/// Something that can settle what scripted answers left open: a person at a
+/// terminal, or a stand-in that explains why nobody can be asked.
+pub trait Resolver {
+    fn resolve(&mut self, elicitation: &Elicitation, pending: Pending) -> Result<Answer, ElicitError>;
+}
+
+/// The resolver used when no terminal is available (or `--no-input`): it
+/// never blocks, and its error lists what is left and suggests `--answer`.
+#[derive(Debug, Clone)]
+pub struct NoTerminal {
+    pub detail: String,
+}
+
+impl Resolver for NoTerminal {
+    fn resolve(&mut self, _: &Elicitation, pending: Pending) -> Result<Answer, ElicitError> {
+        match pending {
+            Pending::Form { missing, .. } => Err(ElicitError::NeedsAnswers {
+                fields: missing,
+                detail: Some(self.detail.clone()),
+            }),
+            Pending::Url => Err(ElicitError::NeedsUrlAnswer {
+                detail: self.detail.clone(),
+            }),
+        }
+    }
+}
+
+/// Resolves one elicitation: scripted answers, then the person, then
+/// validation, then the seed's Answer → ElicitResult mapping and the spec's
+/// per-mode rule (no `content` on a URL accept).
+///
+/// `strict`: scripted values for fields this form lacks are an error (true
+/// for a single elicitation; false when one input holds several).
+pub fn resolve(
+    elicitation: &Elicitation,
+    scripted: &ScriptedAnswers,
+    strict: bool,
+    person: &mut dyn Resolver,
+) -> Result<ElicitResult, ElicitError> {
+    let id = elicitation.request.id.as_str();
+    let answer = match (&elicitation.form, elicitation.mode()) {
+        (Some(form), Mode::Form) => match scripted.plan_form(form, strict)? {
+            FormPlan::Decided(action, content) => Answer::from_action(id, action, Some(content)),
+            FormPlan::NeedsPerson { values, missing } => {
+                person.resolve(elicitation, Pending::Form { values, missing })?
+            }
+        },
+        _ => match scripted.plan_url()? {
+            Some(action) => Answer::from_action(id, action, None),
+            None => person.resolve(elicitation, Pending::Url)?,
+        },
+    };
+    finish(elicitation, answer)
+}
+
+/// Validates an accepted answer and maps it onto the ElicitResult.
+pub fn finish(elicitation: &Elicitation, mut answer: Answer) -> Result<ElicitResult, ElicitError> {
+    if answer.ok {
+        if let (Some(form), Mode::Form) = (&elicitation.form, elicitation.mode()) {
+            let content = form.order(answer.data.take().unwrap_or_default());
+            form.validate(&content).map_err(ElicitError::Validation)?;
+            answer.data = Some(content);
+        }
+    }
+    let mut result = answer_to_elicit_result(&answer).for_mode(elicitation.mode());
+    if let Some(task) = elicitation.params.related_task() {
+        let mut meta = Map::new();
+        meta.insert(RELATED_TASK_META.into(), task.clone());
+        result.meta = Some(meta);
+    }
+    Ok(result)
+}
+
+/// Parsed schemas by their JSON text, so `--lines` over a stream of the same
+/// request compiles each schema once. Bounded: cleared when full.
+#[derive(Default)]
+pub struct SchemaCache {
+    map: HashMap<String, Arc<FormSchema>>,
+}
+
+impl SchemaCache {
+    const CAPACITY: usize = 256;
+
+    pub fn get(&mut self, schema: &Value) -> Result<Arc<FormSchema>, ElicitError> {
+        let key = schema.to_string();
+        if let Some(hit) = self.map.get(&key) {
+            return Ok(hit.clone());
+        }
+        let parsed = Arc::new(FormSchema::parse(schema)?);
+        if self.map.len() >= Self::CAPACITY {
+            self.map.clear();
+        }
+        self.map.insert(key, parsed.clone());
+        Ok(parsed)
+    }
+}
+
+/// Exit statuses for `-e/--exit-status`.
+pub const EXIT_DECLINED: i32 = 3;
+pub const EXIT_CANCELLED: i32 = 4;
+
+/// The `--exit-status` code for a set of results: cancel outranks decline.
+pub fn outcome_exit_code<'a>(results: impl IntoIterator<Item = &'a ElicitResult>) -> i32 {
+    let mut code = 0;
+    for r in results {
+        match r.action {
+            Action::Cancel => return EXIT_CANCELLED,
+            Action::Decline => code = EXIT_DECLINED,
+            Action::Accept => {}
+        }
+    }
+    code
+}

@@ -1,0 +1,701 @@
+//! The one form model: a `requestedSchema` parsed once, in the server's
+//! property order, into [`FormField`]s. Prompting, coercion of scripted
+//! answers and validation all read this model; the constraints themselves
+//! are checked by the `jsonschema` crate, compiled once per field from the
+//! server's own property schema, so there is exactly one implementation of
+//! each rule (lengths in characters, formats, ranges, enums, item counts).
+//!
+//! Parsing is lenient on purpose: people use elicit to see what their server
+//! sends, so an unknown `format`, `$schema`, extra keywords or a property
+//! shape MCP does not allow never fail the whole request. An unsupported
+//! shape becomes a [`FieldKind::Raw`] field answered with raw JSON.
+
+use serde_json::{Map, Number, Value};
+
+use crate::error::{ElicitError, FieldError};
+
+/// Upper bound on the number of properties in one form; past it the request
+/// is rejected rather than prompting for thousands of fields.
+pub const MAX_FIELDS: usize = 1000;
+
+/// A `format` on a string field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StringFormat {
+    Email,
+    Uri,
+    Date,
+    DateTime,
+    /// A format MCP does not define: shown, not checked.
+    Other(String),
+}
+
+impl StringFormat {
+    fn parse(s: &str) -> Self {
+        match s {
+            "email" => StringFormat::Email,
+            "uri" => StringFormat::Uri,
+            "date" => StringFormat::Date,
+            "date-time" => StringFormat::DateTime,
+            other => StringFormat::Other(other.to_string()),
+        }
+    }
+
+    /// A short hint for a person typing the value.
+    pub fn hint(&self) -> String {
+        match self {
+            StringFormat::Email => "email".into(),
+            StringFormat::Uri => "URI, e.g. https://…".into(),
+            StringFormat::Date => "YYYY-MM-DD".into(),
+            StringFormat::DateTime => "YYYY-MM-DDTHH:MM:SSZ".into(),
+            StringFormat::Other(s) => s.clone(),
+        }
+    }
+}
+
+/// One choice of a single or multi select: the value sent, and the label shown.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Choice {
+    pub value: String,
+    pub label: Option<String>,
+}
+
+impl Choice {
+    /// What a person sees: the label when there is one, else the value.
+    pub fn display(&self) -> &str {
+        self.label.as_deref().unwrap_or(&self.value)
+    }
+}
+
+/// What kind of answer a field takes, with the constraints a prompt shows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FieldKind {
+    Text {
+        min_length: Option<u64>,
+        max_length: Option<u64>,
+        format: Option<StringFormat>,
+        pattern: Option<String>,
+    },
+    Integer {
+        minimum: Option<Number>,
+        maximum: Option<Number>,
+    },
+    Number {
+        minimum: Option<Number>,
+        maximum: Option<Number>,
+    },
+    Boolean,
+    /// Untitled (`enum`), titled (`oneOf` of const/title) or legacy
+    /// (`enum` + `enumNames`) single select.
+    Select { choices: Vec<Choice> },
+    /// Untitled (`items.enum`) or titled (`items.anyOf`, or `items.oneOf`)
+    /// multi-select.
+    MultiSelect {
+        choices: Vec<Choice>,
+        min_items: Option<u64>,
+        max_items: Option<u64>,
+    },
+    /// A shape MCP does not allow (a nested object, an array of objects, a
+    /// missing or unknown `type`): answered as raw JSON.
+    Raw { why: String },
+}
+
+/// One property of the requested schema.
+#[derive(Debug, Clone)]
+pub struct FormField {
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub required: bool,
+    pub kind: FieldKind,
+    pub default: Option<Value>,
+    /// The server's property schema, as sent.
+    pub schema: Value,
+    /// The property schema compiled once; `None` when the server's schema is
+    /// not valid JSON Schema (then only the field's type is checked and
+    /// [`FormField::schema_problem`] says why).
+    validator: Option<std::sync::Arc<jsonschema::Validator>>,
+    pub schema_problem: Option<String>,
+}
+
+/// A parsed `requestedSchema`.
+#[derive(Debug, Clone)]
+pub struct FormSchema {
+    pub fields: Vec<FormField>,
+    /// Names in `required` that are not properties: the server's mistake,
+    /// reported as a warning, never asked.
+    pub unknown_required: Vec<String>,
+    /// Problems with the schema itself that did not stop parsing (shown to
+    /// the person as warnings).
+    pub warnings: Vec<String>,
+}
+
+impl FormSchema {
+    /// Parses a `requestedSchema`. Fails only when the schema is not an
+    /// object, `properties` is not an object, or there are more than
+    /// [`MAX_FIELDS`] properties; everything else degrades gracefully.
+    pub fn parse(schema: &Value) -> Result<Self, ElicitError> {
+        let obj = schema
+            .as_object()
+            .ok_or_else(|| ElicitError::InvalidParams {
+                message: format!(
+                    "`requestedSchema` must be an object, found {}",
+                    crate::json_kind(schema)
+                ),
+            })?;
+        let mut warnings = Vec::new();
+        match obj.get("type") {
+            Some(Value::String(t)) if t == "object" => {}
+            None => warnings.push("requestedSchema has no \"type\": \"object\"".into()),
+            Some(other) => warnings.push(format!(
+                "requestedSchema \"type\" is {other}, expected \"object\""
+            )),
+        }
+        let empty = Map::new();
+        let properties = match obj.get("properties") {
+            None | Some(Value::Null) => &empty,
+            Some(Value::Object(p)) => p,
+            Some(other) => {
+                return Err(ElicitError::InvalidParams {
+                    message: format!(
+                        "`requestedSchema.properties` must be an object, found {}",
+                        crate::json_kind(other)
+                    ),
+                })
+            }
+        };
+        if properties.len() > MAX_FIELDS {
+            return Err(ElicitError::InvalidParams {
+                message: format!(
+                    "`requestedSchema` has {} properties, over the limit of {MAX_FIELDS}",
+                    properties.len()
+                ),
+            });
+        }
+        let required: Vec<String> = match obj.get("required") {
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter_map(|v| match v {
+                    Value::String(s) => Some(s.clone()),
+                    other => {
+                        warnings.push(format!("ignored a non-string entry {other} in `required`"));
+                        None
+                    }
+                })
+                .collect(),
+            None | Some(Value::Null) => Vec::new(),
+            Some(other) => {
+                warnings.push(format!("ignored `required`: expected an array, found {other}"));
+                Vec::new()
+            }
+        };
+        let fields: Vec<FormField> = properties
+            .iter()
+            .map(|(name, prop)| FormField::parse(name, prop, required.contains(name)))
+            .collect();
+        let unknown_required: Vec<String> = required
+            .iter()
+            .filter(|r| !properties.contains_key(r.as_str()))
+            .cloned()
+            .collect();
+        for r in &unknown_required {
+            warnings.push(format!("`required` names {r:?}, which is not a property"));
+        }
+        for f in &fields {
+            if let Some(p) = &f.schema_problem {
+                warnings.push(format!("field {}: {p}", f.name));
+            }
+        }
+        Ok(FormSchema {
+            fields,
+            unknown_required,
+            warnings,
+        })
+    }
+
+    pub fn field(&self, name: &str) -> Option<&FormField> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+
+    /// Validates accepted content: every field's constraints, every required
+    /// field present, no field the schema does not define. Returns every
+    /// problem, in field order.
+    pub fn validate(&self, content: &Map<String, Value>) -> Result<(), Vec<FieldError>> {
+        let mut errors = Vec::new();
+        for field in &self.fields {
+            match content.get(&field.name) {
+                Some(value) => {
+                    if let Err(reason) = field.check(value) {
+                        errors.push(FieldError {
+                            field: field.name.clone(),
+                            reason,
+                        });
+                    }
+                }
+                None if field.required => errors.push(FieldError {
+                    field: field.name.clone(),
+                    reason: "required, but no value was given".into(),
+                }),
+                None => {}
+            }
+        }
+        for key in content.keys() {
+            if self.field(key).is_none() {
+                errors.push(FieldError {
+                    field: key.clone(),
+                    reason: "not a field of the requested schema".into(),
+                });
+            }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// Puts content into the schema's field order (content built from
+    /// scripted answers arrives in command-line order).
+    pub fn order(&self, mut content: Map<String, Value>) -> Map<String, Value> {
+        let mut ordered = Map::new();
+        for f in &self.fields {
+            if let Some(v) = content.shift_remove(&f.name) {
+                ordered.insert(f.name.clone(), v);
+            }
+        }
+        ordered.extend(content);
+        ordered
+    }
+}
+
+impl FormField {
+    fn parse(name: &str, prop: &Value, required: bool) -> Self {
+        let obj = prop.as_object();
+        let get_str = |k: &str| obj.and_then(|o| o.get(k)).and_then(Value::as_str).map(str::to_string);
+        let get_u64 = |k: &str| obj.and_then(|o| o.get(k)).and_then(Value::as_u64);
+        let get_num = |k: &str| match obj.and_then(|o| o.get(k)) {
+            Some(Value::Number(n)) => Some(n.clone()),
+            _ => None,
+        };
+        let kind = match obj {
+            None => FieldKind::Raw {
+                why: format!("the property schema is {}, not an object", crate::json_kind(prop)),
+            },
+            Some(o) => match o.get("type").and_then(Value::as_str) {
+                Some("string") => {
+                    if let Some(choices) = one_of_choices(o.get("oneOf")) {
+                        FieldKind::Select { choices }
+                    } else if let Some(values) = string_list(o.get("enum")) {
+                        let labels = string_list(o.get("enumNames"));
+                        let choices = values
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, value)| Choice {
+                                label: labels.as_ref().and_then(|l| l.get(i).cloned()),
+                                value,
+                            })
+                            .collect();
+                        FieldKind::Select { choices }
+                    } else {
+                        FieldKind::Text {
+                            min_length: get_u64("minLength"),
+                            max_length: get_u64("maxLength"),
+                            format: get_str("format").map(|f| StringFormat::parse(&f)),
+                            pattern: get_str("pattern"),
+                        }
+                    }
+                }
+                Some("integer") => FieldKind::Integer {
+                    minimum: get_num("minimum"),
+                    maximum: get_num("maximum"),
+                },
+                Some("number") => FieldKind::Number {
+                    minimum: get_num("minimum"),
+                    maximum: get_num("maximum"),
+                },
+                Some("boolean") => FieldKind::Boolean,
+                Some("array") => {
+                    let items = o.get("items").and_then(Value::as_object);
+                    let titled = items.and_then(|i| {
+                        one_of_choices(i.get("anyOf")).or_else(|| one_of_choices(i.get("oneOf")))
+                    });
+                    let untitled = items.and_then(|i| string_list(i.get("enum"))).map(|values| {
+                        values
+                            .into_iter()
+                            .map(|value| Choice { value, label: None })
+                            .collect()
+                    });
+                    match titled.or(untitled) {
+                        Some(choices) => FieldKind::MultiSelect {
+                            choices,
+                            min_items: get_u64("minItems"),
+                            max_items: get_u64("maxItems"),
+                        },
+                        None => FieldKind::Raw {
+                            why: "an array that is not a multi-select of strings".into(),
+                        },
+                    }
+                }
+                Some(other) => FieldKind::Raw {
+                    why: format!("type {other:?} is not a primitive MCP allows in a form"),
+                },
+                None => FieldKind::Raw {
+                    why: "the property has no \"type\"".into(),
+                },
+            },
+        };
+        let (validator, schema_problem) = compile(prop, &kind);
+        FormField {
+            name: name.to_string(),
+            title: get_str("title").filter(|t| !t.trim().is_empty()),
+            description: get_str("description").filter(|t| !t.trim().is_empty()),
+            required,
+            kind,
+            default: obj.and_then(|o| o.get("default")).cloned(),
+            schema: prop.clone(),
+            validator,
+            schema_problem,
+        }
+    }
+
+    /// What a person sees as the field's name: the title, else the key.
+    pub fn label(&self) -> &str {
+        self.title.as_deref().unwrap_or(&self.name)
+    }
+
+    /// The field's default, when it is itself a valid answer. A default that
+    /// breaks the field's own constraints is the server's mistake; it is not
+    /// pre-filled (it would be rejected on submit anyway).
+    pub fn usable_default(&self) -> Option<Value> {
+        let d = normalize_number(self.default.clone()?, &self.kind);
+        self.check(&d).ok().map(|_| d)
+    }
+
+    /// Checks one value against the field's constraints. The message is
+    /// written for a person and names the violated constraint.
+    pub fn check(&self, value: &Value) -> Result<(), String> {
+        if let FieldKind::Integer { .. } = self.kind {
+            if let Value::Number(n) = value {
+                if n.as_i64().is_none() && n.as_u64().is_none() {
+                    let whole = n.as_f64().is_some_and(|f| f.fract() == 0.0);
+                    if !whole {
+                        return Err(format!("{n} is not a whole number"));
+                    }
+                }
+            }
+        }
+        let Some(validator) = &self.validator else {
+            return type_only_check(&self.kind, value);
+        };
+        let messages: Vec<String> = validator
+            .iter_errors(value)
+            .map(|e| self.describe(&e))
+            .collect();
+        if messages.is_empty() {
+            Ok(())
+        } else {
+            let mut unique: Vec<String> = Vec::new();
+            for m in messages {
+                if !unique.contains(&m) {
+                    unique.push(m);
+                }
+            }
+            Err(unique.join("; "))
+        }
+    }
+
+    /// Turns a validator error into words that fit this field. The rule was
+    /// already decided by `jsonschema`; this only picks the phrasing.
+    fn describe(&self, e: &jsonschema::ValidationError<'_>) -> String {
+        use jsonschema::error::ValidationErrorKind as K;
+        let shown = |v: &Value| -> String {
+            let s = v.to_string();
+            if s.chars().count() > 60 {
+                format!("{}…", s.chars().take(60).collect::<String>())
+            } else {
+                s
+            }
+        };
+        let instance = shown(e.instance());
+        let choices = match &self.kind {
+            FieldKind::Select { choices } | FieldKind::MultiSelect { choices, .. } => {
+                Some(choices.iter().map(|c| c.value.clone()).collect::<Vec<_>>().join(", "))
+            }
+            _ => None,
+        };
+        match e.kind() {
+            K::Type { .. } => format!("{instance} is not {}", self.expected_type()),
+            K::Enum { .. } | K::OneOfNotValid { .. } | K::AnyOf { .. } | K::Constant { .. }
+                if choices.is_some() =>
+            {
+                format!("{instance} is not one of: {}", choices.unwrap_or_default())
+            }
+            K::MinLength { limit } => format!(
+                "{instance} is too short: at least {limit} character{} needed",
+                plural(*limit)
+            ),
+            K::MaxLength { limit } => format!(
+                "{instance} is too long: at most {limit} character{} allowed",
+                plural(*limit)
+            ),
+            K::Minimum { limit } => format!("{instance} is less than the minimum of {limit}"),
+            K::Maximum { limit } => format!("{instance} is greater than the maximum of {limit}"),
+            K::MinItems { limit } => {
+                format!("pick at least {limit} item{}", plural(*limit))
+            }
+            K::MaxItems { limit } => format!("pick at most {limit} item{}", plural(*limit)),
+            K::Format { format } => format!("{instance} is not a valid {format}"),
+            K::Pattern { pattern } => format!("{instance} does not match the pattern {pattern}"),
+            _ => e.to_string(),
+        }
+    }
+
+    fn expected_type(&self) -> &'static str {
+        match self.kind {
+            FieldKind::Text { .. } | FieldKind::Select { .. } => "a string",
+            FieldKind::Integer { .. } => "a whole number",
+            FieldKind::Number { .. } => "a number",
+            FieldKind::Boolean => "true or false",
+            FieldKind::MultiSelect { .. } => "a list of strings",
+            FieldKind::Raw { .. } => "of the expected type",
+        }
+    }
+
+    /// Reads one scripted or typed answer (`VALUE` of `NAME=VALUE`) into the
+    /// JSON value the field takes. Only the *type* is decided here; the
+    /// constraints are left to [`FormField::check`], so a value out of range
+    /// is reported as such, not as unparsable.
+    pub fn coerce(&self, text: &str) -> Result<Value, String> {
+        match &self.kind {
+            FieldKind::Text { .. } => Ok(Value::String(text.to_string())),
+            FieldKind::Integer { .. } | FieldKind::Number { .. } => {
+                let trimmed = text.trim();
+                let n: Number = serde_json::from_str(trimmed)
+                    .map_err(|_| format!("{text:?} is not a number"))?;
+                Ok(normalize_number(Value::Number(n), &self.kind))
+            }
+            FieldKind::Boolean => parse_bool(text).map(Value::Bool).ok_or_else(|| {
+                format!("{text:?} is not a yes/no answer (use true, false, yes or no)")
+            }),
+            FieldKind::Select { choices } => Ok(Value::String(match_choice(choices, text))),
+            FieldKind::MultiSelect { choices, .. } => {
+                let trimmed = text.trim_start();
+                if trimmed.starts_with('[') {
+                    let items: Vec<Value> = serde_json::from_str(trimmed)
+                        .map_err(|e| format!("{text:?} is not a JSON array: {e}"))?;
+                    Ok(Value::Array(
+                        items
+                            .into_iter()
+                            .map(|v| match v {
+                                Value::String(s) => Value::String(match_choice(choices, &s)),
+                                other => other,
+                            })
+                            .collect(),
+                    ))
+                } else {
+                    Ok(Value::Array(vec![Value::String(match_choice(choices, text))]))
+                }
+            }
+            FieldKind::Raw { .. } => Ok(serde_json::from_str(text)
+                .unwrap_or_else(|_| Value::String(text.to_string()))),
+        }
+    }
+
+    /// Normalises a JSON value given for this field (from a JSON answer
+    /// object): whole numbers become JSON integers, select labels become
+    /// values.
+    pub fn normalize(&self, value: Value) -> Value {
+        match (&self.kind, value) {
+            (FieldKind::Select { choices }, Value::String(s)) => {
+                Value::String(match_choice(choices, &s))
+            }
+            (FieldKind::MultiSelect { choices, .. }, Value::Array(items)) => Value::Array(
+                items
+                    .into_iter()
+                    .map(|v| match v {
+                        Value::String(s) => Value::String(match_choice(choices, &s)),
+                        other => other,
+                    })
+                    .collect(),
+            ),
+            (kind, v) => normalize_number(v, kind),
+        }
+    }
+
+    /// A short description of what the field accepts, e.g. `1–100`,
+    /// `email`, `pick 1 to 3`.
+    pub fn hint(&self) -> Option<String> {
+        match &self.kind {
+            FieldKind::Text {
+                min_length,
+                max_length,
+                format,
+                pattern,
+            } => {
+                let mut parts = Vec::new();
+                if let Some(f) = format {
+                    parts.push(f.hint());
+                }
+                match (min_length, max_length) {
+                    (Some(a), Some(b)) => parts.push(format!("{a}–{b} characters")),
+                    (Some(a), None) => parts.push(format!("at least {a} characters")),
+                    (None, Some(b)) => parts.push(format!("at most {b} characters")),
+                    _ => {}
+                }
+                if let Some(p) = pattern {
+                    parts.push(format!("matching {p}"));
+                }
+                (!parts.is_empty()).then(|| parts.join(", "))
+            }
+            FieldKind::Integer { minimum, maximum } | FieldKind::Number { minimum, maximum } => {
+                let whole = matches!(self.kind, FieldKind::Integer { .. });
+                let range = match (minimum, maximum) {
+                    (Some(a), Some(b)) => Some(format!("{a}–{b}")),
+                    (Some(a), None) => Some(format!("≥ {a}")),
+                    (None, Some(b)) => Some(format!("≤ {b}")),
+                    _ => None,
+                };
+                match (whole, range) {
+                    (true, Some(r)) => Some(format!("whole number, {r}")),
+                    (true, None) => Some("whole number".into()),
+                    (false, r) => r.or(Some("number".into())),
+                }
+            }
+            FieldKind::Boolean => Some("yes/no".into()),
+            FieldKind::Select { .. } => None,
+            FieldKind::MultiSelect {
+                min_items,
+                max_items,
+                ..
+            } => match (min_items, max_items) {
+                (Some(a), Some(b)) if a == b => Some(format!("pick {a}")),
+                (Some(a), Some(b)) => Some(format!("pick {a} to {b}")),
+                (Some(a), None) => Some(format!("pick at least {a}")),
+                (None, Some(b)) => Some(format!("pick at most {b}")),
+                _ => None,
+            },
+            FieldKind::Raw { .. } => Some("JSON".into()),
+        }
+    }
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// Compiles a property schema with format checks on. An invalid property
+/// schema (say `"minLength": "3"`) must not sink the form: the field keeps its
+/// kind, only its type is checked, and the problem is reported.
+fn compile(
+    prop: &Value,
+    kind: &FieldKind,
+) -> (Option<std::sync::Arc<jsonschema::Validator>>, Option<String>) {
+    if !prop.is_object() {
+        return (None, None);
+    }
+    let built = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .should_validate_formats(true)
+        .build(prop);
+    match built {
+        Ok(v) => (Some(std::sync::Arc::new(v)), None),
+        Err(e) => {
+            let why = format!(
+                "the property schema is not valid JSON Schema ({e}); only its type is checked"
+            );
+            let _ = kind;
+            (None, Some(why))
+        }
+    }
+}
+
+/// The fallback check for a field whose schema did not compile.
+fn type_only_check(kind: &FieldKind, value: &Value) -> Result<(), String> {
+    let ok = match kind {
+        FieldKind::Text { .. } | FieldKind::Select { .. } => value.is_string(),
+        FieldKind::Integer { .. } => value.as_i64().is_some() || value.as_u64().is_some(),
+        FieldKind::Number { .. } => value.is_number(),
+        FieldKind::Boolean => value.is_boolean(),
+        FieldKind::MultiSelect { .. } => value
+            .as_array()
+            .is_some_and(|a| a.iter().all(Value::is_string)),
+        FieldKind::Raw { .. } => true,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("{value} has the wrong type"))
+    }
+}
+
+/// Whole numbers go out as JSON integers (`2`, not `2.0`): some SDKs follow
+/// the generated schema.json, which types content numbers as integers.
+fn normalize_number(value: Value, kind: &FieldKind) -> Value {
+    if !matches!(kind, FieldKind::Integer { .. } | FieldKind::Number { .. }) {
+        return value;
+    }
+    match &value {
+        Value::Number(n) if n.as_i64().is_none() && n.as_u64().is_none() => {
+            match n.as_f64() {
+                Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Value::from(f as i64),
+                _ => value,
+            }
+        }
+        _ => value,
+    }
+}
+
+/// `true/false/yes/no` and their usual short forms, in any case.
+pub fn parse_bool(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "true" | "yes" | "y" | "on" | "1" => Some(true),
+        "false" | "no" | "n" | "off" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+/// Finds the choice a person meant: the value itself, else a label (exact,
+/// then case-insensitive when that is unambiguous). Anything else is kept as
+/// typed, so validation can say it is not one of the choices.
+fn match_choice(choices: &[Choice], text: &str) -> String {
+    if choices.iter().any(|c| c.value == text) {
+        return text.to_string();
+    }
+    if let Some(c) = choices.iter().find(|c| c.label.as_deref() == Some(text)) {
+        return c.value.clone();
+    }
+    let lower = text.to_lowercase();
+    let matches: Vec<&Choice> = choices
+        .iter()
+        .filter(|c| {
+            c.value.to_lowercase() == lower
+                || c.label.as_deref().map(str::to_lowercase).as_deref() == Some(lower.as_str())
+        })
+        .collect();
+    if matches.len() == 1 {
+        return matches[0].value.clone();
+    }
+    text.to_string()
+}
+
+fn string_list(v: Option<&Value>) -> Option<Vec<String>> {
+    let arr = v?.as_array()?;
+    arr.iter()
+        .map(|x| x.as_str().map(str::to_string))
+        .collect()
+}
+
+fn one_of_choices(v: Option<&Value>) -> Option<Vec<Choice>> {
+    let arr = v?.as_array()?;
+    arr.iter()
+        .map(|entry| {
+            let o = entry.as_object()?;
+            let value = o.get("const")?.as_str()?.to_string();
+            let label = o.get("title").and_then(Value::as_str).map(str::to_string);
+            Some(Choice { value, label })
+        })
+        .collect()
+}

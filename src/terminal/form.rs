@@ -1,0 +1,284 @@
+//! The form flow: one prompt per unanswered field in the schema's order,
+//! then a review where the person submits, edits, declines or cancels (the
+//! spec's "review before sending" MUST).
+
+use console::{style, Term};
+use serde_json::{Map, Value};
+
+use super::render::{field_question, footer, header, show_value};
+use super::widgets::{multi_select, read_line, select, Interrupt, Prompted};
+use crate::sanitize::{looks_like_secret, sanitize_line};
+use crate::schema::{FieldKind, FormField, FormSchema};
+
+/// How the form ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FormOutcome {
+    Submit(Map<String, Value>),
+    Decline,
+}
+
+const SKIP: &str = "— skip —";
+
+/// Runs the whole form. `values` were given by `--answer`; `missing` are
+/// asked. Cancel comes back as `Err(Interrupt::Cancelled)`.
+pub fn run(
+    term: &Term,
+    server: &str,
+    message: &str,
+    position: Option<(usize, usize)>,
+    form: &FormSchema,
+    mut values: Map<String, Value>,
+    missing: &[String],
+) -> Prompted<FormOutcome> {
+    header(term, server, "asks for input", message, position);
+    if form.fields.is_empty() {
+        footer(term, "nothing to fill in: accept, decline or cancel");
+        let items = ["Accept", "Decline", "Cancel"].map(String::from);
+        return match select(term, "Your answer", &items, 0)? {
+            0 => Ok(FormOutcome::Submit(Map::new())),
+            1 => Ok(FormOutcome::Decline),
+            _ => Err(Interrupt::Cancelled),
+        };
+    }
+    footer(
+        term,
+        &format!(
+            "{} field{} · * required · Enter takes the pre-filled value · Esc cancels",
+            form.fields.len(),
+            if form.fields.len() == 1 { "" } else { "s" }
+        ),
+    );
+    for name in missing {
+        let Some(field) = form.field(name) else { continue };
+        let current = field.usable_default();
+        match ask_field(term, field, current.as_ref())? {
+            Some(v) => {
+                values.insert(field.name.clone(), v);
+            }
+            None => {
+                values.shift_remove(&field.name);
+            }
+        }
+    }
+    review(term, form, values)
+}
+
+/// Shows every answer, then: submit (Enter), edit a field, decline, cancel.
+fn review(term: &Term, form: &FormSchema, mut values: Map<String, Value>) -> Prompted<FormOutcome> {
+    loop {
+        let _ = term.write_line("");
+        let _ = term.write_line(&format!("{}", style("Review your answers").bold()));
+        let width = form
+            .fields
+            .iter()
+            .map(|f| sanitize_line(f.label()).chars().count())
+            .max()
+            .unwrap_or(0)
+            .min(28);
+        for f in &form.fields {
+            let label = super::render::truncate(&sanitize_line(f.label()), 28);
+            let _ = term.write_line(&format!(
+                "  {label:<width$}  {}",
+                show_value(f, values.get(&f.name))
+            ));
+        }
+        let problems = form.validate(&values).err().unwrap_or_default();
+        for p in &problems {
+            let _ = term.write_line(&format!(
+                "  {} {}",
+                style("✗").red(),
+                sanitize_line(&p.to_string())
+            ));
+        }
+        let items = [
+            "Submit (accept)",
+            "Edit a field",
+            "Decline (send nothing)",
+            "Cancel",
+        ]
+        .map(String::from);
+        let default = if problems.is_empty() { 0 } else { 1 };
+        match select(term, "Send these answers?", &items, default)? {
+            0 if problems.is_empty() => return Ok(FormOutcome::Submit(form.order(values))),
+            0 => {
+                let _ = term.write_line(&format!(
+                    "  {} fix the fields marked ✗ first",
+                    style("✗").red()
+                ));
+            }
+            1 => {
+                let mut labels: Vec<String> = form
+                    .fields
+                    .iter()
+                    .map(|f| {
+                        format!(
+                            "{}: {}",
+                            super::render::truncate(&sanitize_line(f.label()), 28),
+                            show_value(f, values.get(&f.name))
+                        )
+                    })
+                    .collect();
+                labels.push("← back to the review".into());
+                let i = select(term, "Which field?", &labels, 0)?;
+                if let Some(field) = form.fields.get(i) {
+                    let current = values.get(&field.name).cloned();
+                    match ask_field(term, field, current.as_ref())? {
+                        Some(v) => {
+                            values.insert(field.name.clone(), v);
+                        }
+                        None => {
+                            values.shift_remove(&field.name);
+                        }
+                    }
+                }
+            }
+            2 => return Ok(FormOutcome::Decline),
+            _ => return Err(Interrupt::Cancelled),
+        }
+    }
+}
+
+/// Asks one field until the answer is valid. `Ok(None)` = skipped (left
+/// out of the content, never sent as `""` or `null`).
+pub fn ask_field(term: &Term, field: &FormField, current: Option<&Value>) -> Prompted<Option<Value>> {
+    let _ = term.write_line("");
+    let _ = term.write_line(&format!("{} {}", style("?").yellow().bold(), field_question(field)));
+    if let Some(d) = &field.description {
+        for line in crate::sanitize::sanitize_block(d).lines() {
+            let _ = term.write_line(&format!("  {}", style(line).dim()));
+        }
+    }
+    if looks_like_secret(&field.name, field.title.as_deref()) {
+        let _ = term.write_line(&format!(
+            "  {} {}",
+            style("⚠").yellow().bold(),
+            style("this looks like a secret (password, token, key). MCP servers must not ask for secrets in a form; decline unless you trust this server.").yellow()
+        ));
+    }
+    if let FieldKind::Raw { why } = &field.kind {
+        let _ = term.write_line(&format!(
+            "  {}",
+            style(format!("not a form field MCP allows ({}); type raw JSON", sanitize_line(why))).dim()
+        ));
+    }
+    match &field.kind {
+        FieldKind::Boolean => ask_boolean(term, field, current),
+        FieldKind::Select { choices } => {
+            let mut items: Vec<String> = choices.iter().map(choice_text).collect();
+            let at = current
+                .and_then(Value::as_str)
+                .and_then(|v| choices.iter().position(|c| c.value == v));
+            if !field.required {
+                items.push(SKIP.into());
+            }
+            let default = at.unwrap_or(if field.required { 0 } else { items.len() - 1 });
+            let i = select(term, "Choose", &items, default)?;
+            Ok(choices.get(i).map(|c| Value::String(c.value.clone())))
+        }
+        FieldKind::MultiSelect { choices, .. } => loop {
+            let items: Vec<String> = choices.iter().map(choice_text).collect();
+            let ticked: Vec<bool> = choices
+                .iter()
+                .map(|c| {
+                    current
+                        .and_then(Value::as_array)
+                        .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(&c.value)))
+                })
+                .collect();
+            let picked = multi_select(term, "Space ticks, Enter confirms", &items, &ticked)?;
+            if picked.is_empty() && !field.required {
+                return Ok(None);
+            }
+            let value = Value::Array(
+                picked
+                    .iter()
+                    .map(|&i| Value::String(choices[i].value.clone()))
+                    .collect(),
+            );
+            match field.check(&value) {
+                Ok(()) => return Ok(Some(value)),
+                Err(reason) => show_error(term, &reason),
+            }
+        },
+        _ => loop {
+            let mut initial = current.map(text_of).unwrap_or_default();
+            if sanitize_line(&initial) != initial {
+                // Never draw server text raw, and never silently send an
+                // altered value: show it neutralised, and let the person type.
+                let _ = term.write_line(&format!(
+                    "  {}",
+                    style(format!(
+                        "pre-filled value not shown as-is (it holds control characters): {}",
+                        sanitize_line(&initial)
+                    ))
+                    .dim()
+                ));
+                initial.clear();
+            }
+            let text = read_line(term, &format!("  {} ", style("›").cyan()), &initial)?;
+            if text.is_empty() {
+                if field.required {
+                    show_error(term, "required: type a value (Esc cancels the whole request)");
+                    continue;
+                }
+                return Ok(None);
+            }
+            let value = match field.coerce(&text) {
+                Ok(v) => v,
+                Err(reason) => {
+                    show_error(term, &reason);
+                    continue;
+                }
+            };
+            match field.check(&value) {
+                Ok(()) => return Ok(Some(value)),
+                Err(reason) => show_error(term, &reason),
+            }
+        },
+    }
+}
+
+fn ask_boolean(term: &Term, field: &FormField, current: Option<&Value>) -> Prompted<Option<Value>> {
+    let mut items = vec!["Yes".to_string(), "No".to_string()];
+    if !field.required {
+        items.push(SKIP.into());
+    }
+    let default = match current {
+        Some(Value::Bool(true)) => 0,
+        Some(Value::Bool(false)) => 1,
+        _ if field.required => 0,
+        _ => 2,
+    };
+    Ok(match select(term, "Choose", &items, default)? {
+        0 => Some(Value::Bool(true)),
+        1 => Some(Value::Bool(false)),
+        _ => None,
+    })
+}
+
+fn choice_text(c: &crate::schema::Choice) -> String {
+    match &c.label {
+        Some(l) if l != &c.value => format!(
+            "{} {}",
+            sanitize_line(l),
+            style(format!("({})", sanitize_line(&c.value))).dim()
+        ),
+        _ => sanitize_line(&c.value),
+    }
+}
+
+/// A value as editable text: strings bare, everything else as JSON.
+fn text_of(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn show_error(term: &Term, reason: &str) {
+    let _ = term.write_line(&format!(
+        "  {} {}",
+        style("✗").red().bold(),
+        style(sanitize_line(reason)).red()
+    ));
+}

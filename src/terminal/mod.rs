@@ -1,0 +1,148 @@
+//! The person at the terminal: the form flow ([`form`]) and the URL flow
+//! ([`url`]), drawn on `/dev/tty` so only the JSON result reaches stdout.
+//!
+//! Each elicitation is resolved on a worker thread while the calling thread
+//! keeps the clock: when `--timeout` runs out, the prompt is abandoned, the
+//! terminal restored, and the answer is the contract's `expired` (an MCP
+//! `cancel`). A dialoguer prompt cannot be interrupted from outside, so
+//! abandoning its thread is the only clean way to stop waiting.
+
+pub mod form;
+pub mod render;
+pub mod tty;
+pub mod url;
+pub mod widgets;
+
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use console::style;
+
+use crate::contract::{Answer, REASON_CANCELLED, REASON_DECLINED, REASON_EXPIRED};
+use crate::error::ElicitError;
+use crate::protocol::Mode;
+use crate::resolve::{Elicitation, Pending, Resolver};
+use widgets::Interrupt;
+
+/// The fallback name in the header when nothing names the server.
+pub const UNKNOWN_SERVER: &str = "An MCP server";
+
+/// Settings of the terminal resolver (from the command line).
+#[derive(Debug, Clone, Default)]
+pub struct TerminalOptions {
+    /// `--server NAME`: shown in the header.
+    pub server: Option<String>,
+    /// `--timeout`: how long the person has, for the whole run.
+    pub timeout: Option<Duration>,
+    /// `--browser PROGRAM`.
+    pub browser: Option<String>,
+    /// `--no-open`.
+    pub no_open: bool,
+}
+
+/// Resolves elicitations by asking the person at the terminal.
+pub struct TerminalResolver {
+    tty: Arc<tty::Tty>,
+    options: TerminalOptions,
+    deadline: Option<Instant>,
+    /// Set once a timeout abandoned a prompt: its thread may still hold the
+    /// terminal, so nothing else is asked.
+    abandoned: bool,
+}
+
+impl TerminalResolver {
+    /// Opens the terminal. `Err` carries why there is none, for the message
+    /// that suggests `--answer`.
+    pub fn open(options: TerminalOptions) -> Result<Self, String> {
+        let tty = tty::Tty::open()?;
+        Ok(TerminalResolver {
+            tty: Arc::new(tty),
+            deadline: options.timeout.map(|t| Instant::now() + t),
+            options,
+            abandoned: false,
+        })
+    }
+}
+
+enum Outcome {
+    Accept(Option<serde_json::Map<String, serde_json::Value>>),
+    Decline,
+}
+
+impl Resolver for TerminalResolver {
+    fn resolve(&mut self, e: &Elicitation, pending: Pending) -> Result<Answer, ElicitError> {
+        let id = e.request.id.clone();
+        if self.abandoned || self.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Ok(Answer::refused(&id, REASON_EXPIRED));
+        }
+        let server = self
+            .options
+            .server
+            .clone()
+            .or_else(|| e.server.clone())
+            .unwrap_or_else(|| UNKNOWN_SERVER.to_string());
+        let term = self.tty.term.clone();
+        let job = e.clone();
+        let opener = url::Opener {
+            program: self.options.browser.clone(),
+            never: self.options.no_open,
+        };
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let message = &job.params.message;
+            let outcome = match (job.mode(), pending, &job.form) {
+                (Mode::Form, Pending::Form { values, missing }, Some(form)) => {
+                    form::run(&term, &server, message, job.position, form, values, &missing).map(
+                        |o| match o {
+                            form::FormOutcome::Submit(v) => Outcome::Accept(Some(v)),
+                            form::FormOutcome::Decline => Outcome::Decline,
+                        },
+                    )
+                }
+                _ => {
+                    let raw = job.params.url.clone().unwrap_or_default();
+                    url::run(&term, &server, message, job.position, &raw, &opener).map(|o| match o {
+                        url::UrlOutcome::Completed => Outcome::Accept(None),
+                        url::UrlOutcome::Declined => Outcome::Decline,
+                    })
+                }
+            };
+            let _ = tx.send(outcome);
+        });
+        let received = match self.deadline {
+            Some(d) => rx
+                .recv_timeout(d.saturating_duration_since(Instant::now()))
+                .map_err(|e| matches!(e, mpsc::RecvTimeoutError::Timeout)),
+            None => rx.recv().map_err(|_| false),
+        };
+        match received {
+            Ok(Ok(Outcome::Accept(data))) => Ok(Answer::accepted(&id, data.unwrap_or_default())),
+            Ok(Ok(Outcome::Decline)) => Ok(Answer::refused(&id, REASON_DECLINED)),
+            Ok(Err(Interrupt::Cancelled)) => {
+                self.tty.restore();
+                let _ = self.tty.term.write_line(&format!("{} cancelled", style("✗").red()));
+                Ok(Answer::refused(&id, REASON_CANCELLED))
+            }
+            Ok(Err(Interrupt::Io(err))) => {
+                self.tty.restore();
+                Err(ElicitError::Terminal(err.to_string()))
+            }
+            Err(true) => {
+                self.abandoned = true;
+                tty::restore_global();
+                let _ = self.tty.term.write_line("");
+                let _ = self.tty.term.write_line(&format!(
+                    "{} timed out: no answer within {}; sending cancel",
+                    style("⏱").yellow(),
+                    humantime::format_duration(self.options.timeout.unwrap_or_default())
+                ));
+                Ok(Answer::refused(&id, REASON_EXPIRED))
+            }
+            Err(false) => {
+                self.tty.restore();
+                Err(ElicitError::Terminal("the prompt ended unexpectedly".into()))
+            }
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! The URL flow: show the full URL and its host before anything else, warn
+//! about what looks wrong, open the browser only on an explicit choice, then
+//! wait for the person to say they finished.
+//!
+//! The URL is never fetched, not even a HEAD: the spec forbids pre-fetching,
+//! and the page is for the person, not for elicit.
+
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use console::{style, Key, Term};
+
+use super::render::{footer, header};
+use super::widgets::{check_interrupt, select, Interrupt, Prompted};
+use crate::url_safety::{assess_url, UrlAssessment};
+
+/// How the URL flow ended (cancel is `Err(Interrupt::Cancelled)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UrlOutcome {
+    /// The person says they finished on the page.
+    Completed,
+    Declined,
+}
+
+/// How to launch the browser.
+#[derive(Debug, Clone, Default)]
+pub struct Opener {
+    /// `--browser` / `ELICIT_BROWSER`: a program to run with the URL.
+    pub program: Option<String>,
+    /// `--no-open`: never launch anything.
+    pub never: bool,
+}
+
+impl Opener {
+    /// Launches the browser detached: elicit never waits on it, and the
+    /// launcher's stdio is null so it cannot write into our stdout.
+    fn launch(&self, url: &str) -> io::Result<()> {
+        match &self.program {
+            Some(p) => open::with_detached(url, p),
+            None => open::that_detached(url),
+        }
+    }
+}
+
+/// Runs the flow for `raw_url`.
+pub fn run(
+    term: &Term,
+    server: &str,
+    message: &str,
+    position: Option<(usize, usize)>,
+    raw_url: &str,
+    opener: &Opener,
+) -> Prompted<UrlOutcome> {
+    let a = assess_url(raw_url);
+    header(term, server, "asks you to open a link", message, position);
+    show_url(term, &a);
+    let open_allowed = a.openable && !opener.never;
+    let mut items: Vec<String> = Vec::new();
+    if open_allowed {
+        items.push("Open in the browser".into());
+    }
+    if a.openable {
+        items.push("Show only (I will copy the URL myself)".into());
+    }
+    items.push("Decline".into());
+    items.push("Cancel".into());
+    if !a.openable {
+        footer(term, "this URL will not be opened: you can only decline or cancel");
+    } else if opener.never {
+        footer(term, "--no-open: nothing will be launched; copy the URL by hand");
+    } else {
+        footer(term, "nothing opens until you choose it · Esc cancels");
+    }
+    let picked = select(term, "What do you want to do?", &items, 0)?;
+    let choice = items[picked].as_str();
+    if choice.starts_with("Decline") {
+        return Ok(UrlOutcome::Declined);
+    }
+    if choice.starts_with("Cancel") {
+        return Err(Interrupt::Cancelled);
+    }
+    let target = a.normalized.as_deref().unwrap_or(raw_url);
+    if choice.starts_with("Open") {
+        match opener.launch(target) {
+            Ok(()) => {
+                let _ = term.write_line(&format!(
+                    "{} opened in {}",
+                    style("✓").green(),
+                    opener
+                        .program
+                        .as_deref()
+                        .map(crate::sanitize::sanitize_line)
+                        .unwrap_or_else(|| "your browser".into())
+                ));
+            }
+            Err(e) => {
+                let _ = term.write_line(&format!(
+                    "{} could not open a browser ({}); copy the URL above and open it yourself",
+                    style("✗").red().bold(),
+                    crate::sanitize::sanitize_line(&e.to_string())
+                ));
+            }
+        }
+    } else {
+        let _ = term.write_line(&format!(
+            "{} copy the URL above and open it yourself",
+            style("→").cyan()
+        ));
+    }
+    wait_for_person(term)
+}
+
+fn show_url(term: &Term, a: &UrlAssessment) {
+    let bar = style("│").dim();
+    let _ = term.write_line(&format!("{bar}"));
+    let _ = term.write_line(&format!("{bar} {}  {}", style("URL ").dim(), a.display));
+    match (&a.host_ascii, &a.host_unicode) {
+        (Some(host), Some(uni)) => {
+            let _ = term.write_line(&format!(
+                "{bar} {}  {}   {}",
+                style("Host").dim(),
+                style(format!(" {host} ")).reverse().bold(),
+                style(format!("displayed as {uni}")).yellow()
+            ));
+        }
+        (Some(host), None) => {
+            let _ = term.write_line(&format!(
+                "{bar} {}  {}",
+                style("Host").dim(),
+                style(format!(" {host} ")).reverse().bold()
+            ));
+        }
+        _ => {}
+    }
+    for w in &a.warnings {
+        let (mark, text) = if w.is_blocking() {
+            (style("✗").red().bold(), style(w.to_string()).red())
+        } else if matches!(w, crate::url_safety::UrlWarning::LoopbackHttp) {
+            (style("ℹ").cyan(), style(w.to_string()).dim())
+        } else {
+            (style("⚠").yellow().bold(), style(w.to_string()).yellow())
+        };
+        let _ = term.write_line(&format!("{bar} {mark} {text}"));
+    }
+}
+
+/// Waits until the person says they are done (Enter), declines (d) or
+/// cancels (Esc, q, Ctrl-C, end of input), showing the time elapsed.
+fn wait_for_person(term: &Term) -> Prompted<UrlOutcome> {
+    check_interrupt()?;
+    let started = Instant::now();
+    let stop = Arc::new(AtomicBool::new(false));
+    let hint = "Enter: done · d: decline · Esc: cancel";
+    let draw = {
+        let term = term.clone();
+        move |elapsed: Duration| {
+            let s = elapsed.as_secs();
+            let _ = term.clear_line();
+            let _ = term.write_str(&format!(
+                "{} waiting for you to finish in the browser… {}  {}",
+                style("⏳").cyan(),
+                style(format!("{}:{:02}", s / 60, s % 60)).bold(),
+                style(hint).dim()
+            ));
+            let _ = term.flush();
+        }
+    };
+    draw(Duration::ZERO);
+    let ticker = {
+        let stop = stop.clone();
+        let draw = draw.clone();
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(250));
+                if !stop.load(Ordering::SeqCst) {
+                    draw(started.elapsed());
+                }
+            }
+        })
+    };
+    let outcome = loop {
+        match term.read_key() {
+            Ok(Key::Enter) => break Ok(UrlOutcome::Completed),
+            Ok(Key::Char('d' | 'D')) => break Ok(UrlOutcome::Declined),
+            Ok(Key::Escape | Key::Char('q' | 'Q') | Key::CtrlC | Key::Char('\u{4}')) => {
+                break Err(Interrupt::Cancelled)
+            }
+            Ok(_) => {}
+            Err(e) => break Err(Interrupt::from(e)),
+        }
+    };
+    stop.store(true, Ordering::SeqCst);
+    let _ = ticker.join();
+    let _ = term.clear_line();
+    let s = started.elapsed().as_secs();
+    let said = match &outcome {
+        Ok(UrlOutcome::Completed) => "done",
+        Ok(UrlOutcome::Declined) => "declined",
+        Err(_) => "cancelled",
+    };
+    let _ = term.write_line(&format!(
+        "{} {said} after {}:{:02}",
+        style("⏳").dim(),
+        s / 60,
+        s % 60
+    ));
+    outcome
+}

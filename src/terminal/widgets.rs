@@ -1,0 +1,177 @@
+//! Small prompt widgets on the terminal. Lists, checklists and yes/no use
+//! dialoguer; the one-line text input is our own because dialoguer's
+//! `Input` ignores Esc and Ctrl-D, and the spec wants decline and cancel to
+//! be reachable from every prompt.
+
+use std::io;
+
+use console::{Key, Term};
+use dialoguer::theme::ColorfulTheme;
+use dialoguer::{MultiSelect, Select};
+
+/// Why a prompt did not produce a value.
+#[derive(Debug)]
+pub enum Interrupt {
+    /// Esc, Ctrl-C or end of input: the elicitation is cancelled.
+    Cancelled,
+    /// The terminal failed.
+    Io(io::Error),
+}
+
+impl From<io::Error> for Interrupt {
+    fn from(e: io::Error) -> Self {
+        match e.kind() {
+            io::ErrorKind::Interrupted | io::ErrorKind::UnexpectedEof => Interrupt::Cancelled,
+            _ => Interrupt::Io(e),
+        }
+    }
+}
+
+impl From<dialoguer::Error> for Interrupt {
+    fn from(e: dialoguer::Error) -> Self {
+        match e {
+            dialoguer::Error::IO(io) => io.into(),
+        }
+    }
+}
+
+pub type Prompted<T> = Result<T, Interrupt>;
+
+/// Fails with `Cancelled` when Ctrl-C arrived between two prompts.
+pub fn check_interrupt() -> Prompted<()> {
+    if super::tty::interrupted() {
+        Err(Interrupt::Cancelled)
+    } else {
+        Ok(())
+    }
+}
+
+/// The theme used everywhere: dialoguer's colourful theme (colours follow
+/// `console`'s switch, which is off under NO_COLOR or TERM=dumb).
+pub fn theme() -> ColorfulTheme {
+    ColorfulTheme::default()
+}
+
+/// A list of choices; Enter picks, Esc (or Ctrl-C) cancels.
+pub fn select(term: &Term, prompt: &str, items: &[String], default: usize) -> Prompted<usize> {
+    check_interrupt()?;
+    let theme = theme();
+    let picked = Select::with_theme(&theme)
+        .with_prompt(prompt)
+        .items(items)
+        .default(default.min(items.len().saturating_sub(1)))
+        .report(true)
+        .interact_on_opt(term);
+    let _ = term.show_cursor();
+    match picked? {
+        Some(i) => Ok(i),
+        None => Err(Interrupt::Cancelled),
+    }
+}
+
+/// A checklist; Space ticks, Enter confirms, Esc cancels.
+pub fn multi_select(
+    term: &Term,
+    prompt: &str,
+    items: &[String],
+    checked: &[bool],
+) -> Prompted<Vec<usize>> {
+    check_interrupt()?;
+    let theme = theme();
+    let picked = MultiSelect::with_theme(&theme)
+        .with_prompt(prompt)
+        .items(items)
+        .defaults(checked)
+        .report(true)
+        .interact_on_opt(term);
+    let _ = term.show_cursor();
+    match picked? {
+        Some(v) => Ok(v),
+        None => Err(Interrupt::Cancelled),
+    }
+}
+
+/// One line of text. Enter submits, Esc cancels, Ctrl-D on an empty line
+/// cancels (end of input), Ctrl-U clears, arrows/Home/End move.
+///
+/// `prompt` is drawn before the text and may contain styling; it must
+/// already be sanitised.
+pub fn read_line(term: &Term, prompt: &str, initial: &str) -> Prompted<String> {
+    check_interrupt()?;
+    let mut chars: Vec<char> = initial.chars().collect();
+    let mut pos = chars.len();
+    let mut start = 0usize;
+    loop {
+        start = redraw(term, prompt, &chars, pos, start)?;
+        match term.read_key()? {
+            Key::Enter => {
+                term.write_line("")?;
+                return Ok(chars.into_iter().collect());
+            }
+            Key::Escape | Key::CtrlC => {
+                term.write_line("")?;
+                return Err(Interrupt::Cancelled);
+            }
+            Key::Char('\u{4}') if chars.is_empty() => {
+                term.write_line("")?;
+                return Err(Interrupt::Cancelled);
+            }
+            Key::Char('\u{15}') => {
+                chars.clear();
+                pos = 0;
+            }
+            Key::Char(c) if !c.is_control() => {
+                chars.insert(pos, c);
+                pos += 1;
+            }
+            Key::Backspace if pos > 0 => {
+                pos -= 1;
+                chars.remove(pos);
+            }
+            Key::Del if pos < chars.len() => {
+                chars.remove(pos);
+            }
+            Key::ArrowLeft if pos > 0 => pos -= 1,
+            Key::ArrowRight if pos < chars.len() => pos += 1,
+            Key::Home => pos = 0,
+            Key::End => pos = chars.len(),
+            _ => {}
+        }
+    }
+}
+
+/// Draws the prompt and the visible window of the text, with the cursor at
+/// `pos`. Long text scrolls horizontally instead of wrapping, so the line can
+/// always be redrawn in place. Returns the window start.
+fn redraw(term: &Term, prompt: &str, chars: &[char], pos: usize, mut start: usize) -> io::Result<usize> {
+    let width = term.size().1 as usize;
+    let prompt_w = console::measure_text_width(prompt);
+    let avail = width.saturating_sub(prompt_w + 2).max(8);
+    if pos < start {
+        start = pos;
+    }
+    while char_width(&chars[start..pos]) >= avail {
+        start += 1;
+    }
+    let mut end = start;
+    while end < chars.len() && char_width(&chars[start..=end]) < avail {
+        end += 1;
+    }
+    let visible: String = chars[start..end].iter().collect();
+    term.clear_line()?;
+    term.write_str(prompt)?;
+    term.write_str(&visible)?;
+    let back = char_width(&chars[pos..end]);
+    if back > 0 {
+        term.move_cursor_left(back)?;
+    }
+    term.flush()?;
+    Ok(start)
+}
+
+fn char_width(chars: &[char]) -> usize {
+    chars
+        .iter()
+        .map(|c| console::measure_text_width(c.encode_utf8(&mut [0; 4])))
+        .sum()
+}
