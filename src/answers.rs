@@ -118,8 +118,7 @@ impl ScriptedAnswers {
     }
 
     fn add_text(&mut self, name: &str, value: &str) {
-        if let Some((_, FieldInput::Text(list))) = self.fields.iter_mut().find(|(n, _)| n == name)
-        {
+        if let Some((_, FieldInput::Text(list))) = self.fields.iter_mut().find(|(n, _)| n == name) {
             list.push(value.to_string());
             return;
         }
@@ -175,8 +174,9 @@ impl ScriptedAnswers {
             && keys_within(&["id", "ok", "data", "reason"])
         {
             // A contract Answer: the seed's rule decides the action.
-            let answer: crate::contract::Answer = serde_json::from_value(Value::Object(obj.clone()))
-                .map_err(|e| bad(format!("not a valid Answer: {e}")))?;
+            let answer: crate::contract::Answer =
+                serde_json::from_value(Value::Object(obj.clone()))
+                    .map_err(|e| bad(format!("not a valid Answer: {e}")))?;
             let action = crate::contract::answer_to_elicit_result(&answer).action;
             self.decide(action, arg)?;
             self.add_values(obj.get("data"), "data", &bad)?;
@@ -261,7 +261,10 @@ impl ScriptedAnswers {
                     )),
                 },
             };
-            match value {
+            // Check each given value now, so one run reports every bad
+            // field (not just those that failed to parse), before anyone is
+            // asked for the rest.
+            match value.and_then(|v| field.check(&v).map(|()| v)) {
                 Ok(v) => {
                     values.insert(name.clone(), v);
                 }
@@ -322,7 +325,10 @@ mod tests {
     use serde_json::json;
 
     fn no_files(_: &str) -> Result<String, std::io::Error> {
-        Err(std::io::Error::new(std::io::ErrorKind::NotFound, "no files in tests"))
+        Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "no files in tests",
+        ))
     }
 
     fn form() -> FormSchema {
@@ -341,7 +347,11 @@ mod tests {
 
     #[test]
     fn name_value_pairs_are_coerced_and_ordered_by_schema() {
-        let a = ScriptedAnswers::parse(["color=Green", "tags=a", "tags=c", "age=41", "name=Ada"], no_files).unwrap();
+        let a = ScriptedAnswers::parse(
+            ["color=Green", "tags=a", "tags=c", "age=41", "name=Ada"],
+            no_files,
+        )
+        .unwrap();
         match a.plan_form(&form(), true).unwrap() {
             FormPlan::Decided(Action::Accept, v) => assert_eq!(
                 Value::Object(v).to_string(),

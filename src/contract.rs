@@ -36,11 +36,7 @@ pub struct Request {
     pub url: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Map<String, Value>>,
-    #[serde(
-        rename = "expiresAt",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "expiresAt", default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
 }
 

@@ -19,13 +19,19 @@ use crate::protocol::{ElicitationParams, ELICITATION_METHOD, URL_ELICITATION_REQ
 /// Largest input elicit reads in one document (or one `--lines` line).
 pub const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
 
+/// Deepest nesting of arrays and objects elicit reads (serde_json's own
+/// recursion limit); deeper input is rejected, never a stack overflow.
+pub const MAX_DEPTH: usize = 128;
+
 /// Which shape the input had; it decides the output's shape.
 #[derive(Debug, Clone)]
 pub enum Shape {
     BareParams,
     RequestObject,
     /// `id` kept as the exact JSON text received.
-    JsonRpcRequest { id: Box<RawValue> },
+    JsonRpcRequest {
+        id: Box<RawValue>,
+    },
     InputRequired {
         /// `requestState` exactly as received, echoed byte for byte.
         request_state: Option<Box<RawValue>>,
@@ -49,6 +55,23 @@ pub struct Document {
     /// Entries of an `input_required` result that are not elicitations
     /// (sampling, roots…): elicit cannot answer them; the host must.
     pub skipped: Vec<String>,
+    /// The server's name, when the input carries one: 2026-07-28 results put
+    /// `serverInfo` in `_meta`.
+    pub server: Option<String>,
+}
+
+/// `_meta` key under which 2026-07-28 results name the server.
+pub const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
+
+fn server_name(value: &Value) -> Option<String> {
+    let from = |v: &Value| {
+        v.get("_meta")?
+            .get(SERVER_INFO_META)?
+            .get("name")?
+            .as_str()
+            .map(str::to_string)
+    };
+    from(value).or_else(|| value.get("result").and_then(from))
 }
 
 /// An input that failed, with the JSON-RPC id to answer when it was a
@@ -99,10 +122,16 @@ pub fn decode(bytes: &[u8]) -> Result<&str, ElicitError> {
 /// Nesting deeper than serde_json's limit (128) is rejected the same way,
 /// so no input can overflow the stack.
 pub fn parse_json(text: &str) -> Result<Value, ElicitError> {
-    serde_json::from_str(text).map_err(|e| ElicitError::Json {
-        line: e.line(),
-        column: e.column(),
-        message: json_error_text(&e),
+    serde_json::from_str(text).map_err(|e| {
+        let mut message = json_error_text(&e);
+        if message.contains("recursion limit") {
+            message = format!("nesting deeper than {MAX_DEPTH} levels");
+        }
+        ElicitError::Json {
+            line: e.line(),
+            column: e.column(),
+            message,
+        }
     })
 }
 
@@ -169,7 +198,20 @@ pub fn read_document(text: &str) -> Result<Document, InputFailure> {
         }
     };
     let raw = raw_bits(text, &value);
+    let server = server_name(&value);
+    read_shape(&value, obj, raw).map(|mut doc| {
+        if doc.server.is_none() {
+            doc.server = server;
+        }
+        doc
+    })
+}
 
+fn read_shape(
+    value: &Value,
+    obj: &Map<String, Value>,
+    raw: RawBits,
+) -> Result<Document, InputFailure> {
     // JSON-RPC: a request (method), a response (result) or an error.
     if obj.contains_key("jsonrpc") || (obj.contains_key("id") && obj.contains_key("method")) {
         if obj.contains_key("method") {
@@ -199,6 +241,7 @@ pub fn read_document(text: &str) -> Result<Document, InputFailure> {
                 shape: Shape::JsonRpcRequest { id },
                 entries: vec![Entry { key: None, params }],
                 skipped: vec![],
+                server: None,
             });
         }
         if let Some(result) = obj.get("result") {
@@ -218,13 +261,14 @@ pub fn read_document(text: &str) -> Result<Document, InputFailure> {
             shape: Shape::RequestObject,
             entries: vec![Entry { key: None, params }],
             skipped: vec![],
+            server: None,
         });
     }
     if obj.contains_key("inputRequests") || obj.contains_key("resultType") {
-        return input_required(&value, raw.request_state).map_err(Into::into);
+        return input_required(value, raw.request_state).map_err(Into::into);
     }
     if obj.contains_key("code") && obj.contains_key("data") {
-        return url_required(&value).map_err(Into::into);
+        return url_required(value).map_err(Into::into);
     }
     if obj.contains_key("error") {
         return url_required(&obj["error"]).map_err(Into::into);
@@ -237,9 +281,10 @@ pub fn read_document(text: &str) -> Result<Document, InputFailure> {
             shape: Shape::BareParams,
             entries: vec![Entry {
                 key: None,
-                params: ElicitationParams::from_value(&value)?,
+                params: ElicitationParams::from_value(value)?,
             }],
             skipped: vec![],
+            server: None,
         });
     }
     let keys: Vec<&str> = obj.keys().map(String::as_str).take(8).collect();
@@ -259,7 +304,10 @@ fn method_params(obj: &Map<String, Value>) -> Result<ElicitationParams, ElicitEr
         }
         Some(other) => {
             return Err(ElicitError::UnknownShape {
-                message: format!("`method` must be a string, found {}", crate::json_kind(other)),
+                message: format!(
+                    "`method` must be a string, found {}",
+                    crate::json_kind(other)
+                ),
             })
         }
         None => unreachable!("callers check for `method`"),
@@ -276,12 +324,14 @@ fn input_required(
     result: &Value,
     request_state: Option<Box<RawValue>>,
 ) -> Result<Document, ElicitError> {
-    let obj = result.as_object().ok_or_else(|| ElicitError::UnknownShape {
-        message: format!(
-            "a JSON-RPC response whose `result` is {}, not an input_required result",
-            crate::json_kind(result)
-        ),
-    })?;
+    let obj = result
+        .as_object()
+        .ok_or_else(|| ElicitError::UnknownShape {
+            message: format!(
+                "a JSON-RPC response whose `result` is {}, not an input_required result",
+                crate::json_kind(result)
+            ),
+        })?;
     match obj.get("resultType").and_then(Value::as_str) {
         Some("input_required") => {}
         None if obj.contains_key("inputRequests") => {}
@@ -343,6 +393,7 @@ fn input_required(
         shape: Shape::InputRequired { request_state },
         entries,
         skipped,
+        server: server_name(result),
     })
 }
 
@@ -384,5 +435,6 @@ fn url_required(error: &Value) -> Result<Document, ElicitError> {
         shape: Shape::UrlElicitationRequired,
         entries,
         skipped: vec![],
+        server: None,
     })
 }

@@ -71,7 +71,11 @@ pub fn resolve_document(
     pretty: bool,
 ) -> Result<Resolved, ElicitError> {
     let total = doc.entries.len();
-    let strict = total <= 1 && !matches!(doc.shape, Shape::InputRequired { .. } | Shape::UrlElicitationRequired);
+    let strict = total <= 1
+        && !matches!(
+            doc.shape,
+            Shape::InputRequired { .. } | Shape::UrlElicitationRequired
+        );
     let mut warnings: Vec<String> = doc
         .skipped
         .iter()
@@ -81,11 +85,16 @@ pub fn resolve_document(
     for (i, entry) in doc.entries.iter().enumerate() {
         let mut e = Elicitation::prepare(entry.params.clone(), cache)?;
         e.key = entry.key.clone();
+        e.server = doc.server.clone();
         if total > 1 {
             e.position = Some((i + 1, total));
         }
         if let Some(form) = &e.form {
-            let at = entry.key.as_deref().map(|k| format!("{k}: ")).unwrap_or_default();
+            let at = entry
+                .key
+                .as_deref()
+                .map(|k| format!("{k}: "))
+                .unwrap_or_default();
             warnings.extend(form.warnings.iter().map(|w| format!("{at}{w}")));
         }
         prepared.push(e);
@@ -95,7 +104,11 @@ pub fn resolve_document(
         // value meant for another form.
         let unknown: Vec<error::FieldError> = scripted
             .field_names()
-            .filter(|n| !prepared.iter().any(|e| e.form.as_ref().is_some_and(|f| f.field(n).is_some())))
+            .filter(|n| {
+                !prepared
+                    .iter()
+                    .any(|e| e.form.as_ref().is_some_and(|f| f.field(n).is_some()))
+            })
             .map(|n| error::FieldError {
                 field: n.to_string(),
                 reason: "not a field of any requested schema in the input".into(),

@@ -69,7 +69,8 @@ pub fn run_lines(
                         Some(json!({"line": line_no})),
                         false,
                     ),
-                    None => json!({"error": {"line": line_no, "message": error.to_string()}}).to_string(),
+                    None => json!({"error": {"line": line_no, "message": error.to_string()}})
+                        .to_string(),
                 }
             }
         };
@@ -104,8 +105,8 @@ fn handle_line(
         input::Shape::JsonRpcRequest { id } => Some(id.clone()),
         _ => None,
     };
-    let resolved = crate::resolve_document(&doc, scripted, person, cache, false)
-        .map_err(|e| (e, reply_id))?;
+    let resolved =
+        crate::resolve_document(&doc, scripted, person, cache, false).map_err(|e| (e, reply_id))?;
     let code = outcome_exit_code(resolved.results.iter().map(|(_, r)| r));
     Ok((resolved.output, code, resolved.warnings))
 }

@@ -122,7 +122,13 @@ fn run_resolve(args: &ResolveArgs) -> i32 {
             // A JSON-RPC request the server got wrong gets a JSON-RPC error on
             // stdout, so a pipeline can hand it straight back.
             if let (Some(id), Some(code)) = (&failure.reply_id, failure.error.rpc_code()) {
-                print_line(&output::render_rpc_error(id, code, &failure.error, None, args.pretty));
+                print_line(&output::render_rpc_error(
+                    id,
+                    code,
+                    &failure.error,
+                    None,
+                    args.pretty,
+                ));
             }
             return report(&failure.error);
         }

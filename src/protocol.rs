@@ -88,12 +88,14 @@ impl ElicitationParams {
     /// is absent, so a missing message is accepted; a message of the wrong
     /// type is not.
     pub fn from_value(value: &Value) -> Result<Self, ElicitError> {
-        let obj = value.as_object().ok_or_else(|| ElicitError::InvalidParams {
-            message: format!(
-                "`params` must be a JSON object, found {}",
-                crate::json_kind(value)
-            ),
-        })?;
+        let obj = value
+            .as_object()
+            .ok_or_else(|| ElicitError::InvalidParams {
+                message: format!(
+                    "`params` must be a JSON object, found {}",
+                    crate::json_kind(value)
+                ),
+            })?;
         let mode = match obj.get("mode") {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) => Some(s.clone()),
@@ -168,7 +170,10 @@ fn optional_string(obj: &Map<String, Value>, key: &str) -> Result<Option<String>
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
         Some(other) => Err(ElicitError::InvalidParams {
-            message: format!("`{key}` must be a string, found {}", crate::json_kind(other)),
+            message: format!(
+                "`{key}` must be a string, found {}",
+                crate::json_kind(other)
+            ),
         }),
     }
 }

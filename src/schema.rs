@@ -86,7 +86,9 @@ pub enum FieldKind {
     Boolean,
     /// Untitled (`enum`), titled (`oneOf` of const/title) or legacy
     /// (`enum` + `enumNames`) single select.
-    Select { choices: Vec<Choice> },
+    Select {
+        choices: Vec<Choice>,
+    },
     /// Untitled (`items.enum`) or titled (`items.anyOf`, or `items.oneOf`)
     /// multi-select.
     MultiSelect {
@@ -96,7 +98,9 @@ pub enum FieldKind {
     },
     /// A shape MCP does not allow (a nested object, an array of objects, a
     /// missing or unknown `type`): answered as raw JSON.
-    Raw { why: String },
+    Raw {
+        why: String,
+    },
 }
 
 /// One property of the requested schema.
@@ -184,7 +188,9 @@ impl FormSchema {
                 .collect(),
             None | Some(Value::Null) => Vec::new(),
             Some(other) => {
-                warnings.push(format!("ignored `required`: expected an array, found {other}"));
+                warnings.push(format!(
+                    "ignored `required`: expected an array, found {other}"
+                ));
                 Vec::new()
             }
         };
@@ -270,7 +276,11 @@ impl FormSchema {
 impl FormField {
     fn parse(name: &str, prop: &Value, required: bool) -> Self {
         let obj = prop.as_object();
-        let get_str = |k: &str| obj.and_then(|o| o.get(k)).and_then(Value::as_str).map(str::to_string);
+        let get_str = |k: &str| {
+            obj.and_then(|o| o.get(k))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
         let get_u64 = |k: &str| obj.and_then(|o| o.get(k)).and_then(Value::as_u64);
         let get_num = |k: &str| match obj.and_then(|o| o.get(k)) {
             Some(Value::Number(n)) => Some(n.clone()),
@@ -278,7 +288,10 @@ impl FormField {
         };
         let kind = match obj {
             None => FieldKind::Raw {
-                why: format!("the property schema is {}, not an object", crate::json_kind(prop)),
+                why: format!(
+                    "the property schema is {}, not an object",
+                    crate::json_kind(prop)
+                ),
             },
             Some(o) => match o.get("type").and_then(Value::as_str) {
                 Some("string") => {
@@ -318,12 +331,14 @@ impl FormField {
                     let titled = items.and_then(|i| {
                         one_of_choices(i.get("anyOf")).or_else(|| one_of_choices(i.get("oneOf")))
                     });
-                    let untitled = items.and_then(|i| string_list(i.get("enum"))).map(|values| {
-                        values
-                            .into_iter()
-                            .map(|value| Choice { value, label: None })
-                            .collect()
-                    });
+                    let untitled = items
+                        .and_then(|i| string_list(i.get("enum")))
+                        .map(|values| {
+                            values
+                                .into_iter()
+                                .map(|value| Choice { value, label: None })
+                                .collect()
+                        });
                     match titled.or(untitled) {
                         Some(choices) => FieldKind::MultiSelect {
                             choices,
@@ -417,9 +432,13 @@ impl FormField {
         };
         let instance = shown(e.instance());
         let choices = match &self.kind {
-            FieldKind::Select { choices } | FieldKind::MultiSelect { choices, .. } => {
-                Some(choices.iter().map(|c| c.value.clone()).collect::<Vec<_>>().join(", "))
-            }
+            FieldKind::Select { choices } | FieldKind::MultiSelect { choices, .. } => Some(
+                choices
+                    .iter()
+                    .map(|c| c.value.clone())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
             _ => None,
         };
         match e.kind() {
@@ -492,11 +511,14 @@ impl FormField {
                             .collect(),
                     ))
                 } else {
-                    Ok(Value::Array(vec![Value::String(match_choice(choices, text))]))
+                    Ok(Value::Array(vec![Value::String(match_choice(
+                        choices, text,
+                    ))]))
                 }
             }
-            FieldKind::Raw { .. } => Ok(serde_json::from_str(text)
-                .unwrap_or_else(|_| Value::String(text.to_string()))),
+            FieldKind::Raw { .. } => {
+                Ok(serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string())))
+            }
         }
     }
 
@@ -592,7 +614,10 @@ fn plural(n: u64) -> &'static str {
 fn compile(
     prop: &Value,
     kind: &FieldKind,
-) -> (Option<std::sync::Arc<jsonschema::Validator>>, Option<String>) {
+) -> (
+    Option<std::sync::Arc<jsonschema::Validator>>,
+    Option<String>,
+) {
     if !prop.is_object() {
         return (None, None);
     }
@@ -638,12 +663,10 @@ fn normalize_number(value: Value, kind: &FieldKind) -> Value {
         return value;
     }
     match &value {
-        Value::Number(n) if n.as_i64().is_none() && n.as_u64().is_none() => {
-            match n.as_f64() {
-                Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Value::from(f as i64),
-                _ => value,
-            }
-        }
+        Value::Number(n) if n.as_i64().is_none() && n.as_u64().is_none() => match n.as_f64() {
+            Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Value::from(f as i64),
+            _ => value,
+        },
         _ => value,
     }
 }
@@ -683,9 +706,7 @@ fn match_choice(choices: &[Choice], text: &str) -> String {
 
 fn string_list(v: Option<&Value>) -> Option<Vec<String>> {
     let arr = v?.as_array()?;
-    arr.iter()
-        .map(|x| x.as_str().map(str::to_string))
-        .collect()
+    arr.iter().map(|x| x.as_str().map(str::to_string)).collect()
 }
 
 fn one_of_choices(v: Option<&Value>) -> Option<Vec<Choice>> {

@@ -37,7 +37,10 @@ pub struct Elicitation {
 impl Elicitation {
     /// Maps params onto a Request and parses its schema (through `cache`, so
     /// a stream of identical requests compiles the schema once).
-    pub fn prepare(params: ElicitationParams, cache: &mut SchemaCache) -> Result<Self, ElicitError> {
+    pub fn prepare(
+        params: ElicitationParams,
+        cache: &mut SchemaCache,
+    ) -> Result<Self, ElicitError> {
         let request = elicitation_to_request(&params);
         let form = match (params.mode(), request.schema()) {
             (Mode::Form, Some(schema)) => Some(cache.get(schema)?),
@@ -74,7 +77,11 @@ pub enum Pending {
 /// Something that can settle what scripted answers left open: a person at a
 /// terminal, or a stand-in that explains why nobody can be asked.
 pub trait Resolver {
-    fn resolve(&mut self, elicitation: &Elicitation, pending: Pending) -> Result<Answer, ElicitError>;
+    fn resolve(
+        &mut self,
+        elicitation: &Elicitation,
+        pending: Pending,
+    ) -> Result<Answer, ElicitError>;
 }
 
 /// The resolver used when no terminal is available (or `--no-input`): it

@@ -49,7 +49,9 @@ pub fn run(
         ),
     );
     for name in missing {
-        let Some(field) = form.field(name) else { continue };
+        let Some(field) = form.field(name) else {
+            continue;
+        };
         let current = field.usable_default();
         match ask_field(term, field, current.as_ref())? {
             Some(v) => {
@@ -140,9 +142,17 @@ fn review(term: &Term, form: &FormSchema, mut values: Map<String, Value>) -> Pro
 
 /// Asks one field until the answer is valid. `Ok(None)` = skipped (left
 /// out of the content, never sent as `""` or `null`).
-pub fn ask_field(term: &Term, field: &FormField, current: Option<&Value>) -> Prompted<Option<Value>> {
+pub fn ask_field(
+    term: &Term,
+    field: &FormField,
+    current: Option<&Value>,
+) -> Prompted<Option<Value>> {
     let _ = term.write_line("");
-    let _ = term.write_line(&format!("{} {}", style("?").yellow().bold(), field_question(field)));
+    let _ = term.write_line(&format!(
+        "{} {}",
+        style("?").yellow().bold(),
+        field_question(field)
+    ));
     if let Some(d) = &field.description {
         for line in crate::sanitize::sanitize_block(d).lines() {
             let _ = term.write_line(&format!("  {}", style(line).dim()));
@@ -158,7 +168,11 @@ pub fn ask_field(term: &Term, field: &FormField, current: Option<&Value>) -> Pro
     if let FieldKind::Raw { why } = &field.kind {
         let _ = term.write_line(&format!(
             "  {}",
-            style(format!("not a form field MCP allows ({}); type raw JSON", sanitize_line(why))).dim()
+            style(format!(
+                "not a form field MCP allows ({}); type raw JSON",
+                sanitize_line(why)
+            ))
+            .dim()
         ));
     }
     match &field.kind {
@@ -172,12 +186,12 @@ pub fn ask_field(term: &Term, field: &FormField, current: Option<&Value>) -> Pro
                 items.push(SKIP.into());
             }
             let default = at.unwrap_or(if field.required { 0 } else { items.len() - 1 });
-            let i = select(term, "Choose", &items, default)?;
+            let i = select(term, "Pick one", &items, default)?;
             Ok(choices.get(i).map(|c| Value::String(c.value.clone())))
         }
-        FieldKind::MultiSelect { choices, .. } => loop {
+        FieldKind::MultiSelect { choices, .. } => {
             let items: Vec<String> = choices.iter().map(choice_text).collect();
-            let ticked: Vec<bool> = choices
+            let mut ticked: Vec<bool> = choices
                 .iter()
                 .map(|c| {
                     current
@@ -185,23 +199,35 @@ pub fn ask_field(term: &Term, field: &FormField, current: Option<&Value>) -> Pro
                         .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(&c.value)))
                 })
                 .collect();
-            let picked = multi_select(term, "Space ticks, Enter confirms", &items, &ticked)?;
-            if picked.is_empty() && !field.required {
-                return Ok(None);
+            loop {
+                let picked =
+                    multi_select(term, "Pick (Space ticks, Enter confirms)", &items, &ticked)?;
+                ticked = (0..choices.len()).map(|i| picked.contains(&i)).collect();
+                if picked.is_empty() && !field.required {
+                    return Ok(None);
+                }
+                let value = Value::Array(
+                    picked
+                        .iter()
+                        .map(|&i| Value::String(choices[i].value.clone()))
+                        .collect(),
+                );
+                match field.check(&value) {
+                    Ok(()) => return Ok(Some(value)),
+                    Err(reason) => show_error(term, &reason),
+                }
             }
-            let value = Value::Array(
-                picked
-                    .iter()
-                    .map(|&i| Value::String(choices[i].value.clone()))
-                    .collect(),
-            );
-            match field.check(&value) {
-                Ok(()) => return Ok(Some(value)),
-                Err(reason) => show_error(term, &reason),
-            }
-        },
-        _ => loop {
-            let mut initial = current.map(text_of).unwrap_or_default();
+        }
+        _ => ask_text(term, field, current),
+    }
+}
+
+/// A text-like field (string, number, raw JSON): re-asked until valid, with
+/// the rejected text kept for correction.
+fn ask_text(term: &Term, field: &FormField, current: Option<&Value>) -> Prompted<Option<Value>> {
+    let mut initial = current.map(text_of).unwrap_or_default();
+    loop {
+        {
             if sanitize_line(&initial) != initial {
                 // Never draw server text raw, and never silently send an
                 // altered value: show it neutralised, and let the person type.
@@ -215,26 +241,28 @@ pub fn ask_field(term: &Term, field: &FormField, current: Option<&Value>) -> Pro
                 ));
                 initial.clear();
             }
-            let text = read_line(term, &format!("  {} ", style("›").cyan()), &initial)?;
-            if text.is_empty() {
-                if field.required {
-                    show_error(term, "required: type a value (Esc cancels the whole request)");
-                    continue;
-                }
-                return Ok(None);
+        }
+        let text = read_line(term, &format!("  {} ", style("›").cyan()), &initial)?;
+        if text.is_empty() {
+            if field.required {
+                show_error(
+                    term,
+                    "required: type a value (Esc cancels the whole request)",
+                );
+                continue;
             }
-            let value = match field.coerce(&text) {
-                Ok(v) => v,
-                Err(reason) => {
-                    show_error(term, &reason);
-                    continue;
-                }
-            };
-            match field.check(&value) {
-                Ok(()) => return Ok(Some(value)),
-                Err(reason) => show_error(term, &reason),
+            return Ok(None);
+        }
+        let checked = field
+            .coerce(&text)
+            .and_then(|value| field.check(&value).map(|()| value));
+        match checked {
+            Ok(value) => return Ok(Some(value)),
+            Err(reason) => {
+                show_error(term, &reason);
+                initial = text;
             }
-        },
+        }
     }
 }
 
@@ -249,7 +277,7 @@ fn ask_boolean(term: &Term, field: &FormField, current: Option<&Value>) -> Promp
         _ if field.required => 0,
         _ => 2,
     };
-    Ok(match select(term, "Choose", &items, default)? {
+    Ok(match select(term, "Pick one", &items, default)? {
         0 => Some(Value::Bool(true)),
         1 => Some(Value::Bool(false)),
         _ => None,

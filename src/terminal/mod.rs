@@ -92,20 +92,27 @@ impl Resolver for TerminalResolver {
         std::thread::spawn(move || {
             let message = &job.params.message;
             let outcome = match (job.mode(), pending, &job.form) {
-                (Mode::Form, Pending::Form { values, missing }, Some(form)) => {
-                    form::run(&term, &server, message, job.position, form, values, &missing).map(
-                        |o| match o {
-                            form::FormOutcome::Submit(v) => Outcome::Accept(Some(v)),
-                            form::FormOutcome::Decline => Outcome::Decline,
-                        },
-                    )
-                }
+                (Mode::Form, Pending::Form { values, missing }, Some(form)) => form::run(
+                    &term,
+                    &server,
+                    message,
+                    job.position,
+                    form,
+                    values,
+                    &missing,
+                )
+                .map(|o| match o {
+                    form::FormOutcome::Submit(v) => Outcome::Accept(Some(v)),
+                    form::FormOutcome::Decline => Outcome::Decline,
+                }),
                 _ => {
                     let raw = job.params.url.clone().unwrap_or_default();
-                    url::run(&term, &server, message, job.position, &raw, &opener).map(|o| match o {
-                        url::UrlOutcome::Completed => Outcome::Accept(None),
-                        url::UrlOutcome::Declined => Outcome::Decline,
-                    })
+                    url::run(&term, &server, message, job.position, &raw, &opener).map(
+                        |o| match o {
+                            url::UrlOutcome::Completed => Outcome::Accept(None),
+                            url::UrlOutcome::Declined => Outcome::Decline,
+                        },
+                    )
                 }
             };
             let _ = tx.send(outcome);
@@ -121,7 +128,10 @@ impl Resolver for TerminalResolver {
             Ok(Ok(Outcome::Decline)) => Ok(Answer::refused(&id, REASON_DECLINED)),
             Ok(Err(Interrupt::Cancelled)) => {
                 self.tty.restore();
-                let _ = self.tty.term.write_line(&format!("{} cancelled", style("✗").red()));
+                let _ = self
+                    .tty
+                    .term
+                    .write_line(&format!("{} cancelled", style("✗").red()));
                 Ok(Answer::refused(&id, REASON_CANCELLED))
             }
             Ok(Err(Interrupt::Io(err))) => {
@@ -141,7 +151,9 @@ impl Resolver for TerminalResolver {
             }
             Err(false) => {
                 self.tty.restore();
-                Err(ElicitError::Terminal("the prompt ended unexpectedly".into()))
+                Err(ElicitError::Terminal(
+                    "the prompt ended unexpectedly".into(),
+                ))
             }
         }
     }

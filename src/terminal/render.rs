@@ -9,7 +9,13 @@ use crate::sanitize::{sanitize_block, sanitize_line};
 use crate::schema::{FieldKind, FormField};
 
 /// The header drawn before a form or a URL request.
-pub fn header(term: &Term, server: &str, what: &str, message: &str, position: Option<(usize, usize)>) {
+pub fn header(
+    term: &Term,
+    server: &str,
+    what: &str,
+    message: &str,
+    position: Option<(usize, usize)>,
+) {
     let server = sanitize_line(server);
     let pos = position
         .map(|(i, n)| format!("  ({i} of {n})"))
@@ -42,7 +48,10 @@ pub fn field_question(field: &FormField) -> String {
         s.push_str(&format!("{}", style(" *").red()));
     }
     if let Some(h) = field.hint() {
-        s.push_str(&format!(" {}", style(format!("({})", sanitize_line(&h))).dim()));
+        s.push_str(&format!(
+            " {}",
+            style(format!("({})", sanitize_line(&h))).dim()
+        ));
     }
     s
 }
@@ -82,6 +91,9 @@ pub fn truncate(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()
     } else {
-        format!("{}…", s.chars().take(max.saturating_sub(1)).collect::<String>())
+        format!(
+            "{}…",
+            s.chars().take(max.saturating_sub(1)).collect::<String>()
+        )
     }
 }

@@ -67,9 +67,15 @@ pub fn run(
     items.push("Decline".into());
     items.push("Cancel".into());
     if !a.openable {
-        footer(term, "this URL will not be opened: you can only decline or cancel");
+        footer(
+            term,
+            "this URL will not be opened: you can only decline or cancel",
+        );
     } else if opener.never {
-        footer(term, "--no-open: nothing will be launched; copy the URL by hand");
+        footer(
+            term,
+            "--no-open: nothing will be launched; copy the URL by hand",
+        );
     } else {
         footer(term, "nothing opens until you choose it · Esc cancels");
     }

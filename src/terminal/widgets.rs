@@ -143,7 +143,13 @@ pub fn read_line(term: &Term, prompt: &str, initial: &str) -> Prompted<String> {
 /// Draws the prompt and the visible window of the text, with the cursor at
 /// `pos`. Long text scrolls horizontally instead of wrapping, so the line can
 /// always be redrawn in place. Returns the window start.
-fn redraw(term: &Term, prompt: &str, chars: &[char], pos: usize, mut start: usize) -> io::Result<usize> {
+fn redraw(
+    term: &Term,
+    prompt: &str,
+    chars: &[char],
+    pos: usize,
+    mut start: usize,
+) -> io::Result<usize> {
     let width = term.size().1 as usize;
     let prompt_w = console::measure_text_width(prompt);
     let avail = width.saturating_sub(prompt_w + 2).max(8);

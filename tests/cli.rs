@@ -1,0 +1,702 @@
+//! Integration tests through the real binary: every fixture, every input
+//! shape, the seed's mapping rows, and each rejection.
+
+use std::io::Write;
+use std::path::Path;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::{json, Value};
+
+fn elicit() -> Command {
+    let mut c = Command::cargo_bin("elicit").unwrap();
+    c.env_remove("ELICIT_BROWSER").env("NO_COLOR", "1");
+    c
+}
+
+/// Runs elicit with `--no-input` (tests must never prompt, even when run
+/// from a terminal) on `stdin`.
+fn run(args: &[&str], stdin: &str) -> assert_cmd::assert::Assert {
+    elicit()
+        .arg("--no-input")
+        .args(args)
+        .write_stdin(stdin)
+        .assert()
+}
+
+fn stdout_json(a: &assert_cmd::assert::Assert) -> Value {
+    let out = String::from_utf8(a.get_output().stdout.clone()).unwrap();
+    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {out:?}"))
+}
+
+#[test]
+fn every_fixture_case_gives_its_expected_output() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let cases: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(root.join("cases.json")).unwrap()).unwrap();
+    assert!(cases.len() >= 20, "the case list shrank");
+    let mut failures = Vec::new();
+    for case in &cases {
+        let name = case["name"].as_str().unwrap();
+        let args: Vec<&str> = case["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        let out = elicit()
+            .arg("--no-input")
+            .args(&args)
+            .arg(root.join(case["input"].as_str().unwrap()))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let want = case["stdout"].as_str().unwrap();
+        if !out.status.success() || stdout.trim_end() != want {
+            failures.push(format!(
+                "{name}: exit {:?}\n  want {want}\n  got  {}\n  stderr {}",
+                out.status.code(),
+                stdout.trim_end(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn readme_example_prints_accept_with_content() {
+    run(&["-a", "region=apac"], r#"{"message":"Region?","requestedSchema":{"type":"object","properties":{"region":{"type":"string"}},"required":["region"]}}"#)
+        .success()
+        .stdout("{\"action\":\"accept\",\"content\":{\"region\":\"apac\"}}\n");
+}
+
+#[test]
+fn json_rpc_ids_come_back_exactly() {
+    let req = |id: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"elicitation/create","params":{{"message":"ok?","requestedSchema":{{"type":"object","properties":{{}}}}}}}}"#
+        )
+    };
+    for id in ["\"abc\"", "7", "1.0", "1e2", "-0", "\"\\u00e9\""] {
+        let a = run(&["-a", "accept"], &req(id)).success();
+        let out = String::from_utf8(a.get_output().stdout.clone()).unwrap();
+        assert_eq!(
+            out,
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"action\":\"accept\",\"content\":{{}}}}}}\n")
+        );
+    }
+}
+
+#[test]
+fn server_everything_form_fills_defaults_in_schema_order() {
+    let req = std::fs::read_to_string("fixtures/server-everything/form.request.json").unwrap();
+    let a = run(
+        &[
+            "-a",
+            "accept",
+            "-a",
+            "name=Ada",
+            "-a",
+            "email=ada@example.com",
+        ],
+        &req,
+    )
+    .success();
+    let v = stdout_json(&a);
+    let content = v["result"]["content"].as_object().unwrap();
+    assert_eq!(content["integer"], json!(42));
+    assert!(
+        content["integer"].is_i64(),
+        "integer must be a JSON integer"
+    );
+    assert_eq!(content["number"].to_string(), "3.14");
+    let keys: Vec<&str> = content.keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "name",
+            "firstLine",
+            "email",
+            "integer",
+            "number",
+            "untitledSingleSelectEnum",
+            "untitledMultipleSelectEnum",
+            "titledSingleSelectEnum",
+            "titledMultipleSelectEnum",
+            "legacyTitledEnum"
+        ]
+    );
+}
+
+// --- the seed's mapping rows, through `elicit request` and `elicit result` ---
+
+#[test]
+fn request_maps_form_to_input_with_schema() {
+    let schema = json!({"type":"object","properties":{"region":{"type":"string"}}});
+    let params = json!({"mode":"form","message":"What is your deployment region?","requestedSchema": schema});
+    let a = elicit()
+        .arg("request")
+        .write_stdin(params.to_string())
+        .assert()
+        .success();
+    let r = stdout_json(&a);
+    assert_eq!(r["kind"], "input");
+    assert_eq!(r["prompt"], "What is your deployment region?");
+    assert_eq!(r["data"]["schema"], schema);
+    assert!(r["id"].as_str().is_some_and(|s| !s.is_empty()));
+    assert!(
+        r.get("url").is_none() && r.get("expiresAt").is_none(),
+        "empty keys are omitted: {r}"
+    );
+}
+
+#[test]
+fn request_maps_absent_and_empty_mode_to_input() {
+    for mode in [json!(null), json!("")] {
+        let mut params = json!({"message":"m","requestedSchema":{"type":"object","properties":{}}});
+        if !mode.is_null() {
+            params["mode"] = mode;
+        }
+        let r = stdout_json(
+            &elicit()
+                .arg("request")
+                .write_stdin(params.to_string())
+                .assert()
+                .success(),
+        );
+        assert_eq!(r["kind"], "input");
+    }
+}
+
+#[test]
+fn request_maps_url_to_authorization_without_schema() {
+    let params = json!({"mode":"url","message":"Sign in to continue","url":"https://example.com/oauth/authorize","elicitationId":"e-9"});
+    let r = stdout_json(
+        &elicit()
+            .arg("request")
+            .write_stdin(params.to_string())
+            .assert()
+            .success(),
+    );
+    assert_eq!(r["kind"], "authorization");
+    assert_eq!(r["url"], "https://example.com/oauth/authorize");
+    assert_eq!(r["prompt"], "Sign in to continue");
+    assert!(r["data"].get("schema").is_none());
+    assert_eq!(r["data"]["elicitationId"], "e-9");
+}
+
+#[test]
+fn request_ids_are_fresh_per_call() {
+    let params = r#"{"message":"","requestedSchema":{"type":"object","properties":{}}}"#;
+    let a = stdout_json(
+        &elicit()
+            .arg("request")
+            .write_stdin(params)
+            .assert()
+            .success(),
+    );
+    let b = stdout_json(
+        &elicit()
+            .arg("request")
+            .write_stdin(params)
+            .assert()
+            .success(),
+    );
+    assert_ne!(a["id"], b["id"]);
+    assert_eq!(a["prompt"], "", "prompt is always written");
+}
+
+#[test]
+fn result_maps_every_answer_row() {
+    let rows = [
+        (
+            json!({"id":"r1","ok":true,"data":{"region":"apac"}}),
+            json!({"action":"accept","content":{"region":"apac"}}),
+        ),
+        (
+            json!({"id":"r1","ok":true}),
+            json!({"action":"accept","content":{}}),
+        ),
+        (
+            json!({"id":"r1","ok":false,"reason":"declined"}),
+            json!({"action":"decline"}),
+        ),
+        (
+            json!({"id":"r1","ok":false,"reason":"cancelled"}),
+            json!({"action":"cancel"}),
+        ),
+        (
+            json!({"id":"r1","ok":false,"reason":"expired"}),
+            json!({"action":"cancel"}),
+        ),
+        (json!({"id":"r1","ok":false}), json!({"action":"cancel"})),
+    ];
+    for (answer, want) in rows {
+        let got = stdout_json(
+            &elicit()
+                .arg("result")
+                .write_stdin(answer.to_string())
+                .assert()
+                .success(),
+        );
+        assert_eq!(got, want, "for {answer}");
+    }
+}
+
+#[test]
+fn request_then_result_pipeline() {
+    let req = std::fs::read_to_string("fixtures/shapes/form-region.json").unwrap();
+    let r = stdout_json(&elicit().arg("request").write_stdin(req).assert().success());
+    let answer = json!({"id": r["id"], "ok": true, "data": {"region": "eu-west-1"}});
+    elicit()
+        .arg("result")
+        .write_stdin(answer.to_string())
+        .assert()
+        .success()
+        .stdout("{\"action\":\"accept\",\"content\":{\"region\":\"eu-west-1\"}}\n");
+}
+
+#[test]
+fn result_rejects_non_answers() {
+    elicit()
+        .arg("result")
+        .write_stdin(r#"{"action":"accept"}"#)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains("not a contract Answer"));
+}
+
+// --- rejections ---
+
+#[test]
+fn bad_json_names_line_and_column() {
+    run(&["-a", "accept"], "{\n  \"message\": \"x\",\n  oops\n}")
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains("line 3, column 3"));
+}
+
+#[test]
+fn bad_inputs_are_clear_errors_never_panics() {
+    let deep = "[".repeat(100_000);
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (b"".to_vec(), "input is empty"),
+        (b"   \n".to_vec(), "input is empty"),
+        (b"[1,2]".to_vec(), "found an array"),
+        (b"42".to_vec(), "found a number"),
+        (b"{\"a\":1}".to_vec(), "not an elicitation"),
+        (deep.into_bytes(), "nesting deeper than 128"),
+        (b"{\"message\":\"\xff\"}".to_vec(), "not valid UTF-8"),
+        (
+            br#"{"message":"x","requestedSchema":[]}"#.to_vec(),
+            "must be an object",
+        ),
+        (br#"{"message":"x"}"#.to_vec(), "missing `requestedSchema`"),
+        (br#"{"mode":"url","message":"x"}"#.to_vec(), "missing `url`"),
+        (
+            br#"{"mode":"sms","message":"x"}"#.to_vec(),
+            "unknown elicitation mode \"sms\"",
+        ),
+        (
+            br#"{"method":"roots/list"}"#.to_vec(),
+            "unsupported method \"roots/list\"",
+        ),
+        (
+            br#"{"message":5,"requestedSchema":{}}"#.to_vec(),
+            "`message` must be a string",
+        ),
+        (
+            br#"{"jsonrpc":"2.0","method":"elicitation/create","params":{}}"#.to_vec(),
+            "notification",
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":{},"method":"elicitation/create","params":{}}"#.to_vec(),
+            "`id` must be a string or a number",
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"no"}}"#.to_vec(),
+            "only -32042",
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[]}}"#.to_vec(),
+            "asks nothing",
+        ),
+    ];
+    for (input, want) in cases {
+        let out = elicit()
+            .args(["--no-input", "-a", "accept"])
+            .write_stdin(input.clone())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "input {:?}: {stderr}",
+            String::from_utf8_lossy(&input)
+        );
+        assert!(out.stdout.is_empty(), "stdout must stay empty for {want}");
+        assert!(stderr.contains(want), "stderr for {want:?} was: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[test]
+fn a_fifty_megabyte_message_is_handled() {
+    let big = "x".repeat(50 * 1024 * 1024);
+    let req =
+        format!(r#"{{"message":"{big}","requestedSchema":{{"type":"object","properties":{{}}}}}}"#);
+    run(&["-a", "accept"], &req)
+        .success()
+        .stdout("{\"action\":\"accept\",\"content\":{}}\n");
+}
+
+#[test]
+fn json_rpc_requests_with_bad_params_get_a_json_rpc_error_on_stdout() {
+    let cases = [
+        (
+            r#"{"jsonrpc":"2.0","id":"q1","method":"elicitation/create","params":{"mode":"sms","message":"x"}}"#,
+            -32602,
+            "\"q1\"",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":4,"method":"elicitation/create","params":{"mode":"url","message":"x"}}"#,
+            -32602,
+            "4",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":5,"method":"elicitation/create"}"#,
+            -32602,
+            "5",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":6,"method":"sampling/createMessage","params":{}}"#,
+            -32601,
+            "6",
+        ),
+    ];
+    for (req, code, id) in cases {
+        let a = run(&["-a", "accept"], req).code(2);
+        let out = String::from_utf8(a.get_output().stdout.clone()).unwrap();
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["error"]["code"], code, "{req}");
+        assert!(
+            out.starts_with(&format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},")),
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn invalid_answers_list_every_failing_field_and_print_nothing() {
+    let req = std::fs::read_to_string("fixtures/kinds/every-kind.json").unwrap();
+    let a = run(
+        &[
+            "-a",
+            "seats=2.5",
+            "-a",
+            "budget=abc",
+            "-a",
+            "agree=maybe",
+            "-a",
+            "size=xl",
+            "-a",
+            "tags=ux",
+            "-a",
+            "tags=bug",
+            "-a",
+            "tags=docs",
+            "-a",
+            "email=nope",
+            "-a",
+            "birthday=2025-13-01",
+            "-a",
+            "meeting=2025-11-25",
+            "-a",
+            "site=notauri",
+            "-a",
+            "handle=ab",
+            "-a",
+            "code=abc",
+            "-a",
+            "region=Mars",
+            "-a",
+            "bogus=1",
+            "-a",
+            "seats=11",
+        ],
+        &req,
+    )
+    .code(2)
+    .stdout("");
+    let err = String::from_utf8(a.get_output().stderr.clone()).unwrap();
+    for want in [
+        "seats: given 2 times",
+        "budget: \"abc\" is not a number",
+        "agree: \"maybe\" is not a yes/no answer",
+        "size: \"xl\" is not one of: s, m, l",
+        "tags: pick at most 2 items",
+        "email: \"nope\" is not a valid email",
+        "birthday: \"2025-13-01\" is not a valid date",
+        "meeting: \"2025-11-25\" is not a valid date-time",
+        "site: \"notauri\" is not a valid uri",
+        "handle: \"ab\" is too short",
+        "code: \"abc\" does not match the pattern",
+        "region: \"Mars\" is not one of",
+        "bogus: not a field of the requested schema",
+    ] {
+        assert!(err.contains(want), "missing {want:?} in:\n{err}");
+    }
+}
+
+#[test]
+fn range_and_integer_rules() {
+    let req = r#"{"message":"n","requestedSchema":{"type":"object","properties":{"n":{"type":"integer","minimum":1,"maximum":10},"x":{"type":"number","maximum":1.5}}}}"#;
+    run(&["-a", "n=11", "-a", "x=2"], req)
+        .code(2)
+        .stderr(predicate::str::contains(
+            "n: 11 is greater than the maximum of 10",
+        ))
+        .stderr(predicate::str::contains(
+            "x: 2 is greater than the maximum of 1.5",
+        ));
+    run(&["-a", "n=0", "-a", "x=1"], req)
+        .code(2)
+        .stderr(predicate::str::contains("less than the minimum of 1"));
+    run(&["-a", "n=3.0", "-a", "x=1.25"], req)
+        .success()
+        .stdout("{\"action\":\"accept\",\"content\":{\"n\":3,\"x\":1.25}}\n");
+    run(&["-a", r#"{"n":4.5,"x":1}"#], req)
+        .code(2)
+        .stderr(predicate::str::contains("n: 4.5 is not a whole number"));
+}
+
+#[test]
+fn lengths_count_characters_not_bytes() {
+    let req = r#"{"message":"n","requestedSchema":{"type":"object","properties":{"s":{"type":"string","minLength":3,"maxLength":3}}}}"#;
+    run(&["-a", "s=日本語"], req).success();
+    run(&["-a", "s=éé"], req)
+        .code(2)
+        .stderr(predicate::str::contains("too short"));
+}
+
+#[test]
+fn accept_names_required_fields_without_defaults() {
+    let req = std::fs::read_to_string("fixtures/kinds/every-kind.json").unwrap();
+    let a = run(&["-a", "accept"], &req).code(2).stdout("");
+    let err = String::from_utf8(a.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("email: required, has no default"), "{err}");
+    assert!(err.contains("region: required, has no default"), "{err}");
+    assert!(!err.contains("handle:"), "handle has a default: {err}");
+}
+
+#[test]
+fn unknown_fields_in_json_answers_are_rejected() {
+    let req = std::fs::read_to_string("fixtures/shapes/form-region.json").unwrap();
+    run(
+        &["-a", r#"{"region":"eu-west-1","zone":"b"}"#, "-a", "accept"],
+        &req,
+    )
+    .code(2)
+    .stdout("")
+    .stderr(predicate::str::contains(
+        "zone: not a field of the requested schema",
+    ));
+}
+
+#[test]
+fn bad_answer_syntax_is_a_usage_error() {
+    let req = std::fs::read_to_string("fixtures/shapes/form-region.json").unwrap();
+    run(&["-a", "region"], &req)
+        .code(2)
+        .stderr(predicate::str::contains("expected NAME=VALUE"));
+    run(&["-a", "{\"region\":"], &req)
+        .code(2)
+        .stderr(predicate::str::contains("invalid JSON at line 1"));
+    run(&["-a", "accept", "-a", "cancel"], &req)
+        .code(2)
+        .stderr(predicate::str::contains("conflicting answers"));
+    run(&["-a", "@/does/not/exist.json"], &req)
+        .code(2)
+        .stderr(predicate::str::contains("cannot read file"));
+    let url = std::fs::read_to_string("fixtures/shapes/url-bare.json").unwrap();
+    run(&["-a", "token=abc"], &url)
+        .code(2)
+        .stderr(predicate::str::contains("URL elicitation"));
+}
+
+#[test]
+fn answers_from_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let req = std::fs::read_to_string("fixtures/shapes/form-region.json").unwrap();
+    let write = |name: &str, body: &str| {
+        let p = dir.path().join(name);
+        std::fs::File::create(&p)
+            .unwrap()
+            .write_all(body.as_bytes())
+            .unwrap();
+        format!("@{}", p.display())
+    };
+    let values = write(
+        "values.json",
+        r#"{"region":"Singapore","replicas":2,"dryRun":false}"#,
+    );
+    run(&["-a", &values], &req).success().stdout("{\"action\":\"accept\",\"content\":{\"region\":\"ap-southeast-1\",\"replicas\":2,\"dryRun\":false}}\n");
+    let answer = write(
+        "answer.json",
+        r#"{"id":"r1","ok":true,"data":{"region":"eu-west-1"}}"#,
+    );
+    run(&["-a", &answer], &req).success().stdout("{\"action\":\"accept\",\"content\":{\"region\":\"eu-west-1\",\"replicas\":3,\"dryRun\":true}}\n");
+    let result = write("result.json", r#"{"action":"decline","content":null}"#);
+    run(&["-a", &result], &req)
+        .success()
+        .stdout("{\"action\":\"decline\"}\n");
+}
+
+#[test]
+fn unanswered_fields_without_a_terminal_fail_at_once_and_suggest_answer() {
+    let req = std::fs::read_to_string("fixtures/shapes/form-region.json").unwrap();
+    run(&["-a", "region=eu-west-1"], &req)
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains("replicas, dryRun"))
+        .stderr(predicate::str::contains("--answer"));
+    let url = std::fs::read_to_string("fixtures/shapes/url-bare.json").unwrap();
+    run(&[], &url)
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains("--answer accept"));
+}
+
+#[test]
+fn no_controlling_terminal_is_detected_without_no_input() {
+    use std::os::unix::process::CommandExt;
+    let req = std::fs::read_to_string("fixtures/shapes/form-region.json").unwrap();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_elicit"));
+    // SAFETY: setsid is async-signal-safe; it detaches the child from any
+    // controlling terminal, as under cron or CI.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let out = Command::from_std(cmd)
+        .write_stdin(req)
+        .timeout(std::time::Duration::from_secs(20))
+        .assert()
+        .code(2)
+        .stdout("");
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.contains("no terminal") && err.contains("/dev/tty"),
+        "{err}"
+    );
+}
+
+#[test]
+fn exit_status_flag_distinguishes_decline_and_cancel() {
+    let req = std::fs::read_to_string("fixtures/kinds/empty-form.json").unwrap();
+    run(&["-e", "-a", "accept"], &req).code(0);
+    run(&["-e", "-a", "decline"], &req)
+        .code(3)
+        .stdout("{\"action\":\"decline\"}\n");
+    run(&["-e", "-a", "cancel"], &req)
+        .code(4)
+        .stdout("{\"action\":\"cancel\"}\n");
+    run(&["-a", "cancel"], &req).code(0);
+}
+
+#[test]
+fn pretty_indents() {
+    let req = std::fs::read_to_string("fixtures/kinds/empty-form.json").unwrap();
+    run(&["--pretty", "-a", "accept"], &req)
+        .success()
+        .stdout("{\n  \"action\": \"accept\",\n  \"content\": {}\n}\n");
+}
+
+#[test]
+fn file_argument_and_dash() {
+    elicit()
+        .args([
+            "--no-input",
+            "-a",
+            "accept",
+            "fixtures/kinds/empty-form.json",
+        ])
+        .assert()
+        .success();
+    elicit()
+        .args(["--no-input", "-a", "accept", "-"])
+        .write_stdin(std::fs::read_to_string("fixtures/kinds/empty-form.json").unwrap())
+        .assert()
+        .success();
+    elicit()
+        .args(["--no-input", "/no/such/file.json"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("cannot open /no/such/file.json"));
+}
+
+#[test]
+fn lines_mode_keeps_order_and_accounts_for_every_line() {
+    let form = r#"{"message":"m","requestedSchema":{"type":"object","properties":{"n":{"type":"integer","default":1}}}}"#;
+    let rpc = r#"{"jsonrpc":"2.0","id":"x","method":"elicitation/create","params":{"mode":"nope","message":"m"}}"#;
+    let input = format!("{form}\nnot json\n{rpc}\n\n{form}\n");
+    let a = run(&["--lines", "-a", "accept"], &input).code(2);
+    let out = String::from_utf8(a.get_output().stdout.clone()).unwrap();
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 5, "{out}");
+    assert_eq!(lines[0], json!({"action":"accept","content":{"n":1}}));
+    assert_eq!(lines[1]["error"]["line"], 2);
+    assert!(lines[1]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("column"));
+    assert_eq!(lines[2]["id"], "x");
+    assert_eq!(lines[2]["error"]["code"], -32602);
+    assert_eq!(lines[2]["error"]["data"]["line"], 3);
+    assert_eq!(lines[3]["error"]["line"], 4);
+    assert_eq!(lines[4], lines[0]);
+    let err = String::from_utf8(a.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("3 of 5 lines failed"), "{err}");
+}
+
+#[test]
+fn lines_mode_succeeds_and_reports_outcomes() {
+    let req = r#"{"message":"m","requestedSchema":{"type":"object","properties":{}}}"#;
+    let input = format!("{req}\n{req}\r\n{req}");
+    run(&["--lines", "-a", "accept"], &input)
+        .success()
+        .stdout("{\"action\":\"accept\",\"content\":{}}\n".repeat(3));
+    run(&["--lines", "-e", "-a", "decline"], &input).code(3);
+}
+
+#[test]
+fn server_text_in_errors_is_sanitised() {
+    run(
+        &["-a", "accept"],
+        "{\"mode\":\"\\u001b]0;pwned\\u0007\",\"message\":\"x\"}",
+    )
+    .code(2)
+    .stderr(predicate::str::contains("\u{1b}").not());
+}
+
+#[test]
+fn help_and_version() {
+    elicit()
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--answer"));
+    elicit()
+        .arg("--version")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("elicit"));
+}

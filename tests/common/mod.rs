@@ -1,0 +1,324 @@
+//! Shared helpers for the pseudo-terminal tests (`tests/pty_*.rs`).
+//!
+//! Each run spawns `sh -c "stty …; exec elicit ARGS < req.json > out.json"`
+//! under a pty, in its own temporary directory: stdin and stdout are files
+//! (as in a pipeline) while stderr and `/dev/tty` are the pty. Every expect
+//! has a timeout, so a broken prompt fails the test instead of hanging it.
+
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use expectrl::process::unix::WaitStatus;
+use expectrl::session::OsSession;
+use expectrl::{Eof, Expect};
+use serde_json::Value;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_elicit");
+pub const TIMEOUT: Duration = Duration::from_secs(10);
+
+pub const DOWN: &str = "\x1b[B";
+pub const UP: &str = "\x1b[A";
+pub const ENTER: &str = "\r";
+pub const SPACE: &str = " ";
+pub const ESC: &str = "\x1b";
+pub const CTRL_C: &str = "\x03";
+pub const SHOW_CURSOR: &[u8] = b"\x1b[?25h";
+
+/// The repository's fixtures directory.
+pub fn fixture(rel: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(rel);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// Quotes a word for `sh`.
+pub fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// How to run elicit under the pty.
+pub struct Spec {
+    request: String,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    unset: Vec<String>,
+    stderr_file: bool,
+    color: bool,
+    path_first: bool,
+}
+
+pub fn elicit(request: &str) -> Spec {
+    Spec {
+        request: request.to_string(),
+        args: Vec::new(),
+        env: Vec::new(),
+        unset: Vec::new(),
+        stderr_file: false,
+        color: false,
+        path_first: false,
+    }
+}
+
+impl Spec {
+    pub fn args<I: IntoIterator<Item = S>, S: AsRef<str>>(mut self, args: I) -> Self {
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_string()));
+        self
+    }
+    pub fn env(mut self, k: &str, v: &str) -> Self {
+        self.env.push((k.into(), v.into()));
+        self
+    }
+    /// Sends stderr to `err.log` (inside the sh -c).
+    pub fn stderr_to_file(mut self) -> Self {
+        self.stderr_file = true;
+        self
+    }
+    /// Do not set NO_COLOR.
+    pub fn with_color(mut self) -> Self {
+        self.color = true;
+        self
+    }
+    /// Put the run's temporary directory first on PATH (for stub openers)
+    /// and hide any desktop, so `open` falls back to `xdg-open`.
+    pub fn stub_path(mut self) -> Self {
+        self.path_first = true;
+        self.unset.extend(["DISPLAY", "WAYLAND_DISPLAY", "BROWSER"].map(String::from));
+        self
+    }
+
+    /// Writes the request and a possible stub into a fresh tempdir and runs.
+    pub fn spawn(self) -> Pty {
+        let dir = tempfile::tempdir().expect("tempdir");
+        self.spawn_in(dir)
+    }
+
+    pub fn spawn_in(self, dir: tempfile::TempDir) -> Pty {
+        std::fs::write(dir.path().join("req.json"), &self.request).unwrap();
+        let args: Vec<String> = self.args.iter().map(|a| sh_quote(a)).collect();
+        let err = if self.stderr_file { " 2> err.log" } else { "" };
+        let script = format!(
+            "stty cols 120 rows 40 && exec {} {} < req.json > out.json{err}",
+            sh_quote(BIN),
+            args.join(" ")
+        );
+        let mut cmd = Command::new("/bin/sh");
+        cmd.arg("-c").arg(&script).current_dir(dir.path());
+        cmd.env("TERM", "xterm-256color");
+        if !self.color {
+            cmd.env("NO_COLOR", "1");
+        } else {
+            cmd.env_remove("NO_COLOR");
+        }
+        cmd.env_remove("ELICIT_BROWSER");
+        for k in &self.unset {
+            cmd.env_remove(k);
+        }
+        if self.path_first {
+            cmd.env("PATH", format!("{}:/usr/bin:/bin", dir.path().display()));
+        }
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        let mut session = OsSession::spawn(cmd).expect("spawn under a pty");
+        session.set_expect_timeout(Some(TIMEOUT));
+        Pty {
+            dir,
+            session,
+            transcript: Vec::new(),
+            script,
+        }
+    }
+}
+
+/// A running elicit on a pty.
+pub struct Pty {
+    pub dir: tempfile::TempDir,
+    session: OsSession,
+    /// Everything read from the pty so far.
+    pub transcript: Vec<u8>,
+    script: String,
+}
+
+/// The end of a run.
+#[derive(Debug)]
+pub struct Finished {
+    pub code: i32,
+    /// out.json as text.
+    pub stdout: String,
+    /// Everything the pty showed.
+    pub screen: Vec<u8>,
+    pub dir: PathBuf,
+}
+
+impl Finished {
+    /// stdout parsed as JSON.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(self.stdout.trim()).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}): {:?}\n--- screen ---\n{}",
+                self.stdout,
+                String::from_utf8_lossy(&self.screen)
+            )
+        })
+    }
+    pub fn screen_text(&self) -> String {
+        String::from_utf8_lossy(&self.screen).into_owned()
+    }
+}
+
+impl Pty {
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn fail(&mut self, what: &str, err: impl std::fmt::Display) -> ! {
+        // Drain whatever is pending, for the message.
+        let mut pending = Vec::new();
+        let mut buf = [0u8; 4096];
+        let until = Instant::now() + Duration::from_millis(200);
+        while Instant::now() < until {
+            match self.session.try_read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => pending.extend_from_slice(&buf[..n]),
+                Err(_) => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+        panic!(
+            "{what}: {err}\n--- script ---\n{}\n--- screen so far ---\n{}\n--- not yet matched ---\n{}",
+            self.script,
+            String::from_utf8_lossy(&self.transcript).escape_debug(),
+            String::from_utf8_lossy(&pending).escape_debug()
+        );
+    }
+
+    /// Waits (up to [`TIMEOUT`]) for `text` on the pty.
+    pub fn expect(&mut self, text: &str) -> &mut Self {
+        match self.session.expect(text) {
+            Ok(c) => self.transcript.extend_from_slice(c.as_bytes()),
+            Err(e) => self.fail(&format!("waiting for {text:?}"), e),
+        }
+        self
+    }
+
+    /// Waits for a regular expression.
+    pub fn expect_re(&mut self, re: &str) -> &mut Self {
+        match self.session.expect(expectrl::Regex(re)) {
+            Ok(c) => self.transcript.extend_from_slice(c.as_bytes()),
+            Err(e) => self.fail(&format!("waiting for /{re}/"), e),
+        }
+        self
+    }
+
+    /// Sends keys.
+    pub fn send(&mut self, keys: &str) -> &mut Self {
+        if let Err(e) = self.session.send(keys) {
+            self.fail(&format!("sending {keys:?}"), e);
+        }
+        let _ = self.session.flush();
+        self
+    }
+
+    /// Waits for `text`, then sends `keys`.
+    pub fn answer(&mut self, text: &str, keys: &str) -> &mut Self {
+        self.expect(text);
+        self.send(keys)
+    }
+
+    /// Waits for `text`, gives the prompt a moment to switch the terminal to
+    /// raw mode, then sends `keys`. Only for keys the line discipline would
+    /// eat in cooked mode (Ctrl-C, Backspace, Ctrl-U).
+    pub fn answer_settled(&mut self, text: &str, keys: &str) -> &mut Self {
+        self.expect(text);
+        std::thread::sleep(Duration::from_millis(150));
+        self.send(keys)
+    }
+
+    pub fn sleep(&mut self, ms: u64) -> &mut Self {
+        std::thread::sleep(Duration::from_millis(ms));
+        self
+    }
+
+    /// Waits for the end of output and the exit status; reads out.json.
+    pub fn finish(&mut self) -> Finished {
+        match self.session.expect(Eof) {
+            Ok(c) => self.transcript.extend_from_slice(c.as_bytes()),
+            Err(e) => self.fail("waiting for the end of output", e),
+        }
+        let deadline = Instant::now() + TIMEOUT;
+        let code = loop {
+            match self.session.get_process().status() {
+                Ok(WaitStatus::Exited(_, code)) => break code,
+                Ok(WaitStatus::Signaled(_, sig, _)) => {
+                    self.fail("the process", format!("killed by {sig:?}"))
+                }
+                Ok(_) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
+                Ok(other) => self.fail("waiting for the exit", format!("{other:?}")),
+                Err(e) => self.fail("waiting for the exit", e),
+            }
+        };
+        Finished {
+            code,
+            stdout: std::fs::read_to_string(self.path("out.json")).unwrap_or_default(),
+            screen: self.transcript.clone(),
+            dir: self.dir.path().to_path_buf(),
+        }
+    }
+
+    /// Finishes and checks exit status 0 and the exact JSON on stdout.
+    pub fn finish_with(&mut self, expected: Value) -> Finished {
+        let f = self.finish();
+        assert_eq!(
+            f.code,
+            0,
+            "exit status; stdout {:?}\n--- screen ---\n{}",
+            f.stdout,
+            f.screen_text().escape_debug()
+        );
+        assert_eq!(
+            f.json(),
+            expected,
+            "\n--- screen ---\n{}",
+            f.screen_text().escape_debug()
+        );
+        f
+    }
+}
+
+/// Writes an executable shell script.
+pub fn write_script(path: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let mut f = std::fs::File::create(path).unwrap();
+    f.write_all(body.as_bytes()).unwrap();
+    drop(f);
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// True when `needle` occurs in `haystack`.
+pub fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// A bare form request (params only) with this schema.
+pub fn form(message: &str, schema: Value) -> String {
+    serde_json::json!({
+        "method": "elicitation/create",
+        "params": {"message": message, "requestedSchema": schema}
+    })
+    .to_string()
+}
+
+/// A JSON-RPC form request with id 1.
+pub fn form_rpc(message: &str, schema: Value) -> String {
+    serde_json::json!({
+        "jsonrpc": "2.0", "id": 1,
+        "method": "elicitation/create",
+        "params": {"message": message, "requestedSchema": schema}
+    })
+    .to_string()
+}
