@@ -61,9 +61,78 @@ pub struct ResolveArgs {
     /// Exit 3 when the result is decline and 4 when it is cancel (default: 0).
     #[arg(short = 'e', long)]
     pub exit_status: bool,
+
+    /// Give up waiting for the person after DURATION (e.g. 90s, 5m): the
+    /// result is cancel (the contract's Answer reason `expired`).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// Options shared by every command that resolves elicitations.
+pub const CALL_HELP: &str = "\
+Examples:
+  elicit call --tool trigger-elicitation-request -a accept -a name=Ada -- npx -y @modelcontextprotocol/server-everything stdio
+  elicit call --tool trigger-url-elicitation --arg url=https://example.com/connect -- mcp-server-everything stdio
+  elicit call -- python my_server.py                 pick a tool and its arguments on the terminal
+  elicit call --log session.jsonl --tool ask -- ./server   record every message both ways
+
+Exit status: 0 the tool result was printed; 1 the tool result has isError, or
+the server failed (exited, malformed JSON, no answer within --timeout); 2
+usage or answers that cannot be used.";
+
+#[derive(Debug, Args, Clone)]
+pub struct CallArgs {
+    /// The tool to call. Without it, on a terminal, pick one from the list.
+    #[arg(long, value_name = "NAME")]
+    pub tool: Option<String>,
+
+    /// The tool's arguments as a JSON object.
+    #[arg(long = "args", value_name = "JSON")]
+    pub args_json: Option<String>,
+
+    /// One argument, KEY=VALUE, coerced by the tool's inputSchema (repeatable).
+    #[arg(long = "arg", value_name = "KEY=VALUE")]
+    pub arg: Vec<String>,
+
+    #[command(flatten)]
+    pub answers: AnswerArgs,
+
+    /// How long to wait for each message from the server (the time a person
+    /// spends answering does not count).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "60s")]
+    pub timeout: std::time::Duration,
+
+    /// Give up waiting for the person after DURATION: the elicitation is
+    /// answered cancel.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub prompt_timeout: Option<std::time::Duration>,
+
+    /// Send the server's stderr to FILE instead of elicit's stderr.
+    #[arg(long, value_name = "FILE")]
+    pub server_log: Option<PathBuf>,
+
+    /// Record every message both ways as JSON lines ({dir, time, message}).
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+
+    /// The protocol lifecycle: auto tries 2026-07-28 discovery, then the
+    /// initialize handshake.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub protocol: elicit::session::client::ProtocolChoice,
+
+    /// Show the server's notifications and requests on stderr.
+    #[arg(short, long)]
+    pub verbose: bool,
+
+    /// Indent the JSON output.
+    #[arg(long)]
+    pub pretty: bool,
+
+    /// The server command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
 #[derive(Debug, Args, Clone, Default)]
 pub struct AnswerArgs {
     /// A scripted answer (repeatable): NAME=VALUE, a JSON object of field
@@ -82,11 +151,6 @@ pub struct AnswerArgs {
     #[arg(long)]
     pub no_input: bool,
 
-    /// Give up waiting for the person after DURATION (e.g. 90s, 5m): the
-    /// result is cancel.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    pub timeout: Option<std::time::Duration>,
-
     /// Open URL elicitations with PROGRAM instead of the system opener.
     #[arg(long, value_name = "PROGRAM", env = "ELICIT_BROWSER")]
     pub browser: Option<String>,
@@ -96,7 +160,7 @@ pub struct AnswerArgs {
     pub no_open: bool,
 }
 
-fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     if let Ok(secs) = s.parse::<u64>() {
         return Ok(std::time::Duration::from_secs(secs));
     }
@@ -105,6 +169,10 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Start a stdio MCP server, call one of its tools, resolve every
+    /// elicitation it sends on the way, and print the tool's result.
+    #[command(after_help = CALL_HELP)]
+    Call(CallArgs),
     /// Print the contract Request for an elicitation (the seed's
     /// ElicitationToRequest), without resolving it.
     Request {

@@ -78,6 +78,10 @@ pub enum ElicitError {
     #[error("terminal error: {0}")]
     Terminal(String),
 
+    /// A live server misbehaved: exited, sent malformed JSON, never answered.
+    #[error("server: {0}")]
+    Server(String),
+
     #[error("{context}: {source}")]
     Io {
         context: String,
@@ -121,7 +125,7 @@ impl ElicitError {
     /// 1 for anything else (terminal or I/O trouble).
     pub fn exit_code(&self) -> i32 {
         match self {
-            ElicitError::Terminal(_) | ElicitError::Io { .. } => 1,
+            ElicitError::Terminal(_) | ElicitError::Io { .. } | ElicitError::Server(_) => 1,
             _ => 2,
         }
     }

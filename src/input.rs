@@ -320,6 +320,11 @@ fn method_params(obj: &Map<String, Value>) -> Result<ElicitationParams, ElicitEr
     }
 }
 
+/// Reads a bare `input_required` result (as a live session receives it).
+pub fn read_input_required(result: &Value) -> Result<Document, ElicitError> {
+    input_required(result, None)
+}
+
 fn input_required(
     result: &Value,
     request_state: Option<Box<RawValue>>,

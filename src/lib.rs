@@ -26,6 +26,7 @@ pub mod protocol;
 pub mod resolve;
 pub mod sanitize;
 pub mod schema;
+pub mod session;
 pub mod terminal;
 pub mod url_safety;
 

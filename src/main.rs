@@ -4,6 +4,7 @@
 use std::io::{IsTerminal, Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Parser;
 
@@ -12,15 +13,21 @@ use elicit::input;
 use elicit::output;
 use elicit::resolve::{outcome_exit_code, NoTerminal, Resolver, SchemaCache};
 use elicit::sanitize::sanitize_block;
+use elicit::session::call::{call_tool, tool_arguments};
+use elicit::session::client::McpClient;
+use elicit::session::handler::ElicitHandler;
+use elicit::session::transport::{MessageLog, ServerProcess};
+use elicit::terminal::{TerminalOptions, TerminalResolver};
 use elicit::ScriptedAnswers;
 
 mod cli;
 
-use cli::{AnswerArgs, Cli, Command, ResolveArgs};
+use cli::{AnswerArgs, CallArgs, Cli, Command, ResolveArgs};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
+        Some(Command::Call(args)) => run_call(&args),
         Some(Command::Request { file, pretty }) => run_request(file.as_deref(), pretty),
         Some(Command::Result { file, pretty }) => run_result(file.as_deref(), pretty),
         None => run_resolve(&cli.resolve),
@@ -80,22 +87,37 @@ fn load_answers(args: &AnswerArgs) -> Result<ScriptedAnswers, ElicitError> {
     ScriptedAnswers::parse(&args.answers, |p| std::fs::read_to_string(p))
 }
 
-/// The resolver for whatever scripted answers leave open: the terminal, or
-/// a stand-in that explains why nobody can be asked.
-fn person(args: &AnswerArgs) -> Box<dyn Resolver> {
+/// Who settles what scripted answers leave open.
+enum Person {
+    Terminal(TerminalResolver),
+    Nobody(NoTerminal),
+}
+
+impl Person {
+    fn resolver(&mut self) -> &mut dyn Resolver {
+        match self {
+            Person::Terminal(t) => t,
+            Person::Nobody(n) => n,
+        }
+    }
+}
+
+/// The terminal when there is one (and `--no-input` was not given), else a
+/// stand-in that explains why nobody can be asked.
+fn person(args: &AnswerArgs, timeout: Option<Duration>) -> Person {
     if args.no_input {
-        return Box::new(NoTerminal {
+        return Person::Nobody(NoTerminal {
             detail: "--no-input was given".into(),
         });
     }
-    match elicit::terminal::TerminalResolver::open(elicit::terminal::TerminalOptions {
+    match TerminalResolver::open(TerminalOptions {
         server: args.server.clone(),
-        timeout: args.timeout,
+        timeout,
         browser: args.browser.clone(),
         no_open: args.no_open,
     }) {
-        Ok(t) => Box::new(t),
-        Err(detail) => Box::new(NoTerminal { detail }),
+        Ok(t) => Person::Terminal(t),
+        Err(detail) => Person::Nobody(NoTerminal { detail }),
     }
 }
 
@@ -104,9 +126,9 @@ fn run_resolve(args: &ResolveArgs) -> i32 {
         Ok(a) => a,
         Err(e) => return report(&e),
     };
-    let mut person = person(&args.answers);
+    let mut person = person(&args.answers, args.timeout);
     if args.lines {
-        return run_lines(args, &scripted, person.as_mut());
+        return run_lines(args, &scripted, person.resolver());
     }
     let bytes = match read_input(args.file.as_deref()) {
         Ok(b) => b,
@@ -134,7 +156,7 @@ fn run_resolve(args: &ResolveArgs) -> i32 {
         }
     };
     let mut cache = SchemaCache::default();
-    match elicit::resolve_document(&doc, &scripted, person.as_mut(), &mut cache, args.pretty) {
+    match elicit::resolve_document(&doc, &scripted, person.resolver(), &mut cache, args.pretty) {
         Ok(resolved) => {
             for w in &resolved.warnings {
                 warn(w);
@@ -247,4 +269,153 @@ fn run_result(file: Option<&Path>, pretty: bool) -> i32 {
         Ok(text) => print_line(&text),
         Err(e) => report(&e),
     }
+}
+
+fn run_call(args: &CallArgs) -> i32 {
+    match call(args) {
+        Ok(code) => code,
+        Err(e) => report(&e),
+    }
+}
+
+/// `elicit call`: start the server, connect, pick the tool and its
+/// arguments, call it, print the result.
+fn call(args: &CallArgs) -> Result<i32, ElicitError> {
+    let scripted = load_answers(&args.answers)?;
+    let mut person = person(&args.answers, args.prompt_timeout);
+    let log = args.log.as_deref().map(MessageLog::create).transpose()?;
+    let server = ServerProcess::spawn(&args.command, args.server_log.as_deref(), log)?;
+    let picker = match &person {
+        Person::Terminal(_) => true,
+        Person::Nobody(_) => false,
+    };
+    let mut handler = ElicitHandler::new(&scripted, person.resolver());
+    let mut client = McpClient::connect(
+        server,
+        args.protocol,
+        Some(args.timeout),
+        args.verbose,
+        &mut handler,
+    )?;
+    if let Some(name) = &handler.server_name {
+        if args.verbose {
+            eprintln!(
+                "elicit: connected to {} ({:?})",
+                elicit::sanitize::sanitize_line(name),
+                client.generation
+            );
+        }
+    }
+    let tools = client.list_tools(&mut handler)?;
+    let names: Vec<String> = tools
+        .iter()
+        .filter_map(|t| t.get("name").and_then(|n| n.as_str()).map(str::to_string))
+        .collect();
+    let tool = match &args.tool {
+        Some(t) => t.clone(),
+        None if picker => {
+            drop(handler);
+            let Person::Terminal(term) = &person else {
+                unreachable!()
+            };
+            let items: Vec<String> = tools
+                .iter()
+                .map(|t| {
+                    let name = t.get("name").and_then(|n| n.as_str()).unwrap_or("?");
+                    match t.get("description").and_then(|d| d.as_str()) {
+                        Some(d) => format!("{name} — {}", d.lines().next().unwrap_or("")),
+                        None => name.to_string(),
+                    }
+                })
+                .collect();
+            if items.is_empty() {
+                return Err(ElicitError::Server("the server lists no tools".into()));
+            }
+            match term.pick("Which tool?", &items)? {
+                Some(i) => names[i].clone(),
+                None => return Err(ElicitError::Usage("no tool picked".into())),
+            }
+        }
+        None => {
+            return Err(ElicitError::Usage(format!(
+                "no --tool given and no terminal to pick one; the server's tools: {}",
+                names.join(", ")
+            )))
+        }
+    };
+    let mut handler = ElicitHandler::new(&scripted, person.resolver());
+    handler.server_name = client
+        .server_info
+        .as_ref()
+        .and_then(|i| i.get("name"))
+        .and_then(|n| n.as_str())
+        .map(str::to_string);
+    let schema = tools
+        .iter()
+        .find(|t| t.get("name").and_then(|n| n.as_str()) == Some(tool.as_str()))
+        .and_then(|t| t.get("inputSchema"));
+    if schema.is_none() && args.verbose {
+        eprintln!(
+            "elicit: the server does not list a tool named {}; calling it anyway",
+            elicit::sanitize::sanitize_line(&tool)
+        );
+    }
+    let mut arguments = tool_arguments(schema, args.args_json.as_deref(), &args.arg)?;
+    let asks_arguments = args.args_json.is_none() && args.arg.is_empty() && args.tool.is_none();
+    if let (true, Some(schema)) = (asks_arguments, schema) {
+        let has_fields = schema
+            .get("properties")
+            .and_then(|p| p.as_object())
+            .is_some_and(|p| !p.is_empty());
+        if has_fields {
+            arguments = ask_arguments(&tool, schema, &mut handler)?;
+        }
+    }
+    let result = call_tool(&mut client, &mut handler, &tool, &arguments)?;
+    client.server.shutdown(Duration::from_secs(2));
+    let text = if args.pretty {
+        serde_json::to_string_pretty(&result)
+    } else {
+        serde_json::to_string(&result)
+    }
+    .expect("values serialise");
+    let code = print_line(&text);
+    if code != 0 {
+        return Ok(code);
+    }
+    Ok(
+        if result.get("isError").and_then(|e| e.as_bool()) == Some(true) {
+            1
+        } else {
+            0
+        },
+    )
+}
+
+/// Asks a tool's arguments with the form engine, from its inputSchema.
+fn ask_arguments(
+    tool: &str,
+    schema: &serde_json::Value,
+    handler: &mut ElicitHandler<'_>,
+) -> Result<serde_json::Map<String, serde_json::Value>, ElicitError> {
+    let params =
+        elicit::ElicitationParams::form(format!("Arguments for the tool {tool}"), schema.clone());
+    let mut cache = SchemaCache::default();
+    let mut e = elicit::resolve::Elicitation::prepare(params, &mut cache)?;
+    e.server = handler.server_name.clone();
+    let form = e.form.clone().expect("a form elicitation has a form");
+    let missing = form.fields.iter().map(|f| f.name.clone()).collect();
+    let answer = handler.person.resolve(
+        &e,
+        elicit::resolve::Pending::Form {
+            values: serde_json::Map::new(),
+            missing,
+        },
+    )?;
+    if !answer.ok {
+        return Err(ElicitError::Usage(
+            "tool call abandoned at its arguments".into(),
+        ));
+    }
+    Ok(answer.data.unwrap_or_default())
 }

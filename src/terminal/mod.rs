@@ -65,6 +65,28 @@ impl TerminalResolver {
     }
 }
 
+impl TerminalResolver {
+    /// Lets the person pick one of `items` (sanitised here). `None` when
+    /// they cancel.
+    pub fn pick(&self, prompt: &str, items: &[String]) -> Result<Option<usize>, ElicitError> {
+        let items: Vec<String> = items
+            .iter()
+            .map(|i| render::truncate(&crate::sanitize::sanitize_line(i), 100))
+            .collect();
+        match widgets::select(&self.tty.term, prompt, &items, 0) {
+            Ok(i) => Ok(Some(i)),
+            Err(Interrupt::Cancelled) => {
+                self.tty.restore();
+                Ok(None)
+            }
+            Err(Interrupt::Io(e)) => {
+                self.tty.restore();
+                Err(ElicitError::Terminal(e.to_string()))
+            }
+        }
+    }
+}
+
 enum Outcome {
     Accept(Option<serde_json::Map<String, serde_json::Value>>),
     Decline,

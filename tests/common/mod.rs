@@ -30,7 +30,9 @@ pub const SHOW_CURSOR: &[u8] = b"\x1b[?25h";
 
 /// The repository's fixtures directory.
 pub fn fixture(rel: &str) -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(rel);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(rel);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
@@ -86,7 +88,8 @@ impl Spec {
     /// and hide any desktop, so `open` falls back to `xdg-open`.
     pub fn stub_path(mut self) -> Self {
         self.path_first = true;
-        self.unset.extend(["DISPLAY", "WAYLAND_DISPLAY", "BROWSER"].map(String::from));
+        self.unset
+            .extend(["DISPLAY", "WAYLAND_DISPLAY", "BROWSER"].map(String::from));
         self
     }
 
@@ -255,9 +258,7 @@ impl Pty {
                 Ok(WaitStatus::Signaled(_, sig, _)) => {
                     self.fail("the process", format!("killed by {sig:?}"))
                 }
-                Ok(_) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(10))
-                }
+                Ok(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
                 Ok(other) => self.fail("waiting for the exit", format!("{other:?}")),
                 Err(e) => self.fail("waiting for the exit", e),
             }

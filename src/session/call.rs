@@ -1,0 +1,160 @@
+//! `elicit call`: one `tools/call` against a live server, every elicitation
+//! on the way resolved, both protocol generations carried.
+
+use serde_json::{Map, Value};
+
+use super::client::{call_params, short, McpClient, Reply};
+use super::handler::ElicitHandler;
+use crate::error::ElicitError;
+use crate::protocol::URL_ELICITATION_REQUIRED;
+
+/// At most this many `input_required` rounds for one call: a server that
+/// keeps asking forever (a lost `requestState`, say) is stopped, not obeyed.
+pub const MAX_INPUT_ROUNDS: usize = 32;
+
+/// Calls `tool` and returns its final result, resolving:
+/// - server-to-client `elicitation/create` requests (2025 handshake), inside
+///   [`McpClient::request`];
+/// - `input_required` results (2026-07-28): answered and retried with
+///   `inputResponses` and the echoed `requestState`, until complete;
+/// - a `-32042` URL-elicitation-required error: resolved, then retried once.
+pub fn call_tool(
+    client: &mut McpClient,
+    handler: &mut ElicitHandler<'_>,
+    tool: &str,
+    arguments: &Map<String, Value>,
+) -> Result<Value, ElicitError> {
+    let mut retried_url_required = false;
+    let mut params = call_params(tool, arguments);
+    for _ in 0..MAX_INPUT_ROUNDS {
+        match client.request("tools/call", params.clone(), handler)? {
+            Reply::Result(result)
+                if result.get("resultType").and_then(Value::as_str) == Some("input_required") =>
+            {
+                let responses = handler.input_responses(&result)?;
+                params = call_params(tool, arguments);
+                let p = params.as_object_mut().expect("params are an object");
+                p.insert("inputResponses".into(), Value::Object(responses));
+                // Echoed exactly as received; absent when the server sent none.
+                if let Some(state) = result.get("requestState") {
+                    p.insert("requestState".into(), state.clone());
+                }
+            }
+            Reply::Result(result) => return Ok(result),
+            Reply::Error(e)
+                if e.get("code").and_then(Value::as_i64) == Some(URL_ELICITATION_REQUIRED)
+                    && !retried_url_required =>
+            {
+                retried_url_required = true;
+                let list = e
+                    .get("data")
+                    .and_then(|d| d.get("elicitations"))
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                let total = list.len();
+                for (i, item) in list.iter().enumerate() {
+                    let position = (total > 1).then_some((i + 1, total));
+                    let result = handler.elicit(item, position).map_err(|e| match e {
+                        super::handler::HandlerError::Fatal(e) => e,
+                        super::handler::HandlerError::Rpc { message, .. } => {
+                            ElicitError::Server(format!("bad -32042 elicitation: {message}"))
+                        }
+                    })?;
+                    if result.action != crate::Action::Accept {
+                        return Err(ElicitError::Server(format!(
+                            "tools/call needs a URL elicitation first, and it was {}d",
+                            result.action.as_str().trim_end_matches('e')
+                        )));
+                    }
+                }
+                params = call_params(tool, arguments);
+            }
+            Reply::Error(e) => {
+                return Err(ElicitError::Server(format!(
+                    "tools/call {tool} failed: {}",
+                    short(&e)
+                )))
+            }
+        }
+    }
+    Err(ElicitError::Server(format!(
+        "the server asked for input {MAX_INPUT_ROUNDS} times in a row; giving up"
+    )))
+}
+
+/// Builds a tool's arguments from `--args JSON` and `--arg KEY=VALUE`
+/// pairs, each value read by the kind the tool's `inputSchema` gives it
+/// (the same schema model and coercion as form answers).
+pub fn tool_arguments(
+    input_schema: Option<&Value>,
+    json: Option<&str>,
+    pairs: &[String],
+) -> Result<Map<String, Value>, ElicitError> {
+    let mut args = match json {
+        Some(text) => match crate::input::parse_json(text)? {
+            Value::Object(m) => m,
+            other => {
+                return Err(ElicitError::Usage(format!(
+                    "--args must be a JSON object, found {}",
+                    crate::json_kind(&other)
+                )))
+            }
+        },
+        None => Map::new(),
+    };
+    let form = input_schema
+        .filter(|s| s.is_object())
+        .and_then(|s| crate::schema::FormSchema::parse(s).ok());
+    for pair in pairs {
+        let (name, text) = pair
+            .split_once('=')
+            .ok_or_else(|| ElicitError::Usage(format!("--arg {pair:?}: expected KEY=VALUE")))?;
+        let value = match form.as_ref().and_then(|f| f.field(name)) {
+            Some(field) => field
+                .coerce(text)
+                .map_err(|reason| ElicitError::Usage(format!("--arg {name}: {reason}")))?,
+            // No schema for it: JSON when it parses as JSON, else a string.
+            None => serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string())),
+        };
+        match (args.get_mut(name), value) {
+            // Repeating a multi-select name appends, as with --answer.
+            (Some(Value::Array(existing)), Value::Array(more)) => existing.extend(more),
+            (_, value) => {
+                args.insert(name.to_string(), value);
+            }
+        }
+    }
+    Ok(args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn arguments_are_coerced_by_the_input_schema() {
+        let schema = json!({"type":"object","properties":{
+            "n":{"type":"integer"},"flag":{"type":"boolean"},"name":{"type":"string"},
+            "tags":{"type":"array","items":{"type":"string","enum":["a","b"]}}}});
+        let args = tool_arguments(
+            Some(&schema),
+            Some(r#"{"name":"base"}"#),
+            &[
+                "n=3".into(),
+                "flag=yes".into(),
+                "tags=a".into(),
+                "tags=b".into(),
+                "extra=[1]".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            Value::Object(args),
+            json!({"name":"base","n":3,"flag":true,"tags":["a","b"],"extra":[1]})
+        );
+        assert!(tool_arguments(Some(&schema), None, &["n=x".into()]).is_err());
+        assert!(tool_arguments(None, Some("[1]"), &[]).is_err());
+    }
+}

@@ -1,0 +1,10 @@
+//! Live sessions with stdio MCP servers (`elicit call`): a child process
+//! ([`transport`]), a small JSON-RPC client for both protocol generations
+//! ([`client`]), the server-request handler that routes elicitations to the
+//! same resolvers as a single request ([`handler`]), and the tool call with
+//! its retries ([`call`]).
+
+pub mod call;
+pub mod client;
+pub mod handler;
+pub mod transport;

@@ -1,0 +1,132 @@
+"""A deterministic stdio MCP server for elicit's `call` tests (Python stdlib only).
+
+Speaks both lifecycles: the initialize handshake (elicitations as server-to-client
+requests) and, when started with --stateless, 2026-07-28 discovery (elicitations
+inside input_required results). Each tool exercises one behaviour; every result
+echoes what the server received so a test can compare exactly.
+
+Env FAKE_PID_FILE: write our pid there (tests check nothing is left behind).
+"""
+
+import json
+import os
+import sys
+import time
+
+STATELESS = "--stateless" in sys.argv
+if os.environ.get("FAKE_PID_FILE"):
+    with open(os.environ["FAKE_PID_FILE"], "w") as f:
+        f.write(str(os.getpid()))
+
+FORM = {
+    "mode": "form",
+    "message": "Who are you?",
+    "requestedSchema": {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "minLength": 1},
+            "age": {"type": "integer", "minimum": 0, "maximum": 150, "default": 30},
+            "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
+        },
+        "required": ["name"],
+    },
+}
+URL = {"mode": "url", "message": "Connect", "url": "https://example.com/connect", "elicitationId": "fake-1"}
+TOOLS = [
+    {"name": "form", "description": "asks a form", "inputSchema": {"type": "object", "properties": {"count": {"type": "integer"}}}},
+    {"name": "url", "inputSchema": {"type": "object"}},
+    {"name": "sampling", "inputSchema": {"type": "object"}},
+    {"name": "crash", "inputSchema": {"type": "object"}},
+    {"name": "malformed", "inputSchema": {"type": "object"}},
+    {"name": "hang", "inputSchema": {"type": "object"}},
+    {"name": "url_required", "inputSchema": {"type": "object"}},
+    {"name": "lost_state", "inputSchema": {"type": "object"}},
+]
+url_required_calls = 0
+
+
+def send(msg):
+    sys.stdout.write(json.dumps(msg) + "\n")
+    sys.stdout.flush()
+
+
+def read():
+    line = sys.stdin.readline()
+    if not line:
+        sys.exit(0)
+    return json.loads(line)
+
+
+def ask(method, params, rid):
+    """Server-to-client request; returns the client's reply (result or error)."""
+    send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+    while True:
+        msg = read()
+        if msg.get("id") == rid and "method" not in msg:
+            return msg
+
+
+def text(obj):
+    return {"content": [{"type": "text", "text": json.dumps(obj, separators=(",", ":"))}], "isError": False}
+
+
+def call_tool(msg):
+    global url_required_calls
+    p = msg["params"]
+    name, args = p["name"], p.get("arguments", {})
+    if name == "crash":
+        sys.exit(3)
+    if name == "malformed":
+        sys.stdout.write("this is not json\n")
+        sys.stdout.flush()
+        return None
+    if name == "hang":
+        time.sleep(3600)
+    if name == "url_required":
+        url_required_calls += 1
+        if url_required_calls == 1:
+            return {"error": {"code": -32042, "message": "URL elicitation required", "data": {"elicitations": [URL]}}}
+        return {"result": text({"calls": url_required_calls})}
+    if STATELESS:
+        if name == "lost_state":
+            return {"result": {"resultType": "input_required", "inputRequests": {"q": {"method": "elicitation/create", "params": FORM}}}}
+        responses = p.get("inputResponses")
+        if responses is None:
+            reqs = {"who": {"method": "elicitation/create", "params": FORM}}
+            if name == "url":
+                reqs = {"link": {"method": "elicitation/create", "params": {k: v for k, v in URL.items() if k != "elicitationId"}}}
+            return {"result": {"resultType": "input_required", "inputRequests": reqs, "requestState": "state-\u00e9-1"}}
+        return {"result": dict(text({"responses": responses, "requestState": p.get("requestState"), "args": args}), resultType="complete")}
+    if name == "sampling":
+        got = ask("sampling/createMessage", {"messages": [], "maxTokens": 1}, "s-1")
+        pong = ask("ping", {}, "s-2")
+        form = ask("elicitation/create", FORM, "s-3")
+        return {"result": text({"sampling": got, "ping": pong, "form": form})}
+    if name == "url":
+        reply = ask("elicitation/create", URL, 0)
+        return {"result": text(reply)}
+    send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "asking"}})
+    reply = ask("elicitation/create", FORM, 0)
+    return {"result": text({"reply": reply, "args": args})}
+
+
+while True:
+    msg = read()
+    method, rid = msg.get("method"), msg.get("id")
+    if rid is None:
+        continue
+    if method == "server/discover":
+        if STATELESS:
+            send({"jsonrpc": "2.0", "id": rid, "result": {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "serverInfo": {"name": "fake-stateless", "version": "1"}, "resultType": "complete"}})
+        else:
+            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
+    elif method == "initialize":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "fake", "version": "1"}, "client": msg["params"]}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": TOOLS}})
+    elif method == "tools/call":
+        out = call_tool(msg)
+        if out is not None:
+            send(dict({"jsonrpc": "2.0", "id": rid}, **out))
+    else:
+        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
