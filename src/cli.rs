@@ -172,7 +172,7 @@ pub enum Command {
     /// Start a stdio MCP server, call one of its tools, resolve every
     /// elicitation it sends on the way, and print the tool's result.
     #[command(after_help = CALL_HELP)]
-    Call(CallArgs),
+    Call(Box<CallArgs>),
     /// Print the contract Request for an elicitation (the seed's
     /// ElicitationToRequest), without resolving it.
     Request {
