@@ -1,0 +1,266 @@
+//! `elicit call` against a deterministic fake server of our own
+//! (tests/servers/fake_server.py, Python stdlib only): both protocol
+//! generations, server requests elicit does not handle, faults, logs, and no
+//! child process left behind.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::{json, Value};
+
+fn fake() -> Vec<String> {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/servers/fake_server.py");
+    vec!["python3".into(), script.display().to_string()]
+}
+
+fn call(args: &[&str], server_args: &[&str]) -> assert_cmd::assert::Assert {
+    let mut cmd = Command::cargo_bin("elicit").unwrap();
+    cmd.env("NO_COLOR", "1")
+        .args(["call", "--no-input", "--timeout", "10s"])
+        .args(args)
+        .arg("--")
+        .args(fake())
+        .args(server_args)
+        .timeout(Duration::from_secs(60));
+    cmd.assert()
+}
+
+/// The JSON the fake server put in its text result.
+fn echoed(a: &assert_cmd::assert::Assert) -> Value {
+    let out: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    serde_json::from_str(out["content"][0]["text"].as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn handshake_form_elicitation_is_answered_with_the_same_id() {
+    let a = call(
+        &[
+            "--tool", "form", "-a", "name=Ada", "-a", "accept", "--arg", "count=2",
+        ],
+        &[],
+    )
+    .success();
+    assert_eq!(
+        echoed(&a),
+        json!({"reply": {"jsonrpc":"2.0","id":0,"result":{"action":"accept","content":{"name":"Ada","age":30}}}, "args": {"count": 2}})
+    );
+}
+
+#[test]
+fn handshake_declares_both_modes() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("session.jsonl");
+    call(
+        &[
+            "--tool",
+            "form",
+            "-a",
+            "decline",
+            "--log",
+            log.to_str().unwrap(),
+        ],
+        &[],
+    )
+    .success();
+    let lines: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let init = lines
+        .iter()
+        .find(|l| l["message"]["method"] == "initialize")
+        .expect("initialize is logged");
+    assert_eq!(init["dir"], "send");
+    assert_eq!(
+        init["message"]["params"]["capabilities"],
+        json!({"elicitation":{"form":{},"url":{}}})
+    );
+    assert!(init["time"].as_str().unwrap().ends_with('Z'));
+    let elicitation = lines
+        .iter()
+        .find(|l| l["message"]["method"] == "elicitation/create")
+        .expect("the server's request is logged");
+    assert_eq!(elicitation["dir"], "recv");
+    let reply = lines
+        .iter()
+        .find(|l| l["dir"] == "send" && l["message"]["result"]["action"] == "decline")
+        .expect("our decline is logged");
+    assert_eq!(reply["message"]["id"], 0);
+}
+
+#[test]
+fn url_elicitation_accept_sends_no_content() {
+    let a = call(&["--tool", "url", "-a", "accept"], &[]).success();
+    assert_eq!(
+        echoed(&a),
+        json!({"jsonrpc":"2.0","id":0,"result":{"action":"accept"}})
+    );
+}
+
+#[test]
+fn unhandled_server_requests_get_errors_and_ping_is_answered() {
+    let a = call(
+        &["--tool", "sampling", "-a", "name=Bo", "-a", "accept"],
+        &[],
+    )
+    .success();
+    let e = echoed(&a);
+    assert_eq!(e["sampling"]["error"]["code"], -32601);
+    assert_eq!(e["ping"]["result"], json!({}));
+    assert_eq!(e["form"]["result"]["content"]["name"], "Bo");
+}
+
+#[test]
+fn stateless_server_input_required_is_retried_with_responses_and_state() {
+    let a = call(
+        &["--tool", "form", "-a", "name=Ada", "-a", "accept"],
+        &["--stateless"],
+    )
+    .success();
+    assert_eq!(
+        echoed(&a),
+        json!({"responses": {"who": {"action":"accept","content":{"name":"Ada","age":30}}}, "requestState": "state-é-1", "args": {}})
+    );
+    let a = call(&["--tool", "url", "-a", "accept"], &["--stateless"]).success();
+    assert_eq!(
+        echoed(&a)["responses"],
+        json!({"link": {"action": "accept"}})
+    );
+}
+
+#[test]
+fn explicit_protocol_choice_is_honoured() {
+    call(
+        &[
+            "--protocol",
+            "2026-07-28",
+            "--tool",
+            "form",
+            "-a",
+            "decline",
+        ],
+        &[],
+    )
+    .code(1)
+    .stderr(predicate::str::contains("server/discover failed"));
+    let a = call(
+        &["--protocol", "2025-06-18", "--tool", "form", "-a", "cancel"],
+        &[],
+    )
+    .success();
+    assert_eq!(echoed(&a)["reply"]["result"], json!({"action": "cancel"}));
+}
+
+#[test]
+fn url_required_error_is_resolved_and_retried_once() {
+    let a = call(&["--tool", "url_required", "-a", "accept"], &[]).success();
+    assert_eq!(echoed(&a), json!({"calls": 2}));
+    call(&["--tool", "url_required", "-a", "decline"], &[])
+        .code(1)
+        .stderr(predicate::str::contains("needs a URL elicitation first"));
+}
+
+#[test]
+fn a_server_that_keeps_asking_is_stopped() {
+    call(
+        &["--tool", "lost_state", "-a", "name=A", "-a", "accept"],
+        &["--stateless"],
+    )
+    .code(1)
+    .stderr(predicate::str::contains("asked for input 32 times"));
+}
+
+#[test]
+fn faults_are_clear_errors_and_leave_no_child_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    for (tool, want) in [
+        ("crash", "the server exited (exit status: 3)"),
+        ("malformed", "not JSON-RPC"),
+        ("hang", "did not answer within 1s"),
+    ] {
+        let pid_file = dir.path().join(format!("{tool}.pid"));
+        let mut cmd = Command::cargo_bin("elicit").unwrap();
+        cmd.env("FAKE_PID_FILE", &pid_file)
+            .args([
+                "call",
+                "--no-input",
+                "--timeout",
+                "1s",
+                "--tool",
+                tool,
+                "-a",
+                "accept",
+                "--",
+            ])
+            .args(fake())
+            .timeout(Duration::from_secs(30));
+        cmd.assert()
+            .code(1)
+            .stdout("")
+            .stderr(predicate::str::contains(want));
+        let pid: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // SAFETY: signal 0 only asks whether the process exists.
+        let alive = unsafe { libc::kill(pid, 0) } == 0;
+        assert!(!alive, "{tool}: the server (pid {pid}) was left running");
+    }
+}
+
+#[test]
+fn missing_answers_without_a_terminal_stop_the_call() {
+    call(&["--tool", "form"], &[])
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains("name, age, tags"))
+        .stderr(predicate::str::contains("--answer"));
+}
+
+#[test]
+fn no_tool_without_a_terminal_lists_the_tools() {
+    call(&[], &[])
+        .code(2)
+        .stderr(predicate::str::contains("form, url, sampling"));
+}
+
+#[test]
+fn bad_arguments_and_commands() {
+    call(&["--tool", "form", "--arg", "count=many"], &[])
+        .code(2)
+        .stderr(predicate::str::contains("count"));
+    Command::cargo_bin("elicit")
+        .unwrap()
+        .args(["call", "--tool", "x", "--", "/no/such/server"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("cannot start server"));
+}
+
+#[test]
+fn server_stderr_goes_to_the_server_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("server.log");
+    let mut cmd = Command::cargo_bin("elicit").unwrap();
+    cmd.args([
+        "call",
+        "--no-input",
+        "--tool",
+        "crash",
+        "--server-log",
+        log.to_str().unwrap(),
+        "--",
+    ])
+    .args(["sh", "-c", "echo from-the-server >&2; exit 5"])
+    .timeout(Duration::from_secs(30));
+    cmd.assert()
+        .code(1)
+        .stderr(predicate::str::contains("from-the-server").not());
+    assert!(std::fs::read_to_string(&log)
+        .unwrap()
+        .contains("from-the-server"));
+}
