@@ -71,10 +71,17 @@ pub fn call_tool(
                 params = call_params(tool, arguments);
             }
             Reply::Error(e) => {
+                let again = if retried_url_required
+                    && e.get("code").and_then(Value::as_i64) == Some(URL_ELICITATION_REQUIRED)
+                {
+                    " (still, after its URL elicitation was resolved and the call retried once)"
+                } else {
+                    ""
+                };
                 return Err(ElicitError::Server(format!(
-                    "tools/call {tool} failed: {}",
+                    "tools/call {tool} failed: {}{again}",
                     short(&e)
-                )))
+                )));
             }
         }
     }
