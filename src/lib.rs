@@ -131,3 +131,8 @@ pub fn resolve_document(
         warnings,
     })
 }
+
+/// The README's Rust examples, run as doc tests so they stay true.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -48,7 +48,21 @@ pub fn run_lines(
         if let Some(b) = bytes.strip_suffix(b"\n") {
             bytes = b.strip_suffix(b"\r").unwrap_or(b);
         }
-        let line = match handle_line(bytes, scripted, person, &mut cache) {
+        let outcome = handle_line(bytes, scripted, person, &mut cache).map_err(|(e, id)| {
+            // A line holds no newline: its JSON errors are at this stream line.
+            let e = match e {
+                ElicitError::Json {
+                    column, message, ..
+                } => ElicitError::Json {
+                    line: line_no,
+                    column,
+                    message,
+                },
+                other => other,
+            };
+            (e, id)
+        });
+        let line = match outcome {
             Ok((text, code, warnings)) => {
                 if !warnings.is_empty() {
                     report(line_no, &ElicitError::Usage(String::new()), &warnings);
