@@ -133,6 +133,53 @@ pub struct CallArgs {
     pub command: Vec<String>,
 }
 
+pub const PROXY_HELP: &str = "\
+Examples:
+  my-mcp-client --server 'elicit proxy -- python server.py'
+  elicit proxy -a accept -a name=Ada -- npx -y @modelcontextprotocol/server-everything stdio
+
+The client talks to elicit's stdin/stdout as if it were the server. Every
+message elicit does not act on passes byte for byte, in order. Prompts are
+drawn on the terminal (/dev/tty), never on the client's pipe. The proxy exits
+with the server's exit status. SIGTERM and SIGHUP are forwarded to the server
+(SIGINT too when no terminal is in use; at a prompt Ctrl-C cancels it).";
+
+#[derive(Debug, Args, Clone)]
+pub struct ProxyArgs {
+    #[command(flatten)]
+    pub answers: AnswerArgs,
+
+    /// Leave elicitations of a mode the client declared itself to the client.
+    #[arg(long)]
+    pub passthrough_declared: bool,
+
+    /// Give up waiting for the person after DURATION: the elicitation is
+    /// answered cancel.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub prompt_timeout: Option<std::time::Duration>,
+
+    /// After the client hangs up, how long the server has to exit before it
+    /// is sent SIGTERM.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10s")]
+    pub shutdown_grace: std::time::Duration,
+
+    /// Send the server's stderr to FILE instead of elicit's stderr.
+    #[arg(long, value_name = "FILE")]
+    pub server_log: Option<PathBuf>,
+
+    /// Record every message both ways as JSON lines ({dir, by|to, time, message}).
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+
+    /// Say on stderr what the proxy does.
+    #[arg(short, long)]
+    pub verbose: bool,
+
+    /// The server command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
 #[derive(Debug, Args, Clone, Default)]
 pub struct AnswerArgs {
     /// A scripted answer (repeatable): NAME=VALUE, a JSON object of field
@@ -173,6 +220,10 @@ pub enum Command {
     /// elicitation it sends on the way, and print the tool's result.
     #[command(after_help = CALL_HELP)]
     Call(Box<CallArgs>),
+    /// Stand between an MCP client and a stdio server: relay everything,
+    /// declare elicitation for the client, and answer elicitations here.
+    #[command(after_help = PROXY_HELP)]
+    Proxy(Box<ProxyArgs>),
     /// Print the contract Request for an elicitation (the seed's
     /// ElicitationToRequest), without resolving it.
     Request {

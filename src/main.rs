@@ -22,12 +22,13 @@ use elicit::ScriptedAnswers;
 
 mod cli;
 
-use cli::{AnswerArgs, CallArgs, Cli, Command, ResolveArgs};
+use cli::{AnswerArgs, CallArgs, Cli, Command, ProxyArgs, ResolveArgs};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
         Some(Command::Call(args)) => run_call(&args),
+        Some(Command::Proxy(args)) => run_proxy(&args),
         Some(Command::Request { file, pretty }) => run_request(file.as_deref(), pretty),
         Some(Command::Result { file, pretty }) => run_result(file.as_deref(), pretty),
         None => run_resolve(&cli.resolve),
@@ -418,4 +419,37 @@ fn ask_arguments(
         ));
     }
     Ok(answer.data.unwrap_or_default())
+}
+
+/// `elicit proxy`: relay between the client on stdin/stdout and the server.
+fn run_proxy(args: &ProxyArgs) -> i32 {
+    let go = || -> Result<i32, ElicitError> {
+        let scripted = load_answers(&args.answers)?;
+        let person = person(&args.answers, args.prompt_timeout);
+        let forward_sigint = matches!(person, Person::Nobody(_));
+        let person: Box<dyn Resolver + Send> = match person {
+            Person::Terminal(t) => Box::new(t),
+            Person::Nobody(n) => Box::new(n),
+        };
+        let log = args.log.as_deref().map(MessageLog::create).transpose()?;
+        elicit::session::proxy::run_proxy(
+            elicit::session::proxy::ProxyOptions {
+                command: args.command.clone(),
+                server_log: args.server_log.clone(),
+                log,
+                passthrough_declared: args.passthrough_declared,
+                verbose: args.verbose,
+                shutdown_grace: args.shutdown_grace,
+                forward_sigint,
+            },
+            scripted,
+            person,
+            Box::new(std::io::stdin()),
+            Box::new(std::io::stdout()),
+        )
+    };
+    match go() {
+        Ok(code) => code,
+        Err(e) => report(&e),
+    }
 }

@@ -2,9 +2,10 @@
 //! ([`transport`]), a small JSON-RPC client for both protocol generations
 //! ([`client`]), the server-request handler that routes elicitations to the
 //! same resolvers as a single request ([`handler`]), and the tool call with
-//! its retries ([`call`]).
+//! its retries ([`call`]); and `elicit proxy` ([`proxy`]).
 
 pub mod call;
 pub mod client;
 pub mod handler;
+pub mod proxy;
 pub mod transport;

@@ -53,10 +53,46 @@ impl MessageLog {
             Ok(m) => json!({"dir": dir, "time": time, "message": m}),
             Err(raw) => json!({"dir": dir, "time": time, "raw": raw}),
         };
+        self.write_entry(&entry);
+    }
+
+    pub(crate) fn write_entry(&self, entry: &Value) {
         if let Ok(mut f) = self.file.lock() {
             let _ = writeln!(f, "{entry}");
             let _ = f.flush();
         }
+    }
+}
+
+/// Starts a server command with piped stdin/stdout, in its own process
+/// group; its stderr goes to ours, or to `server_log`.
+pub fn spawn_server(command: &[String], server_log: Option<&Path>) -> Result<Child, ElicitError> {
+    let (program, args) = command
+        .split_first()
+        .ok_or_else(|| ElicitError::Usage("no server command given: put it after `--`".into()))?;
+    let stderr = match server_log {
+        Some(p) => Stdio::from(File::create(p).map_err(|e| {
+            ElicitError::io(format!("cannot create server log {}", p.display()), e)
+        })?),
+        None => Stdio::inherit(),
+    };
+    Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .process_group(0)
+        .spawn()
+        .map_err(|e| ElicitError::io(format!("cannot start server {program:?}"), e))
+}
+
+/// Sends `signal` to the process group led by `pid` (our server and
+/// whatever it started).
+pub fn signal_group(pid: u32, signal: libc::c_int) {
+    // SAFETY: kill has no memory-safety preconditions; a negative pid names
+    // the process group created with process_group(0).
+    unsafe {
+        libc::kill(-(pid as libc::pid_t), signal);
     }
 }
 
@@ -77,23 +113,7 @@ impl ServerProcess {
         server_log: Option<&Path>,
         log: Option<MessageLog>,
     ) -> Result<Self, ElicitError> {
-        let (program, args) = command.split_first().ok_or_else(|| {
-            ElicitError::Usage("no server command given: put it after `--`".into())
-        })?;
-        let stderr = match server_log {
-            Some(p) => Stdio::from(File::create(p).map_err(|e| {
-                ElicitError::io(format!("cannot create server log {}", p.display()), e)
-            })?),
-            None => Stdio::inherit(),
-        };
-        let mut child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(stderr)
-            .process_group(0)
-            .spawn()
-            .map_err(|e| ElicitError::io(format!("cannot start server {program:?}"), e))?;
+        let mut child = spawn_server(command, server_log)?;
         let stdout = child.stdout.take().expect("stdout is piped");
         let stdin = child.stdin.take();
         let (tx, rx) = mpsc::channel();
@@ -218,12 +238,7 @@ impl ServerProcess {
     }
 
     fn kill_group(&self, signal: libc::c_int) {
-        let pgid = self.child.id() as libc::pid_t;
-        // SAFETY: kill has no memory-safety preconditions; a negative pid
-        // names the process group we created with process_group(0).
-        unsafe {
-            libc::kill(-pgid, signal);
-        }
+        signal_group(self.child.id(), signal);
     }
 }
 

@@ -1,0 +1,629 @@
+//! `elicit proxy`: stands on the stdio pipe between an MCP client and a
+//! server, and answers elicitations itself, so a client that declares no
+//! elicitation support still gets the server's eliciting tools.
+//!
+//! Three threads share the work so that neither direction waits on the
+//! other, nor on a person answering a form:
+//!
+//! - client → server: relays lines; rewrites only `initialize` (and 2026
+//!   per-request capabilities) to declare `elicitation`, and remembers 2026
+//!   requests that may come back `input_required`;
+//! - server → client: relays lines byte for byte; withholds the
+//!   `elicitation/create` requests elicit answers, and `input_required`
+//!   results it resolves;
+//! - the resolver: answers those, one at a time (there is one person), and
+//!   retries 2026 calls until the client's own request id gets the final
+//!   result.
+//!
+//! Lines are only parsed when they might concern elicit (a cheap substring
+//! test first), so bulk traffic passes at pipe speed and unaltered.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::path::PathBuf;
+use std::process::ChildStdin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Map, Value};
+
+use super::handler::{ElicitHandler, HandlerError};
+use super::transport::{signal_group, spawn_server, MessageLog};
+use crate::error::{rpc_code, ElicitError};
+use crate::protocol::ELICITATION_METHOD;
+use crate::resolve::Resolver;
+use crate::ScriptedAnswers;
+
+/// Settings of a proxy run.
+pub struct ProxyOptions {
+    pub command: Vec<String>,
+    pub server_log: Option<PathBuf>,
+    pub log: Option<MessageLog>,
+    /// Leave elicitations of a mode the client declared to the client.
+    pub passthrough_declared: bool,
+    pub verbose: bool,
+    /// After the client hangs up, how long the server has to exit before it
+    /// is sent SIGTERM (and SIGKILL two seconds later).
+    pub shutdown_grace: Duration,
+    /// Forward SIGINT to the server too (only when no terminal is in use:
+    /// at a prompt, Ctrl-C cancels the elicitation instead).
+    pub forward_sigint: bool,
+}
+
+/// Which elicitation modes the client declared itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Modes {
+    form: bool,
+    url: bool,
+}
+
+#[derive(Default)]
+struct State {
+    client_modes: Modes,
+    /// 2026 requests that may come back `input_required`, by the exact JSON
+    /// text of their id.
+    tracked: HashMap<String, Value>,
+    /// Our retry ids → the client's id text.
+    retries: HashMap<String, String>,
+    /// Server request ids (text) of elicitations being resolved.
+    pending: HashSet<String>,
+    client_gone: bool,
+}
+
+enum Job {
+    ServerRequest { id: Value, params: Value },
+    InputRequired { client_id: String, result: Value },
+}
+
+struct Shared {
+    state: Mutex<State>,
+    to_server: Mutex<Option<BufWriter<ChildStdin>>>,
+    to_client: Mutex<BufWriter<Box<dyn Write + Send>>>,
+    log: Option<MessageLog>,
+    next_retry: AtomicU64,
+    passthrough_declared: bool,
+    verbose: bool,
+}
+
+const RETRY_PREFIX: &str = "elicit-proxy-";
+const RETRYABLE: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
+const CAPS_META: &str = "io.modelcontextprotocol/clientCapabilities";
+const VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
+
+impl Shared {
+    fn handles(&self, mode: Option<&str>) -> bool {
+        if !self.passthrough_declared {
+            return true;
+        }
+        let declared = self.state.lock().expect("state lock").client_modes;
+        match mode {
+            Some("url") => !declared.url,
+            _ => !declared.form,
+        }
+    }
+
+    fn note(&self, text: &str) {
+        if self.verbose {
+            eprintln!("elicit proxy: {}", crate::sanitize::sanitize_line(text));
+        }
+    }
+
+    fn log(&self, dir: &str, party: &str, line: &[u8]) {
+        if let Some(log) = &self.log {
+            let text = String::from_utf8_lossy(line);
+            let text = text.trim_end_matches(['\n', '\r']);
+            match serde_json::from_str::<Value>(text) {
+                Ok(v) => log.record_party(dir, party, Ok(&v)),
+                Err(_) => log.record_party(dir, party, Err(text)),
+            }
+        }
+    }
+
+    /// Writes one line to the server (whole, under the lock).
+    fn send_to_server(&self, line: &[u8], party: &str, flush: bool) -> bool {
+        self.log("send", party, line);
+        let mut guard = self.to_server.lock().expect("server writer lock");
+        let Some(w) = guard.as_mut() else {
+            return false;
+        };
+        let ok = w.write_all(line).is_ok() && (!flush || w.flush().is_ok());
+        if !ok {
+            *guard = None;
+        }
+        ok
+    }
+
+    fn send_value_to_server(&self, v: &Value) {
+        let mut line = serde_json::to_vec(v).expect("values serialise");
+        line.push(b'\n');
+        self.send_to_server(&line, "elicit", true);
+    }
+
+    fn send_to_client(&self, line: &[u8], party: &str, flush: bool) {
+        self.log("recv", party, line);
+        let mut w = self.to_client.lock().expect("client writer lock");
+        let _ = w.write_all(line);
+        if flush {
+            let _ = w.flush();
+        }
+    }
+}
+
+impl MessageLog {
+    /// Records a proxied line: `dir` is relative to the server (`send` /
+    /// `recv`), `party` who wrote (`client`, `elicit`) or got it
+    /// (`client`, `elicit`).
+    pub fn record_party(&self, dir: &str, party: &str, message: Result<&Value, &str>) {
+        let key = if dir == "send" { "by" } else { "to" };
+        let time = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+        let entry = match message {
+            Ok(m) => json!({"dir": dir, key: party, "time": time, "message": m}),
+            Err(raw) => json!({"dir": dir, key: party, "time": time, "raw": raw}),
+        };
+        self.write_entry(&entry);
+    }
+}
+
+/// Runs the proxy until the server exits. Returns the server's exit status
+/// (128 + signal when it was killed), after every byte it wrote has been
+/// delivered to the client.
+pub fn run_proxy(
+    options: ProxyOptions,
+    scripted: ScriptedAnswers,
+    mut person: Box<dyn Resolver + Send>,
+    client_in: Box<dyn Read + Send>,
+    client_out: Box<dyn Write + Send>,
+) -> Result<i32, ElicitError> {
+    let mut child = spawn_server(&options.command, options.server_log.as_deref())?;
+    let pid = child.id();
+    let server_out = child.stdout.take().expect("stdout is piped");
+    let server_in = child.stdin.take().expect("stdin is piped");
+    let shared = Arc::new(Shared {
+        state: Mutex::new(State::default()),
+        to_server: Mutex::new(Some(BufWriter::with_capacity(64 * 1024, server_in))),
+        to_client: Mutex::new(BufWriter::with_capacity(64 * 1024, client_out)),
+        log: options.log.clone(),
+        next_retry: AtomicU64::new(1),
+        passthrough_declared: options.passthrough_declared,
+        verbose: options.verbose,
+    });
+    let server_done = Arc::new(AtomicBool::new(false));
+    forward_signals(pid, options.forward_sigint);
+
+    let (jobs, job_rx) = mpsc::channel::<Job>();
+
+    // The resolver: one elicitation at a time.
+    {
+        let shared = shared.clone();
+        std::thread::spawn(move || {
+            let mut handler = ElicitHandler::new(&scripted, person.as_mut());
+            for job in job_rx {
+                resolve_job(&shared, &mut handler, job);
+            }
+        });
+    }
+
+    // client → server.
+    {
+        let shared = shared.clone();
+        let server_done = server_done.clone();
+        let grace = options.shutdown_grace;
+        std::thread::spawn(move || {
+            relay_client(&shared, client_in);
+            client_hung_up(&shared);
+            // The server has its stdin closed; give it time to finish.
+            let deadline = Instant::now() + grace;
+            while Instant::now() < deadline {
+                if server_done.load(Ordering::SeqCst) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            shared.note("the server did not exit after its stdin closed: sending SIGTERM");
+            signal_group(pid, libc::SIGTERM);
+            std::thread::sleep(Duration::from_secs(2));
+            if !server_done.load(Ordering::SeqCst) {
+                signal_group(pid, libc::SIGKILL);
+            }
+        });
+    }
+
+    // server → client, on this thread: the proxy lives as long as the
+    // server's output.
+    relay_server(&shared, server_out, &jobs);
+    if let Ok(mut w) = shared.to_client.lock() {
+        let _ = w.flush();
+    }
+    let status = child
+        .wait()
+        .map_err(|e| ElicitError::io("waiting for the server", e))?;
+    server_done.store(true, Ordering::SeqCst);
+    // Whatever the server started in its group goes with it.
+    signal_group(pid, libc::SIGTERM);
+    use std::os::unix::process::ExitStatusExt;
+    Ok(match (status.code(), status.signal()) {
+        (Some(c), _) => c,
+        (None, Some(sig)) => 128 + sig,
+        _ => 1,
+    })
+}
+
+fn forward_signals(pid: u32, sigint: bool) {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut list = vec![SIGTERM, SIGHUP];
+    if sigint {
+        list.push(SIGINT);
+    }
+    if let Ok(mut signals) = signal_hook::iterator::Signals::new(&list) {
+        std::thread::spawn(move || {
+            for sig in signals.forever() {
+                signal_group(pid, sig);
+            }
+        });
+    }
+}
+
+/// True when a line may be an initialize or carry 2026 capabilities, or be
+/// a request elicit must track; everything else is relayed unparsed.
+fn client_line_matters(line: &[u8]) -> bool {
+    contains(line, b"\"method\"")
+        && (contains(line, b"initialize")
+            || contains(line, CAPS_META.as_bytes())
+            || RETRYABLE.iter().any(|m| contains(line, m.as_bytes())))
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+fn relay_client(shared: &Shared, client_in: Box<dyn Read + Send>) {
+    let mut reader = BufReader::with_capacity(64 * 1024, client_in);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match reader.read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let flush = reader.buffer().is_empty();
+        let rewritten = if client_line_matters(&buf) {
+            rewrite_client_message(shared, &buf)
+        } else {
+            None
+        };
+        let ok = match rewritten {
+            Some(v) => {
+                let mut line = serde_json::to_vec(&v).expect("values serialise");
+                line.push(b'\n');
+                shared.send_to_server(&line, "client", flush)
+            }
+            None => shared.send_to_server(&buf, "client", flush),
+        };
+        if !ok {
+            return;
+        }
+    }
+}
+
+/// Declares elicitation on the client's behalf; returns the rewritten
+/// message, or `None` to relay the original bytes.
+fn rewrite_client_message(shared: &Shared, line: &[u8]) -> Option<Value> {
+    let mut msg: Value = serde_json::from_slice(line).ok()?;
+    let method = msg.get("method")?.as_str()?.to_string();
+    let id_text = msg.get("id").filter(|i| !i.is_null()).map(Value::to_string);
+    let mut changed = false;
+    if method == "initialize" {
+        if let Some(params) = msg.get_mut("params").and_then(Value::as_object_mut) {
+            let caps = params.entry("capabilities").or_insert_with(|| json!({}));
+            changed |= declare_elicitation(shared, caps);
+        }
+    }
+    let is_2026 = msg
+        .get("params")
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(VERSION_META).or_else(|| m.get(CAPS_META)))
+        .is_some();
+    if is_2026 {
+        if let Some(meta) = msg
+            .get_mut("params")
+            .and_then(|p| p.get_mut("_meta"))
+            .and_then(Value::as_object_mut)
+        {
+            let caps = meta.entry(CAPS_META).or_insert_with(|| json!({}));
+            changed |= declare_elicitation(shared, caps);
+        }
+        if let (true, Some(id)) = (RETRYABLE.contains(&method.as_str()), id_text) {
+            shared
+                .state
+                .lock()
+                .expect("state lock")
+                .tracked
+                .insert(id, msg.clone());
+        }
+    }
+    changed.then_some(msg)
+}
+
+/// Adds the modes the client lacks to `capabilities.elicitation`. `{}`
+/// means form only, so it is spelled out when url is added.
+fn declare_elicitation(shared: &Shared, caps: &mut Value) -> bool {
+    let Some(caps) = caps.as_object_mut() else {
+        return false;
+    };
+    let declared = match caps.get("elicitation") {
+        Some(Value::Object(e)) if e.is_empty() => Modes {
+            form: true,
+            url: false,
+        },
+        Some(Value::Object(e)) => Modes {
+            form: e.contains_key("form"),
+            url: e.contains_key("url"),
+        },
+        _ => Modes::default(),
+    };
+    shared.state.lock().expect("state lock").client_modes = declared;
+    if declared.form && declared.url {
+        return false;
+    }
+    let mut e = match caps.get("elicitation") {
+        Some(Value::Object(e)) => e.clone(),
+        _ => Map::new(),
+    };
+    e.entry("form").or_insert_with(|| json!({}));
+    e.entry("url").or_insert_with(|| json!({}));
+    caps.insert("elicitation".into(), Value::Object(e));
+    true
+}
+
+/// The client hung up: pending elicitations are answered `cancel`, the
+/// server's stdin is closed, and a prompt left on the terminal is torn down.
+fn client_hung_up(shared: &Shared) {
+    let pending: Vec<String> = {
+        let mut st = shared.state.lock().expect("state lock");
+        st.client_gone = true;
+        st.pending.drain().collect()
+    };
+    for id in &pending {
+        if let Ok(id) = serde_json::from_str::<Value>(id) {
+            shared.send_value_to_server(
+                &json!({"jsonrpc": "2.0", "id": id, "result": {"action": "cancel"}}),
+            );
+        }
+    }
+    if !pending.is_empty() {
+        crate::terminal::tty::restore_global();
+        shared.note("the client hung up: pending elicitations answered cancel");
+    }
+    if let Ok(mut w) = shared.to_server.lock() {
+        if let Some(mut w) = w.take() {
+            let _ = w.flush();
+        }
+    }
+}
+
+fn server_line_matters(shared: &Shared, line: &[u8]) -> bool {
+    contains(line, ELICITATION_METHOD.as_bytes())
+        || contains(line, b"input_required")
+        || contains(line, RETRY_PREFIX.as_bytes())
+        || !shared.state.lock().expect("state lock").tracked.is_empty()
+}
+
+fn relay_server(shared: &Shared, server_out: impl Read, jobs: &mpsc::Sender<Job>) {
+    let mut reader = BufReader::with_capacity(64 * 1024, server_out);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match reader.read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let flush = reader.buffer().is_empty();
+        if server_line_matters(shared, &buf) {
+            if let Ok(msg) = serde_json::from_slice::<Value>(&buf) {
+                match take_server_message(shared, msg) {
+                    Taken::Job(job) => {
+                        shared.log("recv", "elicit", &buf);
+                        let _ = jobs.send(job);
+                        if flush {
+                            flush_client(shared);
+                        }
+                        continue;
+                    }
+                    Taken::Rewritten(v) => {
+                        let mut line = serde_json::to_vec(&v).expect("values serialise");
+                        line.push(b'\n');
+                        shared.send_to_client(&line, "client", flush);
+                        continue;
+                    }
+                    Taken::Relay => {}
+                }
+            }
+        }
+        shared.send_to_client(&buf, "client", flush);
+    }
+}
+
+fn flush_client(shared: &Shared) {
+    if let Ok(mut w) = shared.to_client.lock() {
+        let _ = w.flush();
+    }
+}
+
+enum Taken {
+    Job(Job),
+    Rewritten(Value),
+    Relay,
+}
+
+/// Decides what to do with a parsed server message.
+fn take_server_message(shared: &Shared, msg: Value) -> Taken {
+    let Some(obj) = msg.as_object() else {
+        return Taken::Relay;
+    };
+    if let Some(method) = obj.get("method").and_then(Value::as_str) {
+        let id = obj.get("id").filter(|i| !i.is_null());
+        if method == ELICITATION_METHOD {
+            if let Some(id) = id {
+                let params = obj.get("params").cloned().unwrap_or(Value::Null);
+                let mode = params.get("mode").and_then(Value::as_str);
+                if shared.handles(mode) {
+                    shared
+                        .state
+                        .lock()
+                        .expect("state lock")
+                        .pending
+                        .insert(id.to_string());
+                    return Taken::Job(Job::ServerRequest {
+                        id: id.clone(),
+                        params,
+                    });
+                }
+            }
+        }
+        return Taken::Relay;
+    }
+    let Some(id) = obj.get("id").filter(|i| !i.is_null()).map(Value::to_string) else {
+        return Taken::Relay;
+    };
+    let mut st = shared.state.lock().expect("state lock");
+    // A reply to one of our retries: it belongs to the client's request.
+    let (client_id, ours) = match st.retries.remove(&id) {
+        Some(client_id) => (client_id, true),
+        None if st.tracked.contains_key(&id) => (id, false),
+        None => return Taken::Relay,
+    };
+    drop(st);
+    let result = obj.get("result");
+    if let Some(result) = result.filter(|r| is_resolvable(shared, r)) {
+        return Taken::Job(Job::InputRequired {
+            client_id,
+            result: result.clone(),
+        });
+    }
+    shared
+        .state
+        .lock()
+        .expect("state lock")
+        .tracked
+        .remove(&client_id);
+    if !ours {
+        return Taken::Relay;
+    }
+    let mut reply = msg.clone();
+    reply["id"] = serde_json::from_str(&client_id).unwrap_or(Value::Null);
+    Taken::Rewritten(reply)
+}
+
+/// An `input_required` result that holds only elicitations elicit handles.
+fn is_resolvable(shared: &Shared, result: &Value) -> bool {
+    if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
+        return false;
+    }
+    let Some(reqs) = result.get("inputRequests").and_then(Value::as_object) else {
+        return false;
+    };
+    !reqs.is_empty()
+        && reqs.values().all(|r| {
+            r.get("method").and_then(Value::as_str) == Some(ELICITATION_METHOD)
+                && shared.handles(
+                    r.get("params")
+                        .and_then(|p| p.get("mode"))
+                        .and_then(Value::as_str),
+                )
+        })
+}
+
+fn resolve_job(shared: &Shared, handler: &mut ElicitHandler<'_>, job: Job) {
+    match job {
+        Job::ServerRequest { id, params } => {
+            let id_text = id.to_string();
+            if shared.state.lock().expect("state lock").client_gone {
+                return;
+            }
+            let reply = match handler.elicit(&params, None) {
+                Ok(r) => json!({"jsonrpc": "2.0", "id": id, "result": r.to_value()}),
+                Err(HandlerError::Rpc { code, message }) => {
+                    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+                }
+                Err(HandlerError::Fatal(e)) => {
+                    eprintln!(
+                        "elicit proxy: {}",
+                        crate::sanitize::sanitize_block(&e.to_string())
+                    );
+                    json!({"jsonrpc": "2.0", "id": id, "error": {
+                        "code": rpc_code::INTERNAL_ERROR,
+                        "message": format!("elicit could not resolve the elicitation: {e}"),
+                    }})
+                }
+            };
+            // Answered `cancel` already if the client hung up meanwhile.
+            if shared
+                .state
+                .lock()
+                .expect("state lock")
+                .pending
+                .remove(&id_text)
+            {
+                shared.send_value_to_server(&reply);
+            }
+        }
+        Job::InputRequired { client_id, result } => {
+            let original = shared
+                .state
+                .lock()
+                .expect("state lock")
+                .tracked
+                .get(&client_id)
+                .cloned();
+            let responses = match (original.as_ref(), handler.input_responses(&result)) {
+                (Some(_), Ok(r)) => r,
+                (_, outcome) => {
+                    if let Err(e) = outcome {
+                        eprintln!(
+                            "elicit proxy: {}",
+                            crate::sanitize::sanitize_block(&e.to_string())
+                        );
+                    }
+                    // Hand the question to the client, under its own id.
+                    let reply = json!({"jsonrpc": "2.0",
+                        "id": serde_json::from_str::<Value>(&client_id).unwrap_or(Value::Null),
+                        "result": result});
+                    shared
+                        .state
+                        .lock()
+                        .expect("state lock")
+                        .tracked
+                        .remove(&client_id);
+                    let mut line = serde_json::to_vec(&reply).expect("values serialise");
+                    line.push(b'\n');
+                    shared.send_to_client(&line, "client", true);
+                    return;
+                }
+            };
+            let mut retry = original.expect("checked above");
+            let n = shared.next_retry.fetch_add(1, Ordering::SeqCst);
+            let retry_id = format!("{RETRY_PREFIX}{n}");
+            retry["id"] = json!(retry_id);
+            if let Some(p) = retry.get_mut("params").and_then(Value::as_object_mut) {
+                p.insert("inputResponses".into(), Value::Object(responses));
+                match result.get("requestState") {
+                    Some(s) => {
+                        p.insert("requestState".into(), s.clone());
+                    }
+                    None => {
+                        p.remove("requestState");
+                    }
+                }
+            }
+            shared
+                .state
+                .lock()
+                .expect("state lock")
+                .retries
+                .insert(json!(retry_id).to_string(), client_id);
+            shared.send_value_to_server(&retry);
+        }
+    }
+}
