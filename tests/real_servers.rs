@@ -325,3 +325,87 @@ fn python_sdk_url_required_error_is_resolved() {
         .count();
     assert_eq!(calls, 2, "the call is retried exactly once");
 }
+
+/// A scripted client that declares no elicitation capability.
+fn dumb_client(
+    proxy_args: &[&str],
+    server: &[String],
+    messages: &[Value],
+    want_id: &Value,
+) -> Value {
+    use std::io::{BufRead, BufReader, Write};
+    let mut proxy = std::process::Command::new(env!("CARGO_BIN_EXE_elicit"))
+        .args(["proxy", "--no-input", "--server-log", "/dev/null"])
+        .args(proxy_args)
+        .arg("--")
+        .args(server)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = proxy.stdin.take().unwrap();
+    for m in messages {
+        writeln!(stdin, "{m}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let mut found = None;
+    for line in BufReader::new(proxy.stdout.take().unwrap()).lines() {
+        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        assert_ne!(
+            v["method"], "elicitation/create",
+            "an elicitation reached the client"
+        );
+        if &v["id"] == want_id && v.get("method").is_none() {
+            found = Some(v);
+            break;
+        }
+    }
+    drop(stdin);
+    let status = proxy.wait().unwrap();
+    assert!(status.success(), "proxy exit {status:?}");
+    found.expect("the client got its reply")
+}
+
+#[test]
+fn proxy_gives_a_client_without_elicitation_the_server_everything_form() {
+    let reply = dumb_client(
+        &["-a", "accept", "-a", "name=Ada"],
+        &everything(),
+        &[
+            json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"dumb","version":"0"}}}),
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+            json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"trigger-elicitation-request","arguments":{}}}),
+        ],
+        &json!(2),
+    );
+    let raw = raw_result(&reply["result"]);
+    assert_eq!(raw["action"], "accept");
+    assert_eq!(raw["content"]["name"], "Ada");
+}
+
+#[test]
+fn proxy_resolves_2026_input_required_for_the_client() {
+    let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"dumb","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}});
+    let reply = dumb_client(
+        &[
+            "-a",
+            "accept",
+            "-a",
+            "name=Ada",
+            "-a",
+            "age=36",
+            "-a",
+            "color=blue",
+        ],
+        &python_server(),
+        &[
+            json!({"jsonrpc":"2.0","id":"c-9","method":"tools/call","params":{"name":"ask_profile","arguments":{},"_meta":meta}}),
+        ],
+        &json!("c-9"),
+    );
+    assert_eq!(reply["result"]["resultType"], "complete");
+    assert_eq!(
+        py_echo(&reply["result"]),
+        json!({"action":"accept","content":{"name":"Ada","age":36,"subscribe":false,"color":"blue"}})
+    );
+}

@@ -1,0 +1,279 @@
+//! `elicit proxy` between a fake client (this test) and a fake server
+//! (tests/servers/relay_server.py): thousands of interleaved messages and
+//! elicitations, 20 MB lines both ways, a crash, and a client hang-up in the
+//! middle of a prompt.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+fn server() -> Vec<String> {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/servers/relay_server.py");
+    vec!["python3".into(), script.display().to_string()]
+}
+
+fn spawn_proxy(extra: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_elicit"))
+        .args(["proxy", "--no-input", "--shutdown-grace", "5s"])
+        .args(extra)
+        .arg("--")
+        .args(server())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits for the proxy, failing the test instead of hanging.
+fn wait(child: &mut Child) -> i32 {
+    for _ in 0..600 {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s.code().unwrap_or(-1);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    panic!("the proxy did not exit");
+}
+
+#[test]
+fn interleaved_traffic_is_relayed_in_order_unaltered_and_elicitations_answered() {
+    let mut proxy = spawn_proxy(&["-a", "accept"]);
+    let mut stdin = proxy.stdin.take().unwrap();
+    let stdout = proxy.stdout.take().unwrap();
+    const N: usize = 3000;
+    let writer = std::thread::spawn(move || {
+        let mut sent = Vec::new();
+        let init = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"dumb","version":"0"}}}"#;
+        writeln!(stdin, "{init}").unwrap();
+        for i in 0..N {
+            // Odd spacing and escapes: a re-serialiser would change them.
+            let line = format!(
+                r#"{{"jsonrpc": "2.0", "id": {i}, "method": "echo", "params": {{"seq": {i}, "s": "x\u00e9\/{i}"}}}}"#
+            );
+            writeln!(stdin, "{line}").unwrap();
+            sent.push(line);
+            if i % 15 == 0 {
+                writeln!(
+                    stdin,
+                    r#"{{"jsonrpc":"2.0","id":"a-{i}","method":"ask","params":{{"n":{i}}}}}"#
+                )
+                .unwrap();
+            }
+        }
+        (sent, stdin)
+    });
+    // The client keeps its end open until every reply is in: hanging up
+    // earlier would (rightly) cancel the elicitations still pending.
+    let expected = 1 + N + N / 10 + N.div_ceil(15);
+    let mut lines = Vec::new();
+    for line in BufReader::new(stdout).lines() {
+        lines.push(line.unwrap());
+        if lines.len() == expected {
+            break;
+        }
+    }
+    let (sent, stdin) = writer.join().unwrap();
+    drop(stdin);
+    assert_eq!(wait(&mut proxy), 0);
+
+    let init: Value = serde_json::from_str(&lines[0]).unwrap();
+    assert_eq!(init["id"], "init");
+    assert_eq!(
+        init["result"]["received"]["capabilities"]["elicitation"],
+        json!({"form": {}, "url": {}}),
+        "the client's initialize gains the elicitation capability"
+    );
+    let mut next_seq = 0;
+    let mut ticks = 0;
+    let mut asks = 0;
+    for line in &lines[1..] {
+        assert!(
+            !line.contains("elicitation/create"),
+            "an elicitation reached the client: {line}"
+        );
+        let v: Value = serde_json::from_str(line).unwrap();
+        if v["method"] == "notifications/tick" {
+            ticks += 1;
+            assert_eq!(v["params"]["n"], ticks * 10);
+            assert!(
+                line.starts_with(r#"{"jsonrpc": "2.0", "method""#),
+                "not byte for byte: {line}"
+            );
+            continue;
+        }
+        if let Some(a) = v["id"].as_str().and_then(|s| s.strip_prefix("a-")) {
+            let n: i64 = a.parse().unwrap();
+            assert_eq!(
+                v["result"]["reply"]["result"],
+                json!({"action":"accept","content":{"n":n}})
+            );
+            asks += 1;
+            continue;
+        }
+        assert_eq!(v["id"], json!(next_seq), "reordered");
+        assert!(
+            line.starts_with(&format!(r#"{{"id": {next_seq}, "jsonrpc": "2.0""#)),
+            "not byte for byte: {line}"
+        );
+        assert!(
+            line.ends_with(r#""odd": "caf\u00e9 \/"}}"#),
+            "not byte for byte: {line}"
+        );
+        assert_eq!(
+            v["result"]["raw"], sent[next_seq],
+            "the server got an altered line"
+        );
+        next_seq += 1;
+    }
+    assert_eq!(next_seq, N, "lost echo responses");
+    assert_eq!(ticks, N / 10);
+    assert_eq!(asks, N.div_ceil(15));
+}
+
+#[test]
+fn twenty_megabyte_lines_pass_whole_both_ways() {
+    let mut proxy = spawn_proxy(&[]);
+    let mut stdin = proxy.stdin.take().unwrap();
+    let mut stdout = proxy.stdout.take().unwrap();
+    let pad = "z".repeat(20 * 1024 * 1024);
+    let big_line =
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"echo","params":{{"pad":"{pad}"}}}}"#);
+    let writer = std::thread::spawn(move || {
+        writeln!(stdin, "{big_line}").unwrap();
+        writeln!(
+            stdin,
+            r#"{{"jsonrpc":"2.0","id":2,"method":"big","params":{{"size":20971520}}}}"#
+        )
+        .unwrap();
+        big_line
+    });
+    let mut out = String::new();
+    stdout.read_to_string(&mut out).unwrap();
+    let big_line = writer.join().unwrap();
+    assert_eq!(wait(&mut proxy), 0);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2);
+    let echo: Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(echo["result"]["raw"].as_str().unwrap(), big_line);
+    let big: Value = serde_json::from_str(lines[1]).unwrap();
+    assert_eq!(
+        big["result"]["blob"].as_str().unwrap().len(),
+        20 * 1024 * 1024
+    );
+}
+
+#[test]
+fn a_server_crash_ends_the_proxy_with_its_status_after_delivering_everything() {
+    let mut proxy = spawn_proxy(&[]);
+    let mut stdin = proxy.stdin.take().unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"echo","params":{{}}}}"#
+    )
+    .unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":2,"method":"crash","params":{{"code":7}}}}"#
+    )
+    .unwrap();
+    let mut out = String::new();
+    proxy
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert_eq!(wait(&mut proxy), 7);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[1].contains("notifications/bye"));
+    drop(stdin);
+}
+
+#[test]
+fn passthrough_declared_leaves_elicitations_to_a_client_that_declared_them() {
+    let mut proxy = spawn_proxy(&["--passthrough-declared", "-a", "accept"]);
+    let mut stdin = proxy.stdin.take().unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"capabilities":{{"elicitation":{{}}}}}}}}"#).unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ask","params":{{"n":1}}}}"#
+    )
+    .unwrap();
+    let mut reader = BufReader::new(proxy.stdout.take().unwrap());
+    let mut init = String::new();
+    reader.read_line(&mut init).unwrap();
+    let init: Value = serde_json::from_str(&init).unwrap();
+    assert_eq!(
+        init["result"]["received"]["capabilities"]["elicitation"],
+        json!({"form": {}, "url": {}}),
+        "url is added; form stays declared"
+    );
+    let mut q = String::new();
+    reader.read_line(&mut q).unwrap();
+    let q: Value = serde_json::from_str(&q).unwrap();
+    assert_eq!(
+        q["method"], "elicitation/create",
+        "the client answers form elicitations itself"
+    );
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":"q-1","result":{{"action":"decline"}}}}"#
+    )
+    .unwrap();
+    let mut reply = String::new();
+    reader.read_line(&mut reply).unwrap();
+    let reply: Value = serde_json::from_str(&reply).unwrap();
+    assert_eq!(reply["result"]["reply"]["result"]["action"], "decline");
+    drop(stdin);
+    assert_eq!(wait(&mut proxy), 0);
+}
+
+#[test]
+fn client_hang_up_mid_elicitation_tells_the_server_cancel() {
+    use expectrl::Expect;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("client.fifo");
+    let record = dir.path().join("replies.jsonl");
+    let out = dir.path().join("out.jsonl");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let script = format!(
+        "exec {} proxy -- {} < {} > {}",
+        env!("CARGO_BIN_EXE_elicit"),
+        server().join(" "),
+        fifo.display(),
+        out.display()
+    );
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", &script])
+        .env("RELAY_RECORD", &record)
+        .env("NO_COLOR", "1");
+    let mut session = expectrl::Session::spawn(cmd).unwrap();
+    session.set_expect_timeout(Some(Duration::from_secs(15)));
+    let mut client = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    writeln!(
+        client,
+        r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{}}}}"#
+    )
+    .unwrap();
+    writeln!(
+        client,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ask","params":{{"n":5}}}}"#
+    )
+    .unwrap();
+    client.flush().unwrap();
+    session.expect("Question 5").unwrap();
+    drop(client); // the client hangs up while the person is being asked
+    session.expect(expectrl::Eof).unwrap();
+    let replies = std::fs::read_to_string(&record).unwrap();
+    let reply: Value = serde_json::from_str(replies.lines().next().unwrap()).unwrap();
+    assert_eq!(reply["id"], "q-5");
+    assert_eq!(reply["result"], json!({"action": "cancel"}));
+}
