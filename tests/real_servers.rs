@@ -326,13 +326,10 @@ fn python_sdk_url_required_error_is_resolved() {
     assert_eq!(calls, 2, "the call is retried exactly once");
 }
 
-/// A scripted client that declares no elicitation capability.
-fn dumb_client(
-    proxy_args: &[&str],
-    server: &[String],
-    messages: &[Value],
-    want_id: &Value,
-) -> Value {
+/// A scripted client that declares no elicitation capability. Each message
+/// with an id waits for its reply (as real clients do); the reply to the
+/// last is returned.
+fn dumb_client(proxy_args: &[&str], server: &[String], messages: &[Value]) -> Value {
     use std::io::{BufRead, BufReader, Write};
     let mut proxy = std::process::Command::new(env!("CARGO_BIN_EXE_elicit"))
         .args(["proxy", "--no-input", "--server-log", "/dev/null"])
@@ -344,26 +341,28 @@ fn dumb_client(
         .spawn()
         .unwrap();
     let mut stdin = proxy.stdin.take().unwrap();
+    let mut lines = BufReader::new(proxy.stdout.take().unwrap()).lines();
+    let mut last = Value::Null;
     for m in messages {
         writeln!(stdin, "{m}").unwrap();
-    }
-    stdin.flush().unwrap();
-    let mut found = None;
-    for line in BufReader::new(proxy.stdout.take().unwrap()).lines() {
-        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
-        assert_ne!(
-            v["method"], "elicitation/create",
-            "an elicitation reached the client"
-        );
-        if &v["id"] == want_id && v.get("method").is_none() {
-            found = Some(v);
-            break;
-        }
+        stdin.flush().unwrap();
+        let Some(id) = m.get("id") else { continue };
+        last = loop {
+            let line = lines.next().expect("the proxy ended early").unwrap();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            assert_ne!(
+                v["method"], "elicitation/create",
+                "an elicitation reached the client"
+            );
+            if &v["id"] == id && v.get("method").is_none() {
+                break v;
+            }
+        };
     }
     drop(stdin);
     let status = proxy.wait().unwrap();
     assert!(status.success(), "proxy exit {status:?}");
-    found.expect("the client got its reply")
+    last
 }
 
 #[test]
@@ -374,9 +373,9 @@ fn proxy_gives_a_client_without_elicitation_the_server_everything_form() {
         &[
             json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"dumb","version":"0"}}}),
             json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
-            json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"trigger-elicitation-request","arguments":{}}}),
+            json!({"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}),
+            json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"trigger-elicitation-request","arguments":{}}}),
         ],
-        &json!(2),
     );
     let raw = raw_result(&reply["result"]);
     assert_eq!(raw["action"], "accept");
