@@ -400,7 +400,10 @@ fn proxy_resolves_2026_input_required_for_the_client() {
         &[
             json!({"jsonrpc":"2.0","id":"c-9","method":"tools/call","params":{"name":"ask_profile","arguments":{},"_meta":meta}}),
         ],
-        &json!("c-9"),
+    );
+    assert_eq!(
+        reply["id"], "c-9",
+        "the final result comes under the client's own id"
     );
     assert_eq!(reply["result"]["resultType"], "complete");
     assert_eq!(
