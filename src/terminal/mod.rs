@@ -87,6 +87,52 @@ impl TerminalResolver {
     }
 }
 
+/// Why waiting for the prompt thread ended without its outcome.
+enum Waited {
+    /// `--timeout` ran out.
+    TimedOut,
+    /// Ctrl-C was pressed and the prompt did not notice.
+    Interrupted,
+    /// The prompt thread ended without an answer (a panic).
+    Gone,
+}
+
+/// How often the waiting thread looks at the Ctrl-C flag.
+const INTERRUPT_POLL: Duration = Duration::from_millis(50);
+
+/// How long a prompt gets to report Ctrl-C itself once the flag is set.
+const INTERRUPT_GRACE: Duration = Duration::from_millis(200);
+
+impl TerminalResolver {
+    /// Waits for the prompt thread's outcome, the deadline, or Ctrl-C.
+    fn wait<T>(&self, rx: &mpsc::Receiver<T>) -> Result<T, Waited> {
+        let mut interrupted_at: Option<Instant> = None;
+        loop {
+            let now = Instant::now();
+            let mut slice = INTERRUPT_POLL;
+            if let Some(d) = self.deadline {
+                if now >= d {
+                    return Err(Waited::TimedOut);
+                }
+                slice = slice.min(d - now);
+            }
+            match rx.recv_timeout(slice) {
+                Ok(v) => return Ok(v),
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Err(Waited::Gone),
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+            }
+            if tty::interrupted() {
+                // A prompt that read the Ctrl-C key itself reports it at
+                // once; give it a moment before abandoning it.
+                let since = *interrupted_at.get_or_insert(now);
+                if now.duration_since(since) >= INTERRUPT_GRACE {
+                    return Err(Waited::Interrupted);
+                }
+            }
+        }
+    }
+}
+
 enum Outcome {
     Accept(Option<serde_json::Map<String, serde_json::Value>>),
     Decline,
@@ -95,6 +141,9 @@ enum Outcome {
 impl Resolver for TerminalResolver {
     fn resolve(&mut self, e: &Elicitation, pending: Pending) -> Result<Answer, ElicitError> {
         let id = e.request.id.clone();
+        if self.abandoned && tty::interrupted() {
+            return Ok(Answer::refused(&id, REASON_CANCELLED));
+        }
         if self.abandoned || self.deadline.is_some_and(|d| Instant::now() >= d) {
             return Ok(Answer::refused(&id, REASON_EXPIRED));
         }
@@ -139,12 +188,7 @@ impl Resolver for TerminalResolver {
             };
             let _ = tx.send(outcome);
         });
-        let received = match self.deadline {
-            Some(d) => rx
-                .recv_timeout(d.saturating_duration_since(Instant::now()))
-                .map_err(|e| matches!(e, mpsc::RecvTimeoutError::Timeout)),
-            None => rx.recv().map_err(|_| false),
-        };
+        let received = self.wait(&rx);
         match received {
             Ok(Ok(Outcome::Accept(data))) => Ok(Answer::accepted(&id, data.unwrap_or_default())),
             Ok(Ok(Outcome::Decline)) => Ok(Answer::refused(&id, REASON_DECLINED)),
@@ -156,11 +200,24 @@ impl Resolver for TerminalResolver {
                     .write_line(&format!("{} cancelled", style("✗").red()));
                 Ok(Answer::refused(&id, REASON_CANCELLED))
             }
+            Err(Waited::Interrupted) => {
+                // Ctrl-C reached the process while the prompt was between two
+                // key reads (cooked mode): the key was turned into SIGINT and
+                // the prompt, now blocked reading, will never see it.
+                self.abandoned = true;
+                tty::restore_global();
+                let _ = self.tty.term.write_line("");
+                let _ = self
+                    .tty
+                    .term
+                    .write_line(&format!("{} cancelled", style("✗").red()));
+                Ok(Answer::refused(&id, REASON_CANCELLED))
+            }
             Ok(Err(Interrupt::Io(err))) => {
                 self.tty.restore();
                 Err(ElicitError::Terminal(err.to_string()))
             }
-            Err(true) => {
+            Err(Waited::TimedOut) => {
                 self.abandoned = true;
                 tty::restore_global();
                 let _ = self.tty.term.write_line("");
@@ -171,7 +228,7 @@ impl Resolver for TerminalResolver {
                 ));
                 Ok(Answer::refused(&id, REASON_EXPIRED))
             }
-            Err(false) => {
+            Err(Waited::Gone) => {
                 self.tty.restore();
                 Err(ElicitError::Terminal(
                     "the prompt ended unexpectedly".into(),

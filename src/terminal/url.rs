@@ -38,8 +38,54 @@ impl Opener {
     /// launcher's stdio is null so it cannot write into our stdout.
     fn launch(&self, url: &str) -> io::Result<()> {
         match &self.program {
-            Some(p) => open::with_detached(url, p),
+            Some(p) => launch_program(url, p),
             None => open::that_detached(url),
+        }
+    }
+}
+
+/// How long a launched program is watched for an early failure (the same
+/// window `open` gives the system launchers).
+const LAUNCH_CHECK: Duration = Duration::from_millis(250);
+
+/// Runs `--browser PROGRAM URL` in its own session with null stdio, like
+/// `open::with_detached`, but watches it for [`LAUNCH_CHECK`]: a program
+/// that fails at once is reported instead of announced as opened.
+/// (`open::with_detached` only confirms the spawn.)
+fn launch_program(url: &str, program: &str) -> io::Result<()> {
+    use std::os::unix::process::CommandExt;
+    use std::process::Stdio;
+    let mut cmd = open::with_command(url, program);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: setsid is async-signal-safe; it detaches the browser from our
+    // terminal so Ctrl-C or closing the terminal does not reach it.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn()?;
+    let started = Instant::now();
+    loop {
+        match child.try_wait()? {
+            Some(status) if status.success() => return Ok(()),
+            Some(status) => {
+                return Err(io::Error::other(format!("{program} failed with {status}")))
+            }
+            None if started.elapsed() >= LAUNCH_CHECK => {
+                // Still running: a browser that stays in the foreground.
+                // Reap it whenever it ends, without waiting here.
+                std::thread::spawn(move || {
+                    let _ = child.wait();
+                });
+                return Ok(());
+            }
+            None => std::thread::sleep(Duration::from_millis(10)),
         }
     }
 }

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Proxy benchmark: relay throughput and added latency of `elicit proxy`
+# against a direct pipe, for the same traffic. Not a test: run it by hand.
+#   bench/proxy.sh [LINES]      (default 200000 lines of ~1 KiB)
+# Needs: cargo, python3, hyperfine (apt-get install hyperfine).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+lines="${1:-200000}"
+if ! command -v hyperfine >/dev/null; then
+  if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+    apt-get install -y -qq hyperfine >/dev/null
+  else
+    echo "bench/proxy.sh: needs hyperfine (apt-get install hyperfine)" >&2; exit 1
+  fi
+fi
+cargo build --release -q
+bin="$PWD/target/release/elicit"
+work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+
+# Realistic bulk traffic: JSON-RPC notifications elicit relays unparsed.
+python3 - "$lines" > "$work/traffic.jsonl" <<'PY'
+import json, sys
+pad = "x" * 900
+for i in range(int(sys.argv[1])):
+    print(json.dumps({"jsonrpc": "2.0", "method": "notifications/progress",
+                      "params": {"progressToken": i, "progress": i, "message": pad}}))
+PY
+size_mb=$(( $(stat -c %s "$work/traffic.jsonl") / 1024 / 1024 ))
+# The same traffic both ways: a client (cat of the file) writes to a server
+# (cat, which echoes every line back), whose output a client reader (cat)
+# consumes; once directly, once with elicit proxy in the middle.
+echo "## Relay throughput: $lines lines, $size_mb MiB, client -> server (cat) -> client"
+hyperfine -N --warmup 2 --runs 10 --export-markdown "$work/throughput.md" \
+  -n "direct pipe" "sh -c \"cat '$work/traffic.jsonl' | cat | cat > /dev/null\"" \
+  -n "elicit proxy" "sh -c \"cat '$work/traffic.jsonl' | '$bin' proxy --no-input -- cat | cat > /dev/null\""
+cat "$work/throughput.md"
+
+echo
+echo "## Added latency: 2000 request/response round trips (tests/servers/relay_server.py)"
+python3 - "$bin" <<'PY'
+import json, statistics, subprocess, sys, time
+server = ["python3", "tests/servers/relay_server.py"]
+def run(cmd):
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+    times = []
+    for i in range(2000):
+        t = time.perf_counter()
+        p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": "echo", "params": {}}) + "\n")
+        p.stdin.flush()
+        while True:
+            line = p.stdout.readline()
+            if '"id": %d,' % i in line:
+                break
+        times.append((time.perf_counter() - t) * 1e6)
+    p.stdin.close(); p.wait()
+    times.sort()
+    return statistics.mean(times), times[len(times) // 2], times[int(len(times) * 0.99)]
+direct = run(server)
+proxied = run([sys.argv[1], "proxy", "--no-input", "--"] + server)
+print("| path | mean µs | p50 µs | p99 µs |")
+print("|---|---|---|---|")
+print("| direct | %.0f | %.0f | %.0f |" % direct)
+print("| elicit proxy | %.0f | %.0f | %.0f |" % proxied)
+print("| added | %.0f | %.0f | %.0f |" % tuple(b - a for a, b in zip(direct, proxied)))
+PY
