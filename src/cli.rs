@@ -224,8 +224,20 @@ pub enum Command {
     /// declare elicitation for the client, and answer elicitations here.
     #[command(after_help = PROXY_HELP)]
     Proxy(Box<ProxyArgs>),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(
+        after_help = "Examples:\n  elicit completions bash > ~/.local/share/bash-completion/completions/elicit\n  elicit completions zsh > \"${fpath[1]}/_elicit\"\n  elicit completions fish > ~/.config/fish/completions/elicit.fish"
+    )]
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    #[command(after_help = "Example:\n  elicit man > /usr/local/share/man/man1/elicit.1")]
+    Man,
     /// Print the contract Request for an elicitation (the seed's
     /// ElicitationToRequest), without resolving it.
+    #[command(after_help = "Example:\n  elicit request < req.json | my-resolver | elicit result")]
     Request {
         /// The elicitation; `-` or nothing reads stdin.
         #[arg(value_name = "FILE")]
@@ -236,6 +248,9 @@ pub enum Command {
     },
     /// Read a contract Answer and print the ElicitResult (the seed's
     /// AnswerToElicitResult).
+    #[command(
+        after_help = "Examples:\n  echo '{\"id\":\"r1\",\"ok\":true,\"data\":{\"region\":\"apac\"}}' | elicit result\n  echo '{\"id\":\"r1\",\"ok\":false,\"reason\":\"declined\"}' | elicit result"
+    )]
     Result {
         /// The Answer; `-` or nothing reads stdin.
         #[arg(value_name = "FILE")]

@@ -29,6 +29,22 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Some(Command::Call(args)) => run_call(&args),
         Some(Command::Proxy(args)) => run_proxy(&args),
+        Some(Command::Completions { shell }) => {
+            use clap::CommandFactory;
+            let mut cmd = Cli::command();
+            // Into a buffer first: clap_complete panics on a closed pipe.
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "elicit", &mut out);
+            print_line(String::from_utf8_lossy(&out).trim_end())
+        }
+        Some(Command::Man) => {
+            use clap::CommandFactory;
+            let mut out = Vec::new();
+            match clap_mangen::Man::new(Cli::command()).render(&mut out) {
+                Ok(()) => print_line(String::from_utf8_lossy(&out).trim_end()),
+                Err(e) => report(&ElicitError::io("rendering the man page", e)),
+            }
+        }
         Some(Command::Request { file, pretty }) => run_request(file.as_deref(), pretty),
         Some(Command::Result { file, pretty }) => run_result(file.as_deref(), pretty),
         None => run_resolve(&cli.resolve),

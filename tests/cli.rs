@@ -700,3 +700,42 @@ fn help_and_version() {
         .success()
         .stdout(predicate::str::contains("elicit"));
 }
+
+#[test]
+fn completions_and_man_page_come_from_the_clap_definitions() {
+    for (shell, marker) in [
+        ("bash", "_elicit()"),
+        ("zsh", "#compdef elicit"),
+        ("fish", "complete -c elicit"),
+    ] {
+        let a = elicit().args(["completions", shell]).assert().success();
+        let out = String::from_utf8(a.get_output().stdout.clone()).unwrap();
+        assert!(out.contains(marker), "{shell}");
+        assert!(
+            out.contains("answer") && out.contains("proxy"),
+            "{shell} completes options and commands"
+        );
+    }
+    let a = elicit().arg("man").assert().success();
+    let out = String::from_utf8(a.get_output().stdout.clone()).unwrap();
+    assert!(out.contains(".TH elicit 1") && out.contains("answer"));
+}
+
+#[test]
+fn every_command_has_examples_in_its_help() {
+    for cmd in [
+        &["--help"][..],
+        &["call", "--help"],
+        &["proxy", "--help"],
+        &["request", "--help"],
+        &["result", "--help"],
+        &["completions", "--help"],
+        &["man", "--help"],
+    ] {
+        elicit()
+            .args(cmd)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("Example"));
+    }
+}
