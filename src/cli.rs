@@ -255,6 +255,11 @@ pub enum Command {
         /// The Answer; `-` or nothing reads stdin.
         #[arg(value_name = "FILE")]
         file: Option<PathBuf>,
+        /// The Request's kind. With `authorization` (a URL elicitation) an
+        /// accept carries no `content`, as the MCP spec requires; without it
+        /// the seed's rule applies (`content` = data, or `{}`).
+        #[arg(long, value_name = "KIND")]
+        kind: Option<String>,
         /// Indent the JSON output.
         #[arg(long)]
         pretty: bool,

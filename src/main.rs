@@ -46,7 +46,9 @@ fn main() -> ExitCode {
             }
         }
         Some(Command::Request { file, pretty }) => run_request(file.as_deref(), pretty),
-        Some(Command::Result { file, pretty }) => run_result(file.as_deref(), pretty),
+        Some(Command::Result { file, kind, pretty }) => {
+            run_result(file.as_deref(), kind.as_deref(), pretty)
+        }
         None => run_resolve(&cli.resolve),
     };
     ExitCode::from(code.clamp(0, 255) as u8)
@@ -263,7 +265,7 @@ fn run_request(file: Option<&Path>, pretty: bool) -> i32 {
     }
 }
 
-fn run_result(file: Option<&Path>, pretty: bool) -> i32 {
+fn run_result(file: Option<&Path>, kind: Option<&str>, pretty: bool) -> i32 {
     let go = || -> Result<String, ElicitError> {
         let bytes = read_input(file)?;
         let text = input::decode(&bytes)?;
@@ -274,7 +276,10 @@ fn run_result(file: Option<&Path>, pretty: bool) -> i32 {
                     "not a contract Answer ({{\"id\", \"ok\", \"data\", \"reason\"}}): {e}"
                 ),
             })?;
-        let result = elicit::answer_to_elicit_result(&answer);
+        let mut result = elicit::answer_to_elicit_result(&answer);
+        if kind == Some(elicit::contract::KIND_AUTHORIZATION) {
+            result = result.for_mode(elicit::Mode::Url);
+        }
         Ok(if pretty {
             serde_json::to_string_pretty(&result)
         } else {

@@ -739,3 +739,29 @@ fn every_command_has_examples_in_its_help() {
             .stdout(predicate::str::contains("Example"));
     }
 }
+
+#[test]
+fn result_for_an_authorization_request_drops_content_on_accept() {
+    elicit()
+        .args(["result", "--kind", "authorization"])
+        .write_stdin(r#"{"id":"r1","ok":true,"data":{"x":1}}"#)
+        .assert()
+        .success()
+        .stdout("{\"action\":\"accept\"}\n");
+}
+
+#[test]
+fn request_on_several_elicitations_prints_one_request_each() {
+    let a = elicit()
+        .args(["request", "fixtures/shapes/input-required.json"])
+        .assert()
+        .success();
+    let v = stdout_json(&a);
+    let kinds: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["input", "authorization"]);
+}
