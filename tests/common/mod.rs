@@ -1,6 +1,6 @@
 //! Shared helpers for the pseudo-terminal tests (`tests/pty_*.rs`).
 //!
-//! Each run spawns `sh -c "stty …; exec elicit ARGS < req.json > out.json"`
+//! Each run spawns `sh -c "read; stty …; exec elicit ARGS < req.json > out.json"`
 //! under a pty, in its own temporary directory: stdin and stdout are files
 //! (as in a pipeline) while stderr and `/dev/tty` are the pty. Every expect
 //! has a timeout, so a broken prompt fails the test instead of hanging it.
@@ -102,9 +102,16 @@ impl Spec {
     pub fn spawn_in(self, dir: tempfile::TempDir) -> Pty {
         std::fs::write(dir.path().join("req.json"), &self.request).unwrap();
         let args: Vec<String> = self.args.iter().map(|a| sh_quote(a)).collect();
-        let err = if self.stderr_file { " 2> err.log" } else { "" };
+        // With stderr in a file, elicit holds no pty descriptor until it
+        // opens /dev/tty, and the pty would report end of output: keep one
+        // open on fd 3 (closed when elicit exits).
+        let err = if self.stderr_file {
+            " 2> err.log 3<&1"
+        } else {
+            ""
+        };
         let script = format!(
-            "stty cols 120 rows 40 && exec {} {} < req.json > out.json{err}",
+            "read -r go && stty cols 120 rows 40 && exec {} {}{err} < req.json > out.json",
             sh_quote(BIN),
             args.join(" ")
         );
@@ -128,6 +135,14 @@ impl Spec {
         }
         let mut session = OsSession::spawn(cmd).expect("spawn under a pty");
         session.set_expect_timeout(Some(TIMEOUT));
+        // ptyprocess sets 80x24 from the parent after the child started, which
+        // can land after the child's own `stty`: the script waits for this
+        // line, sent once the size is final.
+        session
+            .get_process_mut()
+            .set_window_size(120, 40)
+            .expect("window size");
+        session.send("\n").expect("start line");
         Pty {
             dir,
             session,
@@ -190,11 +205,14 @@ impl Pty {
                 Err(_) => std::thread::sleep(Duration::from_millis(10)),
             }
         }
+        let read = |name: &str| std::fs::read_to_string(self.path(name)).unwrap_or_default();
         panic!(
-            "{what}: {err}\n--- script ---\n{}\n--- screen so far ---\n{}\n--- not yet matched ---\n{}",
+            "{what}: {err}\n--- script ---\n{}\n--- screen so far ---\n{}\n--- not yet matched ---\n{}\n--- out.json ---\n{}\n--- err.log ---\n{}",
             self.script,
             String::from_utf8_lossy(&self.transcript).escape_debug(),
-            String::from_utf8_lossy(&pending).escape_debug()
+            String::from_utf8_lossy(&pending).escape_debug(),
+            read("out.json"),
+            read("err.log"),
         );
     }
 
@@ -322,4 +340,36 @@ pub fn form_rpc(message: &str, schema: Value) -> String {
         "params": {"message": message, "requestedSchema": schema}
     })
     .to_string()
+}
+
+impl Pty {
+    /// Whether elicit is still running (drains its output meanwhile).
+    pub fn alive(&mut self) -> bool {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = self.session.try_read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            self.transcript.extend_from_slice(&buf[..n]);
+        }
+        self.session.get_process().is_alive().unwrap_or(false)
+    }
+}
+
+impl Pty {
+    /// The child's threads' states, for diagnosing a hang.
+    pub fn proc_state(&self) -> String {
+        let pid = self.session.get_process().pid().as_raw();
+        let mut out = String::new();
+        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+            for t in tasks.flatten() {
+                let p = t.path();
+                let stat = std::fs::read_to_string(p.join("stat")).unwrap_or_default();
+                let wchan = std::fs::read_to_string(p.join("wchan")).unwrap_or_default();
+                let stack = std::fs::read_to_string(p.join("stack")).unwrap_or_default();
+                out.push_str(&format!("{stat}\nwchan={wchan}\n{stack}\n"));
+            }
+        }
+        out
+    }
 }
