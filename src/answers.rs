@@ -299,7 +299,10 @@ impl ScriptedAnswers {
             return Err(ElicitError::Validation(errors));
         }
         let values = form.order(values);
-        if self.decision == Some(Action::Accept) || missing.is_empty() {
+        // A form with no fields asks for approval itself: only an explicit
+        // decision settles it, never the absence of fields to ask.
+        let all_given = missing.is_empty() && !form.fields.is_empty();
+        if self.decision == Some(Action::Accept) || all_given {
             Ok(FormPlan::Decided(Action::Accept, values))
         } else {
             Ok(FormPlan::NeedsPerson { values, missing })

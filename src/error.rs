@@ -104,6 +104,11 @@ fn needs_answers_message(fields: &[String], detail: Option<&str>) -> String {
         Some(d) => format!("no terminal to ask on ({d})"),
         None => "no terminal to ask on".to_string(),
     };
+    if fields.is_empty() {
+        return format!(
+            "this form asks for approval only and there is {why}\nhint: answer it with --answer accept, decline or cancel"
+        );
+    }
     format!(
         "{} left to answer and {why}: {}\nhint: give them with --answer NAME=VALUE, or --answer accept to take the defaults",
         if fields.len() == 1 { "1 field is" } else { "fields are" },

@@ -473,7 +473,6 @@ fn approve_only() -> String {
 }
 
 #[test]
-#[ignore = "answers.rs decides Accept when no field is missing, so a form with no properties is accepted without asking"]
 fn approve_only_form_accept() {
     let mut p = elicit(&approve_only()).spawn();
     p.expect("Allow the server to continue?")
@@ -482,7 +481,6 @@ fn approve_only_form_accept() {
 }
 
 #[test]
-#[ignore = "answers.rs decides Accept when no field is missing, so a form with no properties is accepted without asking"]
 fn approve_only_form_decline() {
     let mut p = elicit(&approve_only()).spawn();
     p.answer("Your answer", &format!("{DOWN}{ENTER}"));
@@ -490,7 +488,6 @@ fn approve_only_form_decline() {
 }
 
 #[test]
-#[ignore = "answers.rs decides Accept when no field is missing, so a form with no properties is accepted without asking"]
 fn approve_only_form_cancel() {
     let mut p = elicit(&approve_only()).spawn();
     p.answer("Your answer", ESC);
