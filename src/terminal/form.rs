@@ -43,7 +43,7 @@ pub fn run(
     footer(
         term,
         &format!(
-            "{} field{} · * required · Enter takes the pre-filled value · Esc cancels",
+            "{} field{} · * required · Enter takes the pre-filled value, or skips an empty optional field · Esc cancels",
             form.fields.len(),
             if form.fields.len() == 1 { "" } else { "s" }
         ),
@@ -76,9 +76,9 @@ fn review(term: &Term, form: &FormSchema, mut values: Map<String, Value>) -> Pro
             .map(|f| sanitize_line(f.label()).chars().count())
             .max()
             .unwrap_or(0)
-            .min(28);
+            .min(40);
         for f in &form.fields {
-            let label = super::render::truncate(&sanitize_line(f.label()), 28);
+            let label = super::render::truncate(&sanitize_line(f.label()), 40);
             let _ = term.write_line(&format!(
                 "  {label:<width$}  {}",
                 show_value(f, values.get(&f.name))
@@ -148,11 +148,16 @@ pub fn ask_field(
     current: Option<&Value>,
 ) -> Prompted<Option<Value>> {
     let _ = term.write_line("");
-    let _ = term.write_line(&format!(
-        "{} {}",
-        style("?").yellow().bold(),
-        field_question(field)
-    ));
+    // A list draws its own "? question ›" line (and leaves "✔ question ·
+    // answer" behind); a text field gets the question from us.
+    let is_list = matches!(
+        field.kind,
+        FieldKind::Boolean | FieldKind::Select { .. } | FieldKind::MultiSelect { .. }
+    );
+    let question = field_question(field);
+    if !is_list {
+        let _ = term.write_line(&format!("{} {question}", style("?").yellow().bold()));
+    }
     if let Some(d) = &field.description {
         for line in crate::sanitize::sanitize_block(d).lines() {
             let _ = term.write_line(&format!("  {}", style(line).dim()));
@@ -163,6 +168,12 @@ pub fn ask_field(
             "  {} {}",
             style("⚠").yellow().bold(),
             style("this looks like a secret (password, token, key). MCP servers must not ask for secrets in a form; decline unless you trust this server.").yellow()
+        ));
+    }
+    if let FieldKind::MultiSelect { .. } = field.kind {
+        let _ = term.write_line(&format!(
+            "  {}",
+            style("Space ticks · Enter confirms").dim()
         ));
     }
     if let FieldKind::Raw { why } = &field.kind {
@@ -176,7 +187,7 @@ pub fn ask_field(
         ));
     }
     match &field.kind {
-        FieldKind::Boolean => ask_boolean(term, field, current),
+        FieldKind::Boolean => ask_boolean(term, field, current, &question),
         FieldKind::Select { choices } => {
             let mut items: Vec<String> = choices.iter().map(choice_text).collect();
             let at = current
@@ -186,7 +197,7 @@ pub fn ask_field(
                 items.push(SKIP.into());
             }
             let default = at.unwrap_or(if field.required { 0 } else { items.len() - 1 });
-            let i = select(term, "Pick one", &items, default)?;
+            let i = select(term, &question, &items, default)?;
             Ok(choices.get(i).map(|c| Value::String(c.value.clone())))
         }
         FieldKind::MultiSelect { choices, .. } => {
@@ -200,8 +211,7 @@ pub fn ask_field(
                 })
                 .collect();
             loop {
-                let picked =
-                    multi_select(term, "Pick (Space ticks, Enter confirms)", &items, &ticked)?;
+                let picked = multi_select(term, &question, &items, &ticked)?;
                 ticked = (0..choices.len()).map(|i| picked.contains(&i)).collect();
                 if picked.is_empty() && !field.required {
                     return Ok(None);
@@ -266,7 +276,12 @@ fn ask_text(term: &Term, field: &FormField, current: Option<&Value>) -> Prompted
     }
 }
 
-fn ask_boolean(term: &Term, field: &FormField, current: Option<&Value>) -> Prompted<Option<Value>> {
+fn ask_boolean(
+    term: &Term,
+    field: &FormField,
+    current: Option<&Value>,
+    question: &str,
+) -> Prompted<Option<Value>> {
     let mut items = vec!["Yes".to_string(), "No".to_string()];
     if !field.required {
         items.push(SKIP.into());
@@ -277,7 +292,7 @@ fn ask_boolean(term: &Term, field: &FormField, current: Option<&Value>) -> Promp
         _ if field.required => 0,
         _ => 2,
     };
-    Ok(match select(term, "Pick one", &items, default)? {
+    Ok(match select(term, question, &items, default)? {
         0 => Some(Value::Bool(true)),
         1 => Some(Value::Bool(false)),
         _ => None,

@@ -159,6 +159,15 @@ impl Resolver for TerminalResolver {
             program: self.options.browser.clone(),
             never: self.options.no_open,
         };
+        if let Some(d) = self.deadline {
+            let left = d.saturating_duration_since(Instant::now());
+            let left = Duration::from_secs(left.as_secs().max(1));
+            let _ = self.tty.term.write_line(&format!(
+                "{} answer within {} (--timeout), or it is cancelled",
+                style("⏱").dim(),
+                humantime::format_duration(left)
+            ));
+        }
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
             let message = &job.params.message;

@@ -148,10 +148,16 @@ pub fn run(
                 ));
             }
             Err(e) => {
+                let why = match (e.kind(), &opener.program) {
+                    (io::ErrorKind::NotFound, None) => {
+                        "no opener found: install xdg-utils, or pass --browser PROGRAM".to_string()
+                    }
+                    (_, None) => "the system opener (xdg-open or the like) failed".to_string(),
+                    (_, Some(_)) => crate::sanitize::sanitize_line(&e.to_string()),
+                };
                 let _ = term.write_line(&format!(
-                    "{} could not open a browser ({}); copy the URL above and open it yourself",
+                    "{} could not open a browser ({why}); copy the URL above and open it yourself",
                     style("✗").red().bold(),
-                    crate::sanitize::sanitize_line(&e.to_string())
                 ));
             }
         }
@@ -168,7 +174,16 @@ fn show_url(term: &Term, a: &UrlAssessment) {
     let bar = style("│").dim();
     let _ = term.write_line(&format!("{bar}"));
     let _ = term.write_line(&format!("{bar} {}  {}", style("URL ").dim(), a.display));
-    match (&a.host_ascii, &a.host_unicode) {
+    // Show a non-default port with the host: it is part of where you go.
+    let port = a
+        .normalized
+        .as_deref()
+        .and_then(|u| url::Url::parse(u).ok())
+        .and_then(|u| u.port())
+        .map(|p| format!(":{p}"))
+        .unwrap_or_default();
+    let host_ascii = a.host_ascii.as_ref().map(|h| format!("{h}{port}"));
+    match (&host_ascii, &a.host_unicode) {
         (Some(host), Some(uni)) => {
             let _ = term.write_line(&format!(
                 "{bar} {}  {}   {}",
