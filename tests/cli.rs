@@ -769,5 +769,8 @@ fn request_on_several_elicitations_prints_one_request_each() {
 #[test]
 fn an_approve_only_form_needs_a_decision() {
     let req = std::fs::read_to_string("fixtures/kinds/empty-form.json").unwrap();
-    run(&[], &req).code(2).stdout("").stderr(predicate::str::contains("approval only"));
+    run(&[], &req)
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains("approval only"));
 }

@@ -43,7 +43,7 @@ pub fn run(
     footer(
         term,
         &format!(
-            "{} field{} · * required · Enter takes the pre-filled value, or skips an empty optional field · Esc cancels",
+            "{} field{} · * required · Enter keeps the pre-filled value (empty: skip) · Esc cancels",
             form.fields.len(),
             if form.fields.len() == 1 { "" } else { "s" }
         ),
