@@ -37,7 +37,6 @@ pub use protocol::{Action, ElicitResult, ElicitationParams, Mode};
 pub use schema::{FieldKind, FormField, FormSchema};
 
 use input::{Document, Shape};
-use protocol::ElicitResult as Result_;
 use resolve::{Elicitation, Resolver, SchemaCache};
 
 /// A short name for a JSON value's type, for error messages.
@@ -56,7 +55,7 @@ pub fn json_kind(v: &serde_json::Value) -> &'static str {
 #[derive(Debug)]
 pub struct Resolved {
     pub output: String,
-    pub results: Vec<(Option<String>, Result_)>,
+    pub results: Vec<(Option<String>, ElicitResult)>,
     /// Things the person should know (schema oddities, skipped entries).
     pub warnings: Vec<String>,
 }

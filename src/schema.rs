@@ -358,7 +358,7 @@ impl FormField {
                 },
             },
         };
-        let (validator, schema_problem) = compile(prop, &kind);
+        let (validator, schema_problem) = compile(prop);
         FormField {
             name: name.to_string(),
             title: get_str("title").filter(|t| !t.trim().is_empty()),
@@ -613,7 +613,6 @@ fn plural(n: u64) -> &'static str {
 /// kind, only its type is checked, and the problem is reported.
 fn compile(
     prop: &Value,
-    kind: &FieldKind,
 ) -> (
     Option<std::sync::Arc<jsonschema::Validator>>,
     Option<String>,
@@ -631,7 +630,6 @@ fn compile(
             let why = format!(
                 "the property schema is not valid JSON Schema ({e}); only its type is checked"
             );
-            let _ = kind;
             (None, Some(why))
         }
     }
