@@ -102,6 +102,16 @@ fn print_line(text: &str) -> i32 {
     }
 }
 
+/// JSON text, compact or indented.
+fn json_text<T: serde::Serialize>(value: &T, pretty: bool) -> String {
+    if pretty {
+        serde_json::to_string_pretty(value)
+    } else {
+        serde_json::to_string(value)
+    }
+    .expect("elicit's output types always serialise")
+}
+
 fn load_answers(args: &AnswerArgs) -> Result<ScriptedAnswers, ElicitError> {
     ScriptedAnswers::parse(&args.answers, |p| std::fs::read_to_string(p))
 }
@@ -246,18 +256,11 @@ fn run_request(file: Option<&Path>, pretty: bool) -> i32 {
             .iter()
             .map(|e| elicit::elicitation_to_request(&e.params))
             .collect();
-        let value = if requests.len() == 1 {
-            serde_json::to_value(&requests[0])
+        Ok(if requests.len() == 1 {
+            json_text(&requests[0], pretty)
         } else {
-            serde_json::to_value(&requests)
-        }
-        .expect("requests serialise");
-        Ok(if pretty {
-            serde_json::to_string_pretty(&value)
-        } else {
-            serde_json::to_string(&value)
-        }
-        .expect("values serialise"))
+            json_text(&requests, pretty)
+        })
     };
     match go() {
         Ok(text) => print_line(&text),
@@ -280,12 +283,7 @@ fn run_result(file: Option<&Path>, kind: Option<&str>, pretty: bool) -> i32 {
         if kind == Some(elicit::contract::KIND_AUTHORIZATION) {
             result = result.for_mode(elicit::Mode::Url);
         }
-        Ok(if pretty {
-            serde_json::to_string_pretty(&result)
-        } else {
-            serde_json::to_string(&result)
-        }
-        .expect("results serialise"))
+        Ok(json_text(&result, pretty))
     };
     match go() {
         Ok(text) => print_line(&text),
@@ -395,13 +393,7 @@ fn call(args: &CallArgs) -> Result<i32, ElicitError> {
     }
     let result = call_tool(&mut client, &mut handler, &tool, &arguments)?;
     client.server.shutdown(Duration::from_secs(2));
-    let text = if args.pretty {
-        serde_json::to_string_pretty(&result)
-    } else {
-        serde_json::to_string(&result)
-    }
-    .expect("values serialise");
-    let code = print_line(&text);
+    let code = print_line(&json_text(&result, args.pretty));
     if code != 0 {
         return Ok(code);
     }

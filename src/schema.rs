@@ -501,15 +501,7 @@ impl FormField {
                 if trimmed.starts_with('[') {
                     let items: Vec<Value> = serde_json::from_str(trimmed)
                         .map_err(|e| format!("{text:?} is not a JSON array: {e}"))?;
-                    Ok(Value::Array(
-                        items
-                            .into_iter()
-                            .map(|v| match v {
-                                Value::String(s) => Value::String(match_choice(choices, &s)),
-                                other => other,
-                            })
-                            .collect(),
-                    ))
+                    Ok(match_items(choices, items))
                 } else {
                     Ok(Value::Array(vec![Value::String(match_choice(
                         choices, text,
@@ -530,15 +522,9 @@ impl FormField {
             (FieldKind::Select { choices }, Value::String(s)) => {
                 Value::String(match_choice(choices, &s))
             }
-            (FieldKind::MultiSelect { choices, .. }, Value::Array(items)) => Value::Array(
-                items
-                    .into_iter()
-                    .map(|v| match v {
-                        Value::String(s) => Value::String(match_choice(choices, &s)),
-                        other => other,
-                    })
-                    .collect(),
-            ),
+            (FieldKind::MultiSelect { choices, .. }, Value::Array(items)) => {
+                match_items(choices, items)
+            }
             (kind, v) => normalize_number(v, kind),
         }
     }
@@ -700,6 +686,20 @@ fn match_choice(choices: &[Choice], text: &str) -> String {
         return matches[0].value.clone();
     }
     text.to_string()
+}
+
+/// [`match_choice`] over a multi-select's items; non-strings are kept for
+/// validation to reject.
+fn match_items(choices: &[Choice], items: Vec<Value>) -> Value {
+    Value::Array(
+        items
+            .into_iter()
+            .map(|v| match v {
+                Value::String(s) => Value::String(match_choice(choices, &s)),
+                other => other,
+            })
+            .collect(),
+    )
 }
 
 fn string_list(v: Option<&Value>) -> Option<Vec<String>> {

@@ -566,18 +566,23 @@ fn take_server_message(shared: &Shared, msg: Value) -> Taken {
             result: result.clone(),
         });
     }
-    shared
-        .state
-        .lock()
-        .expect("state lock")
-        .tracked
-        .remove(&client_id);
+    untrack(shared, &client_id);
     if !ours {
         return Taken::Relay;
     }
     let mut reply = msg.clone();
     reply["id"] = serde_json::from_str(&client_id).unwrap_or(Value::Null);
     Taken::Rewritten(reply)
+}
+
+/// Forgets a client request once its final reply has gone out.
+fn untrack(shared: &Shared, client_id: &str) {
+    shared
+        .state
+        .lock()
+        .expect("state lock")
+        .tracked
+        .remove(client_id);
 }
 
 /// An `input_required` result that holds only elicitations elicit handles.
@@ -654,12 +659,7 @@ fn resolve_job(shared: &Shared, handler: &mut ElicitHandler<'_>, job: Job) {
                     let reply = json!({"jsonrpc": "2.0",
                         "id": serde_json::from_str::<Value>(&client_id).unwrap_or(Value::Null),
                         "result": result});
-                    shared
-                        .state
-                        .lock()
-                        .expect("state lock")
-                        .tracked
-                        .remove(&client_id);
+                    untrack(shared, &client_id);
                     let mut line = serde_json::to_vec(&reply).expect("values serialise");
                     line.push(b'\n');
                     shared.send_to_client(&line, "client", true);
