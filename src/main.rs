@@ -303,6 +303,7 @@ fn run_call(args: &CallArgs) -> i32 {
 fn call(args: &CallArgs) -> Result<i32, ElicitError> {
     let scripted = load_answers(&args.answers)?;
     let mut person = person(&args.answers, args.prompt_timeout);
+    elicit::terminal::tty::install_interrupt_handler();
     let log = args.log.as_deref().map(MessageLog::create).transpose()?;
     let server = ServerProcess::spawn(&args.command, args.server_log.as_deref(), log)?;
     let picker = match &person {

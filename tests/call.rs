@@ -264,3 +264,55 @@ fn server_stderr_goes_to_the_server_log() {
         .unwrap()
         .contains("from-the-server"));
 }
+
+#[test]
+fn ctrl_c_while_waiting_for_the_server_ends_the_call_and_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("hang.pid");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_elicit"))
+        .env("FAKE_PID_FILE", &pid_file)
+        .args([
+            "call",
+            "--no-input",
+            "--timeout",
+            "60s",
+            "--tool",
+            "hang",
+            "-a",
+            "accept",
+            "--",
+        ])
+        .args(fake())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the server is up and the call is under way.
+    for _ in 0..200 {
+        if pid_file.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: sending SIGINT to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("interrupted"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    // SAFETY: signal 0 only asks whether the process exists.
+    assert!(
+        unsafe { libc::kill(pid, 0) } != 0,
+        "the server was left running"
+    );
+}

@@ -185,23 +185,35 @@ impl ServerProcess {
             })
     }
 
-    /// Waits for the next message, up to `timeout` (None: forever).
+    /// Waits for the next message, up to `timeout` (None: forever). A
+    /// Ctrl-C pressed meanwhile ends the wait.
     pub fn receive(&mut self, timeout: Option<Duration>) -> Result<Incoming, ElicitError> {
-        match timeout {
-            None => self
-                .incoming
-                .recv()
-                .map_err(|_| ElicitError::Server("the server's output ended".into())),
-            Some(t) => match self.incoming.recv_timeout(t) {
-                Ok(m) => Ok(m),
-                Err(RecvTimeoutError::Timeout) => Err(ElicitError::Server(format!(
-                    "the server did not answer within {}",
-                    humantime::format_duration(t)
-                ))),
-                Err(RecvTimeoutError::Disconnected) => {
-                    Err(ElicitError::Server("the server's output ended".into()))
+        let started = Instant::now();
+        let interrupts = crate::terminal::tty::interrupt_count();
+        loop {
+            if crate::terminal::tty::interrupt_count() != interrupts {
+                return Err(ElicitError::Server(
+                    "interrupted (Ctrl-C) while waiting for the server".into(),
+                ));
+            }
+            let mut slice = Duration::from_millis(100);
+            if let Some(t) = timeout {
+                let left = t.saturating_sub(started.elapsed());
+                if left.is_zero() {
+                    return Err(ElicitError::Server(format!(
+                        "the server did not answer within {}",
+                        humantime::format_duration(t)
+                    )));
                 }
-            },
+                slice = slice.min(left);
+            }
+            match self.incoming.recv_timeout(slice) {
+                Ok(m) => return Ok(m),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(ElicitError::Server("the server's output ended".into()))
+                }
+            }
         }
     }
 

@@ -15,6 +15,10 @@ use console::Term;
 /// cursor hidden and nothing printed.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
+/// How many times Ctrl-C was pressed: lets a wait that is not a prompt (a
+/// live server's reply) notice a *new* Ctrl-C, whatever happened before.
+static INTERRUPT_COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// The terminal prompts are drawn on, plus what is needed to put it back as
 /// it was whatever happens (Ctrl-C, timeout, a panic in a prompt).
 pub struct Tty {
@@ -127,11 +131,22 @@ pub fn restore_global() {
     }
 }
 
-fn install_interrupt_handler() {
+/// Installs the SIGINT handler (once). Also used by `elicit call` without
+/// a terminal, so Ctrl-C ends a call cleanly (server stopped) rather than
+/// killing elicit and orphaning the server.
+pub fn install_interrupt_handler() {
     static ONCE: OnceLock<()> = OnceLock::new();
     ONCE.get_or_init(|| {
-        let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+        let _ = ctrlc::set_handler(|| {
+            INTERRUPT_COUNT.fetch_add(1, Ordering::SeqCst);
+            INTERRUPTED.store(true, Ordering::SeqCst);
+        });
     });
+}
+
+/// The number of Ctrl-C presses so far.
+pub fn interrupt_count() -> usize {
+    INTERRUPT_COUNT.load(Ordering::SeqCst)
 }
 
 /// True once Ctrl-C was pressed (between prompts, the terminal is in cooked
