@@ -269,7 +269,7 @@ fn server_stderr_goes_to_the_server_log() {
 fn ctrl_c_while_waiting_for_the_server_ends_the_call_and_the_server() {
     let dir = tempfile::tempdir().unwrap();
     let pid_file = dir.path().join("hang.pid");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_elicit"))
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_elicit"))
         .env("FAKE_PID_FILE", &pid_file)
         .args([
             "call",
