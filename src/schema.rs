@@ -544,9 +544,13 @@ impl FormField {
                     parts.push(f.hint());
                 }
                 match (min_length, max_length) {
+                    (Some(a), Some(b)) if a == b => {
+                        parts.push(format!("exactly {a} character{}", plural(*a)))
+                    }
                     (Some(a), Some(b)) => parts.push(format!("{a}–{b} characters")),
+                    (Some(1), None) => parts.push("not empty".into()),
                     (Some(a), None) => parts.push(format!("at least {a} characters")),
-                    (None, Some(b)) => parts.push(format!("at most {b} characters")),
+                    (None, Some(b)) => parts.push(format!("at most {b} character{}", plural(*b))),
                     _ => {}
                 }
                 if let Some(p) = pattern {
