@@ -395,6 +395,9 @@ impl FormField {
                     if !whole {
                         return Err(format!("{n} is not a whole number"));
                     }
+                    // Whole, but beyond 64-bit integers: it would go out as
+                    // a float, which an integer field must never send.
+                    return Err(format!("{n} is too large to send as a whole number"));
                 }
             }
         }
@@ -646,13 +649,19 @@ fn type_only_check(kind: &FieldKind, value: &Value) -> Result<(), String> {
 
 /// Whole numbers go out as JSON integers (`2`, not `2.0`): some SDKs follow
 /// the generated schema.json, which types content numbers as integers.
+const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+
 fn normalize_number(value: Value, kind: &FieldKind) -> Value {
     if !matches!(kind, FieldKind::Integer { .. } | FieldKind::Number { .. }) {
         return value;
     }
     match &value {
+        // A whole f64 below 2^63 (2^64 when positive) converts exactly.
         Value::Number(n) if n.as_i64().is_none() && n.as_u64().is_none() => match n.as_f64() {
-            Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Value::from(f as i64),
+            Some(f) if f.fract() == 0.0 && (-TWO_63..TWO_63).contains(&f) => Value::from(f as i64),
+            Some(f) if f.fract() == 0.0 && (0.0..2.0 * TWO_63).contains(&f) => {
+                Value::from(f as u64)
+            }
             _ => value,
         },
         _ => value,

@@ -1,0 +1,5 @@
+//! Fuzz target `input`: see `elicit_fuzz::checks::input` (fuzz/src/checks.rs)
+//! for what it feeds and asserts.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| elicit_fuzz::checks::input(data));

@@ -1,0 +1,197 @@
+//! One function per fuzz target. Each takes the raw fuzz input, never
+//! panics on its own, and asserts the target's invariants: a panic here is a
+//! bug in elicit (or a broken invariant), never in the harness.
+//!
+//! Used by `fuzz/fuzz_targets/*.rs` and, through `#[path]`, by
+//! `tests/fuzz_regressions.rs`; depends only on `elicit` and `serde_json`.
+
+use elicit::answers::FormPlan;
+use elicit::input;
+use elicit::resolve::{NoTerminal, SchemaCache};
+use elicit::sanitize::{sanitize_block, sanitize_line};
+use elicit::url_safety::assess_url;
+use elicit::{Action, FormSchema, ScriptedAnswers};
+use serde_json::Value;
+
+/// Input detection and parsing: bytes -> `input::decode` ->
+/// `input::read_document`, then the whole pipeline with `accept` (nobody to
+/// ask: `NoTerminal`); whatever is printed must be JSON.
+pub fn input(data: &[u8]) {
+    let Ok(text) = input::decode(data) else {
+        return;
+    };
+    let Ok(doc) = input::read_document(text) else {
+        return;
+    };
+    let scripted = ScriptedAnswers::parse(["accept"], |_| Err(std::io::ErrorKind::NotFound.into()))
+        .expect("`accept` parses");
+    let mut person = NoTerminal {
+        detail: "fuzz".into(),
+    };
+    let mut cache = SchemaCache::default();
+    if let Ok(resolved) = elicit::resolve_document(&doc, &scripted, &mut person, &mut cache, false)
+    {
+        if let Err(e) = serde_json::from_str::<Value>(&resolved.output) {
+            panic!("output is not JSON ({e}): {}", resolved.output);
+        }
+    }
+}
+
+/// The schema model: `SCHEMA\n---\nCONTENT` (or only a schema). Parse, then
+/// hint/default/coerce every field, validate, order, normalise. A usable
+/// default passes its own check; `order` keeps every key and does not change
+/// validity.
+pub fn schema(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let (schema_text, content_text) = text.split_once("\n---\n").unwrap_or((text, "{}"));
+    let Ok(schema) = serde_json::from_str::<Value>(schema_text) else {
+        return;
+    };
+    let Ok(form) = FormSchema::parse(&schema) else {
+        return;
+    };
+    for f in &form.fields {
+        let _ = f.hint();
+        let _ = f.label();
+        if let Some(d) = f.usable_default() {
+            assert!(
+                f.check(&d).is_ok(),
+                "usable_default of {} fails its own check",
+                f.name
+            );
+        }
+        if let Ok(v) = f.coerce(content_text) {
+            let _ = f.check(&v);
+        }
+    }
+    let content = match serde_json::from_str::<Value>(content_text) {
+        Ok(Value::Object(m)) => m,
+        _ => return,
+    };
+    let before = form.validate(&content).is_ok();
+    let ordered = form.order(content.clone());
+    assert_eq!(ordered.len(), content.len(), "order lost keys");
+    assert_eq!(
+        form.validate(&ordered).is_ok(),
+        before,
+        "order changed validity"
+    );
+    for (k, v) in &content {
+        if let Some(f) = form.field(k) {
+            let _ = f.check(&f.normalize(v.clone()));
+        }
+    }
+}
+
+/// Answer coercion: a `requestedSchema` line, then one `--answer` per line
+/// (`@FILE` reads the last line). `ScriptedAnswers::parse`, then `plan_form`
+/// strict and not. An accepted plan satisfies `validate` (strict) and keeps
+/// content keys in schema order.
+pub fn answers(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let mut lines = text.split('\n');
+    let schema_line = lines.next().unwrap_or_default();
+    let args: Vec<&str> = lines.collect();
+    let Ok(schema) = serde_json::from_str::<Value>(schema_line) else {
+        return;
+    };
+    let Ok(form) = FormSchema::parse(&schema) else {
+        return;
+    };
+    let file = args.last().copied().unwrap_or_default().to_string();
+    let Ok(answers) = ScriptedAnswers::parse(&args, |_| Ok(file.clone())) else {
+        return;
+    };
+    let _ = answers.plan_url();
+    for strict in [true, false] {
+        if let Ok(FormPlan::Decided(Action::Accept, content)) = answers.plan_form(&form, strict) {
+            if strict {
+                if let Err(e) = form.validate(&content) {
+                    panic!("plan_form accepted content that validate rejects: {e:?}");
+                }
+            }
+            let mut last = None;
+            for k in content.keys() {
+                if let Some(i) = form.fields.iter().position(|f| &f.name == k) {
+                    assert!(last.is_none_or(|l| l < i), "content not in schema order");
+                    last = Some(i);
+                }
+            }
+        }
+    }
+}
+
+fn forbidden(c: char, block: bool) -> bool {
+    match c {
+        '\n' => !block,
+        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' => true,
+        '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}' => {
+            true
+        }
+        _ => false,
+    }
+}
+
+/// The text sanitiser: no ESC, other C0, DEL or C1 control (block mode keeps
+/// `\n`), no bidi control in the output.
+pub fn sanitize(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    for block in [false, true] {
+        let out = if block {
+            sanitize_block(&text)
+        } else {
+            sanitize_line(&text)
+        };
+        if let Some(c) = out.chars().find(|&c| forbidden(c, block)) {
+            panic!(
+                "sanitize_{} let U+{:04X} through: {text:?} -> {out:?}",
+                if block { "block" } else { "line" },
+                c as u32
+            );
+        }
+    }
+}
+
+/// The URL checks: `openable` is exactly "no blocking warning" (the
+/// documented invariant) and implies an http/https scheme, a host, an ASCII
+/// http(s) normalised URL and no control or space in the raw string; the
+/// display string holds no control character.
+pub fn url(data: &[u8]) {
+    let raw = String::from_utf8_lossy(data);
+    let a = assess_url(&raw);
+    assert_eq!(
+        a.openable,
+        !a.warnings.iter().any(|w| w.is_blocking()),
+        "openable invariant broken for {raw:?}: {a:?}"
+    );
+    if a.openable {
+        let scheme = a.scheme.as_deref().unwrap_or_default();
+        assert!(
+            scheme == "http" || scheme == "https",
+            "openable with scheme {scheme:?}: {raw:?}"
+        );
+        assert!(a.host_ascii.is_some(), "openable without a host: {raw:?}");
+        let n = a
+            .normalized
+            .as_deref()
+            .expect("openable implies normalized");
+        assert!(
+            n.starts_with("http://") || n.starts_with("https://"),
+            "openable but normalized is {n:?}"
+        );
+        assert!(n.is_ascii(), "normalized URL is not ASCII: {n:?}");
+        assert!(
+            !raw.chars().any(|c| c.is_control() || c.is_whitespace()),
+            "openable URL holds control/space: {raw:?}"
+        );
+    }
+    assert!(
+        !a.display.chars().any(char::is_control),
+        "display holds a control char: {:?}",
+        a.display
+    );
+}
