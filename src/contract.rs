@@ -129,6 +129,20 @@ impl Answer {
 /// assert_eq!(req.url.as_deref(), Some("https://example.com/oauth/authorize"));
 /// ```
 pub fn elicitation_to_request(params: &ElicitationParams) -> Request {
+    request_from(params, params.requested_schema.clone())
+}
+
+/// The same mapping, moving the schema into `Request.data` instead of
+/// copying it (a large schema on every line of a `--lines` stream). The
+/// params come back without `requested_schema`; read it from the Request.
+pub(crate) fn elicitation_into_request(
+    mut params: ElicitationParams,
+) -> (Request, ElicitationParams) {
+    let schema = params.requested_schema.take();
+    (request_from(&params, schema), params)
+}
+
+fn request_from(params: &ElicitationParams, schema: Option<Value>) -> Request {
     let id = fresh_request_id();
     match params.mode() {
         Mode::Url => {
@@ -147,9 +161,9 @@ pub fn elicitation_to_request(params: &ElicitationParams) -> Request {
             }
         }
         Mode::Form => {
-            let data = params.requested_schema.as_ref().map(|schema| {
+            let data = schema.map(|schema| {
                 let mut m = Map::new();
-                m.insert("schema".into(), schema.clone());
+                m.insert("schema".into(), schema);
                 m
             });
             Request {

@@ -64,7 +64,7 @@ pub struct Resolved {
 /// Nothing is rendered unless every entry resolved: a failure leaves stdout
 /// empty.
 pub fn resolve_document(
-    doc: &Document,
+    doc: Document,
     scripted: &ScriptedAnswers,
     person: &mut dyn Resolver,
     cache: &mut SchemaCache,
@@ -82,15 +82,15 @@ pub fn resolve_document(
         .map(|s| format!("skipped input request {s}: elicit only answers elicitation/create; the host must answer it"))
         .collect();
     let mut prepared = Vec::with_capacity(total);
-    for (i, entry) in doc.entries.iter().enumerate() {
-        let mut e = Elicitation::prepare(entry.params.clone(), cache)?;
-        e.key = entry.key.clone();
+    for (i, entry) in doc.entries.into_iter().enumerate() {
+        let mut e = Elicitation::prepare(entry.params, cache)?;
+        e.key = entry.key;
         e.server = doc.server.clone();
         if total > 1 {
             e.position = Some((i + 1, total));
         }
         if let Some(form) = &e.form {
-            let at = entry
+            let at = e
                 .key
                 .as_deref()
                 .map(|k| format!("{k}: "))

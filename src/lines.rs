@@ -120,7 +120,7 @@ fn handle_line(
         _ => None,
     };
     let resolved =
-        crate::resolve_document(&doc, scripted, person, cache, false).map_err(|e| (e, reply_id))?;
+        crate::resolve_document(doc, scripted, person, cache, false).map_err(|e| (e, reply_id))?;
     let code = outcome_exit_code(resolved.results.iter().map(|(_, r)| r));
     Ok((resolved.output, code, resolved.warnings))
 }

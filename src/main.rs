@@ -191,7 +191,7 @@ fn run_resolve(args: &ResolveArgs) -> i32 {
         }
     };
     let mut cache = SchemaCache::default();
-    match elicit::resolve_document(&doc, &scripted, person.resolver(), &mut cache, args.pretty) {
+    match elicit::resolve_document(doc, &scripted, person.resolver(), &mut cache, args.pretty) {
         Ok(resolved) => {
             for w in &resolved.warnings {
                 warn(w);

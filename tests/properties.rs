@@ -910,7 +910,7 @@ fn check_case(case: &Case) -> Result<(), TestCaseError> {
         detail: "property test".into(),
     };
     let mut cache = SchemaCache::default();
-    let got = elicit::resolve_document(&doc, &scripted, &mut person, &mut cache, false);
+    let got = elicit::resolve_document(doc, &scripted, &mut person, &mut cache, false);
     let context = || format!("\nschema: {schema}\nargs: {args:?}\nexpected: {expected:?}");
     match (&expected, got) {
         (Expect::Action(a), Ok(r)) => {
@@ -1073,7 +1073,7 @@ fn integer_fields_never_send_floats_even_for_huge_whole_numbers() {
             detail: String::new(),
         };
         let mut cache = SchemaCache::default();
-        match elicit::resolve_document(&doc, &scripted, &mut person, &mut cache, false) {
+        match elicit::resolve_document(doc, &scripted, &mut person, &mut cache, false) {
             Ok(r) => {
                 let out: Value = serde_json::from_str(&r.output).unwrap();
                 let n = &out["content"]["n"];
@@ -1196,7 +1196,7 @@ fn whole_pipeline(text: &str, args: &[String]) {
         detail: String::new(),
     };
     let mut cache = SchemaCache::default();
-    if let Ok(r) = elicit::resolve_document(&doc, &scripted, &mut person, &mut cache, false) {
+    if let Ok(r) = elicit::resolve_document(doc, &scripted, &mut person, &mut cache, false) {
         assert!(
             serde_json::from_str::<Value>(&r.output).is_ok(),
             "output is not JSON: {}",

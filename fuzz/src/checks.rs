@@ -29,8 +29,7 @@ pub fn input(data: &[u8]) {
         detail: "fuzz".into(),
     };
     let mut cache = SchemaCache::default();
-    if let Ok(resolved) = elicit::resolve_document(&doc, &scripted, &mut person, &mut cache, false)
-    {
+    if let Ok(resolved) = elicit::resolve_document(doc, &scripted, &mut person, &mut cache, false) {
         if let Err(e) = serde_json::from_str::<Value>(&resolved.output) {
             panic!("output is not JSON ({e}): {}", resolved.output);
         }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::answers::{FormPlan, ScriptedAnswers};
-use crate::contract::{answer_to_elicit_result, elicitation_to_request, Answer, Request};
+use crate::contract::{answer_to_elicit_result, elicitation_into_request, Answer, Request};
 use crate::error::ElicitError;
 use crate::protocol::{Action, ElicitResult, ElicitationParams, Mode, RELATED_TASK_META};
 use crate::schema::FormSchema;
@@ -41,7 +41,9 @@ impl Elicitation {
         params: ElicitationParams,
         cache: &mut SchemaCache,
     ) -> Result<Self, ElicitError> {
-        let request = elicitation_to_request(&params);
+        // The schema moves into the Request (`data.schema`); `params` keeps
+        // the rest.
+        let (request, params) = elicitation_into_request(params);
         let form = match (params.mode(), request.schema()) {
             (Mode::Form, Some(schema)) => Some(cache.get(schema)?),
             _ => None,
@@ -151,27 +153,64 @@ pub fn finish(elicitation: &Elicitation, mut answer: Answer) -> Result<ElicitRes
     Ok(result)
 }
 
-/// Parsed schemas by their JSON text, so `--lines` over a stream of the same
-/// request compiles each schema once. Bounded: cleared when full.
+/// Parsed schemas, so `--lines` over a stream of the same request compiles
+/// each schema once. Looked up by a hash of the schema's JSON tree (no text
+/// is built per line), then compared for equality. Bounded: cleared when full.
 #[derive(Default)]
 pub struct SchemaCache {
-    map: HashMap<String, Arc<FormSchema>>,
+    map: HashMap<u64, Vec<(Value, Arc<FormSchema>)>>,
+    len: usize,
 }
 
 impl SchemaCache {
     const CAPACITY: usize = 256;
 
     pub fn get(&mut self, schema: &Value) -> Result<Arc<FormSchema>, ElicitError> {
-        let key = schema.to_string();
-        if let Some(hit) = self.map.get(&key) {
-            return Ok(hit.clone());
+        let key = {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            hash_value(schema, &mut h);
+            std::hash::Hasher::finish(&h)
+        };
+        if let Some(hit) = self
+            .map
+            .get(&key)
+            .and_then(|bucket| bucket.iter().find(|(v, _)| v == schema))
+        {
+            return Ok(hit.1.clone());
         }
         let parsed = Arc::new(FormSchema::parse(schema)?);
-        if self.map.len() >= Self::CAPACITY {
+        if self.len >= Self::CAPACITY {
             self.map.clear();
+            self.len = 0;
         }
-        self.map.insert(key, parsed.clone());
+        self.map
+            .entry(key)
+            .or_default()
+            .push((schema.clone(), parsed.clone()));
+        self.len += 1;
         Ok(parsed)
+    }
+}
+
+/// Hashes a JSON tree in document order.
+fn hash_value(v: &Value, h: &mut impl std::hash::Hasher) {
+    use std::hash::Hash;
+    match v {
+        Value::Null => 0u8.hash(h),
+        Value::Bool(b) => (1u8, b).hash(h),
+        Value::Number(n) => (2u8, n.to_string()).hash(h),
+        Value::String(s) => (3u8, s).hash(h),
+        Value::Array(a) => {
+            (4u8, a.len()).hash(h);
+            a.iter().for_each(|x| hash_value(x, h));
+        }
+        Value::Object(o) => {
+            (5u8, o.len()).hash(h);
+            for (k, x) in o {
+                k.hash(h);
+                hash_value(x, h);
+            }
+        }
     }
 }
 
