@@ -185,8 +185,8 @@ fn raw_bits(text: &str, value: &Value) -> RawBits {
 /// Detects the shape of `text` and extracts every elicitation in it.
 pub fn read_document(text: &str) -> Result<Document, InputFailure> {
     let value = parse_json(text)?;
-    let obj = match &value {
-        Value::Object(o) => o,
+    match &value {
+        Value::Object(_) => {}
         other => {
             return Err(ElicitError::UnknownShape {
                 message: format!(
@@ -199,7 +199,7 @@ pub fn read_document(text: &str) -> Result<Document, InputFailure> {
     };
     let raw = raw_bits(text, &value);
     let server = server_name(&value);
-    read_shape(&value, obj, raw).map(|mut doc| {
+    read_shape(value, raw).map(|mut doc| {
         if doc.server.is_none() {
             doc.server = server;
         }
@@ -207,11 +207,12 @@ pub fn read_document(text: &str) -> Result<Document, InputFailure> {
     })
 }
 
-fn read_shape(
-    value: &Value,
-    obj: &Map<String, Value>,
-    raw: RawBits,
-) -> Result<Document, InputFailure> {
+/// Owns the document, so the params of a request can be moved out (a large
+/// schema is never copied).
+fn read_shape(mut value: Value, raw: RawBits) -> Result<Document, InputFailure> {
+    let obj = value
+        .as_object_mut()
+        .expect("read_document checked for an object");
     // JSON-RPC: a request (method), a response (result) or an error.
     if obj.contains_key("jsonrpc") || (obj.contains_key("id") && obj.contains_key("method")) {
         if obj.contains_key("method") {
@@ -265,10 +266,10 @@ fn read_shape(
         });
     }
     if obj.contains_key("inputRequests") || obj.contains_key("resultType") {
-        return input_required(value, raw.request_state).map_err(Into::into);
+        return input_required(&value, raw.request_state).map_err(Into::into);
     }
     if obj.contains_key("code") && obj.contains_key("data") {
-        return url_required(value).map_err(Into::into);
+        return url_required(&value).map_err(Into::into);
     }
     if obj.contains_key("error") {
         return url_required(&obj["error"]).map_err(Into::into);
@@ -281,7 +282,7 @@ fn read_shape(
             shape: Shape::BareParams,
             entries: vec![Entry {
                 key: None,
-                params: ElicitationParams::from_value(value)?,
+                params: ElicitationParams::from_owned(value)?,
             }],
             skipped: vec![],
             server: None,
@@ -296,7 +297,7 @@ fn read_shape(
     .into())
 }
 
-fn method_params(obj: &Map<String, Value>) -> Result<ElicitationParams, ElicitError> {
+fn method_params(obj: &mut Map<String, Value>) -> Result<ElicitationParams, ElicitError> {
     match obj.get("method") {
         Some(Value::String(m)) if m == ELICITATION_METHOD => {}
         Some(Value::String(m)) => {
@@ -312,8 +313,8 @@ fn method_params(obj: &Map<String, Value>) -> Result<ElicitationParams, ElicitEr
         }
         None => unreachable!("callers check for `method`"),
     }
-    match obj.get("params") {
-        Some(p) => ElicitationParams::from_value(p),
+    match obj.shift_remove("params") {
+        Some(p) => ElicitationParams::from_owned(p),
         None => Err(ElicitError::InvalidParams {
             message: "elicitation/create has no `params`".into(),
         }),

@@ -88,6 +88,20 @@ impl ElicitationParams {
     /// is absent, so a missing message is accepted; a message of the wrong
     /// type is not.
     pub fn from_value(value: &Value) -> Result<Self, ElicitError> {
+        Self::parse_with(value, value.get("requestedSchema").cloned())
+    }
+
+    /// [`ElicitationParams::from_value`] on an owned value: the schema is
+    /// moved out, not copied.
+    pub fn from_owned(mut value: Value) -> Result<Self, ElicitError> {
+        let schema = value
+            .as_object_mut()
+            .and_then(|o| o.shift_remove("requestedSchema"));
+        Self::parse_with(&value, schema)
+    }
+
+    /// `schema` is the `requestedSchema` member, already taken out.
+    fn parse_with(value: &Value, schema: Option<Value>) -> Result<Self, ElicitError> {
         let obj = value
             .as_object()
             .ok_or_else(|| ElicitError::InvalidParams {
@@ -128,14 +142,14 @@ impl ElicitationParams {
                 })
             }
         };
-        let requested_schema = match obj.get("requestedSchema") {
+        let requested_schema = match schema {
             None | Some(Value::Null) => None,
-            Some(v @ Value::Object(_)) => Some(v.clone()),
+            Some(v @ Value::Object(_)) => Some(v),
             Some(other) => {
                 return Err(ElicitError::InvalidParams {
                     message: format!(
                         "`requestedSchema` must be an object, found {}",
-                        crate::json_kind(other)
+                        crate::json_kind(&other)
                     ),
                 })
             }
