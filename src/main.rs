@@ -300,18 +300,37 @@ fn run_result(file: Option<&Path>, kind: Option<&str>, pretty: bool) -> i32 {
 fn run_call(args: &CallArgs) -> i32 {
     match call(args) {
         Ok(code) => code,
-        Err(e) => report(&e),
+        Err(e) => report_chain(&e),
     }
+}
+
+/// Reports an error with its context chain ("starting the server: cannot
+/// start server …"). The exit status comes from the typed error inside.
+fn report_chain(err: &anyhow::Error) -> i32 {
+    // Our errors already name their cause, so the chain stops there.
+    let mut parts = Vec::new();
+    for cause in err.chain() {
+        parts.push(cause.to_string());
+        if cause.downcast_ref::<ElicitError>().is_some() {
+            break;
+        }
+    }
+    eprintln!("elicit: {}", sanitize_block(&parts.join(": ")));
+    err.chain()
+        .find_map(|e| e.downcast_ref::<ElicitError>())
+        .map_or(1, ElicitError::exit_code)
 }
 
 /// `elicit call`: start the server, connect, pick the tool and its
 /// arguments, call it, print the result.
-fn call(args: &CallArgs) -> Result<i32, ElicitError> {
+fn call(args: &CallArgs) -> anyhow::Result<i32> {
+    use anyhow::Context;
     let scripted = load_answers(&args.answers)?;
     let mut person = person(&args.answers, args.prompt_timeout);
     elicit::terminal::tty::install_interrupt_handler();
     let log = args.log.as_deref().map(MessageLog::create).transpose()?;
-    let server = ServerProcess::spawn(&args.command, args.server_log.as_deref(), log)?;
+    let server = ServerProcess::spawn(&args.command, args.server_log.as_deref(), log)
+        .context("starting the server")?;
     let picker = match &person {
         Person::Terminal(_) => true,
         Person::Nobody(_) => false,
@@ -323,7 +342,8 @@ fn call(args: &CallArgs) -> Result<i32, ElicitError> {
         Some(args.timeout),
         args.verbose,
         &mut handler,
-    )?;
+    )
+    .context("connecting to the server")?;
     if let Some(name) = &handler.server_name {
         if args.verbose {
             eprintln!(
@@ -333,7 +353,9 @@ fn call(args: &CallArgs) -> Result<i32, ElicitError> {
             );
         }
     }
-    let tools = client.list_tools(&mut handler)?;
+    let tools = client
+        .list_tools(&mut handler)
+        .context("listing the server's tools")?;
     let names: Vec<String> = tools
         .iter()
         .filter_map(|t| t.get("name").and_then(|n| n.as_str()).map(str::to_string))
@@ -356,18 +378,19 @@ fn call(args: &CallArgs) -> Result<i32, ElicitError> {
                 })
                 .collect();
             if items.is_empty() {
-                return Err(ElicitError::Server("the server lists no tools".into()));
+                return Err(ElicitError::Server("the server lists no tools".into()).into());
             }
             match term.pick("Which tool?", &items)? {
                 Some(i) => names[i].clone(),
-                None => return Err(ElicitError::Usage("no tool picked".into())),
+                None => return Err(ElicitError::Usage("no tool picked".into()).into()),
             }
         }
         None => {
             return Err(ElicitError::Usage(format!(
                 "no --tool given and no terminal to pick one; the server's tools: {}",
                 names.join(", ")
-            )))
+            ))
+            .into())
         }
     };
     let mut handler = ElicitHandler::new(&scripted, person.resolver());
@@ -398,7 +421,12 @@ fn call(args: &CallArgs) -> Result<i32, ElicitError> {
             arguments = ask_arguments(&tool, schema, &mut handler)?;
         }
     }
-    let result = call_tool(&mut client, &mut handler, &tool, &arguments)?;
+    let result = call_tool(&mut client, &mut handler, &tool, &arguments).with_context(|| {
+        format!(
+            "calling the tool {}",
+            elicit::sanitize::sanitize_line(&tool)
+        )
+    })?;
     client.server.shutdown(Duration::from_secs(2));
     let code = print_line(&json_text(&result, args.pretty));
     if code != 0 {
@@ -443,7 +471,8 @@ fn ask_arguments(
 
 /// `elicit proxy`: relay between the client on stdin/stdout and the server.
 fn run_proxy(args: &ProxyArgs) -> i32 {
-    let go = || -> Result<i32, ElicitError> {
+    let go = || -> anyhow::Result<i32> {
+        use anyhow::Context;
         let scripted = load_answers(&args.answers)?;
         let person = person(&args.answers, args.prompt_timeout);
         let forward_sigint = matches!(person, Person::Nobody(_));
@@ -467,9 +496,10 @@ fn run_proxy(args: &ProxyArgs) -> i32 {
             Box::new(std::io::stdin()),
             Box::new(std::io::stdout()),
         )
+        .context("running the proxy")
     };
     match go() {
         Ok(code) => code,
-        Err(e) => report(&e),
+        Err(e) => report_chain(&e),
     }
 }

@@ -277,3 +277,35 @@ fn client_hang_up_mid_elicitation_tells_the_server_cancel() {
     assert_eq!(reply["id"], "q-5");
     assert_eq!(reply["result"], json!({"action": "cancel"}));
 }
+
+#[test]
+fn sigterm_is_forwarded_and_the_proxy_ends_with_the_servers_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("proxy.jsonl");
+    let mut proxy = spawn_proxy(&["--log", log.to_str().unwrap()]);
+    let mut stdin = proxy.stdin.take().unwrap();
+    let mut reader = BufReader::new(proxy.stdout.take().unwrap());
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"echo","params":{{}}}}"#
+    )
+    .unwrap();
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    assert!(line.contains("\"raw\""), "{line}");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(proxy.id() as i32, libc::SIGTERM) };
+    // The server (python) dies of the forwarded SIGTERM; the proxy reports it.
+    assert_eq!(wait(&mut proxy), 128 + libc::SIGTERM);
+    let entries: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(entries[0]["dir"], "send");
+    assert_eq!(entries[0]["by"], "client");
+    assert_eq!(entries[0]["message"]["method"], "echo");
+    assert_eq!(entries[1]["dir"], "recv");
+    assert_eq!(entries[1]["to"], "client");
+    drop(stdin);
+}
