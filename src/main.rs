@@ -13,7 +13,7 @@ use elicit::input;
 use elicit::output;
 use elicit::resolve::{outcome_exit_code, NoTerminal, Resolver, SchemaCache};
 use elicit::sanitize::sanitize_block;
-use elicit::session::call::{call_tool, tool_arguments};
+use elicit::session::call::{ask_arguments, call_tool, input_schema, tool_arguments, tool_choices};
 use elicit::session::client::McpClient;
 use elicit::session::handler::ElicitHandler;
 use elicit::session::transport::{MessageLog, ServerProcess};
@@ -356,54 +356,35 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
     let tools = client
         .list_tools(&mut handler)
         .context("listing the server's tools")?;
-    let names: Vec<String> = tools
-        .iter()
-        .filter_map(|t| t.get("name").and_then(|n| n.as_str()).map(str::to_string))
-        .collect();
+    let choices = tool_choices(&tools);
     let tool = match &args.tool {
         Some(t) => t.clone(),
         None if picker => {
             drop(handler);
             let Person::Terminal(term) = &person else {
-                unreachable!()
+                unreachable!("picker is true only with a terminal")
             };
-            let items: Vec<String> = tools
-                .iter()
-                .map(|t| {
-                    let name = t.get("name").and_then(|n| n.as_str()).unwrap_or("?");
-                    match t.get("description").and_then(|d| d.as_str()) {
-                        Some(d) => format!("{name} — {}", d.lines().next().unwrap_or("")),
-                        None => name.to_string(),
-                    }
-                })
-                .collect();
-            if items.is_empty() {
+            if choices.is_empty() {
                 return Err(ElicitError::Server("the server lists no tools".into()).into());
             }
-            match term.pick("Which tool?", &items)? {
-                Some(i) => names[i].clone(),
+            let labels: Vec<String> = choices.iter().map(|(_, label)| label.clone()).collect();
+            match term.pick("Which tool?", &labels)? {
+                Some(i) => choices[i].0.clone(),
                 None => return Err(ElicitError::Usage("no tool picked".into()).into()),
             }
         }
         None => {
+            let names: Vec<&str> = choices.iter().map(|(n, _)| n.as_str()).collect();
             return Err(ElicitError::Usage(format!(
                 "no --tool given and no terminal to pick one; the server's tools: {}",
                 names.join(", ")
             ))
-            .into())
+            .into());
         }
     };
     let mut handler = ElicitHandler::new(&scripted, person.resolver());
-    handler.server_name = client
-        .server_info
-        .as_ref()
-        .and_then(|i| i.get("name"))
-        .and_then(|n| n.as_str())
-        .map(str::to_string);
-    let schema = tools
-        .iter()
-        .find(|t| t.get("name").and_then(|n| n.as_str()) == Some(tool.as_str()))
-        .and_then(|t| t.get("inputSchema"));
+    handler.server_name = client.server_name();
+    let schema = input_schema(&tools, &tool);
     if schema.is_none() && args.verbose {
         eprintln!(
             "elicit: the server does not list a tool named {}; calling it anyway",
@@ -411,14 +392,12 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
         );
     }
     let mut arguments = tool_arguments(schema, args.args_json.as_deref(), &args.arg)?;
-    let asks_arguments = args.args_json.is_none() && args.arg.is_empty() && args.tool.is_none();
-    if let (true, Some(schema)) = (asks_arguments, schema) {
-        let has_fields = schema
-            .get("properties")
-            .and_then(|p| p.as_object())
-            .is_some_and(|p| !p.is_empty());
-        if has_fields {
-            arguments = ask_arguments(&tool, schema, &mut handler)?;
+    // A tool picked on the terminal gets its arguments asked the same way.
+    if args.tool.is_none() && args.args_json.is_none() && args.arg.is_empty() {
+        if let Some(schema) = schema {
+            if let Some(asked) = ask_arguments(&tool, schema, &mut handler)? {
+                arguments = asked;
+            }
         }
     }
     let result = call_tool(&mut client, &mut handler, &tool, &arguments).with_context(|| {
@@ -439,34 +418,6 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
             0
         },
     )
-}
-
-/// Asks a tool's arguments with the form engine, from its inputSchema.
-fn ask_arguments(
-    tool: &str,
-    schema: &serde_json::Value,
-    handler: &mut ElicitHandler<'_>,
-) -> Result<serde_json::Map<String, serde_json::Value>, ElicitError> {
-    let params =
-        elicit::ElicitationParams::form(format!("Arguments for the tool {tool}"), schema.clone());
-    let mut cache = SchemaCache::default();
-    let mut e = elicit::resolve::Elicitation::prepare(params, &mut cache)?;
-    e.server = handler.server_name.clone();
-    let form = e.form.clone().expect("a form elicitation has a form");
-    let missing = form.fields.iter().map(|f| f.name.clone()).collect();
-    let answer = handler.person.resolve(
-        &e,
-        elicit::resolve::Pending::Form {
-            values: serde_json::Map::new(),
-            missing,
-        },
-    )?;
-    if !answer.ok {
-        return Err(ElicitError::Usage(
-            "tool call abandoned at its arguments".into(),
-        ));
-    }
-    Ok(answer.data.unwrap_or_default())
 }
 
 /// `elicit proxy`: relay between the client on stdin/stdout and the server.

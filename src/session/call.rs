@@ -135,6 +135,69 @@ pub fn tool_arguments(
     Ok(args)
 }
 
+/// The tools a server lists, as `(name, label)` pairs for a picker: the
+/// label adds the first line of the description.
+pub fn tool_choices(tools: &[Value]) -> Vec<(String, String)> {
+    tools
+        .iter()
+        .filter_map(|t| {
+            let name = t.get("name")?.as_str()?.to_string();
+            let label = match t.get("description").and_then(Value::as_str) {
+                Some(d) => format!("{name} — {}", d.lines().next().unwrap_or("")),
+                None => name.clone(),
+            };
+            Some((name, label))
+        })
+        .collect()
+}
+
+/// The `inputSchema` of the tool called `name`, if the server lists it.
+pub fn input_schema<'a>(tools: &'a [Value], name: &str) -> Option<&'a Value> {
+    tools
+        .iter()
+        .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
+        .and_then(|t| t.get("inputSchema"))
+}
+
+/// Asks a tool's arguments with the form engine, from its `inputSchema`
+/// (a flat schema is a form like any elicitation's). `Ok(None)` when the
+/// schema has no properties: there is nothing to ask.
+pub fn ask_arguments(
+    tool: &str,
+    schema: &Value,
+    handler: &mut ElicitHandler<'_>,
+) -> Result<Option<Map<String, Value>>, ElicitError> {
+    let has_fields = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| !p.is_empty());
+    if !has_fields {
+        return Ok(None);
+    }
+    let params =
+        crate::ElicitationParams::form(format!("Arguments for the tool {tool}"), schema.clone());
+    let mut e = crate::resolve::Elicitation::prepare(params, &mut handler.cache)?;
+    e.server = handler.server_name.clone();
+    let missing = e
+        .form
+        .as_ref()
+        .map(|f| f.fields.iter().map(|f| f.name.clone()).collect())
+        .unwrap_or_default();
+    let answer = handler.person.resolve(
+        &e,
+        crate::resolve::Pending::Form {
+            values: Map::new(),
+            missing,
+        },
+    )?;
+    if !answer.ok {
+        return Err(ElicitError::Usage(
+            "tool call abandoned at its arguments".into(),
+        ));
+    }
+    Ok(Some(answer.data.unwrap_or_default()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -104,13 +104,17 @@ impl McpClient {
                 }
             }
         }
-        handler.server_name = client
-            .server_info
-            .as_ref()
-            .and_then(|i| i.get("name"))
-            .and_then(Value::as_str)
-            .map(str::to_string);
+        handler.server_name = client.server_name();
         Ok(client)
+    }
+
+    /// The server's name from its `serverInfo`.
+    pub fn server_name(&self) -> Option<String> {
+        self.server_info
+            .as_ref()?
+            .get("name")?
+            .as_str()
+            .map(str::to_string)
     }
 
     /// `server/discover`. Returns false when the server does not speak
