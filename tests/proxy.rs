@@ -309,3 +309,77 @@ fn sigterm_is_forwarded_and_the_proxy_ends_with_the_servers_status() {
     assert_eq!(entries[1]["to"], "client");
     drop(stdin);
 }
+
+#[test]
+fn ctrl_c_at_a_prompt_cancels_that_elicitation_only() {
+    use expectrl::Expect;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("client.fifo");
+    let record = dir.path().join("replies.jsonl");
+    let out = dir.path().join("out.jsonl");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let script = format!(
+        "exec {} proxy -- {} < {} > {}",
+        env!("CARGO_BIN_EXE_elicit"),
+        server().join(" "),
+        fifo.display(),
+        out.display()
+    );
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", &script])
+        .env("RELAY_RECORD", &record)
+        .env("NO_COLOR", "1");
+    let mut session = expectrl::Session::spawn(cmd).unwrap();
+    session.set_expect_timeout(Some(Duration::from_secs(15)));
+    let mut client = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    writeln!(
+        client,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ask","params":{{"n":1}}}}"#
+    )
+    .unwrap();
+    writeln!(
+        client,
+        r#"{{"jsonrpc":"2.0","id":2,"method":"ask","params":{{"n":2}}}}"#
+    )
+    .unwrap();
+    client.flush().unwrap();
+    session.expect("Question 1").unwrap();
+    session.expect("›").unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    session.send("\x03").unwrap();
+    // The second question is still asked, not cancelled along with the first.
+    session.expect("Question 2").unwrap();
+    session.expect("›").unwrap();
+    std::thread::sleep(Duration::from_millis(150));
+    session.send("\r").unwrap();
+    session.expect("Send these answers?").unwrap();
+    std::thread::sleep(Duration::from_millis(150));
+    session.send("\r").unwrap();
+    // Both replies reached the server before the client hangs up.
+    for _ in 0..100 {
+        if std::fs::read_to_string(&record)
+            .map(|r| r.lines().count())
+            .unwrap_or(0)
+            >= 2
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(client);
+    session.expect(expectrl::Eof).unwrap();
+    let replies: Vec<Value> = std::fs::read_to_string(&record)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(replies[0]["id"], "q-1");
+    assert_eq!(replies[0]["result"], json!({"action": "cancel"}));
+    assert_eq!(replies[1]["id"], "q-2");
+    assert_eq!(
+        replies[1]["result"],
+        json!({"action": "accept", "content": {"n": 2}})
+    );
+}

@@ -83,6 +83,8 @@ struct Shared {
     to_client: Mutex<BufWriter<Box<dyn Write + Send>>>,
     log: Option<MessageLog>,
     next_retry: AtomicU64,
+    /// True while the resolver works on an elicitation (a prompt may be up).
+    resolving: AtomicBool,
     passthrough_declared: bool,
     verbose: bool,
 }
@@ -192,11 +194,28 @@ pub fn run_proxy(
         to_client: Mutex::new(BufWriter::with_capacity(64 * 1024, client_out)),
         log: options.log.clone(),
         next_retry: AtomicU64::new(1),
+        resolving: AtomicBool::new(false),
         passthrough_declared: options.passthrough_declared,
         verbose: options.verbose,
     });
     let server_done = Arc::new(AtomicBool::new(false));
     forward_signals(pid, options.forward_sigint);
+    if !options.forward_sigint {
+        // With a terminal, Ctrl-C at a prompt cancels that elicitation; a
+        // Ctrl-C with no prompt up means "stop": it goes to the server.
+        let shared = shared.clone();
+        std::thread::spawn(move || {
+            let mut seen = crate::terminal::tty::interrupt_count();
+            loop {
+                std::thread::sleep(Duration::from_millis(100));
+                let now = crate::terminal::tty::interrupt_count();
+                if now != seen && !shared.resolving.load(Ordering::SeqCst) {
+                    signal_group(pid, libc::SIGINT);
+                }
+                seen = now;
+            }
+        });
+    }
 
     let (jobs, job_rx) = mpsc::channel::<Job>();
 
@@ -206,7 +225,9 @@ pub fn run_proxy(
         std::thread::spawn(move || {
             let mut handler = ElicitHandler::new(&scripted, person.as_mut());
             for job in job_rx {
+                shared.resolving.store(true, Ordering::SeqCst);
                 resolve_job(&shared, &mut handler, job);
+                shared.resolving.store(false, Ordering::SeqCst);
             }
         });
     }

@@ -147,6 +147,9 @@ impl Resolver for TerminalResolver {
         if self.abandoned || self.deadline.is_some_and(|d| Instant::now() >= d) {
             return Ok(Answer::refused(&id, REASON_EXPIRED));
         }
+        // A Ctrl-C cancels the elicitation it was pressed at, not every one
+        // after it: a long `elicit proxy` session asks many.
+        tty::clear_interrupt();
         let server = self
             .options
             .server

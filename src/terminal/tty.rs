@@ -144,6 +144,11 @@ pub fn install_interrupt_handler() {
     });
 }
 
+/// Forgets an earlier Ctrl-C (a new prompt starts afresh).
+pub fn clear_interrupt() {
+    INTERRUPTED.store(false, Ordering::SeqCst);
+}
+
 /// The number of Ctrl-C presses so far.
 pub fn interrupt_count() -> usize {
     INTERRUPT_COUNT.load(Ordering::SeqCst)
