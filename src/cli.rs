@@ -141,8 +141,8 @@ Examples:
 The client talks to elicit's stdin/stdout as if it were the server. Every
 message elicit does not act on passes byte for byte, in order. Prompts are
 drawn on the terminal (/dev/tty), never on the client's pipe. The proxy exits
-with the server's exit status. SIGTERM and SIGHUP are forwarded to the server
-(SIGINT too when no terminal is in use; at a prompt Ctrl-C cancels it).";
+with the server's exit status. SIGTERM and SIGHUP are forwarded to the server;
+Ctrl-C at a prompt cancels that elicitation, otherwise it goes to the server.";
 
 #[derive(Debug, Args, Clone)]
 pub struct ProxyArgs {
