@@ -138,6 +138,20 @@ enum Outcome {
     Decline,
 }
 
+impl TerminalResolver {
+    /// Removes the menu of a list prompt that was abandoned (its thread
+    /// still blocks on a key read and will never redraw or clear it), or
+    /// ends the half-typed line of a text prompt.
+    fn clear_abandoned_list(&self) {
+        let lines = widgets::LIST_LINES.swap(0, std::sync::atomic::Ordering::SeqCst);
+        if lines > 0 {
+            let _ = self.tty.term.clear_last_lines(lines);
+        } else {
+            let _ = self.tty.term.write_line("");
+        }
+    }
+}
+
 impl Resolver for TerminalResolver {
     fn resolve(&mut self, e: &Elicitation, pending: Pending) -> Result<Answer, ElicitError> {
         let id = e.request.id.clone();
@@ -164,7 +178,8 @@ impl Resolver for TerminalResolver {
         };
         if let Some(d) = self.deadline {
             let left = d.saturating_duration_since(Instant::now());
-            let left = Duration::from_secs(left.as_secs().max(1));
+            // Rounded up: "within 2s" for a 2s timeout, not "1s".
+            let left = Duration::from_secs(left.as_millis().div_ceil(1000).max(1) as u64);
             let _ = self.tty.term.write_line(&format!(
                 "{} answer within {} (--timeout), or it is cancelled",
                 style("⏱").dim(),
@@ -218,7 +233,7 @@ impl Resolver for TerminalResolver {
                 // the prompt, now blocked reading, will never see it.
                 self.abandoned = true;
                 tty::restore_global();
-                let _ = self.tty.term.write_line("");
+                self.clear_abandoned_list();
                 let _ = self
                     .tty
                     .term
@@ -232,7 +247,7 @@ impl Resolver for TerminalResolver {
             Err(Waited::TimedOut) => {
                 self.abandoned = true;
                 tty::restore_global();
-                let _ = self.tty.term.write_line("");
+                self.clear_abandoned_list();
                 let _ = self.tty.term.write_line(&format!(
                     "{} timed out: no answer within {}; sending cancel",
                     style("⏱").yellow(),

@@ -37,6 +37,24 @@ impl From<dialoguer::Error> for Interrupt {
 
 pub type Prompted<T> = Result<T, Interrupt>;
 
+/// How many lines the list prompt on screen occupies (0: none). When a
+/// timeout or a missed Ctrl-C abandons a list, the waiting side clears them,
+/// so no half-drawn menu stays behind.
+pub static LIST_LINES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Records the lines a list of `items` takes: its prompt plus one line an
+/// item. A list too long for the screen pages, and its height is not known
+/// here: then nothing is recorded, and nothing is cleared.
+fn list_drawn(term: &Term, items: usize) {
+    let rows = term.size().0 as usize;
+    let lines = if items + 3 < rows { items + 1 } else { 0 };
+    LIST_LINES.store(lines, std::sync::atomic::Ordering::SeqCst);
+}
+
+fn list_gone() {
+    LIST_LINES.store(0, std::sync::atomic::Ordering::SeqCst);
+}
+
 /// Fails with `Cancelled` when Ctrl-C arrived between two prompts.
 pub fn check_interrupt() -> Prompted<()> {
     if super::tty::interrupted() {
@@ -56,12 +74,14 @@ pub fn theme() -> ColorfulTheme {
 pub fn select(term: &Term, prompt: &str, items: &[String], default: usize) -> Prompted<usize> {
     check_interrupt()?;
     let theme = theme();
+    list_drawn(term, items.len());
     let picked = Select::with_theme(&theme)
         .with_prompt(prompt)
         .items(items)
         .default(default.min(items.len().saturating_sub(1)))
         .report(true)
         .interact_on_opt(term);
+    list_gone();
     let _ = term.show_cursor();
     match picked? {
         Some(i) => Ok(i),
@@ -78,12 +98,14 @@ pub fn multi_select(
 ) -> Prompted<Vec<usize>> {
     check_interrupt()?;
     let theme = theme();
+    list_drawn(term, items.len());
     let picked = MultiSelect::with_theme(&theme)
         .with_prompt(prompt)
         .items(items)
         .defaults(checked)
         .report(true)
         .interact_on_opt(term);
+    list_gone();
     let _ = term.show_cursor();
     match picked? {
         Some(v) => Ok(v),
