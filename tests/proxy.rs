@@ -237,27 +237,12 @@ fn passthrough_declared_leaves_elicitations_to_a_client_that_declared_them() {
 #[test]
 fn client_hang_up_mid_elicitation_tells_the_server_cancel() {
     use expectrl::Expect;
-    let dir = tempfile::tempdir().unwrap();
-    let fifo = dir.path().join("client.fifo");
-    let record = dir.path().join("replies.jsonl");
-    let out = dir.path().join("out.jsonl");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    let script = format!(
-        "exec {} proxy -- {} < {} > {}",
-        env!("CARGO_BIN_EXE_elicit"),
-        server().join(" "),
-        fifo.display(),
-        out.display()
-    );
-    let mut cmd = Command::new("sh");
-    cmd.args(["-c", &script])
-        .env("RELAY_RECORD", &record)
-        .env("NO_COLOR", "1");
-    let mut session = expectrl::Session::spawn(cmd).unwrap();
-    session.set_expect_timeout(Some(Duration::from_secs(15)));
-    let mut client = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    let PtyProxy {
+        dir: _dir,
+        record,
+        mut session,
+        mut client,
+    } = pty_proxy();
     writeln!(
         client,
         r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{}}}}"#
@@ -313,27 +298,12 @@ fn sigterm_is_forwarded_and_the_proxy_ends_with_the_servers_status() {
 #[test]
 fn ctrl_c_at_a_prompt_cancels_that_elicitation_only() {
     use expectrl::Expect;
-    let dir = tempfile::tempdir().unwrap();
-    let fifo = dir.path().join("client.fifo");
-    let record = dir.path().join("replies.jsonl");
-    let out = dir.path().join("out.jsonl");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    let script = format!(
-        "exec {} proxy -- {} < {} > {}",
-        env!("CARGO_BIN_EXE_elicit"),
-        server().join(" "),
-        fifo.display(),
-        out.display()
-    );
-    let mut cmd = Command::new("sh");
-    cmd.args(["-c", &script])
-        .env("RELAY_RECORD", &record)
-        .env("NO_COLOR", "1");
-    let mut session = expectrl::Session::spawn(cmd).unwrap();
-    session.set_expect_timeout(Some(Duration::from_secs(15)));
-    let mut client = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    let PtyProxy {
+        dir: _dir,
+        record,
+        mut session,
+        mut client,
+    } = pty_proxy();
     writeln!(
         client,
         r#"{{"jsonrpc":"2.0","id":1,"method":"ask","params":{{"n":1}}}}"#
@@ -382,4 +352,44 @@ fn ctrl_c_at_a_prompt_cancels_that_elicitation_only() {
         replies[1]["result"],
         json!({"action": "accept", "content": {"n": 2}})
     );
+}
+
+/// The proxy on a pseudo-terminal (so it prompts), its client side a FIFO
+/// the test writes to, and the relay server recording each elicitation
+/// reply it receives.
+struct PtyProxy {
+    dir: tempfile::TempDir,
+    record: PathBuf,
+    session: expectrl::session::OsSession,
+    client: std::fs::File,
+}
+
+fn pty_proxy() -> PtyProxy {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("client.fifo");
+    let record = dir.path().join("replies.jsonl");
+    let out = dir.path().join("out.jsonl");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let script = format!(
+        "exec {} proxy -- {} < {} > {}",
+        env!("CARGO_BIN_EXE_elicit"),
+        server().join(" "),
+        fifo.display(),
+        out.display()
+    );
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", &script])
+        .env("RELAY_RECORD", &record)
+        .env("NO_COLOR", "1");
+    let mut session = expectrl::Session::spawn(cmd).unwrap();
+    session.set_expect_timeout(Some(Duration::from_secs(15)));
+    let client = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    PtyProxy {
+        dir,
+        record,
+        session,
+        client,
+    }
 }
