@@ -160,6 +160,19 @@ struct RawBits {
 }
 
 fn raw_bits(text: &str, value: &Value) -> RawBits {
+    // The second, raw pass over the text is only worth it when there is
+    // something to copy exactly.
+    let has_state = value.get("requestState").is_some()
+        || value
+            .get("result")
+            .and_then(|r| r.get("requestState"))
+            .is_some();
+    if value.get("id").is_none() && !has_state {
+        return RawBits {
+            id: None,
+            request_state: None,
+        };
+    }
     let from_value = |v: Option<&Value>| v.and_then(|v| RawValue::from_string(v.to_string()).ok());
     match serde_json::from_str::<RawTop<'_>>(text) {
         Ok(top) => RawBits {
