@@ -129,7 +129,12 @@ pub struct CallArgs {
     pub pretty: bool,
 
     /// The server command and its arguments, after `--`.
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    /// The server's URL (http:// or https://): a remote server.
+    #[arg(value_name = "URL")]
+    pub url: Option<String>,
+
+    /// The stdio server's command and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }
 
@@ -176,7 +181,12 @@ pub struct ProxyArgs {
     pub verbose: bool,
 
     /// The server command and its arguments, after `--`.
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    /// The server's URL (http:// or https://): a remote server.
+    #[arg(value_name = "URL")]
+    pub url: Option<String>,
+
+    /// The stdio server's command and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }
 

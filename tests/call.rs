@@ -179,7 +179,8 @@ fn faults_are_clear_errors_and_leave_no_child_behind() {
     for (tool, want) in [
         ("crash", "the server exited (exit status: 3)"),
         ("malformed", "not JSON-RPC"),
-        ("hang", "did not answer within 1s"),
+        ("hang", "within 1s (--timeout)"),
+        ("chatty", "no reply to tools/call within 1s (--timeout)"),
     ] {
         let pid_file = dir.path().join(format!("{tool}.pid"));
         let mut cmd = Command::cargo_bin("elicit").unwrap();

@@ -1,4 +1,4 @@
-//! A small MCP client over [`ServerProcess`]: the lifecycle of both protocol
+//! A small MCP client over any [`Transport`]: the lifecycle of both protocol
 //! generations, request/response matching, and dispatch of the server's own
 //! requests to the [`ElicitHandler`].
 //!
@@ -9,14 +9,14 @@
 //! `input_required` retries) next to the 2025 handshake. Line-delimited
 //! JSON-RPC is small enough to own.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
 use super::handler::{ElicitHandler, HandlerError};
-use super::transport::{Incoming, ServerProcess};
 use crate::error::ElicitError;
 use crate::sanitize::sanitize_line;
+use crate::transport::{Incoming, Transport};
 
 /// The newest handshake revision elicit speaks.
 pub const HANDSHAKE_VERSION: &str = "2025-11-25";
@@ -54,11 +54,12 @@ pub enum Reply {
 }
 
 pub struct McpClient {
-    pub server: ServerProcess,
+    pub server: Box<dyn Transport>,
     next_id: i64,
     pub generation: Generation,
-    /// How long to wait for each message from the server (not counting the
-    /// time a person spends answering).
+    /// How long to wait for the reply to each request. The wait is for the
+    /// reply itself: notifications and stray messages do not extend it, and
+    /// the time a person spends answering an elicitation does not count.
     pub timeout: Option<Duration>,
     pub server_info: Option<Value>,
     pub verbose: bool,
@@ -76,7 +77,7 @@ pub fn client_info() -> Value {
 impl McpClient {
     /// Connects: the 2026 discovery or the handshake, as chosen.
     pub fn connect(
-        server: ServerProcess,
+        server: Box<dyn Transport>,
         choice: ProtocolChoice,
         timeout: Option<Duration>,
         verbose: bool,
@@ -222,8 +223,10 @@ impl McpClient {
         let id = self.next_id;
         self.server
             .send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
+        let mut deadline = self.timeout.map(|t| Instant::now() + t);
         loop {
-            let msg = match self.server.receive(self.timeout) {
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            let msg = match self.server.receive(left) {
                 Ok(m) => m,
                 Err(e) => return Err(self.explain(e, method)),
             };
@@ -241,6 +244,13 @@ impl McpClient {
                         method,
                     ))
                 }
+                Incoming::TimedOut => {
+                    let waited = self.timeout.unwrap_or_default();
+                    return Err(ElicitError::Server(format!(
+                        "no reply to {method} within {} (--timeout)",
+                        humantime::format_duration(waited)
+                    )));
+                }
             };
             let Some(obj) = msg.as_object() else {
                 return Err(ElicitError::Server(format!(
@@ -251,7 +261,13 @@ impl McpClient {
             if let Some(m) = obj.get("method").and_then(Value::as_str) {
                 match obj.get("id") {
                     Some(sid) if !sid.is_null() => {
-                        self.answer_server_request(sid.clone(), m, obj.get("params"), handler)?
+                        // A person answering a form is not the server being
+                        // slow: that time is added back to the deadline.
+                        let asked = Instant::now();
+                        self.answer_server_request(sid.clone(), m, obj.get("params"), handler)?;
+                        if let Some(d) = deadline.as_mut() {
+                            *d += asked.elapsed();
+                        }
                     }
                     _ => self.note(&format!(
                         "notification {m}{}",
@@ -305,10 +321,9 @@ impl McpClient {
 
     /// Adds the server's exit status to a failure, when it has exited.
     fn explain(&mut self, e: ElicitError, method: &str) -> ElicitError {
-        std::thread::sleep(Duration::from_millis(50));
-        match (e, self.server.exit_status()) {
-            (ElicitError::Server(msg), Some(status)) => ElicitError::Server(format!(
-                "{msg} while waiting for the reply to {method}: the server exited ({status})"
+        match (e, self.server.gone_detail()) {
+            (ElicitError::Server(msg), Some(detail)) => ElicitError::Server(format!(
+                "{msg} while waiting for the reply to {method}: {detail}"
             )),
             (ElicitError::Server(msg), None) => {
                 ElicitError::Server(format!("{msg} while waiting for the reply to {method}"))

@@ -1,5 +1,5 @@
-//! Live sessions with stdio MCP servers (`elicit call`): a child process
-//! ([`transport`]), a small JSON-RPC client for both protocol generations
+//! Live sessions with MCP servers (`elicit call`): over any
+//! [`crate::transport::Transport`], a small JSON-RPC client for both protocol generations
 //! ([`client`]), the server-request handler that routes elicitations to the
 //! same resolvers as a single request ([`handler`]), and the tool call with
 //! its retries ([`call`]); and `elicit proxy` ([`proxy`]).
@@ -8,4 +8,3 @@ pub mod call;
 pub mod client;
 pub mod handler;
 pub mod proxy;
-pub mod transport;

@@ -30,10 +30,11 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use super::handler::{ElicitHandler, HandlerError};
-use super::transport::{signal_group, spawn_server, MessageLog};
 use crate::error::{rpc_code, ElicitError};
 use crate::protocol::ELICITATION_METHOD;
 use crate::resolve::Resolver;
+use crate::transport::stdio::{signal_group, spawn_server};
+use crate::transport::MessageLog;
 use crate::ScriptedAnswers;
 
 /// Settings of a proxy run.

@@ -39,6 +39,7 @@ TOOLS = [
     {"name": "crash", "inputSchema": {"type": "object"}},
     {"name": "malformed", "inputSchema": {"type": "object"}},
     {"name": "hang", "inputSchema": {"type": "object"}},
+    {"name": "chatty", "inputSchema": {"type": "object"}},
     {"name": "url_required", "inputSchema": {"type": "object"}},
     {"name": "lost_state", "inputSchema": {"type": "object"}},
 ]
@@ -82,6 +83,15 @@ def call_tool(msg):
         return None
     if name == "hang":
         time.sleep(3600)
+    if name == "chatty":
+        # Talks forever without answering: notifications and replies to ids
+        # nobody asked about must not keep the client waiting.
+        n = 0
+        while True:
+            n += 1
+            send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": n}})
+            send({"jsonrpc": "2.0", "id": 10000 + n, "result": {}})
+            time.sleep(0.1)
     if name == "url_required":
         url_required_calls += 1
         if url_required_calls == 1:

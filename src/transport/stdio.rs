@@ -11,58 +11,13 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
+use super::{Incoming, MessageLog, Transport};
 use crate::error::ElicitError;
-
-/// What arrives from the server.
-#[derive(Debug)]
-pub enum Incoming {
-    /// One parsed JSON-RPC message.
-    Message(Value),
-    /// A line that is not JSON (the server wrote something else to stdout).
-    Malformed { line: String, error: String },
-    /// The server closed its stdout (it exited or is exiting).
-    Closed,
-}
-
-/// Records every message, both ways, as JSON lines:
-/// `{"dir":"send"|"recv","time":RFC 3339,"message":…}` (or `"raw"` for a
-/// line that was not JSON). A recorded session can be replayed as fixtures.
-#[derive(Clone)]
-pub struct MessageLog {
-    file: Arc<Mutex<File>>,
-}
-
-impl MessageLog {
-    pub fn create(path: &Path) -> Result<Self, ElicitError> {
-        let file = File::create(path)
-            .map_err(|e| ElicitError::io(format!("cannot create log {}", path.display()), e))?;
-        Ok(MessageLog {
-            file: Arc::new(Mutex::new(file)),
-        })
-    }
-
-    pub fn record(&self, dir: &str, message: Result<&Value, &str>) {
-        let time = humantime::format_rfc3339_millis(SystemTime::now()).to_string();
-        let entry = match message {
-            Ok(m) => json!({"dir": dir, "time": time, "message": m}),
-            Err(raw) => json!({"dir": dir, "time": time, "raw": raw}),
-        };
-        self.write_entry(&entry);
-    }
-
-    pub(crate) fn write_entry(&self, entry: &Value) {
-        if let Ok(mut f) = self.file.lock() {
-            let _ = writeln!(f, "{entry}");
-            let _ = f.flush();
-        }
-    }
-}
 
 /// Starts a server command with piped stdin/stdout, in its own process
 /// group; its stderr goes to ours, or to `server_log`.
@@ -166,55 +121,9 @@ impl ServerProcess {
         })
     }
 
-    /// Sends one message as a line.
-    pub fn send(&mut self, message: &Value) -> Result<(), ElicitError> {
-        if let Some(l) = &self.log {
-            l.record("send", Ok(message));
-        }
-        let stdin = self
-            .stdin
-            .as_mut()
-            .ok_or_else(|| ElicitError::Server("the server's stdin is closed".into()))?;
-        let mut line = serde_json::to_vec(message).expect("values serialise");
-        line.push(b'\n');
-        stdin
-            .write_all(&line)
-            .and_then(|_| stdin.flush())
-            .map_err(|e| {
-                ElicitError::Server(format!("cannot write to the server: {e} (did it exit?)"))
-            })
-    }
-
-    /// Waits for the next message, up to `timeout` (None: forever). A
-    /// Ctrl-C pressed meanwhile ends the wait.
-    pub fn receive(&mut self, timeout: Option<Duration>) -> Result<Incoming, ElicitError> {
-        let started = Instant::now();
-        let interrupts = crate::terminal::tty::interrupt_count();
-        loop {
-            if crate::terminal::tty::interrupt_count() != interrupts {
-                return Err(ElicitError::Server(
-                    "interrupted (Ctrl-C) while waiting for the server".into(),
-                ));
-            }
-            let mut slice = Duration::from_millis(100);
-            if let Some(t) = timeout {
-                let left = t.saturating_sub(started.elapsed());
-                if left.is_zero() {
-                    return Err(ElicitError::Server(format!(
-                        "the server did not answer within {}",
-                        humantime::format_duration(t)
-                    )));
-                }
-                slice = slice.min(left);
-            }
-            match self.incoming.recv_timeout(slice) {
-                Ok(m) => return Ok(m),
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => {
-                    return Err(ElicitError::Server("the server's output ended".into()))
-                }
-            }
-        }
+    /// The server's process id (its process group's id too).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// How the server ended, if it has.
@@ -251,6 +160,43 @@ impl ServerProcess {
 
     fn kill_group(&self, signal: libc::c_int) {
         signal_group(self.child.id(), signal);
+    }
+}
+
+impl Transport for ServerProcess {
+    /// Sends one message as a line.
+    fn send(&mut self, message: &Value) -> Result<(), ElicitError> {
+        if let Some(l) = &self.log {
+            l.record("send", Ok(message));
+        }
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| ElicitError::Server("the server's stdin is closed".into()))?;
+        let mut line = serde_json::to_vec(message).expect("values serialise");
+        line.push(b'\n');
+        stdin
+            .write_all(&line)
+            .and_then(|_| stdin.flush())
+            .map_err(|e| {
+                ElicitError::Server(format!("cannot write to the server: {e} (did it exit?)"))
+            })
+    }
+
+    fn receive(&mut self, timeout: Option<Duration>) -> Result<Incoming, ElicitError> {
+        super::receive_from(&self.incoming, timeout)
+    }
+
+    fn close(&mut self, grace: Duration) {
+        self.shutdown(grace);
+    }
+
+    fn gone_detail(&mut self) -> Option<String> {
+        // The reader sees the pipe close a moment before the exit is
+        // reaped: give it that moment.
+        std::thread::sleep(Duration::from_millis(50));
+        self.exit_status()
+            .map(|status| format!("the server exited ({status})"))
     }
 }
 

@@ -1,0 +1,183 @@
+//! The seam between a live session and the server it talks to. `call` and
+//! `proxy` (through [`crate::session::client::McpClient`]) see only
+//! [`Transport`]: send one JSON-RPC message, receive the next one. Whether
+//! the server is a child process ([`stdio`]), a Streamable HTTP endpoint or
+//! a legacy HTTP+SSE endpoint stays inside the transport, with everything
+//! that only one of them has (process groups, sessions, streams,
+//! resumption, sign-in).
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::{json, Value};
+
+use crate::error::ElicitError;
+
+pub mod stdio;
+
+pub use stdio::ServerProcess;
+
+/// Where the server is: a command to run (stdio) or a URL (remote).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerTarget {
+    Command(Vec<String>),
+    Url(String),
+}
+
+impl ServerTarget {
+    /// Reads the positional URL or the command after `--`. Something that is
+    /// neither (a command written without `--`) gets a hint, not clap's bare
+    /// "unexpected argument".
+    pub fn from_args(url: Option<&str>, command: &[String]) -> Result<Self, ElicitError> {
+        match (url, command.is_empty()) {
+            (Some(u), true) if is_remote(u) => Ok(ServerTarget::Url(u.to_string())),
+            (Some(u), true) => Err(ElicitError::Usage(format!(
+                "{u:?} is not an http:// or https:// URL; to run a stdio server, put its command after `--` (elicit call -- {u} …)"
+            ))),
+            (None, false) => Ok(ServerTarget::Command(command.to_vec())),
+            (Some(_), false) => Err(ElicitError::Usage(
+                "give either a server URL or a command after `--`, not both".into(),
+            )),
+            (None, true) => Err(ElicitError::Usage(
+                "no server given: pass its URL (http://…) or its command after `--`".into(),
+            )),
+        }
+    }
+}
+
+/// Whether an argument names a remote server rather than a command.
+pub fn is_remote(arg: &str) -> bool {
+    let lower = arg.get(..8).unwrap_or(arg).to_ascii_lowercase();
+    lower.starts_with("http://") || lower.starts_with("https://")
+}
+
+/// What every transport is opened with.
+#[derive(Default)]
+pub struct ConnectOptions {
+    /// Where a child process's stderr goes (elicit's stderr when None).
+    pub server_log: Option<PathBuf>,
+    /// Every message both ways, when `--log` was given.
+    pub log: Option<MessageLog>,
+}
+
+/// Opens the transport for `target`.
+pub fn connect(
+    target: &ServerTarget,
+    options: ConnectOptions,
+) -> Result<Box<dyn Transport>, ElicitError> {
+    match target {
+        ServerTarget::Command(command) => Ok(Box::new(ServerProcess::spawn(
+            command,
+            options.server_log.as_deref(),
+            options.log,
+        )?)),
+        ServerTarget::Url(url) => Err(ElicitError::Usage(format!(
+            "remote servers are not supported yet ({url})"
+        ))),
+    }
+}
+
+/// One way of reaching an MCP server.
+pub trait Transport: Send {
+    /// Sends one JSON-RPC message (request, response or notification).
+    fn send(&mut self, message: &Value) -> Result<(), ElicitError>;
+
+    /// Waits for the next message from the server, up to `timeout` (None:
+    /// forever). A Ctrl-C pressed meanwhile ends the wait with an error.
+    fn receive(&mut self, timeout: Option<Duration>) -> Result<Incoming, ElicitError>;
+
+    /// Ends the connection politely, then firmly: `grace` is how long the
+    /// server gets to finish on its own.
+    fn close(&mut self, grace: Duration);
+
+    /// Why the server went away, when the transport knows ("the server
+    /// exited (exit status: 1)"): added to errors about a lost server.
+    fn gone_detail(&mut self) -> Option<String> {
+        None
+    }
+}
+
+/// What arrives from the server.
+#[derive(Debug)]
+pub enum Incoming {
+    /// One parsed JSON-RPC message.
+    Message(Value),
+    /// A line that is not JSON (the server wrote something else to stdout).
+    Malformed { line: String, error: String },
+    /// The server closed its stdout (it exited or is exiting), or the
+    /// connection to it ended.
+    Closed,
+    /// Nothing arrived within the time asked for.
+    TimedOut,
+}
+
+/// Records every message, both ways, as JSON lines:
+/// `{"dir":"send"|"recv","time":RFC 3339,"message":…}` (or `"raw"` for a
+/// line that was not JSON). A recorded session can be replayed as fixtures.
+#[derive(Clone)]
+pub struct MessageLog {
+    file: Arc<Mutex<File>>,
+}
+
+impl MessageLog {
+    pub fn create(path: &Path) -> Result<Self, ElicitError> {
+        let file = File::create(path)
+            .map_err(|e| ElicitError::io(format!("cannot create log {}", path.display()), e))?;
+        Ok(MessageLog {
+            file: Arc::new(Mutex::new(file)),
+        })
+    }
+
+    pub fn record(&self, dir: &str, message: Result<&Value, &str>) {
+        let time = humantime::format_rfc3339_millis(SystemTime::now()).to_string();
+        let entry = match message {
+            Ok(m) => json!({"dir": dir, "time": time, "message": m}),
+            Err(raw) => json!({"dir": dir, "time": time, "raw": raw}),
+        };
+        self.write_entry(&entry);
+    }
+
+    pub(crate) fn write_entry(&self, entry: &Value) {
+        if let Ok(mut f) = self.file.lock() {
+            let _ = writeln!(f, "{entry}");
+            let _ = f.flush();
+        }
+    }
+}
+
+/// Waits on a transport's channel of incoming messages, up to `timeout`
+/// (None: forever); [`Incoming::TimedOut`] when it passes. A Ctrl-C pressed
+/// meanwhile ends the wait with an error.
+pub fn receive_from(
+    incoming: &Receiver<Incoming>,
+    timeout: Option<Duration>,
+) -> Result<Incoming, ElicitError> {
+    let started = Instant::now();
+    let interrupts = crate::terminal::tty::interrupt_count();
+    loop {
+        if crate::terminal::tty::interrupt_count() != interrupts {
+            return Err(ElicitError::Server(
+                "interrupted (Ctrl-C) while waiting for the server".into(),
+            ));
+        }
+        let mut slice = Duration::from_millis(100);
+        if let Some(t) = timeout {
+            let left = t.saturating_sub(started.elapsed());
+            if left.is_zero() {
+                return Ok(Incoming::TimedOut);
+            }
+            slice = slice.min(left);
+        }
+        match incoming.recv_timeout(slice) {
+            Ok(m) => return Ok(m),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(ElicitError::Server("the server's output ended".into()))
+            }
+        }
+    }
+}
