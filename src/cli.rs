@@ -224,6 +224,21 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     humantime::parse_duration(s).map_err(|e| format!("{e} (examples: 30s, 5m, 1h30m)"))
 }
 
+/// A contract Request's `kind`, as `elicit result --kind` takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RequestKind {
+    /// A form (the seed's `input`).
+    Input,
+    /// A URL elicitation (the seed's `authorization`).
+    Authorization,
+}
+
+pub const RESULT_HELP: &str = "\
+Examples:
+  echo '{\"id\":\"r1\",\"ok\":true,\"data\":{\"region\":\"apac\"}}' | elicit result
+  echo '{\"id\":\"r1\",\"ok\":false,\"reason\":\"declined\"}' | elicit result
+  elicit request req.json | my-resolver | elicit result --input req.json";
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Start a stdio MCP server, call one of its tools, resolve every
@@ -256,20 +271,28 @@ pub enum Command {
         #[arg(long)]
         pretty: bool,
     },
-    /// Read a contract Answer and print the ElicitResult (the seed's
-    /// AnswerToElicitResult).
-    #[command(
-        after_help = "Examples:\n  echo '{\"id\":\"r1\",\"ok\":true,\"data\":{\"region\":\"apac\"}}' | elicit result\n  echo '{\"id\":\"r1\",\"ok\":false,\"reason\":\"declined\"}' | elicit result"
-    )]
+    /// Turn a contract Answer (or an array of them, as `elicit request`
+    /// prints for several elicitations) into the ElicitResult to send back
+    /// (the seed's AnswerToElicitResult).
+    #[command(after_help = RESULT_HELP)]
     Result {
-        /// The Answer; `-` or nothing reads stdin.
+        /// The Answer, or an array of Answers; `-` or nothing reads stdin.
         #[arg(value_name = "FILE")]
         file: Option<PathBuf>,
         /// The Request's kind. With `authorization` (a URL elicitation) an
-        /// accept carries no `content`, as the MCP spec requires; without it
-        /// the seed's rule applies (`content` = data, or `{}`).
-        #[arg(long, value_name = "KIND")]
-        kind: Option<String>,
+        /// accept carries no `content`, as the MCP spec requires; with
+        /// `input` (or without it) the seed's rule applies (`content` =
+        /// data, or `{}`). Not needed with --input.
+        #[arg(long, value_enum, value_name = "KIND")]
+        kind: Option<RequestKind>,
+        /// The elicitation the Answers resolve (the file given to `elicit
+        /// request`): the output then takes its shape (a JSON-RPC response
+        /// with its id, `inputResponses` keyed as the input, `-32042`
+        /// results keyed by elicitation id), each Answer matched to an
+        /// elicitation in order, and accepted data is validated against its
+        /// schema.
+        #[arg(long, value_name = "FILE")]
+        input: Option<PathBuf>,
         /// Indent the JSON output.
         #[arg(long)]
         pretty: bool,

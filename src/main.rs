@@ -27,9 +27,12 @@ fn main() -> ExitCode {
         Some(Command::Request { file, pretty }) => {
             commands::request::run_request(file.as_deref(), pretty)
         }
-        Some(Command::Result { file, kind, pretty }) => {
-            commands::request::run_result(file.as_deref(), kind.as_deref(), pretty)
-        }
+        Some(Command::Result {
+            file,
+            kind,
+            input,
+            pretty,
+        }) => commands::request::run_result(file.as_deref(), kind, input.as_deref(), pretty),
         None => commands::resolve::run(&cli.resolve),
     };
     ExitCode::from(code.clamp(0, 255) as u8)
