@@ -7,12 +7,18 @@ use clap::{Args, Parser, Subcommand};
 
 pub const AFTER_HELP: &str = "\
 Examples:
-  elicit fixtures/form-region.json                 prompt on the terminal, print the ElicitResult
-  cat req.json | elicit -a region=apac             scripted: no prompt when every field is given
-  elicit -a accept -a name=Ada < form.json         take the defaults for the rest
-  elicit -a decline < req.json                     answer decline
-  elicit --lines -a accept < requests.ndjson       one result line per request line
-  elicit request < req.json | my-resolver | elicit result
+  # prompt on the terminal, print the ElicitResult
+  elicit fixtures/shapes/form-region.json
+  # scripted: no prompt when every field is given
+  elicit -a region=us-east-1 -a replicas=3 -a dryRun=yes fixtures/shapes/form-region.json
+  # take the defaults for the rest
+  elicit -a accept -a name=Ada fixtures/server-everything/form.request.json
+  # answer decline
+  elicit -a decline < req.json
+  # one result line per request line
+  elicit --lines -a accept < requests.ndjson
+  # your own resolver in the middle
+  elicit request req.json | my-resolver | elicit result --input req.json
 
 Exit status: 0 result printed; 2 usage or invalid input (bad JSON, bad
 answers, nothing left to ask with); 1 other failures (terminal, I/O).
@@ -63,7 +69,7 @@ pub struct ResolveArgs {
     pub exit_status: bool,
 
     /// Give up waiting for the person after DURATION (e.g. 90s, 5m): the
-    /// result is cancel (the contract's Answer reason `expired`).
+    /// result is cancel.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<std::time::Duration>,
 }
@@ -71,10 +77,15 @@ pub struct ResolveArgs {
 /// Options shared by every command that resolves elicitations.
 pub const CALL_HELP: &str = "\
 Examples:
-  elicit call --tool trigger-elicitation-request -a accept -a name=Ada -- npx -y @modelcontextprotocol/server-everything stdio
-  elicit call --tool trigger-url-elicitation --arg url=https://example.com/connect -- mcp-server-everything stdio
-  elicit call -- python my_server.py                 pick a tool and its arguments on the terminal
-  elicit call --log session.jsonl --tool ask -- ./server   record every message both ways
+  # scripted answers, a stdio server started with npx
+  elicit call --tool trigger-elicitation-request -a accept -a name=Ada \\
+    -- npx -y @modelcontextprotocol/server-everything stdio
+  # a remote server (Streamable HTTP, or legacy SSE)
+  elicit call --tool add --arg a=1 --arg b=2 http://127.0.0.1:3001/mcp
+  # pick a tool and its arguments on the terminal
+  elicit call -- python my_server.py
+  # record every message both ways
+  elicit call --log session.jsonl --tool ask -- ./server
 
 Exit status: 0 the tool result was printed; 1 the tool result has isError, or
 the server failed (exited, malformed JSON, no answer within --timeout); 2
@@ -128,7 +139,6 @@ pub struct CallArgs {
     #[arg(long)]
     pub pretty: bool,
 
-    /// The server command and its arguments, after `--`.
     /// The server's URL (http:// or https://): a remote server.
     #[arg(value_name = "URL")]
     pub url: Option<String>,
@@ -140,8 +150,11 @@ pub struct CallArgs {
 
 pub const PROXY_HELP: &str = "\
 Examples:
+  # in the client's configuration, instead of the server's command
   my-mcp-client --server 'elicit proxy -- python server.py'
-  elicit proxy -a accept -a name=Ada -- npx -y @modelcontextprotocol/server-everything stdio
+  # scripted answers
+  elicit proxy -a accept -a name=Ada \\
+    -- npx -y @modelcontextprotocol/server-everything stdio
 
 The client talks to elicit's stdin/stdout as if it were the server. Every
 message elicit does not act on passes byte for byte, in order. Prompts are
@@ -180,7 +193,6 @@ pub struct ProxyArgs {
     #[arg(short, long)]
     pub verbose: bool,
 
-    /// The server command and its arguments, after `--`.
     /// The server's URL (http:// or https://): a remote server.
     #[arg(value_name = "URL")]
     pub url: Option<String>,
@@ -193,7 +205,7 @@ pub struct ProxyArgs {
 #[derive(Debug, Args, Clone, Default)]
 pub struct AnswerArgs {
     /// A scripted answer (repeatable): NAME=VALUE, a JSON object of field
-    /// values, @FILE (values, a contract Answer or an ElicitResult), or one of
+    /// values, @FILE (values, an answer {"ok","data","reason"} or an ElicitResult), or one of
     /// the words accept, decline, cancel. `accept` fills the other fields from
     /// their defaults.
     #[arg(short = 'a', long = "answer", value_name = "ANSWER")]
@@ -241,12 +253,14 @@ Examples:
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Start a stdio MCP server, call one of its tools, resolve every
-    /// elicitation it sends on the way, and print the tool's result.
+    /// Connect to an MCP server (a command run over stdio, or a URL), call
+    /// one of its tools, resolve every elicitation it sends on the way, and
+    /// print the tool's result.
     #[command(after_help = CALL_HELP)]
     Call(Box<CallArgs>),
-    /// Stand between an MCP client and a stdio server: relay everything,
-    /// declare elicitation for the client, and answer elicitations here.
+    /// Stand between an MCP client and a server (a command, or a URL):
+    /// relay everything, declare elicitation for the client, and answer
+    /// elicitations here.
     #[command(after_help = PROXY_HELP)]
     Proxy(Box<ProxyArgs>),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -257,11 +271,18 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff).
-    #[command(after_help = "Example:\n  elicit man > /usr/local/share/man/man1/elicit.1")]
-    Man,
-    /// Print the contract Request for an elicitation (the seed's
-    /// ElicitationToRequest), without resolving it.
+    /// Print the man page (roff): elicit(1), or a subcommand's page.
+    #[command(
+        after_help = "Examples:\n  elicit man > /usr/local/share/man/man1/elicit.1\n  elicit man call > /usr/local/share/man/man1/elicit-call.1"
+    )]
+    Man {
+        /// The subcommand whose page to print (call, proxy, request, …).
+        #[arg(value_name = "COMMAND")]
+        command: Option<String>,
+    },
+    /// Print what an elicitation asks for, without resolving it, as a
+    /// suspension-contract Request (`id`, `kind`, `prompt`, `url`, `data`):
+    /// the seed's ElicitationToRequest.
     #[command(after_help = "Example:\n  elicit request < req.json | my-resolver | elicit result")]
     Request {
         /// The elicitation; `-` or nothing reads stdin.
@@ -271,9 +292,10 @@ pub enum Command {
         #[arg(long)]
         pretty: bool,
     },
-    /// Turn a contract Answer (or an array of them, as `elicit request`
-    /// prints for several elicitations) into the ElicitResult to send back
-    /// (the seed's AnswerToElicitResult).
+    /// Turn an answer in the suspension contract's form (`{"id", "ok",
+    /// "data", "reason"}`, or an array of them, as `elicit request` prints
+    /// for several elicitations) into the ElicitResult to send back to the
+    /// server (the seed's AnswerToElicitResult).
     #[command(after_help = RESULT_HELP)]
     Result {
         /// The Answer, or an array of Answers; `-` or nothing reads stdin.

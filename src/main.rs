@@ -23,7 +23,7 @@ fn main() -> ExitCode {
         Some(Command::Call(args)) => commands::call::run(&args),
         Some(Command::Proxy(args)) => commands::proxy::run(&args),
         Some(Command::Completions { shell }) => commands::shell::completions(shell),
-        Some(Command::Man) => commands::shell::man(),
+        Some(Command::Man { command }) => commands::shell::man(command.as_deref()),
         Some(Command::Request { file, pretty }) => {
             commands::request::run_request(file.as_deref(), pretty)
         }
