@@ -79,7 +79,7 @@ pub enum ElicitError {
     Terminal(String),
 
     /// A live server misbehaved: exited, sent malformed JSON, never answered.
-    #[error("server: {0}")]
+    #[error("{0}")]
     Server(String),
 
     #[error("{context}: {source}")]

@@ -317,3 +317,56 @@ fn ctrl_c_while_waiting_for_the_server_ends_the_call_and_the_server() {
         "the server was left running"
     );
 }
+
+#[test]
+fn an_unknown_tool_is_refused_before_calling_with_the_nearest_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("session.jsonl");
+    call(&["--tool", "summ", "--log", log.to_str().unwrap()], &[])
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains(
+            "the server has no tool named \"summ\"; nearest: sum,",
+        ));
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(!log.contains("tools/call"), "the tool was called anyway");
+}
+
+#[test]
+fn a_missing_required_argument_is_named_before_calling() {
+    call(&["--tool", "sum", "--arg", "a=2"], &[])
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains(
+            "the tool sum needs the argument(s) b (required by its inputSchema)",
+        ));
+    let a = call(&["--tool", "sum", "--arg", "a=2", "--arg", "b=3"], &[]).success();
+    assert_eq!(echoed(&a), json!({"sum": 5}));
+}
+
+#[test]
+fn bad_args_json_names_the_flag() {
+    call(&["--tool", "sum", "--args", "{message:1}"], &[])
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains(
+            "--args: invalid JSON at line 1, column 2",
+        ));
+}
+
+#[test]
+fn verbose_says_the_protocol_in_words() {
+    call(&["-v", "--tool", "sum", "--args", r#"{"a":1,"b":1}"#], &[])
+        .success()
+        .stderr(predicate::str::contains(
+            "connected to fake (protocol 2025-11-25, initialize handshake)",
+        ))
+        .stderr(predicate::str::contains("Handshake(").not());
+}
+
+#[test]
+fn errors_do_not_stutter() {
+    call(&["--tool", "crash"], &[])
+        .code(1)
+        .stderr(predicate::str::contains("server: ").not());
+}

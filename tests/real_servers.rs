@@ -411,3 +411,33 @@ fn proxy_resolves_2026_input_required_for_the_client() {
         json!({"action":"accept","content":{"name":"Ada","age":36,"subscribe":false,"color":"blue"}})
     );
 }
+
+/// Under `--protocol auto` the Python SDK serves 2026-07-28, where its
+/// imperative `ctx.elicit` has no channel for the elicitation: elicit says so
+/// and retries once over the handshake, where the same tool works.
+#[test]
+fn auto_falls_back_to_the_handshake_for_a_tool_that_needs_a_back_channel() {
+    let out = Command::cargo_bin("elicit")
+        .unwrap()
+        .args([
+            "call",
+            "--no-input",
+            "--timeout",
+            "60s",
+            "--server-log",
+            "/dev/null",
+        ])
+        .args(["--tool", "confirm_delete", "-a", "decline", "--"])
+        .args(python_server())
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("retrying once over the initialize handshake"),
+        "{stderr}"
+    );
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(py_echo(&result)["action"], "decline");
+}

@@ -4,8 +4,13 @@
 use std::time::Duration;
 
 use elicit::error::ElicitError;
-use elicit::session::call::{ask_arguments, call_tool, input_schema, tool_arguments, tool_choices};
-use elicit::session::client::McpClient;
+use elicit::session::call::{
+    ask_arguments, call_tool, input_schema, missing_required, needs_back_channel, result_text,
+    tool_arguments, tool_choices, unknown_tool,
+};
+use elicit::session::client::{
+    Generation, McpClient, ProtocolChoice, HANDSHAKE_VERSION, STATELESS_VERSION,
+};
 use elicit::session::handler::ElicitHandler;
 use elicit::transport::{self, ConnectOptions, MessageLog, ServerTarget};
 
@@ -28,14 +33,11 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
     elicit::terminal::tty::install_interrupt_handler();
     let log = args.log.as_deref().map(MessageLog::create).transpose()?;
     let target = ServerTarget::from_args(args.url.as_deref(), &args.command)?;
-    let server = transport::connect(
-        &target,
-        ConnectOptions {
-            server_log: args.server_log.clone(),
-            log,
-        },
-    )
-    .context("starting the server")?;
+    let options = ConnectOptions {
+        server_log: args.server_log.clone(),
+        log,
+    };
+    let server = transport::connect(&target, options.clone()).context("starting the server")?;
     let picker = match &person {
         Person::Terminal(_) => true,
         Person::Nobody(_) => false,
@@ -49,14 +51,17 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
         &mut handler,
     )
     .context("connecting to the server")?;
-    if let Some(name) = &handler.server_name {
-        if args.verbose {
-            eprintln!(
-                "elicit: connected to {} ({:?})",
-                elicit::sanitize::sanitize_line(name),
-                client.generation
-            );
-        }
+    if args.verbose {
+        eprintln!(
+            "elicit: connected to {} ({})",
+            elicit::sanitize::sanitize_line(
+                handler
+                    .server_name
+                    .as_deref()
+                    .unwrap_or("a server with no name")
+            ),
+            client.generation.describe()
+        );
     }
     let tools = client
         .list_tools(&mut handler)
@@ -87,30 +92,85 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
             .into());
         }
     };
+    let schema = input_schema(&tools, &tool);
+    if schema.is_none() && !tools.is_empty() {
+        // Checked before calling: a typo should not reach the server.
+        return Err(unknown_tool(&tool, &tools).into());
+    }
     let mut handler = ElicitHandler::new(&scripted, person.resolver());
     handler.server_name = client.server_name();
-    let schema = input_schema(&tools, &tool);
-    if schema.is_none() && args.verbose {
-        eprintln!(
-            "elicit: the server does not list a tool named {}; calling it anyway",
-            elicit::sanitize::sanitize_line(&tool)
-        );
-    }
     let mut arguments = tool_arguments(schema, args.args_json.as_deref(), &args.arg)?;
-    // A tool picked on the terminal gets its arguments asked the same way.
-    if args.tool.is_none() && args.args_json.is_none() && args.arg.is_empty() {
-        if let Some(schema) = schema {
-            if let Some(asked) = ask_arguments(&tool, schema, &mut handler)? {
+    if let Some(schema) = schema {
+        let nothing_given = args.tool.is_none() && args.args_json.is_none() && args.arg.is_empty();
+        let missing = missing_required(schema, &arguments);
+        if nothing_given && picker {
+            // A tool picked on the terminal gets its arguments asked with
+            // the form engine.
+            if let Some(asked) =
+                ask_arguments(&tool, schema, arguments.clone(), None, &mut handler)?
+            {
+                arguments = asked;
+            }
+        } else if !missing.is_empty() {
+            if !picker {
+                return Err(ElicitError::Usage(format!(
+                    "the tool {} needs the argument(s) {} (required by its inputSchema); pass --arg NAME=VALUE or --args JSON",
+                    elicit::sanitize::sanitize_line(&tool),
+                    missing.join(", ")
+                ))
+                .into());
+            }
+            if let Some(asked) = ask_arguments(
+                &tool,
+                schema,
+                arguments.clone(),
+                Some(missing),
+                &mut handler,
+            )? {
                 arguments = asked;
             }
         }
     }
-    let result = call_tool(&mut client, &mut handler, &tool, &arguments).with_context(|| {
+    let calling = || {
         format!(
             "calling the tool {}",
             elicit::sanitize::sanitize_line(&tool)
         )
-    })?;
+    };
+    let mut outcome = call_tool(&mut client, &mut handler, &tool, &arguments);
+    let back_channel = match &outcome {
+        Err(e) => needs_back_channel(&e.to_string()),
+        Ok(r) => {
+            r.get("isError").and_then(|e| e.as_bool()) == Some(true)
+                && needs_back_channel(&result_text(r))
+        }
+    };
+    if back_channel
+        && args.protocol == ProtocolChoice::Auto
+        && client.generation == Generation::Stateless
+    {
+        eprintln!(
+            "elicit: the tool needs the server to send its own requests, which {STATELESS_VERSION} (used by --protocol auto) does not carry; retrying once over the initialize handshake ({HANDSHAKE_VERSION}; --protocol {HANDSHAKE_VERSION} does this at once)"
+        );
+        // A connection that serves 2026-07-28 may refuse a late
+        // `initialize` (the Python SDK does): start afresh.
+        client.server.close(Duration::from_secs(2));
+        let server = transport::connect(&target, options).context("restarting the server")?;
+        client = McpClient::connect(
+            server,
+            ProtocolChoice::V2025_11_25,
+            Some(args.timeout),
+            args.verbose,
+            &mut handler,
+        )
+        .context("connecting again with the initialize handshake")?;
+        outcome = call_tool(&mut client, &mut handler, &tool, &arguments);
+    } else if back_channel && client.generation == Generation::Stateless {
+        eprintln!(
+            "elicit: the session used {STATELESS_VERSION}, where a tool cannot send requests of its own; --protocol {HANDSHAKE_VERSION} uses the initialize handshake, which can"
+        );
+    }
+    let result = outcome.with_context(calling)?;
     client.server.close(Duration::from_secs(2));
     let code = print_line(&json_text(&result, args.pretty));
     if code != 0 {

@@ -99,7 +99,9 @@ pub fn tool_arguments(
     pairs: &[String],
 ) -> Result<Map<String, Value>, ElicitError> {
     let mut args = match json {
-        Some(text) => match crate::input::parse_json(text)? {
+        Some(text) => match crate::input::parse_json(text)
+            .map_err(|e| ElicitError::Usage(format!("--args: {e}")))?
+        {
             Value::Object(m) => m,
             other => {
                 return Err(ElicitError::Usage(format!(
@@ -160,11 +162,14 @@ pub fn input_schema<'a>(tools: &'a [Value], name: &str) -> Option<&'a Value> {
 }
 
 /// Asks a tool's arguments with the form engine, from its `inputSchema`
-/// (a flat schema is a form like any elicitation's). `Ok(None)` when the
-/// schema has no properties: there is nothing to ask.
+/// (a flat schema is a form like any elicitation's): the fields in
+/// `missing`, with `given` already filled in. `Ok(None)` when the schema has
+/// no properties: there is nothing to ask.
 pub fn ask_arguments(
     tool: &str,
     schema: &Value,
+    given: Map<String, Value>,
+    missing: Option<Vec<String>>,
     handler: &mut ElicitHandler<'_>,
 ) -> Result<Option<Map<String, Value>>, ElicitError> {
     let has_fields = schema
@@ -178,15 +183,16 @@ pub fn ask_arguments(
         crate::ElicitationParams::form(format!("Arguments for the tool {tool}"), schema.clone());
     let mut e = crate::resolve::Elicitation::prepare(params, &mut handler.cache)?;
     e.server = handler.server_name.clone();
-    let missing = e
-        .form
-        .as_ref()
-        .map(|f| f.fields.iter().map(|f| f.name.clone()).collect())
-        .unwrap_or_default();
+    let missing = missing.unwrap_or_else(|| {
+        e.form
+            .as_ref()
+            .map(|f| f.fields.iter().map(|f| f.name.clone()).collect())
+            .unwrap_or_default()
+    });
     let answer = handler.person.resolve(
         &e,
         crate::resolve::Pending::Form {
-            values: Map::new(),
+            values: given,
             missing,
         },
     )?;
@@ -196,6 +202,85 @@ pub fn ask_arguments(
         ));
     }
     Ok(Some(answer.data.unwrap_or_default()))
+}
+
+/// The required properties of a tool's `inputSchema` that `arguments` lacks,
+/// in the schema's order.
+pub fn missing_required(schema: &Value, arguments: &Map<String, Value>) -> Vec<String> {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut names: Vec<String> = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| {
+            p.keys()
+                .filter(|k| required.contains(&k.as_str()))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    // A required name with no property schema is still required.
+    for r in &required {
+        if !names.iter().any(|n| n == r) {
+            names.push(r.to_string());
+        }
+    }
+    names.retain(|n| !arguments.contains_key(n));
+    names
+}
+
+/// The error for a tool the server does not list: the nearest names first
+/// (by edit distance, so `get_sum` finds `get-sum`), then how many more.
+pub fn unknown_tool(name: &str, tools: &[Value]) -> ElicitError {
+    let mut names: Vec<(f64, &str)> = tools
+        .iter()
+        .filter_map(|t| t.get("name")?.as_str())
+        .map(|n| (strsim::normalized_damerau_levenshtein(name, n), n))
+        .collect();
+    names.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let near: Vec<String> = names
+        .iter()
+        .take(5)
+        .map(|(_, n)| crate::sanitize::sanitize_line(n))
+        .collect();
+    let more = names.len().saturating_sub(near.len());
+    let tail = if more > 0 {
+        format!(" (and {more} more)")
+    } else {
+        String::new()
+    };
+    ElicitError::Usage(format!(
+        "the server has no tool named {:?}; nearest: {}{tail}",
+        crate::sanitize::sanitize_line(name),
+        near.join(", ")
+    ))
+}
+
+/// Whether a failed call failed because the server wanted to send a request
+/// (an elicitation) of its own and the 2026-07-28 stateless flow gave it no
+/// channel for it: the Python SDK's imperative `ctx.elicit` says "no
+/// back-channel". Such a tool works over the `initialize` handshake.
+pub fn needs_back_channel(failure: &str) -> bool {
+    let f = failure.to_ascii_lowercase();
+    f.contains("back-channel") || f.contains("backchannel") || f.contains("back channel")
+}
+
+/// The text of a tool result's content, for `needs_back_channel` on an
+/// `isError` result.
+pub fn result_text(result: &Value) -> String {
+    result
+        .get("content")
+        .and_then(Value::as_array)
+        .map(|c| {
+            c.iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -226,5 +311,31 @@ mod tests {
         );
         assert!(tool_arguments(Some(&schema), None, &["n=x".into()]).is_err());
         assert!(tool_arguments(None, Some("[1]"), &[]).is_err());
+        let bad = tool_arguments(None, Some("{message:1}"), &[]).unwrap_err();
+        assert!(
+            bad.to_string()
+                .starts_with("--args: invalid JSON at line 1, column 2"),
+            "{bad}"
+        );
+    }
+
+    #[test]
+    fn required_arguments_are_found_in_schema_order() {
+        let schema = json!({"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"},"c":{}},"required":["b","a","z"]});
+        let mut given = Map::new();
+        given.insert("a".into(), json!(2));
+        assert_eq!(missing_required(&schema, &given), vec!["b", "z"]);
+    }
+
+    #[test]
+    fn unknown_tools_name_the_nearest() {
+        let tools = vec![
+            json!({"name":"get-sum"}),
+            json!({"name":"echo"}),
+            json!({"name":"get-env"}),
+        ];
+        let e = unknown_tool("get_sum", &tools).to_string();
+        assert!(e.contains("nearest: get-sum, get-env, echo"), "{e}");
+        assert_eq!(e.contains("more"), false);
     }
 }

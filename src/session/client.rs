@@ -46,6 +46,16 @@ pub enum Generation {
     Stateless,
 }
 
+impl Generation {
+    /// In words, for `--verbose` and messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Generation::Handshake(v) => format!("protocol {v}, initialize handshake"),
+            Generation::Stateless => format!("protocol {STATELESS_VERSION}, stateless"),
+        }
+    }
+}
+
 /// The reply to one request.
 #[derive(Debug, Clone)]
 pub enum Reply {

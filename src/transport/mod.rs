@@ -56,7 +56,7 @@ pub fn is_remote(arg: &str) -> bool {
 }
 
 /// What every transport is opened with.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct ConnectOptions {
     /// Where a child process's stderr goes (elicit's stderr when None).
     pub server_log: Option<PathBuf>,

@@ -40,6 +40,7 @@ TOOLS = [
     {"name": "malformed", "inputSchema": {"type": "object"}},
     {"name": "hang", "inputSchema": {"type": "object"}},
     {"name": "chatty", "inputSchema": {"type": "object"}},
+    {"name": "sum", "inputSchema": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}},
     {"name": "url_required", "inputSchema": {"type": "object"}},
     {"name": "lost_state", "inputSchema": {"type": "object"}},
 ]
@@ -83,6 +84,8 @@ def call_tool(msg):
         return None
     if name == "hang":
         time.sleep(3600)
+    if name == "sum":
+        return {"result": text({"sum": args["a"] + args["b"]})}
     if name == "chatty":
         # Talks forever without answering: notifications and replies to ids
         # nobody asked about must not keep the client waiting.
