@@ -336,6 +336,6 @@ mod tests {
         ];
         let e = unknown_tool("get_sum", &tools).to_string();
         assert!(e.contains("nearest: get-sum, get-env, echo"), "{e}");
-        assert_eq!(e.contains("more"), false);
+        assert!(!e.contains("more"));
     }
 }
