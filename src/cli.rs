@@ -42,6 +42,17 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 
+    /// When to colour the terminal: auto (unless NO_COLOR is set or
+    /// TERM=dumb), always, never.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value = "auto",
+        value_name = "WHEN"
+    )]
+    pub color: elicit::color::ColorChoice,
+
     #[command(flatten)]
     pub resolve: ResolveArgs,
 }
@@ -93,6 +104,11 @@ usage or answers that cannot be used.";
 
 #[derive(Debug, Args, Clone)]
 pub struct CallArgs {
+    /// Print the tool result as JSON even on a terminal (it is JSON
+    /// whenever stdout is not a terminal).
+    #[arg(long)]
+    pub json: bool,
+
     /// The tool to call. Without it, on a terminal, pick one from the list.
     #[arg(long, value_name = "NAME")]
     pub tool: Option<String>,

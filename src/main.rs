@@ -19,6 +19,7 @@ use cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    elicit::color::set(cli.color);
     let code = match cli.command {
         Some(Command::Call(args)) => commands::call::run(&args),
         Some(Command::Proxy(args)) => commands::proxy::run(&args),

@@ -1,12 +1,13 @@
 //! `elicit call`: connect to a server, pick a tool and its arguments, call
 //! it with every elicitation on the way resolved, print the result.
 
+use std::io::IsTerminal;
 use std::time::Duration;
 
 use elicit::error::ElicitError;
 use elicit::session::call::{
-    ask_arguments, call_tool, input_schema, missing_required, needs_back_channel, result_text,
-    tool_arguments, tool_choices, unknown_tool,
+    ask_arguments, call_tool, input_schema, missing_required, needs_back_channel,
+    readable_tool_result, result_text, tool_arguments, tool_choices, unknown_tool,
 };
 use elicit::session::client::{
     Generation, McpClient, ProtocolChoice, HANDSHAKE_VERSION, STATELESS_VERSION,
@@ -172,7 +173,13 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
     }
     let result = outcome.with_context(calling)?;
     client.server.close(Duration::from_secs(2));
-    let code = print_line(&json_text(&result, args.pretty));
+    // A person at a terminal reads the result; a pipe gets JSON.
+    let readable = !args.json && !args.pretty && std::io::stdout().is_terminal();
+    let code = if readable {
+        print_line(&readable_tool_result(&result))
+    } else {
+        print_line(&json_text(&result, args.pretty))
+    };
     if code != 0 {
         return Ok(code);
     }

@@ -283,6 +283,61 @@ pub fn result_text(result: &Value) -> String {
         .unwrap_or_default()
 }
 
+/// A tool result for a person at a terminal: each text block as text,
+/// other content named (`[image image/png, 2.1 KiB]`), structured content
+/// as indented JSON, an error marked. Everything is server text, so all of
+/// it is sanitised.
+pub fn readable_tool_result(result: &Value) -> String {
+    use crate::sanitize::{sanitize_block, sanitize_line};
+    let mut parts: Vec<String> = Vec::new();
+    if result.get("isError").and_then(Value::as_bool) == Some(true) {
+        parts.push("The tool reported an error:".into());
+    }
+    for item in result
+        .get("content")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+    {
+        let kind = item.get("type").and_then(Value::as_str).unwrap_or("?");
+        let field = |k: &str| item.get(k).and_then(Value::as_str).unwrap_or("");
+        parts.push(match kind {
+            "text" => sanitize_block(field("text")),
+            "image" | "audio" => format!(
+                "[{kind} {}, {} of base64 data]",
+                sanitize_line(field("mimeType")),
+                size(field("data").len())
+            ),
+            "resource_link" => format!("[link {}]", sanitize_line(field("uri"))),
+            "resource" => {
+                let r = item.get("resource").cloned().unwrap_or(Value::Null);
+                let uri = r.get("uri").and_then(Value::as_str).unwrap_or("");
+                match r.get("text").and_then(Value::as_str) {
+                    Some(t) => format!("[resource {}]\n{}", sanitize_line(uri), sanitize_block(t)),
+                    None => format!("[resource {}]", sanitize_line(uri)),
+                }
+            }
+            other => format!("[{} content]", sanitize_line(other)),
+        });
+    }
+    if let Some(structured) = result.get("structuredContent") {
+        let json = serde_json::to_string_pretty(structured).unwrap_or_default();
+        parts.push(format!("Structured content:\n{}", sanitize_block(&json)));
+    }
+    if parts.is_empty() {
+        parts.push("(the tool returned no content)".into());
+    }
+    parts.join("\n")
+}
+
+fn size(bytes: usize) -> String {
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else {
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -325,6 +380,27 @@ mod tests {
         let mut given = Map::new();
         given.insert("a".into(), json!(2));
         assert_eq!(missing_required(&schema, &given), vec!["b", "z"]);
+    }
+
+    #[test]
+    fn tool_results_read_as_text_with_server_text_neutralised() {
+        let r = json!({"isError": true, "content": [
+            {"type":"text","text":"line one\nline \u{1b}]52;c;AAAA\u{7}two"},
+            {"type":"image","mimeType":"image/png","data":"AAAA"},
+            {"type":"resource_link","uri":"file:///x"}
+        ], "structuredContent": {"n": 1}});
+        let text = readable_tool_result(&r);
+        assert!(
+            text.starts_with("The tool reported an error:\nline one\nline two"),
+            "{text}"
+        );
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{text:?}"
+        );
+        assert!(text.contains("[image image/png, 4 B of base64 data]"));
+        assert!(text.contains("[link file:///x]"));
+        assert!(text.contains("Structured content:\n{\n  \"n\": 1\n}"));
     }
 
     #[test]

@@ -58,10 +58,10 @@ impl Tty {
                 *slot = Some(s.clone());
             }
         }
-        let colors = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-            && std::env::var("TERM").map(|t| t != "dumb").unwrap_or(true);
+        let colors = crate::color::enabled();
         // Our styles are drawn on the tty, not stderr, so decide colours from
-        // the tty (and NO_COLOR / TERM=dumb), not from where stderr points.
+        // the tty (and --color, NO_COLOR, TERM=dumb), not from where stderr
+        // points.
         console::set_colors_enabled_stderr(colors);
         console::set_colors_enabled(colors);
         install_interrupt_handler();
