@@ -1,0 +1,91 @@
+//! Hostile input through the real binary (issue 12): huge numbers, huge
+//! durations, duplicate keys, odd `@FILE`s, oversized documents. Each test
+//! checks a clear error (or an exact value) and that nothing panics.
+
+use assert_cmd::Command;
+use serde_json::{json, Value};
+
+fn elicit() -> Command {
+    let mut c = Command::cargo_bin("elicit").unwrap();
+    c.env_remove("ELICIT_BROWSER").env("NO_COLOR", "1");
+    c
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn json(&self) -> Value {
+        serde_json::from_str(self.stdout.trim())
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {:?}", self.stdout))
+    }
+}
+
+/// Runs elicit (never prompting) with `args` on `stdin`.
+fn run(args: &[&str], stdin: &str) -> Run {
+    let out = elicit()
+        .arg("--no-input")
+        .args(args)
+        .write_stdin(stdin.as_bytes().to_vec())
+        .timeout(std::time::Duration::from_secs(30))
+        .output()
+        .unwrap();
+    let r = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert!(
+        !r.stderr.contains("panicked"),
+        "elicit panicked: {}",
+        r.stderr
+    );
+    r
+}
+
+// ---- item 17: durations ---------------------------------------------------
+
+#[test]
+fn overflowing_durations_are_refused_by_every_duration_flag() {
+    let huge = "18446744073709551615";
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["--timeout", huge],
+        vec!["--timeout", "18446744073709551615s"],
+        vec!["--timeout", "400days"],
+        vec!["call", "--timeout", huge, "--tool", "x", "--", "true"],
+        vec![
+            "call",
+            "--prompt-timeout",
+            huge,
+            "--tool",
+            "x",
+            "--",
+            "true",
+        ],
+        vec!["proxy", "--shutdown-grace", huge, "--", "true"],
+        vec![
+            "proxy",
+            "--prompt-timeout",
+            "99999999999999999999h",
+            "--",
+            "true",
+        ],
+    ];
+    for args in cases {
+        let out = elicit().args(&args).write_stdin("{}").output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("at most 365 days"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    // A year is still fine.
+    let r = run(
+        &["--timeout", "365days", "-a", "accept"],
+        r#"{"message":"m","requestedSchema":{"type":"object","properties":{}}}"#,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json(), json!({"action": "accept", "content": {}}));
+}
