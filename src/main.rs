@@ -173,25 +173,8 @@ fn run_resolve(args: &ResolveArgs) -> i32 {
         Ok(t) => t,
         Err(e) => return report(&e),
     };
-    let doc = match input::read_document(text) {
-        Ok(d) => d,
-        Err(failure) => {
-            // A JSON-RPC request the server got wrong gets a JSON-RPC error on
-            // stdout, so a pipeline can hand it straight back.
-            if let (Some(id), Some(code)) = (&failure.reply_id, failure.error.rpc_code()) {
-                print_line(&output::render_rpc_error(
-                    id,
-                    code,
-                    &failure.error,
-                    None,
-                    args.pretty,
-                ));
-            }
-            return report(&failure.error);
-        }
-    };
     let mut cache = SchemaCache::default();
-    match elicit::resolve_document(doc, &scripted, person.resolver(), &mut cache, args.pretty) {
+    match elicit::resolve_text(text, &scripted, person.resolver(), &mut cache, args.pretty) {
         Ok(resolved) => {
             for w in &resolved.warnings {
                 warn(w);
@@ -206,7 +189,21 @@ fn run_resolve(args: &ResolveArgs) -> i32 {
                 0
             }
         }
-        Err(e) => report(&e),
+        Err(failure) => {
+            // A JSON-RPC request the server got wrong (its shape, its params,
+            // its schema) gets a JSON-RPC error on stdout, so a pipeline can
+            // hand it straight back.
+            if let (Some(id), Some(code)) = (&failure.reply_id, failure.error.rpc_code()) {
+                print_line(&output::render_rpc_error(
+                    id,
+                    code,
+                    &failure.error,
+                    None,
+                    args.pretty,
+                ));
+            }
+            report(&failure.error)
+        }
     }
 }
 

@@ -89,3 +89,53 @@ fn overflowing_durations_are_refused_by_every_duration_flag() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.json(), json!({"action": "accept", "content": {}}));
 }
+
+// ---- item 14: a JSON-RPC request rejected for its schema -------------------
+
+fn rpc_request(id: Value, schema: Value) -> String {
+    json!({
+        "jsonrpc": "2.0", "id": id, "method": "elicitation/create",
+        "params": {"message": "m", "requestedSchema": schema}
+    })
+    .to_string()
+}
+
+#[test]
+fn a_request_rejected_for_its_schema_gets_a_json_rpc_error_on_stdout() {
+    let many: serde_json::Map<String, Value> = (0..5000)
+        .map(|i| (format!("f{i}"), json!({"type": "string"})))
+        .collect();
+    let cases = [
+        (
+            json!(5),
+            json!({"type": "object", "properties": [1]}),
+            "properties` must be an object",
+        ),
+        (
+            json!("abc"),
+            json!({"type": "object", "properties": many}),
+            "5000 properties",
+        ),
+        (json!(7), json!("nope"), "must be an object"),
+    ];
+    for (id, schema, says) in cases {
+        let input = rpc_request(id.clone(), schema);
+        let single = run(&["-a", "accept"], &input);
+        assert_eq!(single.code, 2, "{}", single.stderr);
+        assert!(single.stderr.contains(says), "{}", single.stderr);
+        let reply = single.json();
+        assert_eq!(reply["jsonrpc"], "2.0");
+        assert_eq!(reply["id"], id);
+        assert_eq!(reply["error"]["code"], -32602, "{reply}");
+        assert!(
+            reply["error"]["message"].as_str().unwrap().contains(says),
+            "{reply}"
+        );
+        // The same rule as under --lines (apart from the line number).
+        let lines = run(&["--lines", "-a", "accept"], &format!("{input}\n"));
+        let line: Value = serde_json::from_str(lines.stdout.trim()).unwrap();
+        assert_eq!(line["id"], reply["id"]);
+        assert_eq!(line["error"]["code"], reply["error"]["code"]);
+        assert_eq!(line["error"]["message"], reply["error"]["message"]);
+    }
+}
