@@ -139,3 +139,102 @@ fn a_request_rejected_for_its_schema_gets_a_json_rpc_error_on_stdout() {
         assert_eq!(line["error"]["message"], reply["error"]["message"]);
     }
 }
+
+// ---- item 15: @FILE answers ------------------------------------------------
+
+const EMPTY_FORM: &str =
+    r#"{"message":"m","requestedSchema":{"type":"object","properties":{"n":{"type":"string"}}}}"#;
+
+#[test]
+fn answer_files_must_be_regular_files() {
+    let r = run(&["-a", "@/dev/zero"], EMPTY_FORM);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("/dev/zero"), "{}", r.stderr);
+    assert!(r.stderr.contains("a character device"), "{}", r.stderr);
+    assert!(r.stdout.is_empty());
+
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("answers.fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let arg = format!("@{}", fifo.display());
+    let r = run(&["-a", &arg], EMPTY_FORM);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("answers.fifo"), "{}", r.stderr);
+    assert!(r.stderr.contains("a FIFO"), "{}", r.stderr);
+
+    let arg = format!("@{}", dir.path().display());
+    let r = run(&["-a", &arg], EMPTY_FORM);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("a directory"), "{}", r.stderr);
+}
+
+#[test]
+fn answer_files_over_the_input_limit_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.json");
+    let f = std::fs::File::create(&big).unwrap();
+    // Sparse: no disk space used.
+    f.set_len(64 * 1024 * 1024 + 1).unwrap();
+    let arg = format!("@{}", big.display());
+    let r = run(&["-a", &arg], EMPTY_FORM);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("big.json"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("more than 67108864 bytes"),
+        "{}",
+        r.stderr
+    );
+    // A regular file within the limit still works.
+    let ok = dir.path().join("ok.json");
+    std::fs::write(&ok, r#"{"n":"x"}"#).unwrap();
+    let arg = format!("@{}", ok.display());
+    let r = run(&["-a", &arg], EMPTY_FORM);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json(), json!({"action": "accept", "content": {"n": "x"}}));
+}
+
+// ---- item 18: an oversized input is reported with its real size ------------
+
+#[test]
+fn an_oversized_input_is_reported_with_its_real_size() {
+    let limit: u64 = 64 * 1024 * 1024;
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.json");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(limit + 1000)
+        .unwrap();
+    // As FILE, and as stdin redirected from the file: the size is known.
+    let by_path = run(&[big.to_str().unwrap()], "");
+    let by_redirect = std::process::Command::new(env!("CARGO_BIN_EXE_elicit"))
+        .arg("--no-input")
+        .stdin(std::fs::File::open(&big).unwrap())
+        .output()
+        .unwrap();
+    for stderr in [
+        by_path.stderr.clone(),
+        String::from_utf8_lossy(&by_redirect.stderr).into_owned(),
+    ] {
+        assert!(
+            stderr.contains(&format!("input is {} bytes", limit + 1000)),
+            "{stderr}"
+        );
+    }
+    assert_eq!(by_path.code, 2);
+    // Through a pipe the size is unknown: "more than" the limit, never
+    // the limit + 1 that was read.
+    let piped = elicit()
+        .arg("--no-input")
+        .write_stdin(vec![b' '; limit as usize + 10])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&piped.stderr);
+    assert_eq!(piped.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("more than {limit} bytes")),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(&format!("{}", limit + 1)), "{stderr}");
+}
