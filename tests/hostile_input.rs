@@ -238,3 +238,76 @@ fn an_oversized_input_is_reported_with_its_real_size() {
     );
     assert!(!stderr.contains(&format!("{}", limit + 1)), "{stderr}");
 }
+
+// ---- item 16: duplicate keys ------------------------------------------------
+
+fn url_entry(id: Option<&str>) -> Value {
+    let mut e = json!({"mode": "url", "url": "https://example.com/x", "message": "m"});
+    if let Some(id) = id {
+        e["elicitationId"] = json!(id);
+    }
+    e
+}
+
+fn url_required(entries: Vec<Value>) -> String {
+    json!({"code": -32042, "message": "URL required", "data": {"elicitations": entries}})
+        .to_string()
+}
+
+#[test]
+fn duplicate_elicitation_ids_are_rejected_naming_the_key() {
+    let cases = [
+        (
+            url_required(vec![url_entry(Some("dup")), url_entry(Some("dup"))]),
+            "\"dup\"",
+        ),
+        // An explicit `#1` beside an entry with no id (stand-in key `#1`).
+        (
+            url_required(vec![url_entry(Some("#1")), url_entry(None)]),
+            "\"#1\"",
+        ),
+        (
+            url_required(vec![
+                url_entry(None),
+                url_entry(None),
+                url_entry(Some("#1")),
+            ]),
+            "\"#1\"",
+        ),
+    ];
+    for (input, key) in cases {
+        let r = run(&["-a", "accept"], &input);
+        assert_eq!(r.code, 2, "{input}: {}", r.stderr);
+        assert!(r.stderr.contains("duplicate"), "{}", r.stderr);
+        assert!(r.stderr.contains(key), "{}", r.stderr);
+        assert!(r.stdout.is_empty(), "{}", r.stdout);
+    }
+    // Distinct keys still work: one result per entry.
+    let r = run(
+        &["-a", "accept"],
+        &url_required(vec![url_entry(Some("a")), url_entry(None)]),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.json(),
+        json!({"elicitationResults": {"a": {"action": "accept"}, "#1": {"action": "accept"}}})
+    );
+}
+
+#[test]
+fn duplicate_input_request_keys_are_rejected_naming_the_key() {
+    let entry = r#"{"method":"elicitation/create","params":{"mode":"url","url":"https://example.com/","message":"m"}}"#;
+    let bare = format!(
+        r#"{{"resultType":"input_required","inputRequests":{{"k\u0031":{entry},"ok":{entry},"k1":{entry}}}}}"#
+    );
+    let rpc = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":{{"resultType":"input_required","inputRequests":{{"same":{entry},"same":{entry}}}}}}}"#
+    );
+    for (input, key) in [(bare, "\"k1\""), (rpc, "\"same\"")] {
+        let r = run(&["-a", "accept"], &input);
+        assert_eq!(r.code, 2, "{input}: {}", r.stderr);
+        assert!(r.stderr.contains("duplicate key"), "{}", r.stderr);
+        assert!(r.stderr.contains(key), "{}", r.stderr);
+        assert!(r.stdout.is_empty(), "{}", r.stdout);
+    }
+}
