@@ -311,3 +311,87 @@ fn duplicate_input_request_keys_are_rejected_naming_the_key() {
         assert!(r.stdout.is_empty(), "{}", r.stdout);
     }
 }
+
+// ---- item 5: integers decided on the decimal text --------------------------
+
+fn integer_form(default: Option<&str>) -> String {
+    let default = default
+        .map(|d| format!(r#","default":{d}"#))
+        .unwrap_or_default();
+    format!(
+        r#"{{"message":"m","requestedSchema":{{"type":"object","properties":{{"n":{{"type":"integer"{default}}}}},"required":["n"]}}}}"#
+    )
+}
+
+/// Values no 64-bit whole number equals exactly: rejected, never rounded.
+const NOT_EXACT: &[&str] = &[
+    "-9223372036854775809",
+    "18446744073709551616",
+    "0.99999999999999999999",
+    "2.00000000000000001",
+    "1e-400",
+    "1e400",
+    "-1e-400",
+];
+
+#[test]
+fn integer_answers_are_exact_or_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    for text in NOT_EXACT {
+        let file = dir.path().join("a.json");
+        std::fs::write(&file, format!(r#"{{"n":{text}}}"#)).unwrap();
+        let at_file = format!("@{}", file.display());
+        for answer in [
+            format!("n={text}"),
+            format!(r#"{{"n":{text}}}"#),
+            format!(r#"{{"action":"accept","content":{{"n":{text}}}}}"#),
+            at_file,
+        ] {
+            let r = run(&["-a", &answer], &integer_form(None));
+            assert_eq!(r.code, 2, "{answer} was taken: {}", r.stdout);
+            assert!(r.stdout.is_empty(), "{answer}: {}", r.stdout);
+            assert!(
+                r.stderr.contains("not a whole number")
+                    || r.stderr.contains("outside the whole numbers"),
+                "{answer}: {}",
+                r.stderr
+            );
+        }
+    }
+    // Exact whole values, however written, go out as that exact integer.
+    for (text, exact) in [
+        ("9007199254740993.0", "9007199254740993"),
+        ("9007199254740993", "9007199254740993"),
+        ("-9223372036854775808", "-9223372036854775808"),
+        ("18446744073709551615", "18446744073709551615"),
+        ("1.8446744073709551615e19", "18446744073709551615"),
+        ("2.0", "2"),
+        ("1e2", "100"),
+        ("0e-400", "0"),
+    ] {
+        for answer in [format!("n={text}"), format!(r#"{{"n":{text}}}"#)] {
+            let r = run(&["-a", &answer], &integer_form(None));
+            assert_eq!(r.code, 0, "{answer}: {}", r.stderr);
+            assert_eq!(
+                r.stdout.trim(),
+                format!(r#"{{"action":"accept","content":{{"n":{exact}}}}}"#),
+                "{answer}"
+            );
+        }
+    }
+}
+
+#[test]
+fn integer_defaults_are_exact_or_not_used() {
+    for text in NOT_EXACT {
+        let r = run(&["-a", "accept"], &integer_form(Some(text)));
+        assert_eq!(r.code, 2, "default {text} was used: {}", r.stdout);
+        assert!(r.stderr.contains("has no default"), "{text}: {}", r.stderr);
+    }
+    let r = run(&["-a", "accept"], &integer_form(Some("9007199254740993.0")));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stdout.trim(),
+        r#"{"action":"accept","content":{"n":9007199254740993}}"#
+    );
+}
