@@ -182,6 +182,11 @@ fn run_resolve(args: &ResolveArgs) -> i32 {
         Err(e) => return report(&e),
     };
     let mut person = person(&args.answers, args.timeout);
+    if let Person::Terminal(_) = person {
+        // Nothing else to do on SIGTERM/SIGHUP/SIGQUIT here: put the
+        // terminal back and die of the signal.
+        elicit::terminal::tty::restore_on_fatal_signals();
+    }
     if args.lines {
         return run_lines(args, &scripted, person.resolver());
     }

@@ -55,6 +55,37 @@ fn list_gone() {
     LIST_LINES.store(0, std::sync::atomic::Ordering::SeqCst);
 }
 
+/// How long a consent screen (the URL screen, the review before submit, an
+/// approve-only form) is shown, with every key ignored, before its choices
+/// appear: a key pressed just as the screen was drawn (or typed ahead) must
+/// not answer a question the person has not seen.
+pub const CONSENT_PAUSE: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Drops whatever was typed but not yet read (type-ahead): keys pressed
+/// while waiting for a server, or typed on for the last prompt, must not
+/// answer the next one. Called before each prompt is drawn.
+pub fn discard_typeahead(term: &Term) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: tcflush on the terminal's descriptor; it fails harmlessly
+    // (ENOTTY) on anything else.
+    unsafe {
+        libc::tcflush(term.as_raw_fd(), libc::TCIFLUSH);
+    }
+}
+
+/// Leaves a consent screen up for [`CONSENT_PAUSE`] with keys ignored, then
+/// discards them; Ctrl-C still cancels at once.
+pub fn consent_pause(term: &Term) -> Prompted<()> {
+    let _ = term.flush();
+    let until = std::time::Instant::now() + CONSENT_PAUSE;
+    while std::time::Instant::now() < until {
+        check_interrupt()?;
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    discard_typeahead(term);
+    check_interrupt()
+}
+
 /// Fails with `Cancelled` when Ctrl-C arrived between two prompts.
 pub fn check_interrupt() -> Prompted<()> {
     if super::tty::interrupted() {
