@@ -449,11 +449,7 @@ impl FormField {
         let instance = shown(e.instance());
         let choices = match &self.kind {
             FieldKind::Select { choices } | FieldKind::MultiSelect { choices, .. } => Some(
-                choices
-                    .iter()
-                    .map(|c| c.value.clone())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                capped_list(choices.iter().map(|c| c.value.clone()), choices.len()),
             ),
             _ => None,
         };
@@ -464,6 +460,16 @@ impl FormField {
             {
                 format!("{instance} is not one of: {}", choices.unwrap_or_default())
             }
+            // An `enum` on another kind (numbers, raw JSON): the list from
+            // the schema, capped like the choices above (jsonschema's own
+            // message would print every value).
+            K::Enum { options } => match options.as_array() {
+                Some(values) => format!(
+                    "{instance} is not one of: {}",
+                    capped_list(values.iter().map(shown), values.len())
+                ),
+                None => format!("{instance} is not one of the allowed values"),
+            },
             K::MinLength { limit } => format!(
                 "{instance} is too short: at least {limit} character{} needed",
                 plural(*limit)
@@ -604,6 +610,30 @@ impl FormField {
             FieldKind::Raw { .. } => Some("JSON".into()),
         }
     }
+}
+
+/// How many values an error message lists before "… and N more": a schema
+/// may carry 100 000 enum values, and the message is for a person.
+pub const LISTED_VALUES: usize = 20;
+
+/// The first [`LISTED_VALUES`] of `total` values, comma-separated, then how
+/// many were left out.
+fn capped_list(values: impl Iterator<Item = String>, total: usize) -> String {
+    let mut s = values
+        .take(LISTED_VALUES)
+        .map(|v| {
+            if v.chars().count() > 60 {
+                format!("{}…", v.chars().take(59).collect::<String>())
+            } else {
+                v
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    if total > LISTED_VALUES {
+        s.push_str(&format!(" … and {} more", total - LISTED_VALUES));
+    }
+    s
 }
 
 fn plural(n: u64) -> &'static str {

@@ -395,3 +395,29 @@ fn integer_defaults_are_exact_or_not_used() {
         r#"{"action":"accept","content":{"n":9007199254740993}}"#
     );
 }
+
+// ---- item 18: an error listing enum values is capped ----------------------
+
+#[test]
+fn an_error_listing_a_huge_enum_is_capped() {
+    let strings: Vec<Value> = (0..100_000).map(|i| json!(format!("value-{i}"))).collect();
+    let numbers: Vec<Value> = (0..100_000).map(|i| json!(i)).collect();
+    for (prop, answer) in [
+        (json!({"type": "string", "enum": strings}), "c=nope"),
+        (json!({"type": "integer", "enum": numbers}), "c=-5"),
+    ] {
+        let doc = json!({"message": "m", "requestedSchema": {"type": "object",
+            "properties": {"c": prop}, "required": ["c"]}})
+        .to_string();
+        let r = run(&["-a", answer], &doc);
+        assert_eq!(r.code, 2, "{}", &r.stderr[..r.stderr.len().min(500)]);
+        assert!(
+            r.stderr.len() < 4000,
+            "{} bytes of error: {}…",
+            r.stderr.len(),
+            &r.stderr[..500]
+        );
+        assert!(r.stderr.contains("is not one of"), "{}", r.stderr);
+        assert!(r.stderr.contains("… and 99980 more"), "{}", r.stderr);
+    }
+}

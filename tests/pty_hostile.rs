@@ -217,3 +217,30 @@ fn a_fatal_signal_during_a_prompt_restores_the_terminal() {
         );
     }
 }
+
+/// Choice labels are cut at 100 characters (and to the terminal's width),
+/// so a long label neither floods the screen nor wraps (a wrapped item
+/// leaves stale rows when the list redraws).
+#[test]
+fn long_choice_labels_are_cut() {
+    let long = format!("L{}", "x".repeat(300));
+    let schema = json!({"type": "object", "required": ["c"], "properties": {"c": {
+        "type": "string", "title": "Pick",
+        "oneOf": [{"const": "a", "title": long}, {"const": "b", "title": "Short"}]}}});
+    let mut p = elicit(&form("Long", schema)).spawn();
+    p.expect("? Pick *")
+        .expect("Short")
+        .send(DOWN)
+        .send(UP)
+        .send(ENTER)
+        .answer("Send these answers?", ENTER);
+    let f = p.finish_with(json!({"action": "accept", "content": {"c": "a"}}));
+    let text = f.screen_text();
+    let longest_run = text.split(|c| c != 'x').map(str::len).max().unwrap_or(0);
+    assert!(
+        longest_run < 100,
+        "a run of {longest_run} x: {}",
+        text.escape_debug()
+    );
+    assert!(text.contains("x…"), "{}", text.escape_debug());
+}

@@ -101,14 +101,30 @@ pub fn theme() -> ColorfulTheme {
     ColorfulTheme::default()
 }
 
+/// The most characters a list item shows (the README's promise), before
+/// the terminal's width cuts it further.
+pub const MAX_ITEM_CHARS: usize = 100;
+
+/// Cuts a list line to [`MAX_ITEM_CHARS`] and to the terminal's width less
+/// `reserved` columns (the theme's marks), so it never wraps: dialoguer
+/// clears a redrawn list by counting lines, and a wrapped item would leave
+/// stale rows behind. Styling escapes are kept intact by `truncate_str`.
+fn fit(term: &Term, text: &str, reserved: usize) -> String {
+    let width = term.size().1 as usize;
+    let max = width.saturating_sub(reserved).clamp(10, MAX_ITEM_CHARS);
+    console::truncate_str(text, max, "…").into_owned()
+}
+
 /// A list of choices; Enter picks, Esc (or Ctrl-C) cancels.
 pub fn select(term: &Term, prompt: &str, items: &[String], default: usize) -> Prompted<usize> {
     check_interrupt()?;
     let theme = theme();
+    let items: Vec<String> = items.iter().map(|i| fit(term, i, 4)).collect();
+    let prompt = fit(term, prompt, 6);
     list_drawn(term, items.len());
     let picked = Select::with_theme(&theme)
         .with_prompt(prompt)
-        .items(items)
+        .items(&items)
         .default(default.min(items.len().saturating_sub(1)))
         .report(true)
         .interact_on_opt(term);
@@ -129,10 +145,12 @@ pub fn multi_select(
 ) -> Prompted<Vec<usize>> {
     check_interrupt()?;
     let theme = theme();
+    let items: Vec<String> = items.iter().map(|i| fit(term, i, 6)).collect();
+    let prompt = fit(term, prompt, 6);
     list_drawn(term, items.len());
     let picked = MultiSelect::with_theme(&theme)
         .with_prompt(prompt)
-        .items(items)
+        .items(&items)
         .defaults(checked)
         .report(true)
         .interact_on_opt(term);
