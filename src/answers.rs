@@ -14,6 +14,57 @@ use crate::error::{ElicitError, FieldError};
 use crate::protocol::Action;
 use crate::schema::{FieldKind, FormSchema};
 
+/// Reads an `@FILE` answer: only a regular file, and at most
+/// [`crate::input::MAX_INPUT_BYTES`] of it. `/dev/zero`, a FIFO or a huge file
+/// would otherwise be read without end (or block forever waiting for a
+/// writer). The file is opened non-blocking and checked on the open
+/// descriptor, so a FIFO never blocks and nothing can be swapped in between
+/// the check and the read.
+pub fn read_answer_file(path: &str) -> Result<String, std::io::Error> {
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let kind = file.metadata()?.file_type();
+    if !kind.is_file() {
+        let what = if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_char_device() {
+            "a character device"
+        } else if kind.is_block_device() {
+            "a block device"
+        } else if kind.is_socket() {
+            "a socket"
+        } else if kind.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file"
+        };
+        return Err(std::io::Error::other(format!(
+            "it is {what}: @FILE reads only regular files"
+        )));
+    }
+    let limit = crate::input::MAX_INPUT_BYTES;
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(std::io::Error::other(format!(
+            "it is more than {limit} bytes, over the input limit"
+        )));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "it is not valid UTF-8 (first bad byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })
+}
+
 /// One field's scripted input, before the schema gives it a type.
 #[derive(Debug, Clone, PartialEq)]
 enum FieldInput {

@@ -38,6 +38,11 @@ pub enum ElicitError {
     #[error("input is {size} bytes, over the limit of {limit} bytes")]
     TooLarge { size: u64, limit: u64 },
 
+    /// Too large, read from a stream whose full size is unknown (a pipe):
+    /// reading stopped at the limit.
+    #[error("input is more than {limit} bytes, over the limit")]
+    TooLargeStream { limit: u64 },
+
     /// JSON, but not any of the shapes elicit reads.
     #[error("{message}")]
     UnknownShape { message: String },

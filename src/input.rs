@@ -212,12 +212,87 @@ pub fn read_document(text: &str) -> Result<Document, InputFailure> {
     };
     let raw = raw_bits(text, &value);
     let server = server_name(&value);
-    read_shape(value, raw).map(|mut doc| {
-        if doc.server.is_none() {
-            doc.server = server;
+    let mut doc = read_shape(value, raw)?;
+    if doc.server.is_none() {
+        doc.server = server;
+    }
+    if matches!(doc.shape, Shape::InputRequired { .. }) {
+        if let Some(key) = duplicate_input_request_key(text) {
+            return Err(ElicitError::UnknownShape {
+                message: format!(
+                    "duplicate key {key:?} in `inputRequests`: each input request needs its own key, or one answer would be lost"
+                ),
+            }
+            .into());
         }
-        doc
-    })
+    }
+    Ok(doc)
+}
+
+/// Marks the error [`UniqueKeys`] raises, to tell it from any other.
+const DUPLICATE_KEY: &str = "elicit: duplicate key ";
+
+/// An object whose keys are checked for duplicates (values are skipped).
+/// A parsed `Value` keeps only the last of two equal keys, so this looks at
+/// the text itself.
+struct UniqueKeys;
+
+impl<'de> Deserialize<'de> for UniqueKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = UniqueKeys;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<UniqueKeys, A::Error> {
+                let mut seen = std::collections::HashSet::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    if !seen.insert(key.clone()) {
+                        return Err(serde::de::Error::custom(format!(
+                            "{DUPLICATE_KEY}{}",
+                            serde_json::to_string(&key).unwrap_or_default()
+                        )));
+                    }
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+                Ok(UniqueKeys)
+            }
+        }
+        d.deserialize_map(Visit)
+    }
+}
+
+#[derive(Deserialize)]
+struct KeysTop {
+    #[serde(default, rename = "inputRequests")]
+    _input_requests: Option<UniqueKeys>,
+    #[serde(default)]
+    result: Option<KeysResult>,
+}
+
+#[derive(Deserialize)]
+struct KeysResult {
+    #[serde(default, rename = "inputRequests")]
+    _input_requests: Option<UniqueKeys>,
+}
+
+/// The first key that `inputRequests` (bare or in a JSON-RPC `result`) has
+/// twice, if any.
+fn duplicate_input_request_key(text: &str) -> Option<String> {
+    let err = match serde_json::from_str::<KeysTop>(text) {
+        Ok(top) => {
+            let _ = top.result;
+            return None;
+        }
+        Err(e) => e.to_string(),
+    };
+    let at = err.find(DUPLICATE_KEY)? + DUPLICATE_KEY.len();
+    let mut de = serde_json::Deserializer::from_str(&err[at..]);
+    String::deserialize(&mut de).ok()
 }
 
 /// Owns the document, so the params of a request can be moved out (a large
@@ -433,7 +508,11 @@ fn url_required(error: &Value) -> Result<Document, ElicitError> {
         .ok_or_else(|| ElicitError::InvalidParams {
             message: "-32042 error has no `data.elicitations` array".into(),
         })?;
-    let mut entries = Vec::new();
+    let mut entries: Vec<Entry> = Vec::new();
+    // Results are keyed by elicitationId (or `#INDEX` for an entry without
+    // one): two entries with one key would both be asked and one answer
+    // silently lost in the output object.
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for (i, item) in list.iter().enumerate() {
         let params = ElicitationParams::from_value(item).map_err(|e| match e {
             ElicitError::InvalidParams { message } => ElicitError::InvalidParams {
@@ -445,6 +524,32 @@ fn url_required(error: &Value) -> Result<Document, ElicitError> {
             .elicitation_id
             .clone()
             .unwrap_or_else(|| format!("#{i}"));
+        if let Some(&first) = seen.get(&key) {
+            let has_id = |n: usize| {
+                if n == i {
+                    params.elicitation_id.is_some()
+                } else {
+                    entries[n].params.elicitation_id.is_some()
+                }
+            };
+            let how = |n: usize| {
+                if has_id(n) {
+                    format!("data.elicitations[{n}] has the elicitationId {key:?}")
+                } else {
+                    format!(
+                        "data.elicitations[{n}] has no elicitationId (its stand-in key is {key:?})"
+                    )
+                }
+            };
+            return Err(ElicitError::UnknownShape {
+                message: format!(
+                    "duplicate elicitation key {key:?}: {} and {}; each elicitation needs its own key, or one answer would be lost",
+                    how(first),
+                    how(i)
+                ),
+            });
+        }
+        seen.insert(key.clone(), i);
         entries.push(Entry {
             key: Some(key),
             params,

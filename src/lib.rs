@@ -133,6 +133,27 @@ pub fn resolve_document(
     })
 }
 
+/// Reads one document from `text` and resolves it: the one rule every entry
+/// point (a single document, `--lines`) follows. Any failure of a JSON-RPC
+/// request, found while reading the document or later (its schema, its
+/// answers), carries the request's id, so the caller can hand a JSON-RPC
+/// error back to the server.
+pub fn resolve_text(
+    text: &str,
+    scripted: &ScriptedAnswers,
+    person: &mut dyn Resolver,
+    cache: &mut SchemaCache,
+    pretty: bool,
+) -> Result<Resolved, input::InputFailure> {
+    let doc = input::read_document(text)?;
+    let reply_id = match &doc.shape {
+        Shape::JsonRpcRequest { id } => Some(id.clone()),
+        _ => None,
+    };
+    resolve_document(doc, scripted, person, cache, pretty)
+        .map_err(|error| input::InputFailure { error, reply_id })
+}
+
 /// The README's Rust examples, run as doc tests so they stay true.
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

@@ -114,13 +114,8 @@ fn handle_line(
         ));
     }
     let text = input::decode(bytes).map_err(|e| (e, None))?;
-    let doc = input::read_document(text).map_err(|f| (f.error, f.reply_id))?;
-    let reply_id = match &doc.shape {
-        input::Shape::JsonRpcRequest { id } => Some(id.clone()),
-        _ => None,
-    };
-    let resolved =
-        crate::resolve_document(doc, scripted, person, cache, false).map_err(|e| (e, reply_id))?;
+    let resolved = crate::resolve_text(text, scripted, person, cache, false)
+        .map_err(|f| (f.error, f.reply_id))?;
     let code = outcome_exit_code(resolved.results.iter().map(|(_, r)| r));
     Ok((resolved.output, code, resolved.warnings))
 }

@@ -388,17 +388,30 @@ impl FormField {
     /// Checks one value against the field's constraints. The message is
     /// written for a person and names the violated constraint.
     pub fn check(&self, value: &Value) -> Result<(), String> {
-        if let FieldKind::Integer { .. } = self.kind {
-            if let Value::Number(n) = value {
-                if n.as_i64().is_none() && n.as_u64().is_none() {
-                    let whole = n.as_f64().is_some_and(|f| f.fract() == 0.0);
-                    if !whole {
-                        return Err(format!("{n} is not a whole number"));
+        if let Value::Number(n) = value {
+            match self.kind {
+                // Decided on the decimal text, never through f64: a value is
+                // whole only when it exactly is, and it must fit a 64-bit
+                // JSON integer, or it would go out as a float (or rounded).
+                FieldKind::Integer { .. } => match exact_integer(n.as_str()) {
+                    Ok(_) => {}
+                    Err(NotInteger::Fraction) => {
+                        return Err(format!("{} is not a whole number", shown_number(n)))
                     }
-                    // Whole, but beyond 64-bit integers: it would go out as
-                    // a float, which an integer field must never send.
-                    return Err(format!("{n} is too large to send as a whole number"));
+                    Err(NotInteger::OutOfRange) => {
+                        return Err(format!(
+                            "{} is outside the whole numbers that can be sent (-9223372036854775808 to 18446744073709551615)",
+                            shown_number(n)
+                        ))
+                    }
+                },
+                FieldKind::Number { .. } if n.as_f64().is_none() => {
+                    return Err(format!(
+                        "{} is too large to send as a number",
+                        shown_number(n)
+                    ))
                 }
+                _ => {}
             }
         }
         let Some(validator) = &self.validator else {
@@ -436,11 +449,7 @@ impl FormField {
         let instance = shown(e.instance());
         let choices = match &self.kind {
             FieldKind::Select { choices } | FieldKind::MultiSelect { choices, .. } => Some(
-                choices
-                    .iter()
-                    .map(|c| c.value.clone())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                capped_list(choices.iter().map(|c| c.value.clone()), choices.len()),
             ),
             _ => None,
         };
@@ -451,6 +460,16 @@ impl FormField {
             {
                 format!("{instance} is not one of: {}", choices.unwrap_or_default())
             }
+            // An `enum` on another kind (numbers, raw JSON): the list from
+            // the schema, capped like the choices above (jsonschema's own
+            // message would print every value).
+            K::Enum { options } => match options.as_array() {
+                Some(values) => format!(
+                    "{instance} is not one of: {}",
+                    capped_list(values.iter().map(shown), values.len())
+                ),
+                None => format!("{instance} is not one of the allowed values"),
+            },
             K::MinLength { limit } => format!(
                 "{instance} is too short: at least {limit} character{} needed",
                 plural(*limit)
@@ -593,6 +612,30 @@ impl FormField {
     }
 }
 
+/// How many values an error message lists before "… and N more": a schema
+/// may carry 100 000 enum values, and the message is for a person.
+pub const LISTED_VALUES: usize = 20;
+
+/// The first [`LISTED_VALUES`] of `total` values, comma-separated, then how
+/// many were left out.
+fn capped_list(values: impl Iterator<Item = String>, total: usize) -> String {
+    let mut s = values
+        .take(LISTED_VALUES)
+        .map(|v| {
+            if v.chars().count() > 60 {
+                format!("{}…", v.chars().take(59).collect::<String>())
+            } else {
+                v
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    if total > LISTED_VALUES {
+        s.push_str(&format!(" … and {} more", total - LISTED_VALUES));
+    }
+    s
+}
+
 fn plural(n: u64) -> &'static str {
     if n == 1 {
         ""
@@ -632,7 +675,9 @@ fn compile(
 fn type_only_check(kind: &FieldKind, value: &Value) -> Result<(), String> {
     let ok = match kind {
         FieldKind::Text { .. } | FieldKind::Select { .. } => value.is_string(),
-        FieldKind::Integer { .. } => value.as_i64().is_some() || value.as_u64().is_some(),
+        FieldKind::Integer { .. } => {
+            matches!(value, Value::Number(n) if exact_integer(n.as_str()).is_ok())
+        }
         FieldKind::Number { .. } => value.is_number(),
         FieldKind::Boolean => value.is_boolean(),
         FieldKind::MultiSelect { .. } => value
@@ -647,23 +692,151 @@ fn type_only_check(kind: &FieldKind, value: &Value) -> Result<(), String> {
     }
 }
 
-/// Whole numbers go out as JSON integers (`2`, not `2.0`): some SDKs follow
-/// the generated schema.json, which types content numbers as integers.
-const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+/// Numbers keep the decimal text they were written with (serde_json's
+/// `arbitrary_precision`), so an integer field decides on that text, never on
+/// a rounded f64: `2.00000000000000001`, `0.99999999999999999999` and
+/// `1e-400` are not whole, `-9223372036854775809` does not fit, and
+/// `9007199254740993.0` is exactly 9007199254740993.
+///
+/// Why not an f64 check: every f64 conversion rounds (to 17 significant
+/// digits, and to 0 or infinity at the ends), so no test on the converted
+/// value can tell `2.0` from `2.00000000000000001`. Why `arbitrary_precision`
+/// rather than a check on raw text in each reader: schema defaults, JSON
+/// answers, `@FILE` answers and typed text all reach this one place as a
+/// `Number`, and with the feature each still holds its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotInteger {
+    /// Not a whole number (a nonzero digit after the point).
+    Fraction,
+    /// Whole, but outside -2^63 ..= 2^64-1.
+    OutOfRange,
+}
 
-fn normalize_number(value: Value, kind: &FieldKind) -> Value {
-    if !matches!(kind, FieldKind::Integer { .. } | FieldKind::Number { .. }) {
-        return value;
+/// The exact integer a JSON number's text denotes, when it is whole and fits
+/// an i64 or a u64. `text` is JSON number syntax (`-`? digits (`.` digits)?
+/// (`e` sign? digits)?); anything else is `Fraction`. Hand-written: no
+/// decimal crate is in the tree, and this needs only digit counting, with no
+/// allocation proportional to the exponent (`1e999999999` is answered at once).
+pub fn exact_integer(text: &str) -> Result<Number, NotInteger> {
+    let (negative, rest) = match text.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match rest.find(['e', 'E']) {
+        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+        None => (rest, None),
+    };
+    let (int_part, frac_part) = match mantissa.split_once('.') {
+        Some((a, b)) => (a, b),
+        None => (mantissa, ""),
+    };
+    let digits_ok = |d: &str| d.bytes().all(|b| b.is_ascii_digit());
+    if int_part.is_empty() || !digits_ok(int_part) || !digits_ok(frac_part) {
+        return Err(NotInteger::Fraction);
     }
-    match &value {
-        // A whole f64 below 2^63 (2^64 when positive) converts exactly.
-        Value::Number(n) if n.as_i64().is_none() && n.as_u64().is_none() => match n.as_f64() {
-            Some(f) if f.fract() == 0.0 && (-TWO_63..TWO_63).contains(&f) => Value::from(f as i64),
-            Some(f) if f.fract() == 0.0 && (0.0..2.0 * TWO_63).contains(&f) => {
-                Value::from(f as u64)
+    // The exponent, saturated: anything past ±10^6 is as good as infinite
+    // for a number of at most 20 integer digits.
+    let exp: i64 = match exponent {
+        None => 0,
+        Some(exponent) => {
+            let (sign, digits) = match exponent.as_bytes().first() {
+                Some(b'-') => (-1, &exponent[1..]),
+                Some(b'+') => (1, &exponent[1..]),
+                _ => (1, exponent),
+            };
+            if digits.is_empty() || !digits_ok(digits) {
+                return Err(NotInteger::Fraction);
             }
-            _ => value,
+            let digits = digits.trim_start_matches('0');
+            let magnitude: i64 = if digits.len() > 7 {
+                10_000_000
+            } else {
+                digits.parse().unwrap_or(0)
+            };
+            sign * magnitude
+        }
+    };
+    // All the digits, and where the point sits among them.
+    let all: Vec<u8> = int_part.bytes().chain(frac_part.bytes()).collect();
+    let lead = all.iter().take_while(|&&b| b == b'0').count();
+    let significant = &all[lead..];
+    let significant = &significant[..significant
+        .iter()
+        .rposition(|&b| b != b'0')
+        .map_or(0, |i| i + 1)];
+    if significant.is_empty() {
+        return Ok(Number::from(0u64));
+    }
+    // Digits before the point, counted from the first significant digit.
+    let point = int_part.len() as i64 - lead as i64 + exp;
+    if point < significant.len() as i64 {
+        return Err(NotInteger::Fraction);
+    }
+    if point > 20 {
+        return Err(NotInteger::OutOfRange);
+    }
+    // At most 20 digits: 10^20 fits a u128 with room to spare.
+    let mut magnitude: u128 = 0;
+    for i in 0..point as usize {
+        let digit = significant.get(i).copied().unwrap_or(b'0');
+        magnitude = magnitude * 10 + u128::from(digit - b'0');
+    }
+    if negative {
+        if magnitude <= 1u128 << 63 {
+            Ok(Number::from((-(magnitude as i128)) as i64))
+        } else {
+            Err(NotInteger::OutOfRange)
+        }
+    } else {
+        u64::try_from(magnitude)
+            .map(Number::from)
+            .map_err(|_| NotInteger::OutOfRange)
+    }
+}
+
+/// A number as quoted in a message: its text, shortened when huge.
+fn shown_number(n: &Number) -> String {
+    let s = n.as_str();
+    if s.len() > 40 {
+        format!("{}…", &s[..39])
+    } else {
+        s.to_string()
+    }
+}
+
+/// Gives a number the field's canonical form: an integer field's exact
+/// whole value as a JSON integer (`2`, not `2.0`: some SDKs follow the
+/// generated schema.json, which types content numbers as integers); a number
+/// field's value as the nearest f64 (whole ones as integers, as before).
+/// Values that are not the field's kind are left for `check` to reject.
+fn normalize_number(value: Value, kind: &FieldKind) -> Value {
+    let Value::Number(n) = &value else {
+        return value;
+    };
+    match kind {
+        FieldKind::Integer { .. } => match exact_integer(n.as_str()) {
+            Ok(exact) => Value::Number(exact),
+            Err(_) => value,
         },
+        FieldKind::Number { .. } => {
+            if let Ok(exact) = exact_integer(n.as_str()) {
+                return Value::Number(exact);
+            }
+            // Not an exact 64-bit integer: a number field takes the nearest
+            // double, and a whole one below 2^63 (2^64 when positive) still
+            // goes out as an integer.
+            const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+            match n.as_f64() {
+                Some(f) if f.fract() == 0.0 && (-TWO_63..TWO_63).contains(&f) => {
+                    Value::from(f as i64)
+                }
+                Some(f) if f.fract() == 0.0 && (0.0..2.0 * TWO_63).contains(&f) => {
+                    Value::from(f as u64)
+                }
+                Some(f) => Number::from_f64(f).map_or(value, Value::Number),
+                None => value,
+            }
+        }
         _ => value,
     }
 }
@@ -730,4 +903,54 @@ fn one_of_choices(v: Option<&Value>) -> Option<Vec<Choice>> {
             Some(Choice { value, label })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_integer_decides_on_the_decimal_text() {
+        let ok = |t: &str, want: &str| {
+            assert_eq!(
+                exact_integer(t).map(|n| n.to_string()),
+                Ok(want.into()),
+                "{t}"
+            )
+        };
+        ok("0", "0");
+        ok("-0", "0");
+        ok("-0.0", "0");
+        ok("0e-400", "0");
+        ok("0.000e99999999999", "0");
+        ok("2.0", "2");
+        ok("1e2", "100");
+        ok("1.5e1", "15");
+        ok("150e-1", "15");
+        ok("9007199254740993.0", "9007199254740993");
+        ok("9007199254740993", "9007199254740993");
+        ok("-9223372036854775808", "-9223372036854775808");
+        ok("-9223372036854775808.000", "-9223372036854775808");
+        ok("18446744073709551615", "18446744073709551615");
+        ok("1.8446744073709551615e19", "18446744073709551615");
+        ok("00012", "12");
+        let not_whole = |t: &str| assert_eq!(exact_integer(t), Err(NotInteger::Fraction), "{t}");
+        not_whole("0.99999999999999999999");
+        not_whole("2.00000000000000001");
+        not_whole("1e-400");
+        not_whole("1e-99999999999999999999");
+        not_whole("-0.5");
+        not_whole("15e-1");
+        not_whole("abc");
+        not_whole("");
+        not_whole("1e");
+        let too_big = |t: &str| assert_eq!(exact_integer(t), Err(NotInteger::OutOfRange), "{t}");
+        too_big("-9223372036854775809");
+        too_big("18446744073709551616");
+        too_big("1e20");
+        too_big("1e400");
+        too_big("1e99999999999999999999");
+        too_big("-1e19");
+        too_big("99999999999999999999");
+    }
 }

@@ -37,6 +37,11 @@ use crate::sanitize::sanitize_line;
 /// warning. The warning is informative only: a long URL is still openable.
 pub const MAX_READABLE_URL_CHARS: usize = 2048;
 
+/// Hosts longer than this many characters get [`UrlWarning::LongHost`]:
+/// 253 is the longest a DNS name can be (RFC 1035), so a longer host is no
+/// real site's name, only a way to push the real one out of sight.
+pub const MAX_HOST_CHARS: usize = 253;
+
 /// The result of [`assess_url`]: everything the consent prompt needs.
 ///
 /// Invariant: `openable == !warnings.iter().any(UrlWarning::is_blocking)`.
@@ -92,6 +97,10 @@ pub enum UrlWarning {
     UserInfo { userinfo: String },
     /// Longer than [`MAX_READABLE_URL_CHARS`] characters.
     TooLong { chars: usize },
+    /// A host longer than [`MAX_HOST_CHARS`]: no real domain name is, and a
+    /// host that long hides the part that matters (its end) from a reader,
+    /// even when the whole URL is under [`MAX_READABLE_URL_CHARS`].
+    LongHost { chars: usize },
     /// Not http or https (`javascript:`, `file:`, `data:`, `vbscript:`, ...).
     /// Blocking: such URLs are never opened.
     ForbiddenScheme { scheme: String },
@@ -148,6 +157,10 @@ impl fmt::Display for UrlWarning {
             UrlWarning::TooLong { chars } => write!(
                 f,
                 "the URL is {chars} characters long, too long to read in full"
+            ),
+            UrlWarning::LongHost { chars } => write!(
+                f,
+                "the host is {chars} characters long, longer than any real domain name ({MAX_HOST_CHARS}): read its end carefully"
             ),
             UrlWarning::ForbiddenScheme { scheme } => write!(
                 f,
@@ -212,6 +225,12 @@ pub fn assess_url(raw: &str) -> UrlAssessment {
         warnings.insert(at, UrlWarning::ControlCharacters);
     }
 
+    if let Some(host) = &assessment.host_ascii {
+        let chars = host.chars().count();
+        if chars > MAX_HOST_CHARS {
+            warnings.push(UrlWarning::LongHost { chars });
+        }
+    }
     let chars = raw.chars().count();
     if chars > MAX_READABLE_URL_CHARS {
         warnings.push(UrlWarning::TooLong { chars });
@@ -613,6 +632,22 @@ mod tests {
         // Browsers (WHATWG) skip any number of slashes: this is host `path`.
         let a = assess("https:///path");
         assert_eq!(a.host_ascii.as_deref(), Some("path"));
+    }
+
+    #[test]
+    fn a_long_host_is_warned_about_even_in_a_short_enough_url() {
+        let host = format!("{}.evil.example", "a".repeat(1900));
+        let raw = format!("https://{host}/");
+        assert!(raw.chars().count() < MAX_READABLE_URL_CHARS);
+        let a = assess(&raw);
+        assert!(a.openable);
+        assert_eq!(a.warnings, [UrlWarning::LongHost { chars: host.len() }]);
+        assert!(a.warnings[0].to_string().contains("1913 characters long"));
+        // A host at the DNS limit is fine.
+        let label = "a".repeat(63);
+        let host = format!("{label}.{label}.{label}.{}", "b".repeat(61));
+        assert_eq!(host.len(), MAX_HOST_CHARS);
+        assert!(assess(&format!("https://{host}/")).warnings.is_empty());
     }
 
     #[test]

@@ -340,6 +340,59 @@ fn as_number(v: &Value) -> Result<f64, String> {
     }
 }
 
+/// The oracle's own exact reading of a JSON number's text as a 64-bit
+/// integer, by a different method than elicit's digit counting: write the
+/// number out in full as a plain decimal string (exponents within ±400;
+/// past that, decided by the sign of the exponent alone), then read it.
+fn oracle_integer(text: &str) -> Result<i128, String> {
+    let (neg, rest) = text.strip_prefix('-').map_or((false, text), |r| (true, r));
+    let (mant, exp) = match rest.split_once(['e', 'E']) {
+        Some((m, e)) => (
+            m,
+            e.parse::<i64>().unwrap_or(if e.starts_with('-') {
+                -100_000
+            } else {
+                100_000
+            }),
+        ),
+        None => (rest, 0),
+    };
+    let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
+    let digits = format!("{int}{frac}");
+    if digits.bytes().all(|b| b == b'0') {
+        return Ok(0);
+    }
+    if exp > 400 {
+        return Err(format!("{text} does not fit a 64-bit integer"));
+    }
+    if exp < -400 {
+        return Err(format!("{text} is not whole"));
+    }
+    // Pad with zeros on both sides, then put the point back.
+    let pad = 500usize;
+    let padded = format!("{}{digits}{}", "0".repeat(pad), "0".repeat(pad));
+    let at = (pad as i64 + int.len() as i64 + exp) as usize;
+    let (whole, fraction) = padded.split_at(at);
+    if fraction.bytes().any(|b| b != b'0') {
+        return Err(format!("{text} is not whole"));
+    }
+    let whole = whole.trim_start_matches('0');
+    let too_big = || format!("{text} does not fit a 64-bit integer");
+    if whole.len() > 30 {
+        return Err(too_big());
+    }
+    let magnitude: i128 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| too_big())?
+    };
+    let value = if neg { -magnitude } else { magnitude };
+    if value < i128::from(i64::MIN) || value > i128::from(u64::MAX) {
+        return Err(too_big());
+    }
+    Ok(value)
+}
+
 fn oracle(kind: &Kind, v: &Value) -> Result<(), String> {
     match kind {
         Kind::Text {
@@ -369,17 +422,14 @@ fn oracle(kind: &Kind, v: &Value) -> Result<(), String> {
             Ok(())
         }
         Kind::Integer { min, max } => {
-            let f = as_number(v)?;
-            if f.fract() != 0.0 {
-                return Err(format!("{v} is not whole"));
-            }
-            // elicit's rule beyond JSON Schema: an integer must fit a 64-bit
-            // JSON integer, or it would go out as a float.
-            let exact = v.is_i64() || v.is_u64();
-            if !exact && !(-9.223_372_036_854_776e18..1.844_674_407_370_955_2e19).contains(&f) {
-                return Err(format!("{v} does not fit a 64-bit integer"));
-            }
-            if min.is_some_and(|m| f < m as f64) || max.is_some_and(|m| f > m as f64) {
+            // elicit's rule beyond JSON Schema: an integer is decided on the
+            // decimal text (never through f64), and must fit a 64-bit JSON
+            // integer, or it would go out as a float or rounded.
+            let Value::Number(n) = v else {
+                return Err(format!("{v} is not a number"));
+            };
+            let i = oracle_integer(n.as_str())?;
+            if min.is_some_and(|m| i < i128::from(m)) || max.is_some_and(|m| i > i128::from(m)) {
                 return Err(format!("{v} is out of range"));
             }
             Ok(())
@@ -421,7 +471,13 @@ fn oracle(kind: &Kind, v: &Value) -> Result<(), String> {
 /// Equal as answers: numbers by value (`2` and `2.0` are the same answer).
 fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        // Whole numbers compare exactly (as f64, 2^53 + 1 would equal 2^53).
+        (Value::Number(x), Value::Number(y)) => {
+            match (oracle_integer(x.as_str()), oracle_integer(y.as_str())) {
+                (Ok(a), Ok(b)) => a == b,
+                _ => x.as_f64() == y.as_f64(),
+            }
+        }
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
         }
@@ -547,8 +603,50 @@ fn number_text() -> BoxedStrategy<String> {
             "0x10", "NaN", "Infinity", "1_000",
         ])
         .prop_map(str::to_string),
+        3 => near_limit_decimal(),
     ]
     .boxed()
+}
+
+/// Decimal strings near the places an f64 reading goes wrong: the ends of
+/// i64 and u64, 2^53, one part in 10^20 off a whole number, exponents that
+/// underflow or overflow, the same value written with a point or exponent.
+fn near_limit_decimal() -> BoxedStrategy<String> {
+    let base = prop::sample::select(vec![
+        "9223372036854775807",
+        "9223372036854775808",
+        "9223372036854775806",
+        "18446744073709551615",
+        "18446744073709551616",
+        "18446744073709551614",
+        "9007199254740992",
+        "9007199254740993",
+        "9007199254740991",
+        "0",
+        "1",
+        "2",
+        "100",
+    ]);
+    let sign = prop::sample::select(vec!["", "-"]);
+    let tail = prop::sample::select(vec![
+        "",
+        ".0",
+        ".000000000000000000000",
+        ".00000000000000000001",
+        ".99999999999999999999",
+        ".5",
+        "e0",
+        "e1",
+        "e-1",
+        "e-400",
+        "e400",
+        "0e-1",
+        "00e-2",
+        ".0e0",
+    ]);
+    (sign, base, tail)
+        .prop_map(|(s, b, t)| format!("{s}{b}{t}"))
+        .boxed()
 }
 
 fn number_json() -> BoxedStrategy<Value> {
@@ -557,6 +655,7 @@ fn number_json() -> BoxedStrategy<Value> {
         2 => (-200i32..500).prop_map(|i| json!(f64::from(i) / 4.0)),
         1 => prop::sample::select(vec![1e20, 1e300, -0.0, 2.0, 9.0e15, 1.0e16]).prop_map(|f| json!(f)),
         1 => Just(json!(u64::MAX)),
+        3 => near_limit_decimal().prop_filter_map("not JSON (leading zeros)", |t| serde_json::from_str::<Value>(&t).ok()),
         1 => Just(json!("5")),
         1 => Just(json!(true)),
     ]

@@ -31,29 +31,49 @@ pub fn warn(text: &str) {
     eprintln!("elicit: warning: {}", sanitize_block(text));
 }
 
-/// Reads FILE, or stdin for `-` / nothing.
+/// Reads FILE, or stdin for `-` / nothing, stopping just past the input
+/// limit. An oversized input is reported with its real size when it is a
+/// regular file (its size is known), else as "more than" the limit.
 pub fn read_input(file: Option<&Path>) -> Result<Vec<u8>, ElicitError> {
-    let limit = input::MAX_INPUT_BYTES + 1;
+    let limit = input::MAX_INPUT_BYTES;
     let mut bytes = Vec::new();
-    match file {
+    let file_size = |f: &std::fs::File| f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+    let size = match file {
         Some(p) if p != Path::new("-") => {
             let f = std::fs::File::open(p)
                 .map_err(|e| ElicitError::io(format!("cannot open {}", p.display()), e))?;
-            f.take(limit)
+            let size = file_size(&f);
+            f.take(limit + 1)
                 .read_to_end(&mut bytes)
                 .map_err(|e| ElicitError::io(format!("cannot read {}", p.display()), e))?;
+            size
         }
         _ => {
             let stdin = std::io::stdin();
             if stdin.is_terminal() {
                 eprintln!("elicit: reading the elicitation JSON from the terminal; end it with Ctrl-D (or pass a FILE)");
             }
+            // stdin redirected from a file (`< big.json`) has a known size.
+            let size = {
+                use std::os::fd::{AsFd, BorrowedFd};
+                let fd: BorrowedFd<'_> = stdin.as_fd();
+                fd.try_clone_to_owned()
+                    .ok()
+                    .and_then(|owned| file_size(&std::fs::File::from(owned)))
+            };
             stdin
                 .lock()
-                .take(limit)
+                .take(limit + 1)
                 .read_to_end(&mut bytes)
                 .map_err(|e| ElicitError::io("cannot read stdin", e))?;
+            size
         }
+    };
+    if bytes.len() as u64 > limit {
+        return Err(match size {
+            Some(size) if size > limit => ElicitError::TooLarge { size, limit },
+            _ => ElicitError::TooLargeStream { limit },
+        });
     }
     Ok(bytes)
 }
@@ -79,7 +99,7 @@ pub fn json_text<T: serde::Serialize>(value: &T, pretty: bool) -> String {
 }
 
 pub fn load_answers(args: &AnswerArgs) -> Result<ScriptedAnswers, ElicitError> {
-    ScriptedAnswers::parse(&args.answers, |p| std::fs::read_to_string(p))
+    ScriptedAnswers::parse(&args.answers, elicit::answers::read_answer_file)
 }
 
 /// Who settles what scripted answers leave open.

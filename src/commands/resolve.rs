@@ -7,7 +7,7 @@ use elicit::resolve::{outcome_exit_code, Resolver, SchemaCache};
 use elicit::sanitize::sanitize_block;
 use elicit::{input, output, ScriptedAnswers};
 
-use super::{load_answers, person, print_line, read_input, report, warn};
+use super::{load_answers, person, print_line, read_input, report, warn, Person};
 use crate::cli::ResolveArgs;
 
 pub fn run(args: &ResolveArgs) -> i32 {
@@ -16,6 +16,11 @@ pub fn run(args: &ResolveArgs) -> i32 {
         Err(e) => return report(&e),
     };
     let mut person = person(&args.answers, args.timeout);
+    if let Person::Terminal(_) = person {
+        // Nothing else to do on SIGTERM/SIGHUP/SIGQUIT here: put the
+        // terminal back and die of the signal.
+        elicit::terminal::tty::restore_on_fatal_signals();
+    }
     if args.lines {
         return run_lines(args, &scripted, person.resolver());
     }
@@ -27,25 +32,8 @@ pub fn run(args: &ResolveArgs) -> i32 {
         Ok(t) => t,
         Err(e) => return report(&e),
     };
-    let doc = match input::read_document(text) {
-        Ok(d) => d,
-        Err(failure) => {
-            // A JSON-RPC request the server got wrong gets a JSON-RPC error on
-            // stdout, so a pipeline can hand it straight back.
-            if let (Some(id), Some(code)) = (&failure.reply_id, failure.error.rpc_code()) {
-                print_line(&output::render_rpc_error(
-                    id,
-                    code,
-                    &failure.error,
-                    None,
-                    args.pretty,
-                ));
-            }
-            return report(&failure.error);
-        }
-    };
     let mut cache = SchemaCache::default();
-    match elicit::resolve_document(doc, &scripted, person.resolver(), &mut cache, args.pretty) {
+    match elicit::resolve_text(text, &scripted, person.resolver(), &mut cache, args.pretty) {
         Ok(resolved) => {
             for w in &resolved.warnings {
                 warn(w);
@@ -60,7 +48,21 @@ pub fn run(args: &ResolveArgs) -> i32 {
                 0
             }
         }
-        Err(e) => report(&e),
+        Err(failure) => {
+            // A JSON-RPC request the server got wrong (its shape, its params,
+            // its schema) gets a JSON-RPC error on stdout, so a pipeline can
+            // hand it straight back.
+            if let (Some(id), Some(code)) = (&failure.reply_id, failure.error.rpc_code()) {
+                print_line(&output::render_rpc_error(
+                    id,
+                    code,
+                    &failure.error,
+                    None,
+                    args.pretty,
+                ));
+            }
+            report(&failure.error)
+        }
     }
 }
 

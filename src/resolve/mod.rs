@@ -198,12 +198,10 @@ fn hash_value(v: &Value, h: &mut impl std::hash::Hasher) {
     match v {
         Value::Null => 0u8.hash(h),
         Value::Bool(b) => (1u8, b).hash(h),
-        // By value, not by text: no allocation per number on the hot path.
-        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => (2u8, i).hash(h),
-            (None, Some(u)) => (2u8, u).hash(h),
-            _ => (2u8, n.as_f64().map(f64::to_bits)).hash(h),
-        },
+        // Numbers keep their text (serde_json `arbitrary_precision`), and
+        // two numbers are equal exactly when their texts are: hash the text,
+        // borrowed, with no parsing and no allocation.
+        Value::Number(n) => (2u8, n.as_str()).hash(h),
         Value::String(s) => (3u8, s).hash(h),
         Value::Array(a) => {
             (4u8, a.len()).hash(h);

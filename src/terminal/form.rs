@@ -6,7 +6,9 @@ use console::{style, Term};
 use serde_json::{Map, Value};
 
 use super::render::{field_question, footer, header, show_value};
-use super::widgets::{multi_select, read_line, select, Interrupt, Prompted};
+use super::widgets::{
+    consent_pause, discard_typeahead, multi_select, read_line, select, Interrupt, Prompted,
+};
 use crate::sanitize::{looks_like_secret, sanitize_line};
 use crate::schema::{FieldKind, FormField, FormSchema};
 
@@ -30,9 +32,11 @@ pub fn run(
     mut values: Map<String, Value>,
     missing: &[String],
 ) -> Prompted<FormOutcome> {
+    discard_typeahead(term);
     header(term, server, "asks for input", message, position);
     if form.fields.is_empty() {
         footer(term, "nothing to fill in: accept, decline or cancel");
+        consent_pause(term)?;
         let items = ["Accept", "Decline", "Cancel"].map(String::from);
         return match select(term, "Your answer", &items, 0)? {
             0 => Ok(FormOutcome::Submit(Map::new())),
@@ -68,6 +72,7 @@ pub fn run(
 /// Shows every answer, then: submit (Enter), edit a field, decline, cancel.
 fn review(term: &Term, form: &FormSchema, mut values: Map<String, Value>) -> Prompted<FormOutcome> {
     loop {
+        discard_typeahead(term);
         let _ = term.write_line("");
         let _ = term.write_line(&format!("{}", style("Review your answers").bold()));
         let width = form
@@ -100,6 +105,7 @@ fn review(term: &Term, form: &FormSchema, mut values: Map<String, Value>) -> Pro
         ]
         .map(String::from);
         let default = if problems.is_empty() { 0 } else { 1 };
+        consent_pause(term)?;
         match select(term, "Send these answers?", &items, default)? {
             0 if problems.is_empty() => return Ok(FormOutcome::Submit(form.order(values))),
             0 => {
@@ -147,6 +153,7 @@ pub fn ask_field(
     field: &FormField,
     current: Option<&Value>,
 ) -> Prompted<Option<Value>> {
+    discard_typeahead(term);
     let _ = term.write_line("");
     // A list draws its own "? question ›" line (and leaves "✔ question ·
     // answer" behind); a text field gets the question from us.

@@ -33,7 +33,8 @@ pub const UNKNOWN_SERVER: &str = "An MCP server";
 pub struct TerminalOptions {
     /// `--server NAME`: shown in the header.
     pub server: Option<String>,
-    /// `--timeout`: how long the person has, for the whole run.
+    /// `--timeout` / `--prompt-timeout`: how long the person has for each
+    /// elicitation, counted from when its prompt appears.
     pub timeout: Option<Duration>,
     /// `--browser PROGRAM`.
     pub browser: Option<String>,
@@ -45,7 +46,6 @@ pub struct TerminalOptions {
 pub struct TerminalResolver {
     tty: Arc<tty::Tty>,
     options: TerminalOptions,
-    deadline: Option<Instant>,
     /// Set once a timeout abandoned a prompt: its thread may still hold the
     /// terminal, so nothing else is asked.
     abandoned: bool,
@@ -58,7 +58,6 @@ impl TerminalResolver {
         let tty = tty::Tty::open()?;
         Ok(TerminalResolver {
             tty: Arc::new(tty),
-            deadline: options.timeout.map(|t| Instant::now() + t),
             options,
             abandoned: false,
         })
@@ -73,7 +72,11 @@ impl TerminalResolver {
             .iter()
             .map(|i| render::truncate(&crate::sanitize::sanitize_line(i), 100))
             .collect();
-        match widgets::select(&self.tty.term, prompt, &items, 0) {
+        widgets::discard_typeahead(&self.tty.term);
+        tty::set_prompting(true);
+        let picked = widgets::select(&self.tty.term, prompt, &items, 0);
+        tty::set_prompting(false);
+        match picked {
             Ok(i) => Ok(Some(i)),
             Err(Interrupt::Cancelled) => {
                 self.tty.restore();
@@ -105,12 +108,12 @@ const INTERRUPT_GRACE: Duration = Duration::from_millis(200);
 
 impl TerminalResolver {
     /// Waits for the prompt thread's outcome, the deadline, or Ctrl-C.
-    fn wait<T>(&self, rx: &mpsc::Receiver<T>) -> Result<T, Waited> {
+    fn wait<T>(&self, rx: &mpsc::Receiver<T>, deadline: Option<Instant>) -> Result<T, Waited> {
         let mut interrupted_at: Option<Instant> = None;
         loop {
             let now = Instant::now();
             let mut slice = INTERRUPT_POLL;
-            if let Some(d) = self.deadline {
+            if let Some(d) = deadline {
                 if now >= d {
                     return Err(Waited::TimedOut);
                 }
@@ -158,9 +161,12 @@ impl Resolver for TerminalResolver {
         if self.abandoned && tty::interrupted() {
             return Ok(Answer::refused(&id, REASON_CANCELLED));
         }
-        if self.abandoned || self.deadline.is_some_and(|d| Instant::now() >= d) {
+        if self.abandoned {
             return Ok(Answer::refused(&id, REASON_EXPIRED));
         }
+        // The clock starts now, as this elicitation's prompt appears: each
+        // one gets the whole timeout, however long earlier ones took.
+        let deadline = self.options.timeout.map(|t| Instant::now() + t);
         // A Ctrl-C cancels the elicitation it was pressed at, not every one
         // after it: a long `elicit proxy` session asks many.
         tty::clear_interrupt();
@@ -176,7 +182,7 @@ impl Resolver for TerminalResolver {
             program: self.options.browser.clone(),
             never: self.options.no_open,
         };
-        if let Some(d) = self.deadline {
+        if let Some(d) = deadline {
             let left = d.saturating_duration_since(Instant::now());
             // Rounded up: "within 2s" for a 2s timeout, not "1s".
             let left = Duration::from_secs(left.as_millis().div_ceil(1000).max(1) as u64);
@@ -187,6 +193,7 @@ impl Resolver for TerminalResolver {
             ));
         }
         let (tx, rx) = mpsc::channel();
+        tty::set_prompting(true);
         std::thread::spawn(move || {
             let message = &job.params.message;
             let outcome = match (job.mode(), pending, &job.form) {
@@ -215,7 +222,12 @@ impl Resolver for TerminalResolver {
             };
             let _ = tx.send(outcome);
         });
-        let received = self.wait(&rx);
+        let received = self.wait(&rx, deadline);
+        // An abandoned prompt (timeout, missed Ctrl-C) may still hold the
+        // terminal: it stays marked, so the exit guard shows the cursor.
+        if received.is_ok() {
+            tty::set_prompting(false);
+        }
         match received {
             Ok(Ok(Outcome::Accept(data))) => Ok(Answer::accepted(&id, data.unwrap_or_default())),
             Ok(Ok(Outcome::Decline)) => Ok(Answer::refused(&id, REASON_DECLINED)),

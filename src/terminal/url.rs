@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 use console::{style, Key, Term};
 
 use super::render::{footer, header};
-use super::widgets::{check_interrupt, select, Interrupt, Prompted};
+use super::widgets::{
+    check_interrupt, consent_pause, discard_typeahead, select, Interrupt, Prompted,
+};
 use crate::url_safety::{assess_url, UrlAssessment};
 
 /// How the URL flow ended (cancel is `Err(Interrupt::Cancelled)`).
@@ -100,6 +102,7 @@ pub fn run(
     opener: &Opener,
 ) -> Prompted<UrlOutcome> {
     let a = assess_url(raw_url);
+    discard_typeahead(term);
     header(term, server, "asks you to open a link", message, position);
     show_url(term, &a);
     let open_allowed = a.openable && !opener.never;
@@ -125,6 +128,7 @@ pub fn run(
     } else {
         footer(term, "nothing opens until you choose it · Esc cancels");
     }
+    consent_pause(term)?;
     let picked = select(term, "What do you want to do?", &items, 0)?;
     let choice = items[picked].as_str();
     if choice.starts_with("Decline") {
@@ -217,6 +221,9 @@ fn show_url(term: &Term, a: &UrlAssessment) {
 /// cancels (Esc, q, Ctrl-C, end of input), showing the time elapsed.
 fn wait_for_person(term: &Term) -> Prompted<UrlOutcome> {
     check_interrupt()?;
+    // "Done" must be a key pressed at this screen, not a second Enter
+    // typed on from the choice before it.
+    discard_typeahead(term);
     let started = Instant::now();
     let stop = Arc::new(AtomicBool::new(false));
     let hint = "Enter: done · d: decline · Esc: cancel";

@@ -55,6 +55,37 @@ fn list_gone() {
     LIST_LINES.store(0, std::sync::atomic::Ordering::SeqCst);
 }
 
+/// How long a consent screen (the URL screen, the review before submit, an
+/// approve-only form) is shown, with every key ignored, before its choices
+/// appear: a key pressed just as the screen was drawn (or typed ahead) must
+/// not answer a question the person has not seen.
+pub const CONSENT_PAUSE: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Drops whatever was typed but not yet read (type-ahead): keys pressed
+/// while waiting for a server, or typed on for the last prompt, must not
+/// answer the next one. Called before each prompt is drawn.
+pub fn discard_typeahead(term: &Term) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: tcflush on the terminal's descriptor; it fails harmlessly
+    // (ENOTTY) on anything else.
+    unsafe {
+        libc::tcflush(term.as_raw_fd(), libc::TCIFLUSH);
+    }
+}
+
+/// Leaves a consent screen up for [`CONSENT_PAUSE`] with keys ignored, then
+/// discards them; Ctrl-C still cancels at once.
+pub fn consent_pause(term: &Term) -> Prompted<()> {
+    let _ = term.flush();
+    let until = std::time::Instant::now() + CONSENT_PAUSE;
+    while std::time::Instant::now() < until {
+        check_interrupt()?;
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    discard_typeahead(term);
+    check_interrupt()
+}
+
 /// Fails with `Cancelled` when Ctrl-C arrived between two prompts.
 pub fn check_interrupt() -> Prompted<()> {
     if super::tty::interrupted() {
@@ -70,14 +101,30 @@ pub fn theme() -> ColorfulTheme {
     ColorfulTheme::default()
 }
 
+/// The most characters a list item shows (the README's promise), before
+/// the terminal's width cuts it further.
+pub const MAX_ITEM_CHARS: usize = 100;
+
+/// Cuts a list line to [`MAX_ITEM_CHARS`] and to the terminal's width less
+/// `reserved` columns (the theme's marks), so it never wraps: dialoguer
+/// clears a redrawn list by counting lines, and a wrapped item would leave
+/// stale rows behind. Styling escapes are kept intact by `truncate_str`.
+fn fit(term: &Term, text: &str, reserved: usize) -> String {
+    let width = term.size().1 as usize;
+    let max = width.saturating_sub(reserved).clamp(10, MAX_ITEM_CHARS);
+    console::truncate_str(text, max, "…").into_owned()
+}
+
 /// A list of choices; Enter picks, Esc (or Ctrl-C) cancels.
 pub fn select(term: &Term, prompt: &str, items: &[String], default: usize) -> Prompted<usize> {
     check_interrupt()?;
     let theme = theme();
+    let items: Vec<String> = items.iter().map(|i| fit(term, i, 4)).collect();
+    let prompt = fit(term, prompt, 6);
     list_drawn(term, items.len());
     let picked = Select::with_theme(&theme)
         .with_prompt(prompt)
-        .items(items)
+        .items(&items)
         .default(default.min(items.len().saturating_sub(1)))
         .report(true)
         .interact_on_opt(term);
@@ -98,10 +145,12 @@ pub fn multi_select(
 ) -> Prompted<Vec<usize>> {
     check_interrupt()?;
     let theme = theme();
+    let items: Vec<String> = items.iter().map(|i| fit(term, i, 6)).collect();
+    let prompt = fit(term, prompt, 6);
     list_drawn(term, items.len());
     let picked = MultiSelect::with_theme(&theme)
         .with_prompt(prompt)
-        .items(items)
+        .items(&items)
         .defaults(checked)
         .report(true)
         .interact_on_opt(term);
