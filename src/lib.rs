@@ -28,6 +28,7 @@ pub mod sanitize;
 pub mod schema;
 pub mod session;
 pub mod terminal;
+pub mod transport;
 pub mod url_safety;
 
 pub use answers::ScriptedAnswers;
