@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 
 use crate::error::ElicitError;
 
+pub mod sse_reader;
 pub mod stdio;
 
 pub use stdio::ServerProcess;
