@@ -75,6 +75,8 @@ Examples:
   elicit call --tool trigger-url-elicitation --arg url=https://example.com/connect -- mcp-server-everything stdio
   elicit call -- python my_server.py                 pick a tool and its arguments on the terminal
   elicit call --log session.jsonl --tool ask -- ./server   record every message both ways
+  elicit call --tool add --arg a=1 --arg b=2 http://127.0.0.1:3000/mcp     a remote server
+  elicit call -H 'Authorization: Bearer TOKEN' https://example.com/mcp     with credentials
 
 Exit status: 0 the tool result was printed; 1 the tool result has isError, or
 the server failed (exited, malformed JSON, no answer within --timeout); 2
@@ -128,7 +130,16 @@ pub struct CallArgs {
     #[arg(long)]
     pub pretty: bool,
 
-    /// The server command and its arguments, after `--`.
+    /// An HTTP header for a remote server, 'Name: Value' (repeatable), e.g.
+    /// 'Authorization: Bearer TOKEN'. Values are never printed.
+    #[arg(short = 'H', long = "header", value_name = "'NAME: VALUE'")]
+    pub headers: Vec<String>,
+
+    /// How to reach a URL: Streamable HTTP with a fallback to the legacy
+    /// HTTP+SSE transport (auto), or only one of them.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub transport: elicit::transport::TransportChoice,
+
     /// The server's URL (http:// or https://): a remote server.
     #[arg(value_name = "URL")]
     pub url: Option<String>,
@@ -142,6 +153,7 @@ pub const PROXY_HELP: &str = "\
 Examples:
   my-mcp-client --server 'elicit proxy -- python server.py'
   elicit proxy -a accept -a name=Ada -- npx -y @modelcontextprotocol/server-everything stdio
+  my-mcp-client --server 'elicit proxy https://example.com/mcp'   a remote server, over stdio
 
 The client talks to elicit's stdin/stdout as if it were the server. Every
 message elicit does not act on passes byte for byte, in order. Prompts are
@@ -180,7 +192,16 @@ pub struct ProxyArgs {
     #[arg(short, long)]
     pub verbose: bool,
 
-    /// The server command and its arguments, after `--`.
+    /// An HTTP header for a remote server, 'Name: Value' (repeatable), e.g.
+    /// 'Authorization: Bearer TOKEN'. Values are never printed.
+    #[arg(short = 'H', long = "header", value_name = "'NAME: VALUE'")]
+    pub headers: Vec<String>,
+
+    /// How to reach a URL: Streamable HTTP with a fallback to the legacy
+    /// HTTP+SSE transport (auto), or only one of them.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub transport: elicit::transport::TransportChoice,
+
     /// The server's URL (http:// or https://): a remote server.
     #[arg(value_name = "URL")]
     pub url: Option<String>,
@@ -226,12 +247,14 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Start a stdio MCP server, call one of its tools, resolve every
-    /// elicitation it sends on the way, and print the tool's result.
+    /// Start a stdio MCP server (or reach a remote one by URL), call one of
+    /// its tools, resolve every elicitation it sends on the way, and print
+    /// the tool's result.
     #[command(after_help = CALL_HELP)]
     Call(Box<CallArgs>),
-    /// Stand between an MCP client and a stdio server: relay everything,
-    /// declare elicitation for the client, and answer elicitations here.
+    /// Stand between an MCP client on stdio and a server (stdio or remote):
+    /// relay everything, declare elicitation for the client, and answer
+    /// elicitations here.
     #[command(after_help = PROXY_HELP)]
     Proxy(Box<ProxyArgs>),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).

@@ -9,7 +9,7 @@ use elicit::session::client::McpClient;
 use elicit::session::handler::ElicitHandler;
 use elicit::transport::{self, ConnectOptions, MessageLog, ServerTarget};
 
-use super::{json_text, load_answers, person, print_line, report_chain, Person};
+use super::{json_text, load_answers, parse_headers, person, print_line, report_chain, Person};
 use crate::cli::CallArgs;
 
 pub fn run(args: &CallArgs) -> i32 {
@@ -33,9 +33,15 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
         ConnectOptions {
             server_log: args.server_log.clone(),
             log,
+            headers: parse_headers(&args.headers)?,
+            transport: args.transport,
+            auth: None,
         },
     )
-    .context("starting the server")?;
+    .context(match target {
+        ServerTarget::Command(_) => "starting the server",
+        ServerTarget::Url(_) => "reaching the server",
+    })?;
     let picker = match &person {
         Person::Terminal(_) => true,
         Person::Nobody(_) => false,
