@@ -276,6 +276,8 @@ struct State {
     protocol_version: Option<String>,
     /// Tool name -> its `Mcp-Param-*` headers: (name part, property path).
     tool_headers: HashMap<String, Vec<(String, Vec<String>)>>,
+    /// Tools set aside for a bad `x-mcp-header` annotation: name -> why.
+    rejected: HashMap<String, String>,
     /// Requests whose replies teach something: id (JSON text) -> method.
     watched: HashMap<String, String>,
     closed: bool,
@@ -354,6 +356,7 @@ impl Shared {
                                 true
                             }
                             Err(reason) => {
+                                st.rejected.insert(name.to_string(), reason.clone());
                                 eprintln!(
                                     "elicit: warning: ignoring the server's tool {}: {}",
                                     crate::sanitize::sanitize_line(name),
@@ -614,6 +617,24 @@ impl HttpTransport {
         }
     }
 
+    /// A tool set aside from `tools/list` (invalid `x-mcp-header`) is not
+    /// called: the headers the server wants for it cannot be built.
+    fn refuse_rejected(&self, message: &Value) -> Result<(), ElicitError> {
+        let name = message
+            .get("params")
+            .and_then(|p| p.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        match self.shared.state.lock().expect("state lock").rejected.get(name) {
+            Some(reason) => Err(ElicitError::Server(format!(
+                "not calling the tool {}: its definition breaks the x-mcp-header rules ({}), so elicit set it aside as the MCP spec requires",
+                crate::sanitize::sanitize_line(name),
+                crate::sanitize::sanitize_line(reason)
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// Switches to the legacy HTTP+SSE transport and sends `message` there.
     fn fall_back(&mut self, message: &Value, status: u16) -> Result<(), ElicitError> {
         let headers = self.shared.client.headers.clone();
@@ -793,6 +814,9 @@ impl Transport for HttpTransport {
         let method = message.get("method").and_then(Value::as_str);
         let id = message.get("id").filter(|i| !i.is_null());
         if let (Some(method), Some(id)) = (method, id) {
+            if method == "tools/call" {
+                self.refuse_rejected(message)?;
+            }
             return self.send_request(message, id, method);
         }
         // Notifications and responses: 202 (or any 2xx) expected.
