@@ -509,8 +509,18 @@ fn read_stream(shared: &Shared, body: Body, pending: Option<&str>) -> StreamEnd 
 /// failure goes to the client as an error.
 fn read_reply(shared: &Shared, response: Response<Body>, id: &str, method: &str) {
     if let Err(e) = try_read_reply(shared, response, id, method) {
-        shared.push(Err(e));
+        fail_request(shared, id, e);
     }
+}
+
+/// A request that cannot get its reply gets a JSON-RPC error in its place
+/// (so a relayed client is never left waiting, and `call` reports it).
+fn fail_request(shared: &Shared, id: &str, e: ElicitError) {
+    let reply = json!({"jsonrpc": "2.0",
+        "id": serde_json::from_str::<Value>(id).unwrap_or(Value::Null),
+        "error": {"code": crate::error::rpc_code::INTERNAL_ERROR, "message": e.to_string()}});
+    shared.client.record("recv", Ok(&reply));
+    shared.push(Ok(Incoming::Message(reply)));
 }
 
 fn try_read_reply(
@@ -681,7 +691,7 @@ impl HttpTransport {
             std::thread::spawn(
                 move || match shared.post(&message, &format!("sending {method}")) {
                     Ok(response) => handle_request_response(&shared, response, &id_text, &method),
-                    Err(e) => shared.push(Err(e)),
+                    Err(e) => fail_request(&shared, &id_text, e),
                 },
             );
             return Ok(());
@@ -718,31 +728,35 @@ fn handle_request_response(shared: &Shared, response: Response<Body>, id: &str, 
             if ct == "application/json" || ct == "text/event-stream" {
                 read_reply(shared, response, id, method);
             } else if status == 202 {
-                shared.push(Err(ElicitError::Server(format!(
-                    "the server accepted {method} (HTTP 202) but sent no reply"
-                ))));
+                fail_request(
+                    shared,
+                    id,
+                    ElicitError::Server(format!(
+                        "the server accepted {method} (HTTP 202) but sent no reply"
+                    )),
+                );
             } else {
                 let shown = if ct.is_empty() {
                     "no content type".to_string()
                 } else {
                     crate::sanitize::sanitize_line(&ct)
                 };
-                shared.push(Err(ElicitError::Server(format!(
+                fail_request(shared, id, ElicitError::Server(format!(
                     "the server answered {method} with {shown}, not MCP (application/json or text/event-stream): is {} an MCP endpoint?",
                     crate::sanitize::sanitize_line(&shared.url)
-                ))));
+                )));
             }
         }
         300..=399 => {
             let to = header(&response, "location").unwrap_or_default();
-            shared.push(Err(ElicitError::Server(format!(
+            fail_request(shared, id, ElicitError::Server(format!(
                 "the server redirected {method} (HTTP {status}) to {}; elicit does not follow redirects for POST: use that URL",
                 crate::sanitize::sanitize_line(&to)
-            ))));
+            )));
         }
         _ => {
             if let Some(e) = shared.session_gone(status) {
-                shared.push(Err(e));
+                fail_request(shared, id, e);
                 return;
             }
             let ct = content_type(&response);
