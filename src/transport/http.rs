@@ -214,10 +214,21 @@ pub(crate) fn network_error(url: &str, what: &str, e: ureq::Error) -> ElicitErro
         }
         ureq::Error::BadUri(u) => format!("bad URL {u}"),
         ureq::Error::ConnectionFailed => format!("cannot connect to {host}"),
+        // rustls reports through io::Error (InvalidData) during the handshake.
+        ureq::Error::Io(io) if looks_like_tls(io) => format!(
+            "TLS failure with {host}: {io} (a self-signed or otherwise untrusted certificate is refused)"
+        ),
         ureq::Error::Io(io) => format!("connection to {host} failed: {io}"),
         other => format!("request to {host} failed: {other}"),
     };
     ElicitError::Server(format!("{what}: {text}"))
+}
+
+fn looks_like_tls(io: &std::io::Error) -> bool {
+    let text = io.to_string().to_ascii_lowercase();
+    ["certificate", "tls", "handshake", "peer"]
+        .iter()
+        .any(|w| text.contains(w))
 }
 
 fn auth_error(status: u16, www: Option<&str>, had_hook: bool) -> ElicitError {
