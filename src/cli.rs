@@ -97,6 +97,8 @@ Examples:
   elicit call -- python my_server.py
   # record every message both ways
   elicit call --log session.jsonl --tool ask -- ./server
+  # with credentials (values are never printed)
+  elicit call -H 'Authorization: Bearer TOKEN' https://example.com/mcp
 
 Exit status: 0 the tool result was printed; 1 the tool result has isError, or
 the server failed (exited, malformed JSON, no answer within --timeout); 2
@@ -155,6 +157,16 @@ pub struct CallArgs {
     #[arg(long)]
     pub pretty: bool,
 
+    /// An HTTP header for a remote server, 'Name: Value' (repeatable), e.g.
+    /// 'Authorization: Bearer TOKEN'. Values are never printed.
+    #[arg(short = 'H', long = "header", value_name = "'NAME: VALUE'")]
+    pub headers: Vec<String>,
+
+    /// How to reach a URL: Streamable HTTP with a fallback to the legacy
+    /// HTTP+SSE transport (auto), or only one of them.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub transport: elicit::transport::TransportChoice,
+
     /// The server's URL (http:// or https://): a remote server.
     #[arg(value_name = "URL")]
     pub url: Option<String>,
@@ -171,6 +183,8 @@ Examples:
   # scripted answers
   elicit proxy -a accept -a name=Ada \\
     -- npx -y @modelcontextprotocol/server-everything stdio
+  # a remote server, for a client that speaks stdio
+  my-mcp-client --server 'elicit proxy https://example.com/mcp'
 
 The client talks to elicit's stdin/stdout as if it were the server. Every
 message elicit does not act on passes byte for byte, in order. Prompts are
@@ -208,6 +222,16 @@ pub struct ProxyArgs {
     /// Say on stderr what the proxy does.
     #[arg(short, long)]
     pub verbose: bool,
+
+    /// An HTTP header for a remote server, 'Name: Value' (repeatable), e.g.
+    /// 'Authorization: Bearer TOKEN'. Values are never printed.
+    #[arg(short = 'H', long = "header", value_name = "'NAME: VALUE'")]
+    pub headers: Vec<String>,
+
+    /// How to reach a URL: Streamable HTTP with a fallback to the legacy
+    /// HTTP+SSE transport (auto), or only one of them.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub transport: elicit::transport::TransportChoice,
 
     /// The server's URL (http:// or https://): a remote server.
     #[arg(value_name = "URL")]

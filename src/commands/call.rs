@@ -15,7 +15,7 @@ use elicit::session::client::{
 use elicit::session::handler::ElicitHandler;
 use elicit::transport::{self, ConnectOptions, MessageLog, ServerTarget};
 
-use super::{json_text, load_answers, person, print_line, report_chain, Person};
+use super::{json_text, load_answers, parse_headers, person, print_line, report_chain, Person};
 use crate::cli::CallArgs;
 
 pub fn run(args: &CallArgs) -> i32 {
@@ -34,11 +34,20 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
     elicit::terminal::tty::install_interrupt_handler();
     let log = args.log.as_deref().map(MessageLog::create).transpose()?;
     let target = ServerTarget::from_args(args.url.as_deref(), &args.command)?;
-    let options = ConnectOptions {
+    let headers = parse_headers(&args.headers)?;
+    // Built afresh for each connection (a fallback to the handshake opens a
+    // second one).
+    let options = || ConnectOptions {
         server_log: args.server_log.clone(),
-        log,
+        log: log.clone(),
+        headers: headers.clone(),
+        transport: args.transport,
+        auth: None,
     };
-    let server = transport::connect(&target, options.clone()).context("starting the server")?;
+    let server = transport::connect(&target, options()).context(match target {
+        ServerTarget::Command(_) => "starting the server",
+        ServerTarget::Url(_) => "reaching the server",
+    })?;
     let picker = match &person {
         Person::Terminal(_) => true,
         Person::Nobody(_) => false,
@@ -156,7 +165,7 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
         // A connection that serves 2026-07-28 may refuse a late
         // `initialize` (the Python SDK does): start afresh.
         client.server.close(Duration::from_secs(2));
-        let server = transport::connect(&target, options).context("restarting the server")?;
+        let server = transport::connect(&target, options()).context("connecting again")?;
         client = McpClient::connect(
             server,
             ProtocolChoice::V2025_11_25,

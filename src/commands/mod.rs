@@ -102,6 +102,13 @@ pub fn load_answers(args: &AnswerArgs) -> Result<ScriptedAnswers, ElicitError> {
     ScriptedAnswers::parse(&args.answers, elicit::answers::read_answer_file)
 }
 
+/// Reads the `--header` options.
+pub fn parse_headers(list: &[String]) -> Result<Vec<(String, String)>, ElicitError> {
+    list.iter()
+        .map(|h| elicit::transport::parse_header(h))
+        .collect()
+}
+
 /// Who settles what scripted answers leave open.
 pub enum Person {
     Terminal(TerminalResolver),

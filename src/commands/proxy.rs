@@ -4,7 +4,7 @@
 use elicit::resolve::Resolver;
 use elicit::transport::{MessageLog, ServerTarget};
 
-use super::{load_answers, person, report_chain, Person};
+use super::{load_answers, parse_headers, person, report_chain, Person};
 use crate::cli::ProxyArgs;
 
 /// `elicit proxy`: relay between the client on stdin/stdout and the server.
@@ -12,12 +12,6 @@ pub fn run(args: &ProxyArgs) -> i32 {
     let go = || -> anyhow::Result<i32> {
         use anyhow::Context;
         let target = ServerTarget::from_args(args.url.as_deref(), &args.command)?;
-        let ServerTarget::Command(command) = target else {
-            return Err(elicit::ElicitError::Usage(
-                "elicit proxy does not reach remote servers yet".into(),
-            )
-            .into());
-        };
         let scripted = load_answers(&args.answers)?;
         let person = person(&args.answers, args.prompt_timeout);
         let forward_sigint = matches!(person, Person::Nobody(_));
@@ -26,6 +20,35 @@ pub fn run(args: &ProxyArgs) -> i32 {
             Person::Nobody(n) => Box::new(n),
         };
         let log = args.log.as_deref().map(MessageLog::create).transpose()?;
+        let command = match target {
+            ServerTarget::Command(command) => command,
+            url @ ServerTarget::Url(_) => {
+                elicit::terminal::tty::install_interrupt_handler();
+                let server = elicit::transport::connect(
+                    &url,
+                    elicit::transport::ConnectOptions {
+                        server_log: None,
+                        log,
+                        headers: parse_headers(&args.headers)?,
+                        transport: args.transport,
+                        auth: None,
+                    },
+                )
+                .context("reaching the server")?;
+                return elicit::session::remote_proxy::run_remote_proxy(
+                    server,
+                    elicit::session::remote_proxy::RemoteProxyOptions {
+                        passthrough_declared: args.passthrough_declared,
+                        verbose: args.verbose,
+                    },
+                    scripted,
+                    person,
+                    Box::new(std::io::stdin()),
+                    Box::new(std::io::stdout()),
+                )
+                .context("running the proxy");
+            }
+        };
         elicit::session::proxy::run_proxy(
             elicit::session::proxy::ProxyOptions {
                 command,

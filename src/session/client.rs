@@ -23,6 +23,9 @@ pub const HANDSHAKE_VERSION: &str = "2025-11-25";
 /// The stateless revision.
 pub const STATELESS_VERSION: &str = "2026-07-28";
 
+/// `UnsupportedProtocolVersionError` (2026-07-28).
+pub const UNSUPPORTED_VERSION: i64 = -32022;
+
 /// Which lifecycle to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ProtocolChoice {
@@ -136,7 +139,22 @@ impl McpClient {
         required: bool,
     ) -> Result<bool, ElicitError> {
         self.generation = Generation::Stateless;
-        let reply = self.request("server/discover", json!({}), handler)?;
+        let mut reply = self.request("server/discover", json!({}), handler)?;
+        // A modern server that refuses the version once but lists it as
+        // supported (UnsupportedProtocolVersionError) is asked again.
+        if let Reply::Error(e) = &reply {
+            let supported = e
+                .get("data")
+                .and_then(|d| d.get("supported"))
+                .and_then(Value::as_array)
+                .is_some_and(|v| v.iter().any(|x| x.as_str() == Some(STATELESS_VERSION)));
+            if e.get("code").and_then(Value::as_i64) == Some(UNSUPPORTED_VERSION) && supported {
+                self.note(
+                    "server/discover refused the version it lists as supported; asking again",
+                );
+                reply = self.request("server/discover", json!({}), handler)?;
+            }
+        }
         let result = match reply {
             Reply::Result(r) => r,
             Reply::Error(e) if !required => {

@@ -8,3 +8,4 @@ pub mod call;
 pub mod client;
 pub mod handler;
 pub mod proxy;
+pub mod remote_proxy;

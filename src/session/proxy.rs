@@ -55,9 +55,9 @@ pub struct ProxyOptions {
 
 /// Which elicitation modes the client declared itself.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct Modes {
-    form: bool,
-    url: bool,
+pub(crate) struct Modes {
+    pub form: bool,
+    pub url: bool,
 }
 
 #[derive(Default)]
@@ -90,10 +90,10 @@ struct Shared {
     verbose: bool,
 }
 
-const RETRY_PREFIX: &str = "elicit-proxy-";
-const RETRYABLE: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
-const CAPS_META: &str = "io.modelcontextprotocol/clientCapabilities";
-const VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const RETRY_PREFIX: &str = "elicit-proxy-";
+pub(crate) const RETRYABLE: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
+pub(crate) const CAPS_META: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(crate) const VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
 
 impl Shared {
     fn handles(&self, mode: Option<&str>) -> bool {
@@ -441,9 +441,18 @@ fn rewrite_client_message(shared: &Shared, line: &[u8]) -> Option<Value> {
 /// Adds the modes the client lacks to `capabilities.elicitation`. `{}`
 /// means form only, so it is spelled out when url is added.
 fn declare_elicitation(shared: &Shared, caps: &mut Value) -> bool {
-    let Some(caps) = caps.as_object_mut() else {
+    let Some((declared, changed)) = add_elicitation_modes(caps) else {
         return false;
     };
+    shared.state.lock().expect("state lock").client_modes = declared;
+    changed
+}
+
+/// The capability rewrite shared with the remote relay: returns the modes
+/// the client declared itself and whether `caps` was changed (None when
+/// `caps` is not an object).
+pub(crate) fn add_elicitation_modes(caps: &mut Value) -> Option<(Modes, bool)> {
+    let caps = caps.as_object_mut()?;
     let declared = match caps.get("elicitation") {
         Some(Value::Object(e)) if e.is_empty() => Modes {
             form: true,
@@ -455,9 +464,8 @@ fn declare_elicitation(shared: &Shared, caps: &mut Value) -> bool {
         },
         _ => Modes::default(),
     };
-    shared.state.lock().expect("state lock").client_modes = declared;
     if declared.form && declared.url {
-        return false;
+        return Some((declared, false));
     }
     let mut e = match caps.get("elicitation") {
         Some(Value::Object(e)) => e.clone(),
@@ -466,7 +474,7 @@ fn declare_elicitation(shared: &Shared, caps: &mut Value) -> bool {
     e.entry("form").or_insert_with(|| json!({}));
     e.entry("url").or_insert_with(|| json!({}));
     caps.insert("elicitation".into(), Value::Object(e));
-    true
+    Some((declared, true))
 }
 
 /// The client hung up: pending elicitations are answered `cancel`, the

@@ -17,6 +17,9 @@ use serde_json::{json, Value};
 
 use crate::error::ElicitError;
 
+pub mod http;
+pub mod sse;
+pub mod sse_reader;
 pub mod stdio;
 
 pub use stdio::ServerProcess;
@@ -55,13 +58,67 @@ pub fn is_remote(arg: &str) -> bool {
     lower.starts_with("http://") || lower.starts_with("https://")
 }
 
+/// Which transport reaches a URL.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum TransportChoice {
+    /// Streamable HTTP, falling back to the legacy HTTP+SSE transport when
+    /// the server refuses the POST (the spec's backwards-compatibility rule).
+    #[default]
+    Auto,
+    /// Streamable HTTP only.
+    Http,
+    /// The legacy HTTP+SSE transport (2024-11-05): GET the URL, POST to the
+    /// endpoint it names.
+    Sse,
+}
+
 /// What every transport is opened with.
-#[derive(Default, Clone)]
+#[derive(Default)]
 pub struct ConnectOptions {
     /// Where a child process's stderr goes (elicit's stderr when None).
     pub server_log: Option<PathBuf>,
     /// Every message both ways, when `--log` was given.
     pub log: Option<MessageLog>,
+    /// `--header NAME: VALUE` pairs for remote servers.
+    pub headers: Vec<(String, String)>,
+    pub transport: TransportChoice,
+    /// Credentials for remote servers (OAuth sign-in), see [`http`].
+    pub auth: Option<Box<dyn http::Authenticator>>,
+}
+
+/// Reads a `--header 'Name: Value'`. The value is never echoed back in an
+/// error: it is usually a secret.
+pub fn parse_header(text: &str) -> Result<(String, String), ElicitError> {
+    let Some((name, value)) = text.split_once(':') else {
+        return Err(ElicitError::Usage(format!(
+            "--header {:?}: expected 'Name: Value'",
+            text.split_whitespace().next().unwrap_or("")
+        )));
+    };
+    let name = name.trim();
+    let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    if name.is_empty() || !name.bytes().all(token) {
+        return Err(ElicitError::Usage(format!(
+            "--header: {name:?} is not a valid header name"
+        )));
+    }
+    let value = value.trim();
+    if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+        return Err(ElicitError::Usage(format!(
+            "--header {name}: <redacted> holds a line break or NUL, which cannot go in a header"
+        )));
+    }
+    Ok((name.to_string(), value.to_string()))
+}
+
+/// Whether a URL's host is this machine (plain http there stays local).
+fn is_loopback_url(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
 }
 
 /// Opens the transport for `target`.
@@ -75,9 +132,31 @@ pub fn connect(
             options.server_log.as_deref(),
             options.log,
         )?)),
-        ServerTarget::Url(url) => Err(ElicitError::Usage(format!(
-            "remote servers are not supported yet ({url})"
-        ))),
+        ServerTarget::Url(url) => {
+            let parsed = url::Url::parse(url)
+                .map_err(|e| ElicitError::Usage(format!("bad server URL {url:?}: {e}")))?;
+            if parsed.scheme() == "http" && !is_loopback_url(&parsed) {
+                eprintln!(
+                    "elicit: warning: {} is plain http to another machine: messages and headers travel unencrypted",
+                    crate::sanitize::sanitize_line(url)
+                );
+            }
+            match options.transport {
+                TransportChoice::Sse => Ok(Box::new(sse::SseTransport::connect(
+                    url,
+                    http::Client::new(options.headers, options.auth, options.log),
+                )?)),
+                choice => Ok(Box::new(http::HttpTransport::new(
+                    url,
+                    http::HttpOptions {
+                        headers: options.headers,
+                        auth: options.auth,
+                        log: options.log,
+                        legacy_fallback: choice == TransportChoice::Auto,
+                    },
+                ))),
+            }
+        }
     }
 }
 
@@ -149,6 +228,21 @@ impl MessageLog {
     }
 }
 
+/// What a network transport's reader threads hand over: a message, or the
+/// failure that ended a stream.
+pub type Delivery = Result<Incoming, ElicitError>;
+
+/// [`receive_from`] for a channel of [`Delivery`]s.
+pub fn receive_delivery(
+    incoming: &Receiver<Delivery>,
+    timeout: Option<Duration>,
+) -> Result<Incoming, ElicitError> {
+    match wait_on(incoming, timeout)? {
+        Some(d) => d,
+        None => Ok(Incoming::TimedOut),
+    }
+}
+
 /// Waits on a transport's channel of incoming messages, up to `timeout`
 /// (None: forever); [`Incoming::TimedOut`] when it passes. A Ctrl-C pressed
 /// meanwhile ends the wait with an error.
@@ -156,6 +250,11 @@ pub fn receive_from(
     incoming: &Receiver<Incoming>,
     timeout: Option<Duration>,
 ) -> Result<Incoming, ElicitError> {
+    Ok(wait_on(incoming, timeout)?.unwrap_or(Incoming::TimedOut))
+}
+
+/// The next item of `incoming`, or None when `timeout` passes.
+fn wait_on<T>(incoming: &Receiver<T>, timeout: Option<Duration>) -> Result<Option<T>, ElicitError> {
     let started = Instant::now();
     let interrupts = crate::terminal::tty::interrupt_count();
     loop {
@@ -168,12 +267,12 @@ pub fn receive_from(
         if let Some(t) = timeout {
             let left = t.saturating_sub(started.elapsed());
             if left.is_zero() {
-                return Ok(Incoming::TimedOut);
+                return Ok(None);
             }
             slice = slice.min(left);
         }
         match incoming.recv_timeout(slice) {
-            Ok(m) => return Ok(m),
+            Ok(m) => return Ok(Some(m)),
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => {
                 return Err(ElicitError::Server("the server's output ended".into()))

@@ -1,0 +1,401 @@
+//! Remote servers: `elicit call URL` and `elicit proxy URL` against real
+//! servers started here on 127.0.0.1 (npm server-everything in its
+//! `streamableHttp` and `sse` modes, the PyPI `mcp` test server over
+//! streamable-http), and the error paths against small misbehaving servers
+//! (tests/servers/http_misbehaving.py). Nothing here talks to any other
+//! address. The servers come from scripts/install-test-servers (.deps/).
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_elicit");
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn installed() {
+    let stamp = root().join(".deps/test-servers.stamp");
+    if !stamp.exists() {
+        let ok = Command::new("bash")
+            .arg(root().join("scripts/install-test-servers"))
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        assert!(
+            ok,
+            "scripts/install-test-servers failed: the HTTP tests need its servers"
+        );
+    }
+}
+
+/// A free port on 127.0.0.1.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A server process, killed when dropped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn wait_for(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "the test server did not listen on {port}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn start(mut cmd: Command, port: u16) -> Server {
+    let child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the test server");
+    let server = Server(child);
+    wait_for(port);
+    server
+}
+
+/// server-everything in `mode` (streamableHttp or sse) on a free port.
+fn everything(mode: &str) -> (Server, u16) {
+    installed();
+    let port = free_port();
+    let mut cmd = Command::new("node");
+    cmd.arg(
+        root()
+            .join(".deps/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
+    )
+    .arg(mode)
+    .env("PORT", port.to_string());
+    (start(cmd, port), port)
+}
+
+fn python_http() -> (Server, u16) {
+    installed();
+    let port = free_port();
+    let mut cmd = Command::new(root().join(".deps/venv/bin/python"));
+    cmd.arg(root().join("tests/servers/py_http_server.py"))
+        .arg(port.to_string());
+    (start(cmd, port), port)
+}
+
+fn misbehaving(mode: &str, extra: &[&Path]) -> (Server, u16) {
+    let port = free_port();
+    let mut cmd = Command::new("python3");
+    cmd.arg(root().join("tests/servers/http_misbehaving.py"))
+        .arg(mode)
+        .arg(port.to_string())
+        .args(extra);
+    (start(cmd, port), port)
+}
+
+/// Runs `elicit ARGS` with no terminal; returns (status, stdout, stderr).
+fn elicit(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn call_ok(args: &[&str]) -> Value {
+    let mut all = vec!["call", "--no-input", "--timeout", "30s"];
+    all.extend_from_slice(args);
+    let (code, out, err) = elicit(&all);
+    assert_eq!(code, 0, "elicit {all:?} failed: {err}");
+    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+fn call_err(args: &[&str]) -> String {
+    let mut all = vec!["call", "--no-input", "--timeout", "20s"];
+    all.extend_from_slice(args);
+    let (code, out, err) = elicit(&all);
+    assert_ne!(code, 0, "elicit {all:?} succeeded: {out}");
+    err
+}
+
+fn text_of(result: &Value) -> String {
+    result["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn everything_streamable_http_form_accept_and_decline() {
+    let (_server, port) = everything("streamableHttp");
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.jsonl");
+    let result = call_ok(&[
+        "--log",
+        log.to_str().unwrap(),
+        "--tool",
+        "trigger-elicitation-request",
+        "-a",
+        "accept",
+        "-a",
+        "name=Ada",
+        &url,
+    ]);
+    let text = text_of(&result);
+    assert!(text.contains("\"name\": \"Ada\""), "{text}");
+    assert!(text.contains("\"action\": \"accept\""), "{text}");
+    // The elicitation arrived on the POST's stream and was answered by a POST.
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(log.contains("elicitation/create"), "{log}");
+
+    let result = call_ok(&[
+        "--tool",
+        "trigger-elicitation-request",
+        "-a",
+        "decline",
+        &url,
+    ]);
+    assert!(text_of(&result).contains("declined"), "{result}");
+}
+
+#[test]
+fn everything_legacy_sse_by_fallback_and_by_choice() {
+    let (_server, port) = everything("sse");
+    let url = format!("http://127.0.0.1:{port}/sse");
+    let result = call_ok(&[
+        "--tool",
+        "trigger-elicitation-request",
+        "-a",
+        "accept",
+        "-a",
+        "name=Ada",
+        &url,
+    ]);
+    assert!(text_of(&result).contains("\"name\": \"Ada\""), "{result}");
+    let result = call_ok(&[
+        "--transport",
+        "sse",
+        "--tool",
+        "trigger-elicitation-request",
+        "-a",
+        "cancel",
+        &url,
+    ]);
+    assert!(text_of(&result).contains("cancel"), "{result}");
+}
+
+/// A client that declares no elicitation, through `elicit proxy URL`.
+fn proxied_call(proxy_args: &[&str], tool: &str, arguments: Value) -> Value {
+    let mut child = Command::new(BIN)
+        .arg("proxy")
+        .args(proxy_args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
+    send(
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+        "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"dumb","version":"1"}}}),
+    );
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let init: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(init["id"], 1, "{init}");
+    send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+    send(
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":tool,"arguments":arguments}}),
+    );
+    let reply = loop {
+        line.clear();
+        assert!(
+            out.read_line(&mut line).unwrap() > 0,
+            "the proxy ended early"
+        );
+        let msg: Value = serde_json::from_str(&line).unwrap();
+        assert_ne!(
+            msg["method"], "elicitation/create",
+            "the client got the elicitation"
+        );
+        if msg["id"] == 2 {
+            break msg;
+        }
+    };
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    reply
+}
+
+#[test]
+fn proxy_url_gives_a_client_without_elicitation_the_final_result() {
+    let (_server, port) = everything("streamableHttp");
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let reply = proxied_call(
+        &["-a", "accept", "-a", "name=Ada", &url],
+        "trigger-elicitation-request",
+        json!({}),
+    );
+    assert!(
+        text_of(&reply["result"]).contains("\"name\": \"Ada\""),
+        "{reply}"
+    );
+}
+
+#[test]
+fn proxy_url_over_legacy_sse() {
+    let (_server, port) = everything("sse");
+    let url = format!("http://127.0.0.1:{port}/sse");
+    let reply = proxied_call(
+        &["-a", "decline", &url],
+        "trigger-elicitation-request",
+        json!({}),
+    );
+    assert!(text_of(&reply["result"]).contains("declined"), "{reply}");
+}
+
+fn py_echo(result: &Value) -> Value {
+    serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn python_sdk_over_streamable_http_both_generations() {
+    let (_server, port) = python_http();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    for protocol in ["2025-11-25", "2026-07-28"] {
+        let result = call_ok(&[
+            "--protocol",
+            protocol,
+            "--tool",
+            "ask_profile",
+            "-a",
+            "name=Ada",
+            "-a",
+            "age=36",
+            "-a",
+            "color=Green",
+            "-a",
+            "accept",
+            &url,
+        ]);
+        assert_eq!(
+            py_echo(&result),
+            json!({"action":"accept","content":{"name":"Ada","age":36,"subscribe":false,"color":"green"}}),
+            "{protocol}"
+        );
+        let result = call_ok(&[
+            "--protocol",
+            protocol,
+            "--tool",
+            "ask_profile",
+            "-a",
+            "decline",
+            &url,
+        ]);
+        assert_eq!(
+            py_echo(&result),
+            json!({"action":"decline","content":null}),
+            "{protocol}"
+        );
+        let result = call_ok(&[
+            "--protocol",
+            protocol,
+            "--tool",
+            "connect_account",
+            "-a",
+            "accept",
+            &url,
+        ]);
+        assert_eq!(py_echo(&result)["action"], "accept", "{protocol}");
+    }
+}
+
+#[test]
+fn a_server_answering_html_is_named_as_not_mcp() {
+    let (_server, port) = misbehaving("html", &[]);
+    let err = call_err(&["--tool", "t", &format!("http://127.0.0.1:{port}/mcp")]);
+    assert!(
+        err.contains("text/html") && err.contains("not MCP"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_server_that_dies_mid_stream_is_reported() {
+    let (_server, port) = misbehaving("dies", &[]);
+    let err = call_err(&["--tool", "t", &format!("http://127.0.0.1:{port}/mcp")]);
+    assert!(
+        err.contains("closed the stream for tools/call before sending its reply"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_lost_session_says_so() {
+    let (_server, port) = misbehaving("gone", &[]);
+    let err = call_err(&["--tool", "t", &format!("http://127.0.0.1:{port}/mcp")]);
+    assert!(err.contains("no longer knows this session"), "{err}");
+}
+
+#[test]
+fn unauthorized_names_the_header_option_and_never_prints_its_value() {
+    let (_server, port) = misbehaving("auth", &[]);
+    let err = call_err(&[
+        "-H",
+        "Authorization: Bearer WRONG-SECRET-123",
+        "--tool",
+        "t",
+        &format!("http://127.0.0.1:{port}/mcp"),
+    ]);
+    assert!(err.contains("401") && err.contains("--header"), "{err}");
+    assert!(!err.contains("WRONG-SECRET-123"), "{err}");
+}
+
+#[test]
+fn connection_refused_is_named() {
+    let port = free_port();
+    let err = call_err(&["--tool", "t", &format!("http://127.0.0.1:{port}/mcp")]);
+    assert!(err.contains("connection refused"), "{err}");
+}
+
+#[test]
+fn a_self_signed_certificate_is_a_clear_tls_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert =
+        rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
+    let cert_path = dir.path().join("cert.pem");
+    let key_path = dir.path().join("key.pem");
+    std::fs::write(&cert_path, cert.cert.pem()).unwrap();
+    std::fs::write(&key_path, cert.signing_key.serialize_pem()).unwrap();
+    let (_server, port) = misbehaving("tls", &[&cert_path, &key_path]);
+    let err = call_err(&["--tool", "t", &format!("https://127.0.0.1:{port}/mcp")]);
+    assert!(err.contains("TLS failure"), "{err}");
+    assert!(err.to_lowercase().contains("certificate"), "{err}");
+}

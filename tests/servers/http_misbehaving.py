@@ -1,0 +1,80 @@
+"""Small HTTP servers that misbehave in one way each, for elicit's error paths (stdlib only).
+
+Usage: python3 tests/servers/http_misbehaving.py MODE PORT [CERT KEY]
+  html   every POST is answered 200 text/html
+  dies   a 2025 Streamable HTTP server whose tools/call stream sends one notification, then
+         the connection drops (no response, no event id to resume from)
+  gone   initialize works and sets a session; the next request gets 404 (session gone)
+  auth   401 with WWW-Authenticate: Bearer to every request
+  tls    like html, over TLS with the given (self-signed) certificate
+Binds 127.0.0.1 only.
+"""
+
+import json
+import ssl
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+MODE = sys.argv[1]
+PORT = int(sys.argv[2])
+
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def reply(self, status, body=b"", ctype=None, headers=()):
+        self.send_response(status)
+        if ctype:
+            self.send_header("Content-Type", ctype)
+        for k, v in headers:
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        self.reply(405)
+
+    def do_DELETE(self):
+        self.reply(405)
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        msg = json.loads(body or b"{}")
+        method, mid = msg.get("method"), msg.get("id")
+        if MODE in ("html", "tls"):
+            return self.reply(200, b"<!DOCTYPE html><html><body>Login page</body></html>", "text/html")
+        if MODE == "auth":
+            return self.reply(401, b"", None, [("WWW-Authenticate", 'Bearer realm="test"')])
+        if method == "server/discover":
+            return self.reply(400, b"")
+        if method == "initialize":
+            result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "misbehaving", "version": "1"}}
+            data = json.dumps({"jsonrpc": "2.0", "id": mid, "result": result}).encode()
+            return self.reply(200, data, "application/json", [("Mcp-Session-Id", "s-1")])
+        if mid is None:
+            return self.reply(202)
+        if MODE == "gone":
+            return self.reply(404, b"session not found", "text/plain")
+        if method == "tools/list":
+            tools = [{"name": "t", "inputSchema": {"type": "object"}}]
+            data = json.dumps({"jsonrpc": "2.0", "id": mid, "result": {"tools": tools}}).encode()
+            return self.reply(200, data, "application/json")
+        # tools/call in "dies": a stream that breaks before the response.
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "working"}}
+        self.wfile.write(b"data: " + json.dumps(note).encode() + b"\n\n")
+        self.wfile.flush()
+        self.close_connection = True
+
+
+server = ThreadingHTTPServer(("127.0.0.1", PORT), Handler)
+if MODE == "tls":
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(sys.argv[3], sys.argv[4])
+    server.socket = ctx.wrap_socket(server.socket, server_side=True)
+server.serve_forever()
