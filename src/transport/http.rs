@@ -8,10 +8,9 @@
 //!   response and sent on every later request; `MCP-Protocol-Version` is the
 //!   version the initialize result names; a request's reply is JSON or an SSE
 //!   stream that may carry server requests (answered by POSTing the
-//!   response); the optional GET stream is opened when a request's POST
-//!   gets no response head within [`GET_STREAM_AFTER`] (a server that holds
-//!   the POST may be waiting on an elicitation it sends there; 405: the
-//!   server has none); a stream that
+//!   response); the optional GET stream is opened once the session is
+//!   initialized (a server may send an elicitation there; 405: the server
+//!   has none); a stream that
 //!   closes before its response is resumed with GET + `Last-Event-ID` after
 //!   the server's `retry:` time; DELETE ends the session on the way out.
 //! - 2026-07-28: a request whose `_meta` names the protocol version gets
@@ -44,7 +43,6 @@
 
 use std::collections::HashMap;
 use std::io::{BufReader, Read};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -61,10 +59,6 @@ use crate::error::ElicitError;
 pub const MAX_MESSAGE_BYTES: u64 = 64 * 1024 * 1024;
 /// How many times a stream that closed before its response is resumed.
 const MAX_RESUMES: usize = 10;
-/// How long a request's POST may wait for its response head before the
-/// standalone GET stream is opened. Not opened up front: a GET made while a
-/// POST stream is live would look to the server like an early resumption.
-pub const GET_STREAM_AFTER: Duration = Duration::from_millis(1000);
 /// The wait before resuming when the server gave no `retry:`.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 const VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
@@ -647,30 +641,22 @@ impl HttpTransport {
         }
     }
 
-    /// Opens the standalone GET stream of a 2025 session when a POST waits
-    /// [`GET_STREAM_AFTER`] without its response head.
-    fn watch_head(&self, head: Arc<AtomicBool>) {
+    /// Opens the standalone GET stream of a 2025 session, once, as soon as
+    /// the session is initialized (as the reference SDK client does): a
+    /// server sends requests not tied to one of ours there, and the
+    /// TypeScript SDK sends a tool's `elicitInput` there, dropping it when
+    /// no stream is open. A refusal (405, 400, an HTML 404) means the
+    /// server has none.
+    fn open_standalone_stream(&self) {
         {
-            let st = self.shared.state.lock().expect("state lock");
-            if st.get_stream_opened || st.protocol_version.is_none() {
+            let mut st = self.shared.state.lock().expect("state lock");
+            if st.get_stream_opened || st.protocol_version.is_none() || st.closed {
                 return;
             }
+            st.get_stream_opened = true;
         }
         let shared = self.shared.clone();
-        std::thread::spawn(move || {
-            std::thread::sleep(GET_STREAM_AFTER);
-            if head.load(Ordering::SeqCst) {
-                return;
-            }
-            {
-                let mut st = shared.state.lock().expect("state lock");
-                if st.get_stream_opened || st.closed {
-                    return;
-                }
-                st.get_stream_opened = true;
-            }
-            standalone_stream(shared);
-        });
+        std::thread::spawn(move || standalone_stream(shared));
     }
 
     /// A tool set aside from `tools/list` (invalid `x-mcp-header`) is not
@@ -734,12 +720,8 @@ impl HttpTransport {
             let shared = self.shared.clone();
             let message = message.clone();
             let method = method.to_string();
-            let head = Arc::new(AtomicBool::new(false));
-            self.watch_head(head.clone());
             std::thread::spawn(move || {
-                let posted = shared.post(&message, &format!("sending {method}"));
-                head.store(true, Ordering::SeqCst);
-                match posted {
+                match shared.post(&message, &format!("sending {method}")) {
                     Ok(response) => handle_request_response(&shared, response, &id_text, &method),
                     Err(e) => fail_request(&shared, &id_text, e),
                 }
@@ -902,6 +884,9 @@ impl Transport for HttpTransport {
         }
         // A body on a 2xx here is not expected; drain it off the connection.
         let _ = read_body(response.into_body().into_reader());
+        if method == Some("notifications/initialized") {
+            self.open_standalone_stream();
+        }
         Ok(())
     }
 
