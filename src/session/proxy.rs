@@ -179,7 +179,10 @@ pub fn run_proxy(
     client_in: Box<dyn Read + Send>,
     client_out: Box<dyn Write + Send>,
 ) -> Result<i32, ElicitError> {
-    let mut child = spawn_server(&options.command, options.server_log.as_deref())?;
+    let crate::transport::stdio::Spawned {
+        mut child,
+        stderr: stderr_relay,
+    } = spawn_server(&options.command, options.server_log.as_deref())?;
     let pid = child.id();
     let server_out = child.stdout.take().expect("stdout is piped");
     let server_in = child.stdin.take().expect("stdin is piped");
@@ -270,6 +273,9 @@ pub fn run_proxy(
     server_done.store(true, Ordering::SeqCst);
     // Whatever the server started in its group goes with it.
     signal_group(pid, libc::SIGTERM);
+    if let Some(relay) = &stderr_relay {
+        relay.drain(Duration::from_millis(300));
+    }
     use std::os::unix::process::ExitStatusExt;
     Ok(match (status.code(), status.signal()) {
         (Some(c), _) => c,

@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 
 use crate::error::ElicitError;
 
+pub mod server_stderr;
 pub mod stdio;
 
 pub use stdio::ServerProcess;
@@ -58,7 +59,8 @@ pub fn is_remote(arg: &str) -> bool {
 /// What every transport is opened with.
 #[derive(Default)]
 pub struct ConnectOptions {
-    /// Where a child process's stderr goes (elicit's stderr when None).
+    /// Where a child process's stderr goes (elicit's stderr, sanitised and
+    /// marked `server: `, when None).
     pub server_log: Option<PathBuf>,
     /// Every message both ways, when `--log` was given.
     pub log: Option<MessageLog>,

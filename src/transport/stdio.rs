@@ -16,12 +16,21 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::server_stderr::StderrRelay;
 use super::{Incoming, MessageLog, Transport};
 use crate::error::ElicitError;
 
+/// A server just started: the child, and the relay of its stderr (none
+/// when it goes to `--server-log`).
+pub struct Spawned {
+    pub child: Child,
+    pub stderr: Option<StderrRelay>,
+}
+
 /// Starts a server command with piped stdin/stdout, in its own process
-/// group; its stderr goes to ours, or to `server_log`.
-pub fn spawn_server(command: &[String], server_log: Option<&Path>) -> Result<Child, ElicitError> {
+/// group. Its stderr goes to `server_log`, or through the sanitising relay
+/// ([`super::server_stderr`]) to ours: never raw to a terminal.
+pub fn spawn_server(command: &[String], server_log: Option<&Path>) -> Result<Spawned, ElicitError> {
     let (program, args) = command
         .split_first()
         .ok_or_else(|| ElicitError::Usage("no server command given: put it after `--`".into()))?;
@@ -29,16 +38,18 @@ pub fn spawn_server(command: &[String], server_log: Option<&Path>) -> Result<Chi
         Some(p) => Stdio::from(File::create(p).map_err(|e| {
             ElicitError::io(format!("cannot create server log {}", p.display()), e)
         })?),
-        None => Stdio::inherit(),
+        None => Stdio::piped(),
     };
-    Command::new(program)
+    let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(stderr)
         .process_group(0)
         .spawn()
-        .map_err(|e| ElicitError::io(format!("cannot start server {program:?}"), e))
+        .map_err(|e| ElicitError::io(format!("cannot start server {program:?}"), e))?;
+    let stderr = child.stderr.take().map(StderrRelay::start);
+    Ok(Spawned { child, stderr })
 }
 
 /// Sends `signal` to the process group led by `pid` (our server and
@@ -54,6 +65,7 @@ pub fn signal_group(pid: u32, signal: libc::c_int) {
 /// A running server.
 pub struct ServerProcess {
     child: Child,
+    stderr: Option<StderrRelay>,
     stdin: Option<ChildStdin>,
     incoming: Receiver<Incoming>,
     log: Option<MessageLog>,
@@ -61,14 +73,14 @@ pub struct ServerProcess {
 }
 
 impl ServerProcess {
-    /// Starts `command`. The server's stderr goes to elicit's stderr, or to
-    /// `server_log` when given.
+    /// Starts `command`. The server's stderr goes to elicit's stderr
+    /// (sanitised, `server: ` before each line), or to `server_log`.
     pub fn spawn(
         command: &[String],
         server_log: Option<&Path>,
         log: Option<MessageLog>,
     ) -> Result<Self, ElicitError> {
-        let mut child = spawn_server(command, server_log)?;
+        let Spawned { mut child, stderr } = spawn_server(command, server_log)?;
         let stdout = child.stdout.take().expect("stdout is piped");
         let stdin = child.stdin.take();
         let (tx, rx) = mpsc::channel();
@@ -114,6 +126,7 @@ impl ServerProcess {
         });
         Ok(ServerProcess {
             child,
+            stderr,
             stdin,
             incoming: rx,
             log,
@@ -134,6 +147,15 @@ impl ServerProcess {
     /// Closes the server's stdin, gives it `grace` to exit, then ends its
     /// whole process group. Returns its exit status when known.
     pub fn shutdown(&mut self, grace: Duration) -> Option<ExitStatus> {
+        let status = self.stop(grace);
+        // The server's last words (why it failed, often) come before ours.
+        if let Some(relay) = &self.stderr {
+            relay.drain(Duration::from_millis(300));
+        }
+        status
+    }
+
+    fn stop(&mut self, grace: Duration) -> Option<ExitStatus> {
         self.stdin.take();
         let deadline = Instant::now() + grace;
         loop {

@@ -1,0 +1,241 @@
+//! Hostile servers (tests/servers/hostile/server.py) driven through `elicit
+//! call` and `elicit proxy`: what a server writes cannot act on the
+//! terminal, nothing it starts outlives elicit, no line grows elicit without
+//! bound, and a server cannot keep elicit busy forever.
+
+#![allow(dead_code, unused_imports)] // until every helper has its test
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+fn hostile(mode: &str) -> Vec<String> {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/servers/hostile/server.py");
+    vec!["python3".into(), script.display().to_string(), mode.into()]
+}
+
+/// `elicit call --no-input --tool t ARGS -- server.py MODE`, output captured.
+fn call(mode: &str, args: &[&str], env: &[(&str, &Path)]) -> std::process::Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_elicit"));
+    cmd.env("NO_COLOR", "1")
+        .args(["call", "--no-input", "--timeout", "20s", "--tool", "t"])
+        .args(args)
+        .arg("--")
+        .args(hostile(mode))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let child = cmd.spawn().unwrap();
+    wait_output(child, Duration::from_secs(60))
+}
+
+/// Waits for a child's output, killing it (and failing) past `limit`.
+fn wait_output(mut child: Child, limit: Duration) -> std::process::Output {
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let out_t = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        if let Some(mut s) = stdout {
+            let _ = s.read_to_end(&mut v);
+        }
+        v
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        if let Some(mut s) = stderr {
+            let _ = s.read_to_end(&mut v);
+        }
+        v
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("elicit did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::process::Output {
+        status,
+        stdout: out_t.join().unwrap(),
+        stderr: err_t.join().unwrap(),
+    }
+}
+
+/// Whether a process is alive (a zombie nobody reaped counts as gone).
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .map(|(_, rest)| !rest.trim_start().starts_with('Z'))
+            .unwrap_or(false),
+        Err(_) => false,
+    }
+}
+
+/// Waits (a little) for a process to be gone; false if it stays.
+fn gone_soon(pid: i32) -> bool {
+    for _ in 0..100 {
+        if !alive(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+fn read_pid(path: &Path) -> i32 {
+    for _ in 0..500 {
+        if let Ok(t) = std::fs::read_to_string(path) {
+            if let Ok(pid) = t.trim().parse() {
+                return pid;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("no pid in {}", path.display());
+}
+
+fn kill_if_alive(pid: i32) {
+    if alive(pid) {
+        // SAFETY: cleaning up a process this test caused to exist.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+}
+
+// ---- 1. Server stderr never reaches the terminal raw -------------------
+
+#[test]
+fn server_stderr_is_sanitised_and_marked_as_the_servers() {
+    let out = call("stderr_escapes", &[], &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    for needle in ["title", "clip", "move", "bidi", "8bit"] {
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with("server: ") && l.contains(needle)),
+            "no `server: {needle}…` line in {err:?}"
+        );
+    }
+    assert!(
+        !out.stderr.contains(&0x1b),
+        "an ESC reached stderr: {err:?}"
+    );
+    assert!(!err.contains('\u{202e}'), "a bidi override reached stderr");
+    assert!(!err.contains('\u{9b}'), "an 8-bit CSI reached stderr");
+    assert!(err.contains("<U+202E>"), "{err:?}");
+}
+
+#[test]
+fn server_stderr_at_a_prompt_is_shown_after_it_not_inside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = dir.path().join("mark");
+    let mut args = vec!["call".to_string(), "--tool".into(), "t".into(), "--".into()];
+    args.extend(hostile("stderr_at_prompt"));
+    let mut p = common::elicit("")
+        .args(args)
+        .env("HOSTILE_MARK", mark.to_str().unwrap())
+        .spawn();
+    p.expect("? name *");
+    // The server has written its stderr line while the prompt is up.
+    for _ in 0..500 {
+        if mark.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(mark.exists(), "the server never wrote its stderr line");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(p.alive());
+    assert!(
+        !common::contains(&p.transcript, b"LEAK-DURING-PROMPT"),
+        "server stderr was drawn into the prompt: {}",
+        String::from_utf8_lossy(&p.transcript).escape_debug()
+    );
+    // (alive() drained the screen: the prompt is already on it.)
+    p.send("Ada\r").answer("Send these answers?", "\r");
+    p.expect("server: LEAK-DURING-PROMPT");
+    let f = p.finish();
+    assert_eq!(f.code, 0, "{}", f.screen_text().escape_debug());
+    let after = f.screen_text();
+    let at = after.find("server: LEAK-DURING-PROMPT").unwrap();
+    assert!(
+        !after[at..].contains('\u{7}') && !after[at..].contains("]0;T"),
+        "the title escape was not neutralised: {:?}",
+        &after[at..]
+    );
+}
+
+/// `elicit proxy --no-input ARGS -- server.py MODE`, all three pipes ours.
+fn proxy(mode: &str, args: &[&str], env: &[(&str, &Path)]) -> Child {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_elicit"));
+    cmd.env("NO_COLOR", "1")
+        .args(["proxy", "--no-input", "--shutdown-grace", "2s"])
+        .args(args)
+        .arg("--")
+        .args(hostile(mode))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.spawn().unwrap()
+}
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+const CALL: &str =
+    r#"{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{"name":"t","arguments":{}}}"#;
+
+/// Sends `lines` to the proxy, reads `replies` lines back, hangs up, and
+/// returns the replies, the exit status and stderr.
+fn proxy_exchange(
+    mut child: Child,
+    lines: &[&str],
+    replies: usize,
+) -> (Vec<Value>, std::process::Output) {
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    for l in lines {
+        writeln!(stdin, "{l}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let mut got = Vec::new();
+    for _ in 0..replies {
+        let mut line = String::new();
+        if stdout.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        got.push(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}")));
+    }
+    drop(stdin);
+    let out = wait_output(child, Duration::from_secs(30));
+    (got, out)
+}
+
+#[test]
+fn proxy_relays_server_stderr_sanitised() {
+    let (replies, out) = proxy_exchange(proxy("stderr_escapes", &[], &[]), &[INIT, CALL], 2);
+    assert_eq!(replies.len(), 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.lines().any(|l| l.starts_with("server: clip")),
+        "{err:?}"
+    );
+    assert!(
+        !out.stderr.contains(&0x1b),
+        "an ESC reached stderr: {err:?}"
+    );
+}
