@@ -239,3 +239,89 @@ fn proxy_relays_server_stderr_sanitised() {
         "an ESC reached stderr: {err:?}"
     );
 }
+
+// ---- 6. SIGTERM / SIGHUP to `elicit call` ------------------------------
+
+fn signal_during_hang(signal: libc::c_int) -> (std::process::Output, i32) {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("server.pid");
+    let child = Command::new(env!("CARGO_BIN_EXE_elicit"))
+        .env("HOSTILE_PID_FILE", &pid_file)
+        .args([
+            "call",
+            "--no-input",
+            "--timeout",
+            "60s",
+            "--tool",
+            "t",
+            "--",
+        ])
+        .args(hostile("hang"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let server = read_pid(&pid_file);
+    // The call is under way once the server answered the handshake; a
+    // moment more and elicit waits for the tools/call reply.
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, signal) };
+    let out = wait_output(child, Duration::from_secs(30));
+    let left = !gone_soon(server);
+    kill_if_alive(server);
+    assert!(!left, "the server (pid {server}) was left running");
+    (out, server)
+}
+
+#[test]
+fn sigterm_to_call_ends_the_server_and_exits_143() {
+    let (out, _) = signal_during_hang(libc::SIGTERM);
+    assert_eq!(
+        out.status.code(),
+        Some(143),
+        "{:?} {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn sighup_to_call_ends_the_server_and_exits_129() {
+    let (out, _) = signal_during_hang(libc::SIGHUP);
+    assert_eq!(out.status.code(), Some(129), "{:?}", out.status);
+}
+
+// ---- 10. Nothing the server started outlives `call` --------------------
+
+fn grandchild_survives(mode: &str) -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("grandchild.pid");
+    let out = call(mode, &[], &[("HOSTILE_PID_FILE", &pid_file)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let grandchild = read_pid(&pid_file);
+    let survived = !gone_soon(grandchild);
+    kill_if_alive(grandchild);
+    survived
+}
+
+#[test]
+fn a_grandchild_ignoring_sigterm_does_not_survive_call() {
+    assert!(
+        !grandchild_survives("grandchild"),
+        "the grandchild was left running"
+    );
+}
+
+#[test]
+fn a_grandchild_that_called_setsid_does_not_survive_call() {
+    assert!(
+        !grandchild_survives("grandchild_setsid"),
+        "the setsid grandchild was left running"
+    );
+}

@@ -26,6 +26,7 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
     let scripted = load_answers(&args.answers)?;
     let mut person = person(&args.answers, args.prompt_timeout);
     elicit::terminal::tty::install_interrupt_handler();
+    elicit::transport::process_group::exit_on_signals();
     let log = args.log.as_deref().map(MessageLog::create).transpose()?;
     let target = ServerTarget::from_args(args.url.as_deref(), &args.command)?;
     let server = transport::connect(

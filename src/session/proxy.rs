@@ -33,7 +33,8 @@ use super::handler::{ElicitHandler, HandlerError};
 use crate::error::{rpc_code, ElicitError};
 use crate::protocol::ELICITATION_METHOD;
 use crate::resolve::Resolver;
-use crate::transport::stdio::{signal_group, spawn_server};
+use crate::transport::process_group::ProcessGroup;
+use crate::transport::stdio::spawn_server;
 use crate::transport::MessageLog;
 use crate::ScriptedAnswers;
 
@@ -182,8 +183,8 @@ pub fn run_proxy(
     let crate::transport::stdio::Spawned {
         mut child,
         stderr: stderr_relay,
+        group,
     } = spawn_server(&options.command, options.server_log.as_deref())?;
-    let pid = child.id();
     let server_out = child.stdout.take().expect("stdout is piped");
     let server_in = child.stdin.take().expect("stdin is piped");
     {
@@ -203,18 +204,19 @@ pub fn run_proxy(
         verbose: options.verbose,
     });
     let server_done = Arc::new(AtomicBool::new(false));
-    forward_signals(pid, options.forward_sigint);
+    forward_signals(group.clone(), options.forward_sigint);
     if !options.forward_sigint {
         // With a terminal, Ctrl-C at a prompt cancels that elicitation; a
         // Ctrl-C with no prompt up means "stop": it goes to the server.
         let shared = shared.clone();
+        let group = group.clone();
         std::thread::spawn(move || {
             let mut seen = crate::terminal::tty::interrupt_count();
             loop {
                 std::thread::sleep(Duration::from_millis(100));
                 let now = crate::terminal::tty::interrupt_count();
                 if now != seen && !shared.resolving.load(Ordering::SeqCst) {
-                    signal_group(pid, libc::SIGINT);
+                    group.signal(libc::SIGINT);
                 }
                 seen = now;
             }
@@ -241,6 +243,7 @@ pub fn run_proxy(
         let shared = shared.clone();
         let server_done = server_done.clone();
         let grace = options.shutdown_grace;
+        let group = group.clone();
         std::thread::spawn(move || {
             relay_client(&shared, client_in);
             client_hung_up(&shared);
@@ -253,11 +256,7 @@ pub fn run_proxy(
                 std::thread::sleep(Duration::from_millis(50));
             }
             shared.note("the server did not exit after its stdin closed: sending SIGTERM");
-            signal_group(pid, libc::SIGTERM);
-            std::thread::sleep(Duration::from_secs(2));
-            if !server_done.load(Ordering::SeqCst) {
-                signal_group(pid, libc::SIGKILL);
-            }
+            group.terminate(Duration::from_secs(2));
         });
     }
 
@@ -271,8 +270,8 @@ pub fn run_proxy(
         .wait()
         .map_err(|e| ElicitError::io("waiting for the server", e))?;
     server_done.store(true, Ordering::SeqCst);
-    // Whatever the server started in its group goes with it.
-    signal_group(pid, libc::SIGTERM);
+    // Whatever the server started goes with it (TERM, grace, KILL).
+    group.terminate(crate::transport::process_group::TERM_GRACE);
     if let Some(relay) = &stderr_relay {
         relay.drain(Duration::from_millis(300));
     }
@@ -298,7 +297,7 @@ fn grow_pipe(fd: std::os::fd::RawFd) {
     let _ = fd;
 }
 
-fn forward_signals(pid: u32, sigint: bool) {
+fn forward_signals(group: ProcessGroup, sigint: bool) {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut list = vec![SIGTERM, SIGHUP];
     if sigint {
@@ -307,7 +306,7 @@ fn forward_signals(pid: u32, sigint: bool) {
     if let Ok(mut signals) = signal_hook::iterator::Signals::new(&list) {
         std::thread::spawn(move || {
             for sig in signals.forever() {
-                signal_group(pid, sig);
+                group.signal(sig);
             }
         });
     }

@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 
 use crate::error::ElicitError;
 
+pub mod process_group;
 pub mod server_stderr;
 pub mod stdio;
 

@@ -4,7 +4,7 @@
 //! The child runs in its own process group, so a Ctrl-C at the terminal
 //! reaches elicit (which answers `cancel`) rather than killing the server
 //! mid-call, and so the whole group (npx and the node it starts, say) can be
-//! ended on the way out: no child is left behind.
+//! ended on the way out: no child is left behind ([`super::process_group`]).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::process_group::{self, ProcessGroup};
 use super::server_stderr::StderrRelay;
 use super::{Incoming, MessageLog, Transport};
 use crate::error::ElicitError;
@@ -25,6 +26,8 @@ use crate::error::ElicitError;
 pub struct Spawned {
     pub child: Child,
     pub stderr: Option<StderrRelay>,
+    /// Everything the server starts; end it with [`ProcessGroup::terminate`].
+    pub group: ProcessGroup,
 }
 
 /// Starts a server command with piped stdin/stdout, in its own process
@@ -40,16 +43,23 @@ pub fn spawn_server(command: &[String], server_log: Option<&Path>) -> Result<Spa
         })?),
         None => Stdio::piped(),
     };
+    let tag = process_group::new_tag();
     let mut child = Command::new(program)
         .args(args)
+        .env(process_group::TAG_VAR, &tag)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(stderr)
         .process_group(0)
         .spawn()
         .map_err(|e| ElicitError::io(format!("cannot start server {program:?}"), e))?;
+    let group = ProcessGroup::register(child.id(), tag);
     let stderr = child.stderr.take().map(StderrRelay::start);
-    Ok(Spawned { child, stderr })
+    Ok(Spawned {
+        child,
+        stderr,
+        group,
+    })
 }
 
 /// Sends `signal` to the process group led by `pid` (our server and
@@ -66,6 +76,9 @@ pub fn signal_group(pid: u32, signal: libc::c_int) {
 pub struct ServerProcess {
     child: Child,
     stderr: Option<StderrRelay>,
+    group: ProcessGroup,
+    /// Set once shut down, so that dropping does not do it again.
+    ended: Option<Option<ExitStatus>>,
     stdin: Option<ChildStdin>,
     incoming: Receiver<Incoming>,
     log: Option<MessageLog>,
@@ -80,7 +93,11 @@ impl ServerProcess {
         server_log: Option<&Path>,
         log: Option<MessageLog>,
     ) -> Result<Self, ElicitError> {
-        let Spawned { mut child, stderr } = spawn_server(command, server_log)?;
+        let Spawned {
+            mut child,
+            stderr,
+            group,
+        } = spawn_server(command, server_log)?;
         let stdout = child.stdout.take().expect("stdout is piped");
         let stdin = child.stdin.take();
         let (tx, rx) = mpsc::channel();
@@ -127,6 +144,8 @@ impl ServerProcess {
         Ok(ServerProcess {
             child,
             stderr,
+            group,
+            ended: None,
             stdin,
             incoming: rx,
             log,
@@ -144,44 +163,30 @@ impl ServerProcess {
         self.child.try_wait().ok().flatten()
     }
 
-    /// Closes the server's stdin, gives it `grace` to exit, then ends its
-    /// whole process group. Returns its exit status when known.
+    /// Closes the server's stdin, gives it `grace` to exit, then ends
+    /// whatever is left of it (its group and tagged descendants: TERM, a
+    /// short grace, KILL), also when the server itself already exited.
+    /// Returns its exit status when known.
     pub fn shutdown(&mut self, grace: Duration) -> Option<ExitStatus> {
-        let status = self.stop(grace);
+        if let Some(status) = self.ended {
+            return status;
+        }
+        self.stdin.take();
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.group.terminate(process_group::TERM_GRACE);
+        let status = self.child.wait().ok();
+        self.ended = Some(status);
         // The server's last words (why it failed, often) come before ours.
         if let Some(relay) = &self.stderr {
             relay.drain(Duration::from_millis(300));
         }
         status
-    }
-
-    fn stop(&mut self, grace: Duration) -> Option<ExitStatus> {
-        self.stdin.take();
-        let deadline = Instant::now() + grace;
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                self.kill_group(libc::SIGTERM);
-                return Some(status);
-            }
-            if Instant::now() >= deadline {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        self.kill_group(libc::SIGTERM);
-        let deadline = Instant::now() + Duration::from_millis(500);
-        while Instant::now() < deadline {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Some(status);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        self.kill_group(libc::SIGKILL);
-        self.child.wait().ok()
-    }
-
-    fn kill_group(&self, signal: libc::c_int) {
-        signal_group(self.child.id(), signal);
     }
 }
 
@@ -224,10 +229,6 @@ impl Transport for ServerProcess {
 
 impl Drop for ServerProcess {
     fn drop(&mut self) {
-        if self.exit_status().is_none() {
-            self.shutdown(Duration::from_millis(200));
-        } else {
-            self.kill_group(libc::SIGTERM);
-        }
+        self.shutdown(Duration::from_millis(200));
     }
 }
