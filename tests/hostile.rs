@@ -325,3 +325,37 @@ fn a_grandchild_that_called_setsid_does_not_survive_call() {
         "the setsid grandchild was left running"
     );
 }
+
+// ---- 11. The proxy ends with the server, whatever holds its stdout -----
+
+#[test]
+fn proxy_ends_when_the_server_exits_though_a_grandchild_holds_its_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("grandchild.pid");
+    let mut child = proxy(
+        "exit_with_grandchild",
+        &[],
+        &[("HOSTILE_PID_FILE", &pid_file)],
+    );
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    writeln!(stdin, "{INIT}").unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let reply: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(reply["id"], "init");
+    let grandchild = read_pid(&pid_file);
+    // The client stays connected: only the server's exit can end the run.
+    child.stdout = Some(stdout.into_inner());
+    let out = wait_output(child, Duration::from_secs(20));
+    drop(stdin);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let survived = !gone_soon(grandchild);
+    kill_if_alive(grandchild);
+    assert!(!survived, "the grandchild was left running");
+}

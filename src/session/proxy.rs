@@ -171,8 +171,10 @@ impl MessageLog {
 }
 
 /// Runs the proxy until the server exits. Returns the server's exit status
-/// (128 + signal when it was killed), after every byte it wrote has been
-/// delivered to the client.
+/// (128 + signal when it was killed), after what it wrote has been
+/// delivered to the client: the run ends on the server's exit, after a short
+/// drain ([`EXIT_DRAIN`]), even when a process it started still holds its
+/// stdout open (that process is ended with the rest of the server).
 pub fn run_proxy(
     options: ProxyOptions,
     scripted: ScriptedAnswers,
@@ -260,18 +262,45 @@ pub fn run_proxy(
         });
     }
 
-    // server → client, on this thread: the proxy lives as long as the
-    // server's output.
-    relay_server(&shared, server_out, &jobs);
-    if let Ok(mut w) = shared.to_client.lock() {
-        let _ = w.flush();
+    // server → client, on its own thread; this one waits for the server.
+    let reading_since = Arc::new(AtomicU64::new(0));
+    let (relay_done_tx, relay_done) = mpsc::channel::<()>();
+    {
+        let shared = shared.clone();
+        let server_out = WatchedRead {
+            inner: server_out,
+            reading_since: reading_since.clone(),
+        };
+        std::thread::spawn(move || {
+            relay_server(&shared, server_out, &jobs);
+            let _ = relay_done_tx.send(());
+        });
     }
+    // The proxy ends on the server's exit, not on the end of its stdout: a
+    // process it started may hold that open long after.
     let status = child
         .wait()
         .map_err(|e| ElicitError::io("waiting for the server", e))?;
     server_done.store(true, Ordering::SeqCst);
-    // Whatever the server started goes with it (TERM, grace, KILL).
+    // A short drain: what the server wrote before it exited still reaches
+    // the client (normally its stdout closes and the relay ends at once).
+    if relay_done.recv_timeout(EXIT_DRAIN).is_err() {
+        shared.note("the server exited but something it started holds its stdout open: ending it");
+    }
+    // Whatever the server started goes with it (TERM, grace, KILL); its
+    // stdout then closes, and what is still in the pipe is delivered. Only
+    // a descendant that escaped the group and its tag could keep it open:
+    // once the relay has waited on an empty pipe for EXIT_DRAIN, it ends.
     group.terminate(crate::transport::process_group::TERM_GRACE);
+    while let Err(mpsc::RecvTimeoutError::Timeout) =
+        relay_done.recv_timeout(Duration::from_millis(50))
+    {
+        let since = reading_since.load(Ordering::SeqCst);
+        if since != 0 && millis_now().saturating_sub(since) >= EXIT_DRAIN.as_millis() as u64 {
+            break;
+        }
+    }
+    flush_client(&shared);
     if let Some(relay) = &stderr_relay {
         relay.drain(Duration::from_millis(300));
     }
@@ -281,6 +310,32 @@ pub fn run_proxy(
         (None, Some(sig)) => 128 + sig,
         _ => 1,
     })
+}
+
+/// How long the server's output is drained after it exits, before what it
+/// started is ended; and how long an idle pipe is waited on after that.
+const EXIT_DRAIN: Duration = Duration::from_millis(500);
+
+/// Milliseconds on a monotonic clock (never 0).
+fn millis_now() -> u64 {
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_millis() as u64 + 1
+}
+
+/// The server's stdout, noting when a read started (0: not in a read), so
+/// that the end of a run can tell an idle pipe from one still delivering.
+struct WatchedRead<R> {
+    inner: R,
+    reading_since: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for WatchedRead<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.reading_since.store(millis_now(), Ordering::SeqCst);
+        let n = self.inner.read(buf);
+        self.reading_since.store(0, Ordering::SeqCst);
+        n
+    }
 }
 
 /// Asks for a 1 MiB pipe buffer (Linux; the default is 64 KiB): with two
