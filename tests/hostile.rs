@@ -199,26 +199,47 @@ const INIT: &str = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params
 const CALL: &str =
     r#"{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{"name":"t","arguments":{}}}"#;
 
-/// Sends `lines` to the proxy, reads `replies` lines back, hangs up, and
-/// returns the replies, the exit status and stderr.
+/// Sends `lines` to the proxy, reads `replies` lines back (failing after
+/// 30 s rather than hanging), hangs up, and returns the replies, the exit
+/// status and stderr.
 fn proxy_exchange(
     mut child: Child,
     lines: &[&str],
     replies: usize,
 ) -> (Vec<Value>, std::process::Output) {
     let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stdout.lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
     for l in lines {
         writeln!(stdin, "{l}").unwrap();
     }
     stdin.flush().unwrap();
     let mut got = Vec::new();
-    for _ in 0..replies {
-        let mut line = String::new();
-        if stdout.read_line(&mut line).unwrap() == 0 {
-            break;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while got.len() < replies {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => {
+                got.push(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}")))
+            }
+            Err(_) => {
+                let _ = child.kill();
+                let out = wait_output(child, Duration::from_secs(10));
+                panic!(
+                    "got {} of {replies} replies: {got:?}\nstderr: {}",
+                    got.len(),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
         }
-        got.push(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}")));
     }
     drop(stdin);
     let out = wait_output(child, Duration::from_secs(30));
@@ -358,4 +379,25 @@ fn proxy_ends_when_the_server_exits_though_a_grandchild_holds_its_stdout() {
     let survived = !gone_soon(grandchild);
     kill_if_alive(grandchild);
     assert!(!survived, "the grandchild was left running");
+}
+
+// ---- 9. The proxy stops a server that asks for input forever ----------
+
+#[test]
+fn proxy_gives_up_on_endless_input_required_with_an_error_to_the_client() {
+    let call = r#"{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{"name":"t","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+    let (replies, out) = proxy_exchange(
+        proxy("input_forever", &["-a", "name=x", "-a", "accept"], &[]),
+        &[INIT, call],
+        2,
+    );
+    let reply = &replies[1];
+    assert_eq!(reply["id"], "call", "{reply}");
+    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("32 times"),
+        "{reply}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(reply["error"]["code"].is_i64());
 }

@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
+use super::call::MAX_INPUT_ROUNDS;
 use super::handler::{ElicitHandler, HandlerError};
 use crate::error::{rpc_code, ElicitError};
 use crate::protocol::ELICITATION_METHOD;
@@ -71,6 +72,9 @@ struct State {
     retries: HashMap<String, String>,
     /// Server request ids (text) of elicitations being resolved.
     pending: HashSet<String>,
+    /// `input_required` rounds so far, by the client's id text: at most
+    /// [`MAX_INPUT_ROUNDS`] per request, as in `call`.
+    rounds: HashMap<String, usize>,
     client_gone: bool,
 }
 
@@ -659,12 +663,9 @@ fn take_server_message(shared: &Shared, msg: Value) -> Taken {
 
 /// Forgets a client request once its final reply has gone out.
 fn untrack(shared: &Shared, client_id: &str) {
-    shared
-        .state
-        .lock()
-        .expect("state lock")
-        .tracked
-        .remove(client_id);
+    let mut st = shared.state.lock().expect("state lock");
+    st.tracked.remove(client_id);
+    st.rounds.remove(client_id);
 }
 
 /// An `input_required` result that holds only elicitations elicit handles.
@@ -721,6 +722,28 @@ fn resolve_job(shared: &Shared, handler: &mut ElicitHandler<'_>, job: Job) {
             }
         }
         Job::InputRequired { client_id, result } => {
+            let rounds = {
+                let mut st = shared.state.lock().expect("state lock");
+                let n = st.rounds.entry(client_id.clone()).or_insert(0);
+                *n += 1;
+                *n
+            };
+            if rounds >= MAX_INPUT_ROUNDS {
+                // A server that keeps asking (a lost requestState, say) is
+                // stopped, not obeyed: the client learns why.
+                let message = format!(
+                    "elicit stopped: the server asked for input {MAX_INPUT_ROUNDS} times in a row for this request"
+                );
+                shared.note(&message);
+                let reply = json!({"jsonrpc": "2.0",
+                    "id": serde_json::from_str::<Value>(&client_id).unwrap_or(Value::Null),
+                    "error": {"code": rpc_code::INTERNAL_ERROR, "message": message}});
+                untrack(shared, &client_id);
+                let mut line = serde_json::to_vec(&reply).expect("values serialise");
+                line.push(b'\n');
+                shared.send_to_client(&line, "client", true);
+                return;
+            }
             let original = shared
                 .state
                 .lock()
