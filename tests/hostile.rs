@@ -401,3 +401,42 @@ fn proxy_gives_up_on_endless_input_required_with_an_error_to_the_client() {
     );
     assert!(reply["error"]["code"].is_i64());
 }
+
+// ---- 12. Escaped method names do not slip past the proxy --------------
+
+#[test]
+fn proxy_answers_elicitations_whose_method_is_escaped() {
+    let (replies, out) = proxy_exchange(
+        proxy("escaped_method", &["-a", "name=Ada", "-a", "accept"], &[]),
+        &[INIT, CALL],
+        2,
+    );
+    let reply = &replies[1];
+    assert_eq!(
+        reply["id"],
+        "call",
+        "an escaped elicitation reached the client: {reply}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value =
+        serde_json::from_str(reply["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    for k in ["a", "b"] {
+        assert_eq!(
+            got[k]["result"],
+            json!({"action": "accept", "content": {"name": "Ada"}}),
+            "{got}"
+        );
+    }
+}
+
+#[test]
+fn proxy_declares_elicitation_on_an_escaped_initialize() {
+    let init = r#"{"jsonrpc":"2.0","id":"init","method":"\u0069nitialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    let (replies, _) = proxy_exchange(proxy("", &[], &[]), &[init], 1);
+    assert_eq!(
+        replies[0]["result"]["client"]["capabilities"]["elicitation"],
+        json!({"form": {}, "url": {}}),
+        "{}",
+        replies[0]
+    );
+}

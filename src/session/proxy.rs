@@ -16,7 +16,8 @@
 //!   result.
 //!
 //! Lines are only parsed when they might concern elicit (a cheap substring
-//! test first), so bulk traffic passes at pipe speed and unaltered.
+//! test first, exact for lines without escapes; see [`classify`]), so bulk
+//! traffic passes at pipe speed and unaltered.
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufWriter, Read, Write};
@@ -95,10 +96,9 @@ struct Shared {
     verbose: bool,
 }
 
-const RETRY_PREFIX: &str = "elicit-proxy-";
-const RETRYABLE: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
-const CAPS_META: &str = "io.modelcontextprotocol/clientCapabilities";
-const VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
+pub mod classify;
+
+use classify::{client_line_matters, CAPS_META, RETRYABLE, RETRY_PREFIX, VERSION_META};
 
 impl Shared {
     fn handles(&self, mode: Option<&str>) -> bool {
@@ -371,21 +371,6 @@ fn forward_signals(group: ProcessGroup, sigint: bool) {
     }
 }
 
-/// True when a line may be an initialize or carry 2026 capabilities, or be
-/// a request elicit must track; everything else is relayed unparsed.
-fn client_line_matters(line: &[u8]) -> bool {
-    contains(line, b"\"method\"")
-        && (contains(line, b"initialize")
-            || contains(line, CAPS_META.as_bytes())
-            || RETRYABLE.iter().any(|m| contains(line, m.as_bytes())))
-}
-
-/// Substring test with SIMD search: this runs on every relayed line, so it
-/// must cost far less than the copy itself.
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    memchr::memmem::find(hay, needle).is_some()
-}
-
 /// Reads `input` in large chunks and hands over whole lines: a run of lines
 /// that `bulk` says elicit need not look at goes out in one piece (this is
 /// what keeps relaying at pipe speed), the others one at a time. The last
@@ -445,7 +430,8 @@ fn for_each_line_batch(
 }
 
 fn relay_client(shared: &Shared, client_in: Box<dyn Read + Send>) {
-    let bulk = |chunk: &[u8]| !client_line_matters(chunk) && shared.log.is_none();
+    let bulk =
+        |chunk: &[u8]| !classify::chunk_matters(chunk, client_line_matters) && shared.log.is_none();
     for_each_line_batch(client_in, bulk, |bytes, single, flush| {
         let rewritten = if single && client_line_matters(bytes) {
             rewrite_client_message(shared, bytes)
@@ -559,11 +545,11 @@ fn client_hung_up(shared: &Shared) {
     }
 }
 
-fn server_line_matters(shared: &Shared, line: &[u8]) -> bool {
-    contains(line, ELICITATION_METHOD.as_bytes())
-        || contains(line, b"input_required")
-        || contains(line, RETRY_PREFIX.as_bytes())
-        || !shared.state.lock().expect("state lock").tracked.is_empty()
+/// A server line (or run of lines) may matter by its text, or because a
+/// tracked client request awaits its reply (matched by id, after parsing).
+fn server_line_matters(shared: &Shared, bytes: &[u8]) -> bool {
+    !shared.state.lock().expect("state lock").tracked.is_empty()
+        || classify::chunk_matters(bytes, classify::server_line_matters)
 }
 
 fn relay_server(shared: &Shared, server_out: impl Read, jobs: &mpsc::Sender<Job>) {
