@@ -440,3 +440,52 @@ fn proxy_declares_elicitation_on_an_escaped_initialize() {
         replies[0]
     );
 }
+
+// ---- 13. Scripted answers span the forms of a session -----------------
+
+#[test]
+fn call_scripts_a_tool_that_asks_two_forms() {
+    let out = call(
+        "two_forms",
+        &["-a", "a=1", "-a", "b=2", "-a", "c=3", "-a", "accept"],
+        &[],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let got: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        got["a"]["result"],
+        json!({"action": "accept", "content": {"a": "1"}})
+    );
+    assert_eq!(
+        got["b"]["result"],
+        json!({"action": "accept", "content": {"b": "2"}})
+    );
+    assert!(err.contains("warning: unused answer c"), "{err}");
+    assert!(
+        !err.contains("unused answer a") && !err.contains("unused answer b"),
+        "{err}"
+    );
+}
+
+#[test]
+fn proxy_scripts_a_tool_that_asks_two_forms() {
+    let (replies, out) = proxy_exchange(
+        proxy(
+            "two_forms",
+            &["-a", "a=1", "-a", "b=2", "-a", "c=3", "-a", "accept"],
+            &[],
+        ),
+        &[INIT, CALL],
+        2,
+    );
+    let got: Value =
+        serde_json::from_str(replies[1]["result"]["content"][0]["text"].as_str().unwrap())
+            .unwrap_or_else(|e| panic!("{e}: {}", replies[1]));
+    assert_eq!(got["a"]["result"]["content"], json!({"a": "1"}));
+    assert_eq!(got["b"]["result"]["content"], json!({"b": "2"}));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("warning: unused answer c"), "{err}");
+    assert!(!err.contains("unused answer a"), "{err}");
+}

@@ -63,6 +63,7 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
         .list_tools(&mut handler)
         .context("listing the server's tools")?;
     let choices = tool_choices(&tools);
+    let seen_early = handler.seen_fields.clone();
     let tool = match &args.tool {
         Some(t) => t.clone(),
         None if picker => {
@@ -90,6 +91,7 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
     };
     let mut handler = ElicitHandler::new(&scripted, person.resolver());
     handler.server_name = client.server_name();
+    handler.seen_fields = seen_early;
     let schema = input_schema(&tools, &tool);
     if schema.is_none() && args.verbose {
         eprintln!(
@@ -106,7 +108,11 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
             }
         }
     }
-    let result = call_tool(&mut client, &mut handler, &tool, &arguments).with_context(|| {
+    let result = call_tool(&mut client, &mut handler, &tool, &arguments);
+    for name in handler.unused_answers() {
+        super::warn(&elicit::session::handler::unused_answer_warning(&name));
+    }
+    let result = result.with_context(|| {
         format!(
             "calling the tool {}",
             elicit::sanitize::sanitize_line(&tool)

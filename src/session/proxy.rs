@@ -94,6 +94,8 @@ struct Shared {
     resolving: AtomicBool,
     passthrough_declared: bool,
     verbose: bool,
+    /// Scripted field answers no form has had so far (warned about at the end).
+    unused_answers: Mutex<Vec<String>>,
 }
 
 pub mod classify;
@@ -208,6 +210,7 @@ pub fn run_proxy(
         resolving: AtomicBool::new(false),
         passthrough_declared: options.passthrough_declared,
         verbose: options.verbose,
+        unused_answers: Mutex::new(scripted.field_names().map(str::to_string).collect()),
     });
     let server_done = Arc::new(AtomicBool::new(false));
     forward_signals(group.clone(), options.forward_sigint);
@@ -239,6 +242,9 @@ pub fn run_proxy(
             for job in job_rx {
                 shared.resolving.store(true, Ordering::SeqCst);
                 resolve_job(&shared, &mut handler, job);
+                if let Ok(mut unused) = shared.unused_answers.lock() {
+                    *unused = handler.unused_answers();
+                }
                 shared.resolving.store(false, Ordering::SeqCst);
             }
         });
@@ -307,6 +313,14 @@ pub fn run_proxy(
     flush_client(&shared);
     if let Some(relay) = &stderr_relay {
         relay.drain(Duration::from_millis(300));
+    }
+    if let Ok(unused) = shared.unused_answers.lock() {
+        for name in unused.iter() {
+            eprintln!(
+                "elicit proxy: warning: {}",
+                super::handler::unused_answer_warning(name)
+            );
+        }
     }
     use std::os::unix::process::ExitStatusExt;
     Ok(match (status.code(), status.signal()) {
