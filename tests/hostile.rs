@@ -489,3 +489,114 @@ fn proxy_scripts_a_tool_that_asks_two_forms() {
     assert!(err.contains("warning: unused answer c"), "{err}");
     assert!(!err.contains("unused answer a"), "{err}");
 }
+
+// ---- 8. One line cannot grow elicit without bound ----------------------
+
+/// The peak resident memory of a running process, in MiB.
+fn peak_rss_mib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kib / 1024
+}
+
+/// Loose: with a 100 MB line, elicit before bounded reading peaked at
+/// 246 MiB (`--lines`) and 382 MiB (proxy, both ways); now near 90 MiB.
+const PEAK_LIMIT_MIB: u64 = 150;
+const BIG: usize = 100_000_000;
+
+#[test]
+fn call_stops_at_an_endless_line_with_a_clear_error() {
+    let out = call("endless_line", &[], &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("64 MiB message limit"), "{err}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn proxy_streams_lines_over_the_limit_both_ways_without_holding_them() {
+    let mut child = proxy("big_line", &[], &[]);
+    // (big_line answers tools/call with one BIG-byte line.)
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    writeln!(stdin, "{INIT}").unwrap();
+    let mut line = Vec::new();
+    stdout.read_until(b'\n', &mut line).unwrap();
+    // Client → server: a BIG-byte request the server gets whole (it is not
+    // one elicit reads, so it is passed on in pieces).
+    let pad = "y".repeat(BIG);
+    let request = format!(
+        r#"{{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{{"name":"t","arguments":{{"pad":"{pad}"}}}}}}"#
+    );
+    drop(pad);
+    stdin.write_all(request.as_bytes()).unwrap();
+    stdin.write_all(b"\n").unwrap();
+    stdin.flush().unwrap();
+    drop(request);
+    // Server → client: the BIG-byte reply arrives whole, byte for byte.
+    line.clear();
+    stdout.read_until(b'\n', &mut line).unwrap();
+    let env_bytes = 70_000_000usize; // HOSTILE_BYTES default in server.py
+    assert_eq!(line.len(), env_bytes, "the reply was not relayed whole");
+    assert!(line.starts_with(br#"{"jsonrpc":"2.0","id":"big","result""#));
+    assert!(line.ends_with(b"\"}]}}\n"));
+    let peak = peak_rss_mib(child.id());
+    drop(stdin);
+    child.stdout = Some(stdout.into_inner());
+    let out = wait_output(child, Duration::from_secs(30));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(peak < PEAK_LIMIT_MIB, "the proxy peaked at {peak} MiB");
+}
+
+#[test]
+fn lines_mode_rejects_an_oversized_line_without_holding_it() {
+    let valid = r#"{"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object","properties":{}}}}"#;
+    let mut writer = Command::new("python3")
+        .args([
+            "-c",
+            &format!(
+                "import sys,time\nsys.stdout.write('x'*{BIG} + '\\n' + '{valid}' + '\\n')\nsys.stdout.flush()\ntime.sleep(60)"
+            ),
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut elicit = Command::new(env!("CARGO_BIN_EXE_elicit"))
+        .args(["--lines", "--no-input", "-a", "accept"])
+        .stdin(writer.stdout.take().unwrap())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(elicit.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    let mut second = String::new();
+    stdout.read_line(&mut second).unwrap();
+    let peak = peak_rss_mib(elicit.id());
+    let _ = writer.kill();
+    let _ = writer.wait();
+    elicit.stdout = Some(stdout.into_inner());
+    let out = wait_output(elicit, Duration::from_secs(30));
+    let first: Value = serde_json::from_str(&first).unwrap();
+    let message = first["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains(&format!("{BIG} bytes")), "{first}");
+    assert_eq!(first["error"]["line"], 1);
+    let second: Value = serde_json::from_str(&second).unwrap();
+    assert_eq!(second["action"], "accept", "{second}");
+    assert!(
+        out.status.code().is_some(),
+        "elicit crashed: {:?}",
+        out.status
+    );
+    assert!(peak < PEAK_LIMIT_MIB, "elicit --lines peaked at {peak} MiB");
+}

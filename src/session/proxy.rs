@@ -330,6 +330,10 @@ pub fn run_proxy(
     })
 }
 
+/// The longest line held whole (a message and its newline); longer ones
+/// are passed through in pieces, unread.
+const HELD_LINE_LIMIT: usize = crate::input::MAX_INPUT_BYTES as usize + 1;
+
 /// How long the server's output is drained after it exits, before what it
 /// started is ended; and how long an idle pipe is waited on after that.
 const EXIT_DRAIN: Duration = Duration::from_millis(500);
@@ -390,22 +394,51 @@ fn forward_signals(group: ProcessGroup, sigint: bool) {
 /// what keeps relaying at pipe speed), the others one at a time. The last
 /// line of the stream is handed over even without a final newline.
 /// `emit(bytes, is_single_line, end_of_batch)` returns false to stop.
+///
+/// Memory is bounded by the message limit: a line is held whole (so that
+/// elicit can read it) up to `limit` ([`HELD_LINE_LIMIT`]); a longer one is not a
+/// message elicit would act on (the input limit refuses it), so it is passed
+/// on as it comes, in pieces (`is_single_line` false), never held whole.
 fn for_each_line_batch(
     mut input: impl Read,
+    limit: usize,
     bulk: impl Fn(&[u8]) -> bool,
     mut emit: impl FnMut(&[u8], bool, bool) -> bool,
 ) {
-    let mut buf: Vec<u8> = vec![0; 256 * 1024];
+    const INITIAL: usize = 256 * 1024;
+    let mut buf: Vec<u8> = vec![0; INITIAL.min(limit)];
     let mut filled = 0usize;
+    // Inside a line over the limit: the rest of it streams through.
+    let mut streaming = false;
     loop {
+        if !streaming && buf.len() > INITIAL && filled < INITIAL {
+            // A long line is done: its buffer is not kept for the session.
+            let mut small = vec![0; INITIAL];
+            small[..filled].copy_from_slice(&buf[..filled]);
+            buf = small;
+        }
         if filled == buf.len() {
-            // One line longer than the buffer: grow it (a 20 MB message).
-            buf.resize(buf.len() * 2, 0);
+            if buf.len() >= limit {
+                // The buffer holds one partial line, and it is over the limit.
+                if !emit(&buf[..filled], false, false) {
+                    return;
+                }
+                filled = 0;
+                streaming = true;
+            } else {
+                // One line longer than the buffer (a 20 MB message): one
+                // move to the largest buffer, in fresh zeroed memory whose
+                // pages only become resident as the line fills them (growing
+                // step by step would leave every smaller step resident too).
+                let mut bigger = vec![0; limit];
+                bigger[..filled].copy_from_slice(&buf[..filled]);
+                buf = bigger;
+            }
         }
         let n = match input.read(&mut buf[filled..]) {
             Ok(0) => {
                 if filled > 0 {
-                    emit(&buf[..filled], true, true);
+                    emit(&buf[..filled], !streaming, true);
                 }
                 return;
             }
@@ -413,8 +446,25 @@ fn for_each_line_batch(
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(_) => return,
         };
-        let scan_from = filled;
+        let mut scan_from = filled;
         filled += n;
+        if streaming {
+            let Some(end) = memchr::memchr(b'\n', &buf[scan_from..filled]).map(|i| scan_from + i)
+            else {
+                if !emit(&buf[..filled], false, false) {
+                    return;
+                }
+                filled = 0;
+                continue;
+            };
+            if !emit(&buf[..=end], false, true) {
+                return;
+            }
+            buf.copy_within(end + 1..filled, 0);
+            filled -= end + 1;
+            streaming = false;
+            scan_from = 0;
+        }
         let Some(last_nl) = memchr::memrchr(b'\n', &buf[scan_from..filled]).map(|i| scan_from + i)
         else {
             continue;
@@ -446,7 +496,7 @@ fn for_each_line_batch(
 fn relay_client(shared: &Shared, client_in: Box<dyn Read + Send>) {
     let bulk =
         |chunk: &[u8]| !classify::chunk_matters(chunk, client_line_matters) && shared.log.is_none();
-    for_each_line_batch(client_in, bulk, |bytes, single, flush| {
+    for_each_line_batch(client_in, HELD_LINE_LIMIT, bulk, |bytes, single, flush| {
         let rewritten = if single && client_line_matters(bytes) {
             rewrite_client_message(shared, bytes)
         } else {
@@ -568,7 +618,7 @@ fn server_line_matters(shared: &Shared, bytes: &[u8]) -> bool {
 
 fn relay_server(shared: &Shared, server_out: impl Read, jobs: &mpsc::Sender<Job>) {
     let bulk = |chunk: &[u8]| !server_line_matters(shared, chunk) && shared.log.is_none();
-    for_each_line_batch(server_out, bulk, |bytes, single, flush| {
+    for_each_line_batch(server_out, HELD_LINE_LIMIT, bulk, |bytes, single, flush| {
         if single && server_line_matters(shared, bytes) {
             if let Ok(msg) = serde_json::from_slice::<Value>(bytes) {
                 match take_server_message(shared, msg) {
@@ -793,6 +843,56 @@ fn resolve_job(shared: &Shared, handler: &mut ElicitHandler<'_>, job: Job) {
                 .retries
                 .insert(json!(retry_id).to_string(), client_id);
             shared.send_value_to_server(&retry);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pieces handed over, as (text, whole line?).
+    fn pieces(input: &[u8], limit: usize) -> Vec<(String, bool)> {
+        let mut out = Vec::new();
+        // A reader that gives 3 bytes at a time, as a slow pipe would.
+        struct Trickle<'a>(&'a [u8]);
+        impl Read for Trickle<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = buf.len().min(3).min(self.0.len());
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        for_each_line_batch(
+            Trickle(input),
+            limit,
+            |_| false,
+            |b, single, _| {
+                out.push((String::from_utf8_lossy(b).into_owned(), single));
+                true
+            },
+        );
+        out
+    }
+
+    #[test]
+    fn a_line_over_the_limit_streams_through_and_the_rest_is_whole() {
+        let input = b"ab\n0123456789abcdef\ncd\nef";
+        let got = pieces(input, 8);
+        let joined: String = got.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(joined.as_bytes(), input, "every byte passes, in order");
+        assert!(got.contains(&("ab\n".into(), true)), "{got:?}");
+        assert!(got.contains(&("cd\n".into(), true)), "{got:?}");
+        assert!(got.contains(&("ef".into(), true)), "{got:?}");
+        for (t, single) in &got {
+            if t.contains('5') {
+                assert!(
+                    !single,
+                    "the long line was handed over as a message: {got:?}"
+                );
+            }
+            assert!(t.len() <= 8, "more than the limit held: {got:?}");
         }
     }
 }

@@ -7,7 +7,7 @@
 //! ended on the way out: no child is left behind ([`super::process_group`]).
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
@@ -20,6 +20,12 @@ use super::process_group::{self, ProcessGroup};
 use super::server_stderr::StderrRelay;
 use super::{Incoming, MessageLog, Transport};
 use crate::error::ElicitError;
+use crate::lines::LineRead;
+
+/// The most one message from a server may take: the input limit
+/// ([`crate::input::MAX_INPUT_BYTES`], 64 MiB). A longer line ends the
+/// session with an error, having held at most this much of it.
+const LINE_LIMIT: usize = crate::input::MAX_INPUT_BYTES as usize;
 
 /// A server just started: the child, and the relay of its stderr (none
 /// when it goes to `--server-log`).
@@ -103,16 +109,33 @@ impl ServerProcess {
         let (tx, rx) = mpsc::channel();
         let reader_log = log.clone();
         std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
+            let mut reader = BufReader::with_capacity(64 * 1024, stdout);
             let mut buf = Vec::new();
             loop {
-                buf.clear();
-                match reader.read_until(b'\n', &mut buf) {
-                    Ok(0) | Err(_) => {
+                // Bounded: a server cannot grow elicit with one endless line.
+                match crate::lines::read_line_limited(&mut reader, &mut buf, LINE_LIMIT, false) {
+                    Ok(LineRead::Line) => {}
+                    Ok(LineRead::TooLong { .. }) => {
+                        if let Some(l) = &reader_log {
+                            l.record(
+                                "recv",
+                                Err("(a line over the 64 MiB message limit; not read)"),
+                            );
+                        }
+                        let _ = tx.send(Incoming::Malformed {
+                            line: String::new(),
+                            error: format!(
+                                "a line longer than the {} MiB message limit; elicit stopped reading the server",
+                                LINE_LIMIT >> 20
+                            ),
+                        });
                         let _ = tx.send(Incoming::Closed);
                         return;
                     }
-                    Ok(_) => {}
+                    Ok(LineRead::Eof) | Err(_) => {
+                        let _ = tx.send(Incoming::Closed);
+                        return;
+                    }
                 }
                 let line = String::from_utf8_lossy(&buf);
                 let line = line.trim_end_matches(['\n', '\r']);
