@@ -3,8 +3,6 @@
 //! terminal, nothing it starts outlives elicit, no line grows elicit without
 //! bound, and a server cannot keep elicit busy forever.
 
-#![allow(dead_code, unused_imports)] // until every helper has its test
-
 mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
