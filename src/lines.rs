@@ -1,7 +1,9 @@
 //! `--lines`: newline-delimited JSON, one elicitation document per line and
 //! one output line per input line, in order. A bad line yields an error line
 //! and processing goes on, so every line is accounted for. Memory stays flat:
-//! one line is held at a time and parsed schemas are cached.
+//! one line is held at a time (at most [`MAX_INPUT_BYTES`] of it: a longer
+//! line is counted and skipped, never held whole) and parsed schemas are
+//! cached.
 
 use std::io::{BufRead, Write};
 
@@ -35,20 +37,31 @@ pub fn run_lines(
     let mut summary = LinesSummary::default();
     let mut buf = Vec::new();
     loop {
-        buf.clear();
-        let n = input
-            .read_until(b'\n', &mut buf)
+        let read = read_line_limited(&mut input, &mut buf, MAX_INPUT_BYTES as usize, true)
             .map_err(|e| ElicitError::io("reading input", e))?;
-        if n == 0 {
-            break;
-        }
+        let too_large = match read {
+            LineRead::Eof => break,
+            LineRead::Line => None,
+            LineRead::TooLong { size, .. } => Some(size),
+        };
         summary.lines += 1;
         let line_no = summary.lines;
-        let mut bytes = buf.as_slice();
-        if let Some(b) = bytes.strip_suffix(b"\n") {
-            bytes = b.strip_suffix(b"\r").unwrap_or(b);
+        if buf.capacity() > 1 << 20 && buf.len() <= 1 << 20 {
+            // A long line went before: do not keep its buffer.
+            buf.shrink_to(1 << 20);
         }
-        let outcome = handle_line(bytes, scripted, person, &mut cache).map_err(|(e, id)| {
+        let bytes = buf.strip_suffix(b"\r").unwrap_or(&buf);
+        let outcome = match too_large {
+            Some(size) => Err((
+                ElicitError::TooLarge {
+                    size,
+                    limit: MAX_INPUT_BYTES,
+                },
+                None,
+            )),
+            None => handle_line(bytes, scripted, person, &mut cache),
+        };
+        let outcome = outcome.map_err(|(e, id)| {
             // A line holds no newline: its JSON errors are at this stream line.
             let e = match e {
                 ElicitError::Json {
@@ -95,6 +108,84 @@ pub fn run_lines(
     Ok(summary)
 }
 
+/// What [`read_line_limited`] read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineRead {
+    /// The input had ended: no line.
+    Eof,
+    /// A line (without its newline) is in the buffer.
+    Line,
+    /// A line longer than the limit: the buffer holds none of it. `size` is
+    /// the line's length (without its newline) when it was read to its end
+    /// (`complete`), else how much was seen before reading stopped (so the
+    /// line is longer than that).
+    TooLong { size: u64, complete: bool },
+}
+
+/// Reads one line into `buf` (cleared first; the newline is not kept),
+/// never holding more than `limit` bytes of it. A longer line is skipped
+/// to its end and measured when `skip_rest`, else reading stops as soon as
+/// it is known to be too long. The last line needs no final newline.
+///
+/// Hand-written over `BufRead::fill_buf` because `read_until` and `lines`
+/// hold the whole line, whatever its length.
+pub fn read_line_limited(
+    input: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    limit: usize,
+    skip_rest: bool,
+) -> std::io::Result<LineRead> {
+    buf.clear();
+    let mut seen: u64 = 0;
+    let mut over = false;
+    loop {
+        let available = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(match (over, seen) {
+                (true, _) => LineRead::TooLong {
+                    size: seen,
+                    complete: true,
+                },
+                (false, 0) => LineRead::Eof,
+                (false, _) => LineRead::Line,
+            });
+        }
+        let (content, used, ended) = match memchr::memchr(b'\n', available) {
+            Some(i) => (&available[..i], i + 1, true),
+            None => (available, available.len(), false),
+        };
+        seen += content.len() as u64;
+        if !over && buf.len() + content.len() > limit {
+            over = true;
+            *buf = Vec::new();
+        }
+        if !over {
+            if buf.len() + content.len() > buf.capacity() && buf.len() >= 1 << 20 {
+                // A long line: one move to the largest buffer, whose pages
+                // only become resident as the line fills them (doubling
+                // would leave every smaller step resident as well).
+                buf.reserve_exact(limit - buf.len());
+            }
+            buf.extend_from_slice(content);
+        }
+        input.consume(used);
+        if over && (ended || !skip_rest) {
+            return Ok(LineRead::TooLong {
+                size: seen,
+                complete: ended,
+            });
+        }
+        if ended {
+            // An empty line read as a line, not as the end of input.
+            return Ok(LineRead::Line);
+        }
+    }
+}
+
 type LineOk = (String, i32, Vec<String>);
 type LineErr = (ElicitError, Option<Box<serde_json::value::RawValue>>);
 
@@ -104,18 +195,46 @@ fn handle_line(
     person: &mut dyn Resolver,
     cache: &mut SchemaCache,
 ) -> Result<LineOk, LineErr> {
-    if bytes.len() as u64 > MAX_INPUT_BYTES {
-        return Err((
-            ElicitError::TooLarge {
-                size: bytes.len() as u64,
-                limit: MAX_INPUT_BYTES,
-            },
-            None,
-        ));
-    }
     let text = input::decode(bytes).map_err(|e| (e, None))?;
     let resolved = crate::resolve_text(text, scripted, person, cache, false)
         .map_err(|f| (f.error, f.reply_id))?;
     let code = outcome_exit_code(resolved.results.iter().map(|(_, r)| r));
     Ok((resolved.output, code, resolved.warnings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_lines_are_measured_not_held() {
+        let mut input = &b"abc\r\n0123456789\n\nlast"[..];
+        let mut buf = Vec::new();
+        let mut read = |skip| read_line_limited(&mut input, &mut buf, 5, skip).unwrap();
+        assert_eq!(read(true), LineRead::Line);
+        assert_eq!(
+            read(true),
+            LineRead::TooLong {
+                size: 10,
+                complete: true
+            }
+        );
+        assert_eq!(read(true), LineRead::Line);
+        assert_eq!(read(true), LineRead::Line);
+        assert_eq!(read(true), LineRead::Eof);
+        // Read in small pieces, as a pipe gives them: reading stops early.
+        let mut input = std::io::BufReader::with_capacity(4, &b"0123456789\nx\n"[..]);
+        let r = read_line_limited(&mut input, &mut buf, 5, false).unwrap();
+        assert!(
+            matches!(
+                r,
+                LineRead::TooLong {
+                    complete: false,
+                    ..
+                }
+            ),
+            "{r:?}"
+        );
+        assert!(buf.is_empty());
+    }
 }

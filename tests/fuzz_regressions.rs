@@ -34,6 +34,11 @@ fn input_regressions() {
 }
 
 #[test]
+fn proxy_classifier_regressions() {
+    replay("proxy_classifier", checks::proxy_classifier);
+}
+
+#[test]
 fn schema_regressions() {
     replay("schema", checks::schema);
 }
@@ -71,6 +76,7 @@ fn fixtures_pass_every_check() {
                     checks::answers,
                     checks::sanitize,
                     checks::url,
+                    checks::proxy_classifier,
                 ] {
                     check(&data);
                 }

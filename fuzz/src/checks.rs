@@ -194,3 +194,47 @@ pub fn url(data: &[u8]) {
         a.display
     );
 }
+
+/// The proxy's line classifier (`elicit::session::proxy::classify`): it may
+/// claim more lines than matter, never fewer. For every line that parses as
+/// JSON and matters by the exact decision on the parsed message, the line
+/// test must say so; and a run of lines the run test passes over must hold
+/// no line that matters.
+pub fn proxy_classifier(data: &[u8]) {
+    use elicit::session::proxy::classify::{
+        chunk_matters, client_line_matters, client_message_matters, server_line_matters,
+        server_message_matters,
+    };
+    let lines: Vec<&[u8]> = data.split_inclusive(|b| *b == b'\n').collect();
+    for line in &lines {
+        if let Ok(v) = serde_json::from_slice::<Value>(line) {
+            if client_message_matters(&v) {
+                assert!(client_line_matters(line), "client line missed: {v}");
+            }
+            if server_message_matters(&v) {
+                assert!(server_line_matters(line), "server line missed: {v}");
+            }
+        }
+    }
+    let whole = match memchr_last_newline(data) {
+        Some(end) => &data[..=end],
+        None => return,
+    };
+    let check = |line_matters: fn(&[u8]) -> bool| {
+        if !chunk_matters(whole, line_matters) {
+            for line in whole.split_inclusive(|b| *b == b'\n') {
+                assert!(
+                    !line_matters(line),
+                    "a run of lines was passed over with a line that matters: {:?}",
+                    String::from_utf8_lossy(line)
+                );
+            }
+        }
+    };
+    check(client_line_matters);
+    check(server_line_matters);
+}
+
+fn memchr_last_newline(data: &[u8]) -> Option<usize> {
+    data.iter().rposition(|b| *b == b'\n')
+}

@@ -32,6 +32,7 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
     let scripted = load_answers(&args.answers)?;
     let mut person = person(&args.answers, args.prompt_timeout);
     elicit::terminal::tty::install_interrupt_handler();
+    elicit::transport::process_group::exit_on_signals();
     let log = args.log.as_deref().map(MessageLog::create).transpose()?;
     let target = ServerTarget::from_args(args.url.as_deref(), &args.command)?;
     let headers = parse_headers(&args.headers)?;
@@ -77,6 +78,7 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
         .list_tools(&mut handler)
         .context("listing the server's tools")?;
     let choices = tool_choices(&tools);
+    let seen_early = handler.seen_fields.clone();
     let tool = match &args.tool {
         Some(t) => t.clone(),
         None if picker => {
@@ -109,6 +111,7 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
     }
     let mut handler = ElicitHandler::new(&scripted, person.resolver());
     handler.server_name = client.server_name();
+    handler.seen_fields = seen_early;
     let mut arguments = tool_arguments(schema, args.args_json.as_deref(), &args.arg)?;
     if let Some(schema) = schema {
         let nothing_given = args.tool.is_none() && args.args_json.is_none() && args.arg.is_empty();
@@ -179,6 +182,9 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
         eprintln!(
             "elicit: the session used {STATELESS_VERSION}, where a tool cannot send requests of its own; --protocol {HANDSHAKE_VERSION} uses the initialize handshake, which can"
         );
+    }
+    for name in handler.unused_answers() {
+        super::warn(&elicit::session::handler::unused_answer_warning(&name));
     }
     let result = outcome.with_context(calling)?;
     client.server.close(Duration::from_secs(2));

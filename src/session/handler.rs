@@ -3,6 +3,8 @@
 //! request: scripted answers, then the person); `ping` is answered; anything
 //! else gets a JSON-RPC error, never silence.
 
+use std::collections::HashSet;
+
 use serde_json::{json, Map, Value};
 
 use crate::error::{rpc_code, ElicitError};
@@ -29,6 +31,10 @@ pub struct ElicitHandler<'a> {
     pub server_name: Option<String>,
     /// Every result sent, in order (for tests and `--verbose`).
     pub answered: Vec<ElicitResult>,
+    /// The fields of every form asked in this session: a scripted answer
+    /// is for whichever form has its field (a tool may ask `a`, then `b`),
+    /// and one that no form had is reported by [`Self::unused_answers`].
+    pub seen_fields: HashSet<String>,
 }
 
 impl<'a> ElicitHandler<'a> {
@@ -39,6 +45,7 @@ impl<'a> ElicitHandler<'a> {
             cache: SchemaCache::default(),
             server_name: None,
             answered: Vec::new(),
+            seen_fields: HashSet::new(),
         }
     }
 
@@ -82,9 +89,13 @@ impl<'a> ElicitHandler<'a> {
             for w in &form.warnings {
                 eprintln!("elicit: warning: {}", crate::sanitize::sanitize_line(w));
             }
+            self.seen_fields
+                .extend(form.fields.iter().map(|f| f.name.clone()));
         }
+        // Not strict: a value for a field this form lacks may be for a later
+        // form of the session; see `unused_answers`.
         let result =
-            resolve::resolve(&e, self.scripted, true, self.person).map_err(HandlerError::Fatal)?;
+            resolve::resolve(&e, self.scripted, false, self.person).map_err(HandlerError::Fatal)?;
         self.answered.push(result.clone());
         Ok(result)
     }
@@ -113,6 +124,31 @@ impl<'a> ElicitHandler<'a> {
         }
         Ok(out)
     }
+}
+
+impl ElicitHandler<'_> {
+    /// Scripted field answers that no form of the session had (so far):
+    /// a typo, or a form that never came. Reported as a warning at the end.
+    pub fn unused_answers(&self) -> Vec<String> {
+        unused_answers(self.scripted, &self.seen_fields)
+    }
+}
+
+/// The scripted field names not in `seen`, in the order given.
+pub fn unused_answers(scripted: &ScriptedAnswers, seen: &HashSet<String>) -> Vec<String> {
+    scripted
+        .field_names()
+        .filter(|n| !seen.contains(*n))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The warning for one unused scripted answer.
+pub fn unused_answer_warning(name: &str) -> String {
+    format!(
+        "unused answer {}: no form in this session had that field",
+        crate::sanitize::sanitize_line(name)
+    )
 }
 
 fn rpc_or_fatal(e: ElicitError) -> HandlerError {

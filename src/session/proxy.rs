@@ -16,7 +16,8 @@
 //!   result.
 //!
 //! Lines are only parsed when they might concern elicit (a cheap substring
-//! test first), so bulk traffic passes at pipe speed and unaltered.
+//! test first, exact for lines without escapes; see [`classify`]), so bulk
+//! traffic passes at pipe speed and unaltered.
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufWriter, Read, Write};
@@ -29,11 +30,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
+use super::call::MAX_INPUT_ROUNDS;
 use super::handler::{ElicitHandler, HandlerError};
 use crate::error::{rpc_code, ElicitError};
 use crate::protocol::ELICITATION_METHOD;
 use crate::resolve::Resolver;
-use crate::transport::stdio::{signal_group, spawn_server};
+use crate::transport::process_group::ProcessGroup;
+use crate::transport::stdio::spawn_server;
 use crate::transport::MessageLog;
 use crate::ScriptedAnswers;
 
@@ -70,6 +73,9 @@ struct State {
     retries: HashMap<String, String>,
     /// Server request ids (text) of elicitations being resolved.
     pending: HashSet<String>,
+    /// `input_required` rounds so far, by the client's id text: at most
+    /// [`MAX_INPUT_ROUNDS`] per request, as in `call`.
+    rounds: HashMap<String, usize>,
     client_gone: bool,
 }
 
@@ -88,12 +94,14 @@ struct Shared {
     resolving: AtomicBool,
     passthrough_declared: bool,
     verbose: bool,
+    /// Scripted field answers no form has had so far (warned about at the end).
+    unused_answers: Mutex<Vec<String>>,
 }
 
-pub(crate) const RETRY_PREFIX: &str = "elicit-proxy-";
-pub(crate) const RETRYABLE: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
-pub(crate) const CAPS_META: &str = "io.modelcontextprotocol/clientCapabilities";
-pub(crate) const VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
+pub mod classify;
+
+use classify::client_line_matters;
+pub(crate) use classify::{CAPS_META, RETRYABLE, RETRY_PREFIX, VERSION_META};
 
 impl Shared {
     fn handles(&self, mode: Option<&str>) -> bool {
@@ -170,8 +178,10 @@ impl MessageLog {
 }
 
 /// Runs the proxy until the server exits. Returns the server's exit status
-/// (128 + signal when it was killed), after every byte it wrote has been
-/// delivered to the client.
+/// (128 + signal when it was killed), after what it wrote has been
+/// delivered to the client: the run ends on the server's exit, after a short
+/// drain ([`EXIT_DRAIN`]), even when a process it started still holds its
+/// stdout open (that process is ended with the rest of the server).
 pub fn run_proxy(
     options: ProxyOptions,
     scripted: ScriptedAnswers,
@@ -179,8 +189,11 @@ pub fn run_proxy(
     client_in: Box<dyn Read + Send>,
     client_out: Box<dyn Write + Send>,
 ) -> Result<i32, ElicitError> {
-    let mut child = spawn_server(&options.command, options.server_log.as_deref())?;
-    let pid = child.id();
+    let crate::transport::stdio::Spawned {
+        mut child,
+        stderr: stderr_relay,
+        group,
+    } = spawn_server(&options.command, options.server_log.as_deref())?;
     let server_out = child.stdout.take().expect("stdout is piped");
     let server_in = child.stdin.take().expect("stdin is piped");
     {
@@ -198,20 +211,22 @@ pub fn run_proxy(
         resolving: AtomicBool::new(false),
         passthrough_declared: options.passthrough_declared,
         verbose: options.verbose,
+        unused_answers: Mutex::new(scripted.field_names().map(str::to_string).collect()),
     });
     let server_done = Arc::new(AtomicBool::new(false));
-    forward_signals(pid, options.forward_sigint);
+    forward_signals(group.clone(), options.forward_sigint);
     if !options.forward_sigint {
         // With a terminal, Ctrl-C at a prompt cancels that elicitation; a
         // Ctrl-C with no prompt up means "stop": it goes to the server.
         let shared = shared.clone();
+        let group = group.clone();
         std::thread::spawn(move || {
             let mut seen = crate::terminal::tty::interrupt_count();
             loop {
                 std::thread::sleep(Duration::from_millis(100));
                 let now = crate::terminal::tty::interrupt_count();
                 if now != seen && !shared.resolving.load(Ordering::SeqCst) {
-                    signal_group(pid, libc::SIGINT);
+                    group.signal(libc::SIGINT);
                 }
                 seen = now;
             }
@@ -228,6 +243,9 @@ pub fn run_proxy(
             for job in job_rx {
                 shared.resolving.store(true, Ordering::SeqCst);
                 resolve_job(&shared, &mut handler, job);
+                if let Ok(mut unused) = shared.unused_answers.lock() {
+                    *unused = handler.unused_answers();
+                }
                 shared.resolving.store(false, Ordering::SeqCst);
             }
         });
@@ -238,6 +256,7 @@ pub fn run_proxy(
         let shared = shared.clone();
         let server_done = server_done.clone();
         let grace = options.shutdown_grace;
+        let group = group.clone();
         std::thread::spawn(move || {
             relay_client(&shared, client_in);
             client_hung_up(&shared);
@@ -250,32 +269,96 @@ pub fn run_proxy(
                 std::thread::sleep(Duration::from_millis(50));
             }
             shared.note("the server did not exit after its stdin closed: sending SIGTERM");
-            signal_group(pid, libc::SIGTERM);
-            std::thread::sleep(Duration::from_secs(2));
-            if !server_done.load(Ordering::SeqCst) {
-                signal_group(pid, libc::SIGKILL);
-            }
+            group.terminate(Duration::from_secs(2));
         });
     }
 
-    // server → client, on this thread: the proxy lives as long as the
-    // server's output.
-    relay_server(&shared, server_out, &jobs);
-    if let Ok(mut w) = shared.to_client.lock() {
-        let _ = w.flush();
+    // server → client, on its own thread; this one waits for the server.
+    let reading_since = Arc::new(AtomicU64::new(0));
+    let (relay_done_tx, relay_done) = mpsc::channel::<()>();
+    {
+        let shared = shared.clone();
+        let server_out = WatchedRead {
+            inner: server_out,
+            reading_since: reading_since.clone(),
+        };
+        std::thread::spawn(move || {
+            relay_server(&shared, server_out, &jobs);
+            let _ = relay_done_tx.send(());
+        });
     }
+    // The proxy ends on the server's exit, not on the end of its stdout: a
+    // process it started may hold that open long after.
     let status = child
         .wait()
         .map_err(|e| ElicitError::io("waiting for the server", e))?;
     server_done.store(true, Ordering::SeqCst);
-    // Whatever the server started in its group goes with it.
-    signal_group(pid, libc::SIGTERM);
+    // A short drain: what the server wrote before it exited still reaches
+    // the client (normally its stdout closes and the relay ends at once).
+    if relay_done.recv_timeout(EXIT_DRAIN).is_err() {
+        shared.note("the server exited but something it started holds its stdout open: ending it");
+    }
+    // Whatever the server started goes with it (TERM, grace, KILL); its
+    // stdout then closes, and what is still in the pipe is delivered. Only
+    // a descendant that escaped the group and its tag could keep it open:
+    // once the relay has waited on an empty pipe for EXIT_DRAIN, it ends.
+    group.terminate(crate::transport::process_group::TERM_GRACE);
+    while let Err(mpsc::RecvTimeoutError::Timeout) =
+        relay_done.recv_timeout(Duration::from_millis(50))
+    {
+        let since = reading_since.load(Ordering::SeqCst);
+        if since != 0 && millis_now().saturating_sub(since) >= EXIT_DRAIN.as_millis() as u64 {
+            break;
+        }
+    }
+    flush_client(&shared);
+    if let Some(relay) = &stderr_relay {
+        relay.drain(Duration::from_millis(300));
+    }
+    if let Ok(unused) = shared.unused_answers.lock() {
+        for name in unused.iter() {
+            eprintln!(
+                "elicit proxy: warning: {}",
+                super::handler::unused_answer_warning(name)
+            );
+        }
+    }
     use std::os::unix::process::ExitStatusExt;
     Ok(match (status.code(), status.signal()) {
         (Some(c), _) => c,
         (None, Some(sig)) => 128 + sig,
         _ => 1,
     })
+}
+
+/// The longest line held whole (a message and its newline); longer ones
+/// are passed through in pieces, unread.
+const HELD_LINE_LIMIT: usize = crate::input::MAX_INPUT_BYTES as usize + 1;
+
+/// How long the server's output is drained after it exits, before what it
+/// started is ended; and how long an idle pipe is waited on after that.
+const EXIT_DRAIN: Duration = Duration::from_millis(500);
+
+/// Milliseconds on a monotonic clock (never 0).
+fn millis_now() -> u64 {
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_millis() as u64 + 1
+}
+
+/// The server's stdout, noting when a read started (0: not in a read), so
+/// that the end of a run can tell an idle pipe from one still delivering.
+struct WatchedRead<R> {
+    inner: R,
+    reading_since: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for WatchedRead<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.reading_since.store(millis_now(), Ordering::SeqCst);
+        let n = self.inner.read(buf);
+        self.reading_since.store(0, Ordering::SeqCst);
+        n
+    }
 }
 
 /// Asks for a 1 MiB pipe buffer (Linux; the default is 64 KiB): with two
@@ -292,7 +375,7 @@ fn grow_pipe(fd: std::os::fd::RawFd) {
     let _ = fd;
 }
 
-fn forward_signals(pid: u32, sigint: bool) {
+fn forward_signals(group: ProcessGroup, sigint: bool) {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut list = vec![SIGTERM, SIGHUP];
     if sigint {
@@ -301,25 +384,10 @@ fn forward_signals(pid: u32, sigint: bool) {
     if let Ok(mut signals) = signal_hook::iterator::Signals::new(&list) {
         std::thread::spawn(move || {
             for sig in signals.forever() {
-                signal_group(pid, sig);
+                group.signal(sig);
             }
         });
     }
-}
-
-/// True when a line may be an initialize or carry 2026 capabilities, or be
-/// a request elicit must track; everything else is relayed unparsed.
-fn client_line_matters(line: &[u8]) -> bool {
-    contains(line, b"\"method\"")
-        && (contains(line, b"initialize")
-            || contains(line, CAPS_META.as_bytes())
-            || RETRYABLE.iter().any(|m| contains(line, m.as_bytes())))
-}
-
-/// Substring test with SIMD search: this runs on every relayed line, so it
-/// must cost far less than the copy itself.
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    memchr::memmem::find(hay, needle).is_some()
 }
 
 /// Reads `input` in large chunks and hands over whole lines: a run of lines
@@ -327,22 +395,51 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 /// what keeps relaying at pipe speed), the others one at a time. The last
 /// line of the stream is handed over even without a final newline.
 /// `emit(bytes, is_single_line, end_of_batch)` returns false to stop.
+///
+/// Memory is bounded by the message limit: a line is held whole (so that
+/// elicit can read it) up to `limit` ([`HELD_LINE_LIMIT`]); a longer one is not a
+/// message elicit would act on (the input limit refuses it), so it is passed
+/// on as it comes, in pieces (`is_single_line` false), never held whole.
 fn for_each_line_batch(
     mut input: impl Read,
+    limit: usize,
     bulk: impl Fn(&[u8]) -> bool,
     mut emit: impl FnMut(&[u8], bool, bool) -> bool,
 ) {
-    let mut buf: Vec<u8> = vec![0; 256 * 1024];
+    const INITIAL: usize = 256 * 1024;
+    let mut buf: Vec<u8> = vec![0; INITIAL.min(limit)];
     let mut filled = 0usize;
+    // Inside a line over the limit: the rest of it streams through.
+    let mut streaming = false;
     loop {
+        if !streaming && buf.len() > INITIAL && filled < INITIAL {
+            // A long line is done: its buffer is not kept for the session.
+            let mut small = vec![0; INITIAL];
+            small[..filled].copy_from_slice(&buf[..filled]);
+            buf = small;
+        }
         if filled == buf.len() {
-            // One line longer than the buffer: grow it (a 20 MB message).
-            buf.resize(buf.len() * 2, 0);
+            if buf.len() >= limit {
+                // The buffer holds one partial line, and it is over the limit.
+                if !emit(&buf[..filled], false, false) {
+                    return;
+                }
+                filled = 0;
+                streaming = true;
+            } else {
+                // One line longer than the buffer (a 20 MB message): one
+                // move to the largest buffer, in fresh zeroed memory whose
+                // pages only become resident as the line fills them (growing
+                // step by step would leave every smaller step resident too).
+                let mut bigger = vec![0; limit];
+                bigger[..filled].copy_from_slice(&buf[..filled]);
+                buf = bigger;
+            }
         }
         let n = match input.read(&mut buf[filled..]) {
             Ok(0) => {
                 if filled > 0 {
-                    emit(&buf[..filled], true, true);
+                    emit(&buf[..filled], !streaming, true);
                 }
                 return;
             }
@@ -350,8 +447,25 @@ fn for_each_line_batch(
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(_) => return,
         };
-        let scan_from = filled;
+        let mut scan_from = filled;
         filled += n;
+        if streaming {
+            let Some(end) = memchr::memchr(b'\n', &buf[scan_from..filled]).map(|i| scan_from + i)
+            else {
+                if !emit(&buf[..filled], false, false) {
+                    return;
+                }
+                filled = 0;
+                continue;
+            };
+            if !emit(&buf[..=end], false, true) {
+                return;
+            }
+            buf.copy_within(end + 1..filled, 0);
+            filled -= end + 1;
+            streaming = false;
+            scan_from = 0;
+        }
         let Some(last_nl) = memchr::memrchr(b'\n', &buf[scan_from..filled]).map(|i| scan_from + i)
         else {
             continue;
@@ -381,8 +495,9 @@ fn for_each_line_batch(
 }
 
 fn relay_client(shared: &Shared, client_in: Box<dyn Read + Send>) {
-    let bulk = |chunk: &[u8]| !client_line_matters(chunk) && shared.log.is_none();
-    for_each_line_batch(client_in, bulk, |bytes, single, flush| {
+    let bulk =
+        |chunk: &[u8]| !classify::chunk_matters(chunk, client_line_matters) && shared.log.is_none();
+    for_each_line_batch(client_in, HELD_LINE_LIMIT, bulk, |bytes, single, flush| {
         let rewritten = if single && client_line_matters(bytes) {
             rewrite_client_message(shared, bytes)
         } else {
@@ -503,16 +618,16 @@ fn client_hung_up(shared: &Shared) {
     }
 }
 
-fn server_line_matters(shared: &Shared, line: &[u8]) -> bool {
-    contains(line, ELICITATION_METHOD.as_bytes())
-        || contains(line, b"input_required")
-        || contains(line, RETRY_PREFIX.as_bytes())
-        || !shared.state.lock().expect("state lock").tracked.is_empty()
+/// A server line (or run of lines) may matter by its text, or because a
+/// tracked client request awaits its reply (matched by id, after parsing).
+fn server_line_matters(shared: &Shared, bytes: &[u8]) -> bool {
+    !shared.state.lock().expect("state lock").tracked.is_empty()
+        || classify::chunk_matters(bytes, classify::server_line_matters)
 }
 
 fn relay_server(shared: &Shared, server_out: impl Read, jobs: &mpsc::Sender<Job>) {
     let bulk = |chunk: &[u8]| !server_line_matters(shared, chunk) && shared.log.is_none();
-    for_each_line_batch(server_out, bulk, |bytes, single, flush| {
+    for_each_line_batch(server_out, HELD_LINE_LIMIT, bulk, |bytes, single, flush| {
         if single && server_line_matters(shared, bytes) {
             if let Ok(msg) = serde_json::from_slice::<Value>(bytes) {
                 match take_server_message(shared, msg) {
@@ -607,12 +722,9 @@ fn take_server_message(shared: &Shared, msg: Value) -> Taken {
 
 /// Forgets a client request once its final reply has gone out.
 fn untrack(shared: &Shared, client_id: &str) {
-    shared
-        .state
-        .lock()
-        .expect("state lock")
-        .tracked
-        .remove(client_id);
+    let mut st = shared.state.lock().expect("state lock");
+    st.tracked.remove(client_id);
+    st.rounds.remove(client_id);
 }
 
 /// An `input_required` result that holds only elicitations elicit handles.
@@ -669,6 +781,28 @@ fn resolve_job(shared: &Shared, handler: &mut ElicitHandler<'_>, job: Job) {
             }
         }
         Job::InputRequired { client_id, result } => {
+            let rounds = {
+                let mut st = shared.state.lock().expect("state lock");
+                let n = st.rounds.entry(client_id.clone()).or_insert(0);
+                *n += 1;
+                *n
+            };
+            if rounds >= MAX_INPUT_ROUNDS {
+                // A server that keeps asking (a lost requestState, say) is
+                // stopped, not obeyed: the client learns why.
+                let message = format!(
+                    "elicit stopped: the server asked for input {MAX_INPUT_ROUNDS} times in a row for this request"
+                );
+                shared.note(&message);
+                let reply = json!({"jsonrpc": "2.0",
+                    "id": serde_json::from_str::<Value>(&client_id).unwrap_or(Value::Null),
+                    "error": {"code": rpc_code::INTERNAL_ERROR, "message": message}});
+                untrack(shared, &client_id);
+                let mut line = serde_json::to_vec(&reply).expect("values serialise");
+                line.push(b'\n');
+                shared.send_to_client(&line, "client", true);
+                return;
+            }
             let original = shared
                 .state
                 .lock()
@@ -718,6 +852,56 @@ fn resolve_job(shared: &Shared, handler: &mut ElicitHandler<'_>, job: Job) {
                 .retries
                 .insert(json!(retry_id).to_string(), client_id);
             shared.send_value_to_server(&retry);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pieces handed over, as (text, whole line?).
+    fn pieces(input: &[u8], limit: usize) -> Vec<(String, bool)> {
+        let mut out = Vec::new();
+        // A reader that gives 3 bytes at a time, as a slow pipe would.
+        struct Trickle<'a>(&'a [u8]);
+        impl Read for Trickle<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = buf.len().min(3).min(self.0.len());
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        for_each_line_batch(
+            Trickle(input),
+            limit,
+            |_| false,
+            |b, single, _| {
+                out.push((String::from_utf8_lossy(b).into_owned(), single));
+                true
+            },
+        );
+        out
+    }
+
+    #[test]
+    fn a_line_over_the_limit_streams_through_and_the_rest_is_whole() {
+        let input = b"ab\n0123456789abcdef\ncd\nef";
+        let got = pieces(input, 8);
+        let joined: String = got.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(joined.as_bytes(), input, "every byte passes, in order");
+        assert!(got.contains(&("ab\n".into(), true)), "{got:?}");
+        assert!(got.contains(&("cd\n".into(), true)), "{got:?}");
+        assert!(got.contains(&("ef".into(), true)), "{got:?}");
+        for (t, single) in &got {
+            if t.contains('5') {
+                assert!(
+                    !single,
+                    "the long line was handed over as a message: {got:?}"
+                );
+            }
+            assert!(t.len() <= 8, "more than the limit held: {got:?}");
         }
     }
 }

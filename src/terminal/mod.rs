@@ -68,6 +68,7 @@ impl TerminalResolver {
     /// Lets the person pick one of `items` (sanitised here). `None` when
     /// they cancel.
     pub fn pick(&self, prompt: &str, items: &[String]) -> Result<Option<usize>, ElicitError> {
+        let _server_stderr_held = crate::transport::server_stderr::PromptGuard::start();
         let items: Vec<String> = items
             .iter()
             .map(|i| render::truncate(&crate::sanitize::sanitize_line(i), 100))
@@ -157,6 +158,7 @@ impl TerminalResolver {
 
 impl Resolver for TerminalResolver {
     fn resolve(&mut self, e: &Elicitation, pending: Pending) -> Result<Answer, ElicitError> {
+        let _server_stderr_held = crate::transport::server_stderr::PromptGuard::start();
         let id = e.request.id.clone();
         if self.abandoned && tty::interrupted() {
             return Ok(Answer::refused(&id, REASON_CANCELLED));

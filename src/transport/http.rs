@@ -720,12 +720,12 @@ impl HttpTransport {
             let shared = self.shared.clone();
             let message = message.clone();
             let method = method.to_string();
-            std::thread::spawn(move || {
-                match shared.post(&message, &format!("sending {method}")) {
+            std::thread::spawn(
+                move || match shared.post(&message, &format!("sending {method}")) {
                     Ok(response) => handle_request_response(&shared, response, &id_text, &method),
                     Err(e) => fail_request(&shared, &id_text, e),
-                }
-            });
+                },
+            );
             return Ok(());
         }
         let response = self.shared.post(message, &format!("sending {method}"))?;

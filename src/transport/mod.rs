@@ -18,6 +18,8 @@ use serde_json::{json, Value};
 use crate::error::ElicitError;
 
 pub mod http;
+pub mod process_group;
+pub mod server_stderr;
 pub mod sse;
 pub mod sse_reader;
 pub mod stdio;
@@ -75,7 +77,8 @@ pub enum TransportChoice {
 /// What every transport is opened with.
 #[derive(Default)]
 pub struct ConnectOptions {
-    /// Where a child process's stderr goes (elicit's stderr when None).
+    /// Where a child process's stderr goes (elicit's stderr, sanitised and
+    /// marked `server: `, when None).
     pub server_log: Option<PathBuf>,
     /// Every message both ways, when `--log` was given.
     pub log: Option<MessageLog>,

@@ -4,10 +4,10 @@
 //! The child runs in its own process group, so a Ctrl-C at the terminal
 //! reaches elicit (which answers `cancel`) rather than killing the server
 //! mid-call, and so the whole group (npx and the node it starts, say) can be
-//! ended on the way out: no child is left behind.
+//! ended on the way out: no child is left behind ([`super::process_group`]).
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
@@ -16,12 +16,30 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::process_group::{self, ProcessGroup};
+use super::server_stderr::StderrRelay;
 use super::{Incoming, MessageLog, Transport};
 use crate::error::ElicitError;
+use crate::lines::LineRead;
+
+/// The most one message from a server may take: the input limit
+/// ([`crate::input::MAX_INPUT_BYTES`], 64 MiB). A longer line ends the
+/// session with an error, having held at most this much of it.
+const LINE_LIMIT: usize = crate::input::MAX_INPUT_BYTES as usize;
+
+/// A server just started: the child, and the relay of its stderr (none
+/// when it goes to `--server-log`).
+pub struct Spawned {
+    pub child: Child,
+    pub stderr: Option<StderrRelay>,
+    /// Everything the server starts; end it with [`ProcessGroup::terminate`].
+    pub group: ProcessGroup,
+}
 
 /// Starts a server command with piped stdin/stdout, in its own process
-/// group; its stderr goes to ours, or to `server_log`.
-pub fn spawn_server(command: &[String], server_log: Option<&Path>) -> Result<Child, ElicitError> {
+/// group. Its stderr goes to `server_log`, or through the sanitising relay
+/// ([`super::server_stderr`]) to ours: never raw to a terminal.
+pub fn spawn_server(command: &[String], server_log: Option<&Path>) -> Result<Spawned, ElicitError> {
     let (program, args) = command
         .split_first()
         .ok_or_else(|| ElicitError::Usage("no server command given: put it after `--`".into()))?;
@@ -29,16 +47,25 @@ pub fn spawn_server(command: &[String], server_log: Option<&Path>) -> Result<Chi
         Some(p) => Stdio::from(File::create(p).map_err(|e| {
             ElicitError::io(format!("cannot create server log {}", p.display()), e)
         })?),
-        None => Stdio::inherit(),
+        None => Stdio::piped(),
     };
-    Command::new(program)
+    let tag = process_group::new_tag();
+    let mut child = Command::new(program)
         .args(args)
+        .env(process_group::TAG_VAR, &tag)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(stderr)
         .process_group(0)
         .spawn()
-        .map_err(|e| ElicitError::io(format!("cannot start server {program:?}"), e))
+        .map_err(|e| ElicitError::io(format!("cannot start server {program:?}"), e))?;
+    let group = ProcessGroup::register(child.id(), tag);
+    let stderr = child.stderr.take().map(StderrRelay::start);
+    Ok(Spawned {
+        child,
+        stderr,
+        group,
+    })
 }
 
 /// Sends `signal` to the process group led by `pid` (our server and
@@ -54,6 +81,10 @@ pub fn signal_group(pid: u32, signal: libc::c_int) {
 /// A running server.
 pub struct ServerProcess {
     child: Child,
+    stderr: Option<StderrRelay>,
+    group: ProcessGroup,
+    /// Set once shut down, so that dropping does not do it again.
+    ended: Option<Option<ExitStatus>>,
     stdin: Option<ChildStdin>,
     incoming: Receiver<Incoming>,
     log: Option<MessageLog>,
@@ -61,29 +92,50 @@ pub struct ServerProcess {
 }
 
 impl ServerProcess {
-    /// Starts `command`. The server's stderr goes to elicit's stderr, or to
-    /// `server_log` when given.
+    /// Starts `command`. The server's stderr goes to elicit's stderr
+    /// (sanitised, `server: ` before each line), or to `server_log`.
     pub fn spawn(
         command: &[String],
         server_log: Option<&Path>,
         log: Option<MessageLog>,
     ) -> Result<Self, ElicitError> {
-        let mut child = spawn_server(command, server_log)?;
+        let Spawned {
+            mut child,
+            stderr,
+            group,
+        } = spawn_server(command, server_log)?;
         let stdout = child.stdout.take().expect("stdout is piped");
         let stdin = child.stdin.take();
         let (tx, rx) = mpsc::channel();
         let reader_log = log.clone();
         std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
+            let mut reader = BufReader::with_capacity(64 * 1024, stdout);
             let mut buf = Vec::new();
             loop {
-                buf.clear();
-                match reader.read_until(b'\n', &mut buf) {
-                    Ok(0) | Err(_) => {
+                // Bounded: a server cannot grow elicit with one endless line.
+                match crate::lines::read_line_limited(&mut reader, &mut buf, LINE_LIMIT, false) {
+                    Ok(LineRead::Line) => {}
+                    Ok(LineRead::TooLong { .. }) => {
+                        if let Some(l) = &reader_log {
+                            l.record(
+                                "recv",
+                                Err("(a line over the 64 MiB message limit; not read)"),
+                            );
+                        }
+                        let _ = tx.send(Incoming::Malformed {
+                            line: String::new(),
+                            error: format!(
+                                "a line longer than the {} MiB message limit; elicit stopped reading the server",
+                                LINE_LIMIT >> 20
+                            ),
+                        });
                         let _ = tx.send(Incoming::Closed);
                         return;
                     }
-                    Ok(_) => {}
+                    Ok(LineRead::Eof) | Err(_) => {
+                        let _ = tx.send(Incoming::Closed);
+                        return;
+                    }
                 }
                 let line = String::from_utf8_lossy(&buf);
                 let line = line.trim_end_matches(['\n', '\r']);
@@ -114,6 +166,9 @@ impl ServerProcess {
         });
         Ok(ServerProcess {
             child,
+            stderr,
+            group,
+            ended: None,
             stdin,
             incoming: rx,
             log,
@@ -131,35 +186,30 @@ impl ServerProcess {
         self.child.try_wait().ok().flatten()
     }
 
-    /// Closes the server's stdin, gives it `grace` to exit, then ends its
-    /// whole process group. Returns its exit status when known.
+    /// Closes the server's stdin, gives it `grace` to exit, then ends
+    /// whatever is left of it (its group and tagged descendants: TERM, a
+    /// short grace, KILL), also when the server itself already exited.
+    /// Returns its exit status when known.
     pub fn shutdown(&mut self, grace: Duration) -> Option<ExitStatus> {
+        if let Some(status) = self.ended {
+            return status;
+        }
         self.stdin.take();
         let deadline = Instant::now() + grace;
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                self.kill_group(libc::SIGTERM);
-                return Some(status);
-            }
-            if Instant::now() >= deadline {
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
                 break;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        self.kill_group(libc::SIGTERM);
-        let deadline = Instant::now() + Duration::from_millis(500);
-        while Instant::now() < deadline {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Some(status);
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        self.group.terminate(process_group::TERM_GRACE);
+        let status = self.child.wait().ok();
+        self.ended = Some(status);
+        // The server's last words (why it failed, often) come before ours.
+        if let Some(relay) = &self.stderr {
+            relay.drain(Duration::from_millis(300));
         }
-        self.kill_group(libc::SIGKILL);
-        self.child.wait().ok()
-    }
-
-    fn kill_group(&self, signal: libc::c_int) {
-        signal_group(self.child.id(), signal);
+        status
     }
 }
 
@@ -202,10 +252,6 @@ impl Transport for ServerProcess {
 
 impl Drop for ServerProcess {
     fn drop(&mut self) {
-        if self.exit_status().is_none() {
-            self.shutdown(Duration::from_millis(200));
-        } else {
-            self.kill_group(libc::SIGTERM);
-        }
+        self.shutdown(Duration::from_millis(200));
     }
 }

@@ -1,0 +1,6 @@
+//! Fuzz target `proxy_classifier`: see
+//! `elicit_fuzz::checks::proxy_classifier` (fuzz/src/checks.rs) for what it
+//! feeds and asserts.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| elicit_fuzz::checks::proxy_classifier(data));

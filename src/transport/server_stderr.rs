@@ -1,0 +1,254 @@
+//! A child server's stderr, relayed to elicit's stderr so that it can never
+//! act on the terminal.
+//!
+//! A server is untrusted code, and its stderr used to be the terminal
+//! itself: it could set the window title, write the clipboard (OSC 52),
+//! move the cursor and redraw a consent screen with another host on it.
+//! Now the stderr is a pipe read here, one line at a time (at most
+//! [`MAX_LINE_BYTES`] kept of a line), each line passed through
+//! [`crate::sanitize::sanitize_line`] and printed as `server: …`, so it is
+//! visibly the server's and cannot carry a control sequence.
+//!
+//! While a prompt is on the screen ([`prompt_started`] … [`prompt_ended`],
+//! called by the terminal resolver) lines are held back, so they are not
+//! drawn into the middle of the prompt, and printed once it ends. What is
+//! held is bounded: the last [`HELD_LINES`] lines, at most [`HELD_BYTES`];
+//! older ones are dropped and counted, and the count is printed.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::sync::mpsc;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use crate::sanitize::sanitize_line;
+
+/// The prefix that marks a line as the server's.
+pub const PREFIX: &str = "server: ";
+/// The most of one stderr line that is kept; the rest is cut (and counted).
+pub const MAX_LINE_BYTES: usize = 4096;
+/// The most lines held back while a prompt is up.
+pub const HELD_LINES: usize = 200;
+/// The most bytes held back while a prompt is up.
+pub const HELD_BYTES: usize = 64 * 1024;
+
+#[derive(Default)]
+struct Gate {
+    /// How many prompts are up (nested: a picker inside a call).
+    prompts: usize,
+    held: VecDeque<String>,
+    held_bytes: usize,
+    dropped: u64,
+}
+
+static GATE: Mutex<Gate> = Mutex::new(Gate {
+    prompts: 0,
+    held: VecDeque::new(),
+    held_bytes: 0,
+    dropped: 0,
+});
+
+fn gate() -> std::sync::MutexGuard<'static, Gate> {
+    // A panic while printing must not silence the server for good.
+    GATE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A prompt is being drawn: hold server lines back until it ends.
+pub fn prompt_started() {
+    gate().prompts += 1;
+}
+
+/// A prompt ended: print what was held back (when no other prompt is up).
+pub fn prompt_ended() {
+    let mut g = gate();
+    g.prompts = g.prompts.saturating_sub(1);
+    if g.prompts == 0 {
+        flush_held(&mut g);
+    }
+}
+
+/// Holds server lines back for as long as it lives (one prompt).
+#[must_use = "the gate closes again when the guard is dropped"]
+pub struct PromptGuard(());
+
+impl PromptGuard {
+    pub fn start() -> Self {
+        prompt_started();
+        PromptGuard(())
+    }
+}
+
+impl Drop for PromptGuard {
+    fn drop(&mut self) {
+        prompt_ended();
+    }
+}
+
+fn flush_held(g: &mut Gate) {
+    if g.held.is_empty() && g.dropped == 0 {
+        return;
+    }
+    let mut err = std::io::stderr().lock();
+    if g.dropped > 0 {
+        let _ = writeln!(
+            err,
+            "{PREFIX}({} earlier line{} dropped while a prompt was up)",
+            g.dropped,
+            if g.dropped == 1 { "" } else { "s" }
+        );
+    }
+    for line in g.held.drain(..) {
+        let _ = writeln!(err, "{PREFIX}{line}");
+    }
+    let _ = err.flush();
+    g.held_bytes = 0;
+    g.dropped = 0;
+}
+
+/// Prints one (already sanitised) line now, or holds it while a prompt is up.
+fn emit(line: String) {
+    let mut g = gate();
+    if g.prompts == 0 {
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "{PREFIX}{line}");
+        let _ = err.flush();
+        return;
+    }
+    g.held_bytes += line.len();
+    g.held.push_back(line);
+    while g.held.len() > HELD_LINES || (g.held_bytes > HELD_BYTES && g.held.len() > 1) {
+        if let Some(old) = g.held.pop_front() {
+            g.held_bytes -= old.len();
+            g.dropped += 1;
+        }
+    }
+}
+
+/// Turns raw stderr bytes into the text printed after the prefix.
+pub fn render_line(bytes: &[u8], cut: u64) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim_end_matches(['\n', '\r']);
+    let mut line = sanitize_line(text);
+    if cut > 0 {
+        line.push_str(&format!("… ({cut} more bytes cut)"));
+    }
+    line
+}
+
+/// Reads `source` line by line until it ends, keeping at most
+/// [`MAX_LINE_BYTES`] of each line, and hands each rendered line to `out`.
+pub fn read_lines(source: impl Read, mut out: impl FnMut(String)) {
+    let mut reader = BufReader::with_capacity(16 * 1024, source);
+    let mut line: Vec<u8> = Vec::with_capacity(256);
+    let mut cut: u64 = 0;
+    loop {
+        let (consumed, ended) = match reader.fill_buf() {
+            Ok([]) => {
+                if !line.is_empty() || cut > 0 {
+                    out(render_line(&line, cut));
+                }
+                return;
+            }
+            Ok(buf) => match memchr::memchr(b'\n', buf) {
+                Some(i) => {
+                    keep(&mut line, &mut cut, &buf[..i]);
+                    (i + 1, true)
+                }
+                None => {
+                    keep(&mut line, &mut cut, buf);
+                    (buf.len(), false)
+                }
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return,
+        };
+        reader.consume(consumed);
+        if ended {
+            out(render_line(&line, cut));
+            line.clear();
+            cut = 0;
+        }
+    }
+}
+
+fn keep(line: &mut Vec<u8>, cut: &mut u64, bytes: &[u8]) {
+    let room = MAX_LINE_BYTES.saturating_sub(line.len());
+    let take = room.min(bytes.len());
+    line.extend_from_slice(&bytes[..take]);
+    *cut += (bytes.len() - take) as u64;
+}
+
+/// The thread relaying one server's stderr.
+pub struct StderrRelay {
+    done: mpsc::Receiver<()>,
+}
+
+impl StderrRelay {
+    /// Starts relaying `source` (the child's stderr pipe) to elicit's stderr.
+    pub fn start(source: impl Read + Send + 'static) -> Self {
+        let (tx, done) = mpsc::channel();
+        std::thread::spawn(move || {
+            read_lines(source, emit);
+            let _ = tx.send(());
+        });
+        StderrRelay { done }
+    }
+
+    /// Waits up to `limit` for the last lines (the pipe closes when the
+    /// server and everything it started have exited).
+    pub fn drain(&self, limit: Duration) {
+        let _ = self.done.recv_timeout(limit);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(input: &[u8]) -> Vec<String> {
+        let mut out = Vec::new();
+        read_lines(input, |l| out.push(l));
+        out
+    }
+
+    #[test]
+    fn escapes_are_neutralised_line_by_line() {
+        let got = lines(b"a\x1b]52;c;aGk=\x07b\nc\x1b[2Ad\r\ne\xe2\x80\xaef");
+        assert_eq!(got.len(), 3);
+        for l in &got {
+            assert!(!l.contains('\x1b') && !l.contains('\u{202e}'), "{l:?}");
+        }
+        assert!(got[2].contains("<U+202E>"), "{:?}", got[2]);
+    }
+
+    #[test]
+    fn long_lines_are_cut_and_counted() {
+        let mut input = vec![b'x'; MAX_LINE_BYTES + 1000];
+        input.extend_from_slice(b"\nnext\n");
+        let got = lines(&input);
+        assert_eq!(got.len(), 2);
+        assert!(
+            got[0].ends_with("… (1000 more bytes cut)"),
+            "{}",
+            &got[0][4000..]
+        );
+        assert_eq!(got[1], "next");
+    }
+
+    #[test]
+    fn held_lines_are_bounded_and_counted() {
+        prompt_started();
+        for i in 0..(HELD_LINES + 5) {
+            emit(format!("held {i}"));
+        }
+        {
+            let g = gate();
+            assert_eq!(g.held.len(), HELD_LINES);
+            assert_eq!(g.dropped, 5);
+            assert_eq!(g.held.front().map(String::as_str), Some("held 5"));
+        }
+        prompt_ended();
+        let g = gate();
+        assert!(g.held.is_empty() && g.dropped == 0);
+    }
+}
