@@ -141,7 +141,15 @@ mod tests {
 
     #[test]
     fn garbage_never_panics() {
-        for h in ["", "=", "Bearer =", "Bearer a=\"unterminated", ",,,", "Bearer a=\"é\\", "é"] {
+        for h in [
+            "",
+            "=",
+            "Bearer =",
+            "Bearer a=\"unterminated",
+            ",,,",
+            "Bearer a=\"é\\",
+            "é",
+        ] {
             let _ = parse(h);
         }
         assert!(bearer("").is_none());

@@ -93,9 +93,8 @@ pub fn register(
             detail.map(|d| format!(" ({d})")).unwrap_or_default()
         )));
     }
-    let v: serde_json::Value = serde_json::from_slice(&reply.body).map_err(|_| {
-        AuthError::Registration(format!("{endpoint} did not answer with JSON"))
-    })?;
+    let v: serde_json::Value = serde_json::from_slice(&reply.body)
+        .map_err(|_| AuthError::Registration(format!("{endpoint} did not answer with JSON")))?;
     let client_id = v
         .get("client_id")
         .and_then(|c| c.as_str())
@@ -112,10 +111,11 @@ pub fn register(
         .map(str::to_string);
     let auth_method = match granted {
         Some(m) => m,
-        None if method == NONE && secret.is_some() => {
-            choose_auth_method(true, server.token_endpoint_auth_methods_supported.as_deref())
-                .to_string()
-        }
+        None if method == NONE && secret.is_some() => choose_auth_method(
+            true,
+            server.token_endpoint_auth_methods_supported.as_deref(),
+        )
+        .to_string(),
         None => method.to_string(),
     };
     Ok(ClientRecord {
@@ -144,7 +144,9 @@ fn client(
     AuthError,
 > {
     let bad = |what: &str, e: oauth2::url::ParseError| {
-        AuthError::Discovery(format!("the authorization server's {what} is not a URL: {e}"))
+        AuthError::Discovery(format!(
+            "the authorization server's {what} is not a URL: {e}"
+        ))
     };
     let mut c = BasicClient::new(ClientId::new(who.client_id.clone()))
         .set_auth_uri(
@@ -268,7 +270,12 @@ pub fn exchange(
     auth: Authorization,
     code: String,
 ) -> Result<TokenRecord, AuthError> {
-    let c = client(server, &server.token_endpoint, who, Some(&auth.redirect_uri))?;
+    let c = client(
+        server,
+        &server.token_endpoint,
+        who,
+        Some(&auth.redirect_uri),
+    )?;
     let scopes = auth.scopes;
     let t = c
         .exchange_code(AuthorizationCode::new(code))
@@ -277,7 +284,13 @@ pub fn exchange(
         .request(&OAuthHttp(agent))
         .map_err(|e| token_error(&server.token_endpoint, e))?;
     let scope = (!scopes.is_empty()).then(|| scopes.join(" "));
-    Ok(record(&server.issuer, &server.token_endpoint, &t, scope, None))
+    Ok(record(
+        &server.issuer,
+        &server.token_endpoint,
+        &t,
+        scope,
+        None,
+    ))
 }
 
 /// Uses the refresh token (with `resource`).

@@ -125,11 +125,21 @@ fn handle(
     let _ = stream.set_read_timeout(Some(READ_TIMEOUT));
     let _ = stream.set_write_timeout(Some(READ_TIMEOUT));
     let Some(target) = read_target(&mut stream) else {
-        respond(&mut stream, 400, "Bad request", "elicit could not read this request.");
+        respond(
+            &mut stream,
+            400,
+            "Bad request",
+            "elicit could not read this request.",
+        );
         return None;
     };
     let Ok(url) = Url::parse(&format!("http://127.0.0.1{target}")) else {
-        respond(&mut stream, 400, "Bad request", "elicit could not read this request.");
+        respond(
+            &mut stream,
+            400,
+            "Bad request",
+            "elicit could not read this request.",
+        );
         return None;
     };
     if url.path() != "/callback" {
@@ -261,4 +271,102 @@ fn respond(stream: &mut TcpStream, status: u16, title: &str, text: &str) {
     let _ = stream.write_all(head.as_bytes());
     let _ = stream.write_all(body.as_bytes());
     let _ = stream.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sends one raw GET and returns the status line.
+    fn get(port: u16, target: &str) -> String {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        write!(s, "GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
+        let mut out = String::new();
+        let _ = s.read_to_string(&mut out);
+        out.lines().next().unwrap_or("").to_string()
+    }
+
+    fn run(
+        requests: &'static [&'static str],
+        validate: fn(&Callback) -> Result<(), AuthError>,
+    ) -> (Vec<String>, Result<Callback, AuthError>) {
+        let l = Loopback::bind(None).unwrap();
+        let port = l.port();
+        let stop = AtomicBool::new(false);
+        let h =
+            std::thread::spawn(move || requests.iter().map(|r| get(port, r)).collect::<Vec<_>>());
+        let r = l.wait("S1", Duration::from_secs(10), &stop, &validate);
+        (h.join().unwrap(), r)
+    }
+
+    #[test]
+    fn wrong_state_and_other_paths_keep_waiting_then_the_right_one_ends_it() {
+        let (statuses, r) = run(
+            &[
+                "/favicon.ico",
+                "/callback?code=c&state=WRONG",
+                "/callback?code=c",
+                "/callback?code=good&state=S1&iss=x",
+            ],
+            |_| Ok(()),
+        );
+        assert!(statuses[0].contains("404"), "{statuses:?}");
+        assert!(statuses[1].contains("400"), "{statuses:?}");
+        assert!(statuses[2].contains("400"), "{statuses:?}");
+        assert!(statuses[3].contains("200"), "{statuses:?}");
+        let cb = r.unwrap();
+        assert_eq!(cb.code, "good");
+        assert_eq!(cb.iss.as_deref(), Some("x"));
+        assert!(!format!("{cb:?}").contains("good"));
+    }
+
+    #[test]
+    fn an_error_response_is_reported() {
+        let (statuses, r) = run(
+            &["/callback?error=access_denied&error_description=no%20thanks&state=S1"],
+            |_| Ok(()),
+        );
+        assert!(statuses[0].contains("400"));
+        match r {
+            Err(AuthError::Denied { error, description }) => {
+                assert_eq!(error, "access_denied");
+                assert_eq!(description.as_deref(), Some("no thanks"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_validator_refusal_ends_the_wait_with_its_error() {
+        let (statuses, r) = run(&["/callback?code=c&state=S1&iss=evil"], |_| {
+            Err(AuthError::Protocol("bad iss".into()))
+        });
+        assert!(statuses[0].contains("400"));
+        assert!(matches!(r, Err(AuthError::Protocol(_))));
+    }
+
+    #[test]
+    fn garbage_requests_do_not_stop_the_listener() {
+        let l = Loopback::bind(None).unwrap();
+        let port = l.port();
+        let stop = AtomicBool::new(false);
+        let h = std::thread::spawn(move || {
+            let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            s.write_all(b"\x00\xff garbage\r\n\r\n").unwrap();
+            let _ = s.read_to_string(&mut String::new());
+            drop(TcpStream::connect(("127.0.0.1", port)).unwrap()); // connects, sends nothing
+            get(port, "/callback?code=c&state=S1")
+        });
+        let r = l.wait("S1", Duration::from_secs(20), &stop, &|_| Ok(()));
+        assert!(h.join().unwrap().contains("200"));
+        assert_eq!(r.unwrap().code, "c");
+    }
+
+    #[test]
+    fn the_wait_is_bounded() {
+        let l = Loopback::bind(None).unwrap();
+        let stop = AtomicBool::new(false);
+        let r = l.wait("S1", Duration::from_millis(100), &stop, &|_| Ok(()));
+        assert!(matches!(r, Err(AuthError::Timeout(_))));
+    }
 }

@@ -162,7 +162,10 @@ impl std::fmt::Debug for AuthOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AuthOptions")
             .field("client_id", &self.client_id)
-            .field("client_secret", &self.client_secret.as_ref().map(|_| "<redacted>"))
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "<redacted>"),
+            )
             .field("client_metadata_url", &self.client_metadata_url)
             .field("browser", &self.browser)
             .field("no_open", &self.no_open)
@@ -479,7 +482,11 @@ impl Authenticator {
         url: &str,
         state: &str,
     ) -> Result<String, AuthError> {
-        let name = self.opts.server_name.clone().unwrap_or_else(|| key.to_string());
+        let name = self
+            .opts
+            .server_name
+            .clone()
+            .unwrap_or_else(|| key.to_string());
         let timeout = self.opts.timeout.unwrap_or(DEFAULT_WAIT);
         let port = listener.port();
         // The RFC 9207 rule, owned by the listener thread.
@@ -608,15 +615,24 @@ pub fn list(store_dir: Option<PathBuf>) -> Result<String, AuthError> {
                     "expired".into()
                 }
             }
-            (Some(_), Some(t)) => format!("valid for {}", humantime::format_duration(Duration::from_secs(t - now))),
+            (Some(_), Some(t)) => format!(
+                "valid for {}",
+                humantime::format_duration(Duration::from_secs(t - now))
+            ),
             (Some(_), None) => "signed in".into(),
         };
         out.push_str(&format!(
             "{}{}\n  {status}{}{}\n",
             s.server_url,
-            s.server_name.map(|n| format!("  ({n})")).unwrap_or_default(),
-            s.issuer.map(|i| format!(" · issuer {i}")).unwrap_or_default(),
-            s.scope.map(|sc| format!(" · scope {sc}")).unwrap_or_default(),
+            s.server_name
+                .map(|n| format!("  ({n})"))
+                .unwrap_or_default(),
+            s.issuer
+                .map(|i| format!(" · issuer {i}"))
+                .unwrap_or_default(),
+            s.scope
+                .map(|sc| format!(" · scope {sc}"))
+                .unwrap_or_default(),
         ));
     }
     for b in bad {

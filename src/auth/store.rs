@@ -326,10 +326,7 @@ impl TokenStore {
                     issuer: e.token.as_ref().map(|t| t.issuer.clone()),
                     scope: e.token.as_ref().and_then(|t| t.scope.clone()),
                     expires_at: e.token.as_ref().and_then(|t| t.expires_at),
-                    has_refresh_token: e
-                        .token
-                        .as_ref()
-                        .is_some_and(|t| t.refresh_token.is_some()),
+                    has_refresh_token: e.token.as_ref().is_some_and(|t| t.refresh_token.is_some()),
                     file: path,
                 }),
                 Ok(None) => {}
