@@ -326,10 +326,13 @@ fn serve(mut s: TcpStream, cfg: &Config, base: &str, log: &Mutex<Vec<Req>>, st: 
     reply(&mut s, 404, "", "not found");
 }
 
+/// What the consent flow was shown: (server name, URL).
+type Shown = Arc<Mutex<Vec<(Option<String>, String)>>>;
+
 /// The person: accepts, then plays the browser (GET the authorization URL,
 /// follow its redirect to the loopback listener).
 struct Browser {
-    shown: Arc<Mutex<Vec<(Option<String>, String)>>>,
+    shown: Shown,
 }
 
 fn browse(url: &str) {
@@ -368,7 +371,7 @@ impl Resolver for Browser {
 
 struct Setup {
     auth: Authenticator,
-    shown: Arc<Mutex<Vec<(Option<String>, String)>>>,
+    shown: Shown,
     _dir: tempfile::TempDir,
 }
 
