@@ -51,6 +51,7 @@ fn main() -> ExitCode {
                 Err(e) => report(&ElicitError::io("rendering the man page", e)),
             }
         }
+        Some(Command::Auth(action)) => run_auth(action),
         Some(Command::Request { file, pretty }) => run_request(file.as_deref(), pretty),
         Some(Command::Result { file, kind, pretty }) => {
             run_result(file.as_deref(), kind.as_deref(), pretty)
@@ -58,6 +59,22 @@ fn main() -> ExitCode {
         None => run_resolve(&cli.resolve),
     };
     ExitCode::from(code.clamp(0, 255) as u8)
+}
+
+/// `elicit auth list|logout`: the library does the work, this prints it.
+fn run_auth(action: cli::AuthCommand) -> i32 {
+    let out = match action {
+        cli::AuthCommand::List => elicit::auth::list(None),
+        cli::AuthCommand::Logout { url } => elicit::auth::logout(url.as_deref(), None),
+    };
+    match out {
+        // Issuers and scopes come from servers: sanitised like all server text.
+        Ok(text) => print_line(&sanitize_block(text.trim_end())),
+        Err(e) => {
+            eprintln!("elicit: {}", sanitize_block(&e.to_string()));
+            1
+        }
+    }
 }
 
 /// Prints an error on stderr. Error text can quote server-provided values,

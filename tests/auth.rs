@@ -1045,3 +1045,54 @@ fn no_token_or_secret_in_errors_or_debug() {
         }
     }
 }
+
+#[test]
+fn auth_list_and_logout_on_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = TokenStore::at(dir.path().join("tokens"));
+    store
+        .update("http://127.0.0.1:1/mcp", |e| {
+            e.server_name = Some("demo".into());
+            let mut t = token(1);
+            // Server text with a terminal escape: shown sanitised.
+            t.scope = Some("read\u{1b}[31m".into());
+            e.token = Some(t);
+        })
+        .unwrap();
+    let bin = env!("CARGO_BIN_EXE_elicit");
+    let run = |args: &[&str]| {
+        let o = std::process::Command::new(bin)
+            .args(args)
+            .env("ELICIT_DATA_DIR", dir.path())
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).to_string(),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    let (code, out, _) = run(&["auth", "list"]);
+    assert_eq!(code, Some(0));
+    assert!(
+        out.contains("http://127.0.0.1:1/mcp") && out.contains("demo"),
+        "{out}"
+    );
+    assert!(!out.contains("SECRET") && !out.contains('\u{1b}'), "{out}");
+    // A damaged file is reported, not fatal; logout clears everything.
+    std::fs::write(store.file_for("http://bad/mcp"), "{oops").unwrap();
+    let (code, out, _) = run(&["auth", "list"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("damaged"), "{out}");
+    let (code, out, _) = run(&["auth", "logout", "http://127.0.0.1:1/mcp"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("signed out"), "{out}");
+    let (code, out, _) = run(&["auth", "logout"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("removed 1"), "{out}");
+    let (_, out, _) = run(&["auth", "list"]);
+    assert!(out.contains("no stored sign-ins"), "{out}");
+    let (code, _, err) = run(&["auth", "logout", "not a url"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("not a server URL"), "{err}");
+}
