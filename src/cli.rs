@@ -269,6 +269,67 @@ pub struct AnswerArgs {
     pub no_open: bool,
 }
 
+/// Sign-in options for remote servers (MCP authorization). Flattened into
+/// `call` and `proxy` by the HTTP transport; `into_options` builds the
+/// [`elicit::auth::AuthOptions`] the transport's `Authenticator` takes.
+#[derive(Debug, Args, Clone, Default)]
+#[allow(dead_code)] // wired into call/proxy with the HTTP transport
+pub struct SignInArgs {
+    /// A client registered with the server's authorization server (used
+    /// instead of dynamic client registration).
+    #[arg(long, value_name = "ID", env = "ELICIT_CLIENT_ID")]
+    pub client_id: Option<String>,
+
+    /// The secret of --client-id (confidential clients).
+    #[arg(
+        long,
+        value_name = "SECRET",
+        env = "ELICIT_CLIENT_SECRET",
+        hide_env_values = true
+    )]
+    pub client_secret: Option<String>,
+
+    /// A Client ID Metadata Document URL, used as the client id when the
+    /// authorization server supports them.
+    #[arg(long, value_name = "URL")]
+    pub client_metadata_url: Option<String>,
+}
+
+#[allow(dead_code)] // wired into call/proxy with the HTTP transport
+impl SignInArgs {
+    pub fn into_options(
+        self,
+        answers: &AnswerArgs,
+        wait: Option<std::time::Duration>,
+    ) -> elicit::auth::AuthOptions {
+        elicit::auth::AuthOptions {
+            client_id: self.client_id,
+            client_secret: self.client_secret,
+            client_metadata_url: self.client_metadata_url,
+            browser: answers.browser.clone(),
+            no_open: answers.no_open,
+            no_input: answers.no_input,
+            timeout: wait,
+            store_dir: None,
+            server_name: answers.server.clone(),
+        }
+    }
+}
+
+/// `elicit auth …`.
+#[derive(Debug, Subcommand)]
+pub enum AuthCommand {
+    /// List the servers elicit holds sign-ins for (never the tokens).
+    List,
+    /// Forget the tokens and client registration for URL, or for every
+    /// server without URL.
+    Logout {
+        /// The server URL as given to `elicit call` / `elicit proxy`.
+        #[arg(value_name = "URL")]
+        url: Option<String>,
+    },
+}
+
 /// The longest duration any flag takes. A larger one would overflow the
 /// clock arithmetic (`Instant + Duration` panics), and no prompt, call or
 /// shutdown sensibly waits longer than a year.
@@ -323,6 +384,12 @@ pub enum Command {
     /// elicitations here.
     #[command(after_help = PROXY_HELP)]
     Proxy(Box<ProxyArgs>),
+    /// Stored sign-ins for remote servers: list them, sign out.
+    #[command(
+        subcommand,
+        after_help = "Tokens live in $ELICIT_DATA_DIR/tokens, else $XDG_DATA_HOME/elicit/tokens,\nelse ~/.local/share/elicit/tokens (directory 0700, files 0600).\n\nExamples:\n  elicit auth list\n  elicit auth logout https://mcp.example.com/mcp\n  elicit auth logout                 forget every server"
+    )]
+    Auth(AuthCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(
         after_help = "Examples:\n  elicit completions bash > ~/.local/share/bash-completion/completions/elicit\n  elicit completions zsh > \"${fpath[1]}/_elicit\"\n  elicit completions fish > ~/.config/fish/completions/elicit.fish"

@@ -17,6 +17,7 @@
 //! - [`output`] prints results in the shape the input came in.
 
 pub mod answers;
+pub mod auth;
 pub mod color;
 pub mod contract;
 pub mod error;

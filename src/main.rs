@@ -28,6 +28,7 @@ fn main() -> ExitCode {
         Some(Command::Request { file, pretty }) => {
             commands::request::run_request(file.as_deref(), pretty)
         }
+        Some(Command::Auth(action)) => commands::auth::run(action),
         Some(Command::Result {
             file,
             kind,

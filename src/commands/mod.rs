@@ -14,6 +14,7 @@ use elicit::ScriptedAnswers;
 
 use crate::cli::AnswerArgs;
 
+pub mod auth;
 pub mod call;
 pub mod proxy;
 pub mod request;

@@ -1,0 +1,670 @@
+//! Signing in to protected MCP servers: the MCP authorization spec (OAuth
+//! 2.1) for the HTTP transport.
+//!
+//! # The interface the transport calls
+//!
+//! ```text
+//! let mut auth = Authenticator::new(AuthOptions { .. }, agent.clone());
+//! auth.set_person(Box::new(terminal_resolver));   // optional: the URL consent flow
+//! // before each request:
+//! if let Some(v) = auth.authorization_header(url) { req.header("Authorization", v) }
+//! // on a 401, or a 403 whose WWW-Authenticate says insufficient_scope:
+//! auth.on_unauthorized(url, resp.header("WWW-Authenticate"), status)?;  // then retry once
+//! ```
+//!
+//! - [`Authenticator::authorization_header`]: `Bearer …` from the store, or
+//!   from a refresh when the stored token expired; `None` when there is
+//!   nothing usable (send the request without, the 401 starts sign-in).
+//! - [`Authenticator::on_unauthorized`]: discovery ([`discovery`]), client
+//!   identity, the person's consent and the browser round-trip to the
+//!   loopback listener ([`loopback`]), the code exchange ([`flow`]), then
+//!   the token is stored ([`store`]). `Ok(())` means: retry the request.
+//!   It refuses to loop: a refresh is tried once per resource, full sign-ins
+//!   at most [`MAX_SIGN_INS`] times, step-ups at most [`MAX_STEP_UPS`].
+//! - [`list`] and [`logout`] back `elicit auth list` / `elicit auth logout`.
+//!
+//! Tokens, refresh tokens, client secrets and codes never appear in an
+//! error, a `Debug` print or the terminal ([`store::Secret`]).
+//!
+//! # The order of things (MCP authorization, 2025-11-25 and 2026-07-28)
+//!
+//! 1. Protected resource metadata (RFC 9728): the challenge's
+//!    `resource_metadata`, else `/.well-known/oauth-protected-resource/PATH`,
+//!    else the root one. Its `resource` must be the server URL or a parent.
+//!    No metadata at all: a 2025-03-26 server, whose origin is the
+//!    authorization server.
+//! 2. Authorization server metadata: RFC 8414, then OpenID discovery, with
+//!    path insertion; the document's `issuer` must be the one asked for.
+//!    None for a 2025-03-26 server: `/authorize`, `/token`, `/register`.
+//! 3. Client identity: `--client-id`/`--client-secret`, else a Client ID
+//!    Metadata Document URL (`--client-metadata-url`) when the server
+//!    advertises `client_id_metadata_document_supported`, else dynamic
+//!    registration (RFC 7591), kept per authorization server.
+//! 4. Scopes: the challenge's `scope`, else the resource's
+//!    `scopes_supported`, else none; plus `offline_access` when the
+//!    authorization server lists it. A step-up asks for the union of what
+//!    was asked before and what the 403 names.
+//! 5. Authorization code + PKCE S256 (a server that does not list S256 is
+//!    refused), `state` checked, `iss` (RFC 9207) compared by simple string
+//!    comparison when present and required when advertised, `resource`
+//!    (RFC 8707) on the authorization and token requests.
+
+pub mod challenge;
+pub mod discovery;
+pub mod flow;
+pub mod http;
+pub mod loopback;
+pub mod store;
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+
+use url::Url;
+
+use crate::protocol::ElicitationParams;
+use crate::resolve::{Elicitation, Pending, Resolver, SchemaCache};
+use discovery::{Discovered, ServerMetadata};
+use store::{ClientRecord, Entry, Secret, TokenRecord, TokenStore};
+
+/// Full sign-ins per resource in one run before elicit gives up (a server
+/// that keeps answering 401 to fresh tokens).
+pub const MAX_SIGN_INS: u32 = 3;
+/// Step-ups (403 `insufficient_scope`) per resource in one run.
+pub const MAX_STEP_UPS: u32 = 2;
+/// How long the browser has to come back when no `--timeout` is given.
+pub const DEFAULT_WAIT: Duration = Duration::from_secs(300);
+
+/// Why signing in did not work. The text never holds a token or secret.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error("sign-in discovery failed: {0}")]
+    Discovery(String),
+    #[error("cannot reach {url}: {detail}")]
+    Network { url: String, detail: String },
+    #[error("token store: {0}")]
+    Store(String),
+    #[error("sign-in listener: {0}")]
+    Listener(String),
+    #[error("sign-in did not finish within {}s: the browser never came back to elicit", .0.as_secs())]
+    Timeout(Duration),
+    #[error("the authorization server refused the sign-in: {error}{}", .description.as_deref().map(|d| format!(" ({d})")).unwrap_or_default())]
+    Denied {
+        error: String,
+        description: Option<String>,
+    },
+    #[error("sign-in failed: {0}")]
+    Protocol(String),
+    #[error("{}", issuer_message(.expected, .got.as_deref()))]
+    IssuerMismatch {
+        expected: String,
+        got: Option<String>,
+    },
+    #[error("the authorization server {issuer} does not support PKCE with S256: elicit will not sign in without it")]
+    NoPkce { issuer: String },
+    #[error("no way to identify elicit to {issuer}: it offers no dynamic client registration{cimd}; register a client there and pass --client-id (and --client-secret)")]
+    NoClient { issuer: String, cimd: String },
+    #[error("client registration failed: {0}")]
+    Registration(String),
+    #[error("token request failed: {0}")]
+    Token(String),
+    #[error("{server} needs you to sign in, and --no-input was given without --browser: run the command on a terminal without --no-input to sign in once (the token is kept), or pass --browser PROGRAM to open the sign-in page")]
+    NeedsPerson { server: String },
+    #[error("sign-in {reason}")]
+    NotSignedIn { reason: String },
+    #[error("cannot open the sign-in page with {program}: {detail}")]
+    Browser { program: String, detail: String },
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
+    TooManyAttempts(String),
+    #[error("{0}")]
+    BadUrl(String),
+}
+
+fn issuer_message(expected: &str, got: Option<&str>) -> String {
+    match got {
+        Some(g) => format!(
+            "the sign-in response names issuer {g:?}, not {expected:?}: refused (RFC 9207; a mix-up attack or a misconfigured server)"
+        ),
+        None => format!(
+            "the sign-in response carries no `iss` although {expected} advertises it: refused (RFC 9207)"
+        ),
+    }
+}
+
+/// Settings for sign-in (from the command line).
+#[derive(Clone, Default)]
+pub struct AuthOptions {
+    /// `--client-id`: a client registered with the authorization server.
+    pub client_id: Option<String>,
+    /// `--client-secret`, with `--client-id`.
+    pub client_secret: Option<String>,
+    /// `--client-metadata-url`: a Client ID Metadata Document URL.
+    pub client_metadata_url: Option<String>,
+    /// `--browser` / `ELICIT_BROWSER`: with `no_input`, launched directly.
+    pub browser: Option<String>,
+    /// `--no-open`.
+    pub no_open: bool,
+    /// `--no-input`: no consent prompt; only `browser` can sign in.
+    pub no_input: bool,
+    /// How long to wait for the browser to come back (default 5 minutes).
+    pub timeout: Option<Duration>,
+    /// The token store directory (default: see [`store::default_dir`]).
+    pub store_dir: Option<PathBuf>,
+    /// The server's name, shown with the sign-in link and kept in the store.
+    pub server_name: Option<String>,
+}
+
+impl std::fmt::Debug for AuthOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthOptions")
+            .field("client_id", &self.client_id)
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("browser", &self.browser)
+            .field("no_open", &self.no_open)
+            .field("no_input", &self.no_input)
+            .field("timeout", &self.timeout)
+            .field("store_dir", &self.store_dir)
+            .field("server_name", &self.server_name)
+            .finish()
+    }
+}
+
+/// The key of a server in the store: its URL without fragment.
+pub fn server_key(url: &str) -> Result<String, AuthError> {
+    let mut u = Url::parse(url)
+        .map_err(|e| AuthError::BadUrl(format!("{url:?} is not a server URL: {e}")))?;
+    u.set_fragment(None);
+    Ok(u.to_string())
+}
+
+/// Signs in for the HTTP transport and hands it `Authorization` headers.
+pub struct Authenticator {
+    opts: AuthOptions,
+    agent: ureq::Agent,
+    person: Option<Box<dyn Resolver + Send>>,
+    store: Option<TokenStore>,
+    /// Entries read or written in this run, by server key.
+    memory: HashMap<String, Entry>,
+    sign_ins: HashMap<String, u32>,
+    step_ups: HashMap<String, u32>,
+    refreshed_on_401: HashSet<String>,
+}
+
+impl Authenticator {
+    pub fn new(opts: AuthOptions, agent: ureq::Agent) -> Self {
+        let store = match &opts.store_dir {
+            Some(d) => Some(TokenStore::at(d)),
+            None => TokenStore::open_default().ok(),
+        };
+        Authenticator {
+            opts,
+            agent,
+            person: None,
+            store,
+            memory: HashMap::new(),
+            sign_ins: HashMap::new(),
+            step_ups: HashMap::new(),
+            refreshed_on_401: HashSet::new(),
+        }
+    }
+
+    /// Who consents to opening the sign-in page: the terminal's URL flow.
+    /// Without one (and without `no_input` + `browser`), sign-in fails with
+    /// a message saying how to sign in.
+    pub fn set_person(&mut self, person: Box<dyn Resolver + Send>) {
+        self.person = Some(person);
+    }
+
+    /// `Bearer …` for `resource_url` when a usable token is stored (after a
+    /// refresh if it expired); `None` otherwise.
+    pub fn authorization_header(&mut self, resource_url: &str) -> Option<String> {
+        let key = server_key(resource_url).ok()?;
+        let entry = self.entry(&key).ok()??;
+        let token = entry.token.clone()?;
+        if !token.is_expired(store::now()) {
+            return Some(format!("Bearer {}", token.access_token.expose()));
+        }
+        let fresh = self.try_refresh(&key, &entry, &token).ok()?;
+        Some(format!("Bearer {}", fresh.access_token.expose()))
+    }
+
+    /// Handles a 401 (sign in, or refresh) or a 403 `insufficient_scope`
+    /// (step up). `Ok(())`: retry the request with
+    /// [`Authenticator::authorization_header`].
+    pub fn on_unauthorized(
+        &mut self,
+        resource_url: &str,
+        www_authenticate: Option<&str>,
+        status: u16,
+    ) -> Result<(), AuthError> {
+        let key = server_key(resource_url)?;
+        let server_url = Url::parse(&key).map_err(|e| AuthError::BadUrl(e.to_string()))?;
+        let challenge = www_authenticate.and_then(challenge::bearer);
+        let step_up = status == 403;
+        if step_up {
+            let insufficient = challenge
+                .as_ref()
+                .and_then(|c| c.error())
+                .is_some_and(|e| e == "insufficient_scope");
+            if !insufficient {
+                return Err(AuthError::Forbidden(format!(
+                    "{key} answered 403 Forbidden: the signed-in account may not do this (no insufficient_scope challenge to step up from)"
+                )));
+            }
+            let n = self.step_ups.entry(key.clone()).or_insert(0);
+            *n += 1;
+            if *n > MAX_STEP_UPS {
+                return Err(AuthError::TooManyAttempts(format!(
+                    "{key} still answers 403 insufficient_scope after {MAX_STEP_UPS} step-up sign-ins: giving up"
+                )));
+            }
+        }
+        let found = discovery::discover(
+            &self.agent,
+            &server_url,
+            challenge.as_ref().and_then(|c| c.resource_metadata()),
+        )?;
+        let entry = self.entry(&key)?.unwrap_or_else(|| Entry {
+            server_url: key.clone(),
+            ..Default::default()
+        });
+        let previous = entry
+            .token
+            .clone()
+            .filter(|t| t.issuer == found.server.issuer);
+        // A rejected token is refreshed once before anyone is asked again.
+        if !step_up && !self.refreshed_on_401.contains(&key) {
+            if let Some(old) = previous.as_ref().filter(|t| t.refresh_token.is_some()) {
+                self.refreshed_on_401.insert(key.clone());
+                if self.try_refresh(&key, &entry, old).is_ok() {
+                    return Ok(());
+                }
+            }
+        }
+        if !step_up {
+            let n = self.sign_ins.entry(key.clone()).or_insert(0);
+            *n += 1;
+            if *n > MAX_SIGN_INS {
+                return Err(AuthError::TooManyAttempts(format!(
+                    "{key} keeps answering 401 to fresh tokens after {MAX_SIGN_INS} sign-ins: giving up"
+                )));
+            }
+        }
+        let challenged = challenge.as_ref().and_then(|c| c.scopes());
+        let mut scopes: Vec<String> = if step_up {
+            let mut s: Vec<String> = previous
+                .as_ref()
+                .and_then(|t| t.scope.as_deref())
+                .map(|s| s.split_whitespace().map(str::to_string).collect())
+                .unwrap_or_default();
+            for c in challenged.unwrap_or_default() {
+                if !s.contains(&c) {
+                    s.push(c);
+                }
+            }
+            s
+        } else {
+            challenged
+                .or_else(|| found.prm.as_ref().and_then(|p| p.scopes_supported.clone()))
+                .unwrap_or_default()
+        };
+        let offline = "offline_access".to_string();
+        if found
+            .server
+            .scopes_supported
+            .as_ref()
+            .is_some_and(|s| s.contains(&offline))
+            && !scopes.contains(&offline)
+        {
+            scopes.push(offline);
+        }
+        self.sign_in(&key, entry, &found, &scopes)
+    }
+
+    /// The entry for `key`: this run's copy, else the store's.
+    fn entry(&mut self, key: &str) -> Result<Option<Entry>, AuthError> {
+        if let Some(e) = self.memory.get(key) {
+            return Ok(Some(e.clone()));
+        }
+        let Some(store) = &self.store else {
+            return Ok(None);
+        };
+        let e = store.load(key)?;
+        if let Some(e) = &e {
+            self.memory.insert(key.to_string(), e.clone());
+        }
+        Ok(e)
+    }
+
+    /// Saves the entry (in memory, and in the store when there is one).
+    fn save(&mut self, key: &str, entry: Entry) -> Result<(), AuthError> {
+        self.memory.insert(key.to_string(), entry.clone());
+        if let Some(store) = &self.store {
+            store.update(key, |e| *e = entry)?;
+        }
+        Ok(())
+    }
+
+    /// The client identity for a refresh of `token`.
+    fn client_for(&self, entry: &Entry, issuer: &str) -> Option<ClientRecord> {
+        if let Some(c) = entry.clients.get(issuer) {
+            if c.source != "pre-registered" {
+                return Some(c.clone());
+            }
+        }
+        self.pre_registered(None)
+    }
+
+    fn pre_registered(&self, server: Option<&ServerMetadata>) -> Option<ClientRecord> {
+        let id = self.opts.client_id.clone()?;
+        let secret = self.opts.client_secret.clone().map(Secret);
+        let method = flow::choose_auth_method(
+            secret.is_some(),
+            server.and_then(|s| s.token_endpoint_auth_methods_supported.as_deref()),
+        );
+        Some(ClientRecord {
+            client_id: id,
+            client_secret: secret,
+            auth_method: method.to_string(),
+            redirect_uri: None,
+            source: "pre-registered".into(),
+        })
+    }
+
+    fn try_refresh(
+        &mut self,
+        key: &str,
+        entry: &Entry,
+        token: &TokenRecord,
+    ) -> Result<TokenRecord, AuthError> {
+        let who = self
+            .client_for(entry, &token.issuer)
+            .ok_or_else(|| AuthError::Token("no client identity to refresh with".into()))?;
+        let resource = entry.resource.clone().unwrap_or_else(|| key.to_string());
+        let fresh = flow::refresh(&self.agent, token, &who, &resource)?;
+        let mut e = entry.clone();
+        e.token = Some(fresh.clone());
+        self.save(key, e)?;
+        Ok(fresh)
+    }
+
+    /// The full sign-in: identity, consent, browser, loopback, exchange.
+    fn sign_in(
+        &mut self,
+        key: &str,
+        mut entry: Entry,
+        found: &Discovered,
+        scopes: &[String],
+    ) -> Result<(), AuthError> {
+        let server = &found.server;
+        // PKCE: without metadata (2025-03-26 defaults) S256 is assumed;
+        // with metadata it must be listed.
+        if !server.defaults_only {
+            let s256 = server
+                .code_challenge_methods_supported
+                .as_ref()
+                .is_some_and(|m| m.iter().any(|x| x == "S256"));
+            if !s256 {
+                return Err(AuthError::NoPkce {
+                    issuer: server.issuer.clone(),
+                });
+            }
+        }
+        let stored = entry
+            .clients
+            .get(&server.issuer)
+            .filter(|c| c.source == "dynamic")
+            .cloned();
+        let preferred_port = stored
+            .as_ref()
+            .and_then(|c| c.redirect_uri.as_deref())
+            .and_then(|r| Url::parse(r).ok())
+            .and_then(|u| u.port());
+        let listener = loopback::Loopback::bind(preferred_port)?;
+        let redirect_uri = listener.redirect_uri();
+        let who = if let Some(c) = self.pre_registered(Some(server)) {
+            c
+        } else if let (Some(url), true) = (
+            &self.opts.client_metadata_url,
+            server.client_id_metadata_document_supported,
+        ) {
+            ClientRecord {
+                client_id: url.clone(),
+                client_secret: None,
+                auth_method: flow::NONE.into(),
+                redirect_uri: None,
+                source: "metadata-document".into(),
+            }
+        } else if let Some(c) = stored.filter(|c| c.redirect_uri.as_deref() == Some(&redirect_uri))
+        {
+            c
+        } else if let Some(endpoint) = &server.registration_endpoint {
+            let c = flow::register(&self.agent, server, endpoint, &redirect_uri)?;
+            entry.clients.insert(server.issuer.clone(), c.clone());
+            c
+        } else {
+            return Err(AuthError::NoClient {
+                issuer: server.issuer.clone(),
+                cimd: if server.client_id_metadata_document_supported {
+                    " (it accepts a Client ID Metadata Document: pass --client-metadata-url)".into()
+                } else {
+                    String::new()
+                },
+            });
+        };
+        let auth = flow::authorization(server, &who, &redirect_uri, scopes, &found.resource)?;
+        let code = self.human_step(key, server, listener, &auth.url, &auth.state)?;
+        let token = flow::exchange(&self.agent, server, &who, auth, code)?;
+        entry.server_url = key.to_string();
+        if self.opts.server_name.is_some() {
+            entry.server_name = self.opts.server_name.clone();
+        }
+        entry.resource = Some(found.resource.clone());
+        entry.token = Some(token);
+        self.save(key, entry)
+    }
+
+    /// Shows the sign-in link through the URL consent flow (or launches
+    /// `--browser` under `--no-input`) and waits for the loopback redirect.
+    fn human_step(
+        &mut self,
+        key: &str,
+        server: &ServerMetadata,
+        listener: loopback::Loopback,
+        url: &str,
+        state: &str,
+    ) -> Result<String, AuthError> {
+        let name = self
+            .opts
+            .server_name
+            .clone()
+            .unwrap_or_else(|| key.to_string());
+        let timeout = self.opts.timeout.unwrap_or(DEFAULT_WAIT);
+        let port = listener.port();
+        // The RFC 9207 rule, owned by the listener thread.
+        let expected_iss = (!server.defaults_only).then(|| server.issuer.clone());
+        let iss_required = server.authorization_response_iss_parameter_supported;
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::channel();
+        {
+            let state = state.to_string();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let validate = |cb: &loopback::Callback| match (&cb.iss, &expected_iss) {
+                    (Some(got), Some(want)) if got != want => Err(AuthError::IssuerMismatch {
+                        expected: want.clone(),
+                        got: Some(got.clone()),
+                    }),
+                    (None, Some(want)) if iss_required => Err(AuthError::IssuerMismatch {
+                        expected: want.clone(),
+                        got: None,
+                    }),
+                    _ => Ok(()),
+                };
+                let _ = tx.send(listener.wait(&state, timeout, &stop, &validate));
+            });
+        }
+        let stop_listener = || stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if self.opts.no_input {
+            match (&self.opts.browser, self.opts.no_open) {
+                (Some(program), false) => {
+                    if let Err(e) = launch(program, url) {
+                        stop_listener();
+                        return Err(e);
+                    }
+                }
+                _ => {
+                    stop_listener();
+                    return Err(AuthError::NeedsPerson { server: name });
+                }
+            }
+        } else if let Some(person) = self.person.as_mut() {
+            let message = format!(
+                "Sign in to {name}. The page belongs to its authorization server ({}); after you sign in, your browser comes back to elicit on 127.0.0.1:{port}. Then press Enter here.",
+                server.issuer
+            );
+            let mut params = ElicitationParams::url(message, url);
+            params.elicitation_id = Some(format!("sign-in-{port}"));
+            let mut e = match Elicitation::prepare(params, &mut SchemaCache::default()) {
+                Ok(e) => e,
+                Err(err) => {
+                    stop_listener();
+                    return Err(AuthError::Protocol(err.to_string()));
+                }
+            };
+            e.server = Some(name.clone());
+            let answer = person.resolve(&e, Pending::Url);
+            match answer {
+                Ok(a) if a.ok => {}
+                Ok(a) => {
+                    stop_listener();
+                    return Err(AuthError::NotSignedIn {
+                        reason: match a.reason.as_deref() {
+                            Some("declined") => "declined".into(),
+                            Some("expired") => "timed out at the prompt".into(),
+                            _ => "cancelled".into(),
+                        },
+                    });
+                }
+                Err(err) => {
+                    stop_listener();
+                    return Err(AuthError::NotSignedIn {
+                        reason: format!("not possible: {err}"),
+                    });
+                }
+            }
+        } else {
+            stop_listener();
+            return Err(AuthError::NeedsPerson { server: name });
+        }
+        match rx.recv() {
+            Ok(r) => r.map(|cb| cb.code),
+            Err(_) => Err(AuthError::Listener("the listener thread ended".into())),
+        }
+    }
+}
+
+/// Launches `--browser PROGRAM URL` detached with null stdio; it plays the
+/// browser (the conformance suite's runner is such a program).
+fn launch(program: &str, url: &str) -> Result<(), AuthError> {
+    use std::process::Stdio;
+    let mut cmd = open::with_command(url, program);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().map_err(|e| AuthError::Browser {
+        program: program.to_string(),
+        detail: e.to_string(),
+    })?;
+    std::thread::spawn(move || {
+        let _ = child.wait();
+    });
+    Ok(())
+}
+
+/// `elicit auth list`: one line per stored server, no secrets.
+pub fn list(store_dir: Option<PathBuf>) -> Result<String, AuthError> {
+    let store = match store_dir {
+        Some(d) => TokenStore::at(d),
+        None => TokenStore::open_default()?,
+    };
+    let (entries, bad) = store.list()?;
+    let mut out = String::new();
+    if entries.is_empty() && bad.is_empty() {
+        out.push_str(&format!(
+            "no stored sign-ins (store: {})\n",
+            store.dir().display()
+        ));
+    }
+    let now = store::now();
+    for s in entries {
+        let status = match (s.issuer.as_ref(), s.expires_at) {
+            (None, _) => "registered, not signed in".to_string(),
+            (Some(_), Some(t)) if t <= now => {
+                if s.has_refresh_token {
+                    "expired (will refresh)".into()
+                } else {
+                    "expired".into()
+                }
+            }
+            (Some(_), Some(t)) => format!(
+                "valid for {}",
+                humantime::format_duration(Duration::from_secs(t - now))
+            ),
+            (Some(_), None) => "signed in".into(),
+        };
+        out.push_str(&format!(
+            "{}{}\n  {status}{}{}\n",
+            s.server_url,
+            s.server_name
+                .map(|n| format!("  ({n})"))
+                .unwrap_or_default(),
+            s.issuer
+                .map(|i| format!(" · issuer {i}"))
+                .unwrap_or_default(),
+            s.scope
+                .map(|sc| format!(" · scope {sc}"))
+                .unwrap_or_default(),
+        ));
+    }
+    for b in bad {
+        out.push_str(&format!("warning: {b}\n"));
+    }
+    Ok(out)
+}
+
+/// `elicit auth logout [URL]`: forgets one server's tokens and client
+/// registrations, or every server's.
+pub fn logout(url: Option<&str>, store_dir: Option<PathBuf>) -> Result<String, AuthError> {
+    let store = match store_dir {
+        Some(d) => TokenStore::at(d),
+        None => TokenStore::open_default()?,
+    };
+    let key = url.map(server_key).transpose()?;
+    let removed = store.remove(key.as_deref())?;
+    Ok(match (key, removed.len()) {
+        (Some(k), 0) => format!("nothing stored for {k}\n"),
+        (Some(k), _) => format!("signed out of {k}\n"),
+        (None, n) => format!("removed {n} stored sign-in(s)\n"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    /// The terminal resolver can be handed to the authenticator, which the
+    /// transport may move to another thread.
+    #[test]
+    fn terminal_resolver_and_authenticator_are_send() {
+        fn send<T: Send>() {}
+        send::<crate::terminal::TerminalResolver>();
+        send::<super::Authenticator>();
+    }
+}

@@ -1,0 +1,364 @@
+//! The token store: one JSON file per MCP server URL in
+//! `$ELICIT_DATA_DIR/tokens`, else `$XDG_DATA_HOME/elicit/tokens`, else
+//! `~/.local/share/elicit/tokens`.
+//!
+//! Safety rules, each tested:
+//! - the directory is 0700 and every file 0600 (created so, never widened);
+//! - every change is a read-modify-write under an exclusive `flock` on
+//!   `tokens/.lock`, and lands by writing a temporary file and renaming it
+//!   over the old one, so concurrent elicit processes never interleave and a
+//!   crash never leaves half a file;
+//! - a file that cannot be read as a store entry is a clear error naming the
+//!   file and how to clear it, never a panic;
+//! - secrets never appear in `Debug` output or error text.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::AuthError;
+
+/// The largest store file read (a real one is a few KiB).
+const MAX_FILE: u64 = 1024 * 1024;
+
+/// A string that is never shown: `Debug` prints `<redacted>`.
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+impl Secret {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+/// How this client identifies itself to one authorization server.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientRecord {
+    pub client_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<Secret>,
+    /// `client_secret_basic`, `client_secret_post` or `none`.
+    pub auth_method: String,
+    /// The redirect URI registered with it (dynamic registration only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redirect_uri: Option<String>,
+    /// `dynamic`, `metadata-document` or `pre-registered`.
+    pub source: String,
+}
+
+/// The tokens one authorization server issued for the resource.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TokenRecord {
+    pub issuer: String,
+    pub token_endpoint: String,
+    pub access_token: Secret,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_token: Option<Secret>,
+    /// Seconds since the epoch; `None` when the server gave no lifetime.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<u64>,
+    /// The scopes asked for (space-separated), for step-up unions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    pub obtained_at: u64,
+}
+
+impl TokenRecord {
+    /// Expired, or within a minute of it.
+    pub fn is_expired(&self, now: u64) -> bool {
+        self.expires_at.is_some_and(|t| now + 60 >= t)
+    }
+}
+
+/// Everything kept for one MCP server URL.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    pub server_url: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_name: Option<String>,
+    /// The `resource` parameter the tokens were issued for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
+    /// Client registrations, by issuer: a client id is only ever shown to
+    /// the authorization server that issued it.
+    #[serde(default)]
+    pub clients: BTreeMap<String, ClientRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<TokenRecord>,
+}
+
+/// What `elicit auth list` shows of an entry: no secrets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    pub server_url: String,
+    pub server_name: Option<String>,
+    pub issuer: Option<String>,
+    pub scope: Option<String>,
+    pub expires_at: Option<u64>,
+    pub has_refresh_token: bool,
+    pub file: PathBuf,
+}
+
+pub fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// The token store directory.
+#[derive(Debug, Clone)]
+pub struct TokenStore {
+    dir: PathBuf,
+}
+
+/// The default store directory, from the environment.
+pub fn default_dir() -> Result<PathBuf, AuthError> {
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    if let Some(d) = env("ELICIT_DATA_DIR") {
+        return Ok(PathBuf::from(d).join("tokens"));
+    }
+    if let Some(d) = env("XDG_DATA_HOME") {
+        return Ok(PathBuf::from(d).join("elicit").join("tokens"));
+    }
+    if let Some(h) = env("HOME") {
+        return Ok(PathBuf::from(h).join(".local/share/elicit/tokens"));
+    }
+    Err(AuthError::Store(
+        "no place for the token store: set ELICIT_DATA_DIR, XDG_DATA_HOME or HOME".into(),
+    ))
+}
+
+/// Holds the store's exclusive lock until dropped.
+struct Lock(File);
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        // SAFETY: a valid open descriptor; unlocking cannot fail in a way
+        // that matters (closing the file releases the lock anyway).
+        unsafe {
+            libc::flock(self.0.as_raw_fd(), libc::LOCK_UN);
+        }
+    }
+}
+
+fn store_err(what: &str, path: &Path, e: std::io::Error) -> AuthError {
+    AuthError::Store(format!("{what} {}: {e}", path.display()))
+}
+
+impl TokenStore {
+    pub fn at(dir: impl Into<PathBuf>) -> Self {
+        TokenStore { dir: dir.into() }
+    }
+
+    pub fn open_default() -> Result<Self, AuthError> {
+        Ok(Self::at(default_dir()?))
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The file for a server URL: a readable slug plus a hash of the URL,
+    /// so distinct URLs never share a file and names stay portable.
+    pub fn file_for(&self, server_url: &str) -> PathBuf {
+        let digest = Sha256::digest(server_url.as_bytes());
+        let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+        let slug: String = server_url
+            .split_once("://")
+            .map(|(_, rest)| rest)
+            .unwrap_or(server_url)
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .take(60)
+            .collect();
+        self.dir.join(format!("{slug}-{hex}.json"))
+    }
+
+    /// Creates the directory 0700 (and tightens it if it exists wider).
+    fn ensure_dir(&self) -> Result<(), AuthError> {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.dir)
+            .map_err(|e| store_err("cannot create the token store", &self.dir, e))?;
+        let meta = fs::metadata(&self.dir)
+            .map_err(|e| store_err("cannot read the token store", &self.dir, e))?;
+        if meta.permissions().mode() & 0o077 != 0 {
+            fs::set_permissions(&self.dir, fs::Permissions::from_mode(0o700))
+                .map_err(|e| store_err("cannot restrict the token store", &self.dir, e))?;
+        }
+        Ok(())
+    }
+
+    fn lock(&self) -> Result<Lock, AuthError> {
+        self.ensure_dir()?;
+        let path = self.dir.join(".lock");
+        let f = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| store_err("cannot open the lock", &path, e))?;
+        // SAFETY: a valid open descriptor.
+        let rc = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) };
+        if rc != 0 {
+            return Err(store_err(
+                "cannot lock",
+                &path,
+                std::io::Error::last_os_error(),
+            ));
+        }
+        Ok(Lock(f))
+    }
+
+    fn read_file(path: &Path) -> Result<Option<Entry>, AuthError> {
+        let f = match File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(store_err("cannot open", path, e)),
+        };
+        let mut bytes = Vec::new();
+        f.take(MAX_FILE + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| store_err("cannot read", path, e))?;
+        if bytes.len() as u64 > MAX_FILE {
+            return Err(AuthError::Store(format!(
+                "{} is over {MAX_FILE} bytes: not a token store file; remove it (elicit auth logout URL)",
+                path.display()
+            )));
+        }
+        // The serde error names a line and column, never the content.
+        serde_json::from_slice::<Entry>(&bytes).map(Some).map_err(|e| {
+            AuthError::Store(format!(
+                "{} is damaged (line {}, column {}); remove it with `elicit auth logout`, then sign in again",
+                path.display(),
+                e.line(),
+                e.column()
+            ))
+        })
+    }
+
+    /// Writes `entry` to `path` through a temporary file and a rename.
+    fn write_file(path: &Path, entry: &Entry) -> Result<(), AuthError> {
+        let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
+        let text = serde_json::to_vec_pretty(entry).unwrap_or_default();
+        let mut f = OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .mode(0o600)
+            .open(&tmp)
+            .map_err(|e| store_err("cannot write", &tmp, e))?;
+        let written = f
+            .write_all(&text)
+            .and_then(|_| f.sync_all())
+            .and_then(|_| fs::rename(&tmp, path));
+        if let Err(e) = written {
+            let _ = fs::remove_file(&tmp);
+            return Err(store_err("cannot write", path, e));
+        }
+        Ok(())
+    }
+
+    /// The entry for a server URL, if any.
+    pub fn load(&self, server_url: &str) -> Result<Option<Entry>, AuthError> {
+        if !self.dir.exists() {
+            return Ok(None);
+        }
+        let _lock = self.lock()?;
+        Self::read_file(&self.file_for(server_url))
+    }
+
+    /// Read-modify-write of one entry under the lock.
+    pub fn update<T>(
+        &self,
+        server_url: &str,
+        f: impl FnOnce(&mut Entry) -> T,
+    ) -> Result<T, AuthError> {
+        let _lock = self.lock()?;
+        let path = self.file_for(server_url);
+        let mut entry = Self::read_file(&path)?.unwrap_or_else(|| Entry {
+            server_url: server_url.to_string(),
+            ..Default::default()
+        });
+        let out = f(&mut entry);
+        Self::write_file(&path, &entry)?;
+        Ok(out)
+    }
+
+    /// Every entry (damaged files are reported in the second list, not
+    /// fatal: `auth list` still shows the rest).
+    pub fn list(&self) -> Result<(Vec<Summary>, Vec<AuthError>), AuthError> {
+        if !self.dir.exists() {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let _lock = self.lock()?;
+        let mut out = Vec::new();
+        let mut bad = Vec::new();
+        let rd = fs::read_dir(&self.dir)
+            .map_err(|e| store_err("cannot list the token store", &self.dir, e))?;
+        let mut paths: Vec<PathBuf> = rd
+            .filter_map(|d| d.ok().map(|d| d.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect();
+        paths.sort();
+        for path in paths {
+            match Self::read_file(&path) {
+                Ok(Some(e)) => out.push(Summary {
+                    server_url: e.server_url,
+                    server_name: e.server_name,
+                    issuer: e.token.as_ref().map(|t| t.issuer.clone()),
+                    scope: e.token.as_ref().and_then(|t| t.scope.clone()),
+                    expires_at: e.token.as_ref().and_then(|t| t.expires_at),
+                    has_refresh_token: e.token.as_ref().is_some_and(|t| t.refresh_token.is_some()),
+                    file: path,
+                }),
+                Ok(None) => {}
+                Err(e) => bad.push(e),
+            }
+        }
+        Ok((out, bad))
+    }
+
+    /// Forgets one server (by URL), or every server with `None`. Damaged
+    /// files are removed too. Returns what was removed.
+    pub fn remove(&self, server_url: Option<&str>) -> Result<Vec<PathBuf>, AuthError> {
+        if !self.dir.exists() {
+            return Ok(Vec::new());
+        }
+        let _lock = self.lock()?;
+        let targets: Vec<PathBuf> = match server_url {
+            Some(u) => vec![self.file_for(u)],
+            None => fs::read_dir(&self.dir)
+                .map_err(|e| store_err("cannot list the token store", &self.dir, e))?
+                .filter_map(|d| d.ok().map(|d| d.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "json"))
+                .collect(),
+        };
+        let mut removed = Vec::new();
+        for p in targets {
+            match fs::remove_file(&p) {
+                Ok(()) => removed.push(p),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(store_err("cannot remove", &p, e)),
+            }
+        }
+        Ok(removed)
+    }
+}
