@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use console::{style, Key, Term};
 
+use super::keys::read_key;
 use super::render::{footer, header};
 use super::widgets::{
     check_interrupt, consent_pause, discard_typeahead, select, Interrupt, Prompted,
@@ -129,7 +130,14 @@ pub fn run(
         footer(term, "nothing opens until you choose it · Esc cancels");
     }
     consent_pause(term)?;
-    let picked = select(term, "What do you want to do?", &items, 0)?;
+    // A URL that carries a warning starts on "Show only": Enter alone must
+    // not open it; opening stays one arrow key away.
+    let default = if open_allowed && a.warnings.iter().any(is_warning) {
+        1
+    } else {
+        0
+    };
+    let picked = select(term, "What do you want to do?", &items, Some(default))?;
     let choice = items[picked].as_str();
     if choice.starts_with("Decline") {
         return Ok(UrlOutcome::Declined);
@@ -172,6 +180,11 @@ pub fn run(
         ));
     }
     wait_for_person(term)
+}
+
+/// A warning rather than information (plain http to this machine is fine).
+fn is_warning(w: &crate::url_safety::UrlWarning) -> bool {
+    !matches!(w, crate::url_safety::UrlWarning::LoopbackHttp)
 }
 
 fn show_url(term: &Term, a: &UrlAssessment) {
@@ -218,7 +231,9 @@ fn show_url(term: &Term, a: &UrlAssessment) {
 }
 
 /// Waits until the person says they are done (Enter), declines (d) or
-/// cancels (Esc, q, Ctrl-C, end of input), showing the time elapsed.
+/// cancels (Esc, q, Ctrl-C, Ctrl-D, end of input), showing the time
+/// elapsed. On cancel the line is wiped and the caller says `cancelled`
+/// once.
 fn wait_for_person(term: &Term) -> Prompted<UrlOutcome> {
     check_interrupt()?;
     // "Done" must be a key pressed at this screen, not a second Enter
@@ -255,14 +270,14 @@ fn wait_for_person(term: &Term) -> Prompted<UrlOutcome> {
         })
     };
     let outcome = loop {
-        match term.read_key() {
+        match read_key(term) {
             Ok(Key::Enter) => break Ok(UrlOutcome::Completed),
             Ok(Key::Char('d' | 'D')) => break Ok(UrlOutcome::Declined),
             Ok(Key::Escape | Key::Char('q' | 'Q') | Key::CtrlC | Key::Char('\u{4}')) => {
                 break Err(Interrupt::Cancelled)
             }
             Ok(_) => {}
-            Err(e) => break Err(Interrupt::from(e)),
+            Err(e) => break Err(e),
         }
     };
     stop.store(true, Ordering::SeqCst);
@@ -272,7 +287,10 @@ fn wait_for_person(term: &Term) -> Prompted<UrlOutcome> {
     let said = match &outcome {
         Ok(UrlOutcome::Completed) => "done",
         Ok(UrlOutcome::Declined) => "declined",
-        Err(_) => "cancelled",
+        Err(_) => {
+            let _ = term.flush();
+            return outcome;
+        }
     };
     let _ = term.write_line(&format!(
         "{} {said} after {}:{:02}",
