@@ -38,7 +38,7 @@ pub struct TerminalOptions {
     /// `--timeout` / `--prompt-timeout`: how long the person has for each
     /// elicitation, counted from when its prompt appears.
     pub timeout: Option<Duration>,
-    /// `--browser PROGRAM`.
+    /// `--browser COMMAND` / `ELICIT_BROWSER` (a command line).
     pub browser: Option<String>,
     /// `--no-open`.
     pub no_open: bool,
