@@ -196,7 +196,9 @@ impl ScriptedAnswers {
             bad(format!(
                 "invalid JSON at line {}, column {}: {}",
                 e.line(),
-                e.column(),
+                // serde_json counts 0 for "before the first character";
+                // people count columns from 1.
+                e.column().max(1),
                 crate::input::json_error_text(&e)
             ))
         })?;

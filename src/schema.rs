@@ -454,6 +454,23 @@ impl FormField {
             _ => None,
         };
         match e.kind() {
+            // A raw-JSON field names itself and the JSON type its schema
+            // wants (there is no kind of ours to describe it by).
+            K::Type { kind } if matches!(self.kind, FieldKind::Raw { .. }) => {
+                use jsonschema::error::TypeKind;
+                let wanted = match kind {
+                    TypeKind::Single(t) => t.to_string(),
+                    TypeKind::Multiple(set) => set
+                        .iter()
+                        .map(|t| t.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" or "),
+                };
+                format!(
+                    "expected a JSON {wanted} for {:?}, got {instance}",
+                    self.label()
+                )
+            }
             K::Type { .. } => format!("{instance} is not {}", self.expected_type()),
             K::Enum { .. } | K::OneOfNotValid { .. } | K::AnyOf { .. } | K::Constant { .. }
                 if choices.is_some() =>
@@ -530,9 +547,26 @@ impl FormField {
                     ))]))
                 }
             }
-            FieldKind::Raw { .. } => {
-                Ok(serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string())))
-            }
+            // Raw JSON; text that does not parse is taken as a string only
+            // where the schema accepts one, else it is reported as invalid
+            // JSON (not as a string of the wrong type).
+            FieldKind::Raw { .. } => match serde_json::from_str(text) {
+                Ok(v) => Ok(v),
+                Err(e) => {
+                    let as_text = Value::String(text.to_string());
+                    if self.validator.as_ref().is_none_or(|v| v.is_valid(&as_text)) {
+                        Ok(as_text)
+                    } else {
+                        Err(format!(
+                            "invalid JSON for {:?} at line {}, column {}: {}",
+                            self.label(),
+                            e.line(),
+                            e.column().max(1),
+                            crate::input::json_error_text(&e)
+                        ))
+                    }
+                }
+            },
         }
     }
 

@@ -774,3 +774,51 @@ fn an_approve_only_form_needs_a_decision() {
         .stdout("")
         .stderr(predicate::str::contains("approval only"));
 }
+
+/// Issue 13, 18: a raw-JSON field names itself and the JSON type it wants;
+/// text that does not parse is "invalid JSON" (unless the schema takes a
+/// string); a big integer is quoted as typed; columns count from 1.
+#[test]
+fn raw_json_and_number_errors_say_what_was_wrong() {
+    let req = json!({"method": "elicitation/create", "params": {"message": "m",
+        "requestedSchema": {"type": "object", "properties": {
+            "obj": {"type": "object", "title": "Settings"},
+            "big": {"type": "integer", "title": "Big", "maximum": 10},
+            "any": {"title": "Anything"}}, "required": ["obj"]}}})
+    .to_string();
+    run(&["-a", "obj=1", "-a", "big=1", "-a", "any=1"], &req)
+        .code(2)
+        .stderr(predicate::str::contains(
+            "obj: expected a JSON object for \"Settings\", got 1",
+        ));
+    run(&["-a", "obj=abc", "-a", "big=1", "-a", "any=1"], &req)
+        .code(2)
+        .stderr(predicate::str::contains(
+            "obj: invalid JSON for \"Settings\" at line 1, column 1: expected value",
+        ));
+    // No type: plain text is a string.
+    let a = run(&["-a", "obj={}", "-a", "big=1", "-a", "any=abc"], &req).success();
+    assert_eq!(stdout_json(&a)["content"]["any"], json!("abc"));
+    run(
+        &[
+            "-a",
+            "obj={}",
+            "-a",
+            "big=99999999999999999999",
+            "-a",
+            "any=1",
+        ],
+        &req,
+    )
+    .code(2)
+    .stderr(predicate::str::contains(
+        "big: 99999999999999999999 is outside",
+    ))
+    .stderr(predicate::str::contains("e+20").not());
+    run(&["-a", "{\"obj\":\n"], &req)
+        .code(2)
+        .stderr(predicate::str::contains("invalid JSON at line 2, column 1"));
+    run(&["-a", "accept"], "{\"method\":\n")
+        .code(predicate::ne(0))
+        .stderr(predicate::str::contains("line 2, column 1"));
+}
