@@ -822,3 +822,29 @@ fn raw_json_and_number_errors_say_what_was_wrong() {
         .code(predicate::ne(0))
         .stderr(predicate::str::contains("line 2, column 1"));
 }
+
+/// Issue 13, 19: under --no-input every lenient-schema warning is printed,
+/// before the error.
+#[test]
+fn schema_warnings_come_before_the_no_input_error() {
+    let req = json!({"method": "elicitation/create", "params": {"message": "m",
+        "requestedSchema": {"$schema": "x", "type": "object", "properties": {
+            "a": {"type": "string", "format": "flavour", "x-ui": 1},
+            "n": {"type": "object"}}, "required": ["a"]}}})
+    .to_string();
+    let out = run(&[], &req).code(2).get_output().stderr.clone();
+    let err = String::from_utf8(out).unwrap();
+    let at = |s: &str| {
+        err.find(s)
+            .unwrap_or_else(|| panic!("{s:?} missing in {err}"))
+    };
+    let error = at("no terminal to ask on");
+    for w in [
+        "warning: requestedSchema keyword \"$schema\"",
+        "warning: field a: format \"flavour\"",
+        "warning: field a: keyword \"x-ui\" is not part of an MCP form schema; ignored",
+        "warning: field n: type \"object\" is not a primitive MCP allows in a form; asked as raw JSON",
+    ] {
+        assert!(at(w) < error, "{w:?} after the error in {err}");
+    }
+}

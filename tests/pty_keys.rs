@@ -304,3 +304,36 @@ fn a_timed_out_prompt_does_not_swallow_the_next() {
         "second": {"action": "accept", "content": {"name": "Bo"}}
     }}));
 }
+
+/// Every lenient-schema warning is printed before the form starts.
+#[test]
+fn schema_warnings_come_before_the_form() {
+    let schema = json!({"$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object", "properties": {
+            "a": {"type": "string", "title": "A", "format": "flavour", "x-ui": "big"},
+            "n": {"type": "object", "title": "Nested"}}});
+    let mut p = elicit(&form("Warned", schema)).spawn();
+    p.expect("warning: requestedSchema keyword \"$schema\"")
+        .expect("warning: field a: format \"flavour\" is not one MCP defines")
+        .expect("warning: field a: keyword \"x-ui\"")
+        .expect("warning: field n: type \"object\"")
+        .expect("asks for input")
+        .answer("? A", ENTER)
+        .answer("? Nested", ENTER)
+        .answer("Send these answers?", ENTER);
+    p.finish_with(json!({"action": "accept", "content": {}}));
+}
+
+/// The header counts only the fields asked, and says `* required` only
+/// when one of them is.
+#[test]
+fn form_header_counts_asked_fields_and_required_only_when_any() {
+    let schema = json!({"type": "object", "properties": {
+        "a": {"type": "string", "title": "A"}, "b": {"type": "string", "title": "B"}}});
+    let mut p = elicit(&form("Count", schema)).args(["-a", "a=x"]).spawn();
+    p.expect("1 field (1 more given by --answer) · Enter keeps")
+        .answer("? B", "y\r")
+        .answer("Send these answers?", ENTER);
+    let f = p.finish_with(json!({"action": "accept", "content": {"a": "x", "b": "y"}}));
+    assert!(!f.visible().contains("* required"), "{}", f.visible());
+}

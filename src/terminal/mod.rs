@@ -167,6 +167,11 @@ impl TerminalResolver {
 }
 
 impl Resolver for TerminalResolver {
+    fn warn_early(&mut self, warnings: &[String]) -> bool {
+        crate::resolve::print_warnings(warnings);
+        true
+    }
+
     fn resolve(&mut self, e: &Elicitation, pending: Pending) -> Result<Answer, ElicitError> {
         let _server_stderr_held = crate::transport::server_stderr::PromptGuard::start();
         let id = e.request.id.clone();
