@@ -122,9 +122,12 @@ impl ScriptedAnswers {
                     answers.add_object(&text, arg)?;
                 }
                 t if t.starts_with('{') => answers.add_object(arg, arg)?,
+                // `NAME = VALUE`: spaces around the name and the value are
+                // both trimmed, so `name = Ada` sends "Ada". A value that
+                // must keep its spaces goes as JSON: `{"sep":" "}`.
                 _ => match arg.split_once('=') {
                     Some((name, value)) if !name.trim().is_empty() => {
-                        answers.add_text(name.trim(), value);
+                        answers.add_text(name.trim(), value.trim());
                     }
                     _ => {
                         return Err(bad(
@@ -193,7 +196,9 @@ impl ScriptedAnswers {
             bad(format!(
                 "invalid JSON at line {}, column {}: {}",
                 e.line(),
-                e.column(),
+                // serde_json counts 0 for "before the first character";
+                // people count columns from 1.
+                e.column().max(1),
                 crate::input::json_error_text(&e)
             ))
         })?;
@@ -410,6 +415,23 @@ mod tests {
             FormPlan::Decided(Action::Accept, v) => assert_eq!(
                 Value::Object(v).to_string(),
                 r#"{"name":"Ada","age":41,"tags":["a","c"],"color":"g"}"#
+            ),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    /// `name = Ada` trims the name and the value alike (issue 13, 17).
+    #[test]
+    fn spaces_around_name_and_value_are_both_trimmed() {
+        let a = ScriptedAnswers::parse(
+            ["name = Ada ", " age =41", "tags= b", "color = Red"],
+            no_files,
+        )
+        .unwrap();
+        match a.plan_form(&form(), true).unwrap() {
+            FormPlan::Decided(Action::Accept, v) => assert_eq!(
+                Value::Object(v).to_string(),
+                r#"{"name":"Ada","age":41,"tags":["b"],"color":"r"}"#
             ),
             other => panic!("unexpected {other:?}"),
         }

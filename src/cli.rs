@@ -260,8 +260,11 @@ pub struct AnswerArgs {
     #[arg(long)]
     pub no_input: bool,
 
-    /// Open URL elicitations with PROGRAM instead of the system opener.
-    #[arg(long, value_name = "PROGRAM", env = "ELICIT_BROWSER")]
+    /// Open URL elicitations with this command instead of the system opener:
+    /// a command line split like a shell (`'firefox --new-window'`), run
+    /// with the URL added (in place of `%s`, else last). Without it:
+    /// ELICIT_BROWSER, then BROWSER, then the system opener.
+    #[arg(long, value_name = "COMMAND", env = "ELICIT_BROWSER")]
     pub browser: Option<String>,
 
     /// Never launch a browser for URL elicitations: show the URL to copy.

@@ -129,7 +129,7 @@ pub fn parse_json(text: &str) -> Result<Value, ElicitError> {
         }
         ElicitError::Json {
             line: e.line(),
-            column: e.column(),
+            column: e.column().max(1),
             message,
         }
     })

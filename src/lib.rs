@@ -102,6 +102,10 @@ pub fn resolve_document(
         }
         prepared.push(e);
     }
+    // Every warning is out before the first prompt (or refusal).
+    if !warnings.is_empty() && person.warn_early(&warnings) {
+        warnings.clear();
+    }
     if !strict {
         // A scripted field that no form in the input has is a typo, not a
         // value meant for another form.

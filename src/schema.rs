@@ -206,10 +206,22 @@ impl FormSchema {
         for r in &unknown_required {
             warnings.push(format!("`required` names {r:?}, which is not a property"));
         }
-        for f in &fields {
+        for key in obj.keys() {
+            if !matches!(key.as_str(), "type" | "properties" | "required") {
+                warnings.push(format!(
+                    "requestedSchema keyword {key:?} is not part of an MCP form schema; ignored"
+                ));
+            }
+        }
+        for (f, (_, prop)) in fields.iter().zip(properties.iter()) {
             if let Some(p) = &f.schema_problem {
                 warnings.push(format!("field {}: {p}", f.name));
             }
+            warnings.extend(
+                lenient_warnings(prop, &f.kind)
+                    .into_iter()
+                    .map(|w| format!("field {}: {w}", f.name)),
+            );
         }
         Ok(FormSchema {
             fields,
@@ -454,6 +466,23 @@ impl FormField {
             _ => None,
         };
         match e.kind() {
+            // A raw-JSON field names itself and the JSON type its schema
+            // wants (there is no kind of ours to describe it by).
+            K::Type { kind } if matches!(self.kind, FieldKind::Raw { .. }) => {
+                use jsonschema::error::TypeKind;
+                let wanted = match kind {
+                    TypeKind::Single(t) => t.to_string(),
+                    TypeKind::Multiple(set) => set
+                        .iter()
+                        .map(|t| t.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" or "),
+                };
+                format!(
+                    "expected a JSON {wanted} for {:?}, got {instance}",
+                    self.label()
+                )
+            }
             K::Type { .. } => format!("{instance} is not {}", self.expected_type()),
             K::Enum { .. } | K::OneOfNotValid { .. } | K::AnyOf { .. } | K::Constant { .. }
                 if choices.is_some() =>
@@ -530,9 +559,26 @@ impl FormField {
                     ))]))
                 }
             }
-            FieldKind::Raw { .. } => {
-                Ok(serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string())))
-            }
+            // Raw JSON; text that does not parse is taken as a string only
+            // where the schema accepts one, else it is reported as invalid
+            // JSON (not as a string of the wrong type).
+            FieldKind::Raw { .. } => match serde_json::from_str(text) {
+                Ok(v) => Ok(v),
+                Err(e) => {
+                    let as_text = Value::String(text.to_string());
+                    if self.validator.as_ref().is_none_or(|v| v.is_valid(&as_text)) {
+                        Ok(as_text)
+                    } else {
+                        Err(format!(
+                            "invalid JSON for {:?} at line {}, column {}: {}",
+                            self.label(),
+                            e.line(),
+                            e.column().max(1),
+                            crate::input::json_error_text(&e)
+                        ))
+                    }
+                }
+            },
         }
     }
 
@@ -647,6 +693,140 @@ fn plural(n: u64) -> &'static str {
 /// Compiles a property schema with format checks on. An invalid property
 /// schema (say `"minLength": "3"`) must not sink the form: the field keeps its
 /// kind, only its type is checked, and the problem is reported.
+/// Keywords an MCP form property may carry (any of the primitive kinds).
+const MCP_KEYWORDS: &[&str] = &[
+    "type",
+    "title",
+    "description",
+    "default",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "enum",
+    "enumNames",
+    "oneOf",
+    "anyOf",
+    "items",
+    "minItems",
+    "maxItems",
+    "const",
+];
+
+/// JSON Schema (2020-12) keywords outside MCP's form subset: still checked
+/// by the validator, but a form does not show them.
+const JSON_SCHEMA_KEYWORDS: &[&str] = &[
+    "$schema",
+    "$id",
+    "$ref",
+    "$defs",
+    "$comment",
+    "$anchor",
+    "$dynamicRef",
+    "$dynamicAnchor",
+    "$vocabulary",
+    "definitions",
+    "multipleOf",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "uniqueItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "prefixItems",
+    "unevaluatedItems",
+    "properties",
+    "required",
+    "additionalProperties",
+    "patternProperties",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+    "dependentRequired",
+    "dependentSchemas",
+    "unevaluatedProperties",
+    "allOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "contentEncoding",
+    "contentMediaType",
+    "contentSchema",
+];
+
+/// The formats JSON Schema (2020-12) defines, which the validator checks.
+const JSON_SCHEMA_FORMATS: &[&str] = &[
+    "date",
+    "time",
+    "date-time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// The formats MCP defines for strings.
+const MCP_FORMATS: &[&str] = &["email", "uri", "date", "date-time"];
+
+/// What a lenient parse let through for one property, in words: the
+/// README promises a warning for each (unknown `format`, `$schema`,
+/// extra keywords, shapes answered as raw JSON).
+fn lenient_warnings(prop: &Value, kind: &FieldKind) -> Vec<String> {
+    let mut out = Vec::new();
+    if let FieldKind::Raw { why } = kind {
+        out.push(format!("{why}; asked as raw JSON"));
+    }
+    let Some(obj) = prop.as_object() else {
+        return out;
+    };
+    if let Some(f) = obj.get("format").and_then(Value::as_str) {
+        if !MCP_FORMATS.contains(&f) {
+            let checked = if JSON_SCHEMA_FORMATS.contains(&f) {
+                "checked as JSON Schema defines it"
+            } else {
+                "not checked"
+            };
+            out.push(format!(
+                "format {f:?} is not one MCP defines (email, uri, date, date-time); {checked}"
+            ));
+        }
+    }
+    for key in obj.keys() {
+        if MCP_KEYWORDS.contains(&key.as_str()) {
+            continue;
+        }
+        if JSON_SCHEMA_KEYWORDS.contains(&key.as_str()) {
+            out.push(format!(
+                "keyword {key:?} is not part of an MCP form schema; it is still checked"
+            ));
+        } else {
+            out.push(format!(
+                "keyword {key:?} is not part of an MCP form schema; ignored"
+            ));
+        }
+    }
+    out
+}
+
 fn compile(
     prop: &Value,
 ) -> (

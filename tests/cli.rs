@@ -774,3 +774,77 @@ fn an_approve_only_form_needs_a_decision() {
         .stdout("")
         .stderr(predicate::str::contains("approval only"));
 }
+
+/// Issue 13, 18: a raw-JSON field names itself and the JSON type it wants;
+/// text that does not parse is "invalid JSON" (unless the schema takes a
+/// string); a big integer is quoted as typed; columns count from 1.
+#[test]
+fn raw_json_and_number_errors_say_what_was_wrong() {
+    let req = json!({"method": "elicitation/create", "params": {"message": "m",
+        "requestedSchema": {"type": "object", "properties": {
+            "obj": {"type": "object", "title": "Settings"},
+            "big": {"type": "integer", "title": "Big", "maximum": 10},
+            "any": {"title": "Anything"}}, "required": ["obj"]}}})
+    .to_string();
+    run(&["-a", "obj=1", "-a", "big=1", "-a", "any=1"], &req)
+        .code(2)
+        .stderr(predicate::str::contains(
+            "obj: expected a JSON object for \"Settings\", got 1",
+        ));
+    run(&["-a", "obj=abc", "-a", "big=1", "-a", "any=1"], &req)
+        .code(2)
+        .stderr(predicate::str::contains(
+            "obj: invalid JSON for \"Settings\" at line 1, column 1: expected value",
+        ));
+    // No type: plain text is a string.
+    let a = run(&["-a", "obj={}", "-a", "big=1", "-a", "any=abc"], &req).success();
+    assert_eq!(stdout_json(&a)["content"]["any"], json!("abc"));
+    run(
+        &[
+            "-a",
+            "obj={}",
+            "-a",
+            "big=99999999999999999999",
+            "-a",
+            "any=1",
+        ],
+        &req,
+    )
+    .code(2)
+    .stderr(predicate::str::contains(
+        "big: 99999999999999999999 is outside",
+    ))
+    .stderr(predicate::str::contains("e+20").not());
+    run(&["-a", "{\"obj\":\n"], &req)
+        .code(2)
+        .stderr(predicate::str::contains("invalid JSON at line 2, column 1"));
+    run(&["-a", "accept"], "{\"method\":\n")
+        .code(predicate::ne(0))
+        .stderr(predicate::str::contains("line 2, column 1"));
+}
+
+/// Issue 13, 19: under --no-input every lenient-schema warning is printed,
+/// before the error.
+#[test]
+fn schema_warnings_come_before_the_no_input_error() {
+    let req = json!({"method": "elicitation/create", "params": {"message": "m",
+        "requestedSchema": {"$schema": "x", "type": "object", "properties": {
+            "a": {"type": "string", "format": "flavour", "x-ui": 1},
+            "n": {"type": "object"}}, "required": ["a"]}}})
+    .to_string();
+    let out = run(&[], &req).code(2).get_output().stderr.clone();
+    let err = String::from_utf8(out).unwrap();
+    let at = |s: &str| {
+        err.find(s)
+            .unwrap_or_else(|| panic!("{s:?} missing in {err}"))
+    };
+    let error = at("no terminal to ask on");
+    for w in [
+        "warning: requestedSchema keyword \"$schema\"",
+        "warning: field a: format \"flavour\"",
+        "warning: field a: keyword \"x-ui\" is not part of an MCP form schema; ignored",
+        "warning: field n: type \"object\" is not a primitive MCP allows in a form; asked as raw JSON",
+    ] {
+        assert!(at(w) < error, "{w:?} after the error in {err}");
+    }
+}

@@ -194,8 +194,9 @@ fn multi_select_limits_are_asked_again() {
         .expect("pick at least 1 item")
         .send(&format!("{SPACE}{DOWN}{SPACE}{DOWN}{SPACE}{ENTER}"))
         .expect("pick at most 2 items")
-        // Still all three ticked: untick the first.
-        .send(&format!("{SPACE}{ENTER}"))
+        // Still all three ticked, the cursor where it was: go to the top
+        // and untick the first.
+        .send(&format!("{HOME}{SPACE}{ENTER}"))
         .answer("Send these answers?", ENTER);
     p.finish_with(json!({"action": "accept", "content": {"tags": ["b", "c"]}}));
 }

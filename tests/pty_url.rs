@@ -348,10 +348,72 @@ fn missing_browser_program_is_reported_and_the_flow_goes_on() {
         .args(["--browser", "/nonexistent/browser"])
         .spawn_in(dir);
     p.answer("What do you want to do?", ENTER)
-        .expect("could not open a browser")
+        .expect("could not open a browser (cannot run /nonexistent/browser: not found)")
         .answer("waiting for you to finish", ENTER);
     p.finish_with(rpc(json!(3), "accept"));
     assert_nothing_launched(&path);
+}
+
+/// --browser takes a command line, split like a shell: the program gets
+/// its arguments and the URL as the last one.
+#[test]
+fn browser_flag_takes_a_command_line() {
+    let dir = stubbed(0);
+    let path = dir.path().to_path_buf();
+    let browser = path.join("my browser");
+    write_script(
+        &browser,
+        &format!(
+            "#!/bin/sh\nprintf '%s|' \"$@\" >> '{}'\necho >> '{}'\n",
+            path.join("opened.log").display(),
+            path.join("opened.log").display()
+        ),
+    );
+    let line = format!("'{}' --new-window", browser.display());
+    let mut p = elicit(&everything_url())
+        .stub_path()
+        .args(["--browser", &line])
+        .spawn_in(dir);
+    p.answer("What do you want to do?", ENTER)
+        .expect("opened in ")
+        .answer("waiting for you to finish", ENTER);
+    p.finish_with(rpc(json!(3), "accept"));
+    assert_eq!(recorded(&path, 1), format!("--new-window|{URL}|\n"));
+}
+
+/// $BROWSER is used when neither --browser nor ELICIT_BROWSER is given,
+/// and ELICIT_BROWSER wins over it.
+#[test]
+fn browser_variable_comes_after_elicit_browser() {
+    for (elicit_browser, expected) in [(false, "envbrowser"), (true, "elicitbrowser")] {
+        let dir = stubbed(0);
+        let path = dir.path().to_path_buf();
+        for name in ["envbrowser", "elicitbrowser"] {
+            write_script(
+                &path.join(name),
+                &format!(
+                    "#!/bin/sh\nprintf '%s\\n' \"{name} $*\" >> '{}'\n",
+                    path.join("opened.log").display()
+                ),
+            );
+        }
+        let mut spec = elicit(&everything_url()).stub_path().env(
+            "BROWSER",
+            &format!("{} -x", path.join("envbrowser").display()),
+        );
+        if elicit_browser {
+            spec = spec.env(
+                "ELICIT_BROWSER",
+                path.join("elicitbrowser").to_str().unwrap(),
+            );
+        }
+        let mut p = spec.spawn_in(dir);
+        p.answer("What do you want to do?", ENTER)
+            .answer("waiting for you to finish", ENTER);
+        p.finish_with(rpc(json!(3), "accept"));
+        let args = if elicit_browser { "" } else { " -x" };
+        assert_eq!(recorded(&path, 1), format!("{expected}{args} {URL}\n"));
+    }
 }
 
 /// --browser naming a program that exits 1 at once.
@@ -366,7 +428,8 @@ fn failing_browser_program_is_reported() {
         .args(["--browser", browser.to_str().unwrap()])
         .spawn_in(dir);
     p.answer("What do you want to do?", ENTER)
-        .expect("could not open a browser")
+        .expect("could not open a browser (")
+        .expect("badbrowser failed with exit status: 1)")
         .answer("waiting for you to finish", ENTER);
     p.finish_with(rpc(json!(3), "accept"));
 }

@@ -84,6 +84,22 @@ pub trait Resolver {
         elicitation: &Elicitation,
         pending: Pending,
     ) -> Result<Answer, ElicitError>;
+
+    /// Shows the input's warnings (lenient-schema oddities) before anything
+    /// is asked or refused: a person should read them before the form, and
+    /// under `--no-input` before the error. `true` when shown; `false`
+    /// leaves them to the caller (printed after the output).
+    fn warn_early(&mut self, _warnings: &[String]) -> bool {
+        false
+    }
+}
+
+/// Prints warnings on stderr, sanitised (they quote server text), in the
+/// binary's `elicit: warning:` form.
+pub fn print_warnings(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("elicit: warning: {}", crate::sanitize::sanitize_block(w));
+    }
 }
 
 /// The resolver used when no terminal is available (or `--no-input`): it
@@ -94,6 +110,11 @@ pub struct NoTerminal {
 }
 
 impl Resolver for NoTerminal {
+    fn warn_early(&mut self, warnings: &[String]) -> bool {
+        print_warnings(warnings);
+        true
+    }
+
     fn resolve(&mut self, _: &Elicitation, pending: Pending) -> Result<Answer, ElicitError> {
         match pending {
             Pending::Form { missing, .. } => Err(ElicitError::NeedsAnswers {

@@ -38,20 +38,13 @@ pub fn run(
         footer(term, "nothing to fill in: accept, decline or cancel");
         consent_pause(term)?;
         let items = ["Accept", "Decline", "Cancel"].map(String::from);
-        return match select(term, "Your answer", &items, 0)? {
+        return match select(term, "Your answer", &items, Some(0))? {
             0 => Ok(FormOutcome::Submit(Map::new())),
             1 => Ok(FormOutcome::Decline),
             _ => Err(Interrupt::Cancelled),
         };
     }
-    footer(
-        term,
-        &format!(
-            "{} field{} · * required · Enter keeps the pre-filled value (empty: skip) · Esc cancels",
-            form.fields.len(),
-            if form.fields.len() == 1 { "" } else { "s" }
-        ),
-    );
+    footer(term, &form_hint(form, missing));
     for name in missing {
         let Some(field) = form.field(name) else {
             continue;
@@ -67,6 +60,28 @@ pub fn run(
         }
     }
     review(term, form, values)
+}
+
+/// The key line under the header: how many fields are asked (not those
+/// already answered by `--answer`), and `* required` only when one of them
+/// is.
+fn form_hint(form: &FormSchema, missing: &[String]) -> String {
+    let asked: Vec<&FormField> = missing.iter().filter_map(|n| form.field(n)).collect();
+    let given = form.fields.len().saturating_sub(asked.len());
+    let mut parts = vec![format!(
+        "{} field{}",
+        asked.len(),
+        if asked.len() == 1 { "" } else { "s" }
+    )];
+    if given > 0 {
+        parts[0].push_str(&format!(" ({given} more given by --answer)"));
+    }
+    if asked.iter().any(|f| f.required) {
+        parts.push("* required".into());
+    }
+    parts.push("Enter keeps the pre-filled value (empty: skip)".into());
+    parts.push("Esc cancels".into());
+    parts.join(" · ")
 }
 
 /// Shows every answer, then: submit (Enter), edit a field, decline, cancel.
@@ -106,7 +121,7 @@ fn review(term: &Term, form: &FormSchema, mut values: Map<String, Value>) -> Pro
         .map(String::from);
         let default = if problems.is_empty() { 0 } else { 1 };
         consent_pause(term)?;
-        match select(term, "Send these answers?", &items, default)? {
+        match select(term, "Send these answers?", &items, Some(default))? {
             0 if problems.is_empty() => return Ok(FormOutcome::Submit(form.order(values))),
             0 => {
                 let _ = term.write_line(&format!(
@@ -127,7 +142,7 @@ fn review(term: &Term, form: &FormSchema, mut values: Map<String, Value>) -> Pro
                     })
                     .collect();
                 labels.push("← back to the review".into());
-                let i = select(term, "Which field?", &labels, 0)?;
+                let i = select(term, "Which field?", &labels, Some(0))?;
                 if let Some(field) = form.fields.get(i) {
                     let current = values.get(&field.name).cloned();
                     match ask_field(term, field, current.as_ref())? {
@@ -170,11 +185,19 @@ pub fn ask_field(
             let _ = term.write_line(&format!("  {}", style(line).dim()));
         }
     }
-    if looks_like_secret(&field.name, field.title.as_deref()) {
+    let secret = looks_like_secret(&field.name, field.title.as_deref());
+    if secret {
         let _ = term.write_line(&format!(
             "  {} {}",
             style("⚠").yellow().bold(),
             style("this looks like a secret (password, token, key). MCP servers must not ask for secrets in a form; decline unless you trust this server.").yellow()
+        ));
+    }
+    let masked = secret && !is_list;
+    if masked {
+        let _ = term.write_line(&format!(
+            "  {}",
+            style("typing is hidden · Ctrl-R shows or hides it").dim()
         ));
     }
     if let FieldKind::MultiSelect { .. } = field.kind {
@@ -204,12 +227,12 @@ pub fn ask_field(
                 items.push(SKIP.into());
             }
             let default = at.unwrap_or(if field.required { 0 } else { items.len() - 1 });
-            let i = select(term, &question, &items, default)?;
+            let i = select(term, &question, &items, Some(default))?;
             Ok(choices.get(i).map(|c| Value::String(c.value.clone())))
         }
         FieldKind::MultiSelect { choices, .. } => {
             let items: Vec<String> = choices.iter().map(choice_text).collect();
-            let mut ticked: Vec<bool> = choices
+            let ticked: Vec<bool> = choices
                 .iter()
                 .map(|c| {
                     current
@@ -217,31 +240,39 @@ pub fn ask_field(
                         .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(&c.value)))
                 })
                 .collect();
-            loop {
-                let picked = multi_select(term, &question, &items, &ticked)?;
-                ticked = (0..choices.len()).map(|i| picked.contains(&i)).collect();
-                if picked.is_empty() && !field.required {
-                    return Ok(None);
-                }
-                let value = Value::Array(
+            let value_of = |picked: &[usize]| {
+                Value::Array(
                     picked
                         .iter()
                         .map(|&i| Value::String(choices[i].value.clone()))
                         .collect(),
-                );
-                match field.check(&value) {
-                    Ok(()) => return Ok(Some(value)),
-                    Err(reason) => show_error(term, &reason),
+                )
+            };
+            // Nothing ticked on an optional field leaves it out; otherwise
+            // the set must pass the field's rules before it is recorded.
+            let picked = multi_select(term, &question, &items, &ticked, |picked| {
+                if picked.is_empty() && !field.required {
+                    return Ok(());
                 }
+                field.check(&value_of(picked))
+            })?;
+            if picked.is_empty() && !field.required {
+                return Ok(None);
             }
+            Ok(Some(value_of(&picked)))
         }
-        _ => ask_text(term, field, current),
+        _ => ask_text(term, field, current, masked),
     }
 }
 
 /// A text-like field (string, number, raw JSON): re-asked until valid, with
 /// the rejected text kept for correction.
-fn ask_text(term: &Term, field: &FormField, current: Option<&Value>) -> Prompted<Option<Value>> {
+fn ask_text(
+    term: &Term,
+    field: &FormField,
+    current: Option<&Value>,
+    masked: bool,
+) -> Prompted<Option<Value>> {
     let mut initial = current.map(text_of).unwrap_or_default();
     loop {
         {
@@ -259,7 +290,7 @@ fn ask_text(term: &Term, field: &FormField, current: Option<&Value>) -> Prompted
                 initial.clear();
             }
         }
-        let text = read_line(term, &format!("  {} ", style("›").cyan()), &initial)?;
+        let text = read_line(term, &format!("  {} ", style("›").cyan()), &initial, masked)?;
         if text.is_empty() {
             if field.required {
                 show_error(
@@ -293,11 +324,13 @@ fn ask_boolean(
     if !field.required {
         items.push(SKIP.into());
     }
+    // A required yes/no without a default starts with nothing chosen: the
+    // person must pick (Enter alone would otherwise agree to terms).
     let default = match current {
-        Some(Value::Bool(true)) => 0,
-        Some(Value::Bool(false)) => 1,
-        _ if field.required => 0,
-        _ => 2,
+        Some(Value::Bool(true)) => Some(0),
+        Some(Value::Bool(false)) => Some(1),
+        _ if field.required => None,
+        _ => Some(2),
     };
     Ok(match select(term, question, &items, default)? {
         0 => Some(Value::Bool(true)),

@@ -4,10 +4,12 @@
 //! Each elicitation is resolved on a worker thread while the calling thread
 //! keeps the clock: when `--timeout` runs out, the prompt is abandoned, the
 //! terminal restored, and the answer is the contract's `expired` (an MCP
-//! `cancel`). A dialoguer prompt cannot be interrupted from outside, so
-//! abandoning its thread is the only clean way to stop waiting.
+//! `cancel`). An abandoned prompt is told to stop ([`keys::abandon`]): its
+//! key reads fail at once, it clears what it drew and its thread ends, so
+//! the next elicitation of the run is shown and answered normally.
 
 pub mod form;
+pub mod keys;
 pub mod render;
 pub mod tty;
 pub mod url;
@@ -36,7 +38,7 @@ pub struct TerminalOptions {
     /// `--timeout` / `--prompt-timeout`: how long the person has for each
     /// elicitation, counted from when its prompt appears.
     pub timeout: Option<Duration>,
-    /// `--browser PROGRAM`.
+    /// `--browser COMMAND` / `ELICIT_BROWSER` (a command line).
     pub browser: Option<String>,
     /// `--no-open`.
     pub no_open: bool,
@@ -75,11 +77,11 @@ impl TerminalResolver {
             .collect();
         widgets::discard_typeahead(&self.tty.term);
         tty::set_prompting(true);
-        let picked = widgets::select(&self.tty.term, prompt, &items, 0);
+        let picked = widgets::select(&self.tty.term, prompt, &items, Some(0));
         tty::set_prompting(false);
         match picked {
             Ok(i) => Ok(Some(i)),
-            Err(Interrupt::Cancelled) => {
+            Err(Interrupt::Cancelled | Interrupt::Abandoned) => {
                 self.tty.restore();
                 Ok(None)
             }
@@ -142,21 +144,34 @@ enum Outcome {
     Decline,
 }
 
+/// How long an abandoned prompt gets to notice, clear what it drew and end.
+const ABANDON_GRACE: Duration = Duration::from_millis(1000);
+
 impl TerminalResolver {
-    /// Removes the menu of a list prompt that was abandoned (its thread
-    /// still blocks on a key read and will never redraw or clear it), or
-    /// ends the half-typed line of a text prompt.
-    fn clear_abandoned_list(&self) {
-        let lines = widgets::LIST_LINES.swap(0, std::sync::atomic::Ordering::SeqCst);
-        if lines > 0 {
-            let _ = self.tty.term.clear_last_lines(lines);
-        } else {
+    /// Stops the prompt thread (timeout, missed Ctrl-C) and waits for it to
+    /// clear its lines and end. `false` if it did not end in time: then it
+    /// may still hold the terminal, and nothing else is asked this run.
+    fn abandon_prompt<T>(&mut self, rx: &mpsc::Receiver<T>) -> bool {
+        keys::abandon();
+        let ended = !matches!(
+            rx.recv_timeout(ABANDON_GRACE),
+            Err(mpsc::RecvTimeoutError::Timeout)
+        );
+        if !ended {
+            self.abandoned = true;
             let _ = self.tty.term.write_line("");
         }
+        tty::restore_global();
+        ended
     }
 }
 
 impl Resolver for TerminalResolver {
+    fn warn_early(&mut self, warnings: &[String]) -> bool {
+        crate::resolve::print_warnings(warnings);
+        true
+    }
+
     fn resolve(&mut self, e: &Elicitation, pending: Pending) -> Result<Answer, ElicitError> {
         let _server_stderr_held = crate::transport::server_stderr::PromptGuard::start();
         let id = e.request.id.clone();
@@ -197,6 +212,7 @@ impl Resolver for TerminalResolver {
         let (tx, rx) = mpsc::channel();
         tty::set_prompting(true);
         std::thread::spawn(move || {
+            keys::claim();
             let message = &job.params.message;
             let outcome = match (job.mode(), pending, &job.form) {
                 (Mode::Form, Pending::Form { values, missing }, Some(form)) => form::run(
@@ -225,15 +241,13 @@ impl Resolver for TerminalResolver {
             let _ = tx.send(outcome);
         });
         let received = self.wait(&rx, deadline);
-        // An abandoned prompt (timeout, missed Ctrl-C) may still hold the
-        // terminal: it stays marked, so the exit guard shows the cursor.
         if received.is_ok() {
             tty::set_prompting(false);
         }
         match received {
             Ok(Ok(Outcome::Accept(data))) => Ok(Answer::accepted(&id, data.unwrap_or_default())),
             Ok(Ok(Outcome::Decline)) => Ok(Answer::refused(&id, REASON_DECLINED)),
-            Ok(Err(Interrupt::Cancelled)) => {
+            Ok(Err(Interrupt::Cancelled | Interrupt::Abandoned)) => {
                 self.tty.restore();
                 let _ = self
                     .tty
@@ -245,9 +259,9 @@ impl Resolver for TerminalResolver {
                 // Ctrl-C reached the process while the prompt was between two
                 // key reads (cooked mode): the key was turned into SIGINT and
                 // the prompt, now blocked reading, will never see it.
-                self.abandoned = true;
-                tty::restore_global();
-                self.clear_abandoned_list();
+                if self.abandon_prompt(&rx) {
+                    tty::set_prompting(false);
+                }
                 let _ = self
                     .tty
                     .term
@@ -259,9 +273,9 @@ impl Resolver for TerminalResolver {
                 Err(ElicitError::Terminal(err.to_string()))
             }
             Err(Waited::TimedOut) => {
-                self.abandoned = true;
-                tty::restore_global();
-                self.clear_abandoned_list();
+                if self.abandon_prompt(&rx) {
+                    tty::set_prompting(false);
+                }
                 let _ = self.tty.term.write_line(&format!(
                     "{} timed out: no answer within {}; sending cancel",
                     style("⏱").yellow(),

@@ -1,6 +1,6 @@
 //! The controlling terminal: opened as `/dev/tty` so elicit can prompt in the
 //! middle of a pipe (`cat req.json | elicit | jq .`) and with stderr sent to
-//! a file (`2>log`), where dialoguer's own stderr check would refuse.
+//! a file (`2>log`), where a prompt library checking stderr would refuse.
 
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use console::{style, Key, Term};
 
+use super::keys::read_key;
 use super::render::{footer, header};
 use super::widgets::{
     check_interrupt, consent_pause, discard_typeahead, select, Interrupt, Prompted,
@@ -29,36 +30,89 @@ pub enum UrlOutcome {
 /// How to launch the browser.
 #[derive(Debug, Clone, Default)]
 pub struct Opener {
-    /// `--browser` / `ELICIT_BROWSER`: a program to run with the URL.
+    /// `--browser` / `ELICIT_BROWSER`: a command line (split like a shell:
+    /// `'firefox --new-window'`) run with the URL.
     pub program: Option<String>,
     /// `--no-open`: never launch anything.
     pub never: bool,
 }
 
 impl Opener {
+    /// The command line to run, by precedence: `--browser`,
+    /// `ELICIT_BROWSER` (both arrive in `program`), then `$BROWSER` (the
+    /// first entry of its `:`-separated list), else `None`: the system
+    /// opener.
+    fn command_line(&self) -> Option<String> {
+        self.program.clone().or_else(|| {
+            std::env::var("BROWSER").ok().and_then(|b| {
+                b.split(':')
+                    .map(str::trim)
+                    .find(|s| !s.is_empty())
+                    .map(String::from)
+            })
+        })
+    }
+
+    /// The program name, for "opened in …".
+    fn name(&self) -> Option<String> {
+        let line = self.command_line()?;
+        let argv = shell_words::split(&line).ok()?;
+        argv.first().cloned()
+    }
+
     /// Launches the browser detached: elicit never waits on it, and the
     /// launcher's stdio is null so it cannot write into our stdout.
     fn launch(&self, url: &str) -> io::Result<()> {
-        match &self.program {
-            Some(p) => launch_program(url, p),
+        match self.command_line() {
+            Some(line) => launch_program(url, &line),
             None => open::that_detached(url),
         }
     }
+}
+
+/// A browser command line as argv, the URL added: in place of a `%s` if
+/// one is there (the `$BROWSER` convention), else as the last argument.
+/// Split like a shell (quotes, backslashes) by `shell-words`, never run
+/// through a shell, so the URL is always one argument.
+pub fn browser_argv(line: &str, url: &str) -> io::Result<Vec<String>> {
+    let mut argv = shell_words::split(line).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("the browser command {line:?} does not parse ({e})"),
+        )
+    })?;
+    if argv.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the browser command is empty",
+        ));
+    }
+    if argv.iter().any(|a| a.contains("%s")) {
+        for a in argv.iter_mut().skip(1) {
+            *a = a.replace("%s", url);
+        }
+    } else {
+        argv.push(url.to_string());
+    }
+    Ok(argv)
 }
 
 /// How long a launched program is watched for an early failure (the same
 /// window `open` gives the system launchers).
 const LAUNCH_CHECK: Duration = Duration::from_millis(250);
 
-/// Runs `--browser PROGRAM URL` in its own session with null stdio, like
-/// `open::with_detached`, but watches it for [`LAUNCH_CHECK`]: a program
-/// that fails at once is reported instead of announced as opened.
-/// (`open::with_detached` only confirms the spawn.)
-fn launch_program(url: &str, program: &str) -> io::Result<()> {
+/// Runs the browser command line with the URL in its own session with null
+/// stdio, like `open::with_detached`, but watches it for [`LAUNCH_CHECK`]:
+/// a program that fails at once is reported, by name, instead of announced
+/// as opened.
+fn launch_program(url: &str, line: &str) -> io::Result<()> {
     use std::os::unix::process::CommandExt;
-    use std::process::Stdio;
-    let mut cmd = open::with_command(url, program);
-    cmd.stdin(Stdio::null())
+    use std::process::{Command, Stdio};
+    let argv = browser_argv(line, url)?;
+    let program = argv[0].clone();
+    let mut cmd = Command::new(&program);
+    cmd.args(&argv[1..])
+        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     // SAFETY: setsid is async-signal-safe; it detaches the browser from our
@@ -71,7 +125,14 @@ fn launch_program(url: &str, program: &str) -> io::Result<()> {
             Ok(())
         });
     }
-    let mut child = cmd.spawn()?;
+    let mut child = cmd.spawn().map_err(|e| {
+        let why = match e.kind() {
+            io::ErrorKind::NotFound => "not found".to_string(),
+            io::ErrorKind::PermissionDenied => "not executable".to_string(),
+            _ => e.to_string(),
+        };
+        io::Error::new(e.kind(), format!("cannot run {program}: {why}"))
+    })?;
     let started = Instant::now();
     loop {
         match child.try_wait()? {
@@ -129,7 +190,14 @@ pub fn run(
         footer(term, "nothing opens until you choose it · Esc cancels");
     }
     consent_pause(term)?;
-    let picked = select(term, "What do you want to do?", &items, 0)?;
+    // A URL that carries a warning starts on "Show only": Enter alone must
+    // not open it; opening stays one arrow key away.
+    let default = if open_allowed && a.warnings.iter().any(is_warning) {
+        1
+    } else {
+        0
+    };
+    let picked = select(term, "What do you want to do?", &items, Some(default))?;
     let choice = items[picked].as_str();
     if choice.starts_with("Decline") {
         return Ok(UrlOutcome::Declined);
@@ -145,16 +213,16 @@ pub fn run(
                     "{} opened in {}",
                     style("✓").green(),
                     opener
-                        .program
+                        .name()
                         .as_deref()
                         .map(crate::sanitize::sanitize_line)
                         .unwrap_or_else(|| "your browser".into())
                 ));
             }
             Err(e) => {
-                let why = match (e.kind(), &opener.program) {
+                let why = match (e.kind(), opener.command_line()) {
                     (io::ErrorKind::NotFound, None) => {
-                        "no opener found: install xdg-utils, or pass --browser PROGRAM".to_string()
+                        "no opener found: install xdg-utils, or pass --browser COMMAND".to_string()
                     }
                     (_, None) => "the system opener (xdg-open or the like) failed".to_string(),
                     (_, Some(_)) => crate::sanitize::sanitize_line(&e.to_string()),
@@ -172,6 +240,11 @@ pub fn run(
         ));
     }
     wait_for_person(term)
+}
+
+/// A warning rather than information (plain http to this machine is fine).
+fn is_warning(w: &crate::url_safety::UrlWarning) -> bool {
+    !matches!(w, crate::url_safety::UrlWarning::LoopbackHttp)
 }
 
 fn show_url(term: &Term, a: &UrlAssessment) {
@@ -218,7 +291,9 @@ fn show_url(term: &Term, a: &UrlAssessment) {
 }
 
 /// Waits until the person says they are done (Enter), declines (d) or
-/// cancels (Esc, q, Ctrl-C, end of input), showing the time elapsed.
+/// cancels (Esc, q, Ctrl-C, Ctrl-D, end of input), showing the time
+/// elapsed. On cancel the line is wiped and the caller says `cancelled`
+/// once.
 fn wait_for_person(term: &Term) -> Prompted<UrlOutcome> {
     check_interrupt()?;
     // "Done" must be a key pressed at this screen, not a second Enter
@@ -255,14 +330,14 @@ fn wait_for_person(term: &Term) -> Prompted<UrlOutcome> {
         })
     };
     let outcome = loop {
-        match term.read_key() {
+        match read_key(term) {
             Ok(Key::Enter) => break Ok(UrlOutcome::Completed),
             Ok(Key::Char('d' | 'D')) => break Ok(UrlOutcome::Declined),
             Ok(Key::Escape | Key::Char('q' | 'Q') | Key::CtrlC | Key::Char('\u{4}')) => {
                 break Err(Interrupt::Cancelled)
             }
             Ok(_) => {}
-            Err(e) => break Err(Interrupt::from(e)),
+            Err(e) => break Err(e),
         }
     };
     stop.store(true, Ordering::SeqCst);
@@ -272,7 +347,10 @@ fn wait_for_person(term: &Term) -> Prompted<UrlOutcome> {
     let said = match &outcome {
         Ok(UrlOutcome::Completed) => "done",
         Ok(UrlOutcome::Declined) => "declined",
-        Err(_) => "cancelled",
+        Err(_) => {
+            let _ = term.flush();
+            return outcome;
+        }
     };
     let _ = term.write_line(&format!(
         "{} {said} after {}:{:02}",
@@ -281,4 +359,29 @@ fn wait_for_person(term: &Term) -> Prompted<UrlOutcome> {
         s % 60
     ));
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::browser_argv;
+
+    #[test]
+    fn browser_command_lines_split_like_a_shell() {
+        let u = "https://example.com/?a=1&b=2";
+        assert_eq!(
+            browser_argv("firefox --new-window", u).unwrap(),
+            ["firefox", "--new-window", u]
+        );
+        assert_eq!(
+            browser_argv("'/opt/My Browser/run' -x", u).unwrap(),
+            ["/opt/My Browser/run", "-x", u]
+        );
+        assert_eq!(
+            browser_argv("lynx %s -dump", u).unwrap(),
+            ["lynx", u, "-dump"]
+        );
+        assert!(browser_argv("  ", u).is_err());
+        let err = browser_argv("firefox 'unclosed", u).unwrap_err();
+        assert!(err.to_string().contains("does not parse"), "{err}");
+    }
 }

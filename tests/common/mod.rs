@@ -50,6 +50,7 @@ pub struct Spec {
     stderr_file: bool,
     color: bool,
     path_first: bool,
+    size: (u16, u16),
 }
 
 pub fn elicit(request: &str) -> Spec {
@@ -61,6 +62,7 @@ pub fn elicit(request: &str) -> Spec {
         stderr_file: false,
         color: false,
         path_first: false,
+        size: (120, 40),
     }
 }
 
@@ -93,6 +95,12 @@ impl Spec {
         self
     }
 
+    /// The terminal's size (columns, rows); 120x40 unless told.
+    pub fn size(mut self, cols: u16, rows: u16) -> Self {
+        self.size = (cols, rows);
+        self
+    }
+
     /// Writes the request and a possible stub into a fresh tempdir and runs.
     pub fn spawn(self) -> Pty {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -111,7 +119,9 @@ impl Spec {
             ""
         };
         let script = format!(
-            "read -r go && stty cols 120 rows 40 && exec {} {}{err} < req.json > out.json",
+            "read -r go && stty cols {} rows {} && exec {} {}{err} < req.json > out.json",
+            self.size.0,
+            self.size.1,
             sh_quote(BIN),
             args.join(" ")
         );
@@ -140,7 +150,7 @@ impl Spec {
         // line, sent once the size is final.
         session
             .get_process_mut()
-            .set_window_size(120, 40)
+            .set_window_size(self.size.0, self.size.1)
             .expect("window size");
         session.send("\n").expect("start line");
         Pty {
@@ -148,6 +158,7 @@ impl Spec {
             session,
             transcript: Vec::new(),
             script,
+            size: self.size,
         }
     }
 }
@@ -159,6 +170,7 @@ pub struct Pty {
     /// Everything read from the pty so far.
     pub transcript: Vec<u8>,
     script: String,
+    size: (u16, u16),
 }
 
 /// The end of a run.
@@ -170,6 +182,24 @@ pub struct Finished {
     /// Everything the pty showed.
     pub screen: Vec<u8>,
     pub dir: PathBuf,
+    size: (u16, u16),
+}
+
+/// What a person sees after `bytes` were drawn on a terminal of `size`
+/// (columns, rows): its rows, trailing blanks trimmed. Redraws and clears are applied, so a line that was erased is
+/// not there.
+pub fn render(bytes: &[u8], size: (u16, u16)) -> String {
+    let mut parser = vt100::Parser::new(size.1, size.0, 0);
+    parser.process(bytes);
+    let screen = parser.screen();
+    let mut rows: Vec<String> = screen.rows(0, size.0).collect();
+    while rows.last().is_some_and(|r| r.trim().is_empty()) {
+        rows.pop();
+    }
+    rows.iter()
+        .map(|r| r.trim_end())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 impl Finished {
@@ -185,6 +215,10 @@ impl Finished {
     }
     pub fn screen_text(&self) -> String {
         String::from_utf8_lossy(&self.screen).into_owned()
+    }
+    /// The final screen as a person sees it (see [`render`]).
+    pub fn visible(&self) -> String {
+        render(&self.screen, self.size)
     }
 }
 
@@ -258,6 +292,11 @@ impl Pty {
         self.send(keys)
     }
 
+    /// The screen so far as a person sees it (see [`render`]).
+    pub fn visible(&self) -> String {
+        render(&self.transcript, self.size)
+    }
+
     pub fn sleep(&mut self, ms: u64) -> &mut Self {
         std::thread::sleep(Duration::from_millis(ms));
         self
@@ -286,6 +325,7 @@ impl Pty {
             stdout: std::fs::read_to_string(self.path("out.json")).unwrap_or_default(),
             screen: self.transcript.clone(),
             dir: self.dir.path().to_path_buf(),
+            size: self.size,
         }
     }
 
