@@ -19,7 +19,11 @@ use super::{json_text, load_answers, parse_headers, person, print_line, report_c
 use crate::cli::CallArgs;
 
 pub fn run(args: &CallArgs) -> i32 {
-    match call(args) {
+    let outcome = call(args);
+    // A SIGTERM/SIGHUP being handled decides the exit, not what the
+    // session saw of the server it ends.
+    elicit::transport::process_group::defer_to_signal();
+    match outcome {
         Ok(code) => code,
         Err(e) => report_chain(&e),
     }

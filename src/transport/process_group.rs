@@ -17,6 +17,7 @@
 //! reparented. A process that clears its environment (`env -i`) and leaves
 //! the group escapes both; that is the documented limit.
 
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -182,9 +183,27 @@ pub fn exit_on_signals() {
     };
     std::thread::spawn(move || {
         if let Some(sig) = signals.forever().next() {
+            SIGNALLED.store(sig, Ordering::SeqCst);
             crate::terminal::tty::restore_global();
             terminate_all(TERM_GRACE);
             std::process::exit(128 + sig);
         }
     });
+}
+
+/// The signal [`exit_on_signals`] is handling, 0 for none.
+static SIGNALLED: AtomicI32 = AtomicI32::new(0);
+
+/// Called by the main thread before it reports an outcome: while a signal
+/// is being handled, the server it ends may make the session fail on the
+/// main thread first ("the server exited"), which is not what happened.
+/// Then this waits for the handler to end the process with 128 + signal;
+/// otherwise it returns at once.
+pub fn defer_to_signal() {
+    if SIGNALLED.load(Ordering::SeqCst) == 0 {
+        return;
+    }
+    loop {
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
