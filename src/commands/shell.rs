@@ -76,7 +76,7 @@ fn render_man(mut cmd: clap::Command) -> std::io::Result<String> {
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
-const ENVIRONMENT: &str = ".SH ENVIRONMENT\n.TP\n\\fBELICIT_BROWSER\\fR\nThe program that opens URLs (as \\fB\\-\\-browser\\fR); \\fB\\-\\-browser\\fR wins over it.\n.TP\n\\fBNO_COLOR\\fR\nWhen set and not empty, no colours on the terminal.\n";
+const ENVIRONMENT: &str = ".SH ENVIRONMENT\n.TP\n\\fBELICIT_BROWSER\\fR\nThe command that opens URLs (as \\fB\\-\\-browser\\fR); \\fB\\-\\-browser\\fR wins over it.\n.TP\n\\fBBROWSER\\fR\nUsed after ELICIT_BROWSER: its first entry opens URLs.\n.TP\n\\fBNO_COLOR\\fR\nWhen set and not empty, no colours on the terminal.\n";
 
 /// Escapes text for a roff line: backslashes and hyphens (so `--answer`
 /// stays two ASCII hyphens), and a leading dot or quote.
