@@ -3,6 +3,10 @@
 #
 #   bench/run.sh            # build release, measure, print a markdown table
 #   LINES=20000 RUNS=50 bench/run.sh
+#   NO_BUILD=1 bench/run.sh # measure target/release/elicit as it is
+#
+# bench/http.sh measures `elicit call URL` against curl; bench/proxy.sh the
+# proxy relay.
 #
 # Needs hyperfine, jq and GNU time (/usr/bin/time). When they are missing and
 # this runs as root with apt-get, it installs them (Debian packages
@@ -39,7 +43,7 @@ if [ ${#need[@]} -gt 0 ]; then
     fi
 fi
 
-cargo build --release --quiet
+[ -n "${NO_BUILD:-}" ] || cargo build --release --quiet
 BIN=$PWD/target/release/elicit
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -45,6 +45,11 @@ pub struct Entry {
     /// The `inputRequests` key, or the `elicitationId` of a -32042 entry.
     pub key: Option<String>,
     pub params: ElicitationParams,
+    /// The `requestedSchema` exactly as written, when the raw pass over the
+    /// text found it (a single-entry shape): the [`crate::resolve::SchemaCache`]
+    /// looks it up by this text, so a `--lines` stream of one request neither
+    /// hashes nor compares its schema's tree on every line.
+    pub schema_text: Option<Box<str>>,
 }
 
 /// A parsed input document.
@@ -143,6 +148,65 @@ struct RawTop<'a> {
     request_state: Option<&'a RawValue>,
     #[serde(borrow, default)]
     result: Option<RawResult<'a>>,
+    /// Bare params carry the schema at the top.
+    #[serde(borrow, default, rename = "requestedSchema")]
+    requested_schema: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    params: Option<RawParams<'a>>,
+}
+
+/// `params` in the raw pass: only its `requestedSchema` is kept. Any other
+/// value of `params` (a string, an array…) is not this pass's business and
+/// yields nothing: the parsed value decides what is wrong with it.
+struct RawParams<'a> {
+    requested_schema: Option<&'a RawValue>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawParams<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Visit<'a> {
+            type Value = RawParams<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut requested_schema = None;
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    if key == "requestedSchema" {
+                        // The last of duplicate keys wins, as in the parsed value.
+                        requested_schema = Some(map.next_value::<&'de RawValue>()?);
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(RawParams { requested_schema })
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(RawParams {
+                    requested_schema: None,
+                })
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(RawParams {
+                    requested_schema: None,
+                })
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(RawParams {
+                    requested_schema: None,
+                })
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(RawParams {
+                    requested_schema: None,
+                })
+            }
+        }
+        d.deserialize_any(Visit(std::marker::PhantomData))
+    }
 }
 
 #[derive(Deserialize)]
@@ -157,20 +221,31 @@ struct RawResult<'a> {
 struct RawBits {
     id: Option<Box<RawValue>>,
     request_state: Option<Box<RawValue>>,
+    /// The text of `requestedSchema` at the top (bare params) and in
+    /// `params` (a request): the schema cache's key.
+    bare_schema: Option<Box<str>>,
+    params_schema: Option<Box<str>>,
 }
 
 fn raw_bits(text: &str, value: &Value) -> RawBits {
     // The second, raw pass over the text is only worth it when there is
-    // something to copy exactly.
+    // something to copy exactly, or a schema to look up by its text.
     let has_state = value.get("requestState").is_some()
         || value
             .get("result")
             .and_then(|r| r.get("requestState"))
             .is_some();
-    if value.get("id").is_none() && !has_state {
+    let has_schema = value.get("requestedSchema").is_some()
+        || value
+            .get("params")
+            .and_then(|p| p.get("requestedSchema"))
+            .is_some();
+    if value.get("id").is_none() && !has_state && !has_schema {
         return RawBits {
             id: None,
             request_state: None,
+            bare_schema: None,
+            params_schema: None,
         };
     }
     let from_value = |v: Option<&Value>| v.and_then(|v| RawValue::from_string(v.to_string()).ok());
@@ -181,6 +256,11 @@ fn raw_bits(text: &str, value: &Value) -> RawBits {
                 .request_state
                 .or(top.result.and_then(|r| r.request_state))
                 .map(ToOwned::to_owned),
+            bare_schema: top.requested_schema.map(|r| r.get().into()),
+            params_schema: top
+                .params
+                .and_then(|p| p.requested_schema)
+                .map(|r| r.get().into()),
         },
         // Duplicate keys, or a `result` that is not an object: fall back to
         // the parsed value's serialisation.
@@ -191,6 +271,8 @@ fn raw_bits(text: &str, value: &Value) -> RawBits {
                     .get("requestState")
                     .or_else(|| value.get("result").and_then(|r| r.get("requestState"))),
             ),
+            bare_schema: None,
+            params_schema: None,
         },
     }
 }
@@ -328,7 +410,11 @@ fn read_shape(mut value: Value, raw: RawBits) -> Result<Document, InputFailure> 
             })?;
             return Ok(Document {
                 shape: Shape::JsonRpcRequest { id },
-                entries: vec![Entry { key: None, params }],
+                entries: vec![Entry {
+                    key: None,
+                    params,
+                    schema_text: raw.params_schema,
+                }],
                 skipped: vec![],
                 server: None,
             });
@@ -348,7 +434,11 @@ fn read_shape(mut value: Value, raw: RawBits) -> Result<Document, InputFailure> 
         let params = method_params(obj)?;
         return Ok(Document {
             shape: Shape::RequestObject,
-            entries: vec![Entry { key: None, params }],
+            entries: vec![Entry {
+                key: None,
+                params,
+                schema_text: raw.params_schema,
+            }],
             skipped: vec![],
             server: None,
         });
@@ -371,6 +461,7 @@ fn read_shape(mut value: Value, raw: RawBits) -> Result<Document, InputFailure> 
             entries: vec![Entry {
                 key: None,
                 params: ElicitationParams::from_owned(value)?,
+                schema_text: raw.bare_schema,
             }],
             skipped: vec![],
             server: None,
@@ -481,6 +572,7 @@ fn input_required(
         entries.push(Entry {
             key: Some(key.clone()),
             params,
+            schema_text: None,
         });
     }
     Ok(Document {
@@ -553,6 +645,7 @@ fn url_required(error: &Value) -> Result<Document, ElicitError> {
         entries.push(Entry {
             key: Some(key),
             params,
+            schema_text: None,
         });
     }
     Ok(Document {
@@ -561,4 +654,39 @@ fn url_required(error: &Value) -> Result<Document, ElicitError> {
         skipped: vec![],
         server: None,
     })
+}
+
+#[cfg(test)]
+mod schema_text_tests {
+    use super::*;
+
+    #[test]
+    fn the_schema_text_is_the_one_the_shape_reads() {
+        let schema = r#"{"type":"object","properties":{"a":{"type":"string"}}}"#;
+        let text = |doc: &str| {
+            read_document(doc).unwrap().entries[0]
+                .schema_text
+                .as_deref()
+                .map(str::to_string)
+        };
+        let rpc = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"requestedSchema":{{"type":"object"}},"method":"elicitation/create","params":{{"message":"m","requestedSchema":{schema}}}}}"#
+        );
+        assert_eq!(text(&rpc).as_deref(), Some(schema));
+        let bare = format!(r#"{{"message":"m","requestedSchema":{schema}}}"#);
+        assert_eq!(text(&bare).as_deref(), Some(schema));
+        // Duplicate keys: the parsed value keeps the last, and so does the text.
+        let dup = format!(
+            r#"{{"method":"elicitation/create","params":{{"requestedSchema":{{"type":"object"}},"message":"m","requestedSchema":{schema}}}}}"#
+        );
+        assert_eq!(text(&dup).as_deref(), Some(schema));
+        // `params` of the wrong type still reports the params error.
+        let e =
+            read_document(r#"{"jsonrpc":"2.0","id":7,"method":"elicitation/create","params":12}"#)
+                .unwrap_err();
+        assert_eq!(
+            e.reply_id.map(|r| r.get().to_string()).as_deref(),
+            Some("7")
+        );
+    }
 }

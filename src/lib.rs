@@ -86,7 +86,8 @@ pub fn resolve_document(
         .collect();
     let mut prepared = Vec::with_capacity(total);
     for (i, entry) in doc.entries.into_iter().enumerate() {
-        let mut e = Elicitation::prepare(entry.params, cache)?;
+        let mut e =
+            Elicitation::prepare_with_text(entry.params, entry.schema_text.as_deref(), cache)?;
         e.key = entry.key;
         e.server = doc.server.clone();
         if total > 1 {

@@ -5,7 +5,7 @@
 //! line is counted and skipped, never held whole) and parsed schemas are
 //! cached.
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 
 use serde_json::json;
 
@@ -26,17 +26,29 @@ pub struct LinesSummary {
 
 /// Processes every line of `input`, writing one line to `out` for each.
 /// `report` receives each failure (line number, error) for stderr.
+///
+/// Output is buffered, and flushed whenever every line read so far has been
+/// answered and reading on could block: a server waiting for its answer gets
+/// it at once, while a file or a busy pipe is answered in large writes (a
+/// write and a flush per line were a system call per line).
 pub fn run_lines(
-    mut input: impl BufRead,
-    mut out: impl Write,
+    input: impl Read,
+    out: impl Write,
     scripted: &ScriptedAnswers,
     person: &mut dyn Resolver,
     mut report: impl FnMut(usize, &ElicitError, &[String]),
 ) -> Result<LinesSummary, ElicitError> {
+    let mut input = BufReader::with_capacity(64 * 1024, input);
+    let mut out = BufWriter::with_capacity(64 * 1024, out);
     let mut cache = SchemaCache::default();
     let mut summary = LinesSummary::default();
     let mut buf = Vec::new();
     loop {
+        if input.buffer().is_empty() {
+            // The next read may wait for more input.
+            out.flush()
+                .map_err(|e| ElicitError::io("writing output", e))?;
+        }
         let read = read_line_limited(&mut input, &mut buf, MAX_INPUT_BYTES as usize, true)
             .map_err(|e| ElicitError::io("reading input", e))?;
         let too_large = match read {
@@ -101,10 +113,12 @@ pub fn run_lines(
                 }
             }
         };
-        writeln!(out, "{line}")
-            .and_then(|_| out.flush())
+        out.write_all(line.as_bytes())
+            .and_then(|_| out.write_all(b"\n"))
             .map_err(|e| ElicitError::io("writing output", e))?;
     }
+    out.flush()
+        .map_err(|e| ElicitError::io("writing output", e))?;
     Ok(summary)
 }
 
@@ -205,6 +219,83 @@ fn handle_line(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    /// Input that hands out one line per read, and records what had been
+    /// written by the time each read after the first was made.
+    struct Trickle {
+        lines: Vec<&'static [u8]>,
+        written: Rc<RefCell<Vec<u8>>>,
+        seen_at_read: Rc<RefCell<Vec<usize>>>,
+    }
+
+    impl Read for Trickle {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let newlines = self
+                .written
+                .borrow()
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            self.seen_at_read.borrow_mut().push(newlines);
+            if self.lines.is_empty() {
+                return Ok(0);
+            }
+            let line = self.lines.remove(0);
+            buf[..line.len()].copy_from_slice(line);
+            Ok(line.len())
+        }
+    }
+
+    struct Shared(Rc<RefCell<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.borrow_mut().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn each_answer_is_written_before_waiting_for_the_next_line() {
+        let line: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object","properties":{"a":{"type":"string"}}}}}
+"#;
+        let written = Rc::new(RefCell::new(Vec::new()));
+        let seen = Rc::new(RefCell::new(Vec::new()));
+        let input = Trickle {
+            lines: vec![line, line],
+            written: written.clone(),
+            seen_at_read: seen.clone(),
+        };
+        let scripted = ScriptedAnswers::parse(&["accept".to_string(), "a=x".to_string()], |_| {
+            Ok(String::new())
+        })
+        .unwrap();
+        let mut nobody = crate::resolve::NoTerminal {
+            detail: "test".into(),
+        };
+        let summary = run_lines(
+            input,
+            Shared(written.clone()),
+            &scripted,
+            &mut nobody,
+            |_, _, _| {},
+        )
+        .unwrap();
+        assert_eq!(summary.lines, 2);
+        // Reads: line 1, line 2 (line 1 answered), end (both answered).
+        assert_eq!(*seen.borrow(), vec![0, 1, 2]);
+        let text = String::from_utf8(written.borrow().clone()).unwrap();
+        assert_eq!(text.lines().count(), 2, "{text}");
+        assert!(
+            text.lines().all(|l| l.contains(r#""content":{"a":"x"}"#)),
+            "{text}"
+        );
+    }
 
     #[test]
     fn long_lines_are_measured_not_held() {

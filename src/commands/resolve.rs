@@ -67,16 +67,14 @@ pub fn run(args: &ResolveArgs) -> i32 {
 }
 
 fn run_lines(args: &ResolveArgs, scripted: &ScriptedAnswers, person: &mut dyn Resolver) -> i32 {
-    let stdin;
-    let reader: Box<dyn std::io::BufRead> = match args.file.as_deref() {
+    // run_lines buffers the input itself (it must see when its buffer runs
+    // dry, to flush the answers so far).
+    let reader: Box<dyn std::io::Read> = match args.file.as_deref() {
         Some(p) if p != Path::new("-") => match std::fs::File::open(p) {
-            Ok(f) => Box::new(std::io::BufReader::new(f)),
+            Ok(f) => Box::new(f),
             Err(e) => return report(&ElicitError::io(format!("cannot open {}", p.display()), e)),
         },
-        _ => {
-            stdin = std::io::stdin();
-            Box::new(stdin.lock())
-        }
+        _ => Box::new(std::io::stdin().lock()),
     };
     let out = std::io::stdout().lock();
     let result = elicit::lines::run_lines(reader, out, scripted, person, |line, err, warnings| {

@@ -41,11 +41,22 @@ impl Elicitation {
         params: ElicitationParams,
         cache: &mut SchemaCache,
     ) -> Result<Self, ElicitError> {
+        Self::prepare_with_text(params, None, cache)
+    }
+
+    /// [`Elicitation::prepare`], given the schema's text as the input wrote
+    /// it ([`crate::input::Entry::schema_text`]) when it is known: the cache
+    /// then finds a schema it has seen by that text alone.
+    pub fn prepare_with_text(
+        params: ElicitationParams,
+        schema_text: Option<&str>,
+        cache: &mut SchemaCache,
+    ) -> Result<Self, ElicitError> {
         // The schema moves into the Request (`data.schema`); `params` keeps
         // the rest.
         let (request, params) = elicitation_into_request(params);
         let form = match (params.mode(), request.schema()) {
-            (Mode::Form, Some(schema)) => Some(cache.get(schema)?),
+            (Mode::Form, Some(schema)) => Some(cache.get_with_text(schema, schema_text)?),
             _ => None,
         };
         Ok(Elicitation {
@@ -175,16 +186,41 @@ pub fn finish(elicitation: &Elicitation, mut answer: Answer) -> Result<ElicitRes
 }
 
 /// Parsed schemas, so `--lines` over a stream of the same request compiles
-/// each schema once. Looked up by a hash of the schema's JSON tree (no text
-/// is built per line), then compared for equality. Bounded: cleared when full.
+/// each schema once. Looked up by the schema's text as the input wrote it,
+/// when the reader kept it (equal text is an equal schema; hashing and
+/// comparing ~2 KB of text costs a tenth of walking the tree), else by a hash
+/// of the schema's JSON tree, then compared for equality. Bounded: cleared
+/// when full.
 #[derive(Default)]
 pub struct SchemaCache {
     map: HashMap<u64, Vec<(Value, Arc<FormSchema>)>>,
+    by_text: HashMap<Box<str>, Arc<FormSchema>>,
     len: usize,
 }
 
 impl SchemaCache {
     const CAPACITY: usize = 256;
+
+    /// [`SchemaCache::get`], looking `text` (the schema's JSON text, which
+    /// must parse to `schema`) up first.
+    pub fn get_with_text(
+        &mut self,
+        schema: &Value,
+        text: Option<&str>,
+    ) -> Result<Arc<FormSchema>, ElicitError> {
+        let Some(text) = text else {
+            return self.get(schema);
+        };
+        if let Some(hit) = self.by_text.get(text) {
+            return Ok(hit.clone());
+        }
+        let parsed = self.get(schema)?;
+        if self.by_text.len() >= Self::CAPACITY {
+            self.by_text.clear();
+        }
+        self.by_text.insert(text.into(), parsed.clone());
+        Ok(parsed)
+    }
 
     pub fn get(&mut self, schema: &Value) -> Result<Arc<FormSchema>, ElicitError> {
         let key = {
@@ -253,4 +289,27 @@ pub fn outcome_exit_code<'a>(results: impl IntoIterator<Item = &'a ElicitResult>
         }
     }
     code
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_finds_a_schema_by_its_text_or_its_tree() {
+        let text = r#"{"type":"object","properties":{"a":{"type":"string"}}}"#;
+        let spaced = r#"{ "type": "object", "properties": { "a": { "type": "string" } } }"#;
+        let other = r#"{"type":"object","properties":{"b":{"type":"integer"}}}"#;
+        let value = |t: &str| serde_json::from_str::<Value>(t).unwrap();
+        let mut cache = SchemaCache::default();
+        let first = cache.get_with_text(&value(text), Some(text)).unwrap();
+        let again = cache.get_with_text(&value(text), Some(text)).unwrap();
+        assert!(Arc::ptr_eq(&first, &again));
+        // Other text, same tree: found through the tree.
+        let spaced_hit = cache.get_with_text(&value(spaced), Some(spaced)).unwrap();
+        assert!(Arc::ptr_eq(&first, &spaced_hit));
+        let b = cache.get_with_text(&value(other), Some(other)).unwrap();
+        assert_eq!(b.fields[0].name, "b");
+        assert_eq!(cache.get(&value(text)).unwrap().fields[0].name, "a");
+    }
 }
