@@ -52,6 +52,7 @@
 pub mod challenge;
 pub mod discovery;
 pub mod flow;
+pub mod hook;
 pub mod http;
 pub mod loopback;
 pub mod store;
@@ -110,7 +111,7 @@ pub enum AuthError {
     Registration(String),
     #[error("token request failed: {0}")]
     Token(String),
-    #[error("{server} needs you to sign in, and --no-input was given without --browser: run the command on a terminal without --no-input to sign in once (the token is kept), or pass --browser PROGRAM to open the sign-in page")]
+    #[error("{server} needs you to sign in, and nobody can be asked (--no-input, or no terminal) and no --browser was given: run the command once on a terminal without --no-input to sign in (the token is kept), or pass --browser PROGRAM to open the sign-in page")]
     NeedsPerson { server: String },
     #[error("sign-in {reason}")]
     NotSignedIn { reason: String },
@@ -509,7 +510,14 @@ impl Authenticator {
                     }),
                     _ => Ok(()),
                 };
-                let _ = tx.send(listener.wait(&state, timeout, &stop, &validate));
+                let got = listener.wait(&state, timeout, &stop, &validate);
+                // The browser came back (or the wait ended): the URL flow's
+                // waiting screen ends by itself. Not after a decline: a
+                // later URL flow may be on screen by then.
+                if !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    crate::terminal::url::done_elsewhere();
+                }
+                let _ = tx.send(got);
             });
         }
         let stop_listener = || stop.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -528,7 +536,7 @@ impl Authenticator {
             }
         } else if let Some(person) = self.person.as_mut() {
             let message = format!(
-                "Sign in to {name}. The page belongs to its authorization server ({}); after you sign in, your browser comes back to elicit on 127.0.0.1:{port}. Then press Enter here.",
+                "Sign in to {name}. The page belongs to its authorization server ({}); after you sign in, your browser comes back to elicit on 127.0.0.1:{port} and elicit goes on by itself.",
                 server.issuer
             );
             let mut params = ElicitationParams::url(message, url);

@@ -22,7 +22,15 @@ pub fn run(args: &ProxyArgs) -> i32 {
         let log = args.log.as_deref().map(MessageLog::create).transpose()?;
         let command = match target {
             ServerTarget::Command(command) => command,
-            url @ ServerTarget::Url(_) => {
+            ServerTarget::Url(ref address) => {
+                let url = target.clone();
+                let auth = super::call::sign_in_hook(
+                    &args.sign_in,
+                    &args.answers,
+                    address,
+                    args.prompt_timeout,
+                    None,
+                );
                 elicit::terminal::tty::install_interrupt_handler();
                 let server = elicit::transport::connect(
                     &url,
@@ -31,7 +39,7 @@ pub fn run(args: &ProxyArgs) -> i32 {
                         log,
                         headers: parse_headers(&args.headers)?,
                         transport: args.transport,
-                        auth: None,
+                        auth: Some(auth),
                     },
                 )
                 .context("reaching the server")?;

@@ -46,6 +46,18 @@ impl Opener {
     }
 }
 
+/// Set when the task behind the link finished elsewhere: elicit's own
+/// sign-in listener saw the browser come back. The waiting screen then ends
+/// as if the person had pressed Enter. Cleared when a URL flow starts, so a
+/// late signal never ends a later flow.
+static DONE_ELSEWHERE: AtomicBool = AtomicBool::new(false);
+
+/// Ends the waiting screen of the URL flow now showing (or about to show):
+/// "done" without a key press. Harmless when no flow is waiting.
+pub fn done_elsewhere() {
+    DONE_ELSEWHERE.store(true, Ordering::SeqCst);
+}
+
 /// How long a launched program is watched for an early failure (the same
 /// window `open` gives the system launchers).
 const LAUNCH_CHECK: Duration = Duration::from_millis(250);
@@ -101,6 +113,7 @@ pub fn run(
     raw_url: &str,
     opener: &Opener,
 ) -> Prompted<UrlOutcome> {
+    DONE_ELSEWHERE.store(false, Ordering::SeqCst);
     let a = assess_url(raw_url);
     discard_typeahead(term);
     header(term, server, "asks you to open a link", message, position);
@@ -254,7 +267,27 @@ fn wait_for_person(term: &Term) -> Prompted<UrlOutcome> {
             }
         })
     };
+    // Keys are read only when one is there, so the loop can also notice
+    // [`done_elsewhere`]; without a key-at-a-time mode the terminal would
+    // hold `d` or Esc back until Enter.
+    let mode = KeyAtATime::start();
     let outcome = loop {
+        if DONE_ELSEWHERE.load(Ordering::SeqCst) {
+            break Ok(UrlOutcome::Completed);
+        }
+        match mode
+            .as_ref()
+            .map(|m| m.key_ready(Duration::from_millis(100)))
+        {
+            Some(Ok(false)) => {
+                if let Err(e) = check_interrupt() {
+                    break Err(e);
+                }
+                continue;
+            }
+            Some(Err(e)) => break Err(Interrupt::from(e)),
+            Some(Ok(true)) | None => {}
+        }
         match term.read_key() {
             Ok(Key::Enter) => break Ok(UrlOutcome::Completed),
             Ok(Key::Char('d' | 'D')) => break Ok(UrlOutcome::Declined),
@@ -265,6 +298,7 @@ fn wait_for_person(term: &Term) -> Prompted<UrlOutcome> {
             Err(e) => break Err(Interrupt::from(e)),
         }
     };
+    drop(mode);
     stop.store(true, Ordering::SeqCst);
     let _ = ticker.join();
     let _ = term.clear_line();
@@ -281,4 +315,75 @@ fn wait_for_person(term: &Term) -> Prompted<UrlOutcome> {
         s % 60
     ));
     outcome
+}
+
+/// The terminal in non-canonical mode (no echo, signals kept) for the
+/// waiting screen, put back as it was on drop. `console` switches to raw
+/// mode only inside `read_key`, which blocks; polling first needs the keys
+/// delivered one at a time. `None` when the terminal cannot be set (the
+/// screen then waits on `read_key` alone, without the done-elsewhere signal).
+struct KeyAtATime {
+    file: std::fs::File,
+    saved: libc::termios,
+}
+
+impl KeyAtATime {
+    fn start() -> Option<Self> {
+        use std::os::fd::AsRawFd;
+        // The device `console` reads keys from: stdin when it is a terminal,
+        // else /dev/tty (the mode belongs to the device, not the descriptor).
+        let file = std::fs::File::open("/dev/tty").ok()?;
+        let fd = file.as_raw_fd();
+        let mut t = std::mem::MaybeUninit::<libc::termios>::uninit();
+        // SAFETY: fd is open; t points at writable termios memory that
+        // tcgetattr fills on success.
+        if unsafe { libc::tcgetattr(fd, t.as_mut_ptr()) } != 0 {
+            return None;
+        }
+        // SAFETY: initialised by the successful tcgetattr.
+        let saved = unsafe { t.assume_init() };
+        let mut raw = saved;
+        raw.c_lflag &= !(libc::ICANON | libc::ECHO);
+        raw.c_cc[libc::VMIN] = 1;
+        raw.c_cc[libc::VTIME] = 0;
+        // SAFETY: fd is open; raw is a valid termios value.
+        if unsafe { libc::tcsetattr(fd, libc::TCSANOW, &raw) } != 0 {
+            return None;
+        }
+        Some(KeyAtATime { file, saved })
+    }
+
+    /// Whether a key is waiting, after at most `wait`.
+    fn key_ready(&self, wait: Duration) -> io::Result<bool> {
+        use std::os::fd::AsRawFd;
+        let mut pfd = libc::pollfd {
+            fd: self.file.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd for the duration of the call.
+        let n = unsafe { libc::poll(&mut pfd, 1, wait.as_millis() as libc::c_int) };
+        match n {
+            n if n > 0 => Ok(true),
+            0 => Ok(false),
+            _ => {
+                let e = io::Error::last_os_error();
+                if e.kind() == io::ErrorKind::Interrupted {
+                    Ok(false)
+                } else {
+                    Err(e)
+                }
+            }
+        }
+    }
+}
+
+impl Drop for KeyAtATime {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
+        // SAFETY: the fd is open; saved came from tcgetattr.
+        unsafe {
+            libc::tcsetattr(self.file.as_raw_fd(), libc::TCSANOW, &self.saved);
+        }
+    }
 }

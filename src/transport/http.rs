@@ -43,12 +43,14 @@
 
 use std::collections::HashMap;
 use std::io::{BufReader, Read};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use ureq::http::Response;
+use ureq::tls::{Certificate, RootCerts, TlsConfig};
 use ureq::{Agent, Body};
 
 use super::sse_reader::SseReader;
@@ -64,6 +66,9 @@ const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 const VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
 /// The first revision with the standard request headers.
 const HEADERS_SINCE: &str = "2026-07-28";
+/// Requests sent again after the sign-in hook said so: a sign-in, then up
+/// to the step-ups the hook allows (it enforces its own limits).
+const MAX_AUTH_RETRIES: u32 = 4;
 
 /// Supplies credentials for a remote server (the OAuth sign-in plugs in
 /// here). See the module docs.
@@ -98,6 +103,52 @@ pub(crate) struct Client {
     pub headers: Vec<(String, String)>,
     pub auth: Mutex<Option<Box<dyn Authenticator>>>,
     pub log: Option<MessageLog>,
+    /// True while the sign-in hook runs (a person may be signing in: the
+    /// time does not count against `--timeout`).
+    signing_in: AtomicBool,
+    /// Successful sign-ins so far: a request that got 401 while another one
+    /// signed in is retried with the new credentials, not signed in again.
+    sign_ins: AtomicU64,
+}
+
+/// The root certificates elicit trusts: the system's store (read by
+/// `rustls-native-certs`: `SSL_CERT_FILE`/`SSL_CERT_DIR`, else the
+/// distribution's bundle) plus Mozilla's bundled roots (`webpki-root-certs`),
+/// so a company CA installed on the machine works, and a machine without a
+/// usable store still reaches public servers. Read once per process.
+fn root_certs() -> RootCerts {
+    static ROOTS: OnceLock<RootCerts> = OnceLock::new();
+    ROOTS
+        .get_or_init(|| {
+            let system = rustls_native_certs::load_native_certs();
+            let mut certs: Vec<Certificate<'static>> = system
+                .certs
+                .iter()
+                .map(|c| Certificate::from_der(c.as_ref()).to_owned())
+                .collect();
+            certs.extend(
+                webpki_root_certs::TLS_SERVER_ROOT_CERTS
+                    .iter()
+                    .map(|c| Certificate::from_der(c.as_ref()).to_owned()),
+            );
+            RootCerts::new_with_certs(&certs)
+        })
+        .clone()
+}
+
+/// The agent every remote request goes through (MCP and sign-in alike).
+pub fn new_agent() -> Agent {
+    Agent::config_builder()
+        .http_status_as_error(false)
+        // Redirects are not followed for POST (the body would be lost or
+        // sent somewhere unexpected): a 3xx is reported.
+        .max_redirects(0)
+        .max_redirects_will_error(false)
+        .timeout_connect(Some(Duration::from_secs(30)))
+        .user_agent(format!("elicit/{}", env!("CARGO_PKG_VERSION")))
+        .tls_config(TlsConfig::builder().root_certs(root_certs()).build())
+        .build()
+        .into()
 }
 
 impl Client {
@@ -106,21 +157,23 @@ impl Client {
         auth: Option<Box<dyn Authenticator>>,
         log: Option<MessageLog>,
     ) -> Self {
-        let config = Agent::config_builder()
-            .http_status_as_error(false)
-            // Redirects are not followed for POST (the body would be lost or
-            // sent somewhere unexpected): a 3xx is reported.
-            .max_redirects(0)
-            .max_redirects_will_error(false)
-            .timeout_connect(Some(Duration::from_secs(30)))
-            .user_agent(format!("elicit/{}", env!("CARGO_PKG_VERSION")))
-            .build();
         Client {
-            agent: config.into(),
+            agent: new_agent(),
             headers,
             auth: Mutex::new(auth),
             log,
+            signing_in: AtomicBool::new(false),
+            sign_ins: AtomicU64::new(0),
         }
+    }
+
+    /// Whether a sign-in is running, and how many finished: a wait for the
+    /// server restarts its clock when either says a person was busy.
+    pub fn sign_in_activity(&self) -> (bool, u64) {
+        (
+            self.signing_in.load(Ordering::SeqCst),
+            self.sign_ins.load(Ordering::SeqCst),
+        )
     }
 
     /// Sends a request built by `build` (called again for a retry after a
@@ -132,7 +185,10 @@ impl Client {
         what: &str,
         build: &dyn Fn(&Agent) -> Result<Response<Body>, ureq::Error>,
     ) -> Result<Response<Body>, ElicitError> {
-        for attempt in 0..2 {
+        // One retry after a sign-in; a 403 step-up may need a few more.
+        let mut retries = 0;
+        loop {
+            let before = self.sign_ins.load(Ordering::SeqCst);
             let response = build(&self.agent).map_err(|e| network_error(url, what, e))?;
             let status = response.status().as_u16();
             if status != 401 && status != 403 {
@@ -140,14 +196,23 @@ impl Client {
             }
             let www = header(&response, "www-authenticate");
             let mut auth = self.auth.lock().expect("auth lock");
-            if let (Some(a), 0) = (auth.as_mut(), attempt) {
-                if a.challenge(url, status, www.as_deref())? {
+            if auth.is_some() && retries < MAX_AUTH_RETRIES {
+                retries += 1;
+                if self.sign_ins.load(Ordering::SeqCst) != before {
+                    // Another request signed in meanwhile: use its token.
+                    continue;
+                }
+                let a = auth.as_mut().expect("checked above");
+                self.signing_in.store(true, Ordering::SeqCst);
+                let outcome = a.challenge(url, status, www.as_deref());
+                self.signing_in.store(false, Ordering::SeqCst);
+                if outcome? {
+                    self.sign_ins.fetch_add(1, Ordering::SeqCst);
                     continue;
                 }
             }
             return Err(auth_error(status, www.as_deref(), auth.is_some()));
         }
-        unreachable!("the loop returns on its second pass")
     }
 
     /// The `--header`s and `Authorization`, in order.
@@ -894,7 +959,17 @@ impl Transport for HttpTransport {
         if let Some(l) = self.legacy.as_mut() {
             return l.receive(timeout);
         }
-        super::receive_delivery(&self.rx, timeout)
+        // A sign-in on a request's thread (a person at the browser) does
+        // not count against the wait for the server: the clock restarts.
+        loop {
+            let (_, done_before) = self.shared.client.sign_in_activity();
+            let got = super::receive_delivery(&self.rx, timeout)?;
+            let (busy, done_after) = self.shared.client.sign_in_activity();
+            match got {
+                Incoming::TimedOut if busy || done_after != done_before => continue,
+                other => return Ok(other),
+            }
+        }
     }
 
     fn close(&mut self, _grace: Duration) {
