@@ -406,6 +406,20 @@ impl Authenticator {
         scopes: &[String],
     ) -> Result<(), AuthError> {
         let server = &found.server;
+        if let Some(who) = self
+            .pre_registered(Some(server))
+            .filter(|c| flow::wants_client_credentials(server, c))
+        {
+            let token =
+                flow::client_credentials(&self.agent, server, &who, scopes, &found.resource)?;
+            entry.server_url = key.to_string();
+            if self.opts.server_name.is_some() {
+                entry.server_name = self.opts.server_name.clone();
+            }
+            entry.resource = Some(found.resource.clone());
+            entry.token = Some(token);
+            return self.save(key, entry);
+        }
         // PKCE: without metadata (2025-03-26 defaults) S256 is assumed;
         // with metadata it must be listed.
         if !server.defaults_only {
