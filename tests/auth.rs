@@ -1203,9 +1203,9 @@ fn assert_no_secret(what: &str, text: &str) {
 }
 
 /// A full sign-in through `elicit call` without a terminal (`--no-input`
-/// + `--browser`): the tool result comes back, and no token, refresh
+/// and `--browser`): the tool result comes back, and no token, refresh
 /// token, client secret or code appears on stdout, stderr (even with
-/// --verbose) or in the --log; a second run reuses the stored token.
+/// `--verbose`) or in the `--log`; a second run reuses the stored token.
 #[test]
 fn call_signs_in_without_a_terminal_and_leaks_no_secret() {
     let fake = Fake::start(Config {
