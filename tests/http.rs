@@ -399,3 +399,100 @@ fn a_self_signed_certificate_is_a_clear_tls_error() {
     assert!(err.contains("TLS failure"), "{err}");
     assert!(err.to_lowercase().contains("certificate"), "{err}");
 }
+
+/// A 2026-07-28 server answering a tools/call with 400 -32020 (header
+/// mismatch) because the tool gained an `x-mcp-header` parameter since it
+/// was listed: elicit reads tools/list again and sends the call once more,
+/// now with `Mcp-Param-Region`.
+#[test]
+fn a_header_mismatch_rereads_the_tools_and_retries_once() {
+    let (_server, port) = misbehaving("mismatch", &[]);
+    let result = call_ok(&[
+        "--protocol",
+        "2026-07-28",
+        "--tool",
+        "t",
+        "--arg",
+        "region=eu-west",
+        &format!("http://127.0.0.1:{port}/mcp"),
+    ]);
+    assert_eq!(text_of(&result), "region eu-west");
+}
+
+/// With --protocol auto, a server that refuses server/discover with an
+/// error only a 2026-07-28 server sends (-32021, missing client
+/// capability) is recognised as modern: elicit says so instead of falling
+/// back to an initialize handshake that cannot work.
+#[test]
+fn a_modern_refusal_of_server_discover_is_not_taken_for_an_old_server() {
+    let (_server, port) = misbehaving("capability", &[]);
+    let err = call_err(&[
+        "--protocol",
+        "auto",
+        "--tool",
+        "t",
+        &format!("http://127.0.0.1:{port}/mcp"),
+    ]);
+    assert!(
+        err.contains("speaks 2026-07-28 but refused server/discover")
+            && err.contains("Missing required client capability"),
+        "{err}"
+    );
+}
+
+/// A certificate in the system's trust store (here: named by
+/// SSL_CERT_FILE, which the system store reader honours) is trusted
+/// alongside the bundled roots.
+#[test]
+fn a_certificate_trusted_by_the_system_store_is_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert =
+        rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
+    let cert_path = dir.path().join("cert.pem");
+    let key_path = dir.path().join("key.pem");
+    std::fs::write(&cert_path, cert.cert.pem()).unwrap();
+    std::fs::write(&key_path, cert.signing_key.serialize_pem()).unwrap();
+    let (_server, port) = misbehaving("tlsok", &[&cert_path, &key_path]);
+    let out = Command::new(BIN)
+        .args([
+            "call",
+            "--no-input",
+            "--timeout",
+            "20s",
+            "--protocol",
+            "2025-11-25",
+            "--tool",
+            "t",
+            &format!("https://127.0.0.1:{port}/mcp"),
+        ])
+        .env("SSL_CERT_FILE", &cert_path)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(text_of(&result), "ok");
+}
+
+/// Without --header, a 401 starts sign-in; a server that offers none gets
+/// an error naming both sign-in and --header. With an Authorization
+/// --header, elicit leaves the credentials to the person (no sign-in).
+#[test]
+fn unauthorized_without_a_header_tries_sign_in_and_names_both_ways() {
+    let (_server, port) = misbehaving("auth", &[]);
+    let store = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .args(["call", "--no-input", "--timeout", "20s", "--tool", "t"])
+        .arg(format!("http://127.0.0.1:{port}/mcp"))
+        .env("ELICIT_DATA_DIR", store.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("signing in to") && err.contains("--header"),
+        "{err}"
+    );
+}

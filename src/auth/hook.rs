@@ -41,7 +41,7 @@ impl crate::transport::http::Authenticator for SignInHook {
             .map(|()| true)
             .map_err(|e| {
                 ElicitError::Server(format!(
-                    "signing in to {} (HTTP {status}): {e}",
+                    "signing in to {} (HTTP {status}): {e} (a server without MCP sign-in takes credentials with --header 'Authorization: Bearer TOKEN')",
                     crate::sanitize::sanitize_line(&self.server_url)
                 ))
             })

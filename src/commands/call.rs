@@ -27,6 +27,14 @@ use crate::cli::{AnswerArgs, CallArgs, SignInArgs};
 /// nobody is at the terminal, `wait` (`--timeout` of `call`); else the
 /// sign-in default ([`elicit::auth::DEFAULT_WAIT`]): a person typing a
 /// password needs longer than a server gets to answer.
+/// Whether the person passed their own `Authorization` header: then it is
+/// theirs to manage, and elicit does not sign in over it.
+pub(super) fn own_authorization(headers: &[(String, String)]) -> bool {
+    headers
+        .iter()
+        .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+}
+
 pub(super) fn sign_in_hook(
     sign_in: &SignInArgs,
     answers: &AnswerArgs,
@@ -72,14 +80,14 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
         headers: headers.clone(),
         transport: args.transport,
         auth: match &target {
-            ServerTarget::Url(url) => Some(sign_in_hook(
+            ServerTarget::Url(url) if !own_authorization(&headers) => Some(sign_in_hook(
                 &args.sign_in,
                 &args.answers,
                 url,
                 args.prompt_timeout,
                 Some(args.timeout),
             )),
-            ServerTarget::Command(_) => None,
+            _ => None,
         },
     };
     let server = transport::connect(&target, options()).context(match target {

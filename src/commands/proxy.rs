@@ -24,22 +24,25 @@ pub fn run(args: &ProxyArgs) -> i32 {
             ServerTarget::Command(command) => command,
             ServerTarget::Url(ref address) => {
                 let url = target.clone();
-                let auth = super::call::sign_in_hook(
-                    &args.sign_in,
-                    &args.answers,
-                    address,
-                    args.prompt_timeout,
-                    None,
-                );
+                let headers = parse_headers(&args.headers)?;
+                let auth = (!super::call::own_authorization(&headers)).then(|| {
+                    super::call::sign_in_hook(
+                        &args.sign_in,
+                        &args.answers,
+                        address,
+                        args.prompt_timeout,
+                        None,
+                    )
+                });
                 elicit::terminal::tty::install_interrupt_handler();
                 let server = elicit::transport::connect(
                     &url,
                     elicit::transport::ConnectOptions {
                         server_log: None,
                         log,
-                        headers: parse_headers(&args.headers)?,
+                        headers,
                         transport: args.transport,
-                        auth: Some(auth),
+                        auth,
                     },
                 )
                 .context("reaching the server")?;

@@ -19,6 +19,10 @@
 //!   the `tools/list` results that pass through; tools whose annotations
 //!   break the spec's rules are removed from those results, as the spec
 //!   requires of HTTP clients).
+//! - A request refused with 400 `HeaderMismatchError` (-32020) is sent once
+//!   more, as the spec recommends; for `tools/call`, after reading
+//!   `tools/list` again (the tool's `x-mcp-header` parameters may have
+//!   changed since it was listed).
 //! - An HTTP failure answering a request becomes a JSON-RPC error reply to
 //!   that request, so the client's era fallback (`server/discover`, then
 //!   `initialize`) works as on stdio; an `initialize` POST refused with
@@ -30,6 +34,12 @@
 //! are thread-per-stream, so an async stack (reqwest's blocking mode runs a
 //! tokio runtime inside) would add weight and nothing else.
 //!
+//! TLS trusts the system's root certificates (`rustls-native-certs`: the
+//! distribution bundle, or `SSL_CERT_FILE`/`SSL_CERT_DIR`) plus Mozilla's
+//! bundled roots (`webpki-root-certs`): ureq's own `platform-verifier`
+//! would use the system store alone, and a machine without one would reach
+//! nothing.
+//!
 //! Every body is read with a cap ([`MAX_MESSAGE_BYTES`]): a JSON reply over
 //! it, or an SSE event over it, ends that stream with an error.
 //!
@@ -39,7 +49,10 @@
 //! asked for an `Authorization` value; on 401/403 it is called with the
 //! status and the `WWW-Authenticate` header, and returns `true` to have the
 //! request sent once more (with the new `Authorization`). Without one, 401
-//! and 403 end the session with an error that names `--header`.
+//! and 403 end the session with an error that names `--header`. The time
+//! a sign-in takes (a person at the browser) does not count against the
+//! wait for the server's reply. `crate::auth::hook::SignInHook` is the
+//! implementation `call` and `proxy` use.
 
 use std::collections::HashMap;
 use std::io::{BufReader, Read};
@@ -425,28 +438,7 @@ impl Shared {
                     .and_then(Value::as_str)
                     .map(str::to_string);
             }
-            "tools/list" => {
-                if let Some(tools) = result.get_mut("tools").and_then(Value::as_array_mut) {
-                    tools.retain(|tool| {
-                        let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
-                        match tool_param_headers(tool.get("inputSchema")) {
-                            Ok(headers) => {
-                                st.tool_headers.insert(name.to_string(), headers);
-                                true
-                            }
-                            Err(reason) => {
-                                st.rejected.insert(name.to_string(), reason.clone());
-                                eprintln!(
-                                    "elicit: warning: ignoring the server's tool {}: {}",
-                                    crate::sanitize::sanitize_line(name),
-                                    crate::sanitize::sanitize_line(&reason)
-                                );
-                                false
-                            }
-                        }
-                    });
-                }
-            }
+            "tools/list" => learn_tools(&mut st, result, true),
             _ => {}
         }
     }
@@ -542,6 +534,146 @@ impl Shared {
                 "the server no longer knows this session (HTTP 404): it ended or expired on the server's side; run the command again to start a new one".into(),
             )
         })
+    }
+}
+
+/// Learns the `x-mcp-header` parameters of the tools in a `tools/list`
+/// result and removes (with a warning, when `warn`) the tools whose
+/// annotations break the spec's rules.
+fn learn_tools(st: &mut State, result: &mut Value, warn: bool) {
+    let Some(tools) = result.get_mut("tools").and_then(Value::as_array_mut) else {
+        return;
+    };
+    tools.retain(|tool| {
+        let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
+        match tool_param_headers(tool.get("inputSchema")) {
+            Ok(headers) => {
+                st.rejected.remove(name);
+                st.tool_headers.insert(name.to_string(), headers);
+                true
+            }
+            Err(reason) => {
+                if warn {
+                    eprintln!(
+                        "elicit: warning: ignoring the server's tool {}: {}",
+                        crate::sanitize::sanitize_line(name),
+                        crate::sanitize::sanitize_line(&reason)
+                    );
+                }
+                st.tool_headers.remove(name);
+                st.rejected.insert(name.to_string(), reason);
+                false
+            }
+        }
+    });
+}
+
+/// `HeaderMismatchError` (2026-07-28): the request's headers do not match
+/// its body, as the server reads them.
+const HEADER_MISMATCH: i64 = -32020;
+/// How many `tools/list` pages a refresh after a header mismatch reads.
+const MAX_REFRESH_PAGES: usize = 20;
+
+/// The JSON-RPC error code of an error body, if it is one.
+fn error_code(ct: &str, bytes: &[u8]) -> Option<i64> {
+    if ct != "application/json" {
+        return None;
+    }
+    serde_json::from_slice::<Value>(bytes)
+        .ok()?
+        .get("error")?
+        .get("code")?
+        .as_i64()
+}
+
+/// The reply to one request of elicit's own (not the client's), read from
+/// a JSON body or an SSE stream; None when there is none.
+fn private_reply(response: Response<Body>, id: &str) -> Option<Value> {
+    if !(200..300).contains(&response.status().as_u16()) {
+        return None;
+    }
+    let ct = content_type(&response);
+    let body = response.into_body();
+    if ct == "application/json" {
+        return serde_json::from_slice(&read_body(body.into_reader()).ok()?).ok();
+    }
+    let sse = SseReader::new(BufReader::new(body.into_reader()));
+    for ev in sse.flatten() {
+        if let Ok(v) = serde_json::from_str::<Value>(&ev.data) {
+            if v.get("id").and_then(Value::as_str) == Some(id) {
+                return Some(v);
+            }
+        }
+    }
+    None
+}
+
+/// Reads `tools/list` again (every page) with the `_meta` of `message`, to
+/// learn the tools' current `x-mcp-header` parameters: the spec's recovery
+/// from a header mismatch, where the server's tool definitions may have
+/// changed since they were listed. Nothing of it reaches the client.
+fn refresh_tool_headers(shared: &Shared, message: &Value) {
+    let meta = message.get("params").and_then(|p| p.get("_meta")).cloned();
+    let mut cursor: Option<Value> = None;
+    for page in 0..MAX_REFRESH_PAGES {
+        let id = format!("elicit-tools-refresh-{page}");
+        let mut params = json!({});
+        if let Some(m) = &meta {
+            params["_meta"] = m.clone();
+        }
+        if let Some(c) = &cursor {
+            params["cursor"] = c.clone();
+        }
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": params});
+        let Ok(response) = shared.post(&request, "reading tools/list again") else {
+            return;
+        };
+        let Some(mut reply) = private_reply(response, &id) else {
+            return;
+        };
+        let Some(result) = reply.get_mut("result") else {
+            return;
+        };
+        learn_tools(&mut shared.state.lock().expect("state lock"), result, false);
+        cursor = result.get("nextCursor").filter(|c| !c.is_null()).cloned();
+        if cursor.is_none() {
+            return;
+        }
+    }
+}
+
+/// After a `HeaderMismatchError`, the spec recommends one retry with the
+/// headers rebuilt (for `tools/call`, from a fresh `tools/list`). Sends the
+/// request again, or refuses it when the tool is now set aside.
+fn resend_after_mismatch(shared: &Shared, message: &Value, id: &str, method: &str) {
+    if method == "tools/call" {
+        refresh_tool_headers(shared, message);
+        let name = message
+            .get("params")
+            .and_then(|p| p.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let rejected = shared
+            .state
+            .lock()
+            .expect("state lock")
+            .rejected
+            .get(name)
+            .cloned();
+        if let Some(reason) = rejected {
+            return fail_request(shared, id, ElicitError::Server(format!(
+                "the server refused the headers of tools/call (-32020 header mismatch), and its tool {} now breaks the x-mcp-header rules ({}): not calling it",
+                crate::sanitize::sanitize_line(name),
+                crate::sanitize::sanitize_line(&reason)
+            )));
+        }
+    }
+    match shared.post(
+        message,
+        &format!("sending {method} again after a header mismatch"),
+    ) {
+        Ok(response) => handle_request_response(shared, response, id, method, message, false),
+        Err(e) => fail_request(shared, id, e),
     }
 }
 
@@ -787,7 +919,9 @@ impl HttpTransport {
             let method = method.to_string();
             std::thread::spawn(
                 move || match shared.post(&message, &format!("sending {method}")) {
-                    Ok(response) => handle_request_response(&shared, response, &id_text, &method),
+                    Ok(response) => handle_request_response(
+                        &shared, response, &id_text, &method, &message, true,
+                    ),
                     Err(e) => fail_request(&shared, &id_text, e),
                 },
             );
@@ -811,13 +945,25 @@ impl HttpTransport {
         }
         let shared = self.shared.clone();
         let method = method.to_string();
-        std::thread::spawn(move || handle_request_response(&shared, response, &id_text, &method));
+        let message = message.clone();
+        std::thread::spawn(move || {
+            handle_request_response(&shared, response, &id_text, &method, &message, true)
+        });
         Ok(())
     }
 }
 
 /// Everything after the response head of a request.
-fn handle_request_response(shared: &Shared, response: Response<Body>, id: &str, method: &str) {
+/// `message` is the request (sent again once after a header mismatch while
+/// `may_retry`).
+fn handle_request_response(
+    shared: &Shared,
+    response: Response<Body>,
+    id: &str,
+    method: &str,
+    message: &Value,
+    may_retry: bool,
+) {
     let status = response.status().as_u16();
     match status {
         200..=299 => {
@@ -858,6 +1004,9 @@ fn handle_request_response(shared: &Shared, response: Response<Body>, id: &str, 
             }
             let ct = content_type(&response);
             let bytes = read_body(response.into_body().into_reader()).unwrap_or_default();
+            if may_retry && error_code(&ct, &bytes) == Some(HEADER_MISMATCH) {
+                return resend_after_mismatch(shared, message, id, method);
+            }
             deliver_http_error(shared, status, &ct, &bytes, id, method);
         }
     }
