@@ -194,6 +194,9 @@ pub struct Authenticator {
     store: Option<TokenStore>,
     /// Entries read or written in this run, by server key.
     memory: HashMap<String, Entry>,
+    /// Keys the store had nothing for in this run: not read again before
+    /// every request (a sign-in puts the entry in `memory`).
+    absent: HashSet<String>,
     sign_ins: HashMap<String, u32>,
     step_ups: HashMap<String, u32>,
     refreshed_on_401: HashSet<String>,
@@ -211,6 +214,7 @@ impl Authenticator {
             person: None,
             store,
             memory: HashMap::new(),
+            absent: HashSet::new(),
             sign_ins: HashMap::new(),
             step_ups: HashMap::new(),
             refreshed_on_401: HashSet::new(),
@@ -338,9 +342,17 @@ impl Authenticator {
         let Some(store) = &self.store else {
             return Ok(None);
         };
+        if self.absent.contains(key) {
+            return Ok(None);
+        }
         let e = store.load(key)?;
-        if let Some(e) = &e {
-            self.memory.insert(key.to_string(), e.clone());
+        match &e {
+            Some(e) => {
+                self.memory.insert(key.to_string(), e.clone());
+            }
+            None => {
+                self.absent.insert(key.to_string());
+            }
         }
         Ok(e)
     }

@@ -72,6 +72,9 @@ use crate::error::ElicitError;
 
 /// The largest single message (a JSON body or one SSE event) elicit reads.
 pub const MAX_MESSAGE_BYTES: u64 = 64 * 1024 * 1024;
+/// How long the first request after `initialized` waits for the standalone
+/// GET stream's answer.
+const STANDALONE_OPEN_WAIT: Duration = Duration::from_secs(2);
 /// How many times a stream that closed before its response is resumed.
 const MAX_RESUMES: usize = 10;
 /// The wait before resuming when the server gave no `retry:`.
@@ -200,9 +203,20 @@ impl Client {
     ) -> Result<Response<Body>, ElicitError> {
         // One retry after a sign-in; a 403 step-up may need a few more.
         let mut retries = 0;
+        let mut resent = false;
         loop {
             let before = self.sign_ins.load(Ordering::SeqCst);
-            let response = build(&self.agent).map_err(|e| network_error(url, what, e))?;
+            let response = match build(&self.agent) {
+                Ok(r) => r,
+                // A server may close an idle kept-alive connection just as
+                // elicit reuses it: the request never reached it. Sent once
+                // more, on a new connection.
+                Err(e) if !resent && stale_connection(&e) => {
+                    resent = true;
+                    continue;
+                }
+                Err(e) => return Err(network_error(url, what, e)),
+            };
             let status = response.status().as_u16();
             if status != 401 && status != 403 {
                 return Ok(response);
@@ -294,7 +308,7 @@ pub(crate) fn network_error(url: &str, what: &str, e: ureq::Error) -> ElicitErro
         ureq::Error::BadUri(u) => format!("bad URL {u}"),
         ureq::Error::ConnectionFailed => format!("cannot connect to {host}"),
         // rustls reports through io::Error (InvalidData) during the handshake.
-        ureq::Error::Io(io) if looks_like_tls(io) => format!(
+        ureq::Error::Io(io) if is_https(url) && looks_like_tls(io) => format!(
             "TLS failure with {host}: {io} (a self-signed or otherwise untrusted certificate is refused)"
         ),
         ureq::Error::Io(io) => format!("connection to {host} failed: {io}"),
@@ -303,9 +317,22 @@ pub(crate) fn network_error(url: &str, what: &str, e: ureq::Error) -> ElicitErro
     ElicitError::Server(format!("{what}: {text}"))
 }
 
+fn is_https(url: &str) -> bool {
+    url.get(..8)
+        .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
+}
+
+/// Whether a failure looks like the server dropped a kept-alive
+/// connection as elicit reused it (reset, or closed before any response).
+fn stale_connection(e: &ureq::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(e, ureq::Error::Io(io) if matches!(io.kind(), ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof))
+}
+
 fn looks_like_tls(io: &std::io::Error) -> bool {
     let text = io.to_string().to_ascii_lowercase();
-    ["certificate", "tls", "handshake", "peer"]
+    // Not "peer": a plain "connection reset by peer" is no TLS failure.
+    ["certificate", "tls", "handshake"]
         .iter()
         .any(|w| text.contains(w))
 }
@@ -788,11 +815,13 @@ fn try_read_reply(
 
 /// The standalone GET stream of a 2025 session: server messages not tied
 /// to a request. 405 (or any refusal) means there is none.
-fn standalone_stream(shared: Arc<Shared>) {
+/// `opened` hears once the first GET has its answer (or failed).
+fn standalone_stream(shared: Arc<Shared>, opened: Sender<()>) {
     let mut last_id: Option<String> = None;
     for _ in 0..MAX_RESUMES {
-        let Ok(response) = shared.get(last_id.as_deref(), "opening the server's message stream")
-        else {
+        let got = shared.get(last_id.as_deref(), "opening the server's message stream");
+        let _ = opened.send(());
+        let Ok(response) = got else {
             return;
         };
         if response.status().as_u16() != 200 || content_type(&response) != "text/event-stream" {
@@ -853,7 +882,13 @@ impl HttpTransport {
             st.get_stream_opened = true;
         }
         let shared = self.shared.clone();
-        std::thread::spawn(move || standalone_stream(shared));
+        let (opened, wait) = mpsc::channel();
+        std::thread::spawn(move || standalone_stream(shared, opened));
+        // The next request waits until the server answered the GET (briefly):
+        // otherwise, on a busy machine, the GET can reach the server after
+        // a later request's stream, where a server may take it for the
+        // resumption of that stream (the suite's sse-retry does).
+        let _ = wait.recv_timeout(STANDALONE_OPEN_WAIT);
     }
 
     /// A tool set aside from `tools/list` (invalid `x-mcp-header`) is not
