@@ -162,6 +162,9 @@ pub struct CallArgs {
     #[arg(short = 'H', long = "header", value_name = "'NAME: VALUE'")]
     pub headers: Vec<String>,
 
+    #[command(flatten)]
+    pub sign_in: SignInArgs,
+
     /// How to reach a URL: Streamable HTTP with a fallback to the legacy
     /// HTTP+SSE transport (auto), or only one of them.
     #[arg(long, value_enum, default_value = "auto")]
@@ -228,6 +231,9 @@ pub struct ProxyArgs {
     #[arg(short = 'H', long = "header", value_name = "'NAME: VALUE'")]
     pub headers: Vec<String>,
 
+    #[command(flatten)]
+    pub sign_in: SignInArgs,
+
     /// How to reach a URL: Streamable HTTP with a fallback to the legacy
     /// HTTP+SSE transport (auto), or only one of them.
     #[arg(long, value_enum, default_value = "auto")]
@@ -272,11 +278,11 @@ pub struct AnswerArgs {
     pub no_open: bool,
 }
 
-/// Sign-in options for remote servers (MCP authorization). Flattened into
-/// `call` and `proxy` by the HTTP transport; `into_options` builds the
-/// [`elicit::auth::AuthOptions`] the transport's `Authenticator` takes.
-#[derive(Debug, Args, Clone, Default)]
-#[allow(dead_code)] // wired into call/proxy with the HTTP transport
+/// Sign-in options for remote servers (MCP authorization), in `call` and
+/// `proxy`; `into_options` builds the [`elicit::auth::AuthOptions`] the
+/// transport's sign-in hook takes.
+#[derive(Args, Clone, Default)]
+#[command(next_help_heading = "Signing in (remote servers)")]
 pub struct SignInArgs {
     /// A client registered with the server's authorization server (used
     /// instead of dynamic client registration).
@@ -298,7 +304,20 @@ pub struct SignInArgs {
     pub client_metadata_url: Option<String>,
 }
 
-#[allow(dead_code)] // wired into call/proxy with the HTTP transport
+/// Written by hand: the secret never reaches a debug print.
+impl std::fmt::Debug for SignInArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SignInArgs")
+            .field("client_id", &self.client_id)
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("client_metadata_url", &self.client_metadata_url)
+            .finish()
+    }
+}
+
 impl SignInArgs {
     pub fn into_options(
         self,

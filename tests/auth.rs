@@ -8,6 +8,8 @@
 //! listener, or (under `no_input`) a `--browser` program doing the same
 //! with curl.
 
+mod common;
+
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -57,6 +59,10 @@ struct Config {
     /// Pre-registered client expected at the token endpoint.
     client: Option<(&'static str, &'static str)>,
     expires_in: u64,
+    /// The MCP endpoint at `/mcp` answers 401 even to issued tokens.
+    reject_tokens: bool,
+    /// `grant_types_supported` of the authorization server.
+    grants: Vec<&'static str>,
 }
 
 impl Default for Config {
@@ -77,6 +83,8 @@ impl Default for Config {
             as_scopes: None,
             client: None,
             expires_in: 3600,
+            reject_tokens: false,
+            grants: vec!["authorization_code", "refresh_token"],
         }
     }
 }
@@ -233,7 +241,7 @@ fn serve(mut s: TcpStream, cfg: &Config, base: &str, log: &Mutex<Vec<Req>>, st: 
             "authorization_endpoint": format!("{base}{p}/authorize"),
             "token_endpoint": format!("{base}{p}/token"),
             "response_types_supported": ["code"],
-            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "grant_types_supported": cfg.grants,
             "token_endpoint_auth_methods_supported": cfg.auth_methods,
             "authorization_response_iss_parameter_supported": cfg.iss_supported,
             "client_id_metadata_document_supported": cfg.cimd,
@@ -323,7 +331,59 @@ fn serve(mut s: TcpStream, cfg: &Config, base: &str, log: &Mutex<Vec<Req>>, st: 
         });
         return reply(&mut s, 200, "", &body.to_string());
     }
+    if path == "/mcp" {
+        return serve_mcp(&mut s, cfg, base, &req, st);
+    }
     reply(&mut s, 404, "", "not found");
+}
+
+/// A protected MCP server (2025-11-25, JSON replies, no session): like the
+/// conformance suite's, `initialize` and notifications need no token; every
+/// other request needs `Bearer SECRET-ACCESS-N` for an N the token endpoint
+/// issued, else 401 with the challenge. One tool, `echo`.
+fn serve_mcp(s: &mut TcpStream, cfg: &Config, base: &str, req: &Req, st: &Mutex<Shared>) {
+    if req.method != "POST" {
+        return reply(s, 405, "", "");
+    }
+    let Some(msg) = req.json.clone() else {
+        return reply(s, 400, "", "not json");
+    };
+    let method = msg["method"].as_str().unwrap_or("");
+    let id = msg.get("id").cloned();
+    if id.is_none() {
+        return reply(s, 202, "", "");
+    }
+    if method != "initialize" {
+        let issued = st.lock().unwrap().tokens;
+        let good = req
+            .headers
+            .get("authorization")
+            .and_then(|v| v.strip_prefix("Bearer SECRET-ACCESS-"))
+            .and_then(|n| n.parse::<u32>().ok())
+            .is_some_and(|n| n >= 1 && n <= issued);
+        if !good || cfg.reject_tokens {
+            let challenge = format!(
+                "WWW-Authenticate: Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\"\r\n"
+            );
+            return reply(s, 401, &challenge, r#"{"error":"invalid_token"}"#);
+        }
+    }
+    let result = match method {
+        "initialize" => serde_json::json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "protected", "version": "1.0.0"}
+        }),
+        "tools/list" => serde_json::json!({"tools": [{
+            "name": "echo",
+            "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+        }]}),
+        "tools/call" => serde_json::json!({"content": [{"type": "text",
+            "text": format!("echo: {}", msg["params"]["arguments"]["text"].as_str().unwrap_or(""))}]}),
+        _ => serde_json::json!({}),
+    };
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result});
+    reply(s, 200, "", &body.to_string());
 }
 
 /// What the consent flow was shown: (server name, URL).
@@ -1095,4 +1155,231 @@ fn auth_list_and_logout_on_the_command_line() {
     let (code, _, err) = run(&["auth", "logout", "not a url"]);
     assert_eq!(code, Some(1));
     assert!(err.contains("not a server URL"), "{err}");
+}
+
+/// `elicit call` against the fake protected server, as a process.
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+fn elicit_call(store: &std::path::Path, extra: &[&str], url: &str) -> Run {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_elicit"))
+        .arg("call")
+        .args(["--protocol", "2025-11-25", "--timeout", "20s"])
+        .args(extra)
+        .args(["--tool", "echo", "--arg", "text=hi", url])
+        .env("ELICIT_DATA_DIR", store)
+        .env_remove("ELICIT_BROWSER")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    Run {
+        code: o.status.code(),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// The conformance suite's "person with a browser": curl follows the
+/// authorization redirect to elicit's loopback listener.
+fn curl_browser() -> String {
+    format!("{}/scripts/conformance-browser", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every secret the fake hands out or is handed: none may show.
+const SECRETS: [&str; 4] = [
+    "SECRET-ACCESS",
+    "SECRET-REFRESH",
+    "PRE-SECRET-VALUE",
+    "the-code",
+];
+
+fn assert_no_secret(what: &str, text: &str) {
+    for s in SECRETS {
+        assert!(!text.contains(s), "{what} shows {s}:\n{text}");
+    }
+}
+
+/// A full sign-in through `elicit call` without a terminal (`--no-input`
+/// and `--browser`): the tool result comes back, and no token, refresh
+/// token, client secret or code appears on stdout, stderr (even with
+/// `--verbose`) or in the `--log`; a second run reuses the stored token.
+#[test]
+fn call_signs_in_without_a_terminal_and_leaks_no_secret() {
+    let fake = Fake::start(Config {
+        registration: false,
+        auth_methods: vec!["client_secret_post"],
+        client: Some(("pre-id", "PRE-SECRET-VALUE")),
+        ..Default::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("tokens");
+    let log = dir.path().join("session.jsonl");
+    let browser = curl_browser();
+    let log_arg = log.to_str().unwrap();
+    let r = elicit_call(
+        &store,
+        &[
+            "--no-input",
+            "--browser",
+            &browser,
+            "--client-id",
+            "pre-id",
+            "--client-secret",
+            "PRE-SECRET-VALUE",
+            "--log",
+            log_arg,
+            "--verbose",
+        ],
+        &fake.url(),
+    );
+    assert_eq!(r.code, Some(0), "stderr: {}", r.stderr);
+    assert!(r.stdout.contains("echo: hi"), "{}", r.stdout);
+    assert_no_secret("stdout", &r.stdout);
+    assert_no_secret("stderr", &r.stderr);
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("tools/call"), "{logged}");
+    assert_no_secret("--log", &logged);
+    // The MCP requests after initialize carried the token.
+    let mcp: Vec<Req> = fake.find("/mcp");
+    assert!(mcp
+        .iter()
+        .any(|r| r.headers.get("authorization").map(String::as_str)
+            == Some("Bearer SECRET-ACCESS-1")));
+    // The token is kept, readable by the user only.
+    let files: Vec<_> = std::fs::read_dir(&store).unwrap().flatten().collect();
+    assert!(!files.is_empty());
+    for f in &files {
+        if f.path().is_file() {
+            let mode = f.metadata().unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "{}", f.path().display());
+        }
+    }
+    // A second run: no browser, no sign-in, the stored token.
+    let authorizations = fake.find("/authorize").len();
+    let r = elicit_call(&store, &["--no-input"], &fake.url());
+    assert_eq!(r.code, Some(0), "stderr: {}", r.stderr);
+    assert!(r.stdout.contains("echo: hi"), "{}", r.stdout);
+    assert_eq!(fake.find("/authorize").len(), authorizations);
+    assert_no_secret("stderr", &r.stderr);
+}
+
+/// Sign-in that cannot succeed ends with an error that names the problem
+/// and holds no secret; without --browser under --no-input it says how to
+/// sign in.
+#[test]
+fn failed_sign_in_errors_hold_no_secret() {
+    let fake = Fake::start(Config {
+        reject_tokens: true,
+        ..Default::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("tokens");
+    let browser = curl_browser();
+    let r = elicit_call(&store, &["--no-input", "--browser", &browser], &fake.url());
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains("401"), "{}", r.stderr);
+    assert_no_secret("stderr", &r.stderr);
+    assert_no_secret("stdout", &r.stdout);
+    assert!(!r.stderr.contains("dcr-secret-XYZ"), "{}", r.stderr);
+
+    let fresh = Fake::start(Config::default());
+    let r = elicit_call(&dir.path().join("other"), &["--no-input"], &fresh.url());
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("needs you to sign in") && r.stderr.contains("--browser"),
+        "{}",
+        r.stderr
+    );
+    assert!(fresh.find("/authorize").is_empty());
+}
+
+/// A pre-registered confidential client, against a server that offers only
+/// the client credentials grant, signs in without any browser.
+#[test]
+fn client_credentials_grant_needs_no_browser() {
+    let fake = Fake::start(Config {
+        registration: false,
+        auth_methods: vec!["client_secret_basic"],
+        client: Some(("pre-id", "PRE-SECRET-VALUE")),
+        grants: vec!["client_credentials"],
+        pkce_methods: None,
+        ..Default::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let r = elicit_call(
+        &dir.path().join("tokens"),
+        &[
+            "--no-input",
+            "--client-id",
+            "pre-id",
+            "--client-secret",
+            "PRE-SECRET-VALUE",
+        ],
+        &fake.url(),
+    );
+    assert_eq!(r.code, Some(0), "stderr: {}", r.stderr);
+    assert!(r.stdout.contains("echo: hi"));
+    assert!(fake.find("/authorize").is_empty());
+    let t = &fake.find("/token")[0];
+    assert_eq!(t.form["grant_type"], "client_credentials");
+    assert_eq!(t.form["resource"], fake.url());
+    assert_no_secret("stderr", &r.stderr);
+}
+
+/// The done-when check of sign-in on a terminal: `elicit call URL --tool …`
+/// against a protected server shows the sign-in link through the URL flow
+/// and asks before opening it; the (stub) browser reaches elicit's loopback
+/// listener and the waiting screen ends by itself, without a key; the tool
+/// result is printed. A second run reuses the stored token without asking.
+#[test]
+fn call_on_a_terminal_asks_opens_finishes_by_itself_then_reuses_the_token() {
+    let fake = Fake::start(Config::default());
+    let store = tempfile::tempdir().unwrap();
+    let store_path = store.path().join("tokens");
+    let args = [
+        "call",
+        "--protocol",
+        "2025-11-25",
+        "--browser",
+        &curl_browser(),
+        "--tool",
+        "echo",
+        "--arg",
+        "text=hi",
+        &fake.url(),
+    ]
+    .map(str::to_string);
+    let mut p = common::elicit("")
+        .args(&args)
+        .env("ELICIT_DATA_DIR", store_path.to_str().unwrap())
+        .spawn();
+    p.expect("asks you to open a link")
+        .expect("Sign in to")
+        .expect("127.0.0.1")
+        .expect("nothing opens until you choose it")
+        .answer("What do you want to do?", common::ENTER)
+        .expect("opened in")
+        .expect("done after");
+    let f = p.finish();
+    assert_eq!(f.code, 0, "{}", f.screen_text());
+    assert_eq!(f.json()["content"][0]["text"], "echo: hi");
+    assert_eq!(fake.find("/authorize").len(), 1);
+    assert_no_secret("the terminal", &f.screen_text());
+
+    let mut p = common::elicit("")
+        .args(&args)
+        .env("ELICIT_DATA_DIR", store_path.to_str().unwrap())
+        .spawn();
+    let f = p.finish();
+    assert_eq!(f.code, 0, "{}", f.screen_text());
+    assert_eq!(f.json()["content"][0]["text"], "echo: hi");
+    assert!(
+        !f.screen_text().contains("asks you to open a link"),
+        "{}",
+        f.screen_text()
+    );
+    assert_eq!(fake.find("/authorize").len(), 1, "no second sign-in");
 }

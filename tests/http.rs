@@ -399,3 +399,184 @@ fn a_self_signed_certificate_is_a_clear_tls_error() {
     assert!(err.contains("TLS failure"), "{err}");
     assert!(err.to_lowercase().contains("certificate"), "{err}");
 }
+
+/// A 2026-07-28 server answering a tools/call with 400 -32020 (header
+/// mismatch) because the tool gained an `x-mcp-header` parameter since it
+/// was listed: elicit reads tools/list again and sends the call once more,
+/// now with `Mcp-Param-Region`.
+#[test]
+fn a_header_mismatch_rereads_the_tools_and_retries_once() {
+    let (_server, port) = misbehaving("mismatch", &[]);
+    let result = call_ok(&[
+        "--protocol",
+        "2026-07-28",
+        "--tool",
+        "t",
+        "--arg",
+        "region=eu-west",
+        &format!("http://127.0.0.1:{port}/mcp"),
+    ]);
+    assert_eq!(text_of(&result), "region eu-west");
+}
+
+/// With --protocol auto, a server that refuses server/discover with an
+/// error only a 2026-07-28 server sends (-32021, missing client
+/// capability) is recognised as modern: elicit says so instead of falling
+/// back to an initialize handshake that cannot work.
+#[test]
+fn a_modern_refusal_of_server_discover_is_not_taken_for_an_old_server() {
+    let (_server, port) = misbehaving("capability", &[]);
+    let err = call_err(&[
+        "--protocol",
+        "auto",
+        "--tool",
+        "t",
+        &format!("http://127.0.0.1:{port}/mcp"),
+    ]);
+    assert!(
+        err.contains("speaks 2026-07-28 but refused server/discover")
+            && err.contains("Missing required client capability"),
+        "{err}"
+    );
+}
+
+/// A certificate in the system's trust store (here: named by
+/// SSL_CERT_FILE, which the system store reader honours) is trusted
+/// alongside the bundled roots.
+#[test]
+fn a_certificate_trusted_by_the_system_store_is_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert =
+        rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
+    let cert_path = dir.path().join("cert.pem");
+    let key_path = dir.path().join("key.pem");
+    std::fs::write(&cert_path, cert.cert.pem()).unwrap();
+    std::fs::write(&key_path, cert.signing_key.serialize_pem()).unwrap();
+    let (_server, port) = misbehaving("tlsok", &[&cert_path, &key_path]);
+    let out = Command::new(BIN)
+        .args([
+            "call",
+            "--no-input",
+            "--timeout",
+            "20s",
+            "--protocol",
+            "2025-11-25",
+            "--tool",
+            "t",
+            &format!("https://127.0.0.1:{port}/mcp"),
+        ])
+        .env("SSL_CERT_FILE", &cert_path)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(text_of(&result), "ok");
+}
+
+/// Without --header, a 401 starts sign-in; a server that offers none gets
+/// an error naming both sign-in and --header. With an Authorization
+/// --header, elicit leaves the credentials to the person (no sign-in).
+#[test]
+fn unauthorized_without_a_header_tries_sign_in_and_names_both_ways() {
+    let (_server, port) = misbehaving("auth", &[]);
+    let store = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .args(["call", "--no-input", "--timeout", "20s", "--tool", "t"])
+        .arg(format!("http://127.0.0.1:{port}/mcp"))
+        .env("ELICIT_DATA_DIR", store.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("signing in to") && err.contains("--header"),
+        "{err}"
+    );
+}
+
+/// A server that answers one request per connection with keep-alive
+/// headers, then resets the connection (SO_LINGER 0) instead of reading
+/// the next request: the reused connection fails before any response.
+/// elicit sends the request again on a new connection, and calls the
+/// failure neither a TLS problem nor fatal.
+#[test]
+fn a_dropped_keep_alive_connection_is_retried_on_a_new_one() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut len = 0usize;
+                let mut line = String::new();
+                loop {
+                    line.clear();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        len = v.trim().parse().unwrap_or(0);
+                    }
+                    if line == "\r\n" {
+                        break;
+                    }
+                }
+                let mut body = vec![0u8; len];
+                std::io::Read::read_exact(&mut reader, &mut body).unwrap();
+                let msg: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                let result = match msg["method"].as_str() {
+                    Some("initialize") => json!({"protocolVersion": "2025-11-25",
+                        "capabilities": {"tools": {}}, "serverInfo": {"name": "drops", "version": "1"}}),
+                    Some("tools/call") => json!({"content": [{"type": "text", "text": "ok"}]}),
+                    _ => json!({"tools": []}),
+                };
+                let mut s = stream;
+                if msg.get("id").is_none() {
+                    let _ = s.write_all(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n");
+                } else {
+                    let reply =
+                        json!({"jsonrpc": "2.0", "id": msg["id"], "result": result}).to_string();
+                    let _ = write!(s, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: keep-alive\r\n\r\n{reply}", reply.len());
+                }
+                let _ = s.flush();
+                // Give the client time to reuse the connection, then reset it.
+                std::thread::sleep(Duration::from_millis(50));
+                let _ = socket2_linger_zero(&s);
+            });
+        }
+    });
+    let result = call_ok(&[
+        "--protocol",
+        "2025-11-25",
+        "--tool",
+        "t",
+        &format!("http://127.0.0.1:{port}/mcp"),
+    ]);
+    assert_eq!(text_of(&result), "ok");
+}
+
+/// Closes `s` with a reset (SO_LINGER 0) rather than a clean FIN.
+fn socket2_linger_zero(s: &TcpStream) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: a valid socket fd and a linger struct of the right size.
+    let rc = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            &linger as *const libc::linger as *const libc::c_void,
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    s.shutdown(std::net::Shutdown::Both)
+}

@@ -293,6 +293,44 @@ pub fn exchange(
     ))
 }
 
+/// Whether sign-in should use the client credentials grant (OAuth 2.1
+/// §4.2; the MCP `oauth-client-credentials` extension) instead of the
+/// browser: the client is pre-registered with a secret, and the server
+/// offers `client_credentials` but not `authorization_code`. No person is
+/// involved: the client itself is the one signing in.
+pub fn wants_client_credentials(server: &ServerMetadata, who: &ClientRecord) -> bool {
+    let grants = server.grant_types_supported.as_deref().unwrap_or_default();
+    who.source == "pre-registered"
+        && who.client_secret.is_some()
+        && grants.iter().any(|g| g == "client_credentials")
+        && !grants.iter().any(|g| g == "authorization_code")
+}
+
+/// The client credentials grant, with the scopes and `resource`.
+pub fn client_credentials(
+    agent: &ureq::Agent,
+    server: &ServerMetadata,
+    who: &ClientRecord,
+    scopes: &[String],
+    resource: &str,
+) -> Result<TokenRecord, AuthError> {
+    let c = client(server, &server.token_endpoint, who, None)?;
+    let t = c
+        .exchange_client_credentials()
+        .add_scopes(scopes.iter().map(|s| Scope::new(s.clone())))
+        .add_extra_param("resource", resource.to_string())
+        .request(&OAuthHttp(agent))
+        .map_err(|e| token_error(&server.token_endpoint, e))?;
+    let scope = (!scopes.is_empty()).then(|| scopes.join(" "));
+    Ok(record(
+        &server.issuer,
+        &server.token_endpoint,
+        &t,
+        scope,
+        None,
+    ))
+}
+
 /// Uses the refresh token (with `resource`).
 pub fn refresh(
     agent: &ureq::Agent,

@@ -52,6 +52,7 @@
 pub mod challenge;
 pub mod discovery;
 pub mod flow;
+pub mod hook;
 pub mod http;
 pub mod loopback;
 pub mod store;
@@ -110,7 +111,7 @@ pub enum AuthError {
     Registration(String),
     #[error("token request failed: {0}")]
     Token(String),
-    #[error("{server} needs you to sign in, and --no-input was given without --browser: run the command on a terminal without --no-input to sign in once (the token is kept), or pass --browser PROGRAM to open the sign-in page")]
+    #[error("{server} needs you to sign in, and nobody can be asked (--no-input, or no terminal) and no --browser was given: run the command once on a terminal without --no-input to sign in (the token is kept), or pass --browser PROGRAM to open the sign-in page")]
     NeedsPerson { server: String },
     #[error("sign-in {reason}")]
     NotSignedIn { reason: String },
@@ -193,6 +194,9 @@ pub struct Authenticator {
     store: Option<TokenStore>,
     /// Entries read or written in this run, by server key.
     memory: HashMap<String, Entry>,
+    /// Keys the store had nothing for in this run: not read again before
+    /// every request (a sign-in puts the entry in `memory`).
+    absent: HashSet<String>,
     sign_ins: HashMap<String, u32>,
     step_ups: HashMap<String, u32>,
     refreshed_on_401: HashSet<String>,
@@ -210,6 +214,7 @@ impl Authenticator {
             person: None,
             store,
             memory: HashMap::new(),
+            absent: HashSet::new(),
             sign_ins: HashMap::new(),
             step_ups: HashMap::new(),
             refreshed_on_401: HashSet::new(),
@@ -337,9 +342,17 @@ impl Authenticator {
         let Some(store) = &self.store else {
             return Ok(None);
         };
+        if self.absent.contains(key) {
+            return Ok(None);
+        }
         let e = store.load(key)?;
-        if let Some(e) = &e {
-            self.memory.insert(key.to_string(), e.clone());
+        match &e {
+            Some(e) => {
+                self.memory.insert(key.to_string(), e.clone());
+            }
+            None => {
+                self.absent.insert(key.to_string());
+            }
         }
         Ok(e)
     }
@@ -405,6 +418,20 @@ impl Authenticator {
         scopes: &[String],
     ) -> Result<(), AuthError> {
         let server = &found.server;
+        if let Some(who) = self
+            .pre_registered(Some(server))
+            .filter(|c| flow::wants_client_credentials(server, c))
+        {
+            let token =
+                flow::client_credentials(&self.agent, server, &who, scopes, &found.resource)?;
+            entry.server_url = key.to_string();
+            if self.opts.server_name.is_some() {
+                entry.server_name = self.opts.server_name.clone();
+            }
+            entry.resource = Some(found.resource.clone());
+            entry.token = Some(token);
+            return self.save(key, entry);
+        }
         // PKCE: without metadata (2025-03-26 defaults) S256 is assumed;
         // with metadata it must be listed.
         if !server.defaults_only {
@@ -509,7 +536,14 @@ impl Authenticator {
                     }),
                     _ => Ok(()),
                 };
-                let _ = tx.send(listener.wait(&state, timeout, &stop, &validate));
+                let got = listener.wait(&state, timeout, &stop, &validate);
+                // The browser came back (or the wait ended): the URL flow's
+                // waiting screen ends by itself. Not after a decline: a
+                // later URL flow may be on screen by then.
+                if !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    crate::terminal::url::done_elsewhere();
+                }
+                let _ = tx.send(got);
             });
         }
         let stop_listener = || stop.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -528,7 +562,7 @@ impl Authenticator {
             }
         } else if let Some(person) = self.person.as_mut() {
             let message = format!(
-                "Sign in to {name}. The page belongs to its authorization server ({}); after you sign in, your browser comes back to elicit on 127.0.0.1:{port}. Then press Enter here.",
+                "Sign in to {name}. The page belongs to its authorization server ({}); after you sign in, your browser comes back to elicit on 127.0.0.1:{port} and elicit goes on by itself.",
                 server.issuer
             );
             let mut params = ElicitationParams::url(message, url);
@@ -572,22 +606,15 @@ impl Authenticator {
     }
 }
 
-/// Launches `--browser PROGRAM URL` detached with null stdio; it plays the
-/// browser (the conformance suite's runner is such a program).
+/// Launches `--browser COMMAND` with the URL, detached with null stdio, the
+/// same way the URL flow does (a command line split like a shell, `%s` or a
+/// last argument for the URL); it plays the browser (the conformance
+/// suite's runner is such a program).
 fn launch(program: &str, url: &str) -> Result<(), AuthError> {
-    use std::process::Stdio;
-    let mut cmd = open::with_command(url, program);
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let mut child = cmd.spawn().map_err(|e| AuthError::Browser {
+    crate::terminal::url::launch_program(url, program).map_err(|e| AuthError::Browser {
         program: program.to_string(),
         detail: e.to_string(),
-    })?;
-    std::thread::spawn(move || {
-        let _ = child.wait();
-    });
-    Ok(())
+    })
 }
 
 /// `elicit auth list`: one line per stored server, no secrets.

@@ -16,7 +16,43 @@ use elicit::session::handler::ElicitHandler;
 use elicit::transport::{self, ConnectOptions, MessageLog, ServerTarget};
 
 use super::{json_text, load_answers, parse_headers, person, print_line, report_chain, Person};
-use crate::cli::CallArgs;
+use crate::cli::{AnswerArgs, CallArgs, SignInArgs};
+
+/// The sign-in hook for a remote server: elicit's sign-in
+/// ([`elicit::auth::Authenticator`]) with the person at the terminal as
+/// the one who consents (the URL flow), or, without a terminal or with
+/// `--no-input`, `--browser PROGRAM` launched directly.
+///
+/// The wait for the browser is `--prompt-timeout` when given; else, when
+/// nobody is at the terminal, `wait` (`--timeout` of `call`); else the
+/// sign-in default ([`elicit::auth::DEFAULT_WAIT`]): a person typing a
+/// password needs longer than a server gets to answer.
+/// Whether the person passed their own `Authorization` header: then it is
+/// theirs to manage, and elicit does not sign in over it.
+pub(super) fn own_authorization(headers: &[(String, String)]) -> bool {
+    headers
+        .iter()
+        .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+}
+
+pub(super) fn sign_in_hook(
+    sign_in: &SignInArgs,
+    answers: &AnswerArgs,
+    server_url: &str,
+    prompt_timeout: Option<Duration>,
+    wait: Option<Duration>,
+) -> Box<dyn elicit::transport::http::Authenticator> {
+    let who = person(answers, prompt_timeout);
+    let nobody = matches!(who, Person::Nobody(_));
+    let wait = prompt_timeout.or(if nobody { wait } else { None });
+    let mut opts = sign_in.clone().into_options(answers, wait);
+    opts.no_input |= nobody;
+    let mut auth = elicit::auth::Authenticator::new(opts, transport::http::new_agent());
+    if let Person::Terminal(t) = who {
+        auth.set_person(Box::new(t));
+    }
+    Box::new(elicit::auth::hook::SignInHook::new(auth, server_url))
+}
 
 pub fn run(args: &CallArgs) -> i32 {
     let outcome = call(args);
@@ -47,7 +83,16 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
         log: log.clone(),
         headers: headers.clone(),
         transport: args.transport,
-        auth: None,
+        auth: match &target {
+            ServerTarget::Url(url) if !own_authorization(&headers) => Some(sign_in_hook(
+                &args.sign_in,
+                &args.answers,
+                url,
+                args.prompt_timeout,
+                Some(args.timeout),
+            )),
+            _ => None,
+        },
     };
     let server = transport::connect(&target, options()).context(match target {
         ServerTarget::Command(_) => "starting the server",

@@ -22,16 +22,27 @@ pub fn run(args: &ProxyArgs) -> i32 {
         let log = args.log.as_deref().map(MessageLog::create).transpose()?;
         let command = match target {
             ServerTarget::Command(command) => command,
-            url @ ServerTarget::Url(_) => {
+            ServerTarget::Url(ref address) => {
+                let url = target.clone();
+                let headers = parse_headers(&args.headers)?;
+                let auth = (!super::call::own_authorization(&headers)).then(|| {
+                    super::call::sign_in_hook(
+                        &args.sign_in,
+                        &args.answers,
+                        address,
+                        args.prompt_timeout,
+                        None,
+                    )
+                });
                 elicit::terminal::tty::install_interrupt_handler();
                 let server = elicit::transport::connect(
                     &url,
                     elicit::transport::ConnectOptions {
                         server_log: None,
                         log,
-                        headers: parse_headers(&args.headers)?,
+                        headers,
                         transport: args.transport,
-                        auth: None,
+                        auth,
                     },
                 )
                 .context("reaching the server")?;

@@ -26,6 +26,13 @@ pub const STATELESS_VERSION: &str = "2026-07-28";
 /// `UnsupportedProtocolVersionError` (2026-07-28).
 pub const UNSUPPORTED_VERSION: i64 = -32022;
 
+/// Whether a JSON-RPC error is one only a 2026-07-28 server sends about
+/// the request itself: `HeaderMismatchError` (-32020) or
+/// `MissingRequiredClientCapabilityError` (-32021).
+fn modern_refusal(e: &Value) -> bool {
+    matches!(e.get("code").and_then(Value::as_i64), Some(-32020 | -32021))
+}
+
 /// Which lifecycle to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ProtocolChoice {
@@ -157,6 +164,16 @@ impl McpClient {
         }
         let result = match reply {
             Reply::Result(r) => r,
+            // -32020 (header mismatch) and -32021 (missing client
+            // capability) only come from a modern server: it speaks
+            // 2026-07-28 and refused this request, so the handshake would
+            // not help (the spec's era detection).
+            Reply::Error(e) if modern_refusal(&e) => {
+                return Err(ElicitError::Server(format!(
+                    "the server speaks {STATELESS_VERSION} but refused server/discover: {}",
+                    short(&e)
+                )))
+            }
             Reply::Error(e) if !required => {
                 self.note(&format!("server/discover refused ({}); using the initialize handshake", short(&e)));
                 return Ok(false);

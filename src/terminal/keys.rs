@@ -147,6 +147,12 @@ fn byte_soon(fd: RawFd, wait: Duration) -> Prompted<Option<u8>> {
 /// reads) or the terminal ended, and with `Abandoned` when the resolver
 /// gave up on this prompt.
 pub fn read_key(term: &Term) -> Prompted<Key> {
+    read_key_unless(term, &|| false).map(|k| k.unwrap_or(Key::Unknown))
+}
+
+/// [`read_key`], or `None` as soon as `done()` says the wait is over (the
+/// URL flow's waiting screen: the sign-in listener saw the browser return).
+pub fn read_key_unless(term: &Term, done: &dyn Fn() -> bool) -> Prompted<Option<Key>> {
     let _ = term.flush();
     let fd = term.as_raw_fd();
     let _raw = RawMode::enter(fd)?;
@@ -157,10 +163,18 @@ pub fn read_key(term: &Term) -> Prompted<Key> {
         if super::tty::interrupted() {
             return Err(Interrupt::Cancelled);
         }
+        if done() {
+            return Ok(None);
+        }
         if ready(fd, SLICE)? {
             break;
         }
     }
+    read_ready_key(fd).map(Some)
+}
+
+/// Decodes the key whose first byte is waiting on `fd`.
+fn read_ready_key(fd: RawFd) -> Prompted<Key> {
     let b = byte(fd)?;
     Ok(match b {
         0x1b => escape(fd)?,

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use console::{style, Key, Term};
 
-use super::keys::read_key;
+use super::keys::read_key_unless;
 use super::render::{footer, header};
 use super::widgets::{
     check_interrupt, consent_pause, discard_typeahead, select, Interrupt, Prompted,
@@ -105,7 +105,7 @@ const LAUNCH_CHECK: Duration = Duration::from_millis(250);
 /// stdio, like `open::with_detached`, but watches it for [`LAUNCH_CHECK`]:
 /// a program that fails at once is reported, by name, instead of announced
 /// as opened.
-fn launch_program(url: &str, line: &str) -> io::Result<()> {
+pub(crate) fn launch_program(url: &str, line: &str) -> io::Result<()> {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
     let argv = browser_argv(line, url)?;
@@ -153,6 +153,18 @@ fn launch_program(url: &str, line: &str) -> io::Result<()> {
     }
 }
 
+/// Set when the task behind the link finished elsewhere: elicit's own
+/// sign-in listener saw the browser come back. The waiting screen then ends
+/// as if the person had pressed Enter. Cleared when a URL flow starts, so a
+/// late signal never ends a later flow.
+static DONE_ELSEWHERE: AtomicBool = AtomicBool::new(false);
+
+/// Ends the waiting screen of the URL flow now showing (or about to show):
+/// "done" without a key press. Harmless when no flow is waiting.
+pub fn done_elsewhere() {
+    DONE_ELSEWHERE.store(true, Ordering::SeqCst);
+}
+
 /// Runs the flow for `raw_url`.
 pub fn run(
     term: &Term,
@@ -162,6 +174,7 @@ pub fn run(
     raw_url: &str,
     opener: &Opener,
 ) -> Prompted<UrlOutcome> {
+    DONE_ELSEWHERE.store(false, Ordering::SeqCst);
     let a = assess_url(raw_url);
     discard_typeahead(term);
     header(term, server, "asks you to open a link", message, position);
@@ -330,13 +343,15 @@ fn wait_for_person(term: &Term) -> Prompted<UrlOutcome> {
         })
     };
     let outcome = loop {
-        match read_key(term) {
-            Ok(Key::Enter) => break Ok(UrlOutcome::Completed),
-            Ok(Key::Char('d' | 'D')) => break Ok(UrlOutcome::Declined),
-            Ok(Key::Escape | Key::Char('q' | 'Q') | Key::CtrlC | Key::Char('\u{4}')) => {
+        let done = || DONE_ELSEWHERE.load(Ordering::SeqCst);
+        match read_key_unless(term, &done) {
+            Ok(None) => break Ok(UrlOutcome::Completed),
+            Ok(Some(Key::Enter)) => break Ok(UrlOutcome::Completed),
+            Ok(Some(Key::Char('d' | 'D'))) => break Ok(UrlOutcome::Declined),
+            Ok(Some(Key::Escape | Key::Char('q' | 'Q') | Key::CtrlC | Key::Char('\u{4}'))) => {
                 break Err(Interrupt::Cancelled)
             }
-            Ok(_) => {}
+            Ok(Some(_)) => {}
             Err(e) => break Err(e),
         }
     };

@@ -19,6 +19,10 @@
 //!   the `tools/list` results that pass through; tools whose annotations
 //!   break the spec's rules are removed from those results, as the spec
 //!   requires of HTTP clients).
+//! - A request refused with 400 `HeaderMismatchError` (-32020) is sent once
+//!   more, as the spec recommends; for `tools/call`, after reading
+//!   `tools/list` again (the tool's `x-mcp-header` parameters may have
+//!   changed since it was listed).
 //! - An HTTP failure answering a request becomes a JSON-RPC error reply to
 //!   that request, so the client's era fallback (`server/discover`, then
 //!   `initialize`) works as on stdio; an `initialize` POST refused with
@@ -30,6 +34,12 @@
 //! are thread-per-stream, so an async stack (reqwest's blocking mode runs a
 //! tokio runtime inside) would add weight and nothing else.
 //!
+//! TLS trusts the system's root certificates (`rustls-native-certs`: the
+//! distribution bundle, or `SSL_CERT_FILE`/`SSL_CERT_DIR`) plus Mozilla's
+//! bundled roots (`webpki-root-certs`): ureq's own `platform-verifier`
+//! would use the system store alone, and a machine without one would reach
+//! nothing.
+//!
 //! Every body is read with a cap ([`MAX_MESSAGE_BYTES`]): a JSON reply over
 //! it, or an SSE event over it, ends that stream with an error.
 //!
@@ -39,16 +49,21 @@
 //! asked for an `Authorization` value; on 401/403 it is called with the
 //! status and the `WWW-Authenticate` header, and returns `true` to have the
 //! request sent once more (with the new `Authorization`). Without one, 401
-//! and 403 end the session with an error that names `--header`.
+//! and 403 end the session with an error that names `--header`. The time
+//! a sign-in takes (a person at the browser) does not count against the
+//! wait for the server's reply. `crate::auth::hook::SignInHook` is the
+//! implementation `call` and `proxy` use.
 
 use std::collections::HashMap;
 use std::io::{BufReader, Read};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use ureq::http::Response;
+use ureq::tls::{Certificate, RootCerts, TlsConfig};
 use ureq::{Agent, Body};
 
 use super::sse_reader::SseReader;
@@ -57,6 +72,9 @@ use crate::error::ElicitError;
 
 /// The largest single message (a JSON body or one SSE event) elicit reads.
 pub const MAX_MESSAGE_BYTES: u64 = 64 * 1024 * 1024;
+/// How long the first request after `initialized` waits for the standalone
+/// GET stream's answer.
+const STANDALONE_OPEN_WAIT: Duration = Duration::from_secs(2);
 /// How many times a stream that closed before its response is resumed.
 const MAX_RESUMES: usize = 10;
 /// The wait before resuming when the server gave no `retry:`.
@@ -64,6 +82,9 @@ const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 const VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
 /// The first revision with the standard request headers.
 const HEADERS_SINCE: &str = "2026-07-28";
+/// Requests sent again after the sign-in hook said so: a sign-in, then up
+/// to the step-ups the hook allows (it enforces its own limits).
+const MAX_AUTH_RETRIES: u32 = 4;
 
 /// Supplies credentials for a remote server (the OAuth sign-in plugs in
 /// here). See the module docs.
@@ -98,6 +119,52 @@ pub(crate) struct Client {
     pub headers: Vec<(String, String)>,
     pub auth: Mutex<Option<Box<dyn Authenticator>>>,
     pub log: Option<MessageLog>,
+    /// True while the sign-in hook runs (a person may be signing in: the
+    /// time does not count against `--timeout`).
+    signing_in: AtomicBool,
+    /// Successful sign-ins so far: a request that got 401 while another one
+    /// signed in is retried with the new credentials, not signed in again.
+    sign_ins: AtomicU64,
+}
+
+/// The root certificates elicit trusts: the system's store (read by
+/// `rustls-native-certs`: `SSL_CERT_FILE`/`SSL_CERT_DIR`, else the
+/// distribution's bundle) plus Mozilla's bundled roots (`webpki-root-certs`),
+/// so a company CA installed on the machine works, and a machine without a
+/// usable store still reaches public servers. Read once per process.
+fn root_certs() -> RootCerts {
+    static ROOTS: OnceLock<RootCerts> = OnceLock::new();
+    ROOTS
+        .get_or_init(|| {
+            let system = rustls_native_certs::load_native_certs();
+            let mut certs: Vec<Certificate<'static>> = system
+                .certs
+                .iter()
+                .map(|c| Certificate::from_der(c.as_ref()).to_owned())
+                .collect();
+            certs.extend(
+                webpki_root_certs::TLS_SERVER_ROOT_CERTS
+                    .iter()
+                    .map(|c| Certificate::from_der(c.as_ref()).to_owned()),
+            );
+            RootCerts::new_with_certs(&certs)
+        })
+        .clone()
+}
+
+/// The agent every remote request goes through (MCP and sign-in alike).
+pub fn new_agent() -> Agent {
+    Agent::config_builder()
+        .http_status_as_error(false)
+        // Redirects are not followed for POST (the body would be lost or
+        // sent somewhere unexpected): a 3xx is reported.
+        .max_redirects(0)
+        .max_redirects_will_error(false)
+        .timeout_connect(Some(Duration::from_secs(30)))
+        .user_agent(format!("elicit/{}", env!("CARGO_PKG_VERSION")))
+        .tls_config(TlsConfig::builder().root_certs(root_certs()).build())
+        .build()
+        .into()
 }
 
 impl Client {
@@ -106,21 +173,23 @@ impl Client {
         auth: Option<Box<dyn Authenticator>>,
         log: Option<MessageLog>,
     ) -> Self {
-        let config = Agent::config_builder()
-            .http_status_as_error(false)
-            // Redirects are not followed for POST (the body would be lost or
-            // sent somewhere unexpected): a 3xx is reported.
-            .max_redirects(0)
-            .max_redirects_will_error(false)
-            .timeout_connect(Some(Duration::from_secs(30)))
-            .user_agent(format!("elicit/{}", env!("CARGO_PKG_VERSION")))
-            .build();
         Client {
-            agent: config.into(),
+            agent: new_agent(),
             headers,
             auth: Mutex::new(auth),
             log,
+            signing_in: AtomicBool::new(false),
+            sign_ins: AtomicU64::new(0),
         }
+    }
+
+    /// Whether a sign-in is running, and how many finished: a wait for the
+    /// server restarts its clock when either says a person was busy.
+    pub fn sign_in_activity(&self) -> (bool, u64) {
+        (
+            self.signing_in.load(Ordering::SeqCst),
+            self.sign_ins.load(Ordering::SeqCst),
+        )
     }
 
     /// Sends a request built by `build` (called again for a retry after a
@@ -132,22 +201,45 @@ impl Client {
         what: &str,
         build: &dyn Fn(&Agent) -> Result<Response<Body>, ureq::Error>,
     ) -> Result<Response<Body>, ElicitError> {
-        for attempt in 0..2 {
-            let response = build(&self.agent).map_err(|e| network_error(url, what, e))?;
+        // One retry after a sign-in; a 403 step-up may need a few more.
+        let mut retries = 0;
+        let mut resent = false;
+        loop {
+            let before = self.sign_ins.load(Ordering::SeqCst);
+            let response = match build(&self.agent) {
+                Ok(r) => r,
+                // A server may close an idle kept-alive connection just as
+                // elicit reuses it: the request never reached it. Sent once
+                // more, on a new connection.
+                Err(e) if !resent && stale_connection(&e) => {
+                    resent = true;
+                    continue;
+                }
+                Err(e) => return Err(network_error(url, what, e)),
+            };
             let status = response.status().as_u16();
             if status != 401 && status != 403 {
                 return Ok(response);
             }
             let www = header(&response, "www-authenticate");
             let mut auth = self.auth.lock().expect("auth lock");
-            if let (Some(a), 0) = (auth.as_mut(), attempt) {
-                if a.challenge(url, status, www.as_deref())? {
+            if auth.is_some() && retries < MAX_AUTH_RETRIES {
+                retries += 1;
+                if self.sign_ins.load(Ordering::SeqCst) != before {
+                    // Another request signed in meanwhile: use its token.
+                    continue;
+                }
+                let a = auth.as_mut().expect("checked above");
+                self.signing_in.store(true, Ordering::SeqCst);
+                let outcome = a.challenge(url, status, www.as_deref());
+                self.signing_in.store(false, Ordering::SeqCst);
+                if outcome? {
+                    self.sign_ins.fetch_add(1, Ordering::SeqCst);
                     continue;
                 }
             }
             return Err(auth_error(status, www.as_deref(), auth.is_some()));
         }
-        unreachable!("the loop returns on its second pass")
     }
 
     /// The `--header`s and `Authorization`, in order.
@@ -216,7 +308,7 @@ pub(crate) fn network_error(url: &str, what: &str, e: ureq::Error) -> ElicitErro
         ureq::Error::BadUri(u) => format!("bad URL {u}"),
         ureq::Error::ConnectionFailed => format!("cannot connect to {host}"),
         // rustls reports through io::Error (InvalidData) during the handshake.
-        ureq::Error::Io(io) if looks_like_tls(io) => format!(
+        ureq::Error::Io(io) if is_https(url) && looks_like_tls(io) => format!(
             "TLS failure with {host}: {io} (a self-signed or otherwise untrusted certificate is refused)"
         ),
         ureq::Error::Io(io) => format!("connection to {host} failed: {io}"),
@@ -225,9 +317,22 @@ pub(crate) fn network_error(url: &str, what: &str, e: ureq::Error) -> ElicitErro
     ElicitError::Server(format!("{what}: {text}"))
 }
 
+fn is_https(url: &str) -> bool {
+    url.get(..8)
+        .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
+}
+
+/// Whether a failure looks like the server dropped a kept-alive
+/// connection as elicit reused it (reset, or closed before any response).
+fn stale_connection(e: &ureq::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(e, ureq::Error::Io(io) if matches!(io.kind(), ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof))
+}
+
 fn looks_like_tls(io: &std::io::Error) -> bool {
     let text = io.to_string().to_ascii_lowercase();
-    ["certificate", "tls", "handshake", "peer"]
+    // Not "peer": a plain "connection reset by peer" is no TLS failure.
+    ["certificate", "tls", "handshake"]
         .iter()
         .any(|w| text.contains(w))
 }
@@ -360,28 +465,7 @@ impl Shared {
                     .and_then(Value::as_str)
                     .map(str::to_string);
             }
-            "tools/list" => {
-                if let Some(tools) = result.get_mut("tools").and_then(Value::as_array_mut) {
-                    tools.retain(|tool| {
-                        let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
-                        match tool_param_headers(tool.get("inputSchema")) {
-                            Ok(headers) => {
-                                st.tool_headers.insert(name.to_string(), headers);
-                                true
-                            }
-                            Err(reason) => {
-                                st.rejected.insert(name.to_string(), reason.clone());
-                                eprintln!(
-                                    "elicit: warning: ignoring the server's tool {}: {}",
-                                    crate::sanitize::sanitize_line(name),
-                                    crate::sanitize::sanitize_line(&reason)
-                                );
-                                false
-                            }
-                        }
-                    });
-                }
-            }
+            "tools/list" => learn_tools(&mut st, result, true),
             _ => {}
         }
     }
@@ -477,6 +561,146 @@ impl Shared {
                 "the server no longer knows this session (HTTP 404): it ended or expired on the server's side; run the command again to start a new one".into(),
             )
         })
+    }
+}
+
+/// Learns the `x-mcp-header` parameters of the tools in a `tools/list`
+/// result and removes (with a warning, when `warn`) the tools whose
+/// annotations break the spec's rules.
+fn learn_tools(st: &mut State, result: &mut Value, warn: bool) {
+    let Some(tools) = result.get_mut("tools").and_then(Value::as_array_mut) else {
+        return;
+    };
+    tools.retain(|tool| {
+        let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
+        match tool_param_headers(tool.get("inputSchema")) {
+            Ok(headers) => {
+                st.rejected.remove(name);
+                st.tool_headers.insert(name.to_string(), headers);
+                true
+            }
+            Err(reason) => {
+                if warn {
+                    eprintln!(
+                        "elicit: warning: ignoring the server's tool {}: {}",
+                        crate::sanitize::sanitize_line(name),
+                        crate::sanitize::sanitize_line(&reason)
+                    );
+                }
+                st.tool_headers.remove(name);
+                st.rejected.insert(name.to_string(), reason);
+                false
+            }
+        }
+    });
+}
+
+/// `HeaderMismatchError` (2026-07-28): the request's headers do not match
+/// its body, as the server reads them.
+const HEADER_MISMATCH: i64 = -32020;
+/// How many `tools/list` pages a refresh after a header mismatch reads.
+const MAX_REFRESH_PAGES: usize = 20;
+
+/// The JSON-RPC error code of an error body, if it is one.
+fn error_code(ct: &str, bytes: &[u8]) -> Option<i64> {
+    if ct != "application/json" {
+        return None;
+    }
+    serde_json::from_slice::<Value>(bytes)
+        .ok()?
+        .get("error")?
+        .get("code")?
+        .as_i64()
+}
+
+/// The reply to one request of elicit's own (not the client's), read from
+/// a JSON body or an SSE stream; None when there is none.
+fn private_reply(response: Response<Body>, id: &str) -> Option<Value> {
+    if !(200..300).contains(&response.status().as_u16()) {
+        return None;
+    }
+    let ct = content_type(&response);
+    let body = response.into_body();
+    if ct == "application/json" {
+        return serde_json::from_slice(&read_body(body.into_reader()).ok()?).ok();
+    }
+    let sse = SseReader::new(BufReader::new(body.into_reader()));
+    for ev in sse.flatten() {
+        if let Ok(v) = serde_json::from_str::<Value>(&ev.data) {
+            if v.get("id").and_then(Value::as_str) == Some(id) {
+                return Some(v);
+            }
+        }
+    }
+    None
+}
+
+/// Reads `tools/list` again (every page) with the `_meta` of `message`, to
+/// learn the tools' current `x-mcp-header` parameters: the spec's recovery
+/// from a header mismatch, where the server's tool definitions may have
+/// changed since they were listed. Nothing of it reaches the client.
+fn refresh_tool_headers(shared: &Shared, message: &Value) {
+    let meta = message.get("params").and_then(|p| p.get("_meta")).cloned();
+    let mut cursor: Option<Value> = None;
+    for page in 0..MAX_REFRESH_PAGES {
+        let id = format!("elicit-tools-refresh-{page}");
+        let mut params = json!({});
+        if let Some(m) = &meta {
+            params["_meta"] = m.clone();
+        }
+        if let Some(c) = &cursor {
+            params["cursor"] = c.clone();
+        }
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": params});
+        let Ok(response) = shared.post(&request, "reading tools/list again") else {
+            return;
+        };
+        let Some(mut reply) = private_reply(response, &id) else {
+            return;
+        };
+        let Some(result) = reply.get_mut("result") else {
+            return;
+        };
+        learn_tools(&mut shared.state.lock().expect("state lock"), result, false);
+        cursor = result.get("nextCursor").filter(|c| !c.is_null()).cloned();
+        if cursor.is_none() {
+            return;
+        }
+    }
+}
+
+/// After a `HeaderMismatchError`, the spec recommends one retry with the
+/// headers rebuilt (for `tools/call`, from a fresh `tools/list`). Sends the
+/// request again, or refuses it when the tool is now set aside.
+fn resend_after_mismatch(shared: &Shared, message: &Value, id: &str, method: &str) {
+    if method == "tools/call" {
+        refresh_tool_headers(shared, message);
+        let name = message
+            .get("params")
+            .and_then(|p| p.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let rejected = shared
+            .state
+            .lock()
+            .expect("state lock")
+            .rejected
+            .get(name)
+            .cloned();
+        if let Some(reason) = rejected {
+            return fail_request(shared, id, ElicitError::Server(format!(
+                "the server refused the headers of tools/call (-32020 header mismatch), and its tool {} now breaks the x-mcp-header rules ({}): not calling it",
+                crate::sanitize::sanitize_line(name),
+                crate::sanitize::sanitize_line(&reason)
+            )));
+        }
+    }
+    match shared.post(
+        message,
+        &format!("sending {method} again after a header mismatch"),
+    ) {
+        Ok(response) => handle_request_response(shared, response, id, method, message, false),
+        Err(e) => fail_request(shared, id, e),
     }
 }
 
@@ -591,11 +815,13 @@ fn try_read_reply(
 
 /// The standalone GET stream of a 2025 session: server messages not tied
 /// to a request. 405 (or any refusal) means there is none.
-fn standalone_stream(shared: Arc<Shared>) {
+/// `opened` hears once the first GET has its answer (or failed).
+fn standalone_stream(shared: Arc<Shared>, opened: Sender<()>) {
     let mut last_id: Option<String> = None;
     for _ in 0..MAX_RESUMES {
-        let Ok(response) = shared.get(last_id.as_deref(), "opening the server's message stream")
-        else {
+        let got = shared.get(last_id.as_deref(), "opening the server's message stream");
+        let _ = opened.send(());
+        let Ok(response) = got else {
             return;
         };
         if response.status().as_u16() != 200 || content_type(&response) != "text/event-stream" {
@@ -656,7 +882,13 @@ impl HttpTransport {
             st.get_stream_opened = true;
         }
         let shared = self.shared.clone();
-        std::thread::spawn(move || standalone_stream(shared));
+        let (opened, wait) = mpsc::channel();
+        std::thread::spawn(move || standalone_stream(shared, opened));
+        // The next request waits until the server answered the GET (briefly):
+        // otherwise, on a busy machine, the GET can reach the server after
+        // a later request's stream, where a server may take it for the
+        // resumption of that stream (the suite's sse-retry does).
+        let _ = wait.recv_timeout(STANDALONE_OPEN_WAIT);
     }
 
     /// A tool set aside from `tools/list` (invalid `x-mcp-header`) is not
@@ -722,7 +954,9 @@ impl HttpTransport {
             let method = method.to_string();
             std::thread::spawn(
                 move || match shared.post(&message, &format!("sending {method}")) {
-                    Ok(response) => handle_request_response(&shared, response, &id_text, &method),
+                    Ok(response) => handle_request_response(
+                        &shared, response, &id_text, &method, &message, true,
+                    ),
                     Err(e) => fail_request(&shared, &id_text, e),
                 },
             );
@@ -746,13 +980,25 @@ impl HttpTransport {
         }
         let shared = self.shared.clone();
         let method = method.to_string();
-        std::thread::spawn(move || handle_request_response(&shared, response, &id_text, &method));
+        let message = message.clone();
+        std::thread::spawn(move || {
+            handle_request_response(&shared, response, &id_text, &method, &message, true)
+        });
         Ok(())
     }
 }
 
 /// Everything after the response head of a request.
-fn handle_request_response(shared: &Shared, response: Response<Body>, id: &str, method: &str) {
+/// `message` is the request (sent again once after a header mismatch while
+/// `may_retry`).
+fn handle_request_response(
+    shared: &Shared,
+    response: Response<Body>,
+    id: &str,
+    method: &str,
+    message: &Value,
+    may_retry: bool,
+) {
     let status = response.status().as_u16();
     match status {
         200..=299 => {
@@ -793,6 +1039,9 @@ fn handle_request_response(shared: &Shared, response: Response<Body>, id: &str, 
             }
             let ct = content_type(&response);
             let bytes = read_body(response.into_body().into_reader()).unwrap_or_default();
+            if may_retry && error_code(&ct, &bytes) == Some(HEADER_MISMATCH) {
+                return resend_after_mismatch(shared, message, id, method);
+            }
             deliver_http_error(shared, status, &ct, &bytes, id, method);
         }
     }
@@ -894,7 +1143,17 @@ impl Transport for HttpTransport {
         if let Some(l) = self.legacy.as_mut() {
             return l.receive(timeout);
         }
-        super::receive_delivery(&self.rx, timeout)
+        // A sign-in on a request's thread (a person at the browser) does
+        // not count against the wait for the server: the clock restarts.
+        loop {
+            let (_, done_before) = self.shared.client.sign_in_activity();
+            let got = super::receive_delivery(&self.rx, timeout)?;
+            let (busy, done_after) = self.shared.client.sign_in_activity();
+            match got {
+                Incoming::TimedOut if busy || done_after != done_before => continue,
+                other => return Ok(other),
+            }
+        }
     }
 
     fn close(&mut self, _grace: Duration) {
