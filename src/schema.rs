@@ -836,8 +836,13 @@ fn compile(
     if !prop.is_object() {
         return (None, None);
     }
+    let draft = if same_in_draft7(prop) {
+        jsonschema::Draft::Draft7
+    } else {
+        jsonschema::Draft::Draft202012
+    };
     let built = jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft202012)
+        .with_draft(draft)
         .should_validate_formats(true)
         .build(prop);
     match built {
@@ -849,6 +854,64 @@ fn compile(
             (None, Some(why))
         }
     }
+}
+
+/// Whether a property schema means exactly the same in JSON Schema draft 7
+/// as in 2020-12: only keywords (and formats) whose definitions did not
+/// change between the two, all the way down. Such a schema is compiled as
+/// draft 7, whose meta-schema is a fraction of 2020-12's: building the
+/// 2020-12 meta-validator was half the instructions of a whole scripted
+/// run (callgrind, 5.9M -> 3.1M). Anything else (`$ref`, `prefixItems`,
+/// `dependentRequired`, `uuid`, …) keeps 2020-12.
+fn same_in_draft7(schema: &Value) -> bool {
+    const KEYWORDS: &[&str] = &[
+        "type",
+        "title",
+        "description",
+        "default",
+        "examples",
+        "enum",
+        "const",
+        "enumNames",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "items",
+        "anyOf",
+        "oneOf",
+    ];
+    const FORMATS: &[&str] = &[
+        "email",
+        "uri",
+        "date",
+        "date-time",
+        "time",
+        "hostname",
+        "ipv4",
+        "ipv6",
+    ];
+    let Some(obj) = schema.as_object() else {
+        return schema.is_boolean();
+    };
+    obj.iter().all(|(k, v)| match k.as_str() {
+        "format" => v.as_str().is_some_and(|f| FORMATS.contains(&f)),
+        "items" => v.is_object() && same_in_draft7(v),
+        "anyOf" | "oneOf" => v
+            .as_array()
+            .is_some_and(|list| list.iter().all(same_in_draft7)),
+        // Boolean exclusive bounds are draft 4; both later drafts take numbers.
+        "exclusiveMinimum" | "exclusiveMaximum" => v.is_number(),
+        k => KEYWORDS.contains(&k),
+    })
 }
 
 /// The fallback check for a field whose schema did not compile.
@@ -1088,6 +1151,31 @@ fn one_of_choices(v: Option<&Value>) -> Option<Vec<Choice>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_schemas_that_mean_the_same_are_compiled_as_draft_7() {
+        use serde_json::json;
+        assert!(same_in_draft7(
+            &json!({"type":"string","minLength":1,"format":"email"})
+        ));
+        assert!(same_in_draft7(
+            &json!({"type":"array","items":{"anyOf":[{"const":"a","title":"A"}]},"maxItems":2})
+        ));
+        assert!(same_in_draft7(
+            &json!({"type":"number","exclusiveMinimum":0})
+        ));
+        assert!(!same_in_draft7(&json!({"type":"string","format":"uuid"})));
+        assert!(!same_in_draft7(&json!({"$ref":"#/$defs/x","maxLength":3})));
+        assert!(!same_in_draft7(
+            &json!({"type":"array","prefixItems":[{"type":"string"}]})
+        ));
+        assert!(!same_in_draft7(
+            &json!({"type":"array","items":[{"type":"string"}]})
+        ));
+        assert!(!same_in_draft7(
+            &json!({"type":"number","exclusiveMinimum":true})
+        ));
+    }
 
     #[test]
     fn exact_integer_decides_on_the_decimal_text() {

@@ -700,6 +700,16 @@ enum Given {
 /// The value the answer means, or `None` when it cannot be read as the
 /// field's type (itself a violation).
 fn model_value(kind: &Kind, given: &Given) -> Option<Value> {
+    // `NAME=VALUE` is read with the spaces around the value trimmed, as
+    // around the name (README, Scripted answers); JSON answers keep them.
+    let trimmed;
+    let given = match given {
+        Given::Text(ts) => {
+            trimmed = Given::Text(ts.iter().map(|t| t.trim().to_string()).collect());
+            &trimmed
+        }
+        other => other,
+    };
     match (kind, given) {
         (Kind::Text { .. }, Given::Text(t)) => Some(json!(t[0])),
         (Kind::Integer { .. } | Kind::Number { .. }, Given::Text(t)) => {
