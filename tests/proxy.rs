@@ -365,6 +365,22 @@ struct PtyProxy {
 }
 
 fn pty_proxy() -> PtyProxy {
+    pty_proxy_with(&[], &server().join(" "))
+}
+
+/// The Python SDK's test server (PyPI `mcp`, pinned in .deps/venv).
+fn py_server() -> String {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    format!(
+        "{} {}",
+        root.join(".deps/venv/bin/python").display(),
+        root.join("tests/servers/py_elicit_server.py").display()
+    )
+}
+
+/// `elicit proxy EXTRA -- SERVER` on a pty; the client's replies land in
+/// `dir/out.jsonl`. `SERVER` is a shell command line.
+fn pty_proxy_with(extra: &[&str], server: &str) -> PtyProxy {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("client.fifo");
     let record = dir.path().join("replies.jsonl");
@@ -373,9 +389,10 @@ fn pty_proxy() -> PtyProxy {
     // SAFETY: a valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     let script = format!(
-        "exec {} proxy -- {} < {} > {}",
+        "exec {} proxy {} -- {} < {} > {}",
         env!("CARGO_BIN_EXE_elicit"),
-        server().join(" "),
+        extra.join(" "),
+        server,
         fifo.display(),
         out.display()
     );
@@ -384,7 +401,7 @@ fn pty_proxy() -> PtyProxy {
         .env("RELAY_RECORD", &record)
         .env("NO_COLOR", "1");
     let mut session = expectrl::Session::spawn(cmd).unwrap();
-    session.set_expect_timeout(Some(Duration::from_secs(15)));
+    session.set_expect_timeout(Some(Duration::from_secs(20)));
     let client = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
     PtyProxy {
         dir,
@@ -392,4 +409,112 @@ fn pty_proxy() -> PtyProxy {
         session,
         client,
     }
+}
+
+/// Waits for the client's reply with `id` in `out` (the proxy's stdout).
+fn reply_for(out: &std::path::Path, id: i64) -> Value {
+    for _ in 0..400 {
+        if let Ok(text) = std::fs::read_to_string(out) {
+            for line in text.lines() {
+                if let Ok(v) = serde_json::from_str::<Value>(line) {
+                    if v["id"] == json!(id) {
+                        return v;
+                    }
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!(
+        "no reply {id}: {}",
+        std::fs::read_to_string(out).unwrap_or_default()
+    );
+}
+
+/// The client's handshake with a real server, through the proxy.
+fn handshake(client: &mut std::fs::File, out: &std::path::Path) -> Value {
+    writeln!(
+        client,
+        r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"dumb","version":"0"}}}}}}"#
+    )
+    .unwrap();
+    client.flush().unwrap();
+    let init = reply_for(out, 0);
+    writeln!(
+        client,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    client.flush().unwrap();
+    init
+}
+
+fn call_tool(client: &mut std::fs::File, id: i64, tool: &str) {
+    writeln!(
+        client,
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{}}}}}}"#
+    )
+    .unwrap();
+    client.flush().unwrap();
+}
+
+#[test]
+fn ctrl_c_at_a_prompt_leaves_a_real_server_running_for_the_next_call() {
+    use expectrl::Expect;
+    let PtyProxy {
+        dir,
+        mut session,
+        mut client,
+        ..
+    } = pty_proxy_with(&[], &py_server());
+    let out = dir.path().join("out.jsonl");
+    handshake(&mut client, &out);
+    for id in [1, 2, 3] {
+        call_tool(&mut client, id, "confirm_delete");
+        session.expect("Delete report.txt?").unwrap();
+        session.expect("Really delete it?").unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        session.send("\x03").unwrap();
+        let reply = reply_for(&out, id);
+        assert_eq!(
+            reply["result"]["content"][0]["text"], r#"{"action":"cancel","content":null}"#,
+            "call {id}: Ctrl-C cancels the elicitation, the tool still answers: {reply}"
+        );
+    }
+    // And the server is still there for an ordinary request.
+    writeln!(
+        client,
+        r#"{{"jsonrpc":"2.0","id":4,"method":"tools/list"}}"#
+    )
+    .unwrap();
+    client.flush().unwrap();
+    let list = reply_for(&out, 4);
+    assert!(list["result"]["tools"].is_array(), "{list}");
+    drop(client);
+    session.expect(expectrl::Eof).unwrap();
+}
+
+#[test]
+fn ctrl_c_with_no_prompt_up_goes_to_the_server() {
+    use expectrl::Expect;
+    let PtyProxy {
+        dir,
+        mut session,
+        mut client,
+        ..
+    } = pty_proxy();
+    let out = dir.path().join("out.jsonl");
+    writeln!(
+        client,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"echo","params":{{}}}}"#
+    )
+    .unwrap();
+    client.flush().unwrap();
+    reply_for(&out, 1);
+    std::thread::sleep(Duration::from_millis(200));
+    // The relay server (plain python3) dies of SIGINT; the proxy ends with
+    // it although the client is still connected.
+    session.send("\x03").unwrap();
+    session.expect(expectrl::Eof).unwrap();
+    drop(client);
 }

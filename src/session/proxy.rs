@@ -90,8 +90,6 @@ struct Shared {
     to_client: Mutex<BufWriter<Box<dyn Write + Send>>>,
     log: Option<MessageLog>,
     next_retry: AtomicU64,
-    /// True while the resolver works on an elicitation (a prompt may be up).
-    resolving: AtomicBool,
     passthrough_declared: bool,
     verbose: bool,
     /// Scripted field answers no form has had so far (warned about at the end).
@@ -99,6 +97,7 @@ struct Shared {
 }
 
 pub mod classify;
+pub mod interrupt;
 
 use classify::client_line_matters;
 pub(crate) use classify::{CAPS_META, RETRYABLE, RETRY_PREFIX, VERSION_META};
@@ -208,7 +207,6 @@ pub fn run_proxy(
         to_client: Mutex::new(BufWriter::with_capacity(64 * 1024, client_out)),
         log: options.log.clone(),
         next_retry: AtomicU64::new(1),
-        resolving: AtomicBool::new(false),
         passthrough_declared: options.passthrough_declared,
         verbose: options.verbose,
         unused_answers: Mutex::new(scripted.field_names().map(str::to_string).collect()),
@@ -217,15 +215,16 @@ pub fn run_proxy(
     forward_signals(group.clone(), options.forward_sigint);
     if !options.forward_sigint {
         // With a terminal, Ctrl-C at a prompt cancels that elicitation; a
-        // Ctrl-C with no prompt up means "stop": it goes to the server.
-        let shared = shared.clone();
+        // Ctrl-C with no prompt up means "stop": it goes to the server. Who
+        // it belongs to is decided when it arrives (see `interrupt`).
+        interrupt::install();
         let group = group.clone();
         std::thread::spawn(move || {
-            let mut seen = crate::terminal::tty::interrupt_count();
+            let mut seen = interrupt::for_server();
             loop {
-                std::thread::sleep(Duration::from_millis(100));
-                let now = crate::terminal::tty::interrupt_count();
-                if now != seen && !shared.resolving.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(50));
+                let now = interrupt::for_server();
+                for _ in seen..now {
                     group.signal(libc::SIGINT);
                 }
                 seen = now;
@@ -241,12 +240,12 @@ pub fn run_proxy(
         std::thread::spawn(move || {
             let mut handler = ElicitHandler::new(&scripted, person.as_mut());
             for job in job_rx {
-                shared.resolving.store(true, Ordering::SeqCst);
+                let owned = interrupt::Owned::take();
                 resolve_job(&shared, &mut handler, job);
+                drop(owned);
                 if let Ok(mut unused) = shared.unused_answers.lock() {
                     *unused = handler.unused_answers();
                 }
-                shared.resolving.store(false, Ordering::SeqCst);
             }
         });
     }
