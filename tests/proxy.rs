@@ -471,6 +471,10 @@ fn ctrl_c_at_a_prompt_leaves_a_real_server_running_for_the_next_call() {
     handshake(&mut client, &out);
     for id in [1, 2, 3] {
         call_tool(&mut client, id, "confirm_delete");
+        // The header names the server from its initialize reply.
+        session
+            .expect("elicit-py-test-server asks for input")
+            .unwrap();
         session.expect("Delete report.txt?").unwrap();
         session.expect("Really delete it?").unwrap();
         std::thread::sleep(Duration::from_millis(300));
@@ -517,4 +521,161 @@ fn ctrl_c_with_no_prompt_up_goes_to_the_server() {
     session.send("\x03").unwrap();
     session.expect(expectrl::Eof).unwrap();
     drop(client);
+}
+
+/// `elicit proxy -v --no-input ARGS -- SERVER`: sends `messages` (each with
+/// an id waits for its reply), hangs up; returns the replies by id and
+/// stderr.
+fn verbose_session(args: &[&str], server: &[String], messages: &[Value]) -> (Vec<Value>, String) {
+    let mut proxy = Command::new(env!("CARGO_BIN_EXE_elicit"))
+        .args(["proxy", "-v", "--no-input"])
+        .args(args)
+        .arg("--")
+        .args(server)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = proxy.stdin.take().unwrap();
+    let mut lines = BufReader::new(proxy.stdout.take().unwrap()).lines();
+    let mut replies = Vec::new();
+    for m in messages {
+        writeln!(stdin, "{m}").unwrap();
+        stdin.flush().unwrap();
+        let Some(id) = m.get("id") else { continue };
+        loop {
+            let line = lines.next().expect("the proxy ended early").unwrap();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if &v["id"] == id && v.get("method").is_none() {
+                replies.push(v);
+                break;
+            }
+        }
+    }
+    drop(stdin);
+    let mut err = String::new();
+    proxy
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(wait(&mut proxy), 0, "{err}");
+    (replies, err)
+}
+
+fn py_server_argv() -> Vec<String> {
+    py_server().split(' ').map(str::to_string).collect()
+}
+
+#[test]
+fn verbose_says_what_the_proxy_decided_in_words() {
+    let (replies, err) = verbose_session(
+        &["-a", "accept", "-a", "confirm=true"],
+        &py_server_argv(),
+        &[
+            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"dumb","version":"0"}}}),
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+            json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"confirm_delete","arguments":{}}}),
+        ],
+    );
+    assert!(
+        replies[1]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("accept"),
+        "{replies:?}"
+    );
+    for said in [
+        "elicit proxy: declared elicitation (form and url) for the client in its initialize",
+        "elicit proxy: answered the server's elicitation ",
+        " (form mode): accept",
+    ] {
+        assert!(err.contains(said), "missing {said:?} in:\n{err}");
+    }
+    assert!(!err.contains("Some("), "Rust debug output: {err}");
+
+    // 2026-07-28: input_required resolved and retried, then the final reply.
+    let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"dumb","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}});
+    let (replies, err) = verbose_session(
+        &[
+            "-a",
+            "accept",
+            "-a",
+            "name=Ada",
+            "-a",
+            "age=36",
+            "-a",
+            "color=blue",
+        ],
+        &py_server_argv(),
+        &[
+            json!({"jsonrpc":"2.0","id":"c-9","method":"tools/call","params":{"name":"ask_profile","arguments":{},"_meta":meta}}),
+        ],
+    );
+    assert_eq!(
+        replies[0]["result"]["resultType"], "complete",
+        "{replies:?}"
+    );
+    for said in [
+        r#"declared elicitation (form and url) for the client in the _meta of its tools/call "c-9""#,
+        r#"resolved input_required for the client's request "c-9" (round 1; "#,
+        r#"and sent it again as "elicit-proxy-1""#,
+        r#"the server answered the retried request "c-9""#,
+    ] {
+        assert!(err.contains(said), "missing {said:?} in:\n{err}");
+    }
+
+    // Passthrough: the client declared form itself.
+    let (_, err) = verbose_session(
+        &["--passthrough-declared"],
+        &server(),
+        &[
+            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"capabilities":{"elicitation":{}}}}),
+        ],
+    );
+    assert!(
+        err.contains("declared elicitation (url) for the client in its initialize"),
+        "{err}"
+    );
+}
+
+#[test]
+fn verbose_notes_a_passed_through_elicitation() {
+    let mut proxy = Command::new(env!("CARGO_BIN_EXE_elicit"))
+        .args(["proxy", "-v", "--no-input", "--passthrough-declared", "--"])
+        .args(server())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = proxy.stdin.take().unwrap();
+    let mut reader = BufReader::new(proxy.stdout.take().unwrap());
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"capabilities":{{"elicitation":{{}}}}}}}}"#).unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ask","params":{{"n":1}}}}"#
+    )
+    .unwrap();
+    stdin.flush().unwrap();
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    line.clear();
+    reader.read_line(&mut line).unwrap();
+    assert!(line.contains("elicitation/create"), "{line}");
+    drop(stdin);
+    let mut err = String::new();
+    proxy
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    wait(&mut proxy);
+    assert!(
+        err.contains(r#"passed the server's elicitation "q-1" (form mode) to the client: it declared that mode itself"#),
+        "{err}"
+    );
 }

@@ -76,6 +76,11 @@ struct State {
     /// `input_required` rounds so far, by the client's id text: at most
     /// [`MAX_INPUT_ROUNDS`] per request, as in `call`.
     rounds: HashMap<String, usize>,
+    /// Ids (text) of the client's `initialize` / `server/discover` requests
+    /// whose reply names the server.
+    info_ids: HashSet<String>,
+    /// The server's name from that reply, for the prompt header.
+    server_name: Option<String>,
     client_gone: bool,
 }
 
@@ -97,7 +102,8 @@ struct Shared {
 }
 
 pub mod classify;
-pub mod interrupt;
+pub(crate) mod interrupt;
+pub(crate) mod notes;
 
 use classify::client_line_matters;
 pub(crate) use classify::{CAPS_META, RETRYABLE, RETRY_PREFIX, VERSION_META};
@@ -520,10 +526,22 @@ fn rewrite_client_message(shared: &Shared, line: &[u8]) -> Option<Value> {
     let method = msg.get("method")?.as_str()?.to_string();
     let id_text = msg.get("id").filter(|i| !i.is_null()).map(Value::to_string);
     let mut changed = false;
+    if let (true, Some(id)) = (
+        method == "initialize" || method == "server/discover",
+        id_text.as_ref(),
+    ) {
+        shared
+            .state
+            .lock()
+            .expect("state lock")
+            .info_ids
+            .insert(id.clone());
+    }
     if method == "initialize" {
         if let Some(params) = msg.get_mut("params").and_then(Value::as_object_mut) {
             let caps = params.entry("capabilities").or_insert_with(|| json!({}));
-            changed |= declare_elicitation(shared, caps);
+            let target = notes::capability_target(&method, None, false);
+            changed |= declare_elicitation(shared, caps, &target);
         }
     }
     let is_2026 = msg
@@ -538,7 +556,8 @@ fn rewrite_client_message(shared: &Shared, line: &[u8]) -> Option<Value> {
             .and_then(Value::as_object_mut)
         {
             let caps = meta.entry(CAPS_META).or_insert_with(|| json!({}));
-            changed |= declare_elicitation(shared, caps);
+            let target = notes::capability_target(&method, id_text.as_deref(), true);
+            changed |= declare_elicitation(shared, caps, &target);
         }
         if let (true, Some(id)) = (RETRYABLE.contains(&method.as_str()), id_text) {
             shared
@@ -554,11 +573,14 @@ fn rewrite_client_message(shared: &Shared, line: &[u8]) -> Option<Value> {
 
 /// Adds the modes the client lacks to `capabilities.elicitation`. `{}`
 /// means form only, so it is spelled out when url is added.
-fn declare_elicitation(shared: &Shared, caps: &mut Value) -> bool {
+fn declare_elicitation(shared: &Shared, caps: &mut Value, target: &str) -> bool {
     let Some((declared, changed)) = add_elicitation_modes(caps) else {
         return false;
     };
     shared.state.lock().expect("state lock").client_modes = declared;
+    if changed {
+        shared.note(&notes::capability_added(target, declared));
+    }
     changed
 }
 
@@ -620,8 +642,13 @@ fn client_hung_up(shared: &Shared) {
 /// A server line (or run of lines) may matter by its text, or because a
 /// tracked client request awaits its reply (matched by id, after parsing).
 fn server_line_matters(shared: &Shared, bytes: &[u8]) -> bool {
-    !shared.state.lock().expect("state lock").tracked.is_empty()
-        || classify::chunk_matters(bytes, classify::server_line_matters)
+    {
+        let st = shared.state.lock().expect("state lock");
+        if !st.tracked.is_empty() || !st.info_ids.is_empty() {
+            return true;
+        }
+    }
+    classify::chunk_matters(bytes, classify::server_line_matters)
 }
 
 fn relay_server(shared: &Shared, server_out: impl Read, jobs: &mpsc::Sender<Job>) {
@@ -688,6 +715,7 @@ fn take_server_message(shared: &Shared, msg: Value) -> Taken {
                         params,
                     });
                 }
+                shared.note(&notes::passed_through(id, mode));
             }
         }
         return Taken::Relay;
@@ -696,6 +724,11 @@ fn take_server_message(shared: &Shared, msg: Value) -> Taken {
         return Taken::Relay;
     };
     let mut st = shared.state.lock().expect("state lock");
+    if st.info_ids.remove(&id) {
+        if let Some(name) = obj.get("result").and_then(notes::server_name) {
+            st.server_name = Some(name);
+        }
+    }
     // A reply to one of our retries: it belongs to the client's request.
     let (client_id, ours) = match st.retries.remove(&id) {
         Some(client_id) => (client_id, true),
@@ -710,10 +743,21 @@ fn take_server_message(shared: &Shared, msg: Value) -> Taken {
             result: result.clone(),
         });
     }
+    if result
+        .and_then(|r| r.get("resultType"))
+        .and_then(Value::as_str)
+        == Some("input_required")
+    {
+        shared.note(&notes::input_required_passed(
+            &client_id,
+            "it asks for more than elicitations elicit answers (a mode the client declared, or another kind of request)",
+        ));
+    }
     untrack(shared, &client_id);
     if !ours {
         return Taken::Relay;
     }
+    shared.note(&notes::retry_done(&client_id));
     let mut reply = msg.clone();
     reply["id"] = serde_json::from_str(&client_id).unwrap_or(Value::Null);
     Taken::Rewritten(reply)
@@ -749,8 +793,12 @@ fn resolve_job(shared: &Shared, handler: &mut ElicitHandler<'_>, job: Job) {
     match job {
         Job::ServerRequest { id, params } => {
             let id_text = id.to_string();
-            if shared.state.lock().expect("state lock").client_gone {
-                return;
+            {
+                let st = shared.state.lock().expect("state lock");
+                if st.client_gone {
+                    return;
+                }
+                handler.server_name = st.server_name.clone();
             }
             let reply = match handler.elicit(&params, None) {
                 Ok(r) => json!({"jsonrpc": "2.0", "id": id, "result": r.to_value()}),
@@ -776,12 +824,15 @@ fn resolve_job(shared: &Shared, handler: &mut ElicitHandler<'_>, job: Job) {
                 .pending
                 .remove(&id_text)
             {
+                let mode = params.get("mode").and_then(Value::as_str);
+                shared.note(&notes::answered(&id, mode, &reply));
                 shared.send_value_to_server(&reply);
             }
         }
         Job::InputRequired { client_id, result } => {
             let rounds = {
                 let mut st = shared.state.lock().expect("state lock");
+                handler.server_name = notes::server_name(&result).or(st.server_name.clone());
                 let n = st.rounds.entry(client_id.clone()).or_insert(0);
                 *n += 1;
                 *n
@@ -812,12 +863,17 @@ fn resolve_job(shared: &Shared, handler: &mut ElicitHandler<'_>, job: Job) {
             let responses = match (original.as_ref(), handler.input_responses(&result)) {
                 (Some(_), Ok(r)) => r,
                 (_, outcome) => {
-                    if let Err(e) = outcome {
-                        eprintln!(
-                            "elicit proxy: {}",
-                            crate::sanitize::sanitize_block(&e.to_string())
-                        );
-                    }
+                    let why = match outcome {
+                        Err(e) => {
+                            eprintln!(
+                                "elicit proxy: {}",
+                                crate::sanitize::sanitize_block(&e.to_string())
+                            );
+                            "elicit could not answer it"
+                        }
+                        Ok(_) => "the original request is not known",
+                    };
+                    shared.note(&notes::input_required_passed(&client_id, why));
                     // Hand the question to the client, under its own id.
                     let reply = json!({"jsonrpc": "2.0",
                         "id": serde_json::from_str::<Value>(&client_id).unwrap_or(Value::Null),
@@ -844,6 +900,15 @@ fn resolve_job(shared: &Shared, handler: &mut ElicitHandler<'_>, job: Job) {
                     }
                 }
             }
+            shared.note(&notes::retried(
+                &client_id,
+                rounds,
+                retry
+                    .pointer("/params/inputResponses")
+                    .and_then(Value::as_object)
+                    .unwrap_or(&Map::new()),
+                &json!(retry_id).to_string(),
+            ));
             shared
                 .state
                 .lock()

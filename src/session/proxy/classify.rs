@@ -43,10 +43,15 @@ fn has_backslash(bytes: &[u8]) -> bool {
 
 /// Whether a client method is one the proxy rewrites or tracks.
 fn client_method_matters(method: &str, has_2026_meta: bool) -> bool {
-    method == "initialize" || RETRYABLE.contains(&method) || has_2026_meta
+    method == "initialize" || method == DISCOVER || RETRYABLE.contains(&method) || has_2026_meta
 }
 
-/// The exact decision: a client message is an `initialize`, carries
+/// The 2026-07-28 request whose reply names the server (as `initialize`'s
+/// does for the handshake): the proxy reads the name for its prompts.
+const DISCOVER: &str = "server/discover";
+
+/// The exact decision: a client message is an `initialize` or a
+/// `server/discover` (their replies name the server), carries
 /// 2026-07-28 `_meta` (capabilities or version), or is a request that may
 /// come back `input_required`.
 pub fn client_message_matters(msg: &Value) -> bool {
@@ -118,6 +123,7 @@ pub fn client_line_matters(line: &[u8]) -> bool {
     if !has_backslash(line) {
         return contains(line, b"\"method\"")
             && (contains(line, b"initialize")
+                || contains(line, DISCOVER.as_bytes())
                 || contains(line, CAPS_META.as_bytes())
                 || contains(line, VERSION_META.as_bytes())
                 || RETRYABLE.iter().any(|m| contains(line, m.as_bytes())));
