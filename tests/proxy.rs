@@ -679,3 +679,237 @@ fn verbose_notes_a_passed_through_elicitation() {
         "{err}"
     );
 }
+
+// ---- Remote servers (`elicit proxy URL`): the same behaviour ----------
+
+/// A server process on 127.0.0.1, killed when dropped.
+struct HttpServer(Child, u16);
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl HttpServer {
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.1)
+    }
+}
+
+/// Starts `program script PORT` and waits for it to listen.
+fn http_server(program: &str, script: &str) -> HttpServer {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new(program)
+        .arg(root.join(script))
+        .arg(port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = HttpServer(child, port);
+    for _ in 0..300 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return server;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("{script} did not listen on {port}");
+}
+
+/// The Python SDK's server over Streamable HTTP.
+fn py_http() -> HttpServer {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    http_server(
+        root.join(".deps/venv/bin/python").to_str().unwrap(),
+        "tests/servers/py_http_server.py",
+    )
+}
+
+#[test]
+fn remote_proxy_gives_up_on_endless_input_required_and_warns_of_unused_answers() {
+    let server = http_server("python3", "tests/servers/http_input_forever.py");
+    let mut proxy = Command::new(env!("CARGO_BIN_EXE_elicit"))
+        .args(["proxy", "--no-input", "-a", "name=x", "-a", "accept"])
+        .args(["-a", "nosuch=1", &server.url()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = proxy.stdin.take().unwrap();
+    let stdout = proxy.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{{"name":"t","arguments":{{}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}}}}"#).unwrap();
+    stdin.flush().unwrap();
+    let Ok(line) = rx.recv_timeout(Duration::from_secs(60)) else {
+        let _ = proxy.kill();
+        panic!("no reply: the proxy kept retrying");
+    };
+    let reply: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(reply["id"], "call", "{reply}");
+    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("32 times"), "{reply}");
+    drop(stdin);
+    let mut err = String::new();
+    proxy
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(wait(&mut proxy), 0, "{err}");
+    assert!(
+        err.contains("warning: unused answer nosuch: no form in this session had that field"),
+        "{err}"
+    );
+    assert!(!err.contains("unused answer name"), "{err}");
+}
+
+#[test]
+fn remote_proxy_ctrl_c_at_a_prompt_cancels_only_it_and_verbose_says_so() {
+    use expectrl::Expect;
+    let server = py_http();
+    let PtyProxy {
+        dir,
+        mut session,
+        mut client,
+        ..
+    } = pty_proxy_script(&["-v", &server.url()], None);
+    let out = dir.path().join("out.jsonl");
+    handshake(&mut client, &out);
+    session
+        .expect("declared elicitation (form and url) for the client in its initialize")
+        .unwrap();
+    for id in [1, 2] {
+        call_tool(&mut client, id, "confirm_delete");
+        session
+            .expect("elicit-py-test-server asks for input")
+            .unwrap();
+        session.expect("Really delete it?").unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        session.send("\x03").unwrap();
+        let reply = reply_for(&out, id);
+        assert_eq!(
+            reply["result"]["content"][0]["text"], r#"{"action":"cancel","content":null}"#,
+            "call {id}: {reply}"
+        );
+        session.expect("(form mode): cancel").unwrap();
+    }
+    writeln!(
+        client,
+        r#"{{"jsonrpc":"2.0","id":4,"method":"tools/list"}}"#
+    )
+    .unwrap();
+    client.flush().unwrap();
+    assert!(reply_for(&out, 4)["result"]["tools"].is_array());
+    // With no prompt up, Ctrl-C ends the session, as a stdio server
+    // stopped by it would.
+    std::thread::sleep(Duration::from_millis(200));
+    session.send("\x03").unwrap();
+    session.expect("EXIT=130").unwrap();
+    drop(client);
+}
+
+/// Runs `elicit proxy ARGS` on a pty from a shell that reports its exit
+/// status and the terminal's mode afterwards (`EXIT=n`, `stty -a`), with
+/// elicit's pid in `dir/pid`. `server`: a command after `--`.
+fn pty_proxy_script(args: &[&str], server: Option<&str>) -> PtyProxy {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("client.fifo");
+    let record = dir.path().join("replies.jsonl");
+    let out = dir.path().join("out.jsonl");
+    let pid = dir.path().join("pid");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let server = server.map(|s| format!("-- {s}")).unwrap_or_default();
+    let script = format!(
+        "trap '' INT; stty -a; echo STTY-BEFORE; {} proxy {} {server} < {} > {} & echo $! > {}; wait $!; echo EXIT=$?; stty -a; echo STTY-DONE",
+        env!("CARGO_BIN_EXE_elicit"),
+        args.join(" "),
+        fifo.display(),
+        out.display(),
+        pid.display(),
+    );
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", &script])
+        .env("RELAY_RECORD", &record)
+        .env("NO_COLOR", "1");
+    let mut session = expectrl::Session::spawn(cmd).unwrap();
+    session.set_expect_timeout(Some(Duration::from_secs(20)));
+    let client = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    PtyProxy {
+        dir,
+        record,
+        session,
+        client,
+    }
+}
+
+/// Sends `sig` to the proxy of a [`pty_proxy_script`] run while its prompt
+/// is up, and checks the terminal is back in its line mode afterwards.
+fn signal_at_prompt_restores_the_terminal(mut p: PtyProxy, sig: i32, first: &str, expect: &str) {
+    use expectrl::Expect;
+    let m = p.session.expect("STTY-BEFORE").unwrap();
+    let before = String::from_utf8_lossy(m.before()).into_owned();
+    p.client.write_all(first.as_bytes()).unwrap();
+    p.client.flush().unwrap();
+    p.session.expect(expect).unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    let pid: i32 = std::fs::read_to_string(p.dir.path().join("pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: signalling the proxy this test started.
+    unsafe { libc::kill(pid, sig) };
+    let m = p.session.expect("STTY-DONE").unwrap();
+    let after = String::from_utf8_lossy(m.before()).into_owned();
+    let stty = &after[after.find("EXIT=").expect("the proxy exited")..];
+    assert!(stty.starts_with(&format!("EXIT={}", 128 + sig)), "{stty}");
+    let mode = |s: &str| -> Vec<String> {
+        s.split_whitespace()
+            .filter(|w| !w.contains('='))
+            .map(str::to_string)
+            .collect()
+    };
+    let after = stty.split_once('\n').map(|(_, rest)| rest).unwrap_or("");
+    assert_eq!(
+        mode(after),
+        mode(before.trim()),
+        "the terminal's mode changed:\nbefore: {before}\nafter: {after}"
+    );
+    drop(p.client);
+}
+
+#[test]
+fn sigterm_at_a_stdio_proxy_prompt_restores_the_terminal() {
+    let p = pty_proxy_script(&[], Some(&server().join(" ")));
+    let ask = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ask\",\"params\":{\"n\":7}}\n";
+    signal_at_prompt_restores_the_terminal(p, libc::SIGTERM, ask, "Question 7");
+}
+
+#[test]
+fn sigterm_and_sighup_at_a_remote_proxy_prompt_restore_the_terminal() {
+    let server = py_http();
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"dumb","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}"#;
+    let call = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"name\":\"ask_profile\",\"arguments\":{{}},{meta}}}}}\n"
+    );
+    for sig in [libc::SIGTERM, libc::SIGHUP] {
+        let p = pty_proxy_script(&[&server.url()], None);
+        signal_at_prompt_restores_the_terminal(p, sig, &call, "Tell us about yourself");
+    }
+}
