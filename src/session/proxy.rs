@@ -21,6 +21,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufWriter, Read, Write};
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::PathBuf;
 use std::process::ChildStdin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -54,6 +55,10 @@ pub struct ProxyOptions {
     /// Forward SIGINT to the server too (only when no terminal is in use:
     /// at a prompt, Ctrl-C cancels the elicitation instead).
     pub forward_sigint: bool,
+    /// The descriptors behind `client_in` and `client_out` (stdin, stdout),
+    /// when the relay may move pass-through bytes between them and the
+    /// server with splice(2) (see [`splice`]); None: plain reads and writes.
+    pub client_fds: Option<(RawFd, RawFd)>,
 }
 
 /// Which elicitation modes the client declared itself.
@@ -104,6 +109,8 @@ struct Shared {
 pub mod classify;
 pub(crate) mod interrupt;
 pub(crate) mod notes;
+#[cfg(target_os = "linux")]
+pub mod splice;
 
 use classify::client_line_matters;
 pub(crate) use classify::{CAPS_META, RETRYABLE, RETRY_PREFIX, VERSION_META};
@@ -201,12 +208,10 @@ pub fn run_proxy(
     } = spawn_server(&options.command, options.server_log.as_deref())?;
     let server_out = child.stdout.take().expect("stdout is piped");
     let server_in = child.stdin.take().expect("stdin is piped");
-    {
-        use std::os::fd::AsRawFd;
-        for fd in [server_out.as_raw_fd(), server_in.as_raw_fd(), 0, 1] {
-            grow_pipe(fd);
-        }
+    for fd in [server_out.as_raw_fd(), server_in.as_raw_fd(), 0, 1] {
+        grow_pipe(fd);
     }
+    let client_in_fd = options.client_fds.map(|(fd, _)| fd);
     let shared = Arc::new(Shared {
         state: Mutex::new(State::default()),
         to_server: Mutex::new(Some(BufWriter::with_capacity(64 * 1024, server_in))),
@@ -263,7 +268,7 @@ pub fn run_proxy(
         let grace = options.shutdown_grace;
         let group = group.clone();
         std::thread::spawn(move || {
-            relay_client(&shared, client_in);
+            relay_client(&shared, client_in, client_in_fd);
             client_hung_up(&shared);
             // The server has its stdin closed; give it time to finish.
             let deadline = Instant::now() + grace;
@@ -283,12 +288,10 @@ pub fn run_proxy(
     let (relay_done_tx, relay_done) = mpsc::channel::<()>();
     {
         let shared = shared.clone();
-        let server_out = WatchedRead {
-            inner: server_out,
-            reading_since: reading_since.clone(),
-        };
+        let reading_since = reading_since.clone();
+        let out_fd = options.client_fds.map(|(_, out)| out);
         std::thread::spawn(move || {
-            relay_server(&shared, server_out, &jobs);
+            relay_server(&shared, server_out, &reading_since, out_fd, &jobs);
             let _ = relay_done_tx.send(());
         });
     }
@@ -352,12 +355,12 @@ fn millis_now() -> u64 {
 
 /// The server's stdout, noting when a read started (0: not in a read), so
 /// that the end of a run can tell an idle pipe from one still delivering.
-struct WatchedRead<R> {
+struct WatchedRead<'a, R> {
     inner: R,
-    reading_since: Arc<AtomicU64>,
+    reading_since: &'a AtomicU64,
 }
 
-impl<R: Read> Read for WatchedRead<R> {
+impl<R: Read> Read for WatchedRead<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         self.reading_since.store(millis_now(), Ordering::SeqCst);
         let n = self.inner.read(buf);
@@ -499,10 +502,10 @@ fn for_each_line_batch(
     }
 }
 
-fn relay_client(shared: &Shared, client_in: Box<dyn Read + Send>) {
+fn relay_client(shared: &Shared, client_in: Box<dyn Read + Send>, in_fd: Option<RawFd>) {
     let bulk =
         |chunk: &[u8]| !classify::chunk_matters(chunk, client_line_matters) && shared.log.is_none();
-    for_each_line_batch(client_in, HELD_LINE_LIMIT, bulk, |bytes, single, flush| {
+    let mut emit = |bytes: &[u8], single: bool, flush: bool| {
         let rewritten = if single && client_line_matters(bytes) {
             rewrite_client_message(shared, bytes)
         } else {
@@ -516,7 +519,27 @@ fn relay_client(shared: &Shared, client_in: Box<dyn Read + Send>) {
             }
             None => shared.send_to_server(bytes, "client", flush),
         }
-    });
+    };
+    #[cfg(target_os = "linux")]
+    if let Some(fd) = in_fd {
+        let to_server = |from: RawFd, len: usize| {
+            let mut guard = shared.to_server.lock().expect("server writer lock");
+            let Some(w) = guard.as_mut() else {
+                return splice::Moved::Failed { moved: 0 };
+            };
+            if w.flush().is_err() {
+                *guard = None;
+                return splice::Moved::Failed { moved: 0 };
+            }
+            splice::splice_exact(from, w.get_ref().as_raw_fd(), len)
+        };
+        if splice::for_each_line_batch(fd, HELD_LINE_LIMIT, bulk, &mut emit, to_server, |_| {}) {
+            return;
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = in_fd;
+    for_each_line_batch(client_in, HELD_LINE_LIMIT, bulk, emit);
 }
 
 /// Declares elicitation on the client's behalf; returns the rewritten
@@ -642,18 +665,32 @@ fn client_hung_up(shared: &Shared) {
 /// A server line (or run of lines) may matter by its text, or because a
 /// tracked client request awaits its reply (matched by id, after parsing).
 fn server_line_matters(shared: &Shared, bytes: &[u8]) -> bool {
-    {
-        let st = shared.state.lock().expect("state lock");
-        if !st.tracked.is_empty() || !st.info_ids.is_empty() {
-            return true;
-        }
+    if classify::chunk_matters(bytes, classify::server_line_matters) {
+        return true;
     }
-    classify::chunk_matters(bytes, classify::server_line_matters)
+    let st = shared.state.lock().expect("state lock");
+    if st.tracked.is_empty() && st.info_ids.is_empty() {
+        return false;
+    }
+    // A reply to a tracked request holds its id's JSON text, exactly as
+    // written when the line has no escapes.
+    memchr::memchr(b'\\', bytes).is_some()
+        || st
+            .tracked
+            .keys()
+            .chain(st.info_ids.iter())
+            .any(|id| memchr::memmem::find(bytes, id.as_bytes()).is_some())
 }
 
-fn relay_server(shared: &Shared, server_out: impl Read, jobs: &mpsc::Sender<Job>) {
+fn relay_server(
+    shared: &Shared,
+    server_out: std::process::ChildStdout,
+    reading_since: &AtomicU64,
+    out_fd: Option<RawFd>,
+    jobs: &mpsc::Sender<Job>,
+) {
     let bulk = |chunk: &[u8]| !server_line_matters(shared, chunk) && shared.log.is_none();
-    for_each_line_batch(server_out, HELD_LINE_LIMIT, bulk, |bytes, single, flush| {
+    let mut emit = |bytes: &[u8], single: bool, flush: bool| {
         if single && server_line_matters(shared, bytes) {
             if let Ok(msg) = serde_json::from_slice::<Value>(bytes) {
                 match take_server_message(shared, msg) {
@@ -677,7 +714,29 @@ fn relay_server(shared: &Shared, server_out: impl Read, jobs: &mpsc::Sender<Job>
         }
         shared.send_to_client(bytes, "client", flush);
         true
-    });
+    };
+    #[cfg(target_os = "linux")]
+    if let Some(out_fd) = out_fd {
+        let to_client = |from: RawFd, len: usize| {
+            let mut w = shared.to_client.lock().expect("client writer lock");
+            let _ = w.flush();
+            splice::splice_exact(from, out_fd, len)
+        };
+        let watch = |waiting: bool| {
+            reading_since.store(if waiting { millis_now() } else { 0 }, Ordering::SeqCst);
+        };
+        let fd = server_out.as_raw_fd();
+        if splice::for_each_line_batch(fd, HELD_LINE_LIMIT, bulk, &mut emit, to_client, watch) {
+            return;
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = out_fd;
+    let server_out = WatchedRead {
+        inner: server_out,
+        reading_since,
+    };
+    for_each_line_batch(server_out, HELD_LINE_LIMIT, bulk, emit);
 }
 
 fn flush_client(shared: &Shared) {
