@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Proxy benchmark: relay throughput and added latency of `elicit proxy`
 # against a direct pipe, for the same traffic. Not a test: run it by hand.
-#   bench/proxy.sh [LINES]      (default 200000 lines of ~1 KiB)
-# Needs: cargo, python3, hyperfine (apt-get install hyperfine).
+#   bench/proxy.sh [LINES]      (default 100000 lines of ~1 KiB, ~98 MiB)
+# Needs: cargo, python3, hyperfine (a Debian package: installed here with
+# apt-get when missing and running as root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-lines="${1:-200000}"
+lines="${1:-100000}"
 if ! command -v hyperfine >/dev/null; then
   if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
-    apt-get install -y -qq hyperfine >/dev/null
+    apt-get install -y -qq hyperfine >/dev/null 2>&1 \
+      || { apt-get update -qq >/dev/null && apt-get install -y -qq hyperfine >/dev/null; }
   else
     echo "bench/proxy.sh: needs hyperfine (apt-get install hyperfine)" >&2; exit 1
   fi
@@ -31,9 +33,17 @@ size_mb=$(( $(stat -c %s "$work/traffic.jsonl") / 1024 / 1024 ))
 # consumes; once directly, once with elicit proxy in the middle.
 echo "## Relay throughput: $lines lines, $size_mb MiB, client -> server (cat) -> client"
 hyperfine -N --warmup 2 --runs 10 --export-markdown "$work/throughput.md" \
+  --export-json "$work/throughput.json" \
   -n "direct pipe" "sh -c \"cat '$work/traffic.jsonl' | cat | cat > /dev/null\"" \
   -n "elicit proxy" "sh -c \"cat '$work/traffic.jsonl' | '$bin' proxy --no-input -- cat | cat > /dev/null\""
 cat "$work/throughput.md"
+python3 - "$work/throughput.json" <<'PY'
+import json, sys
+r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
+d, p = r["direct pipe"], r["elicit proxy"]
+print("\nthroughput through elicit proxy: %.2fx the direct pipe's (mean %.1f ms vs %.1f ms; median %.2fx)"
+      % (d["mean"] / p["mean"], p["mean"] * 1e3, d["mean"] * 1e3, d["median"] / p["median"]))
+PY
 
 echo
 echo "## Added latency: 2000 request/response round trips (tests/servers/relay_server.py)"

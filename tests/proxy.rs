@@ -365,6 +365,22 @@ struct PtyProxy {
 }
 
 fn pty_proxy() -> PtyProxy {
+    pty_proxy_with(&[], &server().join(" "))
+}
+
+/// The Python SDK's test server (PyPI `mcp`, pinned in .deps/venv).
+fn py_server() -> String {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    format!(
+        "{} {}",
+        root.join(".deps/venv/bin/python").display(),
+        root.join("tests/servers/py_elicit_server.py").display()
+    )
+}
+
+/// `elicit proxy EXTRA -- SERVER` on a pty; the client's replies land in
+/// `dir/out.jsonl`. `SERVER` is a shell command line.
+fn pty_proxy_with(extra: &[&str], server: &str) -> PtyProxy {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("client.fifo");
     let record = dir.path().join("replies.jsonl");
@@ -373,9 +389,10 @@ fn pty_proxy() -> PtyProxy {
     // SAFETY: a valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     let script = format!(
-        "exec {} proxy -- {} < {} > {}",
+        "exec {} proxy {} -- {} < {} > {}",
         env!("CARGO_BIN_EXE_elicit"),
-        server().join(" "),
+        extra.join(" "),
+        server,
         fifo.display(),
         out.display()
     );
@@ -384,12 +401,515 @@ fn pty_proxy() -> PtyProxy {
         .env("RELAY_RECORD", &record)
         .env("NO_COLOR", "1");
     let mut session = expectrl::Session::spawn(cmd).unwrap();
-    session.set_expect_timeout(Some(Duration::from_secs(15)));
+    session.set_expect_timeout(Some(Duration::from_secs(20)));
     let client = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
     PtyProxy {
         dir,
         record,
         session,
         client,
+    }
+}
+
+/// Waits for the client's reply with `id` in `out` (the proxy's stdout).
+fn reply_for(out: &std::path::Path, id: i64) -> Value {
+    for _ in 0..400 {
+        if let Ok(text) = std::fs::read_to_string(out) {
+            for line in text.lines() {
+                if let Ok(v) = serde_json::from_str::<Value>(line) {
+                    if v["id"] == json!(id) {
+                        return v;
+                    }
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!(
+        "no reply {id}: {}",
+        std::fs::read_to_string(out).unwrap_or_default()
+    );
+}
+
+/// The client's handshake with a real server, through the proxy.
+fn handshake(client: &mut std::fs::File, out: &std::path::Path) -> Value {
+    writeln!(
+        client,
+        r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"dumb","version":"0"}}}}}}"#
+    )
+    .unwrap();
+    client.flush().unwrap();
+    let init = reply_for(out, 0);
+    writeln!(
+        client,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    client.flush().unwrap();
+    init
+}
+
+fn call_tool(client: &mut std::fs::File, id: i64, tool: &str) {
+    writeln!(
+        client,
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{}}}}}}"#
+    )
+    .unwrap();
+    client.flush().unwrap();
+}
+
+#[test]
+fn ctrl_c_at_a_prompt_leaves_a_real_server_running_for_the_next_call() {
+    use expectrl::Expect;
+    let PtyProxy {
+        dir,
+        mut session,
+        mut client,
+        ..
+    } = pty_proxy_with(&[], &py_server());
+    let out = dir.path().join("out.jsonl");
+    handshake(&mut client, &out);
+    for id in [1, 2, 3] {
+        call_tool(&mut client, id, "confirm_delete");
+        // The header names the server from its initialize reply.
+        session
+            .expect("elicit-py-test-server asks for input")
+            .unwrap();
+        session.expect("Delete report.txt?").unwrap();
+        session.expect("Really delete it?").unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        session.send("\x03").unwrap();
+        let reply = reply_for(&out, id);
+        assert_eq!(
+            reply["result"]["content"][0]["text"], r#"{"action":"cancel","content":null}"#,
+            "call {id}: Ctrl-C cancels the elicitation, the tool still answers: {reply}"
+        );
+    }
+    // And the server is still there for an ordinary request.
+    writeln!(
+        client,
+        r#"{{"jsonrpc":"2.0","id":4,"method":"tools/list"}}"#
+    )
+    .unwrap();
+    client.flush().unwrap();
+    let list = reply_for(&out, 4);
+    assert!(list["result"]["tools"].is_array(), "{list}");
+    drop(client);
+    session.expect(expectrl::Eof).unwrap();
+}
+
+#[test]
+fn ctrl_c_with_no_prompt_up_goes_to_the_server() {
+    use expectrl::Expect;
+    let PtyProxy {
+        dir,
+        mut session,
+        mut client,
+        ..
+    } = pty_proxy();
+    let out = dir.path().join("out.jsonl");
+    writeln!(
+        client,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"echo","params":{{}}}}"#
+    )
+    .unwrap();
+    client.flush().unwrap();
+    reply_for(&out, 1);
+    std::thread::sleep(Duration::from_millis(200));
+    // The relay server (plain python3) dies of SIGINT; the proxy ends with
+    // it although the client is still connected.
+    session.send("\x03").unwrap();
+    session.expect(expectrl::Eof).unwrap();
+    drop(client);
+}
+
+/// `elicit proxy -v --no-input ARGS -- SERVER`: sends `messages` (each with
+/// an id waits for its reply), hangs up; returns the replies by id and
+/// stderr.
+fn verbose_session(args: &[&str], server: &[String], messages: &[Value]) -> (Vec<Value>, String) {
+    let mut proxy = Command::new(env!("CARGO_BIN_EXE_elicit"))
+        .args(["proxy", "-v", "--no-input"])
+        .args(args)
+        .arg("--")
+        .args(server)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = proxy.stdin.take().unwrap();
+    let mut lines = BufReader::new(proxy.stdout.take().unwrap()).lines();
+    let mut replies = Vec::new();
+    for m in messages {
+        writeln!(stdin, "{m}").unwrap();
+        stdin.flush().unwrap();
+        let Some(id) = m.get("id") else { continue };
+        loop {
+            let line = lines.next().expect("the proxy ended early").unwrap();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if &v["id"] == id && v.get("method").is_none() {
+                replies.push(v);
+                break;
+            }
+        }
+    }
+    drop(stdin);
+    let mut err = String::new();
+    proxy
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(wait(&mut proxy), 0, "{err}");
+    (replies, err)
+}
+
+fn py_server_argv() -> Vec<String> {
+    py_server().split(' ').map(str::to_string).collect()
+}
+
+#[test]
+fn verbose_says_what_the_proxy_decided_in_words() {
+    let (replies, err) = verbose_session(
+        &["-a", "accept", "-a", "confirm=true"],
+        &py_server_argv(),
+        &[
+            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"dumb","version":"0"}}}),
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+            json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"confirm_delete","arguments":{}}}),
+        ],
+    );
+    assert!(
+        replies[1]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("accept"),
+        "{replies:?}"
+    );
+    for said in [
+        "elicit proxy: declared elicitation (form and url) for the client in its initialize",
+        "elicit proxy: answered the server's elicitation ",
+        " (form mode): accept",
+    ] {
+        assert!(err.contains(said), "missing {said:?} in:\n{err}");
+    }
+    assert!(!err.contains("Some("), "Rust debug output: {err}");
+
+    // 2026-07-28: input_required resolved and retried, then the final reply.
+    let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"dumb","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}});
+    let (replies, err) = verbose_session(
+        &[
+            "-a",
+            "accept",
+            "-a",
+            "name=Ada",
+            "-a",
+            "age=36",
+            "-a",
+            "color=blue",
+        ],
+        &py_server_argv(),
+        &[
+            json!({"jsonrpc":"2.0","id":"c-9","method":"tools/call","params":{"name":"ask_profile","arguments":{},"_meta":meta}}),
+        ],
+    );
+    assert_eq!(
+        replies[0]["result"]["resultType"], "complete",
+        "{replies:?}"
+    );
+    for said in [
+        r#"declared elicitation (form and url) for the client in the _meta of its tools/call "c-9""#,
+        r#"resolved input_required for the client's request "c-9" (round 1; "#,
+        r#"and sent it again as "elicit-proxy-1""#,
+        r#"the server answered the retried request "c-9""#,
+    ] {
+        assert!(err.contains(said), "missing {said:?} in:\n{err}");
+    }
+
+    // Passthrough: the client declared form itself.
+    let (_, err) = verbose_session(
+        &["--passthrough-declared"],
+        &server(),
+        &[
+            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"capabilities":{"elicitation":{}}}}),
+        ],
+    );
+    assert!(
+        err.contains("declared elicitation (url) for the client in its initialize"),
+        "{err}"
+    );
+}
+
+#[test]
+fn verbose_notes_a_passed_through_elicitation() {
+    let mut proxy = Command::new(env!("CARGO_BIN_EXE_elicit"))
+        .args(["proxy", "-v", "--no-input", "--passthrough-declared", "--"])
+        .args(server())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = proxy.stdin.take().unwrap();
+    let mut reader = BufReader::new(proxy.stdout.take().unwrap());
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"capabilities":{{"elicitation":{{}}}}}}}}"#).unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ask","params":{{"n":1}}}}"#
+    )
+    .unwrap();
+    stdin.flush().unwrap();
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    line.clear();
+    reader.read_line(&mut line).unwrap();
+    assert!(line.contains("elicitation/create"), "{line}");
+    drop(stdin);
+    let mut err = String::new();
+    proxy
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    wait(&mut proxy);
+    assert!(
+        err.contains(r#"passed the server's elicitation "q-1" (form mode) to the client: it declared that mode itself"#),
+        "{err}"
+    );
+}
+
+// ---- Remote servers (`elicit proxy URL`): the same behaviour ----------
+
+/// A server process on 127.0.0.1, killed when dropped.
+struct HttpServer(Child, u16);
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl HttpServer {
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.1)
+    }
+}
+
+/// Starts `program script PORT` and waits for it to listen.
+fn http_server(program: &str, script: &str) -> HttpServer {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new(program)
+        .arg(root.join(script))
+        .arg(port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = HttpServer(child, port);
+    for _ in 0..300 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return server;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("{script} did not listen on {port}");
+}
+
+/// The Python SDK's server over Streamable HTTP.
+fn py_http() -> HttpServer {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    http_server(
+        root.join(".deps/venv/bin/python").to_str().unwrap(),
+        "tests/servers/py_http_server.py",
+    )
+}
+
+#[test]
+fn remote_proxy_gives_up_on_endless_input_required_and_warns_of_unused_answers() {
+    let server = http_server("python3", "tests/servers/http_input_forever.py");
+    let mut proxy = Command::new(env!("CARGO_BIN_EXE_elicit"))
+        .args(["proxy", "--no-input", "-a", "name=x", "-a", "accept"])
+        .args(["-a", "nosuch=1", &server.url()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = proxy.stdin.take().unwrap();
+    let stdout = proxy.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{{"name":"t","arguments":{{}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}}}}"#).unwrap();
+    stdin.flush().unwrap();
+    let Ok(line) = rx.recv_timeout(Duration::from_secs(60)) else {
+        let _ = proxy.kill();
+        panic!("no reply: the proxy kept retrying");
+    };
+    let reply: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(reply["id"], "call", "{reply}");
+    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("32 times"), "{reply}");
+    drop(stdin);
+    let mut err = String::new();
+    proxy
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(wait(&mut proxy), 0, "{err}");
+    assert!(
+        err.contains("warning: unused answer nosuch: no form in this session had that field"),
+        "{err}"
+    );
+    assert!(!err.contains("unused answer name"), "{err}");
+}
+
+#[test]
+fn remote_proxy_ctrl_c_at_a_prompt_cancels_only_it_and_verbose_says_so() {
+    use expectrl::Expect;
+    let server = py_http();
+    let PtyProxy {
+        dir,
+        mut session,
+        mut client,
+        ..
+    } = pty_proxy_script(&["-v", &server.url()], None);
+    let out = dir.path().join("out.jsonl");
+    handshake(&mut client, &out);
+    session
+        .expect("declared elicitation (form and url) for the client in its initialize")
+        .unwrap();
+    for id in [1, 2] {
+        call_tool(&mut client, id, "confirm_delete");
+        session
+            .expect("elicit-py-test-server asks for input")
+            .unwrap();
+        session.expect("Really delete it?").unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        session.send("\x03").unwrap();
+        let reply = reply_for(&out, id);
+        assert_eq!(
+            reply["result"]["content"][0]["text"], r#"{"action":"cancel","content":null}"#,
+            "call {id}: {reply}"
+        );
+        session.expect("(form mode): cancel").unwrap();
+    }
+    writeln!(
+        client,
+        r#"{{"jsonrpc":"2.0","id":4,"method":"tools/list"}}"#
+    )
+    .unwrap();
+    client.flush().unwrap();
+    assert!(reply_for(&out, 4)["result"]["tools"].is_array());
+    // With no prompt up, Ctrl-C ends the session, as a stdio server
+    // stopped by it would.
+    std::thread::sleep(Duration::from_millis(200));
+    session.send("\x03").unwrap();
+    session.expect("EXIT=130").unwrap();
+    drop(client);
+}
+
+/// Runs `elicit proxy ARGS` on a pty from a shell that reports its exit
+/// status and the terminal's mode afterwards (`EXIT=n`, `stty -a`), with
+/// elicit's pid in `dir/pid`. `server`: a command after `--`.
+fn pty_proxy_script(args: &[&str], server: Option<&str>) -> PtyProxy {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("client.fifo");
+    let record = dir.path().join("replies.jsonl");
+    let out = dir.path().join("out.jsonl");
+    let pid = dir.path().join("pid");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let server = server.map(|s| format!("-- {s}")).unwrap_or_default();
+    let script = format!(
+        "trap '' INT; stty -a; echo STTY-BEFORE; {} proxy {} {server} < {} > {} & echo $! > {}; wait $!; echo EXIT=$?; stty -a; echo STTY-DONE",
+        env!("CARGO_BIN_EXE_elicit"),
+        args.join(" "),
+        fifo.display(),
+        out.display(),
+        pid.display(),
+    );
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", &script])
+        .env("RELAY_RECORD", &record)
+        .env("NO_COLOR", "1");
+    let mut session = expectrl::Session::spawn(cmd).unwrap();
+    session.set_expect_timeout(Some(Duration::from_secs(20)));
+    let client = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    PtyProxy {
+        dir,
+        record,
+        session,
+        client,
+    }
+}
+
+/// Sends `sig` to the proxy of a [`pty_proxy_script`] run while its prompt
+/// is up, and checks the terminal is back in its line mode afterwards.
+fn signal_at_prompt_restores_the_terminal(mut p: PtyProxy, sig: i32, first: &str, expect: &str) {
+    use expectrl::Expect;
+    let m = p.session.expect("STTY-BEFORE").unwrap();
+    let before = String::from_utf8_lossy(m.before()).into_owned();
+    p.client.write_all(first.as_bytes()).unwrap();
+    p.client.flush().unwrap();
+    p.session.expect(expect).unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    let pid: i32 = std::fs::read_to_string(p.dir.path().join("pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: signalling the proxy this test started.
+    unsafe { libc::kill(pid, sig) };
+    let m = p.session.expect("STTY-DONE").unwrap();
+    let after = String::from_utf8_lossy(m.before()).into_owned();
+    let stty = &after[after.find("EXIT=").expect("the proxy exited")..];
+    assert!(stty.starts_with(&format!("EXIT={}", 128 + sig)), "{stty}");
+    let mode = |s: &str| -> Vec<String> {
+        s.split_whitespace()
+            .filter(|w| !w.contains('='))
+            .map(str::to_string)
+            .collect()
+    };
+    let after = stty.split_once('\n').map(|(_, rest)| rest).unwrap_or("");
+    assert_eq!(
+        mode(after),
+        mode(before.trim()),
+        "the terminal's mode changed:\nbefore: {before}\nafter: {after}"
+    );
+    drop(p.client);
+}
+
+#[test]
+fn sigterm_at_a_stdio_proxy_prompt_restores_the_terminal() {
+    let p = pty_proxy_script(&[], Some(&server().join(" ")));
+    let ask = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ask\",\"params\":{\"n\":7}}\n";
+    signal_at_prompt_restores_the_terminal(p, libc::SIGTERM, ask, "Question 7");
+}
+
+#[test]
+fn sigterm_and_sighup_at_a_remote_proxy_prompt_restore_the_terminal() {
+    let server = py_http();
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"dumb","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}"#;
+    let call = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"name\":\"ask_profile\",\"arguments\":{{}},{meta}}}}}\n"
+    );
+    for sig in [libc::SIGTERM, libc::SIGHUP] {
+        let p = pty_proxy_script(&[&server.url()], None);
+        signal_at_prompt_restores_the_terminal(p, sig, &call, "Tell us about yourself");
     }
 }

@@ -69,6 +69,7 @@ pub fn run(args: &ProxyArgs) -> i32 {
                 verbose: args.verbose,
                 shutdown_grace: args.shutdown_grace,
                 forward_sigint,
+                client_fds: Some((0, 1)),
             },
             scripted,
             person,

@@ -21,6 +21,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufWriter, Read, Write};
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::PathBuf;
 use std::process::ChildStdin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -54,6 +55,10 @@ pub struct ProxyOptions {
     /// Forward SIGINT to the server too (only when no terminal is in use:
     /// at a prompt, Ctrl-C cancels the elicitation instead).
     pub forward_sigint: bool,
+    /// The descriptors behind `client_in` and `client_out` (stdin, stdout),
+    /// when the relay may move pass-through bytes between them and the
+    /// server with splice(2) (see [`splice`]); None: plain reads and writes.
+    pub client_fds: Option<(RawFd, RawFd)>,
 }
 
 /// Which elicitation modes the client declared itself.
@@ -76,6 +81,11 @@ struct State {
     /// `input_required` rounds so far, by the client's id text: at most
     /// [`MAX_INPUT_ROUNDS`] per request, as in `call`.
     rounds: HashMap<String, usize>,
+    /// Ids (text) of the client's `initialize` / `server/discover` requests
+    /// whose reply names the server.
+    info_ids: HashSet<String>,
+    /// The server's name from that reply, for the prompt header.
+    server_name: Option<String>,
     client_gone: bool,
 }
 
@@ -90,8 +100,6 @@ struct Shared {
     to_client: Mutex<BufWriter<Box<dyn Write + Send>>>,
     log: Option<MessageLog>,
     next_retry: AtomicU64,
-    /// True while the resolver works on an elicitation (a prompt may be up).
-    resolving: AtomicBool,
     passthrough_declared: bool,
     verbose: bool,
     /// Scripted field answers no form has had so far (warned about at the end).
@@ -99,6 +107,10 @@ struct Shared {
 }
 
 pub mod classify;
+pub(crate) mod interrupt;
+pub(crate) mod notes;
+#[cfg(target_os = "linux")]
+pub mod splice;
 
 use classify::client_line_matters;
 pub(crate) use classify::{CAPS_META, RETRYABLE, RETRY_PREFIX, VERSION_META};
@@ -196,19 +208,16 @@ pub fn run_proxy(
     } = spawn_server(&options.command, options.server_log.as_deref())?;
     let server_out = child.stdout.take().expect("stdout is piped");
     let server_in = child.stdin.take().expect("stdin is piped");
-    {
-        use std::os::fd::AsRawFd;
-        for fd in [server_out.as_raw_fd(), server_in.as_raw_fd(), 0, 1] {
-            grow_pipe(fd);
-        }
+    for fd in [server_out.as_raw_fd(), server_in.as_raw_fd(), 0, 1] {
+        grow_pipe(fd);
     }
+    let client_in_fd = options.client_fds.map(|(fd, _)| fd);
     let shared = Arc::new(Shared {
         state: Mutex::new(State::default()),
         to_server: Mutex::new(Some(BufWriter::with_capacity(64 * 1024, server_in))),
         to_client: Mutex::new(BufWriter::with_capacity(64 * 1024, client_out)),
         log: options.log.clone(),
         next_retry: AtomicU64::new(1),
-        resolving: AtomicBool::new(false),
         passthrough_declared: options.passthrough_declared,
         verbose: options.verbose,
         unused_answers: Mutex::new(scripted.field_names().map(str::to_string).collect()),
@@ -217,15 +226,16 @@ pub fn run_proxy(
     forward_signals(group.clone(), options.forward_sigint);
     if !options.forward_sigint {
         // With a terminal, Ctrl-C at a prompt cancels that elicitation; a
-        // Ctrl-C with no prompt up means "stop": it goes to the server.
-        let shared = shared.clone();
+        // Ctrl-C with no prompt up means "stop": it goes to the server. Who
+        // it belongs to is decided when it arrives (see `interrupt`).
+        interrupt::install();
         let group = group.clone();
         std::thread::spawn(move || {
-            let mut seen = crate::terminal::tty::interrupt_count();
+            let mut seen = interrupt::for_server();
             loop {
-                std::thread::sleep(Duration::from_millis(100));
-                let now = crate::terminal::tty::interrupt_count();
-                if now != seen && !shared.resolving.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(50));
+                let now = interrupt::for_server();
+                for _ in seen..now {
                     group.signal(libc::SIGINT);
                 }
                 seen = now;
@@ -241,12 +251,12 @@ pub fn run_proxy(
         std::thread::spawn(move || {
             let mut handler = ElicitHandler::new(&scripted, person.as_mut());
             for job in job_rx {
-                shared.resolving.store(true, Ordering::SeqCst);
+                let owned = interrupt::Owned::take();
                 resolve_job(&shared, &mut handler, job);
+                drop(owned);
                 if let Ok(mut unused) = shared.unused_answers.lock() {
                     *unused = handler.unused_answers();
                 }
-                shared.resolving.store(false, Ordering::SeqCst);
             }
         });
     }
@@ -258,7 +268,7 @@ pub fn run_proxy(
         let grace = options.shutdown_grace;
         let group = group.clone();
         std::thread::spawn(move || {
-            relay_client(&shared, client_in);
+            relay_client(&shared, client_in, client_in_fd);
             client_hung_up(&shared);
             // The server has its stdin closed; give it time to finish.
             let deadline = Instant::now() + grace;
@@ -278,12 +288,10 @@ pub fn run_proxy(
     let (relay_done_tx, relay_done) = mpsc::channel::<()>();
     {
         let shared = shared.clone();
-        let server_out = WatchedRead {
-            inner: server_out,
-            reading_since: reading_since.clone(),
-        };
+        let reading_since = reading_since.clone();
+        let out_fd = options.client_fds.map(|(_, out)| out);
         std::thread::spawn(move || {
-            relay_server(&shared, server_out, &jobs);
+            relay_server(&shared, server_out, &reading_since, out_fd, &jobs);
             let _ = relay_done_tx.send(());
         });
     }
@@ -347,12 +355,12 @@ fn millis_now() -> u64 {
 
 /// The server's stdout, noting when a read started (0: not in a read), so
 /// that the end of a run can tell an idle pipe from one still delivering.
-struct WatchedRead<R> {
+struct WatchedRead<'a, R> {
     inner: R,
-    reading_since: Arc<AtomicU64>,
+    reading_since: &'a AtomicU64,
 }
 
-impl<R: Read> Read for WatchedRead<R> {
+impl<R: Read> Read for WatchedRead<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         self.reading_since.store(millis_now(), Ordering::SeqCst);
         let n = self.inner.read(buf);
@@ -494,10 +502,10 @@ fn for_each_line_batch(
     }
 }
 
-fn relay_client(shared: &Shared, client_in: Box<dyn Read + Send>) {
+fn relay_client(shared: &Shared, client_in: Box<dyn Read + Send>, in_fd: Option<RawFd>) {
     let bulk =
         |chunk: &[u8]| !classify::chunk_matters(chunk, client_line_matters) && shared.log.is_none();
-    for_each_line_batch(client_in, HELD_LINE_LIMIT, bulk, |bytes, single, flush| {
+    let mut emit = |bytes: &[u8], single: bool, flush: bool| {
         let rewritten = if single && client_line_matters(bytes) {
             rewrite_client_message(shared, bytes)
         } else {
@@ -511,7 +519,27 @@ fn relay_client(shared: &Shared, client_in: Box<dyn Read + Send>) {
             }
             None => shared.send_to_server(bytes, "client", flush),
         }
-    });
+    };
+    #[cfg(target_os = "linux")]
+    if let Some(fd) = in_fd {
+        let to_server = |from: RawFd, len: usize| {
+            let mut guard = shared.to_server.lock().expect("server writer lock");
+            let Some(w) = guard.as_mut() else {
+                return splice::Moved::Failed { moved: 0 };
+            };
+            if w.flush().is_err() {
+                *guard = None;
+                return splice::Moved::Failed { moved: 0 };
+            }
+            splice::splice_exact(from, w.get_ref().as_raw_fd(), len)
+        };
+        if splice::for_each_line_batch(fd, HELD_LINE_LIMIT, bulk, &mut emit, to_server, |_| {}) {
+            return;
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = in_fd;
+    for_each_line_batch(client_in, HELD_LINE_LIMIT, bulk, emit);
 }
 
 /// Declares elicitation on the client's behalf; returns the rewritten
@@ -521,10 +549,22 @@ fn rewrite_client_message(shared: &Shared, line: &[u8]) -> Option<Value> {
     let method = msg.get("method")?.as_str()?.to_string();
     let id_text = msg.get("id").filter(|i| !i.is_null()).map(Value::to_string);
     let mut changed = false;
+    if let (true, Some(id)) = (
+        method == "initialize" || method == "server/discover",
+        id_text.as_ref(),
+    ) {
+        shared
+            .state
+            .lock()
+            .expect("state lock")
+            .info_ids
+            .insert(id.clone());
+    }
     if method == "initialize" {
         if let Some(params) = msg.get_mut("params").and_then(Value::as_object_mut) {
             let caps = params.entry("capabilities").or_insert_with(|| json!({}));
-            changed |= declare_elicitation(shared, caps);
+            let target = notes::capability_target(&method, None, false);
+            changed |= declare_elicitation(shared, caps, &target);
         }
     }
     let is_2026 = msg
@@ -539,7 +579,8 @@ fn rewrite_client_message(shared: &Shared, line: &[u8]) -> Option<Value> {
             .and_then(Value::as_object_mut)
         {
             let caps = meta.entry(CAPS_META).or_insert_with(|| json!({}));
-            changed |= declare_elicitation(shared, caps);
+            let target = notes::capability_target(&method, id_text.as_deref(), true);
+            changed |= declare_elicitation(shared, caps, &target);
         }
         if let (true, Some(id)) = (RETRYABLE.contains(&method.as_str()), id_text) {
             shared
@@ -555,11 +596,14 @@ fn rewrite_client_message(shared: &Shared, line: &[u8]) -> Option<Value> {
 
 /// Adds the modes the client lacks to `capabilities.elicitation`. `{}`
 /// means form only, so it is spelled out when url is added.
-fn declare_elicitation(shared: &Shared, caps: &mut Value) -> bool {
+fn declare_elicitation(shared: &Shared, caps: &mut Value, target: &str) -> bool {
     let Some((declared, changed)) = add_elicitation_modes(caps) else {
         return false;
     };
     shared.state.lock().expect("state lock").client_modes = declared;
+    if changed {
+        shared.note(&notes::capability_added(target, declared));
+    }
     changed
 }
 
@@ -621,13 +665,32 @@ fn client_hung_up(shared: &Shared) {
 /// A server line (or run of lines) may matter by its text, or because a
 /// tracked client request awaits its reply (matched by id, after parsing).
 fn server_line_matters(shared: &Shared, bytes: &[u8]) -> bool {
-    !shared.state.lock().expect("state lock").tracked.is_empty()
-        || classify::chunk_matters(bytes, classify::server_line_matters)
+    if classify::chunk_matters(bytes, classify::server_line_matters) {
+        return true;
+    }
+    let st = shared.state.lock().expect("state lock");
+    if st.tracked.is_empty() && st.info_ids.is_empty() {
+        return false;
+    }
+    // A reply to a tracked request holds its id's JSON text, exactly as
+    // written when the line has no escapes.
+    memchr::memchr(b'\\', bytes).is_some()
+        || st
+            .tracked
+            .keys()
+            .chain(st.info_ids.iter())
+            .any(|id| memchr::memmem::find(bytes, id.as_bytes()).is_some())
 }
 
-fn relay_server(shared: &Shared, server_out: impl Read, jobs: &mpsc::Sender<Job>) {
+fn relay_server(
+    shared: &Shared,
+    server_out: std::process::ChildStdout,
+    reading_since: &AtomicU64,
+    out_fd: Option<RawFd>,
+    jobs: &mpsc::Sender<Job>,
+) {
     let bulk = |chunk: &[u8]| !server_line_matters(shared, chunk) && shared.log.is_none();
-    for_each_line_batch(server_out, HELD_LINE_LIMIT, bulk, |bytes, single, flush| {
+    let mut emit = |bytes: &[u8], single: bool, flush: bool| {
         if single && server_line_matters(shared, bytes) {
             if let Ok(msg) = serde_json::from_slice::<Value>(bytes) {
                 match take_server_message(shared, msg) {
@@ -651,7 +714,29 @@ fn relay_server(shared: &Shared, server_out: impl Read, jobs: &mpsc::Sender<Job>
         }
         shared.send_to_client(bytes, "client", flush);
         true
-    });
+    };
+    #[cfg(target_os = "linux")]
+    if let Some(out_fd) = out_fd {
+        let to_client = |from: RawFd, len: usize| {
+            let mut w = shared.to_client.lock().expect("client writer lock");
+            let _ = w.flush();
+            splice::splice_exact(from, out_fd, len)
+        };
+        let watch = |waiting: bool| {
+            reading_since.store(if waiting { millis_now() } else { 0 }, Ordering::SeqCst);
+        };
+        let fd = server_out.as_raw_fd();
+        if splice::for_each_line_batch(fd, HELD_LINE_LIMIT, bulk, &mut emit, to_client, watch) {
+            return;
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = out_fd;
+    let server_out = WatchedRead {
+        inner: server_out,
+        reading_since,
+    };
+    for_each_line_batch(server_out, HELD_LINE_LIMIT, bulk, emit);
 }
 
 fn flush_client(shared: &Shared) {
@@ -689,6 +774,7 @@ fn take_server_message(shared: &Shared, msg: Value) -> Taken {
                         params,
                     });
                 }
+                shared.note(&notes::passed_through(id, mode));
             }
         }
         return Taken::Relay;
@@ -697,6 +783,11 @@ fn take_server_message(shared: &Shared, msg: Value) -> Taken {
         return Taken::Relay;
     };
     let mut st = shared.state.lock().expect("state lock");
+    if st.info_ids.remove(&id) {
+        if let Some(name) = obj.get("result").and_then(notes::server_name) {
+            st.server_name = Some(name);
+        }
+    }
     // A reply to one of our retries: it belongs to the client's request.
     let (client_id, ours) = match st.retries.remove(&id) {
         Some(client_id) => (client_id, true),
@@ -711,10 +802,21 @@ fn take_server_message(shared: &Shared, msg: Value) -> Taken {
             result: result.clone(),
         });
     }
+    if result
+        .and_then(|r| r.get("resultType"))
+        .and_then(Value::as_str)
+        == Some("input_required")
+    {
+        shared.note(&notes::input_required_passed(
+            &client_id,
+            "it asks for more than elicitations elicit answers (a mode the client declared, or another kind of request)",
+        ));
+    }
     untrack(shared, &client_id);
     if !ours {
         return Taken::Relay;
     }
+    shared.note(&notes::retry_done(&client_id));
     let mut reply = msg.clone();
     reply["id"] = serde_json::from_str(&client_id).unwrap_or(Value::Null);
     Taken::Rewritten(reply)
@@ -750,8 +852,12 @@ fn resolve_job(shared: &Shared, handler: &mut ElicitHandler<'_>, job: Job) {
     match job {
         Job::ServerRequest { id, params } => {
             let id_text = id.to_string();
-            if shared.state.lock().expect("state lock").client_gone {
-                return;
+            {
+                let st = shared.state.lock().expect("state lock");
+                if st.client_gone {
+                    return;
+                }
+                handler.server_name = st.server_name.clone();
             }
             let reply = match handler.elicit(&params, None) {
                 Ok(r) => json!({"jsonrpc": "2.0", "id": id, "result": r.to_value()}),
@@ -777,12 +883,15 @@ fn resolve_job(shared: &Shared, handler: &mut ElicitHandler<'_>, job: Job) {
                 .pending
                 .remove(&id_text)
             {
+                let mode = params.get("mode").and_then(Value::as_str);
+                shared.note(&notes::answered(&id, mode, &reply));
                 shared.send_value_to_server(&reply);
             }
         }
         Job::InputRequired { client_id, result } => {
             let rounds = {
                 let mut st = shared.state.lock().expect("state lock");
+                handler.server_name = notes::server_name(&result).or(st.server_name.clone());
                 let n = st.rounds.entry(client_id.clone()).or_insert(0);
                 *n += 1;
                 *n
@@ -813,12 +922,17 @@ fn resolve_job(shared: &Shared, handler: &mut ElicitHandler<'_>, job: Job) {
             let responses = match (original.as_ref(), handler.input_responses(&result)) {
                 (Some(_), Ok(r)) => r,
                 (_, outcome) => {
-                    if let Err(e) = outcome {
-                        eprintln!(
-                            "elicit proxy: {}",
-                            crate::sanitize::sanitize_block(&e.to_string())
-                        );
-                    }
+                    let why = match outcome {
+                        Err(e) => {
+                            eprintln!(
+                                "elicit proxy: {}",
+                                crate::sanitize::sanitize_block(&e.to_string())
+                            );
+                            "elicit could not answer it"
+                        }
+                        Ok(_) => "the original request is not known",
+                    };
+                    shared.note(&notes::input_required_passed(&client_id, why));
                     // Hand the question to the client, under its own id.
                     let reply = json!({"jsonrpc": "2.0",
                         "id": serde_json::from_str::<Value>(&client_id).unwrap_or(Value::Null),
@@ -845,6 +959,15 @@ fn resolve_job(shared: &Shared, handler: &mut ElicitHandler<'_>, job: Job) {
                     }
                 }
             }
+            shared.note(&notes::retried(
+                &client_id,
+                rounds,
+                retry
+                    .pointer("/params/inputResponses")
+                    .and_then(Value::as_object)
+                    .unwrap_or(&Map::new()),
+                &json!(retry_id).to_string(),
+            ));
             shared
                 .state
                 .lock()

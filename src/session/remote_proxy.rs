@@ -14,6 +14,13 @@
 //!
 //! Threads: this one relays server -> client; one reads the client; one
 //! resolves elicitations, one at a time.
+//!
+//! Signals, as for a stdio server: Ctrl-C at a prompt cancels that
+//! elicitation only, decided when it arrives ([`interrupt`]); a Ctrl-C with
+//! no prompt up (or with no terminal) ends the session (DELETE) and elicit
+//! exits 130, as a stdio server stopped by it would end the proxy. SIGTERM
+//! and SIGHUP end the session the same way (exit 128 + the signal), with
+//! the terminal put back if a prompt was up.
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -24,9 +31,11 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::call::MAX_INPUT_ROUNDS;
 use super::handler::{ElicitHandler, HandlerError};
 use super::proxy::{
-    add_elicitation_modes, Modes, CAPS_META, RETRYABLE, RETRY_PREFIX, VERSION_META,
+    add_elicitation_modes, interrupt, notes, Modes, CAPS_META, RETRYABLE, RETRY_PREFIX,
+    VERSION_META,
 };
 use crate::error::{rpc_code, ElicitError};
 use crate::protocol::ELICITATION_METHOD;
@@ -56,6 +65,14 @@ struct State {
     retries: HashMap<String, String>,
     /// Server request ids (text) of elicitations being resolved.
     pending: HashSet<String>,
+    /// `input_required` rounds so far, by the client's id text: at most
+    /// [`MAX_INPUT_ROUNDS`] per request, as in `call`.
+    rounds: HashMap<String, usize>,
+    /// Ids (text) of the client's `initialize` / `server/discover` requests
+    /// whose reply names the server.
+    info_ids: HashSet<String>,
+    /// The server's name from that reply, for the prompt header.
+    server_name: Option<String>,
 }
 
 enum Job {
@@ -70,6 +87,8 @@ struct Relay {
     next_retry: AtomicU64,
     client_gone: AtomicBool,
     options: RemoteProxyOptions,
+    /// Scripted field answers no form has had so far (warned about at the end).
+    unused_answers: Mutex<Vec<String>>,
 }
 
 impl Relay {
@@ -113,9 +132,12 @@ impl Relay {
         }
     }
 
-    fn declare(&self, caps: &mut Value) {
-        if let Some((declared, _)) = add_elicitation_modes(caps) {
+    fn declare(&self, caps: &mut Value, target: &str) {
+        if let Some((declared, changed)) = add_elicitation_modes(caps) {
             self.state.lock().expect("state lock").client_modes = declared;
+            if changed {
+                self.note(&notes::capability_added(target, declared));
+            }
         }
     }
 
@@ -126,10 +148,21 @@ impl Relay {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
+        let id = msg.get("id").filter(|i| !i.is_null()).map(Value::to_string);
+        if let (true, Some(id)) = (
+            method == "initialize" || method == "server/discover",
+            id.as_ref(),
+        ) {
+            self.state
+                .lock()
+                .expect("state lock")
+                .info_ids
+                .insert(id.clone());
+        }
         if method == "initialize" {
             if let Some(params) = msg.get_mut("params").and_then(Value::as_object_mut) {
                 let caps = params.entry("capabilities").or_insert_with(|| json!({}));
-                self.declare(caps);
+                self.declare(caps, &notes::capability_target(&method, None, false));
             }
         }
         let meta = msg
@@ -143,8 +176,10 @@ impl Relay {
             return;
         }
         let caps = meta.entry(CAPS_META).or_insert_with(|| json!({}));
-        self.declare(caps);
-        let id = msg.get("id").filter(|i| !i.is_null()).map(Value::to_string);
+        self.declare(
+            caps,
+            &notes::capability_target(&method, id.as_deref(), true),
+        );
         if let (true, Some(id)) = (RETRYABLE.contains(&method.as_str()), id) {
             self.state
                 .lock()
@@ -155,8 +190,9 @@ impl Relay {
     }
 }
 
-/// Runs the relay until the client hangs up (exit 0) or the server is lost
-/// (exit 1).
+/// Runs the relay until the client hangs up (exit 0), the server is lost
+/// (exit 1), or a signal ends it (130 for a Ctrl-C with no prompt up,
+/// 128 + the signal for SIGTERM and SIGHUP).
 pub fn run_remote_proxy(
     server: Box<dyn Transport>,
     options: RemoteProxyOptions,
@@ -172,14 +208,32 @@ pub fn run_remote_proxy(
         next_retry: AtomicU64::new(1),
         client_gone: AtomicBool::new(false),
         options,
+        unused_answers: Mutex::new(scripted.field_names().map(str::to_string).collect()),
     });
+    interrupt::install();
+    let interrupts = interrupt::for_server();
+    let terminated = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
+        let terminated = terminated.clone();
+        // SAFETY: the action only stores into an atomic (async-signal-safe).
+        let _ = unsafe {
+            signal_hook::low_level::register(sig, move || {
+                terminated.store(sig as usize, Ordering::SeqCst);
+            })
+        };
+    }
     let (jobs, job_rx) = mpsc::channel::<Job>();
     {
         let relay = relay.clone();
         std::thread::spawn(move || {
             let mut handler = ElicitHandler::new(&scripted, person.as_mut());
             for job in job_rx {
+                let owned = interrupt::Owned::take();
                 resolve_job(&relay, &mut handler, job);
+                drop(owned);
+                if let Ok(mut unused) = relay.unused_answers.lock() {
+                    *unused = handler.unused_answers();
+                }
             }
         });
     }
@@ -191,15 +245,33 @@ pub fn run_remote_proxy(
         });
     }
     loop {
-        if relay.client_gone.load(Ordering::SeqCst) {
-            relay.note("the client hung up: ending the session");
+        let end = if relay.client_gone.load(Ordering::SeqCst) {
+            Some((0, "the client hung up"))
+        } else if interrupt::for_server() != interrupts {
+            Some((128 + libc::SIGINT, "Ctrl-C with no prompt up"))
+        } else {
+            match terminated.load(Ordering::SeqCst) as i32 {
+                0 => None,
+                libc::SIGHUP => Some((128 + libc::SIGHUP, "SIGHUP")),
+                sig => Some((128 + sig, "SIGTERM")),
+            }
+        };
+        if let Some((code, why)) = end {
+            if code != 0 {
+                // A prompt may be up (its thread is abandoned): the terminal
+                // goes back to how it was before elicit exits.
+                crate::terminal::tty::restore_now();
+            }
+            relay.note(&format!("{why}: ending the session"));
             relay
                 .server
                 .lock()
                 .expect("server lock")
                 .close(Duration::from_secs(2));
-            return Ok(0);
+            warn_unused(&relay);
+            return Ok(code);
         }
+        let ctrl_c = crate::terminal::tty::interrupt_count();
         let incoming = relay
             .server
             .lock()
@@ -214,14 +286,29 @@ pub fn run_remote_proxy(
             ),
             Ok(Incoming::Closed) => {
                 eprintln!("elicit proxy: the server closed the connection");
+                warn_unused(&relay);
                 return Ok(1);
             }
+            // A Ctrl-C ended the wait: whose it was is decided above.
+            Err(_) if crate::terminal::tty::interrupt_count() != ctrl_c => {}
             Err(e) => {
                 eprintln!(
                     "elicit proxy: {}",
                     crate::sanitize::sanitize_block(&e.to_string())
                 );
             }
+        }
+    }
+}
+
+/// Scripted answers no form of the session had, as a warning.
+fn warn_unused(relay: &Relay) {
+    if let Ok(unused) = relay.unused_answers.lock() {
+        for name in unused.iter() {
+            eprintln!(
+                "elicit proxy: warning: {}",
+                super::handler::unused_answer_warning(name)
+            );
         }
     }
 }
@@ -286,6 +373,10 @@ fn take_server_message(relay: &Relay, msg: Value, jobs: &mpsc::Sender<Job>) {
                 });
                 return;
             }
+            relay.note(&notes::passed_through(
+                id,
+                params.get("mode").and_then(Value::as_str),
+            ));
         }
         return relay.to_client(&msg);
     }
@@ -293,6 +384,11 @@ fn take_server_message(relay: &Relay, msg: Value, jobs: &mpsc::Sender<Job>) {
         return relay.to_client(&msg);
     };
     let mut st = relay.state.lock().expect("state lock");
+    if st.info_ids.remove(&id) {
+        if let Some(name) = obj.get("result").and_then(notes::server_name) {
+            st.server_name = Some(name);
+        }
+    }
     let (client_id, ours) = match st.retries.remove(&id) {
         Some(client_id) => (client_id, true),
         None if st.tracked.contains_key(&id) => (id, false),
@@ -309,17 +405,31 @@ fn take_server_message(relay: &Relay, msg: Value, jobs: &mpsc::Sender<Job>) {
         });
         return;
     }
-    relay
-        .state
-        .lock()
-        .expect("state lock")
-        .tracked
-        .remove(&client_id);
+    if obj
+        .get("result")
+        .and_then(|r| r.get("resultType"))
+        .and_then(Value::as_str)
+        == Some("input_required")
+    {
+        relay.note(&notes::input_required_passed(
+            &client_id,
+            "it asks for more than elicitations elicit answers (a mode the client declared, or another kind of request)",
+        ));
+    }
+    untrack(relay, &client_id);
     let mut reply = msg.clone();
     if ours {
+        relay.note(&notes::retry_done(&client_id));
         reply["id"] = serde_json::from_str(&client_id).unwrap_or(Value::Null);
     }
     relay.to_client(&reply);
+}
+
+/// Forgets a client request once its final reply has gone out.
+fn untrack(relay: &Relay, client_id: &str) {
+    let mut st = relay.state.lock().expect("state lock");
+    st.tracked.remove(client_id);
+    st.rounds.remove(client_id);
 }
 
 /// An `input_required` result that holds only elicitations elicit handles.
@@ -344,6 +454,7 @@ fn is_resolvable(relay: &Relay, result: &Value) -> bool {
 fn resolve_job(relay: &Relay, handler: &mut ElicitHandler<'_>, job: Job) {
     match job {
         Job::ServerRequest { id, params } => {
+            handler.server_name = relay.state.lock().expect("state lock").server_name.clone();
             let reply = match handler.elicit(&params, None) {
                 Ok(r) => json!({"jsonrpc": "2.0", "id": id, "result": r.to_value()}),
                 Err(HandlerError::Rpc { code, message }) => {
@@ -366,9 +477,31 @@ fn resolve_job(relay: &Relay, handler: &mut ElicitHandler<'_>, job: Job) {
                 .expect("state lock")
                 .pending
                 .remove(&id.to_string());
+            let mode = params.get("mode").and_then(Value::as_str);
+            relay.note(&notes::answered(&id, mode, &reply));
             relay.to_server(&reply, None);
         }
         Job::InputRequired { client_id, result } => {
+            let client_id_value = serde_json::from_str::<Value>(&client_id).unwrap_or(Value::Null);
+            let rounds = {
+                let mut st = relay.state.lock().expect("state lock");
+                handler.server_name = notes::server_name(&result).or(st.server_name.clone());
+                let n = st.rounds.entry(client_id.clone()).or_insert(0);
+                *n += 1;
+                *n
+            };
+            if rounds >= MAX_INPUT_ROUNDS {
+                // A server that keeps asking (a lost requestState, say) is
+                // stopped, not obeyed: the client learns why.
+                let message = format!(
+                    "elicit stopped: the server asked for input {MAX_INPUT_ROUNDS} times in a row for this request"
+                );
+                relay.note(&message);
+                untrack(relay, &client_id);
+                relay.to_client(&json!({"jsonrpc": "2.0", "id": client_id_value,
+                    "error": {"code": rpc_code::INTERNAL_ERROR, "message": message}}));
+                return;
+            }
             let original = relay
                 .state
                 .lock()
@@ -376,23 +509,22 @@ fn resolve_job(relay: &Relay, handler: &mut ElicitHandler<'_>, job: Job) {
                 .tracked
                 .get(&client_id)
                 .cloned();
-            let client_id_value = serde_json::from_str::<Value>(&client_id).unwrap_or(Value::Null);
             let responses = match (original.as_ref(), handler.input_responses(&result)) {
                 (Some(_), Ok(r)) => r,
                 (_, outcome) => {
-                    if let Err(e) = outcome {
-                        eprintln!(
-                            "elicit proxy: {}",
-                            crate::sanitize::sanitize_block(&e.to_string())
-                        );
-                    }
+                    let why = match outcome {
+                        Err(e) => {
+                            eprintln!(
+                                "elicit proxy: {}",
+                                crate::sanitize::sanitize_block(&e.to_string())
+                            );
+                            "elicit could not answer it"
+                        }
+                        Ok(_) => "the original request is not known",
+                    };
+                    relay.note(&notes::input_required_passed(&client_id, why));
                     // Hand the question to the client, under its own id.
-                    relay
-                        .state
-                        .lock()
-                        .expect("state lock")
-                        .tracked
-                        .remove(&client_id);
+                    untrack(relay, &client_id);
                     relay.to_client(
                         &json!({"jsonrpc": "2.0", "id": client_id_value, "result": result}),
                     );
@@ -414,6 +546,15 @@ fn resolve_job(relay: &Relay, handler: &mut ElicitHandler<'_>, job: Job) {
                     }
                 }
             }
+            relay.note(&notes::retried(
+                &client_id,
+                rounds,
+                retry
+                    .pointer("/params/inputResponses")
+                    .and_then(Value::as_object)
+                    .unwrap_or(&serde_json::Map::new()),
+                &json!(retry_id).to_string(),
+            ));
             relay
                 .state
                 .lock()

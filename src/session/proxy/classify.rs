@@ -43,10 +43,15 @@ fn has_backslash(bytes: &[u8]) -> bool {
 
 /// Whether a client method is one the proxy rewrites or tracks.
 fn client_method_matters(method: &str, has_2026_meta: bool) -> bool {
-    method == "initialize" || RETRYABLE.contains(&method) || has_2026_meta
+    method == "initialize" || method == DISCOVER || RETRYABLE.contains(&method) || has_2026_meta
 }
 
-/// The exact decision: a client message is an `initialize`, carries
+/// The 2026-07-28 request whose reply names the server (as `initialize`'s
+/// does for the handshake): the proxy reads the name for its prompts.
+const DISCOVER: &str = "server/discover";
+
+/// The exact decision: a client message is an `initialize` or a
+/// `server/discover` (their replies name the server), carries
 /// 2026-07-28 `_meta` (capabilities or version), or is a request that may
 /// come back `input_required`.
 pub fn client_message_matters(msg: &Value) -> bool {
@@ -113,14 +118,46 @@ struct ResultSkim<'a> {
     result_type: Option<Cow<'a, str>>,
 }
 
+fn skip_ws(mut b: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t' | b'\r' | b'\n', rest @ ..] = b {
+        b = rest;
+    }
+    b
+}
+
+/// Text without escapes: whether any `"method": "NAME"` in it names a
+/// method elicit acts on. A message's method is written exactly so (JSON
+/// allows only whitespace around the colon), so this is exact as a filter,
+/// and it costs one pass over the text (not one per name).
+fn names_a_client_method(text: &[u8]) -> bool {
+    memchr::memmem::find_iter(text, b"\"method\"").any(|at| {
+        let rest = skip_ws(&text[at + 8..]);
+        let Some(rest) = rest.strip_prefix(b":") else {
+            return false;
+        };
+        let Some(value) = skip_ws(rest).strip_prefix(b"\"") else {
+            return false;
+        };
+        let name = &value[..memchr::memchr(b'"', value).unwrap_or(value.len())];
+        std::str::from_utf8(name).is_ok_and(|m| client_method_matters(m, false))
+    })
+}
+
+/// Text without escapes: whether it holds one of the 2026 `_meta` keys (a
+/// superset: any place, any role), in one pass for both.
+fn has_2026_meta_key(text: &[u8]) -> bool {
+    const PREFIX: &[u8] = b"io.modelcontextprotocol/";
+    memchr::memmem::find_iter(text, PREFIX).any(|at| {
+        let rest = &text[at + PREFIX.len()..];
+        rest.starts_with(&CAPS_META.as_bytes()[PREFIX.len()..])
+            || rest.starts_with(&VERSION_META.as_bytes()[PREFIX.len()..])
+    })
+}
+
 /// True when one client line may need elicit (see the module doc).
 pub fn client_line_matters(line: &[u8]) -> bool {
     if !has_backslash(line) {
-        return contains(line, b"\"method\"")
-            && (contains(line, b"initialize")
-                || contains(line, CAPS_META.as_bytes())
-                || contains(line, VERSION_META.as_bytes())
-                || RETRYABLE.iter().any(|m| contains(line, m.as_bytes())));
+        return names_a_client_method(line) || has_2026_meta_key(line);
     }
     match serde_json::from_slice::<ClientSkim>(line) {
         Ok(skim) => {
@@ -189,6 +226,24 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28"}}}"#,
         ] {
             assert!(client_line_matters(line.as_bytes()), "{line}");
+        }
+    }
+
+    #[test]
+    fn method_names_are_read_where_the_method_is() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method" :	"tools/call","params":{}}"#,
+            r#"{"id":1,"params":{"x":"method"},"method": "server/discover"}"#,
+            r#"{"method":"x","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}}"#,
+        ] {
+            assert!(client_line_matters(line.as_bytes()), "{line}");
+        }
+        for line in [
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"message":"tools/call initialize"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"echo","params":{"method":"nope","m":"io.modelcontextprotocol/other"}}"#,
+        ] {
+            assert!(!client_line_matters(line.as_bytes()), "{line}");
         }
     }
 

@@ -1,0 +1,462 @@
+//! The proxy's fast path for pass-through traffic (Linux, when the input is
+//! a pipe): elicit looks at every byte, but copies each only once.
+//!
+//! A plain relay copies every byte twice (`read` into elicit, `write` out
+//! again), on top of the copies the client and server make themselves: two
+//! extra hops cost about as much as two more `cat`s in the pipeline. Here
+//! the bytes are *looked at* through a copy, but *moved* without one:
+//!
+//! 1. `tee(2)` duplicates what is waiting in the input pipe into a private
+//!    scratch pipe, without consuming it (no copy: the pipe's pages are
+//!    shared);
+//! 2. the scratch pipe is read into memory (the one copy) and split into
+//!    lines, exactly as the read path does;
+//! 3. a run of whole lines the classifier does not claim is moved from the
+//!    input to the output with `splice(2)` (no copy); lines elicit must look
+//!    at, and the unfinished line at the end, are consumed from the input
+//!    (spliced into `/dev/null`) and handed over as bytes, as before.
+//!
+//! The byte order, the per-line decisions and the 64 MiB streaming rule are
+//! those of [`super::for_each_line_batch`]; only where the bytes travel
+//! differs. Anything that cannot be spliced (the input is not a pipe, the
+//! output refuses splice) uses the read path.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+
+/// What happened to a run handed to the mover.
+pub enum Moved {
+    /// The bytes are out.
+    Done,
+    /// The output cannot take spliced bytes (nothing was moved): write
+    /// them instead, and do not try again.
+    Unsupported,
+    /// Splicing failed after `moved` bytes: the rest is written (the
+    /// output's own error handling decides what then), and splice is not
+    /// tried again.
+    Failed { moved: usize },
+}
+
+/// Whether `fd` is a pipe (FIFO).
+fn is_pipe(fd: RawFd) -> bool {
+    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: fstat writes into `st` on success; we read it only then.
+    unsafe {
+        libc::fstat(fd, st.as_mut_ptr()) == 0
+            && (st.assume_init().st_mode & libc::S_IFMT) == libc::S_IFIFO
+    }
+}
+
+/// Bytes waiting in a pipe (0 when unknown): lets a batch skip its flush
+/// when more input is already there.
+pub fn pending(fd: RawFd) -> usize {
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int; harmless on any descriptor.
+    if unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) } == 0 {
+        n.max(0) as usize
+    } else {
+        0
+    }
+}
+
+/// Moves exactly `len` bytes from the pipe `from` to `to`.
+pub fn splice_exact(from: RawFd, to: RawFd, len: usize) -> Moved {
+    let mut moved = 0;
+    while moved < len {
+        // SAFETY: splice between two open descriptors, no offsets.
+        let r = unsafe {
+            libc::splice(
+                from,
+                std::ptr::null_mut(),
+                to,
+                std::ptr::null_mut(),
+                len - moved,
+                libc::SPLICE_F_MOVE,
+            )
+        };
+        if r < 0 {
+            match io::Error::last_os_error().raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::EAGAIN) => {
+                    wait_writable(to);
+                    continue;
+                }
+                Some(libc::EINVAL) if moved == 0 => return Moved::Unsupported,
+                _ => return Moved::Failed { moved },
+            }
+        }
+        if r == 0 {
+            return Moved::Failed { moved };
+        }
+        moved += r as usize;
+    }
+    Moved::Done
+}
+
+fn wait_writable(fd: RawFd) {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: one pollfd, valid for the call.
+    unsafe {
+        libc::poll(&mut p, 1, 1000);
+    }
+}
+
+/// A private pipe to `tee` into, and `/dev/null` to consume bytes that were
+/// already looked at.
+struct Scratch {
+    read: File,
+    write: File,
+    capacity: usize,
+    null: Option<File>,
+}
+
+impl Scratch {
+    fn new(like: RawFd) -> Option<Scratch> {
+        let mut fds = [0 as libc::c_int; 2];
+        // SAFETY: pipe2 fills two descriptors on success.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return None;
+        }
+        // SAFETY: both descriptors are fresh and owned from here on.
+        let (read, write) = unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
+        // SAFETY: fcntl on pipes we hold.
+        let capacity = unsafe {
+            let want = libc::fcntl(like, libc::F_GETPIPE_SZ).max(64 * 1024);
+            libc::fcntl(write.as_raw_fd(), libc::F_SETPIPE_SZ, want);
+            libc::fcntl(write.as_raw_fd(), libc::F_GETPIPE_SZ)
+        };
+        if capacity <= 0 {
+            return None;
+        }
+        Some(Scratch {
+            read,
+            write,
+            capacity: capacity as usize,
+            null: std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/null")
+                .ok(),
+        })
+    }
+
+    /// Waits for input and duplicates up to `capacity` bytes of it into the
+    /// scratch pipe. `Ok(0)`: end of input.
+    fn tee(&self, input: RawFd) -> io::Result<usize> {
+        loop {
+            // SAFETY: tee between two open pipes.
+            let r = unsafe { libc::tee(input, self.write.as_raw_fd(), self.capacity, 0) };
+            if r >= 0 {
+                return Ok(r as usize);
+            }
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::EAGAIN) => {
+                    let mut p = libc::pollfd {
+                        fd: input,
+                        events: libc::POLLIN,
+                        revents: 0,
+                    };
+                    // SAFETY: one pollfd, valid for the call.
+                    unsafe { libc::poll(&mut p, 1, -1) };
+                }
+                _ => return Err(e),
+            }
+        }
+    }
+
+    /// Removes `len` bytes (already seen) from the front of `input`.
+    fn consume(&self, input: RawFd, len: usize, spare: &mut Vec<u8>) -> io::Result<()> {
+        let mut left = len;
+        if let Some(null) = &self.null {
+            match splice_exact(input, null.as_raw_fd(), len) {
+                Moved::Done => return Ok(()),
+                Moved::Unsupported => {}
+                Moved::Failed { moved } => left -= moved,
+            }
+        }
+        spare.resize(left.min(1 << 20), 0);
+        // SAFETY: `input` stays open for the call; ManuallyDrop keeps the
+        // borrowed descriptor from being closed.
+        let mut f = std::mem::ManuallyDrop::new(unsafe { File::from_raw_fd(input) });
+        while left > 0 {
+            let n = left.min(spare.len());
+            f.read_exact(&mut spare[..n])?;
+            left -= n;
+        }
+        Ok(())
+    }
+}
+
+/// The spliced line batcher: as [`super::for_each_line_batch`] (same
+/// `bulk` and `emit`), plus `move_out(input, len)` to splice a run of whole
+/// lines to the output. `watch(true/false)` brackets each wait for input.
+/// Returns false, having consumed nothing, when `input` cannot be used this
+/// way (then the caller uses the read path).
+pub fn for_each_line_batch(
+    input: RawFd,
+    limit: usize,
+    bulk: impl Fn(&[u8]) -> bool,
+    mut emit: impl FnMut(&[u8], bool, bool) -> bool,
+    mut move_out: impl FnMut(RawFd, usize) -> Moved,
+    watch: impl Fn(bool),
+) -> bool {
+    if !is_pipe(input) {
+        return false;
+    }
+    let Some(scratch) = Scratch::new(input) else {
+        return false;
+    };
+    let mut peek = vec![0u8; scratch.capacity];
+    let mut spare = Vec::new();
+    // The unfinished line so far (held up to `limit`), or, once it is over
+    // the limit, `streaming`: the rest of it is passed on as it comes.
+    let mut partial: Vec<u8> = Vec::new();
+    let mut streaming = false;
+    let mut can_splice = true;
+    let mut first = true;
+    loop {
+        watch(true);
+        let teed = scratch.tee(input);
+        watch(false);
+        let n = match teed {
+            Ok(0) => {
+                if !partial.is_empty() {
+                    emit(&partial, !streaming, true);
+                }
+                return true;
+            }
+            Ok(n) => n,
+            Err(_) if first => return false,
+            Err(_) => return true,
+        };
+        first = false;
+        if (&scratch.read).read_exact(&mut peek[..n]).is_err() {
+            return true;
+        }
+        // What this batch leaves in the input: the unfinished last line,
+        // when the batch has a newline (see below).
+        let tail_left = memchr::memrchr(b'\n', &peek[..n]).map_or(0, |i| n - i - 1);
+        // More input already there: the batch's end need not flush (the
+        // next batch will, or a splice, which flushes first).
+        let more_waiting = || pending(input) > tail_left;
+        let mut pos = 0;
+        // The end of a line begun in an earlier batch.
+        if !partial.is_empty() || streaming {
+            let end = memchr::memchr(b'\n', &peek[..n]).map(|k| k + 1);
+            let upto = end.unwrap_or(n);
+            if scratch.consume(input, upto, &mut spare).is_err() {
+                return true;
+            }
+            if !extend_line(
+                &mut partial,
+                &mut streaming,
+                &peek[..upto],
+                limit,
+                &mut emit,
+            ) {
+                return true;
+            }
+            if end.is_some() {
+                let flush = !peek[upto..n].contains(&b'\n') && !more_waiting();
+                let ok = if streaming {
+                    emit(&[], false, flush)
+                } else {
+                    emit(&partial, true, flush)
+                };
+                if !ok {
+                    return true;
+                }
+                partial.clear();
+                if partial.capacity() > 1 << 20 {
+                    partial = Vec::new();
+                }
+                streaming = false;
+            }
+            pos = upto;
+        }
+        // Whole lines.
+        let whole = memchr::memrchr(b'\n', &peek[pos..n]);
+        if let Some(l) = whole {
+            let mut complete = &peek[pos..pos + l + 1];
+            let mut done = false;
+            let is_bulk = bulk(complete);
+            if can_splice && is_bulk {
+                match move_out(input, complete.len()) {
+                    Moved::Done => done = true,
+                    Moved::Unsupported => can_splice = false,
+                    Moved::Failed { moved } => {
+                        can_splice = false;
+                        complete = &complete[moved..];
+                    }
+                }
+            }
+            if !done {
+                if scratch.consume(input, complete.len(), &mut spare).is_err() {
+                    return true;
+                }
+                let last_flush = !more_waiting();
+                if is_bulk {
+                    if !emit(complete, false, last_flush) {
+                        return true;
+                    }
+                } else {
+                    let mut start = 0;
+                    for nl in memchr::memchr_iter(b'\n', complete) {
+                        let line = &complete[start..=nl];
+                        start = nl + 1;
+                        let flush = start == complete.len() && last_flush;
+                        if !emit(line, true, flush) {
+                            return true;
+                        }
+                    }
+                }
+            }
+            pos += l + 1;
+        }
+        // The start of a line that ends in a later batch. After whole
+        // lines it stays in the input, to go out with the rest of its line
+        // (the next `tee` sees it again); alone, it is taken (a writer may
+        // be slow to finish it, and `tee` would return it again at once).
+        if pos == 0 && n > 0 {
+            if scratch.consume(input, n - pos, &mut spare).is_err() {
+                return true;
+            }
+            if !extend_line(
+                &mut partial,
+                &mut streaming,
+                &peek[pos..n],
+                limit,
+                &mut emit,
+            ) {
+                return true;
+            }
+        }
+    }
+}
+
+/// Adds `bytes` (no newline, or one at the end) to the line being held; a
+/// line that grows over `limit` is passed on in pieces from then on.
+fn extend_line(
+    partial: &mut Vec<u8>,
+    streaming: &mut bool,
+    bytes: &[u8],
+    limit: usize,
+    emit: &mut impl FnMut(&[u8], bool, bool) -> bool,
+) -> bool {
+    if *streaming {
+        return bytes.chunks(limit.max(1)).all(|c| emit(c, false, false));
+    }
+    let needed = partial.len() + bytes.len();
+    if needed <= limit {
+        if needed > partial.capacity() {
+            // Small lines grow as usual; a long one gets room for the whole
+            // limit at once, in memory that only becomes resident as the
+            // line fills it (growing step by step would copy it, and keep
+            // old and new buffers resident together).
+            let want = if needed <= 1 << 20 {
+                (needed * 2).min(1 << 20)
+            } else {
+                limit
+            };
+            partial.reserve_exact(want.max(needed) - partial.len());
+        }
+        partial.extend_from_slice(bytes);
+        return true;
+    }
+    *streaming = true;
+    let held = std::mem::take(partial);
+    held.chunks(limit.max(1))
+        .chain(bytes.chunks(limit.max(1)))
+        .all(|c| emit(c, false, false))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// Runs the spliced batcher over a real pipe fed in small pieces, the
+    /// output a pipe too; returns (what came out, pieces handed over).
+    fn run(
+        input: &'static [u8],
+        limit: usize,
+        claim: &'static [u8],
+    ) -> (Vec<u8>, Vec<(String, bool)>) {
+        let mut fds = [0; 2];
+        // SAFETY: pipe fills two fds.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let (r, mut w) = unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
+        let mut ofds = [0; 2];
+        // SAFETY: as above.
+        assert_eq!(unsafe { libc::pipe(ofds.as_mut_ptr()) }, 0);
+        let (mut or, ow) = unsafe { (File::from_raw_fd(ofds[0]), File::from_raw_fd(ofds[1])) };
+        let writer = std::thread::spawn(move || {
+            for piece in input.chunks(5) {
+                w.write_all(piece).unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        });
+        let reader = std::thread::spawn(move || {
+            let mut all = Vec::new();
+            or.read_to_end(&mut all).unwrap();
+            all
+        });
+        let mut pieces = Vec::new();
+        let ow_fd = ow.as_raw_fd();
+        let out = std::cell::RefCell::new(ow);
+        let used = for_each_line_batch(
+            r.as_raw_fd(),
+            limit,
+            |chunk| memchr::memmem::find(chunk, claim).is_none(),
+            |b, single, _| {
+                pieces.push((String::from_utf8_lossy(b).into_owned(), single));
+                out.borrow_mut().write_all(b).unwrap();
+                true
+            },
+            |from, len| splice_exact(from, ow_fd, len),
+            |_| {},
+        );
+        assert!(used);
+        writer.join().unwrap();
+        drop(out);
+        (reader.join().unwrap(), pieces)
+    }
+
+    #[test]
+    fn every_byte_passes_in_order_and_claimed_lines_come_whole() {
+        let input = b"ab\n{\"m\":\"CLAIM\"}\ncd\nlong-line-over-the-limit-0123456789\nef\ngh";
+        let (out, pieces) = run(input, 16, b"CLAIM");
+        assert_eq!(out, input.to_vec(), "byte-exact and in order");
+        assert!(
+            pieces.contains(&("{\"m\":\"CLAIM\"}\n".into(), true)),
+            "{pieces:?}"
+        );
+        assert!(pieces.contains(&("gh".into(), true)), "{pieces:?}");
+        for (t, single) in &pieces {
+            if t.contains("0123") {
+                assert!(!single, "the long line was handed over whole: {pieces:?}");
+            }
+            assert!(t.len() <= 16, "more than the limit held: {pieces:?}");
+        }
+    }
+
+    #[test]
+    fn a_file_is_not_a_pipe() {
+        let f = tempfile::tempfile().unwrap();
+        let used = for_each_line_batch(
+            f.as_raw_fd(),
+            16,
+            |_| true,
+            |_, _, _| true,
+            |_, _| Moved::Done,
+            |_| {},
+        );
+        assert!(!used);
+    }
+}
