@@ -68,6 +68,40 @@ pub(crate) struct Modes {
     pub url: bool,
 }
 
+impl Modes {
+    /// Whether elicit answers an elicitation of `mode` itself: always,
+    /// unless `--passthrough-declared` leaves the client's own modes to it.
+    pub(crate) fn left_to_elicit(self, passthrough_declared: bool, mode: Option<&str>) -> bool {
+        if !passthrough_declared {
+            return true;
+        }
+        match mode {
+            Some("url") => !self.url,
+            _ => !self.form,
+        }
+    }
+}
+
+/// An `input_required` result that holds only elicitations elicit handles
+/// (`handles` decides by mode). Shared by both proxies.
+pub(crate) fn is_resolvable(result: &Value, handles: impl Fn(Option<&str>) -> bool) -> bool {
+    if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
+        return false;
+    }
+    let Some(reqs) = result.get("inputRequests").and_then(Value::as_object) else {
+        return false;
+    };
+    !reqs.is_empty()
+        && reqs.values().all(|r| {
+            r.get("method").and_then(Value::as_str) == Some(ELICITATION_METHOD)
+                && handles(
+                    r.get("params")
+                        .and_then(|p| p.get("mode"))
+                        .and_then(Value::as_str),
+                )
+        })
+}
+
 #[derive(Default)]
 struct State {
     client_modes: Modes,
@@ -117,14 +151,8 @@ pub(crate) use classify::{CAPS_META, RETRYABLE, RETRY_PREFIX, VERSION_META};
 
 impl Shared {
     fn handles(&self, mode: Option<&str>) -> bool {
-        if !self.passthrough_declared {
-            return true;
-        }
         let declared = self.state.lock().expect("state lock").client_modes;
-        match mode {
-            Some("url") => !declared.url,
-            _ => !declared.form,
-        }
+        declared.left_to_elicit(self.passthrough_declared, mode)
     }
 
     fn note(&self, text: &str) {
@@ -796,7 +824,7 @@ fn take_server_message(shared: &Shared, msg: Value) -> Taken {
     };
     drop(st);
     let result = obj.get("result");
-    if let Some(result) = result.filter(|r| is_resolvable(shared, r)) {
+    if let Some(result) = result.filter(|r| is_resolvable(r, |m| shared.handles(m))) {
         return Taken::Job(Job::InputRequired {
             client_id,
             result: result.clone(),
@@ -827,25 +855,6 @@ fn untrack(shared: &Shared, client_id: &str) {
     let mut st = shared.state.lock().expect("state lock");
     st.tracked.remove(client_id);
     st.rounds.remove(client_id);
-}
-
-/// An `input_required` result that holds only elicitations elicit handles.
-fn is_resolvable(shared: &Shared, result: &Value) -> bool {
-    if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
-        return false;
-    }
-    let Some(reqs) = result.get("inputRequests").and_then(Value::as_object) else {
-        return false;
-    };
-    !reqs.is_empty()
-        && reqs.values().all(|r| {
-            r.get("method").and_then(Value::as_str) == Some(ELICITATION_METHOD)
-                && shared.handles(
-                    r.get("params")
-                        .and_then(|p| p.get("mode"))
-                        .and_then(Value::as_str),
-                )
-        })
 }
 
 fn resolve_job(shared: &Shared, handler: &mut ElicitHandler<'_>, job: Job) {

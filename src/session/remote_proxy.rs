@@ -34,8 +34,8 @@ use serde_json::{json, Value};
 use super::call::MAX_INPUT_ROUNDS;
 use super::handler::{ElicitHandler, HandlerError};
 use super::proxy::{
-    add_elicitation_modes, interrupt, notes, Modes, CAPS_META, RETRYABLE, RETRY_PREFIX,
-    VERSION_META,
+    add_elicitation_modes, interrupt, is_resolvable, notes, Modes, CAPS_META, RETRYABLE,
+    RETRY_PREFIX, VERSION_META,
 };
 use crate::error::{rpc_code, ElicitError};
 use crate::protocol::ELICITATION_METHOD;
@@ -122,14 +122,8 @@ impl Relay {
     }
 
     fn handles(&self, mode: Option<&str>) -> bool {
-        if !self.options.passthrough_declared {
-            return true;
-        }
         let declared = self.state.lock().expect("state lock").client_modes;
-        match mode {
-            Some("url") => !declared.url,
-            _ => !declared.form,
-        }
+        declared.left_to_elicit(self.options.passthrough_declared, mode)
     }
 
     fn declare(&self, caps: &mut Value, target: &str) {
@@ -398,7 +392,10 @@ fn take_server_message(relay: &Relay, msg: Value, jobs: &mpsc::Sender<Job>) {
         }
     };
     drop(st);
-    if let Some(result) = obj.get("result").filter(|r| is_resolvable(relay, r)) {
+    if let Some(result) = obj
+        .get("result")
+        .filter(|r| is_resolvable(r, |m| relay.handles(m)))
+    {
         let _ = jobs.send(Job::InputRequired {
             client_id,
             result: result.clone(),
@@ -430,25 +427,6 @@ fn untrack(relay: &Relay, client_id: &str) {
     let mut st = relay.state.lock().expect("state lock");
     st.tracked.remove(client_id);
     st.rounds.remove(client_id);
-}
-
-/// An `input_required` result that holds only elicitations elicit handles.
-fn is_resolvable(relay: &Relay, result: &Value) -> bool {
-    if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
-        return false;
-    }
-    let Some(reqs) = result.get("inputRequests").and_then(Value::as_object) else {
-        return false;
-    };
-    !reqs.is_empty()
-        && reqs.values().all(|r| {
-            r.get("method").and_then(Value::as_str) == Some(ELICITATION_METHOD)
-                && relay.handles(
-                    r.get("params")
-                        .and_then(|p| p.get("mode"))
-                        .and_then(Value::as_str),
-                )
-        })
 }
 
 fn resolve_job(relay: &Relay, handler: &mut ElicitHandler<'_>, job: Job) {
