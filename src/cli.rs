@@ -126,8 +126,9 @@ pub struct CallArgs {
     #[command(flatten)]
     pub answers: AnswerArgs,
 
-    /// How long to wait for each message from the server (the time a person
-    /// spends answering does not count).
+    /// How long to wait for the reply to each request: notifications and
+    /// other chatter from the server do not extend it, and the time a
+    /// person spends answering an elicitation (or signing in) does not count.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "60s")]
     pub timeout: std::time::Duration,
 
@@ -157,6 +158,13 @@ pub struct CallArgs {
     #[arg(long)]
     pub pretty: bool,
 
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+/// Which server, and how to reach it: shared by `call` and `proxy`.
+#[derive(Debug, Args, Clone)]
+pub struct TargetArgs {
     /// An HTTP header for a remote server, 'Name: Value' (repeatable), e.g.
     /// 'Authorization: Bearer TOKEN'. Values are never printed.
     #[arg(short = 'H', long = "header", value_name = "'NAME: VALUE'")]
@@ -226,26 +234,8 @@ pub struct ProxyArgs {
     #[arg(short, long)]
     pub verbose: bool,
 
-    /// An HTTP header for a remote server, 'Name: Value' (repeatable), e.g.
-    /// 'Authorization: Bearer TOKEN'. Values are never printed.
-    #[arg(short = 'H', long = "header", value_name = "'NAME: VALUE'")]
-    pub headers: Vec<String>,
-
     #[command(flatten)]
-    pub sign_in: SignInArgs,
-
-    /// How to reach a URL: Streamable HTTP with a fallback to the legacy
-    /// HTTP+SSE transport (auto), or only one of them.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub transport: elicit::transport::TransportChoice,
-
-    /// The server's URL (http:// or https://): a remote server.
-    #[arg(value_name = "URL")]
-    pub url: Option<String>,
-
-    /// The stdio server's command and its arguments, after `--`.
-    #[arg(last = true, value_name = "COMMAND")]
-    pub command: Vec<String>,
+    pub target: TargetArgs,
 }
 
 #[derive(Debug, Args, Clone, Default)]

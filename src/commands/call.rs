@@ -74,18 +74,18 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
     elicit::terminal::tty::install_interrupt_handler();
     elicit::transport::process_group::exit_on_signals();
     let log = args.log.as_deref().map(MessageLog::create).transpose()?;
-    let target = ServerTarget::from_args(args.url.as_deref(), &args.command)?;
-    let headers = parse_headers(&args.headers)?;
+    let target = ServerTarget::from_args(args.target.url.as_deref(), &args.target.command)?;
+    let headers = parse_headers(&args.target.headers)?;
     // Built afresh for each connection (a fallback to the handshake opens a
     // second one).
     let options = || ConnectOptions {
         server_log: args.server_log.clone(),
         log: log.clone(),
         headers: headers.clone(),
-        transport: args.transport,
+        transport: args.target.transport,
         auth: match &target {
             ServerTarget::Url(url) if !own_authorization(&headers) => Some(sign_in_hook(
-                &args.sign_in,
+                &args.target.sign_in,
                 &args.answers,
                 url,
                 args.prompt_timeout,

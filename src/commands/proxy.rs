@@ -11,7 +11,7 @@ use crate::cli::ProxyArgs;
 pub fn run(args: &ProxyArgs) -> i32 {
     let go = || -> anyhow::Result<i32> {
         use anyhow::Context;
-        let target = ServerTarget::from_args(args.url.as_deref(), &args.command)?;
+        let target = ServerTarget::from_args(args.target.url.as_deref(), &args.target.command)?;
         let scripted = load_answers(&args.answers)?;
         let person = person(&args.answers, args.prompt_timeout);
         let forward_sigint = matches!(person, Person::Nobody(_));
@@ -24,10 +24,10 @@ pub fn run(args: &ProxyArgs) -> i32 {
             ServerTarget::Command(command) => command,
             ServerTarget::Url(ref address) => {
                 let url = target.clone();
-                let headers = parse_headers(&args.headers)?;
+                let headers = parse_headers(&args.target.headers)?;
                 let auth = (!super::call::own_authorization(&headers)).then(|| {
                     super::call::sign_in_hook(
-                        &args.sign_in,
+                        &args.target.sign_in,
                         &args.answers,
                         address,
                         args.prompt_timeout,
@@ -41,7 +41,7 @@ pub fn run(args: &ProxyArgs) -> i32 {
                         server_log: None,
                         log,
                         headers,
-                        transport: args.transport,
+                        transport: args.target.transport,
                         auth,
                     },
                 )
