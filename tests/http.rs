@@ -19,19 +19,21 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Runs the install script once per test binary (the script itself takes
+/// a lock, so other binaries running it at the same time wait their turn).
 fn installed() {
-    let stamp = root().join(".deps/test-servers.stamp");
-    if !stamp.exists() {
-        let ok = Command::new("bash")
+    static DONE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let ok = *DONE.get_or_init(|| {
+        Command::new("bash")
             .arg(root().join("scripts/install-test-servers"))
             .status()
             .map(|s| s.success())
-            .unwrap_or(false);
-        assert!(
-            ok,
-            "scripts/install-test-servers failed: the HTTP tests need its servers"
-        );
-    }
+            .unwrap_or(false)
+    });
+    assert!(
+        ok,
+        "scripts/install-test-servers failed: the HTTP tests need its servers"
+    );
 }
 
 /// A free port on 127.0.0.1.

@@ -368,8 +368,26 @@ fn pty_proxy() -> PtyProxy {
     pty_proxy_with(&[], &server().join(" "))
 }
 
+/// Installs the pinned real servers into .deps/ once per test binary (the
+/// script takes a lock and is a no-op when its stamp matches).
+fn installed() {
+    static DONE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let ok = *DONE.get_or_init(|| {
+        std::process::Command::new("bash")
+            .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/install-test-servers"))
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false)
+    });
+    assert!(
+        ok,
+        "scripts/install-test-servers failed: these proxy tests need its servers"
+    );
+}
+
 /// The Python SDK's test server (PyPI `mcp`, pinned in .deps/venv).
 fn py_server() -> String {
+    installed();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     format!(
         "{} {}",
@@ -725,6 +743,7 @@ fn http_server(program: &str, script: &str) -> HttpServer {
 
 /// The Python SDK's server over Streamable HTTP.
 fn py_http() -> HttpServer {
+    installed();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     http_server(
         root.join(".deps/venv/bin/python").to_str().unwrap(),
