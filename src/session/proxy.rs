@@ -82,6 +82,30 @@ impl Modes {
     }
 }
 
+/// The retry of a request that came back `input_required`: a new id, the
+/// answers in `inputResponses`, and the server's `requestState` echoed as
+/// received (left out when it sent none). Shared by both proxies.
+pub(crate) fn retry_request(
+    mut original: Value,
+    retry_id: &str,
+    responses: Map<String, Value>,
+    result: &Value,
+) -> Value {
+    original["id"] = json!(retry_id);
+    if let Some(p) = original.get_mut("params").and_then(Value::as_object_mut) {
+        p.insert("inputResponses".into(), Value::Object(responses));
+        match result.get("requestState") {
+            Some(s) => {
+                p.insert("requestState".into(), s.clone());
+            }
+            None => {
+                p.remove("requestState");
+            }
+        }
+    }
+    original
+}
+
 /// An `input_required` result that holds only elicitations elicit handles
 /// (`handles` decides by mode). Shared by both proxies.
 pub(crate) fn is_resolvable(result: &Value, handles: impl Fn(Option<&str>) -> bool) -> bool {
@@ -953,21 +977,14 @@ fn resolve_job(shared: &Shared, handler: &mut ElicitHandler<'_>, job: Job) {
                     return;
                 }
             };
-            let mut retry = original.expect("checked above");
             let n = shared.next_retry.fetch_add(1, Ordering::SeqCst);
             let retry_id = format!("{RETRY_PREFIX}{n}");
-            retry["id"] = json!(retry_id);
-            if let Some(p) = retry.get_mut("params").and_then(Value::as_object_mut) {
-                p.insert("inputResponses".into(), Value::Object(responses));
-                match result.get("requestState") {
-                    Some(s) => {
-                        p.insert("requestState".into(), s.clone());
-                    }
-                    None => {
-                        p.remove("requestState");
-                    }
-                }
-            }
+            let retry = retry_request(
+                original.expect("checked above"),
+                &retry_id,
+                responses,
+                &result,
+            );
             shared.note(&notes::retried(
                 &client_id,
                 rounds,

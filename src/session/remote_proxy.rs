@@ -34,8 +34,8 @@ use serde_json::{json, Value};
 use super::call::MAX_INPUT_ROUNDS;
 use super::handler::{ElicitHandler, HandlerError};
 use super::proxy::{
-    add_elicitation_modes, interrupt, is_resolvable, notes, Modes, CAPS_META, RETRYABLE,
-    RETRY_PREFIX, VERSION_META,
+    add_elicitation_modes, interrupt, is_resolvable, notes, retry_request, Modes, CAPS_META,
+    RETRYABLE, RETRY_PREFIX, VERSION_META,
 };
 use crate::error::{rpc_code, ElicitError};
 use crate::protocol::ELICITATION_METHOD;
@@ -509,21 +509,14 @@ fn resolve_job(relay: &Relay, handler: &mut ElicitHandler<'_>, job: Job) {
                     return;
                 }
             };
-            let mut retry = original.expect("checked above");
             let n = relay.next_retry.fetch_add(1, Ordering::SeqCst);
             let retry_id = format!("{RETRY_PREFIX}{n}");
-            retry["id"] = json!(retry_id);
-            if let Some(p) = retry.get_mut("params").and_then(Value::as_object_mut) {
-                p.insert("inputResponses".into(), Value::Object(responses));
-                match result.get("requestState") {
-                    Some(s) => {
-                        p.insert("requestState".into(), s.clone());
-                    }
-                    None => {
-                        p.remove("requestState");
-                    }
-                }
-            }
+            let retry = retry_request(
+                original.expect("checked above"),
+                &retry_id,
+                responses,
+                &result,
+            );
             relay.note(&notes::retried(
                 &client_id,
                 rounds,
