@@ -82,6 +82,20 @@ impl Modes {
     }
 }
 
+/// The JSON-RPC error a client gets when its request came back
+/// `input_required` [`MAX_INPUT_ROUNDS`] times: a server that keeps asking
+/// (a lost requestState, say) is stopped, not obeyed, and the client learns
+/// why. Returns the message (for `-v`) and the reply.
+pub(crate) fn too_many_rounds(client_id: &str) -> (String, Value) {
+    let message = format!(
+        "elicit stopped: the server asked for input {MAX_INPUT_ROUNDS} times in a row for this request"
+    );
+    let reply = json!({"jsonrpc": "2.0",
+        "id": serde_json::from_str::<Value>(client_id).unwrap_or(Value::Null),
+        "error": {"code": rpc_code::INTERNAL_ERROR, "message": message}});
+    (message, reply)
+}
+
 /// The retry of a request that came back `input_required`: a new id, the
 /// answers in `inputResponses`, and the server's `requestState` echoed as
 /// received (left out when it sent none). Shared by both proxies.
@@ -930,15 +944,8 @@ fn resolve_job(shared: &Shared, handler: &mut ElicitHandler<'_>, job: Job) {
                 *n
             };
             if rounds >= MAX_INPUT_ROUNDS {
-                // A server that keeps asking (a lost requestState, say) is
-                // stopped, not obeyed: the client learns why.
-                let message = format!(
-                    "elicit stopped: the server asked for input {MAX_INPUT_ROUNDS} times in a row for this request"
-                );
+                let (message, reply) = too_many_rounds(&client_id);
                 shared.note(&message);
-                let reply = json!({"jsonrpc": "2.0",
-                    "id": serde_json::from_str::<Value>(&client_id).unwrap_or(Value::Null),
-                    "error": {"code": rpc_code::INTERNAL_ERROR, "message": message}});
                 untrack(shared, &client_id);
                 let mut line = serde_json::to_vec(&reply).expect("values serialise");
                 line.push(b'\n');

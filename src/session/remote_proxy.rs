@@ -34,8 +34,8 @@ use serde_json::{json, Value};
 use super::call::MAX_INPUT_ROUNDS;
 use super::handler::{ElicitHandler, HandlerError};
 use super::proxy::{
-    add_elicitation_modes, interrupt, is_resolvable, notes, retry_request, Modes, CAPS_META,
-    RETRYABLE, RETRY_PREFIX, VERSION_META,
+    add_elicitation_modes, interrupt, is_resolvable, notes, retry_request, too_many_rounds, Modes,
+    CAPS_META, RETRYABLE, RETRY_PREFIX, VERSION_META,
 };
 use crate::error::{rpc_code, ElicitError};
 use crate::protocol::ELICITATION_METHOD;
@@ -469,15 +469,10 @@ fn resolve_job(relay: &Relay, handler: &mut ElicitHandler<'_>, job: Job) {
                 *n
             };
             if rounds >= MAX_INPUT_ROUNDS {
-                // A server that keeps asking (a lost requestState, say) is
-                // stopped, not obeyed: the client learns why.
-                let message = format!(
-                    "elicit stopped: the server asked for input {MAX_INPUT_ROUNDS} times in a row for this request"
-                );
+                let (message, reply) = too_many_rounds(&client_id);
                 relay.note(&message);
                 untrack(relay, &client_id);
-                relay.to_client(&json!({"jsonrpc": "2.0", "id": client_id_value,
-                    "error": {"code": rpc_code::INTERNAL_ERROR, "message": message}}));
+                relay.to_client(&reply);
                 return;
             }
             let original = relay
