@@ -140,25 +140,29 @@ pub(crate) fn is_resolvable(result: &Value, handles: impl Fn(Option<&str>) -> bo
         })
 }
 
+/// What a proxy tracks between the two sides; shared by the stdio proxy and
+/// the remote one.
 #[derive(Default)]
-struct State {
-    client_modes: Modes,
+pub(crate) struct State {
+    pub(crate) client_modes: Modes,
     /// 2026 requests that may come back `input_required`, by the exact JSON
     /// text of their id.
-    tracked: HashMap<String, Value>,
+    pub(crate) tracked: HashMap<String, Value>,
     /// Our retry ids → the client's id text.
-    retries: HashMap<String, String>,
+    pub(crate) retries: HashMap<String, String>,
     /// Server request ids (text) of elicitations being resolved.
-    pending: HashSet<String>,
+    pub(crate) pending: HashSet<String>,
     /// `input_required` rounds so far, by the client's id text: at most
     /// [`MAX_INPUT_ROUNDS`] per request, as in `call`.
-    rounds: HashMap<String, usize>,
+    pub(crate) rounds: HashMap<String, usize>,
     /// Ids (text) of the client's `initialize` / `server/discover` requests
     /// whose reply names the server.
-    info_ids: HashSet<String>,
+    pub(crate) info_ids: HashSet<String>,
     /// The server's name from that reply, for the prompt header.
-    server_name: Option<String>,
-    client_gone: bool,
+    pub(crate) server_name: Option<String>,
+    /// The client hung up (stdio proxy: pending elicitations are answered
+    /// cancel and no more are asked).
+    pub(crate) client_gone: bool,
 }
 
 enum Job {

@@ -22,7 +22,6 @@
 //! and SIGHUP end the session the same way (exit 128 + the signal), with
 //! the terminal put back if a prompt was up.
 
-use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -34,7 +33,7 @@ use serde_json::{json, Value};
 use super::call::MAX_INPUT_ROUNDS;
 use super::handler::{ElicitHandler, HandlerError};
 use super::proxy::{
-    add_elicitation_modes, interrupt, is_resolvable, notes, retry_request, too_many_rounds, Modes,
+    add_elicitation_modes, interrupt, is_resolvable, notes, retry_request, too_many_rounds, State,
     CAPS_META, RETRYABLE, RETRY_PREFIX, VERSION_META,
 };
 use crate::error::{rpc_code, ElicitError};
@@ -54,25 +53,6 @@ pub struct RemoteProxyOptions {
     /// Leave elicitations of a mode the client declared to the client.
     pub passthrough_declared: bool,
     pub verbose: bool,
-}
-
-#[derive(Default)]
-struct State {
-    client_modes: Modes,
-    /// 2026 requests that may come back `input_required`, by id text.
-    tracked: HashMap<String, Value>,
-    /// Our retry ids -> the client's id text.
-    retries: HashMap<String, String>,
-    /// Server request ids (text) of elicitations being resolved.
-    pending: HashSet<String>,
-    /// `input_required` rounds so far, by the client's id text: at most
-    /// [`MAX_INPUT_ROUNDS`] per request, as in `call`.
-    rounds: HashMap<String, usize>,
-    /// Ids (text) of the client's `initialize` / `server/discover` requests
-    /// whose reply names the server.
-    info_ids: HashSet<String>,
-    /// The server's name from that reply, for the prompt header.
-    server_name: Option<String>,
 }
 
 enum Job {
