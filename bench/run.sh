@@ -64,13 +64,14 @@ q() { printf '%q ' "$@"; }
 E1="$(q "$BIN" "${ANSWERS[@]}") < $REQ"
 J1="jq -c -f bench/fill.jq $REQ"
 C1="cat $REQ"
+V1="$(q "$BIN" --version)"
 EL="$(q "$BIN" --lines "${ANSWERS[@]}") < $work/lines.ndjson"
 JL="jq -c -f bench/fill.jq $work/lines.ndjson"
 CL="cat $work/lines.ndjson"
 
 echo "(a) one resolution, $RUNS runs each" >&2
 hyperfine --style basic --warmup 20 --runs "$RUNS" --output=null \
-    -n cat "$C1" -n elicit "$E1" -n jq "$J1" \
+    -n cat "$C1" -n "elicit --version" "$V1" -n elicit "$E1" -n jq "$J1" \
     --export-json "$work/a.json" --export-markdown "$work/a.md" >&2
 echo "(b) --lines over $LINES lines, $STREAM_RUNS runs each" >&2
 hyperfine --style basic --warmup 1 --runs "$STREAM_RUNS" --output=null \
@@ -92,7 +93,7 @@ ms() { awk -v s="$1" -v d="$2" 'BEGIN { printf "%.2f ms ± %.2f", s * 1000, d * 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f×", a / b }'; }
 lps() { awk -v n="$LINES" -v s="$1" 'BEGIN { printf "%\047.0f lines/s", n / s }'; }
 
-ca=$(mean "$work/a.json" cat); ea=$(mean "$work/a.json" elicit); ja=$(mean "$work/a.json" jq)
+ca=$(mean "$work/a.json" cat); va=$(mean "$work/a.json" "elicit --version"); ea=$(mean "$work/a.json" elicit); ja=$(mean "$work/a.json" jq)
 cb=$(mean "$work/b.json" cat); eb=$(mean "$work/b.json" "elicit --lines"); jb=$(mean "$work/b.json" "jq -c")
 
 cat <<TABLE
@@ -102,6 +103,7 @@ cat <<TABLE
 | command | time (mean ± σ) | vs cat | peak RSS |
 |---|---|---|---|
 | \`cat\` | $(ms "$ca" "$(sd "$work/a.json" cat)") | 1.00× | $(rss "$C1") |
+| \`elicit --version\` (start-up alone) | $(ms "$va" "$(sd "$work/a.json" "elicit --version")") | $(ratio "$va" "$ca") | $(rss "$V1") |
 | \`elicit --no-input -a accept -a name=Ada -a email=…\` | $(ms "$ea" "$(sd "$work/a.json" elicit)") | $(ratio "$ea" "$ca") | $(rss "$E1") |
 | \`jq -c -f bench/fill.jq\` | $(ms "$ja" "$(sd "$work/a.json" jq)") | $(ratio "$ja" "$ca") | $(rss "$J1") |
 
