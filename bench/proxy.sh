@@ -30,12 +30,16 @@ PY
 size_mb=$(( $(stat -c %s "$work/traffic.jsonl") / 1024 / 1024 ))
 # The same traffic both ways: a client (cat of the file) writes to a server
 # (cat, which echoes every line back), whose output a client reader (cat)
-# consumes; once directly, once with elicit proxy in the middle.
+# consumes; once directly, once with elicit proxy in the middle, and once
+# with two more `cat`s in place of elicit's two relay hops (the same number
+# of processes a byte passes through, doing no work: what the extra hops
+# alone cost on this machine).
 echo "## Relay throughput: $lines lines, $size_mb MiB, client -> server (cat) -> client"
 hyperfine -N --warmup 2 --runs 10 --export-markdown "$work/throughput.md" \
   --export-json "$work/throughput.json" \
   -n "direct pipe" "sh -c \"cat '$work/traffic.jsonl' | cat | cat > /dev/null\"" \
-  -n "elicit proxy" "sh -c \"cat '$work/traffic.jsonl' | '$bin' proxy --no-input -- cat | cat > /dev/null\""
+  -n "elicit proxy" "sh -c \"cat '$work/traffic.jsonl' | '$bin' proxy --no-input -- cat | cat > /dev/null\"" \
+  -n "same hops, cat" "sh -c \"cat '$work/traffic.jsonl' | cat | cat | cat | cat > /dev/null\""
 cat "$work/throughput.md"
 python3 - "$work/throughput.json" <<'PY'
 import json, sys
@@ -43,6 +47,9 @@ r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
 d, p = r["direct pipe"], r["elicit proxy"]
 print("\nthroughput through elicit proxy: %.2fx the direct pipe's (mean %.1f ms vs %.1f ms; median %.2fx)"
       % (d["mean"] / p["mean"], p["mean"] * 1e3, d["mean"] * 1e3, d["median"] / p["median"]))
+c = r["same hops, cat"]
+print("throughput through two more cats:  %.2fx the direct pipe's (mean %.1f ms; median %.2fx)"
+      % (d["mean"] / c["mean"], c["mean"] * 1e3, d["median"] / c["median"]))
 PY
 
 echo

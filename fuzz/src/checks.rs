@@ -202,8 +202,8 @@ pub fn url(data: &[u8]) {
 /// no line that matters.
 pub fn proxy_classifier(data: &[u8]) {
     use elicit::session::proxy::classify::{
-        chunk_matters, client_line_matters, client_message_matters, server_line_matters,
-        server_message_matters,
+        chunk_matters, client_chunk_matters, client_line_matters, client_message_matters,
+        server_chunk_matters, server_line_matters, server_message_matters,
     };
     let lines: Vec<&[u8]> = data.split_inclusive(|b| *b == b'\n').collect();
     for line in &lines {
@@ -220,6 +220,15 @@ pub fn proxy_classifier(data: &[u8]) {
         Some(end) => &data[..=end],
         None => return,
     };
+    // The relay's own run tests are the generic one, one pass fewer.
+    assert_eq!(
+        client_chunk_matters(whole),
+        chunk_matters(whole, client_line_matters)
+    );
+    assert_eq!(
+        server_chunk_matters(whole),
+        chunk_matters(whole, server_line_matters)
+    );
     let check = |line_matters: fn(&[u8]) -> bool| {
         if !chunk_matters(whole, line_matters) {
             for line in whole.split_inclusive(|b| *b == b'\n') {

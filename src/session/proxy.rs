@@ -573,8 +573,7 @@ fn for_each_line_batch(
 }
 
 fn relay_client(shared: &Shared, client_in: Box<dyn Read + Send>, in_fd: Option<RawFd>) {
-    let bulk =
-        |chunk: &[u8]| !classify::chunk_matters(chunk, client_line_matters) && shared.log.is_none();
+    let bulk = |chunk: &[u8]| !classify::client_chunk_matters(chunk) && shared.log.is_none();
     let mut emit = |bytes: &[u8], single: bool, flush: bool| {
         let rewritten = if single && client_line_matters(bytes) {
             rewrite_client_message(shared, bytes)
@@ -735,7 +734,7 @@ fn client_hung_up(shared: &Shared) {
 /// A server line (or run of lines) may matter by its text, or because a
 /// tracked client request awaits its reply (matched by id, after parsing).
 fn server_line_matters(shared: &Shared, bytes: &[u8]) -> bool {
-    if classify::chunk_matters(bytes, classify::server_line_matters) {
+    if classify::server_chunk_matters(bytes) {
         return true;
     }
     let st = shared.state.lock().expect("state lock");

@@ -18,6 +18,9 @@
 
 use std::borrow::Cow;
 
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::Value;
@@ -33,9 +36,21 @@ pub const VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
 /// The id prefix of the proxy's own retries.
 pub const RETRY_PREFIX: &str = "elicit-proxy-";
 
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    memchr::memmem::find(hay, needle).is_some()
+// Substring searchers built once: `memmem::find` would build one (its
+// SIMD tables) on every call, once per run of lines and per needle.
+static ELICITATION_NEEDLE: LazyLock<Finder> =
+    LazyLock::new(|| Finder::new(ELICITATION_METHOD.as_bytes()));
+static INPUT_REQUIRED_NEEDLE: LazyLock<Finder> = LazyLock::new(|| Finder::new("input_required"));
+static RETRY_NEEDLE: LazyLock<Finder> = LazyLock::new(|| Finder::new(RETRY_PREFIX.as_bytes()));
+static METHOD_KEY_NEEDLE: LazyLock<Finder> = LazyLock::new(|| Finder::new("\"method\""));
+static META_PREFIX_NEEDLE: LazyLock<Finder> = LazyLock::new(|| Finder::new(META_PREFIX));
+
+fn found(needle: &Finder, hay: &[u8]) -> bool {
+    needle.find(hay).is_some()
 }
+
+/// What the 2026 `_meta` keys start with.
+const META_PREFIX: &str = "io.modelcontextprotocol/";
 
 fn has_backslash(bytes: &[u8]) -> bool {
     memchr::memchr(b'\\', bytes).is_some()
@@ -130,7 +145,7 @@ fn skip_ws(mut b: &[u8]) -> &[u8] {
 /// allows only whitespace around the colon), so this is exact as a filter,
 /// and it costs one pass over the text (not one per name).
 fn names_a_client_method(text: &[u8]) -> bool {
-    memchr::memmem::find_iter(text, b"\"method\"").any(|at| {
+    METHOD_KEY_NEEDLE.find_iter(text).any(|at| {
         let rest = skip_ws(&text[at + 8..]);
         let Some(rest) = rest.strip_prefix(b":") else {
             return false;
@@ -139,25 +154,33 @@ fn names_a_client_method(text: &[u8]) -> bool {
             return false;
         };
         let name = &value[..memchr::memchr(b'"', value).unwrap_or(value.len())];
-        std::str::from_utf8(name).is_ok_and(|m| client_method_matters(m, false))
+        // Compared as bytes: no UTF-8 check on every message's method.
+        name == b"initialize"
+            || name == DISCOVER.as_bytes()
+            || RETRYABLE.iter().any(|r| name == r.as_bytes())
     })
 }
 
 /// Text without escapes: whether it holds one of the 2026 `_meta` keys (a
 /// superset: any place, any role), in one pass for both.
 fn has_2026_meta_key(text: &[u8]) -> bool {
-    const PREFIX: &[u8] = b"io.modelcontextprotocol/";
-    memchr::memmem::find_iter(text, PREFIX).any(|at| {
-        let rest = &text[at + PREFIX.len()..];
-        rest.starts_with(&CAPS_META.as_bytes()[PREFIX.len()..])
-            || rest.starts_with(&VERSION_META.as_bytes()[PREFIX.len()..])
+    const N: usize = META_PREFIX.len();
+    META_PREFIX_NEEDLE.find_iter(text).any(|at| {
+        let rest = &text[at + N..];
+        rest.starts_with(&CAPS_META.as_bytes()[N..])
+            || rest.starts_with(&VERSION_META.as_bytes()[N..])
     })
+}
+
+/// Text without escapes: the exact substring test for client lines.
+fn plain_client_text_matters(text: &[u8]) -> bool {
+    names_a_client_method(text) || has_2026_meta_key(text)
 }
 
 /// True when one client line may need elicit (see the module doc).
 pub fn client_line_matters(line: &[u8]) -> bool {
     if !has_backslash(line) {
-        return names_a_client_method(line) || has_2026_meta_key(line);
+        return plain_client_text_matters(line);
     }
     match serde_json::from_slice::<ClientSkim>(line) {
         Ok(skim) => {
@@ -172,12 +195,17 @@ pub fn client_line_matters(line: &[u8]) -> bool {
     }
 }
 
+/// Text without escapes: the exact substring test for server lines.
+fn plain_server_text_matters(text: &[u8]) -> bool {
+    found(&ELICITATION_NEEDLE, text)
+        || found(&INPUT_REQUIRED_NEEDLE, text)
+        || found(&RETRY_NEEDLE, text)
+}
+
 /// True when one server line may need elicit (see the module doc).
 pub fn server_line_matters(line: &[u8]) -> bool {
     if !has_backslash(line) {
-        return contains(line, ELICITATION_METHOD.as_bytes())
-            || contains(line, b"input_required")
-            || contains(line, RETRY_PREFIX.as_bytes());
+        return plain_server_text_matters(line);
     }
     match serde_json::from_slice::<ServerSkim>(line) {
         Ok(skim) => {
@@ -203,6 +231,29 @@ pub fn chunk_matters(chunk: &[u8], line_matters: fn(&[u8]) -> bool) -> bool {
         return line_matters(chunk);
     }
     chunk.split_inclusive(|b| *b == b'\n').any(line_matters)
+}
+
+/// [`chunk_matters`] for client lines, with one pass fewer over the run
+/// (the escape-free test is called directly, not through the line test
+/// that would look for a backslash again). The relay's per-run test.
+pub fn client_chunk_matters(chunk: &[u8]) -> bool {
+    if !has_backslash(chunk) {
+        return plain_client_text_matters(chunk);
+    }
+    chunk
+        .split_inclusive(|b| *b == b'\n')
+        .any(client_line_matters)
+}
+
+/// [`chunk_matters`] for server lines, with one pass fewer (as
+/// [`client_chunk_matters`]).
+pub fn server_chunk_matters(chunk: &[u8]) -> bool {
+    if !has_backslash(chunk) {
+        return plain_server_text_matters(chunk);
+    }
+    chunk
+        .split_inclusive(|b| *b == b'\n')
+        .any(server_line_matters)
 }
 
 #[cfg(test)]
@@ -244,6 +295,42 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":3,"method":"echo","params":{"method":"nope","m":"io.modelcontextprotocol/other"}}"#,
         ] {
             assert!(!client_line_matters(line.as_bytes()), "{line}");
+        }
+    }
+
+    #[test]
+    fn the_relay_run_tests_agree_with_the_generic_one() {
+        let lines: [&[u8]; 8] = [
+            br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"p":1}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"elicitation\/create","params":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required"}}"#,
+            br#"{"jsonrpc":"2.0","id":7,"result":{"text":"a
+b"}}"#,
+            br#"{"method":"x","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"1"}}}"#,
+        ];
+        // Every run of up to three of the lines, in order.
+        for a in 0..lines.len() {
+            for b in a..lines.len().min(a + 3) {
+                let run: Vec<u8> = lines[a..=b]
+                    .iter()
+                    .flat_map(|l| l.iter().copied().chain([b'\n']))
+                    .collect();
+                assert_eq!(
+                    client_chunk_matters(&run),
+                    chunk_matters(&run, client_line_matters),
+                    "{}",
+                    String::from_utf8_lossy(&run)
+                );
+                assert_eq!(
+                    server_chunk_matters(&run),
+                    chunk_matters(&run, server_line_matters),
+                    "{}",
+                    String::from_utf8_lossy(&run)
+                );
+            }
         }
     }
 
