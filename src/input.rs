@@ -299,7 +299,7 @@ fn raw_bits(text: &str, value: &Value) -> RawBits {
 
 /// Detects the shape of `text` and extracts every elicitation in it.
 pub fn read_document(text: &str) -> Result<Document, InputFailure> {
-    read_document_with(text, &|_| None)
+    read_document_with(text, &|_| None, None)
 }
 
 /// A schema the caller has already parsed, found by its JSON text (see
@@ -326,11 +326,16 @@ pub struct KnownSchema {
 /// private marker keys) sends the document to the two-pass reader
 /// ([`parse_json`], then the raw pass) instead, so every error, and its line
 /// and column, is the one that reader gives.
+///
+/// `likely` is the schema text the caller expects (the last one the cache
+/// parsed): when the document holds it as its `requestedSchema`, that
+/// text is not even skipped by the parser.
 pub fn read_document_with(
     text: &str,
     known: &dyn Fn(&str) -> Option<KnownSchema>,
+    likely: Option<&str>,
 ) -> Result<Document, InputFailure> {
-    match read_in_one_pass(text, known) {
+    match read_in_one_pass(text, known, likely) {
         Some(done) => done,
         None => read_document_two_pass(text),
     }
@@ -475,9 +480,64 @@ impl<'de: 'a, 'a> Deserialize<'de> for OnePassParams<'a> {
 /// a member of the top object). `None` when it does not parse alone or
 /// would nest too deeply where it sits: the two-pass reader then gives the
 /// error.
-fn build_member(raw: &RawValue, level: usize) -> Option<Value> {
-    let value: Value = serde_json::from_str(raw.get()).ok()?;
+fn build_member(raw: &str, level: usize) -> Option<Value> {
+    let value: Value = serde_json::from_str(raw).ok()?;
     (level + nesting(&value) <= MAX_NESTING).then_some(value)
+}
+
+/// `text` with `schema` (a JSON object's text) replaced by `{}` where it
+/// follows a `"requestedSchema":` key, and where: a line of a stream of one
+/// request, read without its schema. Finding the key and comparing the
+/// text after it costs a fraction of what serde_json takes to skip the
+/// schema. `None` when no such key is followed by `schema`.
+fn swap_out<'s>(text: &str, schema: &'s str) -> Option<(String, usize, &'s str)> {
+    static KEY: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
+    if !(schema.starts_with('{') && schema.ends_with('}')) {
+        return None;
+    }
+    let key = KEY.get_or_init(|| memchr::memmem::Finder::new(b"\"requestedSchema\""));
+    let json_space = [' ', '\t', '\n', '\r'];
+    let at = key.find_iter(text.as_bytes()).find_map(|k| {
+        let after_key = &text[k + key.needle().len()..];
+        let value = after_key
+            .trim_start_matches(json_space)
+            .strip_prefix(':')?
+            .trim_start_matches(json_space);
+        value.starts_with(schema).then(|| text.len() - value.len())
+    })?;
+    let rest = &text[at + schema.len()..];
+    let mut swapped = String::with_capacity(at + 2 + rest.len());
+    swapped.push_str(&text[..at]);
+    swapped.push_str("{}");
+    swapped.push_str(rest);
+    Some((swapped, at, schema))
+}
+
+/// The texts of the top's and `params`' `requestedSchema`.
+type SchemaTexts<'a> = (Option<&'a str>, Option<&'a str>);
+
+/// Reads `swapped` (from [`swap_out`]) in one pass, when the `{}` put at
+/// `at` is a `requestedSchema`'s whole value: then `schema` was that
+/// member's value in the document (an object, read to its closing brace
+/// wherever it stands, so the rest reads the same either way).
+fn read_swapped<'a>(
+    swapped: &'a str,
+    at: usize,
+    schema: &'a str,
+) -> Option<(OnePass<'a>, SchemaTexts<'a>)> {
+    let one = serde_json::from_str::<OnePass<'_>>(swapped).ok()?;
+    let here = |r: Option<&RawValue>| {
+        r.is_some_and(|r| {
+            r.get() == "{}"
+                && (r.get().as_ptr() as usize).checked_sub(swapped.as_ptr() as usize) == Some(at)
+        })
+    };
+    let texts = match (here(one.bare_schema), here(one.params_schema)) {
+        (true, false) => (Some(schema), one.params_schema.map(RawValue::get)),
+        (false, true) => (one.bare_schema.map(RawValue::get), Some(schema)),
+        _ => return None,
+    };
+    Some((one, texts))
 }
 
 /// Which `requestedSchema` a [`KnownSchema`] was found for.
@@ -492,24 +552,40 @@ enum SchemaAt {
 fn read_in_one_pass(
     text: &str,
     known: &dyn Fn(&str) -> Option<KnownSchema>,
+    likely: Option<&str>,
 ) -> Option<Result<Document, InputFailure>> {
-    let one = serde_json::from_str::<OnePass<'_>>(text).ok()?;
+    // The likely schema text, where this line's schema sits, is not even
+    // skipped: the line is read with `{}` in its place (see below).
+    let swapped = likely.and_then(|schema| swap_out(text, schema));
+    let read = swapped
+        .as_ref()
+        .and_then(|(m, at, schema)| read_swapped(m, *at, schema));
+    let (one, (bare_schema, params_schema)) = match read {
+        Some(read) => read,
+        None => {
+            let one = serde_json::from_str::<OnePass<'_>>(text).ok()?;
+            let texts = (
+                one.bare_schema.map(RawValue::get),
+                one.params_schema.map(RawValue::get),
+            );
+            (one, texts)
+        }
+    };
     let OnePass {
         mut members,
         id,
         request_state,
-        bare_schema,
-        params_schema,
+        ..
     } = one;
     if bare_schema.is_some() && params_schema.is_some() {
         // Rare, and only one of them is the cache's key: not worth a rule.
         return None;
     }
     if let Some(raw) = id {
-        members.insert("id".into(), build_member(raw, 1)?);
+        members.insert("id".into(), build_member(raw.get(), 1)?);
     }
     if let Some(raw) = request_state {
-        members.insert("requestState".into(), build_member(raw, 1)?);
+        members.insert("requestState".into(), build_member(raw.get(), 1)?);
     }
     let (at, raw_schema, level) = match (bare_schema, params_schema) {
         (Some(raw), _) => (SchemaAt::Top, Some(raw), 1),
@@ -518,7 +594,7 @@ fn read_in_one_pass(
     };
     let mut found = None;
     if let Some(raw) = raw_schema {
-        let schema = match known(raw.get()) {
+        let schema = match known(raw) {
             // Parsed before, so it parses again: only its depth here is new.
             Some(k) if level + k.nesting <= MAX_NESTING => {
                 found = Some(k.form);
@@ -536,8 +612,8 @@ fn read_in_one_pass(
         };
         *slot.expect("the one pass left the member's slot") = schema;
     }
-    let text_of = |raw: Option<&RawValue>, here: SchemaAt| match (raw, &found) {
-        (Some(raw), None) if at == here => Some(Box::<str>::from(raw.get())),
+    let text_of = |raw: Option<&str>, here: SchemaAt| match (raw, &found) {
+        (Some(raw), None) if at == here => Some(Box::<str>::from(raw)),
         _ => None,
     };
     // The raw pass reads the top's members as `Option<&RawValue>`, which
@@ -548,7 +624,7 @@ fn read_in_one_pass(
     let raw = RawBits {
         id: at_top(id).map(ToOwned::to_owned),
         request_state: at_top(request_state).map(ToOwned::to_owned),
-        bare_schema: text_of(at_top(bare_schema), SchemaAt::Top),
+        bare_schema: text_of(bare_schema.filter(|t| *t != "null"), SchemaAt::Top),
         params_schema: text_of(params_schema, SchemaAt::Params),
     };
     let value = Value::Object(members);
@@ -1078,6 +1154,22 @@ mod one_pass_tests {
                 r#"{{"code":-32042,"data":{{"elicitations":[{{"mode":"url","url":"https://e.x","elicitationId":"i"}}]}},"id":5}}"#
             ),
             r#"{"foo":1,"foo":2,"bar":3}"#.into(),
+            // The schema's text elsewhere than (or before) its own slot.
+            req("1", &format!(r#","x":{s}"#)),
+            format!(r#"{{"x":{s},"message":"m","requestedSchema":{s}}}"#),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":6,"method":"elicitation/create","params":{{"_meta":{{"io.modelcontextprotocol/related-task":{s}}},"message":"m","requestedSchema":{s}}}}}"#
+            ),
+            format!(r#"{{"message":"{{}}","requestedSchema":{{}}}}"#),
+            format!(r#"{{"x":{{"requestedSchema":{s}}},"message":"m","requestedSchema":{s}}}"#),
+            format!(
+                r#"{{"method":"elicitation/create","params":{{"_meta":{{"k":{{"requestedSchema":{s}}}}},"message":"m","requestedSchema":{s}}}}}"#
+            ),
+            format!(r#"{{"message":"m","requestedSchema":{s} x}}"#),
+            format!(r#"{{"message":"m","requestedSchema":{s}}} x"#),
+            format!(r#"{{"message":"m","requestedSchema":[{s}]}}"#),
+            format!(r#"{{"message":"m","requestedSchema":{{"k":{s}}}}}"#),
+            format!(r#"{{"message":"m","requestedSchema":{s},"requestedSchema":{s}}}"#),
             r#"[]"#.into(),
         ];
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
@@ -1100,7 +1192,7 @@ mod one_pass_tests {
         let mut one_pass = 0;
         for doc in corpus() {
             let two = describe(read_document_two_pass(&doc));
-            if let Some(one) = read_in_one_pass(&doc, &|_| None) {
+            if let Some(one) = read_in_one_pass(&doc, &|_| None, None) {
                 one_pass += 1;
                 assert_eq!(describe(one), two, "{doc}");
             }
@@ -1108,6 +1200,63 @@ mod one_pass_tests {
         }
         // Most documents take the one pass, fixtures included.
         assert!(one_pass > 30, "{one_pass}");
+    }
+
+    #[test]
+    fn the_likely_schema_text_changes_nothing_but_the_work() {
+        let s = r#"{"type":"object","properties":{"a":{"type":"string","default":"x"}}}"#;
+        let texts = [s, "{}", r#"{"type":"object"}"#];
+        let forms: Vec<(Arc<FormSchema>, usize)> = texts
+            .iter()
+            .map(|t| {
+                let v: Value = serde_json::from_str(t).unwrap();
+                (Arc::new(FormSchema::parse(&v).unwrap()), nesting(&v))
+            })
+            .collect();
+        let known = |text: &str| {
+            let i = texts.iter().position(|t| *t == text)?;
+            Some(KnownSchema {
+                form: forms[i].0.clone(),
+                nesting: forms[i].1,
+            })
+        };
+        for doc in corpus() {
+            let plain = describe(read_document_with(&doc, &known, None));
+            for likely in texts.into_iter().chain([r#""x""#, "{", "{}}"]) {
+                let with = describe(read_document_with(&doc, &known, Some(likely)));
+                assert_eq!(with, plain, "likely {likely}: {doc}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_likely_schema_is_swapped_out_only_from_its_slot() {
+        let s = r#"{"type":"object","properties":{"a":{"type":"string"}}}"#;
+        let swapped_schema = |doc: &str| {
+            let (m, at, schema) = swap_out(doc, s)?;
+            let (_, (bare, params)) = read_swapped(&m, at, schema)?;
+            Some((bare.map(str::to_string), params.map(str::to_string)))
+        };
+        let rpc = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{{"message":"m","requestedSchema":{s}}}}}"#
+        );
+        assert_eq!(swapped_schema(&rpc), Some((None, Some(s.to_string()))));
+        let bare = format!(r#"{{"message":"m","requestedSchema":{s}}}"#);
+        assert_eq!(swapped_schema(&bare), Some((Some(s.to_string()), None)));
+        let after_another = format!(r#"{{"x":{s},"message":"m","requestedSchema" : {s}}}"#);
+        assert_eq!(
+            swapped_schema(&after_another),
+            Some((Some(s.to_string()), None))
+        );
+        for elsewhere in [
+            format!(r#"{{"x":{{"requestedSchema":{s}}},"message":"m","requestedSchema":{s}}}"#),
+            format!(r#"{{"message":"m","requestedSchema":{{}},"x":{{"requestedSchema":{s}}}}}"#),
+            format!(r#"{{"message":"m","requestedSchema":[{s}]}}"#),
+            format!(r#"{{"message":"m","requestedSchema":{s} x}}"#),
+            r#"{"message":"m"}"#.to_string(),
+        ] {
+            assert_eq!(swapped_schema(&elsewhere), None, "{elsewhere}");
+        }
     }
 
     #[test]
@@ -1123,14 +1272,14 @@ mod one_pass_tests {
         let doc = format!(
             r#"{{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{{"message":"m","requestedSchema":{s}}}}}"#
         );
-        let read = read_document_with(&doc, &known).unwrap();
+        let read = read_document_with(&doc, &known, None).unwrap();
         let entry = &read.entries[0];
         assert!(entry.form.as_ref().is_some_and(|f| Arc::ptr_eq(f, &form)));
         assert_eq!(entry.params.requested_schema, None);
         assert_eq!(entry.schema_text, None);
         // Unknown text (here: other spacing) is built as usual.
         let spaced = doc.replace(r#""type":"string""#, r#""type": "string""#);
-        let read = read_document_with(&spaced, &known).unwrap();
+        let read = read_document_with(&spaced, &known, None).unwrap();
         assert!(read.entries[0].form.is_none());
         assert!(read.entries[0].params.requested_schema.is_some());
         assert!(read.entries[0].schema_text.is_some());

@@ -232,6 +232,11 @@ impl SchemaCache {
         })
     }
 
+    /// The schema text parsed last: the likeliest next one.
+    pub fn last_text(&self) -> Option<&str> {
+        self.last.as_ref().map(|(text, _, _)| &**text)
+    }
+
     /// [`SchemaCache::get`], looking `text` (the schema's JSON text, which
     /// must parse to `schema`) up first.
     pub fn get_with_text(
