@@ -132,14 +132,11 @@ pub fn elicitation_to_request(params: &ElicitationParams) -> Request {
     request_from(params, params.requested_schema.clone())
 }
 
-/// The same mapping, moving the schema into `Request.data` instead of
-/// copying it (a large schema on every line of a `--lines` stream). The
-/// params come back without `requested_schema`; read it from the Request.
-pub(crate) fn elicitation_into_request(
-    mut params: ElicitationParams,
-) -> (Request, ElicitationParams) {
-    let schema = params.requested_schema.take();
-    (request_from(&params, schema), params)
+/// The same mapping without `data.schema`, for a resolution that keeps the
+/// schema parsed instead (a large schema on every line of a `--lines`
+/// stream is neither copied nor, when cached, built).
+pub(crate) fn request_without_schema(params: &ElicitationParams) -> Request {
+    request_from(params, None)
 }
 
 fn request_from(params: &ElicitationParams, schema: Option<Value>) -> Request {

@@ -13,8 +13,11 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use std::sync::Arc;
+
 use crate::error::ElicitError;
 use crate::protocol::{ElicitationParams, ELICITATION_METHOD, URL_ELICITATION_REQUIRED};
+use crate::schema::FormSchema;
 
 /// Largest input elicit reads in one document (or one `--lines` line).
 pub const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
@@ -40,7 +43,7 @@ pub enum Shape {
 }
 
 /// One elicitation found in the input.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Entry {
     /// The `inputRequests` key, or the `elicitationId` of a -32042 entry.
     pub key: Option<String>,
@@ -50,6 +53,23 @@ pub struct Entry {
     /// looks it up by this text, so a `--lines` stream of one request neither
     /// hashes nor compares its schema's tree on every line.
     pub schema_text: Option<Box<str>>,
+    /// The parsed schema, when the reader's caller already had it
+    /// ([`read_document_with`]): `params.requested_schema` is then `None`,
+    /// as the schema's tree was never built.
+    pub form: Option<Arc<FormSchema>>,
+}
+
+/// Equal entries hold the same parsed form (the same `Arc`), if any.
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+            && self.params == other.params
+            && self.schema_text == other.schema_text
+            && match (&self.form, &other.form) {
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                (a, b) => a.is_none() && b.is_none(),
+            }
+    }
 }
 
 /// A parsed input document.
@@ -279,6 +299,356 @@ fn raw_bits(text: &str, value: &Value) -> RawBits {
 
 /// Detects the shape of `text` and extracts every elicitation in it.
 pub fn read_document(text: &str) -> Result<Document, InputFailure> {
+    read_document_with(text, &|_| None, None)
+}
+
+/// A schema the caller has already parsed, found by its JSON text (see
+/// [`read_document_with`]).
+pub struct KnownSchema {
+    pub form: Arc<FormSchema>,
+    /// How deeply the schema's JSON nests ([`nesting`]): a text that parsed
+    /// alone may still be too deep where it now sits.
+    pub nesting: usize,
+}
+
+/// [`read_document`], told by `known` which schema texts are already
+/// parsed (the `--lines` cache). The document is read in one pass: every
+/// member is built as [`parse_json`] would build it, except the
+/// `requestedSchema` (at the top, or in `params`), `id` and `requestState`,
+/// whose exact text is kept (`id` and `requestState` go back byte for byte;
+/// the schema is the cache's key). A schema `known` names is never built:
+/// its entry carries the parsed form ([`Entry::form`]) and no
+/// `requested_schema`. Any other schema, and `id` and `requestState`, are
+/// built from their text.
+///
+/// Anything out of the ordinary (a syntax error, a duplicate key among
+/// those members, a `result`, `params` that is not an object, serde_json's
+/// private marker keys) sends the document to the two-pass reader
+/// ([`parse_json`], then the raw pass) instead, so every error, and its line
+/// and column, is the one that reader gives.
+///
+/// `likely` is the schema text the caller expects (the last one the cache
+/// parsed): when the document holds it as its `requestedSchema`, that
+/// text is not even skipped by the parser.
+pub fn read_document_with(
+    text: &str,
+    known: &dyn Fn(&str) -> Option<KnownSchema>,
+    likely: Option<&str>,
+) -> Result<Document, InputFailure> {
+    match read_in_one_pass(text, known, likely) {
+        Some(done) => done,
+        None => read_document_two_pass(text),
+    }
+}
+
+/// The most deeply nested arrays and objects serde_json reads (its
+/// recursion limit of [`MAX_DEPTH`] counts the value being opened).
+const MAX_NESTING: usize = MAX_DEPTH - 1;
+
+/// How deeply `value` nests: 0 for a scalar, 1 for a flat array or object.
+pub fn nesting(value: &Value) -> usize {
+    match value {
+        Value::Array(a) => 1 + a.iter().map(nesting).max().unwrap_or(0),
+        Value::Object(o) => 1 + o.values().map(nesting).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Marks the one-pass reader's own refusals (the two-pass reader decides).
+const NOT_ONE_PASS: &str = "elicit: not for the one-pass reader";
+
+/// The keys serde_json's `Value` reads specially when they come first in an
+/// object (its number and raw-value markers): such an object is left to the
+/// two-pass reader.
+fn is_marker_key(key: &str) -> bool {
+    key.starts_with("$serde_json::private::")
+}
+
+/// The top-level object, read in one pass: every member as a `Value` but
+/// the ones kept as text (their slots in `members` hold `null` until they
+/// are built, so the members keep their order).
+struct OnePass<'a> {
+    members: Map<String, Value>,
+    id: Option<&'a RawValue>,
+    request_state: Option<&'a RawValue>,
+    bare_schema: Option<&'a RawValue>,
+    params_schema: Option<&'a RawValue>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for OnePass<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{Error, MapAccess, Visitor};
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Visit<'a> {
+            type Value = OnePass<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = OnePass {
+                    members: Map::new(),
+                    id: None,
+                    request_state: None,
+                    bare_schema: None,
+                    params_schema: None,
+                };
+                let mut seen_params = false;
+                while let Some(key) = map.next_key::<String>()? {
+                    if out.members.is_empty() && is_marker_key(&key) {
+                        return Err(Error::custom(NOT_ONE_PASS));
+                    }
+                    let raw_slot = match key.as_str() {
+                        "id" => Some(&mut out.id),
+                        "requestState" => Some(&mut out.request_state),
+                        "requestedSchema" => Some(&mut out.bare_schema),
+                        _ => None,
+                    };
+                    let value = if let Some(slot) = raw_slot {
+                        if slot.replace(map.next_value::<&'de RawValue>()?).is_some() {
+                            return Err(Error::custom(NOT_ONE_PASS));
+                        }
+                        Value::Null
+                    } else if key == "params" {
+                        if std::mem::replace(&mut seen_params, true) {
+                            return Err(Error::custom(NOT_ONE_PASS));
+                        }
+                        let params = map.next_value::<OnePassParams<'a>>()?;
+                        out.params_schema = params.schema;
+                        Value::Object(params.members)
+                    } else if key == "result" {
+                        // Its `requestState` is kept as text too: the
+                        // two-pass reader does that.
+                        return Err(Error::custom(NOT_ONE_PASS));
+                    } else {
+                        map.next_value::<Value>()?
+                    };
+                    // A repeated key keeps its first place and its last
+                    // value, as in a parsed `Value`.
+                    out.members.insert(key, value);
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(Visit(std::marker::PhantomData))
+    }
+}
+
+/// `params` in the one pass: an object, its `requestedSchema` kept as text
+/// (its slot holds `null`).
+struct OnePassParams<'a> {
+    members: Map<String, Value>,
+    schema: Option<&'a RawValue>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for OnePassParams<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{Error, MapAccess, Visitor};
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Visit<'a> {
+            type Value = OnePassParams<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = OnePassParams {
+                    members: Map::new(),
+                    schema: None,
+                };
+                while let Some(key) = map.next_key::<String>()? {
+                    if out.members.is_empty() && is_marker_key(&key) {
+                        return Err(Error::custom(NOT_ONE_PASS));
+                    }
+                    let value = if key == "requestedSchema" {
+                        if out.schema.replace(map.next_value()?).is_some() {
+                            return Err(Error::custom(NOT_ONE_PASS));
+                        }
+                        Value::Null
+                    } else {
+                        map.next_value::<Value>()?
+                    };
+                    out.members.insert(key, value);
+                }
+                Ok(out)
+            }
+        }
+        // Anything but an object is refused (the visitor only takes maps).
+        d.deserialize_any(Visit(std::marker::PhantomData))
+    }
+}
+
+/// Builds a member kept as text, `level` objects deep in the document (1:
+/// a member of the top object). `None` when it does not parse alone or
+/// would nest too deeply where it sits: the two-pass reader then gives the
+/// error.
+fn build_member(raw: &str, level: usize) -> Option<Value> {
+    let value: Value = serde_json::from_str(raw).ok()?;
+    (level + nesting(&value) <= MAX_NESTING).then_some(value)
+}
+
+/// `text` with `schema` (a JSON object's text) replaced by `{}` where it
+/// follows a `"requestedSchema":` key, and where: a line of a stream of one
+/// request, read without its schema. Finding the key and comparing the
+/// text after it costs a fraction of what serde_json takes to skip the
+/// schema. `None` when no such key is followed by `schema`.
+fn swap_out<'s>(text: &str, schema: &'s str) -> Option<(String, usize, &'s str)> {
+    static KEY: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
+    if !(schema.starts_with('{') && schema.ends_with('}')) {
+        return None;
+    }
+    let key = KEY.get_or_init(|| memchr::memmem::Finder::new(b"\"requestedSchema\""));
+    let json_space = [' ', '\t', '\n', '\r'];
+    let at = key.find_iter(text.as_bytes()).find_map(|k| {
+        let after_key = &text[k + key.needle().len()..];
+        let value = after_key
+            .trim_start_matches(json_space)
+            .strip_prefix(':')?
+            .trim_start_matches(json_space);
+        value.starts_with(schema).then(|| text.len() - value.len())
+    })?;
+    let rest = &text[at + schema.len()..];
+    let mut swapped = String::with_capacity(at + 2 + rest.len());
+    swapped.push_str(&text[..at]);
+    swapped.push_str("{}");
+    swapped.push_str(rest);
+    Some((swapped, at, schema))
+}
+
+/// The texts of the top's and `params`' `requestedSchema`.
+type SchemaTexts<'a> = (Option<&'a str>, Option<&'a str>);
+
+/// Reads `swapped` (from [`swap_out`]) in one pass, when the `{}` put at
+/// `at` is a `requestedSchema`'s whole value: then `schema` was that
+/// member's value in the document (an object, read to its closing brace
+/// wherever it stands, so the rest reads the same either way).
+fn read_swapped<'a>(
+    swapped: &'a str,
+    at: usize,
+    schema: &'a str,
+) -> Option<(OnePass<'a>, SchemaTexts<'a>)> {
+    let one = serde_json::from_str::<OnePass<'_>>(swapped).ok()?;
+    let here = |r: Option<&RawValue>| {
+        r.is_some_and(|r| {
+            r.get() == "{}"
+                && (r.get().as_ptr() as usize).checked_sub(swapped.as_ptr() as usize) == Some(at)
+        })
+    };
+    let texts = match (here(one.bare_schema), here(one.params_schema)) {
+        (true, false) => (Some(schema), one.params_schema.map(RawValue::get)),
+        (false, true) => (one.bare_schema.map(RawValue::get), Some(schema)),
+        _ => return None,
+    };
+    Some((one, texts))
+}
+
+/// Which `requestedSchema` a [`KnownSchema`] was found for.
+#[derive(Clone, Copy, PartialEq)]
+enum SchemaAt {
+    Top,
+    Params,
+}
+
+/// The one pass of [`read_document_with`]; `None` leaves the document to
+/// the two-pass reader.
+fn read_in_one_pass(
+    text: &str,
+    known: &dyn Fn(&str) -> Option<KnownSchema>,
+    likely: Option<&str>,
+) -> Option<Result<Document, InputFailure>> {
+    // The likely schema text, where this line's schema sits, is not even
+    // skipped: the line is read with `{}` in its place (see below).
+    let swapped = likely.and_then(|schema| swap_out(text, schema));
+    let read = swapped
+        .as_ref()
+        .and_then(|(m, at, schema)| read_swapped(m, *at, schema));
+    let (one, (bare_schema, params_schema)) = match read {
+        Some(read) => read,
+        None => {
+            let one = serde_json::from_str::<OnePass<'_>>(text).ok()?;
+            let texts = (
+                one.bare_schema.map(RawValue::get),
+                one.params_schema.map(RawValue::get),
+            );
+            (one, texts)
+        }
+    };
+    let OnePass {
+        mut members,
+        id,
+        request_state,
+        ..
+    } = one;
+    if bare_schema.is_some() && params_schema.is_some() {
+        // Rare, and only one of them is the cache's key: not worth a rule.
+        return None;
+    }
+    if let Some(raw) = id {
+        members.insert("id".into(), build_member(raw.get(), 1)?);
+    }
+    if let Some(raw) = request_state {
+        members.insert("requestState".into(), build_member(raw.get(), 1)?);
+    }
+    let (at, raw_schema, level) = match (bare_schema, params_schema) {
+        (Some(raw), _) => (SchemaAt::Top, Some(raw), 1),
+        (None, Some(raw)) => (SchemaAt::Params, Some(raw), 2),
+        (None, None) => (SchemaAt::Top, None, 0),
+    };
+    let mut found = None;
+    if let Some(raw) = raw_schema {
+        let schema = match known(raw) {
+            // Parsed before, so it parses again: only its depth here is new.
+            Some(k) if level + k.nesting <= MAX_NESTING => {
+                found = Some(k.form);
+                // An object, as every schema the cache holds is: the shape
+                // rules see the member they would see, never read it.
+                Value::Object(Map::new())
+            }
+            _ => build_member(raw, level)?,
+        };
+        let slot = match at {
+            SchemaAt::Top => members.get_mut("requestedSchema"),
+            SchemaAt::Params => members
+                .get_mut("params")
+                .and_then(|p| p.get_mut("requestedSchema")),
+        };
+        *slot.expect("the one pass left the member's slot") = schema;
+    }
+    let text_of = |raw: Option<&str>, here: SchemaAt| match (raw, &found) {
+        (Some(raw), None) if at == here => Some(Box::<str>::from(raw)),
+        _ => None,
+    };
+    // The raw pass reads the top's members as `Option<&RawValue>`, which
+    // takes `null` for absent (and `params`' schema as a `&RawValue`).
+    fn at_top(r: Option<&RawValue>) -> Option<&RawValue> {
+        r.filter(|r| r.get() != "null")
+    }
+    let raw = RawBits {
+        id: at_top(id).map(ToOwned::to_owned),
+        request_state: at_top(request_state).map(ToOwned::to_owned),
+        bare_schema: text_of(bare_schema.filter(|t| *t != "null"), SchemaAt::Top),
+        params_schema: text_of(params_schema, SchemaAt::Params),
+    };
+    let value = Value::Object(members);
+    Some(finish_document(text, value, raw).map(|mut doc| {
+        if let Some(form) = found {
+            let here = match doc.shape {
+                Shape::BareParams => SchemaAt::Top,
+                Shape::RequestObject | Shape::JsonRpcRequest { .. } => SchemaAt::Params,
+                _ => return doc,
+            };
+            if here == at {
+                if let Some(entry) = doc.entries.first_mut() {
+                    // The placeholder goes; the parsed form takes its place.
+                    entry.params.requested_schema = None;
+                    entry.form = Some(form);
+                }
+            }
+        }
+        doc
+    }))
+}
+
+/// The two passes: the whole document parsed, then its exact bits read again.
+fn read_document_two_pass(text: &str) -> Result<Document, InputFailure> {
     let value = parse_json(text)?;
     match &value {
         Value::Object(_) => {}
@@ -293,6 +663,11 @@ pub fn read_document(text: &str) -> Result<Document, InputFailure> {
         }
     };
     let raw = raw_bits(text, &value);
+    finish_document(text, value, raw)
+}
+
+/// The shape rules, the same for both readers.
+fn finish_document(text: &str, value: Value, raw: RawBits) -> Result<Document, InputFailure> {
     let server = server_name(&value);
     let mut doc = read_shape(value, raw)?;
     if doc.server.is_none() {
@@ -414,6 +789,7 @@ fn read_shape(mut value: Value, raw: RawBits) -> Result<Document, InputFailure> 
                     key: None,
                     params,
                     schema_text: raw.params_schema,
+                    form: None,
                 }],
                 skipped: vec![],
                 server: None,
@@ -438,6 +814,7 @@ fn read_shape(mut value: Value, raw: RawBits) -> Result<Document, InputFailure> 
                 key: None,
                 params,
                 schema_text: raw.params_schema,
+                form: None,
             }],
             skipped: vec![],
             server: None,
@@ -462,6 +839,7 @@ fn read_shape(mut value: Value, raw: RawBits) -> Result<Document, InputFailure> 
                 key: None,
                 params: ElicitationParams::from_owned(value)?,
                 schema_text: raw.bare_schema,
+                form: None,
             }],
             skipped: vec![],
             server: None,
@@ -573,6 +951,7 @@ fn input_required(
             key: Some(key.clone()),
             params,
             schema_text: None,
+            form: None,
         });
     }
     Ok(Document {
@@ -646,6 +1025,7 @@ fn url_required(error: &Value) -> Result<Document, ElicitError> {
             key: Some(key),
             params,
             schema_text: None,
+            form: None,
         });
     }
     Ok(Document {
@@ -688,5 +1068,220 @@ mod schema_text_tests {
             e.reply_id.map(|r| r.get().to_string()).as_deref(),
             Some("7")
         );
+    }
+}
+
+#[cfg(test)]
+mod one_pass_tests {
+    use super::*;
+
+    fn describe(r: Result<Document, InputFailure>) -> String {
+        match r {
+            Ok(doc) => format!("{doc:?}"),
+            Err(f) => format!("error {} reply {:?}", f.error, f.reply_id),
+        }
+    }
+
+    /// Documents that stress what the one pass keeps as text, skips or
+    /// refuses.
+    fn corpus() -> Vec<String> {
+        let s = r#"{"type":"object","properties":{"a":{"type":"string","default":"x"}}}"#;
+        let deep = |n: usize| {
+            format!(
+                r#"{{"type":"object","x":{}{}}}"#,
+                "[".repeat(n),
+                "]".repeat(n)
+            )
+        };
+        let req = |id: &str, rest: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"elicitation/create","params":{{"message":"m","requestedSchema":{s}}}{rest}}}"#
+            )
+        };
+        let mut docs = vec![
+            req("1", ""),
+            req(r#""\u0041""#, ""),
+            req("1e2", ""),
+            req("null", ""),
+            req("[1]", ""),
+            req("1", r#","id":2"#),
+            req(
+                "1",
+                r#","params":{"message":"n","requestedSchema":{"type":"object"}}"#,
+            ),
+            req("1", r#","requestState":"s\u0041","requestState":"t""#),
+            req("1", r#","requestState":null"#),
+            req("1", r#","requestedSchema":{"type":"object"}"#),
+            req("1", r#","result":{"requestState":"r"}"#),
+            req("1", r#","result":"x""#),
+            req(
+                "1",
+                &format!(r#","deep":{}{}"#, "[".repeat(126), "]".repeat(126)),
+            ),
+            req("1", " x"),
+            format!(r#"{{"message":"m","requestedSchema":{}}}"#, deep(125)),
+            format!(
+                r#"{{"method":"elicitation/create","params":{{"requestedSchema":{}}}}}"#,
+                deep(125)
+            ),
+            format!(
+                r#"{{"method":"elicitation/create","params":{{"requestedSchema":{}}}}}"#,
+                deep(124)
+            ),
+            format!(
+                r#"{{"method":"elicitation/create","params":{{"requestedSchema":{s},"requestedSchema":{s}}}}}"#
+            ),
+            format!(r#"{{"method":"elicitation/create","params":{{"requestedSchema":"\ud800"}}}}"#),
+            format!(r#"{{"method":"elicitation/create","params":{{"requested\u0053chema":{s}}}}}"#),
+            format!(
+                r#"{{"method":"elicitation/create","params":{{"$serde_json::private::Number":"1"}}}}"#
+            ),
+            r#"{"$serde_json::private::Number":"1"}"#.into(),
+            r#"{"$serde_json::private::RawValue":"{}"}"#.into(),
+            r#"{"jsonrpc":"2.0","id":3,"method":"elicitation/create","params":12}"#.into(),
+            format!(r#"{{"message":"m","requestedSchema":null,"requestState":{{"k":[1]}}}}"#),
+            format!(
+                r#"{{"resultType":"input_required","inputRequests":{{"a":{{"method":"elicitation/create","params":{{"requestedSchema":{s}}}}}}},"requestState":"st"}}"#
+            ),
+            r#"{"resultType":"input_required","inputRequests":{},"requestState":null}"#.into(),
+            format!(
+                r#"{{"resultType":"input_required","inputRequests":{{"a":{{"method":"x"}},"a":{{"method":"y"}}}},"requestedSchema":{s}}}"#
+            ),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":4,"result":{{"resultType":"input_required","inputRequests":{{}},"requestState":"\u0041"}}}}"#
+            ),
+            format!(
+                r#"{{"code":-32042,"data":{{"elicitations":[{{"mode":"url","url":"https://e.x","elicitationId":"i"}}]}},"id":5}}"#
+            ),
+            r#"{"foo":1,"foo":2,"bar":3}"#.into(),
+            // The schema's text elsewhere than (or before) its own slot.
+            req("1", &format!(r#","x":{s}"#)),
+            format!(r#"{{"x":{s},"message":"m","requestedSchema":{s}}}"#),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":6,"method":"elicitation/create","params":{{"_meta":{{"io.modelcontextprotocol/related-task":{s}}},"message":"m","requestedSchema":{s}}}}}"#
+            ),
+            format!(r#"{{"message":"{{}}","requestedSchema":{{}}}}"#),
+            format!(r#"{{"x":{{"requestedSchema":{s}}},"message":"m","requestedSchema":{s}}}"#),
+            format!(
+                r#"{{"method":"elicitation/create","params":{{"_meta":{{"k":{{"requestedSchema":{s}}}}},"message":"m","requestedSchema":{s}}}}}"#
+            ),
+            format!(r#"{{"message":"m","requestedSchema":{s} x}}"#),
+            format!(r#"{{"message":"m","requestedSchema":{s}}} x"#),
+            format!(r#"{{"message":"m","requestedSchema":[{s}]}}"#),
+            format!(r#"{{"message":"m","requestedSchema":{{"k":{s}}}}}"#),
+            format!(r#"{{"message":"m","requestedSchema":{s},"requestedSchema":{s}}}"#),
+            r#"[]"#.into(),
+        ];
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let mut stack = vec![dir];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "json") {
+                    docs.push(std::fs::read_to_string(p).unwrap());
+                }
+            }
+        }
+        docs
+    }
+
+    #[test]
+    fn one_pass_reads_what_two_passes_read() {
+        let mut one_pass = 0;
+        for doc in corpus() {
+            let two = describe(read_document_two_pass(&doc));
+            if let Some(one) = read_in_one_pass(&doc, &|_| None, None) {
+                one_pass += 1;
+                assert_eq!(describe(one), two, "{doc}");
+            }
+            assert_eq!(describe(read_document(&doc)), two, "{doc}");
+        }
+        // Most documents take the one pass, fixtures included.
+        assert!(one_pass > 30, "{one_pass}");
+    }
+
+    #[test]
+    fn the_likely_schema_text_changes_nothing_but_the_work() {
+        let s = r#"{"type":"object","properties":{"a":{"type":"string","default":"x"}}}"#;
+        let texts = [s, "{}", r#"{"type":"object"}"#];
+        let forms: Vec<(Arc<FormSchema>, usize)> = texts
+            .iter()
+            .map(|t| {
+                let v: Value = serde_json::from_str(t).unwrap();
+                (Arc::new(FormSchema::parse(&v).unwrap()), nesting(&v))
+            })
+            .collect();
+        let known = |text: &str| {
+            let i = texts.iter().position(|t| *t == text)?;
+            Some(KnownSchema {
+                form: forms[i].0.clone(),
+                nesting: forms[i].1,
+            })
+        };
+        for doc in corpus() {
+            let plain = describe(read_document_with(&doc, &known, None));
+            for likely in texts.into_iter().chain([r#""x""#, "{", "{}}"]) {
+                let with = describe(read_document_with(&doc, &known, Some(likely)));
+                assert_eq!(with, plain, "likely {likely}: {doc}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_likely_schema_is_swapped_out_only_from_its_slot() {
+        let s = r#"{"type":"object","properties":{"a":{"type":"string"}}}"#;
+        let swapped_schema = |doc: &str| {
+            let (m, at, schema) = swap_out(doc, s)?;
+            let (_, (bare, params)) = read_swapped(&m, at, schema)?;
+            Some((bare.map(str::to_string), params.map(str::to_string)))
+        };
+        let rpc = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{{"message":"m","requestedSchema":{s}}}}}"#
+        );
+        assert_eq!(swapped_schema(&rpc), Some((None, Some(s.to_string()))));
+        let bare = format!(r#"{{"message":"m","requestedSchema":{s}}}"#);
+        assert_eq!(swapped_schema(&bare), Some((Some(s.to_string()), None)));
+        let after_another = format!(r#"{{"x":{s},"message":"m","requestedSchema" : {s}}}"#);
+        assert_eq!(
+            swapped_schema(&after_another),
+            Some((Some(s.to_string()), None))
+        );
+        for elsewhere in [
+            format!(r#"{{"x":{{"requestedSchema":{s}}},"message":"m","requestedSchema":{s}}}"#),
+            format!(r#"{{"message":"m","requestedSchema":{{}},"x":{{"requestedSchema":{s}}}}}"#),
+            format!(r#"{{"message":"m","requestedSchema":[{s}]}}"#),
+            format!(r#"{{"message":"m","requestedSchema":{s} x}}"#),
+            r#"{"message":"m"}"#.to_string(),
+        ] {
+            assert_eq!(swapped_schema(&elsewhere), None, "{elsewhere}");
+        }
+    }
+
+    #[test]
+    fn a_known_schema_is_not_built() {
+        let s = r#"{"type":"object","properties":{"a":{"type":"string"}}}"#;
+        let form = Arc::new(FormSchema::parse(&serde_json::from_str(s).unwrap()).unwrap());
+        let known = |text: &str| {
+            (text == s).then(|| KnownSchema {
+                form: form.clone(),
+                nesting: 3,
+            })
+        };
+        let doc = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{{"message":"m","requestedSchema":{s}}}}}"#
+        );
+        let read = read_document_with(&doc, &known, None).unwrap();
+        let entry = &read.entries[0];
+        assert!(entry.form.as_ref().is_some_and(|f| Arc::ptr_eq(f, &form)));
+        assert_eq!(entry.params.requested_schema, None);
+        assert_eq!(entry.schema_text, None);
+        // Unknown text (here: other spacing) is built as usual.
+        let spaced = doc.replace(r#""type":"string""#, r#""type": "string""#);
+        let read = read_document_with(&spaced, &known, None).unwrap();
+        assert!(read.entries[0].form.is_none());
+        assert!(read.entries[0].params.requested_schema.is_some());
+        assert!(read.entries[0].schema_text.is_some());
     }
 }

@@ -86,8 +86,12 @@ pub fn resolve_document(
         .collect();
     let mut prepared = Vec::with_capacity(total);
     for (i, entry) in doc.entries.into_iter().enumerate() {
-        let mut e =
-            Elicitation::prepare_with_text(entry.params, entry.schema_text.as_deref(), cache)?;
+        let mut e = match entry.form {
+            Some(form) => Elicitation::with_form(entry.params, Some(form)),
+            None => {
+                Elicitation::prepare_with_text(entry.params, entry.schema_text.as_deref(), cache)?
+            }
+        };
         e.key = entry.key;
         e.server = doc.server.clone();
         if total > 1 {
@@ -151,7 +155,7 @@ pub fn resolve_text(
     cache: &mut SchemaCache,
     pretty: bool,
 ) -> Result<Resolved, input::InputFailure> {
-    let doc = input::read_document(text)?;
+    let doc = input::read_document_with(text, &|schema| cache.known(schema), cache.last_text())?;
     let reply_id = match &doc.shape {
         Shape::JsonRpcRequest { id } => Some(id.clone()),
         _ => None,

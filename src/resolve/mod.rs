@@ -13,8 +13,9 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::answers::{FormPlan, ScriptedAnswers};
-use crate::contract::{answer_to_elicit_result, elicitation_into_request, Answer, Request};
+use crate::contract::{answer_to_elicit_result, request_without_schema, Answer, Request};
 use crate::error::ElicitError;
+use crate::input::{nesting, KnownSchema};
 use crate::protocol::{Action, ElicitResult, ElicitationParams, Mode, RELATED_TASK_META};
 use crate::schema::FormSchema;
 
@@ -22,7 +23,12 @@ use crate::schema::FormSchema;
 /// Request (the seed mapping), and the parsed form for an input request.
 #[derive(Debug, Clone)]
 pub struct Elicitation {
+    /// The params without `requested_schema` (it is parsed into `form`).
     pub params: ElicitationParams,
+    /// The contract Request without `data.schema`: the schema is parsed
+    /// into `form`, and a `--lines` stream of one request never builds its
+    /// tree (see [`crate::input::read_document_with`]).
+    /// [`crate::elicitation_to_request`] gives the whole Request.
     pub request: Request,
     pub form: Option<Arc<FormSchema>>,
     /// The `inputRequests` key or `elicitationId` when the input held several.
@@ -52,21 +58,28 @@ impl Elicitation {
         schema_text: Option<&str>,
         cache: &mut SchemaCache,
     ) -> Result<Self, ElicitError> {
-        // The schema moves into the Request (`data.schema`); `params` keeps
-        // the rest.
-        let (request, params) = elicitation_into_request(params);
-        let form = match (params.mode(), request.schema()) {
-            (Mode::Form, Some(schema)) => Some(cache.get_with_text(schema, schema_text)?),
+        let mut params = params;
+        let schema = params.requested_schema.take();
+        let form = match (params.mode(), schema) {
+            (Mode::Form, Some(schema)) => Some(cache.get_with_text(&schema, schema_text)?),
             _ => None,
         };
-        Ok(Elicitation {
+        Ok(Self::with_form(params, form))
+    }
+
+    /// An elicitation whose schema is already parsed (`form`, read only in
+    /// form mode), or has none.
+    pub fn with_form(params: ElicitationParams, form: Option<Arc<FormSchema>>) -> Self {
+        let request = request_without_schema(&params);
+        let form = form.filter(|_| params.mode() == Mode::Form);
+        Elicitation {
             params,
             request,
             form,
             key: None,
             position: None,
             server: None,
-        })
+        }
     }
 
     pub fn mode(&self) -> Mode {
@@ -194,12 +207,35 @@ pub fn finish(elicitation: &Elicitation, mut answer: Answer) -> Result<ElicitRes
 #[derive(Default)]
 pub struct SchemaCache {
     map: HashMap<u64, Vec<(Value, Arc<FormSchema>)>>,
-    by_text: HashMap<Box<str>, Arc<FormSchema>>,
+    /// Each text's parsed form, and how deeply its JSON nests.
+    by_text: HashMap<Box<str>, (Arc<FormSchema>, usize)>,
+    /// The text parsed last, compared before hashing: a stream of one
+    /// request finds its schema with one `memcmp`.
+    last: Option<(Box<str>, Arc<FormSchema>, usize)>,
     len: usize,
 }
 
 impl SchemaCache {
     const CAPACITY: usize = 256;
+
+    /// The schema whose JSON text is `text`, when it was parsed before
+    /// through [`SchemaCache::get_with_text`]: the reader then never builds
+    /// its tree ([`crate::input::read_document_with`]).
+    pub fn known(&self, text: &str) -> Option<KnownSchema> {
+        let (form, nesting) = match &self.last {
+            Some((last, form, nesting)) if **last == *text => (form, nesting),
+            _ => self.by_text.get(text).map(|(f, n)| (f, n))?,
+        };
+        Some(KnownSchema {
+            form: form.clone(),
+            nesting: *nesting,
+        })
+    }
+
+    /// The schema text parsed last: the likeliest next one.
+    pub fn last_text(&self) -> Option<&str> {
+        self.last.as_ref().map(|(text, _, _)| &**text)
+    }
 
     /// [`SchemaCache::get`], looking `text` (the schema's JSON text, which
     /// must parse to `schema`) up first.
@@ -211,14 +247,16 @@ impl SchemaCache {
         let Some(text) = text else {
             return self.get(schema);
         };
-        if let Some(hit) = self.by_text.get(text) {
+        if let Some((hit, _)) = self.by_text.get(text) {
             return Ok(hit.clone());
         }
         let parsed = self.get(schema)?;
         if self.by_text.len() >= Self::CAPACITY {
             self.by_text.clear();
         }
-        self.by_text.insert(text.into(), parsed.clone());
+        let nesting = nesting(schema);
+        self.by_text.insert(text.into(), (parsed.clone(), nesting));
+        self.last = Some((text.into(), parsed.clone(), nesting));
         Ok(parsed)
     }
 
