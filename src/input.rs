@@ -610,7 +610,9 @@ fn read_in_one_pass(
                 .get_mut("params")
                 .and_then(|p| p.get_mut("requestedSchema")),
         };
-        *slot.expect("the one pass left the member's slot") = schema;
+        // The pass left a slot where it kept the text; were it ever
+        // missing, the two-pass reader decides (never a panic on input).
+        *slot? = schema;
     }
     let text_of = |raw: Option<&str>, here: SchemaAt| match (raw, &found) {
         (Some(raw), None) if at == here => Some(Box::<str>::from(raw)),
