@@ -1,18 +1,28 @@
 //! The one form model: a `requestedSchema` parsed once, in the server's
 //! property order, into [`FormField`]s. Prompting, coercion of scripted
-//! answers and validation all read this model; the constraints themselves
-//! are checked by the `jsonschema` crate, compiled once per field from the
-//! server's own property schema, so there is exactly one implementation of
-//! each rule (lengths in characters, formats, ranges, enums, item counts).
+//! answers and validation all read this model. A property schema inside
+//! MCP's form subset is checked by the model itself ([`native`], with the
+//! `jsonschema` crate's rules, held to it by the property tests); any other
+//! is compiled once by the `jsonschema` crate from the server's own property
+//! schema. Both report through one [`Violation`] wording.
 //!
 //! Parsing is lenient on purpose: people use elicit to see what their server
 //! sends, so an unknown `format`, `$schema`, extra keywords or a property
 //! shape MCP does not allow never fail the whole request. An unsupported
 //! shape becomes a [`FieldKind::Raw`] field answered with raw JSON.
 
+use std::sync::{Arc, OnceLock};
+
 use serde_json::{Map, Number, Value};
 
 use crate::error::{ElicitError, FieldError};
+
+mod formats;
+mod native;
+#[cfg(test)]
+mod oracle_tests;
+
+use native::{NativeRules, Violation};
 
 /// Upper bound on the number of properties in one form; past it the request
 /// is rejected rather than prompting for thousands of fields.
@@ -114,11 +124,26 @@ pub struct FormField {
     pub default: Option<Value>,
     /// The server's property schema, as sent.
     pub schema: Value,
-    /// The property schema compiled once; `None` when the server's schema is
-    /// not valid JSON Schema (then only the field's type is checked and
-    /// [`FormField::schema_problem`] says why).
-    validator: Option<std::sync::Arc<jsonschema::Validator>>,
+    /// How the field's constraints are checked.
+    rules: FieldRules,
     pub schema_problem: Option<String>,
+}
+
+/// How one field's constraints are checked.
+#[derive(Debug, Clone)]
+enum FieldRules {
+    /// Inside MCP's form subset: checked by [`NativeRules`]. The compiled
+    /// validator is made only if a value needs it (an `xn--` email domain),
+    /// so a form of plain fields never compiles a JSON Schema.
+    Native {
+        rules: NativeRules,
+        compiled: OnceLock<Option<Arc<jsonschema::Validator>>>,
+    },
+    /// Anything else: the property schema compiled once by `jsonschema`.
+    Compiled(Arc<jsonschema::Validator>),
+    /// Not valid JSON Schema: only the field's type is checked, and
+    /// [`FormField::schema_problem`] says why.
+    TypeOnly,
 }
 
 /// A parsed `requestedSchema`.
@@ -393,7 +418,19 @@ impl FormField {
                 },
             },
         };
-        let (validator, schema_problem) = compile(prop);
+        let (rules, schema_problem) = match NativeRules::of(prop) {
+            Some(rules) if !matches!(kind, FieldKind::Raw { .. }) => (
+                FieldRules::Native {
+                    rules,
+                    compiled: OnceLock::new(),
+                },
+                None,
+            ),
+            _ => match compile(prop) {
+                Ok(v) => (FieldRules::Compiled(v), None),
+                Err(why) => (FieldRules::TypeOnly, why),
+            },
+        };
         FormField {
             name: name.to_string(),
             title: get_str("title").filter(|t| !t.trim().is_empty()),
@@ -402,7 +439,7 @@ impl FormField {
             kind,
             default: obj.and_then(|o| o.get("default")).cloned(),
             schema: prop.clone(),
-            validator,
+            rules,
             schema_problem,
         }
     }
@@ -449,13 +486,18 @@ impl FormField {
                 _ => {}
             }
         }
-        let Some(validator) = &self.validator else {
-            return type_only_check(&self.kind, value);
+        let native = match &self.rules {
+            FieldRules::Native { rules, .. } => rules.check(value),
+            _ => None,
         };
-        let messages: Vec<String> = validator
-            .iter_errors(value)
-            .map(|e| self.describe(&e))
-            .collect();
+        let messages: Vec<String> = match (native, self.validator()) {
+            (Some(violations), _) => violations.iter().map(|v| self.phrase(v)).collect(),
+            (None, Some(validator)) => validator
+                .iter_errors(value)
+                .map(|e| self.describe(&e))
+                .collect(),
+            (None, None) => return type_only_check(&self.kind, value),
+        };
         if messages.is_empty() {
             Ok(())
         } else {
@@ -469,26 +511,29 @@ impl FormField {
         }
     }
 
+    /// The compiled validator, when the field has one; a native field
+    /// compiles its schema here, on the first value it cannot decide alone.
+    fn validator(&self) -> Option<&Arc<jsonschema::Validator>> {
+        match &self.rules {
+            FieldRules::Compiled(v) => Some(v),
+            FieldRules::Native { compiled, .. } => {
+                compiled.get_or_init(|| compile(&self.schema).ok()).as_ref()
+            }
+            FieldRules::TypeOnly => None,
+        }
+    }
+
     /// Turns a validator error into words that fit this field. The rule was
-    /// already decided by `jsonschema`; this only picks the phrasing.
+    /// already decided by `jsonschema`; this only picks the phrasing, through
+    /// the same [`Violation`] words as the native check where one fits.
     fn describe(&self, e: &jsonschema::ValidationError<'_>) -> String {
         use jsonschema::error::ValidationErrorKind as K;
-        let shown = |v: &Value| -> String {
-            let s = v.to_string();
-            if s.chars().count() > 60 {
-                format!("{}…", s.chars().take(60).collect::<String>())
-            } else {
-                s
-            }
-        };
-        let instance = shown(e.instance());
-        let choices = match &self.kind {
-            FieldKind::Select { choices } | FieldKind::MultiSelect { choices, .. } => Some(
-                capped_list(choices.iter().map(|c| c.value.clone()), choices.len()),
-            ),
-            _ => None,
-        };
-        match e.kind() {
+        let instance = e.instance();
+        let has_choices = matches!(
+            self.kind,
+            FieldKind::Select { .. } | FieldKind::MultiSelect { .. }
+        );
+        let violation = match e.kind() {
             // A raw-JSON field names itself and the JSON type its schema
             // wants (there is no kind of ours to describe it by).
             K::Type { kind } if matches!(self.kind, FieldKind::Raw { .. }) => {
@@ -501,44 +546,78 @@ impl FormField {
                         .collect::<Vec<_>>()
                         .join(" or "),
                 };
-                format!(
-                    "expected a JSON {wanted} for {:?}, got {instance}",
-                    self.label()
-                )
+                return format!(
+                    "expected a JSON {wanted} for {:?}, got {}",
+                    self.label(),
+                    shown(instance)
+                );
             }
-            K::Type { .. } => format!("{instance} is not {}", self.expected_type()),
+            K::Type { .. } => Violation::Type(instance),
             K::Enum { .. } | K::OneOfNotValid { .. } | K::AnyOf { .. } | K::Constant { .. }
-                if choices.is_some() =>
+                if has_choices =>
             {
-                format!("{instance} is not one of: {}", choices.unwrap_or_default())
+                Violation::NotAChoice(instance)
             }
             // An `enum` on another kind (numbers, raw JSON): the list from
-            // the schema, capped like the choices above (jsonschema's own
-            // message would print every value).
-            K::Enum { options } => match options.as_array() {
-                Some(values) => format!(
-                    "{instance} is not one of: {}",
-                    capped_list(values.iter().map(shown), values.len())
-                ),
-                None => format!("{instance} is not one of the allowed values"),
-            },
-            K::MinLength { limit } => format!(
-                "{instance} is too short: at least {limit} character{} needed",
-                plural(*limit)
-            ),
-            K::MaxLength { limit } => format!(
-                "{instance} is too long: at most {limit} character{} allowed",
-                plural(*limit)
-            ),
-            K::Minimum { limit } => format!("{instance} is less than the minimum of {limit}"),
-            K::Maximum { limit } => format!("{instance} is greater than the maximum of {limit}"),
-            K::MinItems { limit } => {
-                format!("pick at least {limit} item{}", plural(*limit))
+            // the schema, capped like the choices (jsonschema's own message
+            // would print every value).
+            K::Enum { options } => {
+                return match options.as_array() {
+                    Some(values) => format!(
+                        "{} is not one of: {}",
+                        shown(instance),
+                        capped_list(values.iter().map(shown), values.len())
+                    ),
+                    None => format!("{} is not one of the allowed values", shown(instance)),
+                }
             }
-            K::MaxItems { limit } => format!("pick at most {limit} item{}", plural(*limit)),
-            K::Format { format } => format!("{instance} is not a valid {format}"),
-            K::Pattern { pattern } => format!("{instance} does not match the pattern {pattern}"),
-            _ => e.to_string(),
+            K::MinLength { limit } => Violation::MinLength(instance, *limit),
+            K::MaxLength { limit } => Violation::MaxLength(instance, *limit),
+            K::Minimum { limit } => Violation::Minimum(instance, limit),
+            K::Maximum { limit } => Violation::Maximum(instance, limit),
+            K::MinItems { limit } => Violation::MinItems(*limit),
+            K::MaxItems { limit } => Violation::MaxItems(*limit),
+            K::Format { format } => return format!("{} is not a valid {format}", shown(instance)),
+            K::Pattern { pattern } => {
+                return format!("{} does not match the pattern {pattern}", shown(instance))
+            }
+            _ => return e.to_string(),
+        };
+        self.phrase(&violation)
+    }
+
+    /// Puts one broken rule into words for a person, naming the constraint.
+    fn phrase(&self, violation: &Violation<'_>) -> String {
+        match *violation {
+            Violation::Type(v) => format!("{} is not {}", shown(v), self.expected_type()),
+            Violation::NotAChoice(v) => {
+                let choices = match &self.kind {
+                    FieldKind::Select { choices } | FieldKind::MultiSelect { choices, .. } => {
+                        capped_list(choices.iter().map(|c| c.value.clone()), choices.len())
+                    }
+                    _ => String::new(),
+                };
+                format!("{} is not one of: {choices}", shown(v))
+            }
+            Violation::MinLength(v, limit) => format!(
+                "{} is too short: at least {limit} character{} needed",
+                shown(v),
+                plural(limit)
+            ),
+            Violation::MaxLength(v, limit) => format!(
+                "{} is too long: at most {limit} character{} allowed",
+                shown(v),
+                plural(limit)
+            ),
+            Violation::Format(v, format) => format!("{} is not a valid {format}", shown(v)),
+            Violation::Minimum(v, limit) => {
+                format!("{} is less than the minimum of {limit}", shown(v))
+            }
+            Violation::Maximum(v, limit) => {
+                format!("{} is greater than the maximum of {limit}", shown(v))
+            }
+            Violation::MinItems(limit) => format!("pick at least {limit} item{}", plural(limit)),
+            Violation::MaxItems(limit) => format!("pick at most {limit} item{}", plural(limit)),
         }
     }
 
@@ -589,7 +668,7 @@ impl FormField {
                 Ok(v) => Ok(v),
                 Err(e) => {
                     let as_text = Value::String(text.to_string());
-                    if self.validator.as_ref().is_none_or(|v| v.is_valid(&as_text)) {
+                    if self.validator().is_none_or(|v| v.is_valid(&as_text)) {
                         Ok(as_text)
                     } else {
                         Err(format!(
@@ -678,6 +757,16 @@ impl FormField {
             },
             FieldKind::Raw { .. } => Some("JSON".into()),
         }
+    }
+}
+
+/// A value as quoted in a message: its JSON, cut at 60 characters.
+fn shown(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 60 {
+        format!("{}…", s.chars().take(60).collect::<String>())
+    } else {
+        s
     }
 }
 
@@ -850,33 +939,25 @@ fn lenient_warnings(prop: &Value, kind: &FieldKind) -> Vec<String> {
     out
 }
 
-fn compile(
-    prop: &Value,
-) -> (
-    Option<std::sync::Arc<jsonschema::Validator>>,
-    Option<String>,
-) {
+fn compile(prop: &Value) -> Result<Arc<jsonschema::Validator>, Option<String>> {
     if !prop.is_object() {
-        return (None, None);
+        return Err(None);
     }
     let draft = if same_in_draft7(prop) {
         jsonschema::Draft::Draft7
     } else {
         jsonschema::Draft::Draft202012
     };
-    let built = jsonschema::options()
+    jsonschema::options()
         .with_draft(draft)
         .should_validate_formats(true)
-        .build(prop);
-    match built {
-        Ok(v) => (Some(std::sync::Arc::new(v)), None),
-        Err(e) => {
-            let why = format!(
+        .build(prop)
+        .map(Arc::new)
+        .map_err(|e| {
+            Some(format!(
                 "the property schema is not valid JSON Schema ({e}); only its type is checked"
-            );
-            (None, Some(why))
-        }
-    }
+            ))
+        })
 }
 
 /// Whether a property schema means exactly the same in JSON Schema draft 7
