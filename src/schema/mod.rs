@@ -490,13 +490,17 @@ impl FormField {
             FieldRules::Native { rules, .. } => rules.check(value),
             _ => None,
         };
-        let messages: Vec<String> = match (native, self.validator()) {
-            (Some(violations), _) => violations.iter().map(|v| self.phrase(v)).collect(),
-            (None, Some(validator)) => validator
-                .iter_errors(value)
-                .map(|e| self.describe(&e))
-                .collect(),
-            (None, None) => return type_only_check(&self.kind, value),
+        // The validator is asked for only when the native rules could not
+        // decide: asking compiles it.
+        let messages: Vec<String> = match native {
+            Some(violations) => violations.iter().map(|v| self.phrase(v)).collect(),
+            None => match self.validator() {
+                Some(validator) => validator
+                    .iter_errors(value)
+                    .map(|e| self.describe(&e))
+                    .collect(),
+                None => return type_only_check(&self.kind, value),
+            },
         };
         if messages.is_empty() {
             Ok(())

@@ -294,3 +294,24 @@ fn native_checks_agree_on_pinned_edges() {
         }
     }
 }
+
+/// The point of the native rules: a form of plain fields never compiles a
+/// JSON Schema (the first compilation builds jsonschema's meta-validator).
+/// Only a value the native rules leave undecided compiles the field.
+#[test]
+fn a_native_field_compiles_only_for_a_value_it_cannot_decide() {
+    let compiled = |f: &FormField| match &f.rules {
+        FieldRules::Native { compiled, .. } => compiled.get().is_some(),
+        _ => panic!("not native"),
+    };
+    let field = FormField::parse("e", &json!({"type": "string", "format": "email"}), true);
+    assert_eq!(field.check(&json!("ada@example.com")), Ok(()));
+    assert!(field.check(&json!("nope")).is_err());
+    assert!(field.check(&json!(5)).is_err());
+    assert!(!compiled(&field), "a plain address compiled the schema");
+    assert_eq!(field.check(&json!("ada@xn--bcher-kva.example")), Ok(()));
+    assert!(
+        compiled(&field),
+        "an A-label domain is jsonschema's to decide"
+    );
+}
