@@ -32,7 +32,7 @@ pub fn run(args: &ResolveArgs) -> i32 {
         Ok(t) => t,
         Err(e) => return report(&e),
     };
-    let mut cache = SchemaCache::default();
+    let mut cache = SchemaCache::single_use();
     match elicit::resolve_text(text, &scripted, person.resolver(), &mut cache, args.pretty) {
         Ok(resolved) => {
             for w in &resolved.warnings {

@@ -213,10 +213,23 @@ pub struct SchemaCache {
     /// request finds its schema with one `memcmp`.
     last: Option<(Box<str>, Arc<FormSchema>, usize)>,
     len: usize,
+    /// Remember nothing ([`SchemaCache::single_use`]).
+    forget: bool,
 }
 
 impl SchemaCache {
     const CAPACITY: usize = 256;
+
+    /// A cache for one document resolved once (`elicit FILE`): it parses
+    /// each schema and keeps nothing. Hashing the schema's tree and copying
+    /// its tree and text into the maps was a sixth of a whole scripted run
+    /// (callgrind), paid for a second lookup that never comes.
+    pub fn single_use() -> Self {
+        SchemaCache {
+            forget: true,
+            ..SchemaCache::default()
+        }
+    }
 
     /// The schema whose JSON text is `text`, when it was parsed before
     /// through [`SchemaCache::get_with_text`]: the reader then never builds
@@ -244,7 +257,7 @@ impl SchemaCache {
         schema: &Value,
         text: Option<&str>,
     ) -> Result<Arc<FormSchema>, ElicitError> {
-        let Some(text) = text else {
+        let Some(text) = text.filter(|_| !self.forget) else {
             return self.get(schema);
         };
         if let Some((hit, _)) = self.by_text.get(text) {
@@ -261,6 +274,9 @@ impl SchemaCache {
     }
 
     pub fn get(&mut self, schema: &Value) -> Result<Arc<FormSchema>, ElicitError> {
+        if self.forget {
+            return FormSchema::parse(schema).map(Arc::new);
+        }
         let key = {
             let mut h = std::collections::hash_map::DefaultHasher::new();
             hash_value(schema, &mut h);
@@ -332,6 +348,19 @@ pub fn outcome_exit_code<'a>(results: impl IntoIterator<Item = &'a ElicitResult>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_single_use_cache_parses_and_keeps_nothing() {
+        let text = r#"{"type":"object","properties":{"a":{"type":"string"}}}"#;
+        let value: Value = serde_json::from_str(text).unwrap();
+        let mut cache = SchemaCache::single_use();
+        let first = cache.get_with_text(&value, Some(text)).unwrap();
+        let again = cache.get_with_text(&value, Some(text)).unwrap();
+        assert_eq!(first.fields[0].name, "a");
+        assert!(!Arc::ptr_eq(&first, &again));
+        assert!(cache.known(text).is_none() && cache.last_text().is_none());
+        assert!(cache.map.is_empty() && cache.by_text.is_empty());
+    }
 
     #[test]
     fn the_cache_finds_a_schema_by_its_text_or_its_tree() {
