@@ -44,6 +44,7 @@ pub fn read_input(file: Option<&Path>) -> Result<Vec<u8>, ElicitError> {
             let f = std::fs::File::open(p)
                 .map_err(|e| ElicitError::io(format!("cannot open {}", p.display()), e))?;
             let size = file_size(&f);
+            reserve_for(&mut bytes, size, limit);
             f.take(limit + 1)
                 .read_to_end(&mut bytes)
                 .map_err(|e| ElicitError::io(format!("cannot read {}", p.display()), e))?;
@@ -62,6 +63,7 @@ pub fn read_input(file: Option<&Path>) -> Result<Vec<u8>, ElicitError> {
                     .ok()
                     .and_then(|owned| file_size(&std::fs::File::from(owned)))
             };
+            reserve_for(&mut bytes, size, limit);
             stdin
                 .lock()
                 .take(limit + 1)
@@ -77,6 +79,14 @@ pub fn read_input(file: Option<&Path>) -> Result<Vec<u8>, ElicitError> {
         });
     }
     Ok(bytes)
+}
+
+/// Room for a file of known size and the read that finds its end: one
+/// `read` instead of a doubling series of them starting at 32 bytes.
+fn reserve_for(bytes: &mut Vec<u8>, size: Option<u64>, limit: u64) {
+    if let Some(size) = size {
+        bytes.reserve_exact(size.min(limit) as usize + 1);
+    }
 }
 
 pub fn print_line(text: &str) -> i32 {

@@ -22,6 +22,7 @@ mod native;
 #[cfg(test)]
 mod oracle_tests;
 
+use formats::McpFormat;
 use native::{NativeRules, Violation};
 
 /// Upper bound on the number of properties in one form; past it the request
@@ -122,8 +123,6 @@ pub struct FormField {
     pub required: bool,
     pub kind: FieldKind,
     pub default: Option<Value>,
-    /// The server's property schema, as sent.
-    pub schema: Value,
     /// How the field's constraints are checked.
     rules: FieldRules,
     pub schema_problem: Option<String>,
@@ -132,12 +131,13 @@ pub struct FormField {
 /// How one field's constraints are checked.
 #[derive(Debug, Clone)]
 enum FieldRules {
-    /// Inside MCP's form subset: checked by [`NativeRules`]. The compiled
-    /// validator is made only if a value needs it (an `xn--` email domain),
-    /// so a form of plain fields never compiles a JSON Schema.
+    /// Inside MCP's form subset: checked by [`NativeRules`]. A format
+    /// check they leave open (an `xn--` email domain) goes to a validator of
+    /// `{"format": …}` alone, compiled on first need, so a form of plain
+    /// fields never compiles a JSON Schema.
     Native {
         rules: NativeRules,
-        compiled: OnceLock<Option<Arc<jsonschema::Validator>>>,
+        format_checker: OnceLock<Option<Arc<jsonschema::Validator>>>,
     },
     /// Anything else: the property schema compiled once by `jsonschema`.
     Compiled(Arc<jsonschema::Validator>),
@@ -422,7 +422,7 @@ impl FormField {
             Some(rules) if !matches!(kind, FieldKind::Raw { .. }) => (
                 FieldRules::Native {
                     rules,
-                    compiled: OnceLock::new(),
+                    format_checker: OnceLock::new(),
                 },
                 None,
             ),
@@ -438,7 +438,6 @@ impl FormField {
             required,
             kind,
             default: obj.and_then(|o| o.get("default")).cloned(),
-            schema: prop.clone(),
             rules,
             schema_problem,
         }
@@ -486,21 +485,30 @@ impl FormField {
                 _ => {}
             }
         }
-        let native = match &self.rules {
-            FieldRules::Native { rules, .. } => rules.check(value),
-            _ => None,
-        };
-        // The validator is asked for only when the native rules could not
-        // decide: asking compiles it.
-        let messages: Vec<String> = match native {
-            Some(violations) => violations.iter().map(|v| self.phrase(v)).collect(),
-            None => match self.validator() {
-                Some(validator) => validator
-                    .iter_errors(value)
-                    .map(|e| self.describe(&e))
-                    .collect(),
-                None => return type_only_check(&self.kind, value),
-            },
+        let messages: Vec<String> = match &self.rules {
+            FieldRules::Native {
+                rules,
+                format_checker,
+            } => {
+                let by_jsonschema = |format: McpFormat, text: &str| {
+                    format_checker
+                        .get_or_init(|| {
+                            compile(&serde_json::json!({ "format": format.name() })).ok()
+                        })
+                        .as_ref()
+                        .is_none_or(|v| v.is_valid(&Value::String(text.to_string())))
+                };
+                rules
+                    .check(value, &by_jsonschema)
+                    .iter()
+                    .map(|v| self.phrase(v))
+                    .collect()
+            }
+            FieldRules::Compiled(validator) => validator
+                .iter_errors(value)
+                .map(|e| self.describe(&e))
+                .collect(),
+            FieldRules::TypeOnly => return type_only_check(&self.kind, value),
         };
         if messages.is_empty() {
             Ok(())
@@ -512,18 +520,6 @@ impl FormField {
                 }
             }
             Err(unique.join("; "))
-        }
-    }
-
-    /// The compiled validator, when the field has one; a native field
-    /// compiles its schema here, on the first value it cannot decide alone.
-    fn validator(&self) -> Option<&Arc<jsonschema::Validator>> {
-        match &self.rules {
-            FieldRules::Compiled(v) => Some(v),
-            FieldRules::Native { compiled, .. } => {
-                compiled.get_or_init(|| compile(&self.schema).ok()).as_ref()
-            }
-            FieldRules::TypeOnly => None,
         }
     }
 
@@ -672,7 +668,11 @@ impl FormField {
                 Ok(v) => Ok(v),
                 Err(e) => {
                     let as_text = Value::String(text.to_string());
-                    if self.validator().is_none_or(|v| v.is_valid(&as_text)) {
+                    let accepted = match &self.rules {
+                        FieldRules::Compiled(v) => v.is_valid(&as_text),
+                        _ => true,
+                    };
+                    if accepted {
                         Ok(as_text)
                     } else {
                         Err(format!(

@@ -66,10 +66,6 @@ pub(super) enum Violation<'v> {
     MaxItems(u64),
 }
 
-/// What the native check found: the violations in `jsonschema`'s order,
-/// or `None` when a format check is left to `jsonschema`.
-pub(super) type Outcome<'v> = Option<Vec<Violation<'v>>>;
-
 impl NativeRules {
     /// The rules of `prop`, when every keyword in it is in the subset and
     /// has the value the JSON Schema meta-schema requires; else `None`.
@@ -155,9 +151,15 @@ impl NativeRules {
         }
     }
 
-    /// Checks `value`; the field has already made sure a number is one it
-    /// can send (a whole 64-bit integer, a finite double).
-    pub(super) fn check<'v>(&'v self, value: &'v Value) -> Outcome<'v> {
+    /// Checks `value`, returning the broken rules in `jsonschema`'s order.
+    /// The field has already made sure a number is one it can send (a whole
+    /// 64-bit integer, a finite double). `undecided` answers the format
+    /// checks [`McpFormat::accepts`] leaves open.
+    pub(super) fn check<'v>(
+        &'v self,
+        value: &'v Value,
+        undecided: &dyn Fn(McpFormat, &str) -> bool,
+    ) -> Vec<Violation<'v>> {
         let mut found = Vec::new();
         match self {
             NativeRules::Text {
@@ -166,7 +168,7 @@ impl NativeRules {
                 format,
             } => {
                 let Value::String(s) = value else {
-                    return Some(vec![Violation::Type(value)]);
+                    return vec![Violation::Type(value)];
                 };
                 let length = s.chars().count() as u64;
                 if let Some(min) = *min_length {
@@ -179,15 +181,15 @@ impl NativeRules {
                         found.push(Violation::MaxLength(value, max));
                     }
                 }
-                if let Some(f) = format {
-                    if !f.accepts(s)? {
+                if let Some(f) = *format {
+                    if !f.accepts(s).unwrap_or_else(|| undecided(f, s)) {
                         found.push(Violation::Format(value, f.name()));
                     }
                 }
             }
             NativeRules::Numeric { minimum, maximum } => {
                 let Value::Number(n) = value else {
-                    return Some(vec![Violation::Type(value)]);
+                    return vec![Violation::Type(value)];
                 };
                 if let Some(min) = minimum {
                     if !at_least(n, min) {
@@ -207,7 +209,7 @@ impl NativeRules {
             }
             NativeRules::Choice { values } => {
                 let Value::String(s) = value else {
-                    return Some(vec![Violation::Type(value), Violation::NotAChoice(value)]);
+                    return vec![Violation::Type(value), Violation::NotAChoice(value)];
                 };
                 if !values.contains(s) {
                     found.push(Violation::NotAChoice(value));
@@ -220,7 +222,7 @@ impl NativeRules {
                 values,
             } => {
                 let Value::Array(items) = value else {
-                    return Some(vec![Violation::Type(value)]);
+                    return vec![Violation::Type(value)];
                 };
                 let count = items.len() as u64;
                 if let Some(min) = *min_items {
@@ -247,7 +249,7 @@ impl NativeRules {
                 }
             }
         }
-        Some(found)
+        found
     }
 }
 

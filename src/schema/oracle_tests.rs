@@ -301,7 +301,7 @@ fn native_checks_agree_on_pinned_edges() {
 #[test]
 fn a_native_field_compiles_only_for_a_value_it_cannot_decide() {
     let compiled = |f: &FormField| match &f.rules {
-        FieldRules::Native { compiled, .. } => compiled.get().is_some(),
+        FieldRules::Native { format_checker, .. } => format_checker.get().is_some(),
         _ => panic!("not native"),
     };
     let field = FormField::parse("e", &json!({"type": "string", "format": "email"}), true);
