@@ -848,3 +848,82 @@ fn schema_warnings_come_before_the_no_input_error() {
         assert!(at(w) < error, "{w:?} after the error in {err}");
     }
 }
+
+/// Waits for `child` at most `secs` seconds; kills it and fails the test
+/// past that, so a regression hangs nothing.
+fn wait_at_most(child: &mut std::process::Child, secs: u64) -> std::process::ExitStatus {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(secs) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("elicit still running after {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// The binary starts at C's `main` (src/main.rs) and sets up by hand what
+/// std's start-up did: a reader that goes away (`elicit --lines … | head`)
+/// is a write error, exit 1, not a silent death by SIGPIPE.
+#[test]
+fn a_reader_that_goes_away_is_a_write_error_not_a_signal() {
+    use std::os::unix::process::ExitStatusExt;
+    let one = std::fs::read_to_string("fixtures/server-everything/form.request.json").unwrap();
+    let one: Value = serde_json::from_str(&one).unwrap();
+    let line = format!("{one}\n");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lines.ndjson");
+    // About 12 MB of answers: far past any pipe and output buffer.
+    std::fs::write(&path, line.repeat(4000)).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("elicit"))
+        .args(["--lines", "--no-input", "-a", "accept", "-a", "name=Ada"])
+        .args(["-a", "email=ada@example.com"])
+        .arg(&path)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let status = wait_at_most(&mut child, 60);
+    assert_eq!(status.signal(), None, "killed by a signal: {status:?}");
+    assert_eq!(status.code(), Some(1), "{status:?}");
+}
+
+/// As std's start-up does, a closed standard descriptor is opened on
+/// /dev/null before anything else, so nothing elicit opens later (a `--log`
+/// file, a pipe to a server, its signal socket) can become its stdout.
+/// Seen from outside: elicit, started with stdout closed and waiting on its
+/// input, has descriptor 1 open on /dev/null.
+#[test]
+fn a_closed_stdout_is_opened_on_dev_null() {
+    let bin = assert_cmd::cargo::cargo_bin("elicit");
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("exec \"$0\" --no-input -a accept >&-")
+        .arg(&bin)
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let fd1 = format!("/proc/{}/fd/1", child.id());
+    let exe = format!("/proc/{}/exe", child.id());
+    let start = std::time::Instant::now();
+    let mut seen = None;
+    while start.elapsed() < std::time::Duration::from_secs(10) {
+        if std::fs::read_link(&exe).ok().as_deref() == Some(bin.as_path()) {
+            seen = std::fs::read_link(&fd1).ok();
+            if seen.as_deref() == Some(Path::new("/dev/null")) {
+                break;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    drop(child.stdin.take());
+    let _ = wait_at_most(&mut child, 30);
+    assert_eq!(seen.as_deref(), Some(Path::new("/dev/null")));
+}
