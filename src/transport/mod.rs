@@ -223,10 +223,14 @@ impl MessageLog {
         self.write_entry(&entry);
     }
 
+    /// One `write` per entry: formatting a `Value` straight onto the file
+    /// (`writeln!`) made a system call for every token, a few hundred per
+    /// message, and let a reader of the growing log see half an entry.
     pub(crate) fn write_entry(&self, entry: &Value) {
+        let mut line = entry.to_string().into_bytes();
+        line.push(b'\n');
         if let Ok(mut f) = self.file.lock() {
-            let _ = writeln!(f, "{entry}");
-            let _ = f.flush();
+            let _ = f.write_all(&line);
         }
     }
 }
