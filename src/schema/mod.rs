@@ -172,7 +172,7 @@ impl FormSchema {
                 ),
             })?;
         let mut warnings = Vec::new();
-        match obj.get("type") {
+        match obj.member("type") {
             Some(Value::String(t)) if t == "object" => {}
             None => warnings.push("requestedSchema has no \"type\": \"object\"".into()),
             Some(other) => warnings.push(format!(
@@ -180,7 +180,7 @@ impl FormSchema {
             )),
         }
         let empty = Map::new();
-        let properties = match obj.get("properties") {
+        let properties = match obj.member("properties") {
             None | Some(Value::Null) => &empty,
             Some(Value::Object(p)) => p,
             Some(other) => {
@@ -200,7 +200,7 @@ impl FormSchema {
                 ),
             });
         }
-        let required: Vec<String> = match obj.get("required") {
+        let required: Vec<String> = match obj.member("required") {
             Some(Value::Array(items)) => items
                 .iter()
                 .filter_map(|v| match v {
@@ -337,12 +337,12 @@ impl FormField {
     fn parse(name: &str, prop: &Value, required: bool) -> Self {
         let obj = prop.as_object();
         let get_str = |k: &str| {
-            obj.and_then(|o| o.get(k))
+            obj.and_then(|o| o.member(k))
                 .and_then(Value::as_str)
                 .map(str::to_string)
         };
-        let get_u64 = |k: &str| obj.and_then(|o| o.get(k)).and_then(Value::as_u64);
-        let get_num = |k: &str| match obj.and_then(|o| o.get(k)) {
+        let get_u64 = |k: &str| obj.and_then(|o| o.member(k)).and_then(Value::as_u64);
+        let get_num = |k: &str| match obj.and_then(|o| o.member(k)) {
             Some(Value::Number(n)) => Some(n.clone()),
             _ => None,
         };
@@ -353,12 +353,12 @@ impl FormField {
                     crate::json_kind(prop)
                 ),
             },
-            Some(o) => match o.get("type").and_then(Value::as_str) {
+            Some(o) => match o.member("type").and_then(Value::as_str) {
                 Some("string") => {
-                    if let Some(choices) = one_of_choices(o.get("oneOf")) {
+                    if let Some(choices) = one_of_choices(o.member("oneOf")) {
                         FieldKind::Select { choices }
-                    } else if let Some(values) = string_list(o.get("enum")) {
-                        let labels = string_list(o.get("enumNames"));
+                    } else if let Some(values) = string_list(o.member("enum")) {
+                        let labels = string_list(o.member("enumNames"));
                         let choices = values
                             .into_iter()
                             .enumerate()
@@ -387,18 +387,20 @@ impl FormField {
                 },
                 Some("boolean") => FieldKind::Boolean,
                 Some("array") => {
-                    let items = o.get("items").and_then(Value::as_object);
+                    let items = o.member("items").and_then(Value::as_object);
                     let titled = items.and_then(|i| {
-                        one_of_choices(i.get("anyOf")).or_else(|| one_of_choices(i.get("oneOf")))
+                        one_of_choices(i.member("anyOf"))
+                            .or_else(|| one_of_choices(i.member("oneOf")))
                     });
-                    let untitled = items
-                        .and_then(|i| string_list(i.get("enum")))
-                        .map(|values| {
-                            values
-                                .into_iter()
-                                .map(|value| Choice { value, label: None })
-                                .collect()
-                        });
+                    let untitled =
+                        items
+                            .and_then(|i| string_list(i.member("enum")))
+                            .map(|values| {
+                                values
+                                    .into_iter()
+                                    .map(|value| Choice { value, label: None })
+                                    .collect()
+                            });
                     match titled.or(untitled) {
                         Some(choices) => FieldKind::MultiSelect {
                             choices,
@@ -437,7 +439,7 @@ impl FormField {
             description: get_str("description").filter(|t| !t.trim().is_empty()),
             required,
             kind,
-            default: obj.and_then(|o| o.get("default")).cloned(),
+            default: obj.and_then(|o| o.member("default")).cloned(),
             rules,
             schema_problem,
         }
@@ -914,7 +916,7 @@ fn lenient_warnings(prop: &Value, kind: &FieldKind) -> Vec<String> {
     let Some(obj) = prop.as_object() else {
         return out;
     };
-    if let Some(f) = obj.get("format").and_then(Value::as_str) {
+    if let Some(f) = obj.member("format").and_then(Value::as_str) {
         if !MCP_FORMATS.contains(&f) {
             let checked = if JSON_SCHEMA_FORMATS.contains(&f) {
                 "checked as JSON Schema defines it"
@@ -1193,6 +1195,26 @@ fn normalize_number(value: Value, kind: &FieldKind) -> Value {
 }
 
 /// `true/false/yes/no` and their usual short forms, in any case.
+/// A keyword of a schema object, by name. Form schemas are many small
+/// objects (a property holds a handful of keywords), and serde_json's
+/// ordered map finds a key by hashing it with SipHash, about 200
+/// instructions a lookup: comparing a few keys is several times cheaper,
+/// and a form's parse makes a few hundred lookups. Larger objects are
+/// looked up by hash as before.
+pub(crate) trait SchemaObject {
+    fn member(&self, key: &str) -> Option<&Value>;
+}
+
+impl SchemaObject for Map<String, Value> {
+    fn member(&self, key: &str) -> Option<&Value> {
+        if self.len() <= 8 {
+            self.iter().find_map(|(k, v)| (k == key).then_some(v))
+        } else {
+            self.get(key)
+        }
+    }
+}
+
 pub fn parse_bool(text: &str) -> Option<bool> {
     match text.trim().to_ascii_lowercase().as_str() {
         "true" | "yes" | "y" | "on" | "1" => Some(true),
@@ -1249,8 +1271,11 @@ fn one_of_choices(v: Option<&Value>) -> Option<Vec<Choice>> {
     arr.iter()
         .map(|entry| {
             let o = entry.as_object()?;
-            let value = o.get("const")?.as_str()?.to_string();
-            let label = o.get("title").and_then(Value::as_str).map(str::to_string);
+            let value = o.member("const")?.as_str()?.to_string();
+            let label = o
+                .member("title")
+                .and_then(Value::as_str)
+                .map(str::to_string);
             Some(Choice { value, label })
         })
         .collect()

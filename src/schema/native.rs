@@ -19,6 +19,7 @@ use num_cmp::NumCmp;
 use serde_json::{Map, Number, Value};
 
 use super::formats::McpFormat;
+use super::SchemaObject;
 
 /// The rules of one property schema inside the subset.
 #[derive(Debug, Clone)]
@@ -79,25 +80,25 @@ impl NativeRules {
                 k => allowed.contains(&k),
             })
         };
-        let count = |key: &str| match obj.get(key) {
+        let count = |key: &str| match obj.member(key) {
             None => Some(None),
             Some(v) => v.as_u64().map(Some),
         };
-        let limit = |key: &str| match obj.get(key) {
+        let limit = |key: &str| match obj.member(key) {
             None => Some(None),
             Some(v @ Value::Number(n)) if finite(n) => Some(Some(v.clone())),
             Some(_) => None,
         };
-        match obj.get("type")?.as_str()? {
+        match obj.member("type")?.as_str()? {
             "string" if obj.contains_key("enum") => {
                 extra(obj, &["enum", "enumNames"]).then_some(())?;
                 Some(NativeRules::Choice {
-                    values: string_enum(obj.get("enum")?)?,
+                    values: string_enum(obj.member("enum")?)?,
                 })
             }
             "string" if obj.contains_key("oneOf") => {
                 extra(obj, &["oneOf"]).then_some(())?;
-                let values = const_list(obj.get("oneOf")?)?;
+                let values = const_list(obj.member("oneOf")?)?;
                 // Two equal consts make `oneOf` fail for that value; the
                 // crate words that case itself.
                 let mut seen = std::collections::HashSet::new();
@@ -106,7 +107,7 @@ impl NativeRules {
             }
             "string" => {
                 extra(obj, &["minLength", "maxLength", "format"]).then_some(())?;
-                let format = match obj.get("format") {
+                let format = match obj.member("format") {
                     None => None,
                     Some(f) => Some(McpFormat::parse(f.as_str()?)?),
                 };
@@ -126,12 +127,12 @@ impl NativeRules {
             "boolean" => extra(obj, &[]).then_some(NativeRules::Boolean),
             "array" => {
                 extra(obj, &["items", "minItems", "maxItems"]).then_some(())?;
-                let items = obj.get("items")?.as_object()?;
-                let typed_items = match items.get("type") {
+                let items = obj.member("items")?.as_object()?;
+                let typed_items = match items.member("type") {
                     None => false,
                     Some(t) => (t.as_str()? == "string").then_some(true)?,
                 };
-                let values = match (items.get("enum"), items.get("anyOf")) {
+                let values = match (items.member("enum"), items.member("anyOf")) {
                     (Some(list), None) => string_enum(list)?,
                     (None, Some(list)) => const_list(list)?,
                     _ => return None,
@@ -273,7 +274,7 @@ fn const_list(list: &Value) -> Option<Vec<String>> {
                 _ => false,
             });
             shaped.then_some(())?;
-            entry.get("const")?.as_str().map(str::to_string)
+            entry.member("const")?.as_str().map(str::to_string)
         })
         .collect()
 }
