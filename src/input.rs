@@ -335,9 +335,26 @@ pub fn read_document_with(
     known: &dyn Fn(&str) -> Option<KnownSchema>,
     likely: Option<&str>,
 ) -> Result<Document, InputFailure> {
-    match read_in_one_pass(text, known, likely) {
+    match read_in_one_pass(text, known, likely, OnePassSeed::new(true)) {
         Some(done) => done,
         None => read_document_two_pass(text),
+    }
+}
+
+/// [`read_document`] for a document read once, with no schema cache to
+/// look in (`elicit FILE`): each `requestedSchema` is built in the same
+/// pass as the rest of the document, and its text is not kept
+/// ([`Entry::schema_text`] is `None`). Everything else, errors included,
+/// is what [`read_document`] gives.
+pub fn read_single_document(text: &str) -> Result<Document, InputFailure> {
+    match read_in_one_pass(text, &|_| None, None, OnePassSeed::new(false)) {
+        Some(done) => done,
+        None => read_document_two_pass(text).map(|mut doc| {
+            for entry in &mut doc.entries {
+                entry.schema_text = None;
+            }
+            doc
+        }),
     }
 }
 
@@ -375,10 +392,44 @@ struct OnePass<'a> {
     params_schema: Option<&'a RawValue>,
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for OnePass<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+/// How the one pass reads a `requestedSchema`: kept as text (`true`: the
+/// schema cache finds a schema it has seen by its text, and never builds
+/// it), or built in the same pass as everything else (`false`: a document
+/// read once, with no cache to look in, would otherwise be scanned twice
+/// there).
+#[derive(Clone, Copy)]
+struct OnePassSeed<'a> {
+    keep_schema_text: bool,
+    lifetime: std::marker::PhantomData<&'a ()>,
+}
+
+impl OnePassSeed<'_> {
+    fn new(keep_schema_text: bool) -> Self {
+        OnePassSeed {
+            keep_schema_text,
+            lifetime: std::marker::PhantomData,
+        }
+    }
+
+    /// Reads all of `text` (as `serde_json::from_str` does: trailing
+    /// characters are an error).
+    fn read(self, text: &str) -> Option<OnePass<'_>> {
+        use serde::de::DeserializeSeed;
+        let mut de = serde_json::Deserializer::from_str(text);
+        let one = OnePassSeed::new(self.keep_schema_text)
+            .deserialize(&mut de)
+            .ok()?;
+        de.end().ok()?;
+        Some(one)
+    }
+}
+
+impl<'de: 'a, 'a> serde::de::DeserializeSeed<'de> for OnePassSeed<'a> {
+    type Value = OnePass<'a>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<OnePass<'a>, D::Error> {
         use serde::de::{Error, MapAccess, Visitor};
-        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        struct Visit<'a>(OnePassSeed<'a>);
         impl<'de: 'a, 'a> Visitor<'de> for Visit<'a> {
             type Value = OnePass<'a>;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -400,7 +451,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for OnePass<'a> {
                     let raw_slot = match key.as_str() {
                         "id" => Some(&mut out.id),
                         "requestState" => Some(&mut out.request_state),
-                        "requestedSchema" => Some(&mut out.bare_schema),
+                        "requestedSchema" if self.0.keep_schema_text => Some(&mut out.bare_schema),
                         _ => None,
                     };
                     let value = if let Some(slot) = raw_slot {
@@ -412,7 +463,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for OnePass<'a> {
                         if std::mem::replace(&mut seen_params, true) {
                             return Err(Error::custom(NOT_ONE_PASS));
                         }
-                        let params = map.next_value::<OnePassParams<'a>>()?;
+                        let params = map.next_value_seed(ParamsSeed(self.0))?;
                         out.params_schema = params.schema;
                         Value::Object(params.members)
                     } else if key == "result" {
@@ -429,7 +480,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for OnePass<'a> {
                 Ok(out)
             }
         }
-        d.deserialize_map(Visit(std::marker::PhantomData))
+        d.deserialize_map(Visit(self))
     }
 }
 
@@ -440,10 +491,15 @@ struct OnePassParams<'a> {
     schema: Option<&'a RawValue>,
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for OnePassParams<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+/// Reads `params` as its [`OnePassSeed`] says.
+struct ParamsSeed<'a>(OnePassSeed<'a>);
+
+impl<'de: 'a, 'a> serde::de::DeserializeSeed<'de> for ParamsSeed<'a> {
+    type Value = OnePassParams<'a>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<OnePassParams<'a>, D::Error> {
         use serde::de::{Error, MapAccess, Visitor};
-        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        struct Visit<'a>(OnePassSeed<'a>);
         impl<'de: 'a, 'a> Visitor<'de> for Visit<'a> {
             type Value = OnePassParams<'a>;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -458,7 +514,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for OnePassParams<'a> {
                     if out.members.is_empty() && is_marker_key(&key) {
                         return Err(Error::custom(NOT_ONE_PASS));
                     }
-                    let value = if key == "requestedSchema" {
+                    let value = if key == "requestedSchema" && self.0.keep_schema_text {
                         if out.schema.replace(map.next_value()?).is_some() {
                             return Err(Error::custom(NOT_ONE_PASS));
                         }
@@ -472,7 +528,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for OnePassParams<'a> {
             }
         }
         // Anything but an object is refused (the visitor only takes maps).
-        d.deserialize_any(Visit(std::marker::PhantomData))
+        d.deserialize_any(Visit(self.0))
     }
 }
 
@@ -525,7 +581,7 @@ fn read_swapped<'a>(
     at: usize,
     schema: &'a str,
 ) -> Option<(OnePass<'a>, SchemaTexts<'a>)> {
-    let one = serde_json::from_str::<OnePass<'_>>(swapped).ok()?;
+    let one = OnePassSeed::new(true).read(swapped)?;
     let here = |r: Option<&RawValue>| {
         r.is_some_and(|r| {
             r.get() == "{}"
@@ -553,17 +609,20 @@ fn read_in_one_pass(
     text: &str,
     known: &dyn Fn(&str) -> Option<KnownSchema>,
     likely: Option<&str>,
+    seed: OnePassSeed<'_>,
 ) -> Option<Result<Document, InputFailure>> {
     // The likely schema text, where this line's schema sits, is not even
     // skipped: the line is read with `{}` in its place (see below).
-    let swapped = likely.and_then(|schema| swap_out(text, schema));
+    let swapped = likely
+        .filter(|_| seed.keep_schema_text)
+        .and_then(|schema| swap_out(text, schema));
     let read = swapped
         .as_ref()
         .and_then(|(m, at, schema)| read_swapped(m, *at, schema));
     let (one, (bare_schema, params_schema)) = match read {
         Some(read) => read,
         None => {
-            let one = serde_json::from_str::<OnePass<'_>>(text).ok()?;
+            let one = seed.read(text)?;
             let texts = (
                 one.bare_schema.map(RawValue::get),
                 one.params_schema.map(RawValue::get),
@@ -1194,7 +1253,7 @@ mod one_pass_tests {
         let mut one_pass = 0;
         for doc in corpus() {
             let two = describe(read_document_two_pass(&doc));
-            if let Some(one) = read_in_one_pass(&doc, &|_| None, None) {
+            if let Some(one) = read_in_one_pass(&doc, &|_| None, None, OnePassSeed::new(true)) {
                 one_pass += 1;
                 assert_eq!(describe(one), two, "{doc}");
             }
@@ -1202,6 +1261,35 @@ mod one_pass_tests {
         }
         // Most documents take the one pass, fixtures included.
         assert!(one_pass > 30, "{one_pass}");
+    }
+
+    /// Read once (no cache), a schema is built in the same pass: the same
+    /// document, the same errors at the same line and column, only without
+    /// the schema's text.
+    #[test]
+    fn a_single_document_reads_as_two_passes_do_without_schema_texts() {
+        let without_texts = |r: Result<Document, InputFailure>| {
+            describe(r.map(|mut doc| {
+                for entry in &mut doc.entries {
+                    entry.schema_text = None;
+                }
+                doc
+            }))
+        };
+        let mut built_in_place = 0;
+        for doc in corpus() {
+            let two = without_texts(read_document_two_pass(&doc));
+            if let Some(one) = read_in_one_pass(&doc, &|_| None, None, OnePassSeed::new(false)) {
+                built_in_place += 1;
+                assert_eq!(describe(one), two, "{doc}");
+            }
+            let single = read_single_document(&doc);
+            if let Ok(d) = &single {
+                assert!(d.entries.iter().all(|e| e.schema_text.is_none()), "{doc}");
+            }
+            assert_eq!(describe(single), two, "{doc}");
+        }
+        assert!(built_in_place > 30, "{built_in_place}");
     }
 
     #[test]

@@ -156,7 +156,11 @@ pub fn resolve_text(
     cache: &mut SchemaCache,
     pretty: bool,
 ) -> Result<Resolved, input::InputFailure> {
-    let doc = input::read_document_with(text, &|schema| cache.known(schema), cache.last_text())?;
+    let doc = if cache.is_single_use() {
+        input::read_single_document(text)?
+    } else {
+        input::read_document_with(text, &|schema| cache.known(schema), cache.last_text())?
+    };
     let reply_id = match &doc.shape {
         Shape::JsonRpcRequest { id } => Some(id.clone()),
         _ => None,

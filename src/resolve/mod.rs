@@ -231,6 +231,12 @@ impl SchemaCache {
         }
     }
 
+    /// Made by [`SchemaCache::single_use`]: nothing will be looked up, so
+    /// the reader need not keep schema texts.
+    pub fn is_single_use(&self) -> bool {
+        self.forget
+    }
+
     /// The schema whose JSON text is `text`, when it was parsed before
     /// through [`SchemaCache::get_with_text`]: the reader then never builds
     /// its tree ([`crate::input::read_document_with`]).
