@@ -14,6 +14,12 @@
 #
 # (a) one scripted resolution of fixtures/server-everything/form.request.json,
 #     whole process (exec, read, resolve, print); target: within 1.5x of cat.
+#     Run without a shell (hyperfine -N, the file as an argument), in ROUNDS
+#     (default 5) rounds of RUNS/ROUNDS runs, cat and elicit alternating, so
+#     that a change in the machine's load lands on both: the ratio given is
+#     the median of the rounds' ratios. With valgrind installed, it also
+#     counts each command's instructions (callgrind), the figure that does
+#     not move with the load.
 # (b) `--lines` over LINES (default 100000) copies of it, one per line;
 #     throughput in lines/s; target: at least 5x `jq -c -f bench/fill.jq`.
 # (c) peak memory (max RSS, /usr/bin/time -v) of each command in (a) and (b).
@@ -61,7 +67,8 @@ if ! cmp -s <("$BIN" --lines "${ANSWERS[@]}" < "$work/lines.ndjson") <(jq -c -f 
 fi
 
 q() { printf '%q ' "$@"; }
-E1="$(q "$BIN" "${ANSWERS[@]}") < $REQ"
+ROUNDS=${ROUNDS:-5}
+E1="$(q "$BIN" "${ANSWERS[@]}" "$REQ")"
 J1="jq -c -f bench/fill.jq $REQ"
 C1="cat $REQ"
 V1="$(q "$BIN" --version)"
@@ -69,10 +76,24 @@ EL="$(q "$BIN" --lines "${ANSWERS[@]}") < $work/lines.ndjson"
 JL="jq -c -f bench/fill.jq $work/lines.ndjson"
 CL="cat $work/lines.ndjson"
 
-echo "(a) one resolution, $RUNS runs each" >&2
-hyperfine --style basic --warmup 20 --runs "$RUNS" --output=null \
-    -n cat "$C1" -n "elicit --version" "$V1" -n elicit "$E1" -n jq "$J1" \
-    --export-json "$work/a.json" --export-markdown "$work/a.md" >&2
+echo "(a) one resolution, $ROUNDS rounds of $((RUNS / ROUNDS)) runs each" >&2
+for r in $(seq "$ROUNDS"); do
+    hyperfine -N --style basic --warmup 20 --runs "$((RUNS / ROUNDS))" --output=null \
+        -n cat "$C1" -n "elicit --version" "$V1" -n elicit "$E1" \
+        --export-json "$work/a$r.json" >&2
+done
+hyperfine -N --style basic --warmup 3 --runs 20 --output=null -n jq "$J1" \
+    --export-json "$work/aj.json" >&2
+# Instruction counts (callgrind): the same for the same binary and input,
+# whatever else the machine does.
+instr() {
+    if command -v valgrind >/dev/null; then
+        bash -c "exec valgrind --tool=callgrind --callgrind-out-file=$work/cg $1" >/dev/null 2>&1 &&
+            awk '/^summary:/ { printf "%.2f M", $2 / 1e6 }' "$work/cg"
+    else
+        echo "(no valgrind)"
+    fi
+}
 echo "(b) --lines over $LINES lines, $STREAM_RUNS runs each" >&2
 hyperfine --style basic --warmup 1 --runs "$STREAM_RUNS" --output=null \
     -n cat "$CL" -n "elicit --lines" "$EL" -n "jq -c" "$JL" \
@@ -93,21 +114,32 @@ ms() { awk -v s="$1" -v d="$2" 'BEGIN { printf "%.2f ms ± %.2f", s * 1000, d * 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f×", a / b }'; }
 lps() { awk -v n="$LINES" -v s="$1" 'BEGIN { printf "%\047.0f lines/s", n / s }'; }
 
-ca=$(mean "$work/a.json" cat); va=$(mean "$work/a.json" "elicit --version"); ea=$(mean "$work/a.json" elicit); ja=$(mean "$work/a.json" jq)
+# Per round: each command's mean; over the rounds: the median of those
+# means, and the median of the rounds' ratios to cat.
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+over_rounds() { for r in $(seq "$ROUNDS"); do mean "$work/a$r.json" "$1"; done | median; }
+ratio_rounds() {
+    for r in $(seq "$ROUNDS"); do
+        awk -v a="$(mean "$work/a$r.json" "$1")" -v b="$(mean "$work/a$r.json" cat)" 'BEGIN { print a / b }'
+    done | median | awk '{ printf "%.2f×", $1 }'
+}
+sd_rounds() { for r in $(seq "$ROUNDS"); do sd "$work/a$r.json" "$1"; done | median; }
+ca=$(over_rounds cat); va=$(over_rounds "elicit --version"); ea=$(over_rounds elicit); ja=$(mean "$work/aj.json" jq)
 cb=$(mean "$work/b.json" cat); eb=$(mean "$work/b.json" "elicit --lines"); jb=$(mean "$work/b.json" "jq -c")
 
 cat <<TABLE
 
 #### (a) one scripted resolution (\`server-everything/form.request.json\`, whole process)
 
-| command | time (mean ± σ) | vs cat | peak RSS |
-|---|---|---|---|
-| \`cat\` | $(ms "$ca" "$(sd "$work/a.json" cat)") | 1.00× | $(rss "$C1") |
-| \`elicit --version\` (start-up alone) | $(ms "$va" "$(sd "$work/a.json" "elicit --version")") | $(ratio "$va" "$ca") | $(rss "$V1") |
-| \`elicit --no-input -a accept -a name=Ada -a email=…\` | $(ms "$ea" "$(sd "$work/a.json" elicit)") | $(ratio "$ea" "$ca") | $(rss "$E1") |
-| \`jq -c -f bench/fill.jq\` | $(ms "$ja" "$(sd "$work/a.json" jq)") | $(ratio "$ja" "$ca") | $(rss "$J1") |
+| command | time (mean ± σ) | vs cat | instructions | peak RSS |
+|---|---|---|---|---|
+| \`cat\` | $(ms "$ca" "$(sd_rounds cat)") | 1.00× | $(instr "$C1") | $(rss "$C1") |
+| \`elicit --version\` (start-up alone) | $(ms "$va" "$(sd_rounds "elicit --version")") | $(ratio_rounds "elicit --version") | $(instr "$V1") | $(rss "$V1") |
+| \`elicit --no-input -a accept -a name=Ada -a email=…\` | $(ms "$ea" "$(sd_rounds elicit)") | $(ratio_rounds elicit) | $(instr "$E1") | $(rss "$E1") |
+| \`jq -c -f bench/fill.jq\` | $(ms "$ja" "$(sd "$work/aj.json" jq)") | $(ratio "$ja" "$ca") | $(instr "$J1") | $(rss "$J1") |
 
-Target: elicit within 1.5× of cat.
+Target: elicit within 1.5× of cat. (Times: the median over $ROUNDS rounds of each
+round's mean; ratios: the median of the rounds' ratios.)
 
 #### (b) \`--lines\` over $LINES copies of that request ($(du -h "$work/lines.ndjson" | cut -f1))
 
