@@ -68,10 +68,22 @@ mod startup {
     }
 }
 
+/// # Safety
+/// Called by the C runtime only, with `argc` valid strings in `argv`.
 #[no_mangle]
-pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
+pub unsafe extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
     startup::prepare();
-    let code = run();
+    // The arguments as C hands them over: `std::env::args` is filled by
+    // std's start-up, or on glibc alone by an initialiser of its own (a
+    // musl build saw no arguments at all).
+    let args = (0..usize::try_from(argc).unwrap_or(0)).map(|i| {
+        use std::os::unix::ffi::OsStrExt;
+        // SAFETY: C's `main` gets `argc` valid, NUL-terminated strings in
+        // `argv`, alive for the whole process.
+        let arg = unsafe { std::ffi::CStr::from_ptr(*argv.add(i)) };
+        std::ffi::OsStr::from_bytes(arg.to_bytes()).to_os_string()
+    });
+    let code = run(args);
     // std's runtime would flush stdout on the way out; C's exit does not
     // know Rust's buffer. Nothing is lost today (every line is flushed when
     // written), this keeps it so.
@@ -83,10 +95,10 @@ pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) ->
 /// it lives as long as the process anyway, and taking its thousands of
 /// strings and vectors apart cost a short run more than parsing its flags
 /// (0.06 M instructions).
-fn parse_flags() -> Cli {
+fn parse_flags(args: impl Iterator<Item = std::ffi::OsString>) -> Cli {
     let mut command = Cli::command();
     let parsed = command
-        .try_get_matches_from_mut(std::env::args_os())
+        .try_get_matches_from_mut(args)
         .and_then(|mut matches| {
             let cli = Cli::from_arg_matches_mut(&mut matches);
             std::mem::forget(matches);
@@ -96,8 +108,8 @@ fn parse_flags() -> Cli {
     parsed.unwrap_or_else(|e| e.exit())
 }
 
-fn run() -> i32 {
-    let cli = parse_flags();
+fn run(args: impl Iterator<Item = std::ffi::OsString>) -> i32 {
+    let cli = parse_flags(args);
     elicit::color::set(cli.color);
     // Runs that last as long as a server or a stream does free memory and
     // need it back.
