@@ -4,6 +4,10 @@
 #   bench/run.sh            # build release, measure, print a markdown table
 #   LINES=20000 RUNS=50 bench/run.sh
 #   NO_BUILD=1 bench/run.sh # measure target/release/elicit as it is
+#   TARGET=x86_64-unknown-linux-musl bench/run.sh
+#                           # a static musl build (README: "A static build"):
+#                           # needs `rustup target add x86_64-unknown-linux-musl`
+#                           # and musl-gcc (Debian: musl-tools) for ring's C code
 #
 # bench/http.sh measures `elicit call URL` against curl; bench/proxy.sh the
 # proxy relay.
@@ -49,8 +53,19 @@ if [ ${#need[@]} -gt 0 ]; then
     fi
 fi
 
-[ -n "${NO_BUILD:-}" ] || cargo build --release --quiet
-BIN=$PWD/target/release/elicit
+if [ -n "${TARGET:-}" ]; then
+    # ring compiles C: for musl with musl-gcc, unless a compiler is given.
+    cc_var="CC_${TARGET//-/_}"
+    if [[ $TARGET == *musl* ]] && [ -z "${!cc_var:-}" ]; then
+        command -v musl-gcc >/dev/null || { echo "TARGET=$TARGET needs musl-gcc (Debian: apt-get install musl-tools)" >&2; exit 1; }
+        export "$cc_var=musl-gcc"
+    fi
+    [ -n "${NO_BUILD:-}" ] || cargo build --release --quiet --target "$TARGET"
+    BIN=$PWD/target/$TARGET/release/elicit
+else
+    [ -n "${NO_BUILD:-}" ] || cargo build --release --quiet
+    BIN=$PWD/target/release/elicit
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -151,5 +166,5 @@ round's mean; ratios: the median of the rounds' ratios.)
 
 Target: elicit at least 5× jq's throughput.
 
-Machine: $(nproc) CPUs, $(uname -sr), $(hyperfine --version), $(jq --version), $("$BIN" --version 2>/dev/null | head -1).
+Machine: $(nproc) CPUs, $(uname -sr), $(hyperfine --version), $(jq --version), $("$BIN" --version 2>/dev/null | head -1) ($(file -b "$BIN" | grep -o 'dynamically linked\|static-pie linked\|statically linked' | head -1)${TARGET:+, $TARGET}).
 TABLE
