@@ -190,6 +190,13 @@ mod tests {
         a.offset_in_arena(p).is_some()
     }
 
+    /// Whether the `len` bytes at `p` (a live block) all hold `byte`.
+    fn holds(p: *const u8, len: usize, byte: u8) -> bool {
+        unsafe { std::slice::from_raw_parts(p, len) }
+            .iter()
+            .all(|&b| b == byte)
+    }
+
     #[test]
     fn blocks_are_aligned_disjoint_and_hold_their_bytes() {
         let a = Box::new(ShortRunAllocator::<4096>::new());
@@ -206,8 +213,7 @@ mod tests {
             blocks.push((p, l, i as u8 + 1));
         }
         for (p, l, fill) in &blocks {
-            let bytes = unsafe { std::slice::from_raw_parts(*p, l.size()) };
-            assert!(bytes.iter().all(|b| b == fill), "block overwritten");
+            assert!(holds(*p, l.size(), *fill), "block overwritten");
         }
         for w in blocks.windows(2) {
             assert!(w[0].0 as usize + w[0].1.size() <= w[1].0 as usize);
@@ -254,9 +260,7 @@ mod tests {
         unsafe { std::ptr::write_bytes(small, 7, 200) };
         let moved = unsafe { a.realloc(small, layout(200, 8), 300) };
         assert!(!in_region(&a, moved));
-        assert!(unsafe { std::slice::from_raw_parts(moved, 200) }
-            .iter()
-            .all(|&b| b == 7));
+        assert!(holds(moved, 200, 7));
         unsafe {
             a.dealloc(moved, layout(300, 8));
             a.dealloc(big, layout(100, 8));
@@ -266,9 +270,7 @@ mod tests {
         let p = unsafe { b.alloc(layout(8, 8)) };
         assert!(!in_region(&b, p), "a retired arena hands out nothing");
         let z = unsafe { b.alloc_zeroed(layout(64, 8)) };
-        assert!(unsafe { std::slice::from_raw_parts(z, 64) }
-            .iter()
-            .all(|&b| b == 0));
+        assert!(holds(z, 64, 0));
         unsafe {
             b.dealloc(p, layout(8, 8));
             b.dealloc(z, layout(64, 8));
@@ -284,9 +286,7 @@ mod tests {
         unsafe { a.dealloc(p, l) };
         let z = unsafe { a.alloc_zeroed(l) };
         assert_eq!(z, p);
-        assert!(unsafe { std::slice::from_raw_parts(z, 64) }
-            .iter()
-            .all(|&b| b == 0));
+        assert!(holds(z, 64, 0));
     }
 
     #[test]
@@ -310,8 +310,7 @@ mod tests {
         for (t, h) in handles.into_iter().enumerate() {
             let mine = h.join().unwrap();
             for &p in &mine {
-                let bytes = unsafe { std::slice::from_raw_parts(p as *const u8, 16) };
-                assert!(bytes.iter().all(|&b| b == t as u8), "a block was shared");
+                assert!(holds(p as *const u8, 16, t as u8), "a block was shared");
             }
             all.extend(mine);
         }
