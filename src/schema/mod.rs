@@ -1194,7 +1194,6 @@ fn normalize_number(value: Value, kind: &FieldKind) -> Value {
     }
 }
 
-/// `true/false/yes/no` and their usual short forms, in any case.
 /// A keyword of a schema object, by name. Form schemas are many small
 /// objects (a property holds a handful of keywords), and serde_json's
 /// ordered map finds a key by hashing it with SipHash, about 200
@@ -1215,6 +1214,7 @@ impl SchemaObject for Map<String, Value> {
     }
 }
 
+/// `true/false/yes/no` and their usual short forms, in any case.
 pub fn parse_bool(text: &str) -> Option<bool> {
     match text.trim().to_ascii_lowercase().as_str() {
         "true" | "yes" | "y" | "on" | "1" => Some(true),
