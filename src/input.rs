@@ -400,17 +400,13 @@ struct OnePass<'a> {
 /// read once, with no cache to look in, would otherwise be scanned twice
 /// there).
 #[derive(Clone, Copy)]
-struct OnePassSeed<'a> {
+struct OnePassSeed {
     keep_schema_text: bool,
-    lifetime: std::marker::PhantomData<&'a ()>,
 }
 
-impl OnePassSeed<'_> {
+impl OnePassSeed {
     fn new(keep_schema_text: bool) -> Self {
-        OnePassSeed {
-            keep_schema_text,
-            lifetime: std::marker::PhantomData,
-        }
+        OnePassSeed { keep_schema_text }
     }
 
     /// Reads all of `text` (as `serde_json::from_str` does: trailing
@@ -418,22 +414,20 @@ impl OnePassSeed<'_> {
     fn read(self, text: &str) -> Option<OnePass<'_>> {
         use serde::de::DeserializeSeed;
         let mut de = serde_json::Deserializer::from_str(text);
-        let one = OnePassSeed::new(self.keep_schema_text)
-            .deserialize(&mut de)
-            .ok()?;
+        let one = self.deserialize(&mut de).ok()?;
         de.end().ok()?;
         Some(one)
     }
 }
 
-impl<'de: 'a, 'a> serde::de::DeserializeSeed<'de> for OnePassSeed<'a> {
-    type Value = OnePass<'a>;
+impl<'de> serde::de::DeserializeSeed<'de> for OnePassSeed {
+    type Value = OnePass<'de>;
 
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<OnePass<'a>, D::Error> {
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<OnePass<'de>, D::Error> {
         use serde::de::{Error, MapAccess, Visitor};
-        struct Visit<'a>(OnePassSeed<'a>);
-        impl<'de: 'a, 'a> Visitor<'de> for Visit<'a> {
-            type Value = OnePass<'a>;
+        struct Visit(OnePassSeed);
+        impl<'de> Visitor<'de> for Visit {
+            type Value = OnePass<'de>;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("an object")
             }
@@ -494,16 +488,19 @@ struct OnePassParams<'a> {
 }
 
 /// Reads `params` as its [`OnePassSeed`] says.
-struct ParamsSeed<'a>(OnePassSeed<'a>);
+struct ParamsSeed(OnePassSeed);
 
-impl<'de: 'a, 'a> serde::de::DeserializeSeed<'de> for ParamsSeed<'a> {
-    type Value = OnePassParams<'a>;
+impl<'de> serde::de::DeserializeSeed<'de> for ParamsSeed {
+    type Value = OnePassParams<'de>;
 
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<OnePassParams<'a>, D::Error> {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> Result<OnePassParams<'de>, D::Error> {
         use serde::de::{Error, MapAccess, Visitor};
-        struct Visit<'a>(OnePassSeed<'a>);
-        impl<'de: 'a, 'a> Visitor<'de> for Visit<'a> {
-            type Value = OnePassParams<'a>;
+        struct Visit(OnePassSeed);
+        impl<'de> Visitor<'de> for Visit {
+            type Value = OnePassParams<'de>;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("an object")
             }
@@ -611,7 +608,7 @@ fn read_in_one_pass(
     text: &str,
     known: &dyn Fn(&str) -> Option<KnownSchema>,
     likely: Option<&str>,
-    seed: OnePassSeed<'_>,
+    seed: OnePassSeed,
 ) -> Option<Result<Document, InputFailure>> {
     // The likely schema text, where this line's schema sits, is not even
     // skipped: the line is read with `{}` in its place (see below).
