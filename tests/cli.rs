@@ -1,6 +1,8 @@
 //! Integration tests through the real binary: every fixture, every input
 //! shape, the seed's mapping rows, and each rejection.
 
+mod common;
+
 use std::io::Write;
 use std::path::Path;
 
@@ -849,23 +851,6 @@ fn schema_warnings_come_before_the_no_input_error() {
     }
 }
 
-/// Waits for `child` at most `secs` seconds; kills it and fails the test
-/// past that, so a regression hangs nothing.
-fn wait_at_most(child: &mut std::process::Child, secs: u64) -> std::process::ExitStatus {
-    let start = std::time::Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if start.elapsed() > std::time::Duration::from_secs(secs) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("elicit still running after {secs} s");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
-
 /// The binary starts at C's `main` (src/main.rs) and sets up by hand what
 /// std's start-up did: a reader that goes away (`elicit --lines … | head`)
 /// is a write error, exit 1, not a silent death by SIGPIPE.
@@ -889,7 +874,7 @@ fn a_reader_that_goes_away_is_a_write_error_not_a_signal() {
         .spawn()
         .unwrap();
     drop(child.stdout.take());
-    let status = wait_at_most(&mut child, 60);
+    let status = common::wait_at_most(&mut child, std::time::Duration::from_secs(60));
     assert_eq!(status.signal(), None, "killed by a signal: {status:?}");
     assert_eq!(status.code(), Some(1), "{status:?}");
 }
@@ -924,6 +909,6 @@ fn a_closed_stdout_is_opened_on_dev_null() {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     drop(child.stdin.take());
-    let _ = wait_at_most(&mut child, 30);
+    let _ = common::wait_at_most(&mut child, std::time::Duration::from_secs(30));
     assert_eq!(seen.as_deref(), Some(Path::new("/dev/null")));
 }

@@ -53,18 +53,7 @@ fn wait_output(mut child: Child, limit: Duration) -> std::process::Output {
         }
         v
     });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("elicit did not exit within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = common::wait_at_most(&mut child, limit);
     std::process::Output {
         status,
         stdout: out_t.join().unwrap(),

@@ -413,3 +413,20 @@ impl Pty {
         out
     }
 }
+
+/// Waits for `child` at most `limit`; kills it and fails the test past
+/// that, so a regression hangs nothing.
+pub fn wait_at_most(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("elicit did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
