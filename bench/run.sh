@@ -5,7 +5,7 @@
 #   LINES=20000 RUNS=50 bench/run.sh
 #   NO_BUILD=1 bench/run.sh # measure target/release/elicit as it is
 #   TARGET=x86_64-unknown-linux-musl bench/run.sh
-#                           # a static musl build (README: "A static build"):
+#                           # a static musl build (README, "Install and try it"):
 #                           # needs `rustup target add x86_64-unknown-linux-musl`
 #                           # and musl-gcc (Debian: musl-tools) for ring's C code
 #
@@ -126,6 +126,14 @@ rss() { # peak resident set size in MiB, best of 3
     awk -v k="$best" 'BEGIN { printf "%.1f MiB", k / 1024 }'
 }
 ms() { awk -v s="$1" -v d="$2" 'BEGIN { printf "%.2f ms ± %.2f", s * 1000, d * 1000 }'; }
+# How the binary is linked, as file(1) says it (when file is installed).
+linkage() {
+    if command -v file >/dev/null; then
+        file -b "$BIN" | grep -o 'dynamically linked\|static-pie linked\|statically linked' | head -1
+    else
+        echo "linkage unknown: no file(1)"
+    fi
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f×", a / b }'; }
 lps() { awk -v n="$LINES" -v s="$1" 'BEGIN { printf "%\047.0f lines/s", n / s }'; }
 
@@ -166,5 +174,5 @@ round's mean; ratios: the median of the rounds' ratios.)
 
 Target: elicit at least 5× jq's throughput.
 
-Machine: $(nproc) CPUs, $(uname -sr), $(hyperfine --version), $(jq --version), $("$BIN" --version 2>/dev/null | head -1) ($(file -b "$BIN" | grep -o 'dynamically linked\|static-pie linked\|statically linked' | head -1)${TARGET:+, $TARGET}).
+Machine: $(nproc) CPUs, $(uname -sr), $(hyperfine --version), $(jq --version), $("$BIN" --version 2>/dev/null | head -1) ($(linkage)${TARGET:+, $TARGET}).
 TABLE
