@@ -16,7 +16,6 @@
 //!   [`resolve::Resolver`]: the [`terminal`] UI or [`resolve::NoTerminal`]);
 //! - [`output`] prints results in the shape the input came in.
 
-pub mod allocator;
 pub mod answers;
 pub mod auth;
 pub mod color;

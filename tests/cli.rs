@@ -851,9 +851,9 @@ fn schema_warnings_come_before_the_no_input_error() {
     }
 }
 
-/// The binary starts at C's `main` (src/main.rs) and sets up by hand what
-/// std's start-up did: a reader that goes away (`elicit --lines … | head`)
-/// is a write error, exit 1, not a silent death by SIGPIPE.
+/// A reader that goes away (`elicit --lines … | head`) is a write error,
+/// exit 1, not a silent death by SIGPIPE (std's start-up ignores it; this
+/// keeps anyone from changing the entry point without noticing).
 #[test]
 fn a_reader_that_goes_away_is_a_write_error_not_a_signal() {
     use std::os::unix::process::ExitStatusExt;
