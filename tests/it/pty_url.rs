@@ -1,12 +1,10 @@
 //! Pseudo-terminal tests of the URL flow: consent before anything opens, a
 //! stub browser that records what it was asked to open, the waiting screen.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 const URL: &str = "https://example.com/connect?session=abc";

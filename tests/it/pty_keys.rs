@@ -7,12 +7,10 @@
 //! next one. Assertions on what a person sees render the pty output through
 //! a terminal emulator (`vt100`), so erased lines count as gone.
 
-mod common;
-
 use std::path::Path;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 const CTRL_D: &str = "\x04";

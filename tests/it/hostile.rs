@@ -3,7 +3,7 @@
 //! terminal, nothing it starts outlives elicit, no line grows elicit without
 //! bound, and a server cannot keep elicit busy forever.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};

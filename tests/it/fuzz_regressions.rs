@@ -5,7 +5,7 @@
 //! To add one: copy the crash file from `fuzz/artifacts/<target>/` to
 //! `fuzz/regressions/<target>/`, with a name that says what it is.
 
-#[path = "../fuzz/src/checks.rs"]
+#[path = "../../fuzz/src/checks.rs"]
 #[allow(dead_code)]
 mod checks;
 
@@ -15,12 +15,24 @@ fn replay(target: &str, check: fn(&[u8])) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fuzz/regressions")
         .join(target);
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return;
-    };
-    let mut files: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+    // A missing or empty folder is a failure, not a pass: a renamed target
+    // or a lost folder would otherwise turn this test into one that cannot
+    // fail. Every target keeps at least one input (a crash found once, or a
+    // hand-made case of what its check guards).
+    let entries = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("fuzz regressions {}: {e}", dir.display()));
+    let mut files: Vec<_> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .collect();
     files.sort();
-    for path in files.iter().filter(|p| p.is_file()) {
+    assert!(
+        !files.is_empty(),
+        "no fuzz regressions in {}",
+        dir.display()
+    );
+    for path in &files {
         let data = std::fs::read(path).unwrap();
         if std::panic::catch_unwind(|| check(&data)).is_err() {
             panic!("fuzz regression {} fails", path.display());

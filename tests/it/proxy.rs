@@ -417,6 +417,7 @@ fn pty_proxy_with(extra: &[&str], server: &str) -> PtyProxy {
     let mut cmd = Command::new("sh");
     cmd.args(["-c", &script])
         .env("RELAY_RECORD", &record)
+        .env("RELAY_SIGNALS", dir.path().join("signals.txt"))
         .env("NO_COLOR", "1");
     let mut session = expectrl::Session::spawn(cmd).unwrap();
     session.set_expect_timeout(Some(Duration::from_secs(20)));
@@ -534,11 +535,13 @@ fn ctrl_c_with_no_prompt_up_goes_to_the_server() {
     client.flush().unwrap();
     reply_for(&out, 1);
     std::thread::sleep(Duration::from_millis(200));
-    // The relay server (plain python3) dies of SIGINT; the proxy ends with
-    // it although the client is still connected.
+    // The relay server records the SIGINT it got and exits; the proxy ends
+    // with it although the client is still connected.
     session.send("\x03").unwrap();
     session.expect(expectrl::Eof).unwrap();
     drop(client);
+    let signals = std::fs::read_to_string(dir.path().join("signals.txt")).unwrap_or_default();
+    assert_eq!(signals, "SIGINT\n", "the server never saw the Ctrl-C");
 }
 
 /// `elicit proxy -v --no-input ARGS -- SERVER`: sends `messages` (each with

@@ -1,7 +1,7 @@
 //! Integration tests through the real binary: every fixture, every input
 //! shape, the seed's mapping rows, and each rejection.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

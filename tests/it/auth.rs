@@ -8,7 +8,7 @@
 //! listener, or (under `no_input`) a `--browser` program doing the same
 //! with curl.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -951,15 +951,32 @@ fn concurrent_writers_never_corrupt_the_store() {
         .contains(".tmp")));
 }
 
+/// Separate processes writing one store: the test re-runs itself (this
+/// binary, this test only) as four writers, told apart by the environment.
+/// One test plays both parts, so no test passes by doing nothing.
 #[test]
 fn concurrent_processes_never_corrupt_the_store() {
-    // Separate processes: the test binary re-runs the writer test below.
+    const ME: &str = "auth::concurrent_processes_never_corrupt_the_store";
+    if let (Ok(dir), Ok(id)) = (
+        std::env::var("AUTH_TEST_WRITER_DIR"),
+        std::env::var("AUTH_TEST_WRITER_ID"),
+    ) {
+        let store = TokenStore::at(dir);
+        for i in 0..30 {
+            store
+                .update("http://shared/mcp", |e| {
+                    e.clients.insert(format!("p{id}-{i}"), Default::default());
+                })
+                .unwrap();
+        }
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let exe = std::env::current_exe().unwrap();
     let kids: Vec<_> = (0..4)
         .map(|i| {
             std::process::Command::new(&exe)
-                .args(["--exact", "store_writer_process", "--nocapture"])
+                .args(["--exact", ME, "--nocapture"])
                 .env("AUTH_TEST_WRITER_DIR", dir.path())
                 .env("AUTH_TEST_WRITER_ID", i.to_string())
                 .stdout(std::process::Stdio::null())
@@ -975,24 +992,6 @@ fn concurrent_processes_never_corrupt_the_store() {
         .unwrap()
         .unwrap();
     assert_eq!(e.clients.len(), 4 * 30);
-}
-
-#[test]
-fn store_writer_process() {
-    let (Ok(dir), Ok(id)) = (
-        std::env::var("AUTH_TEST_WRITER_DIR"),
-        std::env::var("AUTH_TEST_WRITER_ID"),
-    ) else {
-        return; // only meaningful when spawned by the test above
-    };
-    let store = TokenStore::at(dir);
-    for i in 0..30 {
-        store
-            .update("http://shared/mcp", |e| {
-                e.clients.insert(format!("p{id}-{i}"), Default::default());
-            })
-            .unwrap();
-    }
 }
 
 #[test]

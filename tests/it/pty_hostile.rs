@@ -2,12 +2,10 @@
 //! answers a prompt, `--timeout` counts per prompt, and the terminal is put
 //! back (line mode, cursor) when elicit dies of a signal mid-prompt.
 
-mod common;
-
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use expectrl::session::OsSession;
 use expectrl::Expect;
 use serde_json::json;

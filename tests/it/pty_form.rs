@@ -1,9 +1,7 @@
 //! Pseudo-terminal tests of the form flow: a person answers the prompts on
 //! `/dev/tty` while the request comes from a file and the result goes to a file.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 const HOME: &str = "\x1b[H";
