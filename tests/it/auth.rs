@@ -22,9 +22,9 @@ use sha2::{Digest, Sha256};
 
 use elicit::auth::store::{Entry, Secret, TokenRecord, TokenStore};
 use elicit::auth::{AuthError, AuthOptions, Authenticator};
-use elicit::contract::Answer;
+use elicit::elicitation::contract::Answer;
+use elicit::elicitation::resolve::{Elicitation, Pending, Resolver};
 use elicit::error::ElicitError;
-use elicit::resolve::{Elicitation, Pending, Resolver};
 
 #[derive(Debug, Clone)]
 struct Req {

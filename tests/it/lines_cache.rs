@@ -5,7 +5,7 @@
 //! share or do not share with the ones before.
 
 use assert_cmd::Command;
-use elicit::resolve::{NoTerminal, SchemaCache};
+use elicit::elicitation::resolve::{NoTerminal, SchemaCache};
 use elicit::{resolve_text, FormSchema, ScriptedAnswers};
 use serde_json::{json, Map, Value};
 
@@ -87,7 +87,7 @@ fn outcome(text: &str, cache: &mut SchemaCache, answers: &[&str]) -> String {
     let mut nobody = NoTerminal {
         detail: "test".into(),
     };
-    let text = match elicit::input::decode(text.as_bytes()) {
+    let text = match elicit::elicitation::input::decode(text.as_bytes()) {
         Ok(t) => t,
         Err(e) => return format!("error: {e}"),
     };

@@ -23,11 +23,11 @@
 
 use std::collections::BTreeSet;
 
-use elicit::answers::FormPlan;
-use elicit::resolve::{NoTerminal, SchemaCache};
-use elicit::sanitize::{sanitize_block, sanitize_line};
-use elicit::url_safety::assess_url;
-use elicit::{input, ElicitError, FormSchema, ScriptedAnswers};
+use elicit::elicitation::answers::FormPlan;
+use elicit::elicitation::resolve::{NoTerminal, SchemaCache};
+use elicit::text::sanitize::{sanitize_block, sanitize_line};
+use elicit::text::url_safety::assess_url;
+use elicit::{elicitation::input, ElicitError, FormSchema, ScriptedAnswers};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{json, Map, Value};
@@ -1019,7 +1019,7 @@ fn check_case(case: &Case) -> Result<(), TestCaseError> {
         detail: "property test".into(),
     };
     let mut cache = SchemaCache::default();
-    let got = elicit::resolve_document(doc, &scripted, &mut person, &mut cache, false);
+    let got = elicit::elicitation::resolve_document(doc, &scripted, &mut person, &mut cache, false);
     let context = || format!("\nschema: {schema}\nargs: {args:?}\nexpected: {expected:?}");
     match (&expected, got) {
         (Expect::Action(a), Ok(r)) => {
@@ -1182,7 +1182,8 @@ fn integer_fields_never_send_floats_even_for_huge_whole_numbers() {
             detail: String::new(),
         };
         let mut cache = SchemaCache::default();
-        match elicit::resolve_document(doc, &scripted, &mut person, &mut cache, false) {
+        match elicit::elicitation::resolve_document(doc, &scripted, &mut person, &mut cache, false)
+        {
             Ok(r) => {
                 let out: Value = serde_json::from_str(&r.output).unwrap();
                 let n = &out["content"]["n"];
@@ -1305,7 +1306,9 @@ fn whole_pipeline(text: &str, args: &[String]) {
         detail: String::new(),
     };
     let mut cache = SchemaCache::default();
-    if let Ok(r) = elicit::resolve_document(doc, &scripted, &mut person, &mut cache, false) {
+    if let Ok(r) =
+        elicit::elicitation::resolve_document(doc, &scripted, &mut person, &mut cache, false)
+    {
         assert!(
             serde_json::from_str::<Value>(&r.output).is_ok(),
             "output is not JSON: {}",
