@@ -363,3 +363,110 @@ fn no_unused_answer_warnings_when_the_tool_failed_before_any_form() {
     assert!(out.stdout.contains("the disk is full"), "{}", out.stdout);
     assert!(!out.stderr.contains("unused answer"), "{}", out.stderr);
 }
+
+/// `elicit ARGS` with `input` on stdin and no terminal.
+fn resolve(args: &[&str], input: &str) -> Out {
+    use std::io::Write;
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn form_request(schema: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "elicitation/create",
+        "params": {"mode": "form", "message": "m", "requestedSchema": schema}})
+    .to_string()
+}
+
+/// What the Python SDK sends for a pydantic model (a top-level `title`),
+/// and the annotations the spec allows, pass without a word.
+#[test]
+fn a_pydantic_form_and_a_schema_with_dollar_schema_resolve_with_nothing_on_stderr() {
+    let pydantic =
+        std::fs::read_to_string(root().join("fixtures/python-mcp/form.request.json")).unwrap();
+    let out = resolve(
+        &[
+            "-a",
+            "name=A",
+            "-a",
+            "age=3",
+            "-a",
+            "color=red",
+            "-a",
+            "accept",
+        ],
+        &pydantic,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stderr, "");
+    let annotated = form_request(json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "Profile", "description": "Who you are", "additionalProperties": false,
+        "type": "object", "properties": {"name": {"type": "string"}}}));
+    let out = resolve(&["-a", "name=A", "-a", "accept"], &annotated);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stderr, "");
+}
+
+/// Anything else at the top level still warns, once per schema: a stream
+/// of the same request warns on its first line only.
+#[test]
+fn other_top_level_keywords_warn_once_per_schema() {
+    let odd = form_request(json!({"type": "object", "additionalProperties": true,
+        "properties": {"name": {"type": "string"}}}));
+    let out = resolve(
+        &["--lines", "-a", "name=A", "-a", "accept"],
+        &format!("{odd}\n{odd}\n{odd}\n"),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.lines().count(), 3, "{}", out.stdout);
+    assert_eq!(
+        out.stderr
+            .matches("keyword \"additionalProperties\" is not part of an MCP form schema")
+            .count(),
+        1,
+        "{}",
+        out.stderr
+    );
+}
+
+/// In a session, a server that asks the same form twice is warned about once.
+#[test]
+fn a_session_warns_once_per_schema() {
+    let out = call(
+        &[
+            "--protocol",
+            "2025-11-25",
+            "--tool",
+            "asks_twice",
+            "-a",
+            "name=Bo",
+            "-a",
+            "accept",
+        ],
+        &two_era(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.stderr.matches("keyword \"x-layout\"").count(),
+        1,
+        "{}",
+        out.stderr
+    );
+}

@@ -96,7 +96,7 @@ impl<'a> ElicitHandler<'a> {
         e.server = self.server_name.clone();
         e.position = position;
         if let Some(form) = &e.form {
-            for w in &form.warnings {
+            for w in form.warnings_once() {
                 eprintln!("elicit: warning: {}", crate::sanitize::sanitize_line(w));
             }
             self.seen_fields

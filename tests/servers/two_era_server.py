@@ -9,6 +9,8 @@ Tools (each returns compact JSON text with "era": "handshake" | "stateless"):
   asks_then_fails stateless: input_required first, then an isError result for the answer.
   broken          an isError result in both lifecycles, before asking anything.
   bad_params      stateless: JSON-RPC error -32602; handshake: a normal result.
+  asks_twice      handshake: the same form twice (its schema has a top-level "x-layout"),
+                  for warnings that come once per schema.
 """
 
 import json
@@ -20,7 +22,7 @@ FORM = {
     "message": "Your name?",
     "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
 }
-TOOLS = [{"name": n, "inputSchema": {"type": "object"}} for n in ("ask", "asks_then_fails", "broken", "bad_params")]
+TOOLS = [{"name": n, "inputSchema": {"type": "object"}} for n in ("ask", "asks_then_fails", "broken", "bad_params", "asks_twice")]
 
 
 def send(msg):
@@ -33,6 +35,14 @@ def read():
     if not line:
         sys.exit(0)
     return json.loads(line)
+
+
+def ask(params, rid):
+    send({"jsonrpc": "2.0", "id": rid, "method": "elicitation/create", "params": params})
+    while True:
+        msg = read()
+        if msg.get("id") == rid and "method" not in msg:
+            return msg.get("result")
 
 
 def text(obj, error=False):
@@ -53,6 +63,10 @@ def call_tool(params):
             if params.get("inputResponses") is None:
                 return {"result": {"resultType": "input_required", "inputRequests": {"q": {"method": "elicitation/create", "params": FORM}}, "requestState": "s1"}}
             return {"result": text({"error": "that name is taken"}, error=True)}
+    if name == "asks_twice":
+        odd = dict(FORM, requestedSchema=dict(FORM["requestedSchema"], **{"x-layout": "grid"}))
+        replies = [ask(odd, "t-%d" % i) for i in (1, 2)]
+        return {"result": text({"replies": replies})}
     if name == "ask":
         send({"jsonrpc": "2.0", "id": "e-1", "method": "elicitation/create", "params": FORM})
         while True:
