@@ -98,7 +98,7 @@ pub fn resolve_document(
                 .as_deref()
                 .map(|k| format!("{k}: "))
                 .unwrap_or_default();
-            warnings.extend(form.warnings.iter().map(|w| format!("{at}{w}")));
+            warnings.extend(form.warnings_once().iter().map(|w| format!("{at}{w}")));
         }
         prepared.push(e);
     }

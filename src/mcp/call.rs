@@ -3,7 +3,9 @@
 
 use serde_json::{Map, Value};
 
-use super::client::{call_params, short, McpClient, Reply};
+use super::client::{
+    call_params, short, Generation, McpClient, ProtocolChoice, Reply, STATELESS_VERSION,
+};
 use super::handler::ElicitHandler;
 use crate::elicitation::protocol::URL_ELICITATION_REQUIRED;
 use crate::error::ElicitError;
@@ -24,6 +26,30 @@ pub fn call_tool(
     tool: &str,
     arguments: &Map<String, Value>,
 ) -> Result<Value, ElicitError> {
+    match call_tool_end(client, handler, tool, arguments)? {
+        CallEnd::Result(result) => Ok(result),
+        CallEnd::Refused { message, .. } => Err(ElicitError::Server(message)),
+    }
+}
+
+/// How a `tools/call` ended, when the server answered it at all.
+#[derive(Debug, Clone)]
+pub enum CallEnd {
+    /// The final result, which may be an `isError` one.
+    Result(Value),
+    /// The server answered the call with a JSON-RPC error: the error object,
+    /// and the failure in words.
+    Refused { error: Value, message: String },
+}
+
+/// [`call_tool`], with a JSON-RPC error reply kept apart from a broken
+/// session (an `Err`).
+pub fn call_tool_end(
+    client: &mut McpClient,
+    handler: &mut ElicitHandler<'_>,
+    tool: &str,
+    arguments: &Map<String, Value>,
+) -> Result<CallEnd, ElicitError> {
     let mut retried_url_required = false;
     let mut params = call_params(tool, arguments);
     for _ in 0..MAX_INPUT_ROUNDS {
@@ -40,7 +66,7 @@ pub fn call_tool(
                     p.insert("requestState".into(), state.clone());
                 }
             }
-            Reply::Result(result) => return Ok(result),
+            Reply::Result(result) => return Ok(CallEnd::Result(result)),
             Reply::Error(e)
                 if e.get("code").and_then(Value::as_i64) == Some(URL_ELICITATION_REQUIRED)
                     && !retried_url_required =>
@@ -78,10 +104,8 @@ pub fn call_tool(
                 } else {
                     ""
                 };
-                return Err(ElicitError::Server(format!(
-                    "tools/call {tool} failed: {}{again}",
-                    short(&e)
-                )));
+                let message = format!("tools/call {tool} failed: {}{again}", short(&e));
+                return Ok(CallEnd::Refused { error: e, message });
             }
         }
     }
@@ -261,28 +285,55 @@ pub fn unknown_tool(name: &str, tools: &[Value]) -> ElicitError {
     ))
 }
 
-/// Whether a failed call failed because the server wanted to send a request
-/// (an elicitation) of its own and the 2026-07-28 stateless flow gave it no
-/// channel for it: the Python SDK's imperative `ctx.elicit` says "no
-/// back-channel". Such a tool works over the `initialize` handshake.
-pub fn needs_back_channel(failure: &str) -> bool {
-    let f = failure.to_ascii_lowercase();
-    f.contains("back-channel") || f.contains("backchannel") || f.contains("back channel")
-}
-
-/// The text of a tool result's content, for `needs_back_channel` on an
-/// `isError` result.
-pub fn result_text(result: &Value) -> String {
-    result
-        .get("content")
-        .and_then(Value::as_array)
-        .map(|c| {
-            c.iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default()
+/// Why a call made over 2026-07-28 by `--protocol auto` should be made
+/// again over the `initialize` handshake, or `None` when it should not.
+///
+/// Decided on protocol facts, never on the failure's wording: the
+/// connection is the stateless one that `auto` chose (not one the person
+/// asked for), the tool failed (an `isError` result, or a JSON-RPC error
+/// other than one about the request itself), and it failed before the
+/// server asked elicit anything (`asked` is false: no `input_required`
+/// round, no request of its own, no -32042 elicitation). A server that
+/// asks through `input_required` keeps 2026-07-28; one whose tool gives up
+/// without asking may be one whose elicitations need a request of its own,
+/// which only the handshake carries.
+pub fn handshake_retry_reason(
+    choice: ProtocolChoice,
+    generation: &Generation,
+    end: &CallEnd,
+    asked: bool,
+) -> Option<String> {
+    if choice != ProtocolChoice::Auto || *generation != Generation::Stateless || asked {
+        return None;
+    }
+    let failure = match end {
+        CallEnd::Result(r) if r.get("isError").and_then(Value::as_bool) == Some(true) => {
+            "returned an error result".to_string()
+        }
+        CallEnd::Result(_) => return None,
+        CallEnd::Refused { error, .. } => {
+            let code = error.get("code").and_then(Value::as_i64);
+            // The request itself was wrong (no such method or tool, bad
+            // arguments, a header or capability the server wants): another
+            // lifecycle would not change that.
+            if matches!(
+                code,
+                Some(
+                    crate::error::rpc_code::METHOD_NOT_FOUND
+                        | crate::error::rpc_code::INVALID_PARAMS
+                        | -32020
+                        | -32021
+                        | super::client::UNSUPPORTED_VERSION
+                )
+            ) {
+                return None;
+            }
+            format!("failed with a JSON-RPC error ({})", short(error))
+        }
+    };
+    Some(format!(
+        "the tool {failure} on {STATELESS_VERSION} before the server asked anything (no input_required, no request of its own); a server asks with requests of its own only over the initialize handshake"
+    ))
 }
 
 /// A tool result for a person at a terminal: each text block as text,
@@ -403,6 +454,33 @@ mod tests {
         assert!(text.contains("[image image/png, 4 B of base64 data]"));
         assert!(text.contains("[link file:///x]"));
         assert!(text.contains("Structured content:\n{\n  \"n\": 1\n}"));
+    }
+
+    #[test]
+    fn the_handshake_retry_is_decided_on_protocol_facts() {
+        let failed = CallEnd::Result(
+            json!({"isError": true, "content": [{"type":"text","text":"whatever words"}]}),
+        );
+        let fine = CallEnd::Result(json!({"content": []}));
+        let refused = |code: i64| CallEnd::Refused {
+            error: json!({"code": code, "message": "m"}),
+            message: String::new(),
+        };
+        let stateless = Generation::Stateless;
+        let auto = ProtocolChoice::Auto;
+        assert!(handshake_retry_reason(auto, &stateless, &failed, false).is_some());
+        assert!(handshake_retry_reason(auto, &stateless, &refused(-32603), false).is_some());
+        // Asked something first, succeeded, or the request itself was wrong.
+        assert!(handshake_retry_reason(auto, &stateless, &failed, true).is_none());
+        assert!(handshake_retry_reason(auto, &stateless, &fine, false).is_none());
+        for code in [-32601, -32602, -32020, -32021, -32022] {
+            assert!(handshake_retry_reason(auto, &stateless, &refused(code), false).is_none());
+        }
+        // Not a choice `auto` made.
+        let handshake = Generation::Handshake("2025-11-25".into());
+        assert!(handshake_retry_reason(auto, &handshake, &failed, false).is_none());
+        let forced = ProtocolChoice::V2026_07_28;
+        assert!(handshake_retry_reason(forced, &stateless, &failed, false).is_none());
     }
 
     #[test]

@@ -83,6 +83,8 @@ pub struct McpClient {
     pub timeout: Option<Duration>,
     pub server_info: Option<Value>,
     pub verbose: bool,
+    /// Why [`Self::generation`] is the one in use, in words for `--verbose`.
+    pub why: String,
 }
 
 /// The capabilities elicit declares: the two modes it really handles.
@@ -110,18 +112,31 @@ impl McpClient {
             timeout,
             server_info: None,
             verbose,
+            why: String::new(),
         };
         let handshake =
             |c: &mut McpClient, h: &mut ElicitHandler<'_>, version: &str| c.handshake(version, h);
         match choice {
             ProtocolChoice::V2026_07_28 => {
                 client.discover(handler, true)?;
+                client.why = format!("--protocol {STATELESS_VERSION} given");
             }
-            ProtocolChoice::V2025_06_18 => handshake(&mut client, handler, "2025-06-18")?,
-            ProtocolChoice::V2025_11_25 => handshake(&mut client, handler, HANDSHAKE_VERSION)?,
+            ProtocolChoice::V2025_06_18 => {
+                handshake(&mut client, handler, "2025-06-18")?;
+                client.why = "--protocol 2025-06-18 given".into();
+            }
+            ProtocolChoice::V2025_11_25 => {
+                handshake(&mut client, handler, HANDSHAKE_VERSION)?;
+                client.why = format!("--protocol {HANDSHAKE_VERSION} given");
+            }
             ProtocolChoice::Auto => {
-                if !client.discover(handler, false)? {
+                if client.discover(handler, false)? {
+                    client.why = format!(
+                        "--protocol auto, and server/discover lists {STATELESS_VERSION} in supportedVersions"
+                    );
+                } else {
                     handshake(&mut client, handler, HANDSHAKE_VERSION)?;
+                    client.why = format!("--protocol auto, and {}", client.why);
                 }
             }
         }
@@ -175,6 +190,7 @@ impl McpClient {
                 )))
             }
             Reply::Error(e) if !required => {
+                self.why = format!("server/discover was refused ({})", short(&e));
                 self.note(&format!("server/discover refused ({}); using the initialize handshake", short(&e)));
                 return Ok(false);
             }
@@ -195,6 +211,8 @@ impl McpClient {
                     "the server does not list {STATELESS_VERSION} in supportedVersions"
                 )));
             }
+            self.why =
+                format!("server/discover does not list {STATELESS_VERSION} in supportedVersions");
             return Ok(false);
         }
         self.server_info = result.get("serverInfo").cloned().or_else(|| {

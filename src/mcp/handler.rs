@@ -35,6 +35,11 @@ pub struct ElicitHandler<'a> {
     /// is for whichever form has its field (a tool may ask `a`, then `b`),
     /// and one that no form had is reported by [`Self::unused_answers`].
     pub seen_fields: HashSet<String>,
+    /// How many times the server has asked for something during the
+    /// session (a request of its own other than `ping`, an `input_required`
+    /// round, an elicitation in a -32042 error): a call that failed with
+    /// this unchanged failed before anything could be asked of elicit.
+    pub asked: usize,
 }
 
 impl<'a> ElicitHandler<'a> {
@@ -46,11 +51,15 @@ impl<'a> ElicitHandler<'a> {
             server_name: None,
             answered: Vec::new(),
             seen_fields: HashSet::new(),
+            asked: 0,
         }
     }
 
     /// Handles one server-to-client request.
     pub fn handle(&mut self, method: &str, params: Option<&Value>) -> Result<Value, HandlerError> {
+        if method != "ping" {
+            self.asked += 1;
+        }
         match method {
             ELICITATION_METHOD => {
                 let params = params.cloned().unwrap_or(Value::Null);
@@ -73,6 +82,7 @@ impl<'a> ElicitHandler<'a> {
         params: &Value,
         position: Option<(usize, usize)>,
     ) -> Result<ElicitResult, HandlerError> {
+        self.asked += 1;
         let params = ElicitationParams::from_value(params).map_err(rpc_or_fatal)?;
         self.elicit_params(params, position)
     }
@@ -86,7 +96,7 @@ impl<'a> ElicitHandler<'a> {
         e.server = self.server_name.clone();
         e.position = position;
         if let Some(form) = &e.form {
-            for w in &form.warnings {
+            for w in form.warnings_once() {
                 eprintln!(
                     "elicit: warning: {}",
                     crate::text::sanitize::sanitize_line(w)
@@ -106,6 +116,7 @@ impl<'a> ElicitHandler<'a> {
     /// Resolves every elicitation of an `input_required` result, keyed as
     /// the server keyed them, for the retry's `inputResponses`.
     pub fn input_responses(&mut self, result: &Value) -> Result<Map<String, Value>, ElicitError> {
+        self.asked += 1;
         let doc = crate::elicitation::input::read_input_required(result)?;
         if !doc.skipped.is_empty() {
             return Err(ElicitError::Server(format!(

@@ -830,7 +830,7 @@ fn raw_json_and_number_errors_say_what_was_wrong() {
 #[test]
 fn schema_warnings_come_before_the_no_input_error() {
     let req = json!({"method": "elicitation/create", "params": {"message": "m",
-        "requestedSchema": {"$schema": "x", "type": "object", "properties": {
+        "requestedSchema": {"x-layout": "grid", "type": "object", "properties": {
             "a": {"type": "string", "format": "flavour", "x-ui": 1},
             "n": {"type": "object"}}, "required": ["a"]}}})
     .to_string();
@@ -842,7 +842,7 @@ fn schema_warnings_come_before_the_no_input_error() {
     };
     let error = at("no terminal to ask on");
     for w in [
-        "warning: requestedSchema keyword \"$schema\"",
+        "warning: requestedSchema keyword \"x-layout\"",
         "warning: field a: format \"flavour\"",
         "warning: field a: keyword \"x-ui\" is not part of an MCP form schema; ignored",
         "warning: field n: type \"object\" is not a primitive MCP allows in a form; asked as raw JSON",

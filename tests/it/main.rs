@@ -14,6 +14,8 @@ mod auth;
 mod call;
 /// Every fixture and input shape through the binary; flags, errors, exit codes.
 mod cli;
+/// A server author's first hour: `elicit call` with no `--protocol` flag
+mod first_hour;
 /// Saved fuzz inputs replayed through the fuzz targets' own checks.
 mod fuzz_regressions;
 /// Every example `--help` prints runs; every man page can be produced.

@@ -306,12 +306,12 @@ fn a_timed_out_prompt_does_not_swallow_the_next() {
 /// Every lenient-schema warning is printed before the form starts.
 #[test]
 fn schema_warnings_come_before_the_form() {
-    let schema = json!({"$schema": "https://json-schema.org/draft/2020-12/schema",
+    let schema = json!({"x-layout": "grid",
         "type": "object", "properties": {
             "a": {"type": "string", "title": "A", "format": "flavour", "x-ui": "big"},
             "n": {"type": "object", "title": "Nested"}}});
     let mut p = elicit(&form("Warned", schema)).spawn();
-    p.expect("warning: requestedSchema keyword \"$schema\"")
+    p.expect("warning: requestedSchema keyword \"x-layout\"")
         .expect("warning: field a: format \"flavour\" is not one MCP defines")
         .expect("warning: field a: keyword \"x-ui\"")
         .expect("warning: field n: type \"object\"")

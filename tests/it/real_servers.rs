@@ -413,14 +413,15 @@ fn proxy_resolves_2026_input_required_for_the_client() {
 }
 
 /// Under `--protocol auto` the Python SDK serves 2026-07-28, where its
-/// imperative `ctx.elicit` has no channel for the elicitation: elicit says so
-/// and retries once over the handshake, where the same tool works.
+/// imperative `ctx.elicit` has no channel for the elicitation: elicit calls
+/// the tool again over the handshake, where it works (and `-v` says so).
 #[test]
 fn auto_falls_back_to_the_handshake_for_a_tool_that_needs_a_back_channel() {
     let out = Command::cargo_bin("elicit")
         .unwrap()
         .args([
             "call",
+            "-v",
             "--no-input",
             "--timeout",
             "60s",
@@ -435,7 +436,7 @@ fn auto_falls_back_to_the_handshake_for_a_tool_that_needs_a_back_channel() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(
-        stderr.contains("retrying once over the initialize handshake"),
+        stderr.contains("calling it again over the initialize handshake"),
         "{stderr}"
     );
     let result: Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -156,6 +156,33 @@ pub struct FormSchema {
     /// Problems with the schema itself that did not stop parsing (shown to
     /// the person as warnings).
     pub warnings: Vec<String>,
+    /// Set once [`Self::warnings_once`] has handed the warnings out.
+    warned: WarnedFlag,
+}
+
+/// A flag shared by nobody: a clone starts where the original stands.
+#[derive(Debug, Default)]
+struct WarnedFlag(std::sync::atomic::AtomicBool);
+
+impl Clone for WarnedFlag {
+    fn clone(&self) -> Self {
+        WarnedFlag(std::sync::atomic::AtomicBool::new(
+            self.0.load(std::sync::atomic::Ordering::Relaxed),
+        ))
+    }
+}
+
+/// Top-level keywords beyond MCP's `type`, `properties` and `required`
+/// that pass without a word: the 2025-11-25 schema allows `$schema`, and
+/// frameworks always emit the annotations `title` and `description` (the
+/// pydantic model's name and docstring). `additionalProperties` is silent
+/// only as `false`, which says what a flat form is anyway.
+fn harmless_top_level(key: &str, value: &Value) -> bool {
+    match key {
+        "type" | "properties" | "required" | "$schema" | "title" | "description" => true,
+        "additionalProperties" => value == &Value::Bool(false),
+        _ => false,
+    }
 }
 
 impl FormSchema {
@@ -231,8 +258,8 @@ impl FormSchema {
         for r in &unknown_required {
             warnings.push(format!("`required` names {r:?}, which is not a property"));
         }
-        for key in obj.keys() {
-            if !matches!(key.as_str(), "type" | "properties" | "required") {
+        for (key, value) in obj.iter() {
+            if !harmless_top_level(key, value) {
                 warnings.push(format!(
                     "requestedSchema keyword {key:?} is not part of an MCP form schema; ignored"
                 ));
@@ -252,7 +279,23 @@ impl FormSchema {
             fields,
             unknown_required,
             warnings,
+            warned: WarnedFlag::default(),
         })
+    }
+
+    /// [`Self::warnings`] the first time it is asked, nothing after: a
+    /// schema that comes again (the cache hands out the same parse) is
+    /// warned about once, not once per elicitation.
+    pub fn warnings_once(&self) -> &[String] {
+        if self
+            .warned
+            .0
+            .swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            &[]
+        } else {
+            &self.warnings
+        }
     }
 
     pub fn field(&self, name: &str) -> Option<&FormField> {

@@ -6,12 +6,10 @@ use std::time::Duration;
 
 use elicit::error::ElicitError;
 use elicit::mcp::call::{
-    ask_arguments, call_tool, input_schema, missing_required, needs_back_channel,
-    readable_tool_result, result_text, tool_arguments, tool_choices, unknown_tool,
+    ask_arguments, call_tool_end, handshake_retry_reason, input_schema, missing_required,
+    readable_tool_result, tool_arguments, tool_choices, unknown_tool, CallEnd,
 };
-use elicit::mcp::client::{
-    Generation, McpClient, ProtocolChoice, HANDSHAKE_VERSION, STATELESS_VERSION,
-};
+use elicit::mcp::client::{McpClient, ProtocolChoice, HANDSHAKE_VERSION};
 use elicit::mcp::handler::ElicitHandler;
 use elicit::transport::{self, ConnectOptions, MessageLog, ServerTarget};
 
@@ -113,14 +111,15 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
     .context("connecting to the server")?;
     if args.verbose {
         eprintln!(
-            "elicit: connected to {} ({})",
+            "elicit: connected to {} ({}): {}",
             elicit::text::sanitize::sanitize_line(
                 handler
                     .server_name
                     .as_deref()
                     .unwrap_or("a server with no name")
             ),
-            client.generation.describe()
+            client.generation.describe(),
+            client.why
         );
     }
     let tools = client
@@ -199,42 +198,75 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
             elicit::text::sanitize::sanitize_line(&tool)
         )
     };
-    let mut outcome = call_tool(&mut client, &mut handler, &tool, &arguments);
-    let back_channel = match &outcome {
-        Err(e) => needs_back_channel(&e.to_string()),
-        Ok(r) => {
-            r.get("isError").and_then(|e| e.as_bool()) == Some(true)
-                && needs_back_channel(&result_text(r))
-        }
+    let asked_before = handler.asked;
+    let mut outcome = call_tool_end(&mut client, &mut handler, &tool, &arguments);
+    let retry = match &outcome {
+        Ok(end) => handshake_retry_reason(
+            args.protocol,
+            &client.generation,
+            end,
+            handler.asked > asked_before,
+        ),
+        Err(_) => None,
     };
-    if back_channel
-        && args.protocol == ProtocolChoice::Auto
-        && client.generation == Generation::Stateless
-    {
-        eprintln!(
-            "elicit: the tool needs the server to send its own requests, which {STATELESS_VERSION} (used by --protocol auto) does not carry; retrying once over the initialize handshake ({HANDSHAKE_VERSION}; --protocol {HANDSHAKE_VERSION} does this at once)"
-        );
+    if let Some(why) = retry {
+        if args.verbose {
+            eprintln!(
+                "elicit: {}; calling it again over the initialize handshake ({HANDSHAKE_VERSION})",
+                elicit::text::sanitize::sanitize_line(&why)
+            );
+        }
         // A connection that serves 2026-07-28 may refuse a late
-        // `initialize` (the Python SDK does): start afresh.
-        client.server.close(Duration::from_secs(2));
-        let server = transport::connect(&target, options()).context("connecting again")?;
-        client = McpClient::connect(
-            server,
-            ProtocolChoice::V2025_11_25,
-            Some(args.timeout),
-            args.verbose,
-            &mut handler,
-        )
-        .context("connecting again with the initialize handshake")?;
-        outcome = call_tool(&mut client, &mut handler, &tool, &arguments);
-    } else if back_channel && client.generation == Generation::Stateless {
-        eprintln!(
-            "elicit: the session used {STATELESS_VERSION}, where a tool cannot send requests of its own; --protocol {HANDSHAKE_VERSION} uses the initialize handshake, which can"
-        );
+        // `initialize` (the Python SDK does): a fresh one, and the old one
+        // kept until the new one works, for its failure to stand otherwise.
+        let again = transport::connect(&target, options())
+            .map_err(anyhow::Error::from)
+            .and_then(|server| {
+                McpClient::connect(
+                    server,
+                    ProtocolChoice::V2025_11_25,
+                    Some(args.timeout),
+                    args.verbose,
+                    &mut handler,
+                )
+                .map_err(anyhow::Error::from)
+            });
+        match again {
+            Ok(c) => {
+                client.server.close(Duration::from_secs(2));
+                client = c;
+                if args.verbose {
+                    eprintln!(
+                        "elicit: connected again ({}): the retry after the failure on 2026-07-28",
+                        client.generation.describe()
+                    );
+                }
+                outcome = call_tool_end(&mut client, &mut handler, &tool, &arguments);
+            }
+            // A server that speaks only 2026-07-28: its own failure stands.
+            Err(e) => {
+                if args.verbose {
+                    eprintln!(
+                        "elicit: the initialize handshake failed too ({}); the result over 2026-07-28 stands",
+                        elicit::text::sanitize::sanitize_line(&format!("{e:#}"))
+                    );
+                }
+            }
+        }
     }
-    for name in handler.unused_answers() {
-        super::warn(&elicit::mcp::handler::unused_answer_warning(&name));
+    let failed = !matches!(&outcome, Ok(CallEnd::Result(r)) if r.get("isError").and_then(|e| e.as_bool()) != Some(true));
+    // Answers nobody asked for are worth a warning when some form came (a
+    // misspelt field) or the call worked; when the call failed before any
+    // form came, the failure is the news, not the answers.
+    if !failed || !handler.seen_fields.is_empty() {
+        for name in handler.unused_answers() {
+            super::warn(&elicit::mcp::handler::unused_answer_warning(&name));
+        }
     }
+    let outcome = outcome.and_then(|end| match end {
+        CallEnd::Result(r) => Ok(r),
+        CallEnd::Refused { message, .. } => Err(ElicitError::Server(message)),
+    });
     let result = outcome.with_context(calling)?;
     client.server.close(Duration::from_secs(2));
     // A person at a terminal reads the result; a pipe gets JSON.
