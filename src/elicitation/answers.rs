@@ -420,7 +420,7 @@ mod tests {
         }
     }
 
-    /// `name = Ada` trims the name and the value alike (issue 13, 17).
+    /// `name = Ada` trims the name and the value alike.
     #[test]
     fn spaces_around_name_and_value_are_both_trimmed() {
         let a = ScriptedAnswers::parse(

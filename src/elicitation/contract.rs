@@ -1,4 +1,4 @@
-//! The suspension contract (Request / Answer) and the seed's two mappings.
+//! The suspension contract (Request / Answer) and its two mappings (ported from toolnexus's ElicitationToRequest and AnswerToElicitResult).
 //!
 //! toolnexus (SPEC §10) lets a host resolve "suspensions" (a form, an auth
 //! link) with one code path. Its Go functions `ElicitationToRequest` and
@@ -91,7 +91,7 @@ impl Answer {
     }
 }
 
-/// Maps an `elicitation/create` onto a contract [`Request`] (the seed's
+/// Maps an `elicitation/create` onto a contract [`Request`] (toolnexus's
 /// `ElicitationToRequest`).
 ///
 /// | params | Request |
@@ -175,7 +175,7 @@ fn request_from(params: &ElicitationParams, schema: Option<Value>) -> Request {
     }
 }
 
-/// Maps a contract [`Answer`] back onto an MCP [`ElicitResult`] (the seed's
+/// Maps a contract [`Answer`] back onto an MCP [`ElicitResult`] (toolnexus's
 /// `AnswerToElicitResult`).
 ///
 /// | Answer | ElicitResult |
@@ -184,7 +184,7 @@ fn request_from(params: &ElicitationParams, schema: Option<Value>) -> Request {
 /// | `ok: false, reason: "declined"` | `decline` |
 /// | `ok: false`, any other reason | `cancel` |
 ///
-/// This is the seed's rule exactly. For a URL-mode elicitation the MCP spec
+/// This is toolnexus's rule exactly. For a URL-mode elicitation the MCP spec
 /// (2025-11-25 and later) sends no `content` on accept; elicit's pipeline
 /// drops it afterwards with [`ElicitResult::for_mode`], so this function stays
 /// a faithful port.
@@ -219,7 +219,7 @@ pub fn answer_to_elicit_result(answer: &Answer) -> ElicitResult {
 }
 
 impl ElicitResult {
-    /// Applies the MCP spec's per-mode rule on top of the seed mapping: a
+    /// Applies the MCP spec's per-mode rule on top of the contract's mapping: a
     /// URL-mode accept carries no `content` (2025-11-25 and later), since the
     /// data went to the server's web page, never through the client.
     pub fn for_mode(mut self, mode: Mode) -> Self {

@@ -24,7 +24,7 @@ use crate::elicitation::schema::FormSchema;
 use crate::error::ElicitError;
 
 /// An elicitation ready to resolve: the params as sent, their contract
-/// Request (the seed mapping), and the parsed form for an input request.
+/// Request (the suspension contract's mapping), and the parsed form for an input request.
 #[derive(Debug, Clone)]
 pub struct Elicitation {
     /// The params without `requested_schema` (it is parsed into `form`).
@@ -160,7 +160,7 @@ impl Resolver for NoTerminal {
 }
 
 /// Resolves one elicitation: scripted answers, then the person, then
-/// validation, then the seed's Answer → ElicitResult mapping and the spec's
+/// validation, then the contract's Answer → ElicitResult mapping and the spec's
 /// per-mode rule (no `content` on a URL accept).
 ///
 /// `strict`: scripted values for fields this form lacks are an error (true

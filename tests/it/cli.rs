@@ -777,7 +777,7 @@ fn an_approve_only_form_needs_a_decision() {
         .stderr(predicate::str::contains("approval only"));
 }
 
-/// Issue 13, 18: a raw-JSON field names itself and the JSON type it wants;
+/// A raw-JSON field names itself and the JSON type it wants;
 /// text that does not parse is "invalid JSON" (unless the schema takes a
 /// string); a big integer is quoted as typed; columns count from 1.
 #[test]
@@ -825,7 +825,7 @@ fn raw_json_and_number_errors_say_what_was_wrong() {
         .stderr(predicate::str::contains("line 2, column 1"));
 }
 
-/// Issue 13, 19: under --no-input every lenient-schema warning is printed,
+/// Under --no-input every lenient-schema warning is printed,
 /// before the error.
 #[test]
 fn schema_warnings_come_before_the_no_input_error() {

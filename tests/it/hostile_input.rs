@@ -1,4 +1,4 @@
-//! Hostile input through the real binary (issue 12): huge numbers, huge
+//! Hostile input through the real binary: huge numbers, huge
 //! durations, duplicate keys, odd `@FILE`s, oversized documents. Each test
 //! checks a clear error (or an exact value) and that nothing panics.
 

@@ -1,4 +1,4 @@
-//! Pseudo-terminal tests of issue 12's terminal cases: type-ahead never
+//! Pseudo-terminal tests of hostile terminal cases: type-ahead never
 //! answers a prompt, `--timeout` counts per prompt, and the terminal is put
 //! back (line mode, cursor) when elicit dies of a signal mid-prompt.
 

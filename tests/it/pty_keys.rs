@@ -1,4 +1,4 @@
-//! Pseudo-terminal tests of issue 13's terminal items: the keys do what the
+//! Pseudo-terminal tests of the keys: the keys do what the
 //! README says at every prompt (Ctrl-D cancels everywhere), every prompt is
 //! left tidy whatever the key, the current row is visible without colour,
 //! a rejected checklist is not shown as accepted, safe starting choices

@@ -374,9 +374,9 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
 /// A contract Request's `kind`, as `elicit result --kind` takes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum RequestKind {
-    /// A form (the seed's `input`).
+    /// A form (the contract Request's `input` kind).
     Input,
-    /// A URL elicitation (the seed's `authorization`).
+    /// A URL elicitation (the contract Request's `authorization` kind).
     Authorization,
 }
 
@@ -429,8 +429,8 @@ pub enum Command {
         command: Option<String>,
     },
     /// Print what an elicitation asks for, without resolving it, as a
-    /// suspension-contract Request (`id`, `kind`, `prompt`, `url`, `data`):
-    /// the seed's ElicitationToRequest.
+    /// suspension-contract Request (`id`, `kind`, `prompt`, `url`, `data`),
+    /// for a resolver of your own to answer.
     #[command(after_help = "Example:\n  elicit request < req.json | my-resolver | elicit result")]
     Request {
         /// The elicitation; `-` or nothing reads stdin.
@@ -443,7 +443,7 @@ pub enum Command {
     /// Turn an answer in the suspension contract's form (`{"id", "ok",
     /// "data", "reason"}`, or an array of them, as `elicit request` prints
     /// for several elicitations) into the ElicitResult to send back to the
-    /// server (the seed's AnswerToElicitResult).
+    /// server (the suspension contract's mapping from Answer to result).
     #[command(after_help = RESULT_HELP)]
     Result {
         /// The Answer, or an array of Answers; `-` or nothing reads stdin.
@@ -451,7 +451,7 @@ pub enum Command {
         file: Option<PathBuf>,
         /// The Request's kind. With `authorization` (a URL elicitation) an
         /// accept carries no `content`, as the MCP spec requires; with
-        /// `input` (or without it) the seed's rule applies (`content` =
+        /// `input` (or without it) the contract's rule applies (`content` =
         /// data, or `{}`). Not needed with --input.
         #[arg(long, value_enum, value_name = "KIND")]
         kind: Option<RequestKind>,
