@@ -3,6 +3,7 @@
 //! elicitations, 20 MB lines both ways, a crash, and a client hang-up in the
 //! middle of a prompt.
 
+use crate::common::installed;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -366,23 +367,6 @@ struct PtyProxy {
 
 fn pty_proxy() -> PtyProxy {
     pty_proxy_with(&[], &server().join(" "))
-}
-
-/// Installs the pinned real servers into .deps/ once per test binary (the
-/// script takes a lock and is a no-op when its stamp matches).
-fn installed() {
-    static DONE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let ok = *DONE.get_or_init(|| {
-        std::process::Command::new("bash")
-            .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/install-test-servers"))
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false)
-    });
-    assert!(
-        ok,
-        "scripts/install-test-servers failed: these proxy tests need its servers"
-    );
 }
 
 /// The Python SDK's test server (PyPI `mcp`, pinned in .deps/venv).
