@@ -492,3 +492,47 @@ pub fn installed() {
         panic!("{e}");
     }
 }
+
+/// A server process on 127.0.0.1, killed when dropped.
+pub struct HttpServer(pub std::process::Child, pub u16);
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl HttpServer {
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.1)
+    }
+}
+
+/// Starts `program ARGS… PORT` and waits for it to listen. The first of
+/// ARGS is a script, relative to the repository.
+pub fn http_server(program: &str, args: &[&str]) -> HttpServer {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (script, rest) = args.split_first().expect("a script");
+    let child = Command::new(program)
+        .arg(root.join(script))
+        .args(rest)
+        .arg(port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = HttpServer(child, port);
+    for _ in 0..300 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return server;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("{script} did not listen on {port}");
+}
