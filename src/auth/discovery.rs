@@ -171,7 +171,7 @@ pub fn resource_matches(resource: &str, server_url: &Url) -> bool {
 /// Two issuer identifiers are the same when equal as strings, ignoring one
 /// trailing slash (`https://as.example` and `https://as.example/` name the
 /// same issuer with an empty path).
-fn same_issuer(a: &str, b: &str) -> bool {
+pub fn same_issuer(a: &str, b: &str) -> bool {
     a == b || a.trim_end_matches('/') == b.trim_end_matches('/')
 }
 

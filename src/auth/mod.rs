@@ -123,6 +123,9 @@ pub enum AuthError {
     TooManyAttempts(String),
     #[error("{0}")]
     BadUrl(String),
+    /// Pre-registered client credentials and an issuer they do not belong to.
+    #[error("{0}")]
+    ClientIssuer(String),
 }
 
 fn issuer_message(expected: &str, got: Option<&str>) -> String {
@@ -143,6 +146,14 @@ pub struct AuthOptions {
     pub client_id: Option<String>,
     /// `--client-secret`, with `--client-id`.
     pub client_secret: Option<String>,
+    /// The secret came from the environment (`ELICIT_CLIENT_SECRET`), not
+    /// the command line: it is presented only to an issuer named for it
+    /// (`client_issuer`, or a binding stored by an earlier run).
+    pub client_secret_from_env: bool,
+    /// `--client-issuer` / `ELICIT_CLIENT_ISSUER`: the one authorization
+    /// server the pre-registered client belongs to. Without it, the first
+    /// issuer the client is used with is stored as its binding.
+    pub client_issuer: Option<String>,
     /// `--client-metadata-url`: a Client ID Metadata Document URL.
     pub client_metadata_url: Option<String>,
     /// `--browser` / `ELICIT_BROWSER`: with `no_input`, launched directly.
@@ -167,6 +178,8 @@ impl std::fmt::Debug for AuthOptions {
                 "client_secret",
                 &self.client_secret.as_ref().map(|_| "<redacted>"),
             )
+            .field("client_secret_from_env", &self.client_secret_from_env)
+            .field("client_issuer", &self.client_issuer)
             .field("client_metadata_url", &self.client_metadata_url)
             .field("browser", &self.browser)
             .field("no_open", &self.no_open)
@@ -200,6 +213,9 @@ pub struct Authenticator {
     sign_ins: HashMap<String, u32>,
     step_ups: HashMap<String, u32>,
     refreshed_on_401: HashSet<String>,
+    /// Client id to issuer bindings of this run (the store keeps them
+    /// across runs; this covers a run without a store).
+    bound: HashMap<String, String>,
 }
 
 impl Authenticator {
@@ -218,6 +234,7 @@ impl Authenticator {
             sign_ins: HashMap::new(),
             step_ups: HashMap::new(),
             refreshed_on_401: HashSet::new(),
+            bound: HashMap::new(),
         }
     }
 
@@ -367,29 +384,104 @@ impl Authenticator {
     }
 
     /// The client identity for a refresh of `token`.
-    fn client_for(&self, entry: &Entry, issuer: &str) -> Option<ClientRecord> {
+    fn client_for(
+        &mut self,
+        key: &str,
+        entry: &Entry,
+        issuer: &str,
+    ) -> Result<Option<ClientRecord>, AuthError> {
         if let Some(c) = entry.clients.get(issuer) {
             if c.source != "pre-registered" {
-                return Some(c.clone());
+                return Ok(Some(c.clone()));
             }
         }
-        self.pre_registered(None)
+        self.pre_registered(key, issuer, None)
     }
 
-    fn pre_registered(&self, server: Option<&ServerMetadata>) -> Option<ClientRecord> {
-        let id = self.opts.client_id.clone()?;
+    /// The pre-registered client (`--client-id`), for `issuer` only: the
+    /// credentials belong to one authorization server (RFC 6749 §2.3), and
+    /// presenting them to another one is what a mix-up attack wants
+    /// (RFC 9700 §4.4). See [`Authenticator::check_client_issuer`].
+    fn pre_registered(
+        &mut self,
+        key: &str,
+        issuer: &str,
+        server: Option<&ServerMetadata>,
+    ) -> Result<Option<ClientRecord>, AuthError> {
+        let Some(id) = self.opts.client_id.clone() else {
+            return Ok(None);
+        };
+        self.check_client_issuer(key, &id, issuer)?;
         let secret = self.opts.client_secret.clone().map(Secret);
         let method = flow::choose_auth_method(
             secret.is_some(),
             server.and_then(|s| s.token_endpoint_auth_methods_supported.as_deref()),
         );
-        Some(ClientRecord {
+        Ok(Some(ClientRecord {
             client_id: id,
             client_secret: secret,
             auth_method: method.to_string(),
             redirect_uri: None,
             source: "pre-registered".into(),
-        })
+        }))
+    }
+
+    /// Whether client `id` may be presented to `issuer` (named by the
+    /// metadata of the server `key`):
+    /// - with `--client-issuer`, only to that issuer (and the binding is
+    ///   stored, replacing an earlier one);
+    /// - else to the issuer stored as its binding by an earlier run;
+    /// - else, with a secret from the environment, to nobody: nobody named
+    ///   an issuer for it, and the environment goes to every run;
+    /// - else (flags on this command line) this first issuer becomes its
+    ///   binding, said on stderr.
+    fn check_client_issuer(&mut self, key: &str, id: &str, issuer: &str) -> Result<(), AuthError> {
+        let shown_id = crate::sanitize::sanitize_line(id);
+        let shown_issuer = crate::sanitize::sanitize_line(issuer);
+        if let Some(named) = self.opts.client_issuer.clone() {
+            if !discovery::same_issuer(&named, issuer) {
+                return Err(AuthError::ClientIssuer(format!(
+                    "the client {shown_id} belongs to the authorization server {} (--client-issuer), but {key} is protected by {shown_issuer}: elicit will not present the client's credentials to another issuer (drop --client-id for this server, or name its issuer)",
+                    crate::sanitize::sanitize_line(&named)
+                )));
+            }
+            return self.bind(id, issuer);
+        }
+        let stored = match self.bound.get(id) {
+            Some(b) => Some(b.clone()),
+            None => match &self.store {
+                Some(store) => store.client_issuer(id)?,
+                None => None,
+            },
+        };
+        match stored {
+            Some(b) if discovery::same_issuer(&b, issuer) => Ok(()),
+            Some(b) => Err(AuthError::ClientIssuer(format!(
+                "the client {shown_id} is bound to the authorization server {} (the first one it was used with), but {key} is protected by {shown_issuer}: elicit will not present the client's credentials to another issuer (RFC 9700 §4.4). If the client is registered there, pass --client-issuer {shown_issuer}",
+                crate::sanitize::sanitize_line(&b)
+            ))),
+            None if self.opts.client_secret.is_some() && self.opts.client_secret_from_env => {
+                Err(AuthError::ClientIssuer(format!(
+                    "ELICIT_CLIENT_SECRET is set, but no authorization server is named for it, and {key} is protected by {shown_issuer}: elicit does not send a secret from the environment to whichever issuer a server names. Set ELICIT_CLIENT_ISSUER (or pass --client-issuer) to the issuer the client {shown_id} is registered with"
+                )))
+            }
+            None => {
+                self.bind(id, issuer)?;
+                eprintln!(
+                    "elicit: the client {shown_id} is now bound to the authorization server {shown_issuer} (first use): elicit will refuse to present it to another issuer (--client-issuer names one explicitly)"
+                );
+                Ok(())
+            }
+        }
+    }
+
+    /// Stores that client `id` belongs to `issuer`.
+    fn bind(&mut self, id: &str, issuer: &str) -> Result<(), AuthError> {
+        if let Some(store) = &self.store {
+            store.bind_client(id, issuer)?;
+        }
+        self.bound.insert(id.to_string(), issuer.to_string());
+        Ok(())
     }
 
     fn try_refresh(
@@ -399,7 +491,7 @@ impl Authenticator {
         token: &TokenRecord,
     ) -> Result<TokenRecord, AuthError> {
         let who = self
-            .client_for(entry, &token.issuer)
+            .client_for(key, entry, &token.issuer)?
             .ok_or_else(|| AuthError::Token("no client identity to refresh with".into()))?;
         let resource = entry.resource.clone().unwrap_or_else(|| key.to_string());
         let fresh = flow::refresh(&self.agent, token, &who, &resource)?;
@@ -418,8 +510,9 @@ impl Authenticator {
         scopes: &[String],
     ) -> Result<(), AuthError> {
         let server = &found.server;
-        if let Some(who) = self
-            .pre_registered(Some(server))
+        let pre_registered = self.pre_registered(key, &server.issuer, Some(server))?;
+        if let Some(who) = pre_registered
+            .clone()
             .filter(|c| flow::wants_client_credentials(server, c))
         {
             let token =
@@ -457,7 +550,7 @@ impl Authenticator {
             .and_then(|u| u.port());
         let listener = loopback::Loopback::bind(preferred_port)?;
         let redirect_uri = listener.redirect_uri();
-        let who = if let Some(c) = self.pre_registered(Some(server)) {
+        let who = if let Some(c) = pre_registered {
             c
         } else if let (Some(url), true) = (
             &self.opts.client_metadata_url,

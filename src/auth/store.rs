@@ -25,6 +25,10 @@ use sha2::{Digest, Sha256};
 
 use super::AuthError;
 
+/// The file of the store that binds pre-registered client ids to the one
+/// issuer each may be presented to (not a `.json` entry: `list` skips it).
+const CLIENT_ISSUERS: &str = "client-issuers";
+
 /// The largest store file read (a real one is a few KiB).
 const MAX_FILE: u64 = 1024 * 1024;
 
@@ -228,6 +232,11 @@ impl TokenStore {
     }
 
     fn read_file(path: &Path) -> Result<Option<Entry>, AuthError> {
+        Self::read_doc(path)
+    }
+
+    /// Reads one JSON document of the store (an entry, the client issuers).
+    fn read_doc<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, AuthError> {
         let f = match File::open(path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -244,7 +253,7 @@ impl TokenStore {
             )));
         }
         // The serde error names a line and column, never the content.
-        serde_json::from_slice::<Entry>(&bytes).map(Some).map_err(|e| {
+        serde_json::from_slice::<T>(&bytes).map(Some).map_err(|e| {
             AuthError::Store(format!(
                 "{} is damaged (line {}, column {}); remove it with `elicit auth logout`, then sign in again",
                 path.display(),
@@ -255,7 +264,7 @@ impl TokenStore {
     }
 
     /// Writes `entry` to `path` through a temporary file and a rename.
-    fn write_file(path: &Path, entry: &Entry) -> Result<(), AuthError> {
+    fn write_file(path: &Path, entry: &impl Serialize) -> Result<(), AuthError> {
         let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
         let text = serde_json::to_vec_pretty(entry).unwrap_or_default();
         let mut f = OpenOptions::new()
@@ -300,6 +309,29 @@ impl TokenStore {
         let out = f(&mut entry);
         Self::write_file(&path, &entry)?;
         Ok(out)
+    }
+
+    /// The issuer a pre-registered client id is bound to, if any.
+    pub fn client_issuer(&self, client_id: &str) -> Result<Option<String>, AuthError> {
+        if !self.dir.exists() {
+            return Ok(None);
+        }
+        let _lock = self.lock()?;
+        let map: Option<BTreeMap<String, String>> = Self::read_doc(&self.dir.join(CLIENT_ISSUERS))?;
+        Ok(map.and_then(|mut m| m.remove(client_id)))
+    }
+
+    /// Binds a pre-registered client id to one issuer (replacing an
+    /// earlier binding: only an explicit `--client-issuer` does that).
+    pub fn bind_client(&self, client_id: &str, issuer: &str) -> Result<(), AuthError> {
+        let _lock = self.lock()?;
+        let path = self.dir.join(CLIENT_ISSUERS);
+        let mut map: BTreeMap<String, String> = Self::read_doc(&path)?.unwrap_or_default();
+        if map.get(client_id).map(String::as_str) == Some(issuer) {
+            return Ok(());
+        }
+        map.insert(client_id.to_string(), issuer.to_string());
+        Self::write_file(&path, &map)
     }
 
     /// Every entry (damaged files are reported in the second list, not
@@ -355,6 +387,16 @@ impl TokenStore {
         for p in targets {
             match fs::remove_file(&p) {
                 Ok(()) => removed.push(p),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(store_err("cannot remove", &p, e)),
+            }
+        }
+        // Forgetting every server forgets which issuer each client id
+        // was bound to as well.
+        if server_url.is_none() {
+            let p = self.dir.join(CLIENT_ISSUERS);
+            match fs::remove_file(&p) {
+                Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => return Err(store_err("cannot remove", &p, e)),
             }

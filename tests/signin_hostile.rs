@@ -1,0 +1,477 @@
+//! Sign-in against hostile authorization servers and protected resources.
+//!
+//! Every server here is a std `TcpListener` on 127.0.0.1 started by the
+//! test: a protected MCP server (the resource, with its RFC 9728 metadata)
+//! and one or more authorization servers, each on its own port, whose
+//! metadata, token and redirect answers a test can replace. Every request
+//! is recorded, so a test asserts on what elicit really sent (above all:
+//! what it did not send, and to whom).
+
+mod common;
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+#[derive(Debug, Clone)]
+struct Req {
+    method: String,
+    path: String,
+    query: HashMap<String, String>,
+    form: HashMap<String, String>,
+    headers: HashMap<String, String>,
+    body: Vec<u8>,
+}
+
+impl Req {
+    fn json(&self) -> Option<Value> {
+        serde_json::from_slice(&self.body).ok()
+    }
+}
+
+struct Resp {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Resp {
+    fn json(v: Value) -> Resp {
+        Resp {
+            status: 200,
+            headers: vec![("Content-Type".into(), "application/json".into())],
+            body: v.to_string(),
+        }
+    }
+    fn status(status: u16, body: &str) -> Resp {
+        Resp {
+            status,
+            headers: vec![("Content-Type".into(), "application/json".into())],
+            body: body.into(),
+        }
+    }
+    fn redirect(to: &str) -> Resp {
+        Resp {
+            status: 302,
+            headers: vec![("Location".into(), to.into())],
+            body: String::new(),
+        }
+    }
+}
+
+type Handler = Arc<dyn Fn(&str, &Req) -> Resp + Send + Sync>;
+
+/// One HTTP server on 127.0.0.1: `handler(base, request)` answers, every
+/// request is logged.
+struct Http {
+    base: String,
+    log: Arc<Mutex<Vec<Req>>>,
+}
+
+impl Http {
+    fn start(handler: Handler) -> Http {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        let log = Arc::new(Mutex::new(Vec::new()));
+        {
+            let (base, log) = (base.clone(), log.clone());
+            std::thread::spawn(move || {
+                for s in listener.incoming().flatten() {
+                    let (base, log, handler) = (base.clone(), log.clone(), handler.clone());
+                    std::thread::spawn(move || serve(s, &base, &log, &*handler));
+                }
+            });
+        }
+        Http { base, log }
+    }
+
+    fn requests(&self) -> Vec<Req> {
+        self.log.lock().unwrap().clone()
+    }
+
+    fn find(&self, path: &str) -> Vec<Req> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.path == path)
+            .collect()
+    }
+}
+
+fn read_req(s: &mut TcpStream) -> Option<Req> {
+    let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break p + 4;
+        }
+        let n = s.read(&mut chunk).ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+    let mut lines = head.lines();
+    let mut first = lines.next()?.split_whitespace();
+    let method = first.next()?.to_string();
+    let target = first.next()?.to_string();
+    let mut headers = HashMap::new();
+    for l in lines {
+        if let Some((k, v)) = l.split_once(':') {
+            headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+        }
+    }
+    let len: usize = headers
+        .get("content-length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let mut body = buf[head_end..].to_vec();
+    while body.len() < len {
+        let n = s.read(&mut chunk).ok()?;
+        if n == 0 {
+            break;
+        }
+        body.extend_from_slice(&chunk[..n]);
+    }
+    let url = url::Url::parse(&format!("http://x{target}")).ok()?;
+    Some(Req {
+        method,
+        path: url.path().to_string(),
+        query: url.query_pairs().into_owned().collect(),
+        form: url::form_urlencoded::parse(&body).into_owned().collect(),
+        headers,
+        body,
+    })
+}
+
+fn serve(
+    mut s: TcpStream,
+    base: &str,
+    log: &Mutex<Vec<Req>>,
+    handler: &dyn Fn(&str, &Req) -> Resp,
+) {
+    let Some(req) = read_req(&mut s) else { return };
+    log.lock().unwrap().push(req.clone());
+    let r = handler(base, &req);
+    let mut head = format!("HTTP/1.1 {} X\r\n", r.status);
+    for (k, v) in &r.headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str(&format!(
+        "Content-Length: {}\r\nConnection: close\r\n\r\n",
+        r.body.len()
+    ));
+    let _ = s.write_all(head.as_bytes());
+    let _ = s.write_all(r.body.as_bytes());
+}
+
+/// What a test may change about an authorization server.
+#[derive(Clone)]
+struct AsCfg {
+    /// The metadata document, from the server's base URL.
+    meta: Arc<dyn Fn(&str) -> Value + Send + Sync>,
+    /// The token endpoint's answer.
+    token: Arc<dyn Fn(&Req) -> Resp + Send + Sync>,
+    /// The authorization endpoint's answer, from the issuer it serves.
+    authorize: Handler,
+    /// The registration endpoint's answer.
+    register: Arc<dyn Fn(&Req) -> Resp + Send + Sync>,
+}
+
+fn default_meta(base: &str) -> Value {
+    json!({
+        "issuer": base,
+        "authorization_endpoint": format!("{base}/authorize"),
+        "token_endpoint": format!("{base}/token"),
+        "registration_endpoint": format!("{base}/register"),
+        "response_types_supported": ["code"],
+        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "token_endpoint_auth_methods_supported": ["client_secret_basic", "none"],
+        "code_challenge_methods_supported": ["S256"],
+        "authorization_response_iss_parameter_supported": true,
+    })
+}
+
+fn bearer_token(_: &Req) -> Resp {
+    Resp::json(json!({
+        "access_token": "tok-1",
+        "token_type": "Bearer",
+        "expires_in": 3600,
+    }))
+}
+
+/// Redirects to the loopback listener with a code, our state and `iss`.
+fn redirect_with_code(issuer: &str, req: &Req) -> Resp {
+    let mut to = url::Url::parse(&req.query["redirect_uri"]).unwrap();
+    to.query_pairs_mut()
+        .append_pair("code", "the-code")
+        .append_pair(
+            "state",
+            req.query.get("state").map(String::as_str).unwrap_or(""),
+        )
+        .append_pair("iss", issuer);
+    Resp::redirect(to.as_str())
+}
+
+impl Default for AsCfg {
+    fn default() -> Self {
+        AsCfg {
+            meta: Arc::new(default_meta),
+            token: Arc::new(bearer_token),
+            authorize: Arc::new(redirect_with_code),
+            register: Arc::new(|_| {
+                Resp::json(json!({"client_id": "dcr-client", "token_endpoint_auth_method": "none"}))
+            }),
+        }
+    }
+}
+
+fn start_as(cfg: AsCfg) -> Http {
+    Http::start(Arc::new(move |base: &str, req: &Req| {
+        let meta = (cfg.meta)(base);
+        match (req.method.as_str(), req.path.as_str()) {
+            ("GET", "/.well-known/oauth-authorization-server") => Resp::json(meta),
+            ("GET", "/authorize") => {
+                let issuer = meta["issuer"].as_str().unwrap_or(base).to_string();
+                (cfg.authorize)(&issuer, req)
+            }
+            ("POST", "/token") => (cfg.token)(req),
+            ("POST", "/register") => (cfg.register)(req),
+            _ => Resp::status(404, "{}"),
+        }
+    }))
+}
+
+/// A protected MCP server at `/mcp` (2025-11-25, JSON replies): every
+/// request but `initialize` and notifications needs `Bearer tok-…`.
+/// `prm(base)` is its protected resource metadata.
+fn start_resource(prm: Arc<dyn Fn(&str) -> Value + Send + Sync>) -> Http {
+    Http::start(Arc::new(move |base: &str, req: &Req| {
+        let challenge =
+            format!("Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\"");
+        match (req.method.as_str(), req.path.as_str()) {
+            ("GET", "/.well-known/oauth-protected-resource/mcp") => Resp::json(prm(base)),
+            ("POST", "/mcp") => {
+                let Some(msg) = req.json() else {
+                    return Resp::status(400, "{}");
+                };
+                let Some(id) = msg.get("id").cloned() else {
+                    return Resp::status(202, "");
+                };
+                let method = msg["method"].as_str().unwrap_or("");
+                let authorized = req
+                    .headers
+                    .get("authorization")
+                    .is_some_and(|v| v.starts_with("Bearer tok-"));
+                if method != "initialize" && !authorized {
+                    let mut r = Resp::status(401, r#"{"error":"invalid_token"}"#);
+                    r.headers.push(("WWW-Authenticate".into(), challenge));
+                    return r;
+                }
+                let result = match method {
+                    "initialize" => json!({
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "protected", "version": "1.0.0"}
+                    }),
+                    "tools/list" => json!({"tools": [{
+                        "name": "echo",
+                        "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}
+                    }]}),
+                    "tools/call" => json!({"content": [{"type": "text", "text": "echo: hi"}]}),
+                    _ => json!({}),
+                };
+                Resp::json(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+            }
+            _ => Resp::status(404, "{}"),
+        }
+    }))
+}
+
+/// A resource protected by the authorization server at `as_base`.
+fn resource_for(as_base: &str) -> Http {
+    let as_base = as_base.to_string();
+    start_resource(Arc::new(
+        move |base| json!({"resource": format!("{base}/mcp"), "authorization_servers": [as_base]}),
+    ))
+}
+
+/// An authorization server that offers only the client credentials grant
+/// (no person involved: nothing stands between the secret and the wire).
+fn client_credentials_as() -> Http {
+    start_as(AsCfg {
+        meta: Arc::new(|base| {
+            let mut m = default_meta(base);
+            m["grant_types_supported"] = json!(["client_credentials"]);
+            m
+        }),
+        ..Default::default()
+    })
+}
+
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// `elicit call --tool echo URL` as a process, with its own token store,
+/// no terminal, `extra` flags and `env` variables (ELICIT_CLIENT_* and
+/// ELICIT_BROWSER are cleared first).
+fn elicit_call(store: &std::path::Path, extra: &[&str], env: &[(&str, &str)], url: &str) -> Run {
+    let mut cmd = std::process::Command::new(common::BIN);
+    cmd.arg("call")
+        .args(["--protocol", "2025-11-25", "--timeout", "20s", "--no-input"])
+        .args(extra)
+        .args(["--tool", "echo", "--arg", "text=hi", url])
+        .env("ELICIT_DATA_DIR", store)
+        .env_remove("ELICIT_BROWSER")
+        .env_remove("ELICIT_CLIENT_ID")
+        .env_remove("ELICIT_CLIENT_SECRET")
+        .env_remove("ELICIT_CLIENT_ISSUER")
+        .stdin(std::process::Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let o = cmd.output().unwrap();
+    Run {
+        code: o.status.code(),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+const SECRET: &str = "PRE-SECRET-VALUE";
+
+/// Whether any request to `server` carried the client secret (HTTP Basic
+/// or in the form).
+fn saw_secret(server: &Http) -> bool {
+    use base64::Engine;
+    let basic = base64::engine::general_purpose::STANDARD.encode(format!("pre-id:{SECRET}"));
+    server.requests().iter().any(|r| {
+        r.form.get("client_secret").map(String::as_str) == Some(SECRET)
+            || r.headers
+                .get("authorization")
+                .is_some_and(|h| h.contains(&basic))
+            || String::from_utf8_lossy(&r.body).contains(SECRET)
+    })
+}
+
+// ---- 1. Pre-registered client credentials belong to one issuer ----------
+
+/// `--client-issuer` names the one authorization server the client belongs
+/// to: a server protected by another one gets neither the secret nor a
+/// token request; the error names both issuers. The named one works.
+#[test]
+fn client_credentials_go_only_to_the_named_issuer() {
+    let good = client_credentials_as();
+    let evil = client_credentials_as();
+    let server = resource_for(&evil.base);
+    let dir = tempfile::tempdir().unwrap();
+    let creds = [
+        "--client-id",
+        "pre-id",
+        "--client-secret",
+        SECRET,
+        "--client-issuer",
+        &good.base,
+    ];
+    let r = elicit_call(
+        &dir.path().join("t"),
+        &creds,
+        &[],
+        &format!("{}/mcp", server.base),
+    );
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(evil.find("/token").is_empty(), "{:?}", evil.requests());
+    assert!(!saw_secret(&evil));
+    assert!(
+        r.stderr.contains(&good.base) && r.stderr.contains(&evil.base),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("--client-issuer"), "{}", r.stderr);
+    assert!(!r.stderr.contains(SECRET));
+
+    let server = resource_for(&good.base);
+    let r = elicit_call(
+        &dir.path().join("t"),
+        &creds,
+        &[],
+        &format!("{}/mcp", server.base),
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stdout.contains("echo: hi"));
+    assert!(saw_secret(&good));
+}
+
+/// Without `--client-issuer`, the first issuer the client is used with is
+/// stored as its own; another server naming another issuer is refused,
+/// also in a later run, before any request reaches that issuer's token
+/// endpoint.
+#[test]
+fn client_credentials_are_bound_to_the_first_issuer() {
+    let first = client_credentials_as();
+    let other = client_credentials_as();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("t");
+    let creds = ["--client-id", "pre-id", "--client-secret", SECRET];
+    let a = resource_for(&first.base);
+    let r = elicit_call(&store, &creds, &[], &format!("{}/mcp", a.base));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(saw_secret(&first));
+    assert!(r.stderr.contains("bound to"), "{}", r.stderr);
+
+    let b = resource_for(&other.base);
+    let r = elicit_call(&store, &creds, &[], &format!("{}/mcp", b.base));
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(other.find("/token").is_empty(), "{:?}", other.requests());
+    assert!(!saw_secret(&other));
+    assert!(
+        r.stderr.contains(&first.base) && r.stderr.contains(&other.base),
+        "{}",
+        r.stderr
+    );
+    // Naming the other issuer explicitly re-binds the client.
+    let r = elicit_call(
+        &store,
+        &[&creds[..], &["--client-issuer", &other.base]].concat(),
+        &[],
+        &format!("{}/mcp", b.base),
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(saw_secret(&other));
+}
+
+/// A secret from the environment goes to no issuer nobody named: with
+/// ELICIT_CLIENT_ID/ELICIT_CLIENT_SECRET alone, the client credentials
+/// grant is not tried and the error says to set ELICIT_CLIENT_ISSUER;
+/// with it, sign-in works.
+#[test]
+fn an_environment_secret_needs_a_named_issuer() {
+    let authz = client_credentials_as();
+    let server = resource_for(&authz.base);
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("t");
+    let env = [
+        ("ELICIT_CLIENT_ID", "pre-id"),
+        ("ELICIT_CLIENT_SECRET", SECRET),
+    ];
+    let url = format!("{}/mcp", server.base);
+    let r = elicit_call(&store, &[], &env, &url);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(authz.find("/token").is_empty(), "{:?}", authz.requests());
+    assert!(!saw_secret(&authz));
+    assert!(r.stderr.contains("ELICIT_CLIENT_ISSUER"), "{}", r.stderr);
+    assert!(!r.stderr.contains(SECRET));
+
+    let named = [&env[..], &[("ELICIT_CLIENT_ISSUER", authz.base.as_str())]].concat();
+    let r = elicit_call(&store, &[], &named, &url);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(saw_secret(&authz));
+}
