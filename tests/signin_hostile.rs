@@ -251,11 +251,16 @@ fn start_as(cfg: AsCfg) -> Http {
 /// request but `initialize` and notifications needs `Bearer tok-…`.
 /// `prm(base)` is its protected resource metadata.
 fn start_resource(prm: Arc<dyn Fn(&str) -> Value + Send + Sync>) -> Http {
+    start_resource_with(Arc::new(move |base: &str, _: &Req| Resp::json(prm(base))))
+}
+
+/// [`start_resource`] with the metadata URL's whole answer up to `prm`.
+fn start_resource_with(prm: Handler) -> Http {
     Http::start(Arc::new(move |base: &str, req: &Req| {
         let challenge =
             format!("Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\"");
         match (req.method.as_str(), req.path.as_str()) {
-            ("GET", "/.well-known/oauth-protected-resource/mcp") => Resp::json(prm(base)),
+            ("GET", "/.well-known/oauth-protected-resource/mcp") => prm(base, req),
             ("POST", "/mcp") => {
                 let Some(msg) = req.json() else {
                     return Resp::status(400, "{}");
@@ -474,4 +479,122 @@ fn an_environment_secret_needs_a_named_issuer() {
     let r = elicit_call(&store, &[], &named, &url);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert!(saw_secret(&authz));
+}
+
+/// The conformance suite's "person with a browser": curl follows the
+/// authorization redirect to elicit's loopback listener.
+fn curl_browser() -> String {
+    format!("{}/scripts/conformance-browser", env!("CARGO_MANIFEST_DIR"))
+}
+
+// ---- 2. Authorization servers: https only, no cross-origin redirects ---
+
+/// An authorization server whose token endpoint is plain http on a host
+/// that is not loopback (0.0.0.0 is not 127.0.0.0/8; port 9 is closed, so
+/// nothing leaves the machine) is refused at discovery: no authorization
+/// request, no browser, nothing sent in clear.
+#[test]
+fn plain_http_authorization_server_endpoints_are_refused() {
+    for field in [
+        "token_endpoint",
+        "authorization_endpoint",
+        "registration_endpoint",
+    ] {
+        let authz = start_as(AsCfg {
+            meta: Arc::new(move |base| {
+                let mut m = default_meta(base);
+                m[field] = json!("http://0.0.0.0:9/oauth");
+                m
+            }),
+            ..Default::default()
+        });
+        let server = resource_for(&authz.base);
+        let dir = tempfile::tempdir().unwrap();
+        let r = elicit_call(
+            &dir.path().join("t"),
+            &["--browser", &curl_browser()],
+            &[],
+            &format!("{}/mcp", server.base),
+        );
+        assert_eq!(r.code, Some(1), "{field}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(field) && r.stderr.contains("not https"),
+            "{field}: {}",
+            r.stderr
+        );
+        assert!(authz.find("/authorize").is_empty(), "{field}");
+        assert!(authz.find("/register").is_empty(), "{field}");
+    }
+}
+
+/// Metadata redirects are followed within the origin only: a protected
+/// resource metadata or authorization server metadata URL that redirects
+/// to another origin (which serves a document naming the right issuer, and
+/// endpoints of its own) is refused, and that origin gets no request. A
+/// same-origin redirect is still followed.
+#[test]
+fn metadata_redirects_stay_on_their_origin() {
+    // The attacker's origin: it serves metadata claiming to be `victim`'s.
+    let victim_base = Arc::new(Mutex::new(String::new()));
+    let claimed = victim_base.clone();
+    let evil = start_as(AsCfg {
+        meta: Arc::new(move |base| {
+            let mut m = default_meta(base);
+            m["issuer"] = json!(*claimed.lock().unwrap());
+            m
+        }),
+        ..Default::default()
+    });
+    let evil_meta = format!("{}/.well-known/oauth-authorization-server", evil.base);
+    let victim = Http::start(Arc::new(move |_base: &str, req: &Req| {
+        match req.path.as_str() {
+            "/.well-known/oauth-authorization-server" => Resp::redirect(&evil_meta),
+            _ => Resp::status(404, "{}"),
+        }
+    }));
+    *victim_base.lock().unwrap() = victim.base.clone();
+    let server = resource_for(&victim.base);
+    let dir = tempfile::tempdir().unwrap();
+    let r = elicit_call(
+        &dir.path().join("t"),
+        &["--browser", &curl_browser()],
+        &[],
+        &format!("{}/mcp", server.base),
+    );
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains("another origin"), "{}", r.stderr);
+    assert!(evil.requests().is_empty(), "{:?}", evil.requests());
+
+    // The resource metadata redirecting away: not followed either.
+    let evil_prm = format!("{}/prm", evil.base);
+    let redirecting =
+        start_resource_with(Arc::new(move |_: &str, _: &Req| Resp::redirect(&evil_prm)));
+    let r = elicit_call(
+        &dir.path().join("t2"),
+        &["--browser", &curl_browser()],
+        &[],
+        &format!("{}/mcp", redirecting.base),
+    );
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(evil.requests().is_empty(), "{:?}", evil.requests());
+
+    // A redirect within the origin is fine.
+    let moved = Http::start(Arc::new(move |base: &str, req: &Req| {
+        match req.path.as_str() {
+            "/.well-known/oauth-authorization-server" => Resp::redirect("/meta"),
+            "/meta" => Resp::json(default_meta(base)),
+            _ => Resp::status(404, "{}"),
+        }
+    }));
+    let server = resource_for(&moved.base);
+    let r = elicit_call(
+        &dir.path().join("t3"),
+        &["--browser", &curl_browser()],
+        &[],
+        &format!("{}/mcp", server.base),
+    );
+    // Discovery got past the metadata: the sign-in went on to /register on
+    // the same origin (which this server does not serve).
+    assert!(!r.stderr.contains("another origin"), "{}", r.stderr);
+    assert!(!moved.find("/register").is_empty(), "{}", r.stderr);
 }

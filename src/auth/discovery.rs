@@ -225,6 +225,37 @@ pub fn origin_string(u: &Url) -> String {
     u.origin().ascii_serialization()
 }
 
+/// Whether `u` names this machine: `localhost`, 127.0.0.0/8 or `[::1]`.
+pub fn is_loopback(u: &Url) -> bool {
+    match u.host() {
+        Some(url::Host::Domain(d)) => d.trim_end_matches('.').eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+/// Checks an authorization server URL (its issuer, or one of its
+/// endpoints) before anything is sent to it: an absolute https URL, or
+/// plain http to this machine only. MCP authorization requires https for
+/// every authorization server endpoint: over plain http the code, the PKCE
+/// verifier, secrets and tokens can be read on the way.
+pub fn check_as_url(what: &str, raw: &str) -> Result<Url, AuthError> {
+    let shown = crate::sanitize::sanitize_line(raw);
+    let u = Url::parse(raw).map_err(|e| {
+        AuthError::Discovery(format!(
+            "the authorization server's {what} {shown:?} is not a URL ({e})"
+        ))
+    })?;
+    match u.scheme() {
+        "https" => Ok(u),
+        "http" if is_loopback(&u) => Ok(u),
+        scheme => Err(AuthError::Discovery(format!(
+            "the authorization server's {what} {shown} is not https ({scheme}): elicit sends codes, secrets and tokens only over https (plain http only to this machine: localhost, 127.0.0.1, [::1])"
+        ))),
+    }
+}
+
 /// The whole discovery for one resource.
 pub fn discover(
     agent: &ureq::Agent,
@@ -250,6 +281,7 @@ pub fn discover(
         // 2025-03-26: the authorization server is the MCP server's origin.
         None => (origin_string(server_url), canonical.to_string()),
     };
+    check_as_url("issuer", &issuer)?;
     let server = match fetch_server_metadata(agent, &issuer)? {
         Some(m) => m,
         None if prm.is_none() => {
@@ -265,13 +297,18 @@ pub fn discover(
         }
     };
     for (name, value) in [
-        ("authorization_endpoint", &server.authorization_endpoint),
-        ("token_endpoint", &server.token_endpoint),
+        (
+            "authorization_endpoint",
+            Some(&server.authorization_endpoint),
+        ),
+        ("token_endpoint", Some(&server.token_endpoint)),
+        (
+            "registration_endpoint",
+            server.registration_endpoint.as_ref(),
+        ),
     ] {
-        if Url::parse(value).is_err() {
-            return Err(AuthError::Discovery(format!(
-                "the authorization server's {name} {value:?} is not a URL"
-            )));
+        if let Some(value) = value {
+            check_as_url(name, value)?;
         }
     }
     Ok(Discovered {
@@ -330,6 +367,32 @@ mod tests {
                 "https://as.com/.well-known/openid-configuration",
             ]
         );
+    }
+
+    #[test]
+    fn authorization_server_urls_are_https_or_loopback() {
+        for ok in [
+            "https://as.example.com/tenant",
+            "http://127.0.0.1:9/token",
+            "http://127.8.0.1/token",
+            "http://localhost:8080",
+            "http://LOCALHOST./x",
+            "http://[::1]:9/token",
+        ] {
+            assert!(check_as_url("token_endpoint", ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "http://as.example.com/token",
+            "http://0.0.0.0:9/token",
+            "http://localhost.evil.example/token",
+            "http://10.0.0.1/token",
+            "ftp://as.example.com/",
+            "javascript:alert(1)",
+            "/token",
+        ] {
+            let e = check_as_url("token_endpoint", bad).unwrap_err().to_string();
+            assert!(e.contains("token_endpoint"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -341,6 +341,7 @@ pub fn refresh(
     let Some(rt) = &old.refresh_token else {
         return Err(AuthError::Token("no refresh token".into()));
     };
+    super::discovery::check_as_url("token_endpoint", &old.token_endpoint)?;
     // The authorization endpoint is not used for a refresh.
     let server = ServerMetadata {
         issuer: old.issuer.clone(),
