@@ -326,14 +326,17 @@ struct Run {
 }
 
 /// `elicit call --tool echo URL` as a process, with its own token store,
-/// no terminal, `extra` flags and `env` variables (ELICIT_CLIENT_* and
-/// ELICIT_BROWSER are cleared first).
+/// no terminal, `extra` flags (`--timeout 20s` unless they hold one) and
+/// `env` variables (ELICIT_CLIENT_* and ELICIT_BROWSER are cleared first).
 fn elicit_call(store: &std::path::Path, extra: &[&str], env: &[(&str, &str)], url: &str) -> Run {
     let mut cmd = std::process::Command::new(common::BIN);
     cmd.arg("call")
-        .args(["--protocol", "2025-11-25", "--timeout", "20s", "--no-input"])
-        .args(extra)
-        .args(["--tool", "echo", "--arg", "text=hi", url])
+        .args(["--protocol", "2025-11-25", "--no-input"])
+        .args(extra);
+    if !extra.contains(&"--timeout") {
+        cmd.args(["--timeout", "20s"]);
+    }
+    cmd.args(["--tool", "echo", "--arg", "text=hi", url])
         .env("ELICIT_DATA_DIR", store)
         .env_remove("ELICIT_BROWSER")
         .env_remove("ELICIT_CLIENT_ID")
@@ -597,4 +600,62 @@ fn metadata_redirects_stay_on_their_origin() {
     // the same origin (which this server does not serve).
     assert!(!r.stderr.contains("another origin"), "{}", r.stderr);
     assert!(!moved.find("/register").is_empty(), "{}", r.stderr);
+}
+
+// ---- 3. An unattended browser gets only what the terminal would open ---
+
+/// Under `--no-input --browser PROGRAM` (and `ELICIT_BROWSER`), a sign-in
+/// URL the terminal flow would only show with a warning (here: a Punycode
+/// host imitating another name) is not handed to the program; a clean one
+/// is.
+#[test]
+fn an_unattended_browser_is_not_given_a_suspicious_sign_in_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("opened");
+    let recorder = dir.path().join("browser");
+    common::write_script(
+        &recorder,
+        &format!("#!/bin/sh\nprintf '%s\\n' \"$1\" >> '{}'\n", seen.display()),
+    );
+    let authz = start_as(AsCfg {
+        meta: Arc::new(|base| {
+            let mut m = default_meta(base);
+            m["authorization_endpoint"] = json!("https://xn--pple-43d.com/authorize");
+            m
+        }),
+        ..Default::default()
+    });
+    let server = resource_for(&authz.base);
+    let url = format!("{}/mcp", server.base);
+    let recorder = recorder.to_str().unwrap();
+    for (flags, env) in [
+        (vec!["--browser", recorder], vec![]),
+        (vec![], vec![("ELICIT_BROWSER", recorder)]),
+    ] {
+        let mut flags = flags;
+        flags.extend(["--timeout", "3s"]);
+        let r = elicit_call(&dir.path().join("t"), &flags, &env, &url);
+        assert_eq!(r.code, Some(1), "{}", r.stderr);
+        assert!(r.stderr.contains("Punycode"), "{}", r.stderr);
+        assert!(
+            !seen.exists(),
+            "launched: {:?}",
+            std::fs::read_to_string(&seen)
+        );
+    }
+    // The same program with a clean sign-in URL is launched.
+    let authz = start_as(AsCfg::default());
+    let server = resource_for(&authz.base);
+    let r = elicit_call(
+        &dir.path().join("t"),
+        &["--browser", recorder, "--timeout", "3s"],
+        &[],
+        &format!("{}/mcp", server.base),
+    );
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    let opened = std::fs::read_to_string(&seen).unwrap();
+    assert!(
+        opened.starts_with(&format!("{}/authorize?", authz.base)),
+        "{opened}"
+    );
 }
