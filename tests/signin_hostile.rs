@@ -659,3 +659,156 @@ fn an_unattended_browser_is_not_given_a_suspicious_sign_in_url() {
         "{opened}"
     );
 }
+
+// ---- 4. The token store trusts only what the user wrote -----------------
+
+use elicit::auth::store::{ClientRecord, Entry, Secret, TokenRecord, TokenStore};
+use elicit::auth::{AuthOptions, Authenticator};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+/// A store directory of the user's, 0700.
+fn private_store(dir: &std::path::Path) -> (std::path::PathBuf, TokenStore) {
+    let d = dir.join("tokens");
+    std::fs::create_dir(&d).unwrap();
+    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
+    (d.clone(), TokenStore::at(d))
+}
+
+fn token_for(token_endpoint: &str) -> TokenRecord {
+    TokenRecord {
+        issuer: "http://127.0.0.1:1".into(),
+        token_endpoint: token_endpoint.into(),
+        access_token: Secret("SECRET-ACCESS-planted".into()),
+        refresh_token: Some(Secret("SECRET-REFRESH-planted".into())),
+        // Expired: the next request refreshes at `token_endpoint`.
+        expires_at: Some(1),
+        scope: None,
+        obtained_at: 1,
+    }
+}
+
+/// A link planted under the name the store writes its temporary file to
+/// (before: `FILE.tmp.PID`, known in advance) is never written through:
+/// the tokens do not reach the link's target, and the entry ends up a
+/// regular 0600 file.
+#[test]
+fn the_store_never_writes_through_a_planted_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, store) = private_store(dir.path());
+    let url = "http://127.0.0.1:1/mcp";
+    let file = store.file_for(url);
+    let stolen = dir.path().join("stolen");
+    std::fs::write(&stolen, "").unwrap();
+    std::fs::set_permissions(&stolen, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let planted = file.with_extension(format!("tmp.{}", std::process::id()));
+    std::os::unix::fs::symlink(&stolen, &planted).unwrap();
+    store
+        .update(url, |e| {
+            e.token = Some(token_for("http://127.0.0.1:1/token"))
+        })
+        .unwrap();
+    let leaked = std::fs::read_to_string(&stolen).unwrap();
+    assert!(
+        !leaked.contains("SECRET"),
+        "written through the link: {leaked}"
+    );
+    let meta = std::fs::symlink_metadata(&file).unwrap();
+    assert!(meta.file_type().is_file(), "{meta:?}");
+    assert_eq!(meta.mode() & 0o777, 0o600);
+    assert!(std::fs::read_to_string(&file)
+        .unwrap()
+        .contains("SECRET-ACCESS-planted"));
+}
+
+/// An entry another user could have written (writable by others, a link,
+/// or, when the tests run as root, owned by another uid) is refused on
+/// load and reported by `list`; its token is not sent, and its token
+/// endpoint gets no refresh request (no refresh token, no secret).
+#[test]
+fn store_entries_another_user_could_have_written_are_not_trusted() {
+    let steal = Http::start(Arc::new(|_: &str, _: &Req| bearer_token_resp()));
+    let url = "http://127.0.0.1:1/mcp";
+    let entry = |steal: &Http| Entry {
+        server_url: url.into(),
+        clients: [(
+            "http://127.0.0.1:1".to_string(),
+            ClientRecord {
+                client_id: "dcr-client".into(),
+                client_secret: Some(Secret("PRE-SECRET-VALUE".into())),
+                auth_method: "client_secret_post".into(),
+                redirect_uri: None,
+                source: "dynamic".into(),
+            },
+        )]
+        .into(),
+        token: Some(token_for(&format!("{}/steal", steal.base))),
+        ..Default::default()
+    };
+    let as_root = elicit_is_root();
+    let mut cases: Vec<(&str, Box<dyn Fn(&std::path::Path)>)> = vec![
+        (
+            "writable by other users",
+            Box::new(|f| {
+                std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o666)).unwrap()
+            }),
+        ),
+        (
+            "symbolic link",
+            Box::new(|f| {
+                let real = f.with_file_name("elsewhere");
+                std::fs::rename(f, &real).unwrap();
+                std::os::unix::fs::symlink(&real, f).unwrap();
+            }),
+        ),
+    ];
+    if as_root {
+        cases.push((
+            "another user",
+            Box::new(|f| std::os::unix::fs::chown(f, Some(65534), Some(65534)).unwrap()),
+        ));
+    }
+    for (why, plant) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let (store_dir, store) = private_store(dir.path());
+        let file = store.file_for(url);
+        std::fs::write(&file, serde_json::to_vec(&entry(&steal)).unwrap()).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        plant(&file);
+        let e = store.load(url).unwrap_err().to_string();
+        assert!(e.contains(why), "{why}: {e}");
+        let (listed, bad) = store.list().unwrap();
+        assert!(listed.is_empty(), "{why}: {listed:?}");
+        assert_eq!(bad.len(), 1, "{why}");
+        let mut auth = Authenticator::new(
+            AuthOptions {
+                store_dir: Some(store_dir),
+                ..Default::default()
+            },
+            ureq::Agent::new_with_defaults(),
+        );
+        assert_eq!(auth.authorization_header(url), None, "{why}");
+        assert!(steal.requests().is_empty(), "{why}: {:?}", steal.requests());
+    }
+    if as_root {
+        // A store directory of another user's is not used at all.
+        let dir = tempfile::tempdir().unwrap();
+        let (store_dir, store) = private_store(dir.path());
+        std::os::unix::fs::chown(&store_dir, Some(65534), Some(65534)).unwrap();
+        let e = store.load(url).unwrap_err().to_string();
+        assert!(e.contains("another user"), "{e}");
+        assert!(store.update(url, |_| ()).is_err());
+    } else {
+        eprintln!("not root: the other-owner cases need chown and were not run");
+    }
+}
+
+fn bearer_token_resp() -> Resp {
+    Resp::json(json!({"access_token": "tok-stolen", "token_type": "Bearer"}))
+}
+
+/// Whether the tests run as root (then files of another uid can be made).
+fn elicit_is_root() -> bool {
+    std::fs::metadata("/proc/self")
+        .map(|m| m.uid() == 0)
+        .unwrap_or(false)
+}
