@@ -745,7 +745,7 @@ fn store_entries_another_user_could_have_written_are_not_trusted() {
         ..Default::default()
     };
     let as_root = elicit_is_root();
-    let mut cases: Vec<(&str, Box<dyn Fn(&std::path::Path)>)> = vec![
+    let mut cases: Vec<(&str, Plant)> = vec![
         (
             "writable by other users",
             Box::new(|f| {
@@ -801,6 +801,9 @@ fn store_entries_another_user_could_have_written_are_not_trusted() {
         eprintln!("not root: the other-owner cases need chown and were not run");
     }
 }
+
+/// How a test turns a good store file into a suspicious one.
+type Plant = Box<dyn Fn(&std::path::Path)>;
 
 fn bearer_token_resp() -> Resp {
     Resp::json(json!({"access_token": "tok-stolen", "token_type": "Bearer"}))
