@@ -815,3 +815,95 @@ fn elicit_is_root() -> bool {
         .map(|m| m.uid() == 0)
         .unwrap_or(false)
 }
+
+// ---- 5. Resource metadata and token responses are validated --------------
+
+/// Protected resource metadata without `resource` is refused (RFC 9728
+/// requires it): no authorization server is contacted.
+#[test]
+fn resource_metadata_without_resource_is_refused() {
+    let authz = start_as(AsCfg::default());
+    let as_base = authz.base.clone();
+    let server = start_resource(Arc::new(
+        move |_| json!({"authorization_servers": [as_base]}),
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let r = elicit_call(
+        &dir.path().join("t"),
+        &["--browser", &curl_browser()],
+        &[],
+        &format!("{}/mcp", server.base),
+    );
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains("no `resource`"), "{}", r.stderr);
+    assert!(authz.requests().is_empty(), "{:?}", authz.requests());
+}
+
+/// A token whose `token_type` is not Bearer (`mac`, `DPoP` that elicit did
+/// not ask for, an extension) is refused, never sent as a Bearer token; a
+/// lower-case `bearer` is fine (the type is case-insensitive).
+#[test]
+fn tokens_that_are_not_bearer_are_never_sent_as_bearer() {
+    for token_type in ["mac", "DPoP", "N_A", "bearer"] {
+        let authz = start_as(AsCfg {
+            token: Arc::new(move |_| {
+                Resp::json(json!({"access_token": "tok-typed", "token_type": token_type}))
+            }),
+            ..Default::default()
+        });
+        let server = resource_for(&authz.base);
+        let dir = tempfile::tempdir().unwrap();
+        let r = elicit_call(
+            &dir.path().join("t"),
+            &["--browser", &curl_browser()],
+            &[],
+            &format!("{}/mcp", server.base),
+        );
+        let sent = server.requests().iter().any(|q| {
+            q.headers
+                .get("authorization")
+                .is_some_and(|h| h.contains("tok-typed"))
+        });
+        if token_type == "bearer" {
+            assert_eq!(r.code, Some(0), "{token_type}: {}", r.stderr);
+            assert!(sent);
+            continue;
+        }
+        assert_eq!(r.code, Some(1), "{token_type}: {}", r.stderr);
+        assert!(!sent, "{token_type}: the token was sent");
+        // The type is named (oauth2 reads it in lower case).
+        assert!(
+            r.stderr.to_lowercase().contains(&token_type.to_lowercase()),
+            "{token_type}: {}",
+            r.stderr
+        );
+        if token_type == "DPoP" {
+            assert!(r.stderr.contains("DPoP-bound"), "{}", r.stderr);
+        }
+    }
+}
+
+/// A `resource` that is a parent path of the server URL is accepted with a
+/// warning that names it (the token is valid for every server under it).
+#[test]
+fn a_parent_path_resource_is_warned_about() {
+    let authz = start_as(AsCfg::default());
+    let as_base = authz.base.clone();
+    let server = start_resource(Arc::new(
+        move |base| json!({"resource": format!("{base}/"), "authorization_servers": [as_base]}),
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let r = elicit_call(
+        &dir.path().join("t"),
+        &["--browser", &curl_browser()],
+        &[],
+        &format!("{}/mcp", server.base),
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let warning = r
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("elicit: warning:") && l.contains("parent"))
+        .unwrap_or_else(|| panic!("no warning: {}", r.stderr));
+    assert!(warning.contains(&format!("{}/", server.base)), "{warning}");
+}

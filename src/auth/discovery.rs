@@ -168,6 +168,21 @@ pub fn resource_matches(resource: &str, server_url: &Url) -> bool {
     rp.is_empty() || sp == rp || sp.starts_with(&format!("{rp}/"))
 }
 
+/// When `resource` (already matched) is a parent of the server URL rather
+/// than the server itself: the token asked for is valid for every server
+/// under it, which is worth saying.
+pub fn parent_resource_warning(resource: &str, server_url: &Url) -> Option<String> {
+    let path = |u: &Url| u.path().trim_end_matches('/').to_string();
+    let parent = Url::parse(resource).is_ok_and(|r| path(&r) != path(server_url));
+    parent.then(|| {
+        format!(
+            "{server_url} names the resource {} (a parent of its URL) in its metadata: the token elicit asks for will be valid for every server under {}, not only this one",
+            crate::sanitize::sanitize_line(resource),
+            crate::sanitize::sanitize_line(resource)
+        )
+    })
+}
+
 /// Two issuer identifiers are the same when equal as strings, ignoring one
 /// trailing slash (`https://as.example` and `https://as.example/` name the
 /// same issuer with an empty path).
@@ -268,13 +283,25 @@ pub fn discover(
     let (issuer, resource) = match &prm {
         Some(p) => {
             let resource = match &p.resource {
-                Some(r) if resource_matches(r, server_url) => r.clone(),
+                Some(r) if resource_matches(r, server_url) => {
+                    if let Some(w) = parent_resource_warning(r, &canonical) {
+                        super::warn(&w);
+                    }
+                    r.clone()
+                }
                 Some(r) => {
                     return Err(AuthError::Discovery(format!(
-                        "the protected resource metadata names resource {r:?}, which is not {server_url}: refusing to sign in (a token for it could be used elsewhere)"
+                        "the protected resource metadata names resource {:?}, which is not {server_url}: refusing to sign in (a token for it could be used elsewhere)",
+                        crate::sanitize::sanitize_line(r)
                     )))
                 }
-                None => canonical.to_string(),
+                // RFC 9728 §2 and §3.3: `resource` is required, and is
+                // what says the document is about this server.
+                None => {
+                    return Err(AuthError::Discovery(format!(
+                        "the protected resource metadata for {server_url} has no `resource` (RFC 9728 requires it, and it is how elicit checks the document is about this server): refusing to sign in"
+                    )))
+                }
             };
             (p.authorization_servers[0].clone(), resource)
         }
@@ -392,6 +419,18 @@ mod tests {
         ] {
             let e = check_as_url("token_endpoint", bad).unwrap_err().to_string();
             assert!(e.contains("token_endpoint"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_parent_resource_is_said_a_same_one_is_not() {
+        let s = u("http://127.0.0.1:9/api/mcp?x=1");
+        for same in ["http://127.0.0.1:9/api/mcp", "http://127.0.0.1:9/api/mcp/"] {
+            assert_eq!(parent_resource_warning(same, &s), None, "{same}");
+        }
+        for parent in ["http://127.0.0.1:9/api", "http://127.0.0.1:9/"] {
+            let w = parent_resource_warning(parent, &s).unwrap();
+            assert!(w.contains(parent.trim_end_matches('/')), "{w}");
         }
     }
 

@@ -238,15 +238,55 @@ fn token_error(
     }
 }
 
+/// How a token may be presented, from the token response's `token_type`
+/// (RFC 6749 §7.1: the client must not use a token whose type it does not
+/// understand). The one place that decides: a DPoP-capable sign-in passes
+/// `dpop_requested` and gets [`TokenUse::DPoP`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenUse {
+    /// `Authorization: Bearer …` (RFC 6750).
+    Bearer,
+    /// A DPoP-bound token (RFC 9449), only when DPoP was asked for.
+    DPoP,
+}
+
+/// Decides on `token_type` (compared without regard to case, as RFC 6749
+/// §5.1 says): `Bearer` is used as a bearer token; `DPoP` only when the
+/// request asked for DPoP; anything else (`mac`, an extension) is refused,
+/// never sent as Bearer.
+pub fn token_use(
+    endpoint: &str,
+    token_type: &str,
+    dpop_requested: bool,
+) -> Result<TokenUse, AuthError> {
+    let shown = crate::sanitize::sanitize_line(token_type);
+    if token_type.eq_ignore_ascii_case("bearer") {
+        Ok(TokenUse::Bearer)
+    } else if token_type.eq_ignore_ascii_case("dpop") {
+        if dpop_requested {
+            Ok(TokenUse::DPoP)
+        } else {
+            Err(AuthError::Token(format!(
+                "{endpoint} issued a DPoP-bound token (token_type {shown}) that elicit did not ask for: it cannot be used as a Bearer token, so it is refused"
+            )))
+        }
+    } else {
+        Err(AuthError::Token(format!(
+            "{endpoint} issued a token of type {shown:?}: elicit uses Bearer tokens only (RFC 6750) and never sends another kind as one, so it is refused"
+        )))
+    }
+}
+
 fn record(
     issuer: &str,
     token_endpoint: &str,
     t: &BasicTokenResponse,
     scopes: Option<String>,
     old_refresh: Option<Secret>,
-) -> TokenRecord {
+) -> Result<TokenRecord, AuthError> {
+    token_use(token_endpoint, t.token_type().as_ref(), false)?;
     let at = now();
-    TokenRecord {
+    Ok(TokenRecord {
         issuer: issuer.to_string(),
         token_endpoint: token_endpoint.to_string(),
         access_token: Secret(t.access_token().secret().clone()),
@@ -258,7 +298,7 @@ fn record(
         expires_at: t.expires_in().map(|d: Duration| at + d.as_secs()),
         scope: scopes,
         obtained_at: at,
-    }
+    })
 }
 
 /// Exchanges the code (with the PKCE verifier, the same redirect URI and
@@ -284,13 +324,7 @@ pub fn exchange(
         .request(&OAuthHttp(agent))
         .map_err(|e| token_error(&server.token_endpoint, e))?;
     let scope = (!scopes.is_empty()).then(|| scopes.join(" "));
-    Ok(record(
-        &server.issuer,
-        &server.token_endpoint,
-        &t,
-        scope,
-        None,
-    ))
+    record(&server.issuer, &server.token_endpoint, &t, scope, None)
 }
 
 /// Whether sign-in should use the client credentials grant (OAuth 2.1
@@ -322,13 +356,7 @@ pub fn client_credentials(
         .request(&OAuthHttp(agent))
         .map_err(|e| token_error(&server.token_endpoint, e))?;
     let scope = (!scopes.is_empty()).then(|| scopes.join(" "));
-    Ok(record(
-        &server.issuer,
-        &server.token_endpoint,
-        &t,
-        scope,
-        None,
-    ))
+    record(&server.issuer, &server.token_endpoint, &t, scope, None)
 }
 
 /// Uses the refresh token (with `resource`).
@@ -356,13 +384,13 @@ pub fn refresh(
         .add_extra_param("resource", resource.to_string())
         .request(&OAuthHttp(agent))
         .map_err(|e| token_error(&old.token_endpoint, e))?;
-    Ok(record(
+    record(
         &old.issuer,
         &old.token_endpoint,
         &t,
         old.scope.clone(),
         old.refresh_token.clone(),
-    ))
+    )
 }
 
 #[cfg(test)]

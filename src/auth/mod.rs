@@ -191,6 +191,11 @@ impl std::fmt::Debug for AuthOptions {
     }
 }
 
+/// A warning about sign-in on stderr, on one line.
+pub(crate) fn warn(text: &str) {
+    eprintln!("elicit: warning: {}", crate::sanitize::sanitize_line(text));
+}
+
 /// The key of a server in the store: its URL without fragment.
 pub fn server_key(url: &str) -> Result<String, AuthError> {
     let mut u = Url::parse(url)
