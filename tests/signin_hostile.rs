@@ -256,6 +256,12 @@ fn start_resource(prm: Arc<dyn Fn(&str) -> Value + Send + Sync>) -> Http {
 
 /// [`start_resource`] with the metadata URL's whole answer up to `prm`.
 fn start_resource_with(prm: Handler) -> Http {
+    start_resource_gated(prm, false)
+}
+
+/// [`start_resource_with`]; `strict`: `initialize` needs a token too (as
+/// on most real servers), so sign-in happens while connecting.
+fn start_resource_gated(prm: Handler, strict: bool) -> Http {
     Http::start(Arc::new(move |base: &str, req: &Req| {
         let challenge =
             format!("Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\"");
@@ -273,7 +279,7 @@ fn start_resource_with(prm: Handler) -> Http {
                     .headers
                     .get("authorization")
                     .is_some_and(|v| v.starts_with("Bearer tok-"));
-                if method != "initialize" && !authorized {
+                if (strict || method != "initialize") && !authorized {
                     let mut r = Resp::status(401, r#"{"error":"invalid_token"}"#);
                     r.headers.push(("WWW-Authenticate".into(), challenge));
                     return r;
@@ -906,4 +912,143 @@ fn a_parent_path_resource_is_warned_about() {
         .find(|l| l.starts_with("elicit: warning:") && l.contains("parent"))
         .unwrap_or_else(|| panic!("no warning: {}", r.stderr));
     assert!(warning.contains(&format!("{}/", server.base)), "{warning}");
+}
+
+// ---- 6. OAuth text stays on one line ---------------------------------
+
+/// The forged line each hostile field tries to add to elicit's output.
+const FORGED: &str = "elicit: signed in to https://bank.example as admin";
+
+/// No line of `text` is the forged one (it may appear inside a line).
+fn assert_not_forged(what: &str, text: &str) {
+    assert!(
+        !text.lines().any(|l| l.trim_start().starts_with(FORGED)),
+        "{what} holds a forged line:\n{text}"
+    );
+}
+
+/// `error_description` with a line break, from the token endpoint, the
+/// registration endpoint and the authorization redirect, is shown on the
+/// one line of the error.
+#[test]
+fn error_descriptions_cannot_forge_lines() {
+    let hostile = format!("nope\r\n{FORGED}\n\u{1b}[2K");
+    let h = hostile.clone();
+    let token = AsCfg {
+        token: Arc::new(move |_| Resp {
+            status: 400,
+            ..Resp::json(json!({"error": "invalid_grant", "error_description": h}))
+        }),
+        ..Default::default()
+    };
+    let h = hostile.clone();
+    let register = AsCfg {
+        register: Arc::new(move |_| Resp {
+            status: 400,
+            ..Resp::json(json!({"error": "invalid_client_metadata", "error_description": h}))
+        }),
+        ..Default::default()
+    };
+    let h = hostile.clone();
+    let redirect = AsCfg {
+        authorize: Arc::new(move |_, req| {
+            let mut to = url::Url::parse(&req.query["redirect_uri"]).unwrap();
+            to.query_pairs_mut()
+                .append_pair("error", "access_denied")
+                .append_pair("error_description", &h)
+                .append_pair("state", &req.query["state"]);
+            Resp::redirect(to.as_str())
+        }),
+        ..Default::default()
+    };
+    let cases = [
+        ("token", token),
+        ("register", register),
+        ("redirect", redirect),
+    ];
+    for ((what, cfg), strict) in cases
+        .into_iter()
+        .flat_map(|c| [(c.clone(), false), (c, true)])
+    {
+        let authz = start_as(cfg);
+        let as_base = authz.base.clone();
+        let prm: Handler = Arc::new(move |base: &str, _: &Req| {
+            Resp::json(
+                json!({"resource": format!("{base}/mcp"), "authorization_servers": [as_base]}),
+            )
+        });
+        let server = start_resource_gated(prm, strict);
+        let dir = tempfile::tempdir().unwrap();
+        let r = elicit_call(
+            &dir.path().join("t"),
+            &["--browser", &curl_browser()],
+            &[],
+            &format!("{}/mcp", server.base),
+        );
+        assert_eq!(r.code, Some(1), "{what}: {}", r.stderr);
+        assert!(r.stderr.contains("nope"), "{what} {strict}: {}", r.stderr);
+        assert_not_forged(what, &r.stderr);
+        assert!(!r.stderr.contains('\u{1b}'), "{what}: {:?}", r.stderr);
+    }
+}
+
+/// An issuer with a line break in it (which the URL parser would quietly
+/// drop) is refused, so it never reaches the store or `auth list` as a line
+/// of the server's making.
+#[test]
+fn an_issuer_with_a_line_break_is_refused_not_stored() {
+    let issuer_of = |base: &str| format!("{base}?\n{FORGED}");
+    let authz = start_as(AsCfg {
+        meta: Arc::new(move |base| {
+            let mut m = default_meta(base);
+            m["issuer"] = json!(issuer_of(base));
+            m
+        }),
+        ..Default::default()
+    });
+    let server = resource_for(&issuer_of(&authz.base));
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("data");
+    let r = elicit_call(
+        &store,
+        &["--browser", &curl_browser()],
+        &[],
+        &format!("{}/mcp", server.base),
+    );
+    assert_not_forged("stderr", &r.stderr);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    let list = std::process::Command::new(common::BIN)
+        .args(["auth", "list"])
+        .env("ELICIT_DATA_DIR", &store)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&list.stdout);
+    assert_not_forged("auth list", &out);
+    assert!(!out.contains("issuer"), "{out}");
+}
+
+/// `auth list` shows every stored field on its own line, whatever a store
+/// entry written by an older elicit holds.
+#[test]
+fn auth_list_keeps_stored_fields_on_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, store) = private_store(dir.path());
+    let url = "http://127.0.0.1:1/mcp";
+    store
+        .update(url, |e| {
+            e.server_name = Some(format!("n\n{FORGED}"));
+            let mut t = token_for("http://127.0.0.1:1/token");
+            t.issuer = format!("http://127.0.0.1:1\n{FORGED}");
+            t.scope = Some(format!("a\r\n{FORGED}"));
+            e.token = Some(t);
+        })
+        .unwrap();
+    let list = std::process::Command::new(common::BIN)
+        .args(["auth", "list"])
+        .env("ELICIT_DATA_DIR", dir.path())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&list.stdout);
+    assert!(out.contains("issuer"), "{out}");
+    assert_not_forged("auth list", &out);
 }

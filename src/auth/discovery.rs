@@ -205,10 +205,14 @@ pub fn fetch_server_metadata(
         if let Some(doc) = json_doc::<ServerMetadata>(&reply) {
             if !same_issuer(&doc.issuer, issuer) {
                 return Err(AuthError::Discovery(format!(
-                    "the authorization server metadata at {url} names issuer {:?}, not {issuer:?}: refusing to use it (RFC 8414 §3.3)",
-                    doc.issuer
+                    "the authorization server metadata at {url} names issuer {:?}, not {:?}: refusing to use it (RFC 8414 §3.3)",
+                    crate::sanitize::sanitize_line(&doc.issuer),
+                    crate::sanitize::sanitize_line(issuer)
                 )));
             }
+            // The issuer kept (and compared with `iss` later) is this
+            // string, checked like every authorization server URL.
+            check_as_url("issuer", &doc.issuer)?;
             return Ok(Some(doc));
         }
     }
@@ -257,6 +261,13 @@ pub fn is_loopback(u: &Url) -> bool {
 /// verifier, secrets and tokens can be read on the way.
 pub fn check_as_url(what: &str, raw: &str) -> Result<Url, AuthError> {
     let shown = crate::sanitize::sanitize_line(raw);
+    // The URL parser would quietly drop a newline or tab and encode a
+    // space: what is checked, used and stored must be the string itself.
+    if shown != raw || raw.chars().any(char::is_whitespace) {
+        return Err(AuthError::Discovery(format!(
+            "the authorization server's {what} {shown:?} holds spaces, line breaks or control characters: refused"
+        )));
+    }
     let u = Url::parse(raw).map_err(|e| {
         AuthError::Discovery(format!(
             "the authorization server's {what} {shown:?} is not a URL ({e})"

@@ -20,6 +20,7 @@ use super::discovery::ServerMetadata;
 use super::http::{post_json, HttpFailure, OAuthHttp};
 use super::store::{now, ClientRecord, Secret, TokenRecord};
 use super::AuthError;
+use crate::sanitize::sanitize_line;
 
 pub const BASIC: &str = "client_secret_basic";
 pub const POST: &str = "client_secret_post";
@@ -83,8 +84,8 @@ pub fn register(
                 let e = v.get("error")?.as_str()?.to_string();
                 let d = v.get("error_description").and_then(|d| d.as_str());
                 Some(match d {
-                    Some(d) => format!("{e}: {d}"),
-                    None => e,
+                    Some(d) => format!("{}: {}", sanitize_line(&e), sanitize_line(d)),
+                    None => sanitize_line(&e),
                 })
             });
         return Err(AuthError::Registration(format!(
@@ -222,9 +223,9 @@ fn token_error(
     match e {
         RequestTokenError::ServerResponse(r) => AuthError::Token(format!(
             "{endpoint} refused: {}{}",
-            r.error().as_ref(),
+            sanitize_line(r.error().as_ref()),
             r.error_description()
-                .map(|d| format!(" ({d})"))
+                .map(|d| format!(" ({})", sanitize_line(d)))
                 .unwrap_or_default()
         )),
         RequestTokenError::Request(f) => AuthError::Network {

@@ -91,7 +91,7 @@ pub enum AuthError {
     Listener(String),
     #[error("sign-in did not finish within {}s: the browser never came back to elicit", .0.as_secs())]
     Timeout(Duration),
-    #[error("the authorization server refused the sign-in: {error}{}", .description.as_deref().map(|d| format!(" ({d})")).unwrap_or_default())]
+    #[error("the authorization server refused the sign-in: {}{}", one_line(.error), .description.as_deref().map(|d| format!(" ({})", one_line(d))).unwrap_or_default())]
     Denied {
         error: String,
         description: Option<String>,
@@ -128,7 +128,16 @@ pub enum AuthError {
     ClientIssuer(String),
 }
 
+/// A single-line field from a server (an `error`, `error_description`,
+/// issuer, scope) as it may be shown: on one line, without controls.
+fn one_line(s: &str) -> String {
+    crate::sanitize::sanitize_line(s)
+}
+
 fn issuer_message(expected: &str, got: Option<&str>) -> String {
+    let expected = one_line(expected);
+    let got = got.map(one_line);
+    let got = got.as_deref();
     match got {
         Some(g) => format!(
             "the sign-in response names issuer {g:?}, not {expected:?}: refused (RFC 9207; a mix-up attack or a misconfigured server)"
@@ -660,8 +669,9 @@ impl Authenticator {
             }
         } else if let Some(person) = self.person.as_mut() {
             let message = format!(
-                "Sign in to {name}. The page belongs to its authorization server ({}); after you sign in, your browser comes back to elicit on 127.0.0.1:{port} and elicit goes on by itself.",
-                server.issuer
+                "Sign in to {}. The page belongs to its authorization server ({}); after you sign in, your browser comes back to elicit on 127.0.0.1:{port} and elicit goes on by itself.",
+                one_line(&name),
+                one_line(&server.issuer)
             );
             let mut params = ElicitationParams::url(message, url);
             params.elicitation_id = Some(format!("sign-in-{port}"));
@@ -776,22 +786,23 @@ pub fn list(store_dir: Option<PathBuf>) -> Result<String, AuthError> {
             ),
             (Some(_), None) => "signed in".into(),
         };
+        // Every field on its own line (the store holds what servers said).
         out.push_str(&format!(
             "{}{}\n  {status}{}{}\n",
-            s.server_url,
+            one_line(&s.server_url),
             s.server_name
-                .map(|n| format!("  ({n})"))
+                .map(|n| format!("  ({})", one_line(&n)))
                 .unwrap_or_default(),
             s.issuer
-                .map(|i| format!(" · issuer {i}"))
+                .map(|i| format!(" · issuer {}", one_line(&i)))
                 .unwrap_or_default(),
             s.scope
-                .map(|sc| format!(" · scope {sc}"))
+                .map(|sc| format!(" · scope {}", one_line(&sc)))
                 .unwrap_or_default(),
         ));
     }
     for b in bad {
-        out.push_str(&format!("warning: {b}\n"));
+        out.push_str(&format!("warning: {}\n", one_line(&b.to_string())));
     }
     Ok(out)
 }
