@@ -1052,3 +1052,95 @@ fn auth_list_keeps_stored_fields_on_one_line() {
     assert!(out.contains("issuer"), "{out}");
     assert_not_forged("auth list", &out);
 }
+
+// ---- 7. The loopback listener cannot be stalled ------------------------
+
+use elicit::auth::loopback::Loopback;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+/// Connects to the listener and sends `GET /` one byte a second, never
+/// finishing the head, until the server closes or `stop` is set. Returns
+/// how long the server kept the connection.
+fn trickle(port: u16, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<Duration> {
+    std::thread::spawn(move || {
+        let started = Instant::now();
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let _ = s.set_read_timeout(Some(Duration::from_millis(900)));
+        for b in b"GET /callback?state=".iter().cycle() {
+            if stop.load(std::sync::atomic::Ordering::SeqCst) || s.write_all(&[*b]).is_err() {
+                break;
+            }
+            let mut buf = [0u8; 512];
+            match s.read(&mut buf) {
+                Ok(_) => break, // answered or closed
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(_) => break,
+            }
+            if started.elapsed() > Duration::from_secs(30) {
+                break;
+            }
+        }
+        started.elapsed()
+    })
+}
+
+/// A local client trickling one byte a second (and one sending nothing)
+/// does not hold the listener: the browser's redirect, arriving after
+/// them, is served at once, and a trickler is cut off by the per-
+/// connection deadline, not kept for as long as it keeps sending.
+#[test]
+fn a_trickling_local_client_cannot_stall_the_sign_in_listener() {
+    let l = Loopback::bind(None).unwrap();
+    let port = l.port();
+    let stop = Arc::new(AtomicBool::new(false));
+    let idle = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let tricklers: Vec<_> = (0..3).map(|_| trickle(port, stop.clone())).collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let browser = std::thread::spawn(move || {
+        let started = Instant::now();
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        write!(
+            s,
+            "GET /callback?code=c&state=S1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        )
+        .unwrap();
+        let mut out = String::new();
+        let _ = s.read_to_string(&mut out);
+        (started.elapsed(), out)
+    });
+    let waited = Instant::now();
+    let never = AtomicBool::new(false);
+    let r = l.wait("S1", Duration::from_secs(20), &never, &|_| Ok(()));
+    let waited = waited.elapsed();
+    assert_eq!(r.unwrap().code, "c");
+    let (took, page) = browser.join().unwrap();
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    assert!(took < Duration::from_secs(3), "the browser waited {took:?}");
+    assert!(waited < Duration::from_secs(4), "the wait took {waited:?}");
+
+    // Without anything else going on, one trickler is cut off by the
+    // deadline for its head (a few seconds), not served for minutes.
+    let l = Loopback::bind(None).unwrap();
+    let port = l.port();
+    let lone = trickle(port, Arc::new(AtomicBool::new(false)));
+    // The wait ends as soon as the trickler was let go (or at 12 s).
+    let done = Arc::new(AtomicBool::new(false));
+    let held = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let held = lone.join().unwrap();
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+            held
+        })
+    };
+    let r = l.wait("S1", Duration::from_secs(12), &done, &|_| Ok(()));
+    assert!(r.is_err());
+    let held = held.join().unwrap();
+    assert!(held < Duration::from_secs(9), "held for {held:?}");
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    for t in tricklers {
+        let _ = t.join();
+    }
+    drop(idle);
+}
