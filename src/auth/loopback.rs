@@ -110,8 +110,9 @@ impl Loopback {
             if now >= deadline {
                 return Err(AuthError::Timeout(timeout));
             }
-            // Every pending connection gets its reader first.
-            loop {
+            // Pending connections get their readers first (a bounded
+            // number per turn: a flood cannot keep the wait from its clock).
+            for _ in 0..MAX_READERS {
                 match self.listener.accept() {
                     Ok((stream, _)) => spawn_reader(stream, &heads, &readers),
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
