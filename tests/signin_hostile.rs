@@ -158,6 +158,9 @@ fn serve(
     let Some(req) = read_req(&mut s) else { return };
     log.lock().unwrap().push(req.clone());
     let r = handler(base, &req);
+    if r.status == 0 {
+        return reset(s);
+    }
     let mut head = format!("HTTP/1.1 {} X\r\n", r.status);
     for (k, v) in &r.headers {
         head.push_str(&format!("{k}: {v}\r\n"));
@@ -168,6 +171,27 @@ fn serve(
     ));
     let _ = s.write_all(head.as_bytes());
     let _ = s.write_all(r.body.as_bytes());
+}
+
+/// Closes `s` with a TCP reset (SO_LINGER 0), as a server dropping a
+/// kept-alive connection under a request does.
+fn reset(s: TcpStream) {
+    use std::os::unix::io::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: a valid socket and a correctly sized option value.
+    unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            &linger as *const libc::linger as *const libc::c_void,
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
+    drop(s);
 }
 
 /// What a test may change about an authorization server.
@@ -1143,4 +1167,40 @@ fn a_trickling_local_client_cannot_stall_the_sign_in_listener() {
         let _ = t.join();
     }
     drop(idle);
+}
+
+// ---- A dropped connection under a metadata GET -------------------------
+
+/// A metadata GET whose connection is reset under it (what a server that
+/// closed an idle kept-alive connection does) is sent once more, so sign-in
+/// goes on; a second reset is an error.
+#[test]
+fn a_metadata_get_on_a_dropped_connection_is_sent_again_once() {
+    for resets in [1, 2] {
+        let authz = start_as(AsCfg::default());
+        let as_base = authz.base.clone();
+        let seen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let prm: Handler = Arc::new(move |base: &str, _: &Req| {
+            if seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < resets {
+                return Resp::status(0, "");
+            }
+            Resp::json(
+                json!({"resource": format!("{base}/mcp"), "authorization_servers": [as_base]}),
+            )
+        });
+        let server = start_resource_gated(prm, true);
+        let dir = tempfile::tempdir().unwrap();
+        let r = elicit_call(
+            &dir.path().join("t"),
+            &["--browser", &curl_browser()],
+            &[],
+            &format!("{}/mcp", server.base),
+        );
+        if resets == 1 {
+            assert_eq!(r.code, Some(0), "{}", r.stderr);
+        } else {
+            assert_eq!(r.code, Some(1), "{}", r.stderr);
+            assert!(r.stderr.contains("reset"), "{}", r.stderr);
+        }
+    }
 }

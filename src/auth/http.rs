@@ -73,7 +73,13 @@ pub fn get_json(agent: &ureq::Agent, url: &str) -> Result<Reply, AuthError> {
                 url: at.clone(),
                 detail: e.to_string(),
             })?;
-        let resp = send(agent, req, false).map_err(|e| AuthError::Network {
+        // A pooled connection the server closed meanwhile (Node closes
+        // idle ones after 5 s) fails at once: a GET is safe to send again.
+        let resp = match send(agent, req.clone(), false) {
+            Err(e) if dropped_connection(&e) => send(agent, req, false),
+            other => other,
+        }
+        .map_err(|e| AuthError::Network {
             url: at.clone(),
             detail: e.to_string(),
         })?;
@@ -107,6 +113,13 @@ pub fn get_json(agent: &ureq::Agent, url: &str) -> Result<Reply, AuthError> {
     Err(AuthError::Discovery(format!(
         "{url} redirects more than {MAX_REDIRECTS} times"
     )))
+}
+
+/// The connection was closed under the request (reset, or closed before
+/// the answer), as happens to a kept-alive connection the server dropped.
+fn dropped_connection(e: &ureq::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(e, ureq::Error::Io(io) if matches!(io.kind(), ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof))
 }
 
 /// `to` has the origin of `from`, or is its https version (same host).
