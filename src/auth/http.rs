@@ -117,6 +117,7 @@ pub fn get_json(agent: &ureq::Agent, url: &str) -> Result<Reply, AuthError> {
 
 /// The connection was closed under the request (reset, or closed before
 /// the answer), as happens to a kept-alive connection the server dropped.
+/// (The transport's `stale_connection` rule, for the MCP requests.)
 fn dropped_connection(e: &ureq::Error) -> bool {
     use std::io::ErrorKind::*;
     matches!(e, ureq::Error::Io(io) if matches!(io.kind(), ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof))
