@@ -4,8 +4,8 @@
 //! elicit needs only its request-target, then answers a short page. An HTTP
 //! server crate would bring a thread pool and routing for one line of
 //! parsing. Each connection's request head is read on its own thread, with
-//! a size cap and a total deadline ([`HEAD_DEADLINE`], not a per-read
-//! timeout), at most [`MAX_READERS`] at a time; the wait itself only judges
+//! a size cap and a total deadline (`HEAD_DEADLINE`, not a per-read
+//! timeout), at most `MAX_READERS` at a time; the wait itself only judges
 //! complete heads. So a local client that connects and trickles bytes (or
 //! sends nothing) holds one reader for a few seconds at most, and never
 //! keeps the real browser's redirect from being served.

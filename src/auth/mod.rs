@@ -30,16 +30,21 @@
 //!
 //! 1. Protected resource metadata (RFC 9728): the challenge's
 //!    `resource_metadata`, else `/.well-known/oauth-protected-resource/PATH`,
-//!    else the root one. Its `resource` must be the server URL or a parent.
+//!    else the root one. Its `resource` is required and must be the server
+//!    URL or a parent (a parent is warned about).
 //!    No metadata at all: a 2025-03-26 server, whose origin is the
 //!    authorization server.
 //! 2. Authorization server metadata: RFC 8414, then OpenID discovery, with
 //!    path insertion; the document's `issuer` must be the one asked for.
 //!    None for a 2025-03-26 server: `/authorize`, `/token`, `/register`.
-//! 3. Client identity: `--client-id`/`--client-secret`, else a Client ID
-//!    Metadata Document URL (`--client-metadata-url`) when the server
-//!    advertises `client_id_metadata_document_supported`, else dynamic
-//!    registration (RFC 7591), kept per authorization server.
+//!    Every authorization server URL is https or loopback http
+//!    ([`discovery::check_as_url`]); metadata redirects stay on their origin.
+//! 3. Client identity: `--client-id`/`--client-secret` (only for the
+//!    issuer they are bound to: `--client-issuer`, else the first one they
+//!    were used with; a secret from the environment needs a named issuer),
+//!    else a Client ID Metadata Document URL (`--client-metadata-url`)
+//!    when the server advertises `client_id_metadata_document_supported`,
+//!    else dynamic registration (RFC 7591), kept per authorization server.
 //! 4. Scopes: the challenge's `scope`, else the resource's
 //!    `scopes_supported`, else none; plus `offline_access` when the
 //!    authorization server lists it. A step-up asks for the union of what
