@@ -7,7 +7,8 @@ use serde_json::{Map, Value};
 
 use super::render::{field_question, footer, header, show_value};
 use super::widgets::{
-    consent_pause, discard_typeahead, multi_select, read_line, select, Interrupt, Prompted,
+    consent_pause, discard_typeahead, multi_select, read_line, select, select_keyed, Interrupt,
+    Prompted,
 };
 use crate::sanitize::{looks_like_secret, sanitize_line};
 use crate::schema::{FieldKind, FormField, FormSchema};
@@ -32,6 +33,8 @@ pub fn run(
     mut values: Map<String, Value>,
     missing: &[String],
 ) -> Prompted<FormOutcome> {
+    // Keys typed before the form appeared (while a server worked) answer
+    // no question the person has seen; keys typed once it is up are kept.
     discard_typeahead(term);
     header(term, server, "asks for input", message, position);
     if form.fields.is_empty() {
@@ -87,7 +90,6 @@ fn form_hint(form: &FormSchema, missing: &[String]) -> String {
 /// Shows every answer, then: submit (Enter), edit a field, decline, cancel.
 fn review(term: &Term, form: &FormSchema, mut values: Map<String, Value>) -> Prompted<FormOutcome> {
     loop {
-        discard_typeahead(term);
         let _ = term.write_line("");
         let _ = term.write_line(&format!("{}", style("Review your answers").bold()));
         let width = form
@@ -168,7 +170,8 @@ pub fn ask_field(
     field: &FormField,
     current: Option<&Value>,
 ) -> Prompted<Option<Value>> {
-    discard_typeahead(term);
+    // No flush here: keys typed on from the last field are this field's
+    // (a fast typist, a paste). Only consent screens drop type-ahead.
     let _ = term.write_line("");
     // A list draws its own "? question ›" line (and leaves "✔ question ·
     // answer" behind); a text field gets the question from us.
@@ -199,6 +202,9 @@ pub fn ask_field(
             "  {}",
             style("typing is hidden · Ctrl-R shows or hides it").dim()
         ));
+    }
+    if let FieldKind::Boolean = field.kind {
+        let _ = term.write_line(&format!("  {}", style("y: yes · n: no").dim()));
     }
     if let FieldKind::MultiSelect { .. } = field.kind {
         let _ = term.write_line(&format!(
@@ -332,11 +338,13 @@ fn ask_boolean(
         _ if field.required => None,
         _ => Some(2),
     };
-    Ok(match select(term, question, &items, default)? {
-        0 => Some(Value::Bool(true)),
-        1 => Some(Value::Bool(false)),
-        _ => None,
-    })
+    Ok(
+        match select_keyed(term, question, &items, default, &[('y', 0), ('n', 1)])? {
+            0 => Some(Value::Bool(true)),
+            1 => Some(Value::Bool(false)),
+            _ => None,
+        },
+    )
 }
 
 fn choice_text(c: &crate::schema::Choice) -> String {

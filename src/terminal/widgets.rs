@@ -43,8 +43,11 @@ pub type Prompted<T> = Result<T, Interrupt>;
 pub const CONSENT_PAUSE: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// Drops whatever was typed but not yet read (type-ahead): keys pressed
-/// while waiting for a server, or typed on for the last prompt, must not
-/// answer the next one. Called before each prompt is drawn.
+/// while waiting for a server, or typed on from the last prompt, must not
+/// answer a consent choice (open a URL, send the answers, approve) or a
+/// prompt not yet drawn. Called before consent choices and before a form
+/// or picker appears, never between ordinary fields: there keys typed
+/// ahead belong to the next field.
 pub fn discard_typeahead(term: &Term) {
     use std::os::fd::AsRawFd;
     // SAFETY: tcflush on the terminal's descriptor; it fails harmlessly
@@ -55,7 +58,8 @@ pub fn discard_typeahead(term: &Term) {
 }
 
 /// Leaves a consent screen up for [`CONSENT_PAUSE`] with keys ignored, then
-/// discards them; Ctrl-C still cancels at once.
+/// discards them, saying so when there were any; Ctrl-C still cancels at
+/// once.
 pub fn consent_pause(term: &Term) -> Prompted<()> {
     let _ = term.flush();
     let until = std::time::Instant::now() + CONSENT_PAUSE;
@@ -63,7 +67,14 @@ pub fn consent_pause(term: &Term) -> Prompted<()> {
         check_interrupt()?;
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
+    let ignored = keys::typed_ahead(term);
     discard_typeahead(term);
+    if ignored {
+        let _ = term.write_line(&format!(
+            "  {}",
+            style("keys typed ahead were ignored: read this screen, then choose").dim()
+        ));
+    }
     check_interrupt()
 }
 
@@ -245,6 +256,18 @@ pub fn select(
     items: &[String],
     default: Option<usize>,
 ) -> Prompted<usize> {
+    select_keyed(term, prompt, items, default, &[])
+}
+
+/// [`select`], where each `(key, item)` of `shortcuts` picks that item at
+/// once (`y`/`n` on a yes/no). Ignored on a list that filters as you type.
+pub fn select_keyed(
+    term: &Term,
+    prompt: &str,
+    items: &[String],
+    default: Option<usize>,
+    shortcuts: &[(char, usize)],
+) -> Prompted<usize> {
     check_interrupt()?;
     let items: Vec<String> = items.iter().map(|i| fit(term, i, 4)).collect();
     let prompt = fit(term, prompt, 8);
@@ -252,6 +275,12 @@ pub fn select(
     let mut filter = String::new();
     let mut cursor = default.filter(|&d| d < items.len());
     let mut notice: Option<&str> = None;
+    let shortcut = |c: char| {
+        shortcuts
+            .iter()
+            .find(|&&(k, i)| k == c.to_ascii_lowercase() && i < items.len())
+            .map(|&(_, i)| i)
+    };
     let mut block = Block::new(term);
     let result = loop {
         let needle = filter.to_lowercase();
@@ -290,6 +319,11 @@ pub fn select(
         notice = None;
         match key {
             k if is_cancel(&k) => break Err(Interrupt::Cancelled),
+            Key::Char(c) if !filterable && shortcut(c).is_some() => {
+                if let Some(i) = shortcut(c) {
+                    break Ok(i);
+                }
+            }
             Key::Char('q') if !filterable => break Err(Interrupt::Cancelled),
             Key::Enter | Key::Char(' ') if !(filterable && key == Key::Char(' ')) => match cursor {
                 Some(c) => break Ok(shown[c]),

@@ -1,0 +1,52 @@
+//! Pseudo-terminal tests of what a server author meets in the first hour:
+//! keys typed ahead reach the fields they were typed for, and a yes/no
+//! answers to `y`/`n`.
+
+mod common;
+
+use common::*;
+use serde_json::json;
+
+/// Two text fields answered in one burst of keys (a fast typist, or a
+/// paste): nothing is dropped between ordinary fields.
+#[test]
+fn keys_typed_ahead_reach_the_next_text_field() {
+    let schema = json!({"type": "object", "properties": {
+        "first": {"type": "string", "title": "First"},
+        "second": {"type": "string", "title": "Second"}}});
+    let mut p = elicit(&form("Two fields", schema)).spawn();
+    p.answer("? First", "abc\rdef\r")
+        .expect("Review your answers")
+        .answer("Send these answers?", ENTER);
+    p.finish_with(json!({"action": "accept", "content": {"first": "abc", "second": "def"}}));
+}
+
+/// Keys typed before a consent screen are still dropped, and the screen
+/// says so.
+#[test]
+fn keys_typed_ahead_of_the_review_are_ignored_and_the_screen_says_so() {
+    let schema = json!({"type": "object", "properties": {
+        "first": {"type": "string", "title": "First"}}});
+    let mut p = elicit(&form("One field", schema)).spawn();
+    // The second Enter would submit the review unseen.
+    p.answer("? First", "abc\r\x1b[B\r")
+        .expect("Review your answers")
+        .expect("keys typed ahead were ignored")
+        .answer("Send these answers?", &format!("{DOWN}{DOWN}{ENTER}"));
+    p.finish_with(json!({"action": "decline"}));
+}
+
+/// `y` and `n` answer a yes/no at once.
+#[test]
+fn y_and_n_choose_on_a_yes_no() {
+    let schema = json!({"type": "object", "properties": {
+        "agree": {"type": "boolean", "title": "Agree"},
+        "spam": {"type": "boolean", "title": "Spam"}},
+        "required": ["agree", "spam"]});
+    let mut p = elicit(&form("Yes or no", schema)).spawn();
+    p.answer("? Agree", "y")
+        .answer("? Spam", "n")
+        .expect("Review your answers")
+        .answer("Send these answers?", ENTER);
+    p.finish_with(json!({"action": "accept", "content": {"agree": true, "spam": false}}));
+}
