@@ -470,3 +470,29 @@ fn a_session_warns_once_per_schema() {
         out.stderr
     );
 }
+
+/// A wrong scripted value for a required field is one problem, said once:
+/// the real reason, not also "no --answer gave it a value".
+#[test]
+fn an_invalid_answer_to_a_required_field_is_one_error() {
+    let req = form_request(json!({"type": "object",
+        "properties": {"name": {"type": "string", "minLength": 3}, "age": {"type": "integer"}},
+        "required": ["name", "age"]}));
+    let out = resolve(&["-a", "name=Hi", "-a", "accept"], &req);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(out.stdout, "");
+    assert!(
+        out.stderr
+            .contains("  - name: \"Hi\" is too short: at least 3 characters"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.stderr.matches("  - name:").count(), 1, "{}", out.stderr);
+    // A field with no value at all still says so.
+    assert!(
+        out.stderr
+            .contains("  - age: required, has no default, and no --answer gave it a value"),
+        "{}",
+        out.stderr
+    );
+}
