@@ -83,6 +83,10 @@ pub struct ResolveArgs {
     /// result is cancel.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<std::time::Duration>,
+
+    /// The same as --timeout, by the name `call` and `proxy` use for it.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub prompt_timeout: Option<std::time::Duration>,
 }
 
 /// Options shared by every command that resolves elicitations.

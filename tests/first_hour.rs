@@ -496,3 +496,18 @@ fn an_invalid_answer_to_a_required_field_is_one_error() {
         out.stderr
     );
 }
+
+#[test]
+fn timeout_and_prompt_timeout_together_are_one_usage_error() {
+    let req = form_request(json!({"type": "object", "properties": {"a": {"type": "string"}}}));
+    let out = resolve(
+        &["--timeout", "1s", "--prompt-timeout", "2s", "-a", "a=x"],
+        &req,
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(out.stdout, "");
+    assert_eq!(
+        out.stderr,
+        "elicit: --timeout and --prompt-timeout are the same setting here: give one\n"
+    );
+}

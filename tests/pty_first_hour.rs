@@ -50,3 +50,45 @@ fn y_and_n_choose_on_a_yes_no() {
         .answer("Send these answers?", ENTER);
     p.finish_with(json!({"action": "accept", "content": {"agree": true, "spam": false}}));
 }
+
+/// The prompt names the flag in effect: `call` has `--prompt-timeout` (its
+/// `--timeout` is the server's reply time).
+#[test]
+fn call_names_prompt_timeout_on_the_screen() {
+    let script = format!(
+        "exec {BIN} call --prompt-timeout 3s --tool form -- python3 {}/tests/servers/fake_server.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut cmd = std::process::Command::new("/bin/sh");
+    cmd.arg("-c").arg(&script);
+    cmd.env("NO_COLOR", "1").env("TERM", "xterm-256color");
+    let mut s = expectrl::session::OsSession::spawn(cmd).expect("spawn under a pty");
+    s.set_expect_timeout(Some(std::time::Duration::from_secs(20)));
+    use expectrl::Expect;
+    let seen = s.expect("or it is cancelled").expect("the timeout line");
+    let text = String::from_utf8_lossy(seen.before()).into_owned();
+    assert!(
+        text.contains("answer within 3s (--prompt-timeout)"),
+        "{text}"
+    );
+    let _ = s.send(ESC);
+    let _ = s.expect(expectrl::Eof);
+}
+
+/// `--prompt-timeout` works at the top level too, under its own name;
+/// `--timeout` there keeps its.
+#[test]
+fn prompt_timeout_at_the_top_level() {
+    let schema = json!({"type": "object", "properties": {"a": {"type": "string", "title": "A"}}});
+    let mut p = elicit(&form("Slow", schema.clone()))
+        .args(["--prompt-timeout", "1s"])
+        .spawn();
+    p.expect("answer within 1s (--prompt-timeout)")
+        .expect("timed out");
+    p.finish_with(json!({"action": "cancel"}));
+    let mut p = elicit(&form("Slow", schema))
+        .args(["--timeout", "1s"])
+        .spawn();
+    p.expect("answer within 1s (--timeout)").expect("timed out");
+    p.finish_with(json!({"action": "cancel"}));
+}

@@ -40,7 +40,7 @@ pub(super) fn sign_in_hook(
     prompt_timeout: Option<Duration>,
     wait: Option<Duration>,
 ) -> Box<dyn elicit::transport::http::Authenticator> {
-    let who = person(answers, prompt_timeout);
+    let who = person(answers, prompt_timeout, "--prompt-timeout");
     let nobody = matches!(who, Person::Nobody(_));
     let wait = prompt_timeout.or(if nobody { wait } else { None });
     let mut opts = sign_in.clone().into_options(answers, wait);
@@ -68,7 +68,7 @@ pub fn run(args: &CallArgs) -> i32 {
 fn call(args: &CallArgs) -> anyhow::Result<i32> {
     use anyhow::Context;
     let scripted = load_answers(&args.answers)?;
-    let mut person = person(&args.answers, args.prompt_timeout);
+    let mut person = person(&args.answers, args.prompt_timeout, "--prompt-timeout");
     elicit::terminal::tty::install_interrupt_handler();
     elicit::transport::process_group::exit_on_signals();
     let log = args.log.as_deref().map(MessageLog::create).transpose()?;

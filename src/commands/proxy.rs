@@ -13,7 +13,7 @@ pub fn run(args: &ProxyArgs) -> i32 {
         use anyhow::Context;
         let target = ServerTarget::from_args(args.target.url.as_deref(), &args.target.command)?;
         let scripted = load_answers(&args.answers)?;
-        let person = person(&args.answers, args.prompt_timeout);
+        let person = person(&args.answers, args.prompt_timeout, "--prompt-timeout");
         let forward_sigint = matches!(person, Person::Nobody(_));
         let person: Box<dyn Resolver + Send> = match person {
             Person::Terminal(t) => Box::new(t),
