@@ -106,7 +106,8 @@ Examples:
 
 Exit status: 0 the tool result was printed; 1 the tool result has isError, or
 the server failed (exited, malformed JSON, no answer within --timeout); 2
-usage or answers that cannot be used.";
+usage or answers that cannot be used. With -e/--exit-status: 3 when an
+elicitation of the call was declined, 4 when one was cancelled.";
 
 #[derive(Debug, Args, Clone)]
 pub struct CallArgs {
@@ -161,6 +162,11 @@ pub struct CallArgs {
     /// Indent the JSON output.
     #[arg(long)]
     pub pretty: bool,
+
+    /// Exit 3 when an elicitation of the call was declined and 4 when one
+    /// was cancelled (default: the tool's outcome decides).
+    #[arg(short = 'e', long)]
+    pub exit_status: bool,
 
     #[command(flatten)]
     pub target: TargetArgs,

@@ -511,3 +511,54 @@ fn timeout_and_prompt_timeout_together_are_one_usage_error() {
         "elicit: --timeout and --prompt-timeout are the same setting here: give one\n"
     );
 }
+
+fn fake() -> Vec<String> {
+    vec!["python3".into(), server_file("fake_server.py")]
+}
+
+/// `call -e`: 3 when an elicitation of the call was declined, 4 when one
+/// was cancelled, the result still printed; without -e the tool decides.
+#[test]
+fn call_exit_status_says_decline_and_cancel() {
+    let code = |args: &[&str], server: &[String]| {
+        let out = call(args, server);
+        (out.code, out.stdout.is_empty())
+    };
+    assert_eq!(
+        code(&["-e", "--tool", "form", "-a", "decline"], &fake()),
+        (3, false)
+    );
+    assert_eq!(
+        code(&["-e", "--tool", "form", "-a", "cancel"], &fake()),
+        (4, false)
+    );
+    assert_eq!(
+        code(
+            &["-e", "--tool", "form", "-a", "name=Bo", "-a", "accept"],
+            &fake()
+        ),
+        (0, false)
+    );
+    assert_eq!(
+        code(&["--tool", "form", "-a", "decline"], &fake()),
+        (0, false)
+    );
+    // Over 2026-07-28's input_required too.
+    let stateless = vec![
+        "python3".into(),
+        server_file("fake_server.py"),
+        "--stateless".into(),
+    ];
+    assert_eq!(
+        code(
+            &["--exit-status", "--tool", "form", "-a", "decline"],
+            &stateless
+        ),
+        (3, false)
+    );
+    // A declined -32042 URL elicitation fails the call: the decline decides.
+    assert_eq!(
+        code(&["-e", "--tool", "url_required", "-a", "decline"], &fake()),
+        (3, true)
+    );
+}

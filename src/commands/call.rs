@@ -267,7 +267,22 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
         CallEnd::Result(r) => Ok(r),
         CallEnd::Refused { message, .. } => Err(ElicitError::Server(message)),
     });
-    let result = outcome.with_context(calling)?;
+    // With -e, a declined or cancelled elicitation of the call decides the
+    // exit (cancel outranks decline), over the tool's isError and over a
+    // call that failed for it (a -32042 URL elicitation declined).
+    let declined = if args.exit_status {
+        elicit::resolve::outcome_exit_code(handler.answered.iter())
+    } else {
+        0
+    };
+    let result = match outcome.with_context(calling) {
+        Ok(r) => r,
+        Err(e) if declined != 0 => {
+            report_chain(&e);
+            return Ok(declined);
+        }
+        Err(e) => return Err(e),
+    };
     client.server.close(Duration::from_secs(2));
     // A person at a terminal reads the result; a pipe gets JSON.
     let readable = !args.json && !args.pretty && std::io::stdout().is_terminal();
@@ -278,6 +293,9 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
     };
     if code != 0 {
         return Ok(code);
+    }
+    if declined != 0 {
+        return Ok(declined);
     }
     Ok(
         if result.get("isError").and_then(|e| e.as_bool()) == Some(true) {
