@@ -96,7 +96,7 @@ Examples:
   elicit call --tool trigger-elicitation-request -a accept -a name=Ada \\
     -- npx -y @modelcontextprotocol/server-everything stdio
   # a remote server (Streamable HTTP, or legacy SSE)
-  elicit call --tool add --arg a=1 --arg b=2 http://127.0.0.1:3001/mcp
+  elicit call --tool get-sum --arg a=1 --arg b=2 http://127.0.0.1:3001/mcp
   # pick a tool and its arguments on the terminal
   elicit call -- python my_server.py
   # record every message both ways

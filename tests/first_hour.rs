@@ -562,3 +562,94 @@ fn call_exit_status_says_decline_and_cancel() {
         (3, true)
     );
 }
+
+/// The `call --help` examples that name the README's example server
+/// (server-everything over Streamable HTTP on port 3001) run against it.
+#[test]
+fn call_help_examples_run_against_the_readme_server() {
+    installed();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child =
+        Command::new("node")
+            .arg(root().join(
+                ".deps/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+            ))
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+    let _server = HttpServer(child, port);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "server-everything did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let help = Command::new(BIN).args(["call", "--help"]).output().unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    let mut ran = 0;
+    for line in help.lines().map(str::trim) {
+        if !(line.starts_with("elicit call ") && line.contains("http://127.0.0.1:3001/mcp")) {
+            continue;
+        }
+        let line = line.replace("127.0.0.1:3001", &format!("127.0.0.1:{port}"));
+        let words: Vec<&str> = line.split_whitespace().skip(1).collect();
+        let out = Command::new(BIN)
+            .args(&words)
+            .arg("--no-input")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "`{line}` failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        ran += 1;
+    }
+    assert!(
+        ran >= 1,
+        "no call --help example names the README's server:\n{help}"
+    );
+}
+
+/// A server command written without `--` gets the line with `--` as a tip,
+/// not clap's bare "unexpected argument".
+#[test]
+fn a_server_command_without_dashes_gets_a_hint() {
+    let out = Command::new(BIN)
+        .args(["call", "--tool", "t", "./venv/bin/python", "server.py"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "tip: to run a stdio server, put its command after `--`: elicit call [OPTIONS] -- ./venv/bin/python server.py"
+        ),
+        "{err}"
+    );
+}
+
+/// The README's install line honours Cargo.lock.
+#[test]
+fn the_readme_installs_with_the_lock_file() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let installs: Vec<&str> = readme
+        .lines()
+        .filter(|l| l.contains("cargo install") && l.contains("--path ."))
+        .collect();
+    assert!(!installs.is_empty());
+    for l in installs {
+        assert!(l.contains("--locked"), "{l}");
+    }
+}

@@ -256,8 +256,14 @@ pub fn missing_required(schema: &Value, arguments: &Map<String, Value>) -> Vec<S
     names
 }
 
+/// Up to this many tools, a wrong name lists them all (nearest first).
+pub const LIST_ALL_TOOLS_UP_TO: usize = 20;
+
 /// The error for a tool the server does not list: the nearest names first
-/// (by edit distance, so `get_sum` finds `get-sum`), then how many more.
+/// (by edit distance, so `get_sum` finds `get-sum`); every name when there
+/// are few ([`LIST_ALL_TOOLS_UP_TO`]), else the five nearest and how many
+/// more. Edit distance alone misses a differently worded name (`add` for
+/// `get-sum`), and a short list costs nothing to read.
 pub fn unknown_tool(name: &str, tools: &[Value]) -> ElicitError {
     let mut names: Vec<(f64, &str)> = tools
         .iter()
@@ -265,16 +271,21 @@ pub fn unknown_tool(name: &str, tools: &[Value]) -> ElicitError {
         .map(|n| (strsim::normalized_damerau_levenshtein(name, n), n))
         .collect();
     names.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let shown = if names.len() <= LIST_ALL_TOOLS_UP_TO {
+        names.len()
+    } else {
+        5
+    };
     let near: Vec<String> = names
         .iter()
-        .take(5)
+        .take(shown)
         .map(|(_, n)| crate::sanitize::sanitize_line(n))
         .collect();
     let more = names.len().saturating_sub(near.len());
-    let tail = if more > 0 {
-        format!(" (and {more} more)")
-    } else {
-        String::new()
+    let tail = match (more, names.len()) {
+        (0, 1) => " (its only tool)".to_string(),
+        (0, n) => format!(" (all {n} of its tools)"),
+        (more, _) => format!(" (and {more} more)"),
     };
     ElicitError::Usage(format!(
         "the server has no tool named {:?}; nearest: {}{tail}",
@@ -489,7 +500,24 @@ mod tests {
             json!({"name":"get-env"}),
         ];
         let e = unknown_tool("get_sum", &tools).to_string();
-        assert!(e.contains("nearest: get-sum, get-env, echo"), "{e}");
+        assert!(
+            e.contains("nearest: get-sum, get-env, echo (all 3 of its tools)"),
+            "{e}"
+        );
         assert!(!e.contains("more"));
+        // A name edit distance misses is still listed when the tools are few.
+        let many: Vec<Value> = (0..19)
+            .map(|i| json!({"name": format!("tool-{i}")}))
+            .chain([json!({"name": "get-sum"})])
+            .collect();
+        let e = unknown_tool("add", &many).to_string();
+        assert!(e.contains("get-sum"), "{e}");
+        assert!(!e.contains("more"), "{e}");
+        let more: Vec<Value> = (0..21).map(|i| json!({"name": format!("t{i}")})).collect();
+        let e = unknown_tool("x", &more).to_string();
+        assert!(
+            e.contains("; nearest: ") && e.ends_with("(and 16 more)"),
+            "{e}"
+        );
     }
 }
