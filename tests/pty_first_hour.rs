@@ -92,3 +92,48 @@ fn prompt_timeout_at_the_top_level() {
     p.expect("answer within 1s (--timeout)").expect("timed out");
     p.finish_with(json!({"action": "cancel"}));
 }
+
+/// `elicit call ARGS -- fake server` on a pty (stdin, stdout and the tty);
+/// the session.
+fn call_on_pty(args: &str) -> expectrl::session::OsSession {
+    let script = format!(
+        "{BIN} {args} -- python3 {}/tests/servers/fake_server.py; echo \"exit=$?\"",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut cmd = std::process::Command::new("/bin/sh");
+    cmd.arg("-c").arg(&script);
+    cmd.env("NO_COLOR", "1").env("TERM", "xterm-256color");
+    let mut s = expectrl::session::OsSession::spawn(cmd).expect("spawn under a pty");
+    s.set_expect_timeout(Some(std::time::Duration::from_secs(20)));
+    s
+}
+
+/// The tool-argument form is elicit asking, not the server; declining it
+/// calls nothing and exits with the decline code, not a usage error.
+#[test]
+fn declining_the_tool_arguments_form_exits_with_the_decline_code() {
+    use expectrl::Expect;
+    let mut s = call_on_pty("call --tool sum --arg a=2");
+    let header = s.expect("b *").expect("the prompt for b");
+    let header = String::from_utf8_lossy(header.before()).into_owned();
+    assert!(header.contains("╭─ elicit asks for input"), "{header}");
+    assert!(
+        header.contains("The arguments to call the tool sum of fake with"),
+        "{header}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    s.send("40\r").unwrap();
+    s.expect("Send these answers?").expect("the review");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    s.send(format!("{DOWN}{DOWN}{ENTER}")).unwrap();
+    let end = s
+        .expect(expectrl::Regex("exit=[0-9]+"))
+        .expect("the exit status");
+    let said = String::from_utf8_lossy(end.before()).into_owned();
+    let code = String::from_utf8_lossy(end.get(0).unwrap()).into_owned();
+    assert_eq!(code, "exit=3", "{said}");
+    assert!(
+        said.contains("the arguments of the tool sum were declined; it was not called"),
+        "{said}"
+    );
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 use elicit::error::ElicitError;
 use elicit::session::call::{
     ask_arguments, call_tool_end, handshake_retry_reason, input_schema, missing_required,
-    readable_tool_result, tool_arguments, tool_choices, unknown_tool, CallEnd,
+    readable_tool_result, tool_arguments, tool_choices, unknown_tool, AskedArguments, CallEnd,
 };
 use elicit::session::client::{McpClient, ProtocolChoice, HANDSHAKE_VERSION};
 use elicit::session::handler::ElicitHandler;
@@ -50,6 +50,21 @@ pub(super) fn sign_in_hook(
         auth.set_person(Box::new(t));
     }
     Box::new(elicit::auth::hook::SignInHook::new(auth, server_url))
+}
+
+/// Says that the tool was not called, and gives the exit status of the
+/// decline or cancel (as `-e` does for a server's elicitation): nothing was
+/// wrong with how elicit was used.
+fn arguments_refused(tool: &str, action: elicit::Action) -> i32 {
+    let (word, code) = match action {
+        elicit::Action::Decline => ("declined", elicit::resolve::EXIT_DECLINED),
+        _ => ("cancelled", elicit::resolve::EXIT_CANCELLED),
+    };
+    eprintln!(
+        "elicit: the arguments of the tool {} were {word}; it was not called",
+        elicit::sanitize::sanitize_line(tool)
+    );
+    code
 }
 
 pub fn run(args: &CallArgs) -> i32 {
@@ -167,10 +182,10 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
         if nothing_given && picker {
             // A tool picked on the terminal gets its arguments asked with
             // the form engine.
-            if let Some(asked) =
-                ask_arguments(&tool, schema, arguments.clone(), None, &mut handler)?
-            {
-                arguments = asked;
+            match ask_arguments(&tool, schema, arguments.clone(), None, &mut handler)? {
+                AskedArguments::Given(asked) => arguments = asked,
+                AskedArguments::NothingToAsk => {}
+                AskedArguments::Refused(action) => return Ok(arguments_refused(&tool, action)),
             }
         } else if !missing.is_empty() {
             if !picker {
@@ -181,14 +196,16 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
                 ))
                 .into());
             }
-            if let Some(asked) = ask_arguments(
+            match ask_arguments(
                 &tool,
                 schema,
                 arguments.clone(),
                 Some(missing),
                 &mut handler,
             )? {
-                arguments = asked;
+                AskedArguments::Given(asked) => arguments = asked,
+                AskedArguments::NothingToAsk => {}
+                AskedArguments::Refused(action) => return Ok(arguments_refused(&tool, action)),
             }
         }
     }

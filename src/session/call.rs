@@ -185,28 +185,47 @@ pub fn input_schema<'a>(tools: &'a [Value], name: &str) -> Option<&'a Value> {
         .and_then(|t| t.get("inputSchema"))
 }
 
+/// What became of a tool's arguments form.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AskedArguments {
+    /// The arguments, submitted.
+    Given(Map<String, Value>),
+    /// The schema has no properties: there was nothing to ask.
+    NothingToAsk,
+    /// Declined or cancelled: the tool is not called.
+    Refused(crate::Action),
+}
+
 /// Asks a tool's arguments with the form engine, from its `inputSchema`
 /// (a flat schema is a form like any elicitation's): the fields in
-/// `missing`, with `given` already filled in. `Ok(None)` when the schema has
-/// no properties: there is nothing to ask.
+/// `missing`, with `given` already filled in. The form is elicit's own,
+/// not the server's, and its header says so.
 pub fn ask_arguments(
     tool: &str,
     schema: &Value,
     given: Map<String, Value>,
     missing: Option<Vec<String>>,
     handler: &mut ElicitHandler<'_>,
-) -> Result<Option<Map<String, Value>>, ElicitError> {
+) -> Result<AskedArguments, ElicitError> {
     let has_fields = schema
         .get("properties")
         .and_then(Value::as_object)
         .is_some_and(|p| !p.is_empty());
     if !has_fields {
-        return Ok(None);
+        return Ok(AskedArguments::NothingToAsk);
     }
-    let params =
-        crate::ElicitationParams::form(format!("Arguments for the tool {tool}"), schema.clone());
+    let of = handler
+        .server_name
+        .as_deref()
+        .map(|s| format!(" of {s}"))
+        .unwrap_or_default();
+    let params = crate::ElicitationParams::form(
+        format!("The arguments to call the tool {tool}{of} with"),
+        schema.clone(),
+    );
     let mut e = crate::resolve::Elicitation::prepare(params, &mut handler.cache)?;
-    e.server = handler.server_name.clone();
+    e.server = Some("elicit".into());
+    e.asked_by_elicit = true;
     let missing = missing.unwrap_or_else(|| {
         e.form
             .as_ref()
@@ -221,11 +240,14 @@ pub fn ask_arguments(
         },
     )?;
     if !answer.ok {
-        return Err(ElicitError::Usage(
-            "tool call abandoned at its arguments".into(),
-        ));
+        let declined = answer.reason.as_deref() == Some(crate::contract::REASON_DECLINED);
+        return Ok(AskedArguments::Refused(if declined {
+            crate::Action::Decline
+        } else {
+            crate::Action::Cancel
+        }));
     }
-    Ok(Some(answer.data.unwrap_or_default()))
+    Ok(AskedArguments::Given(answer.data.unwrap_or_default()))
 }
 
 /// The required properties of a tool's `inputSchema` that `arguments` lacks,

@@ -197,12 +197,15 @@ impl Resolver for TerminalResolver {
         // A Ctrl-C cancels the elicitation it was pressed at, not every one
         // after it: a long `elicit proxy` session asks many.
         tty::clear_interrupt();
-        let server = self
-            .options
-            .server
-            .clone()
-            .or_else(|| e.server.clone())
-            .unwrap_or_else(|| UNKNOWN_SERVER.to_string());
+        let server = if e.asked_by_elicit {
+            "elicit".to_string()
+        } else {
+            self.options
+                .server
+                .clone()
+                .or_else(|| e.server.clone())
+                .unwrap_or_else(|| UNKNOWN_SERVER.to_string())
+        };
         let term = self.tty.term.clone();
         let job = e.clone();
         let opener = url::Opener {
