@@ -653,3 +653,68 @@ fn the_readme_installs_with_the_lock_file() {
         assert!(l.contains("--locked"), "{l}");
     }
 }
+
+/// The README's "Test your own server" lines run as written (with the
+/// pinned venv's python, and a free port for 8000).
+#[test]
+fn the_readme_test_your_own_server_lines_run() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let section = readme
+        .split("## Test your own server")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("the README has a Test your own server section");
+    let http = HttpServer::start("fastmcp_server.py");
+    let python = python();
+    let mut ran = 0;
+    for line in section.lines() {
+        let line = line.trim().trim_end_matches('.').trim_matches('`');
+        let Some(rest) = line.strip_prefix("elicit call ") else {
+            continue;
+        };
+        let (cmd, expect_code) = match rest.split_once(" >/dev/null; test $? -eq ") {
+            Some((cmd, code)) => (cmd.to_string(), code.parse::<i32>().unwrap()),
+            None => (rest.to_string(), 0),
+        };
+        let cmd = cmd
+            .replace(
+                "python tests/servers/",
+                &format!("{python} {}/", root().join("tests/servers").display()),
+            )
+            .replace("127.0.0.1:8000", &format!("127.0.0.1:{}", http.1));
+        let words: Vec<&str> = cmd.split_whitespace().collect();
+        let out = Command::new(BIN)
+            .arg("call")
+            .args(["--server-log", "/dev/null"])
+            .args(&words)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(expect_code),
+            "`{line}`: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        ran += 1;
+    }
+    assert_eq!(ran, 3, "{section}");
+}
+
+/// A scripted accept of a URL elicitation launches nothing.
+#[test]
+fn a_scripted_accept_of_a_url_opens_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = dir.path().join("opened");
+    let req = json!({"method": "elicitation/create", "params": {"mode": "url",
+        "message": "Sign in", "url": "https://example.com/x", "elicitationId": "e1"}})
+    .to_string();
+    let browser = format!("touch {}", mark.display());
+    let out = resolve(&["--browser", &browser, "-a", "accept"], &req);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        serde_json::from_str::<Value>(&out.stdout).unwrap(),
+        json!({"action": "accept"})
+    );
+    assert!(!mark.exists(), "the browser was launched");
+}
