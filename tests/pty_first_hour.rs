@@ -137,3 +137,81 @@ fn declining_the_tool_arguments_form_exits_with_the_decline_code() {
         "{said}"
     );
 }
+
+/// Esc or Ctrl-C take the whole field prompt away (title, description,
+/// an earlier error), leaving one `✗ cancelled` line under the header.
+#[test]
+fn cancelling_a_field_wipes_its_whole_prompt() {
+    let text = json!({"type": "integer", "title": "Count", "description": "How many to make"});
+    let list = json!({"type": "string", "title": "Size", "description": "Pick a size", "enum": ["s", "m"]});
+    for (key, field, is_text) in [
+        (ESC, text.clone(), true),
+        (CTRL_C, text, true),
+        (ESC, list.clone(), false),
+        (CTRL_C, list, false),
+    ] {
+        let schema = json!({"type": "object", "properties": {"f": field}, "required": ["f"]});
+        let mut p = elicit(&form("Wipe", schema)).spawn();
+        if is_text {
+            // A rejected answer first: its error line goes too.
+            p.answer("› ", "x\r").expect("is not a number");
+        } else {
+            p.expect("❯ s");
+        }
+        p.sleep(200).send(key);
+        let f = p.finish_with(json!({"action": "cancel"}));
+        let seen = f.visible();
+        for gone in [
+            "Count",
+            "How many",
+            "Size",
+            "Pick a size",
+            "is not a number",
+            "› x",
+        ] {
+            assert!(!seen.contains(gone), "{gone:?} left on screen:\n{seen}");
+        }
+        assert!(seen.ends_with("Esc cancels\n✗ cancelled"), "{seen}");
+    }
+}
+
+/// A field's description sits in one place for every kind: above its
+/// question, with only its indented hints between.
+#[test]
+fn descriptions_sit_above_the_question_for_every_kind() {
+    let schema = json!({"type": "object", "properties": {
+        "name": {"type": "string", "title": "Name", "description": "Name note"},
+        "size": {"type": "string", "title": "Size", "description": "Size note", "enum": ["s", "m"]},
+        "ok": {"type": "boolean", "title": "Ok", "description": "Ok note"}},
+        "required": ["name", "size", "ok"]});
+    let mut p = elicit(&form("Notes", schema)).spawn();
+    p.answer("? Name", "Bo\r")
+        .answer("❯ s", ENTER)
+        .answer("? Ok", "y")
+        .expect("Review your answers")
+        .answer("Send these answers?", ENTER);
+    let f = p.finish_with(
+        json!({"action": "accept", "content": {"name": "Bo", "size": "s", "ok": true}}),
+    );
+    let seen = f.visible();
+    let rows: Vec<&str> = seen.lines().collect();
+    for (note, question) in [
+        ("Name note", "Name *"),
+        ("Size note", "Size *"),
+        ("Ok note", "Ok *"),
+    ] {
+        let at = rows
+            .iter()
+            .position(|r| r.contains(note))
+            .unwrap_or_else(|| panic!("{note} missing:\n{seen}"));
+        let next = rows[at + 1..]
+            .iter()
+            .find(|r| !r.starts_with("  "))
+            .copied()
+            .unwrap_or_default();
+        assert!(
+            next.contains(question),
+            "{note} (and its hints) not just above {question}:\n{seen}"
+        );
+    }
+}

@@ -170,27 +170,68 @@ pub fn ask_field(
     field: &FormField,
     current: Option<&Value>,
 ) -> Prompted<Option<Value>> {
+    let drawn = Drawn {
+        term,
+        rows: std::cell::Cell::new(0),
+    };
+    let result = prompt_field(&drawn, field, current);
+    // Esc, Ctrl-C or a timeout take the whole prompt away (its title,
+    // description and hints too), for the one `✗ cancelled` line.
+    if matches!(result, Err(Interrupt::Cancelled | Interrupt::Abandoned)) {
+        drawn.wipe();
+    }
+    result
+}
+
+/// The lines a field's prompt wrote above its widget, counted in screen
+/// rows (a long line wraps), so they can be wiped.
+struct Drawn<'a> {
+    term: &'a Term,
+    rows: std::cell::Cell<usize>,
+}
+
+impl Drawn<'_> {
+    fn line(&self, text: &str) {
+        let width = (self.term.size().1 as usize).max(1);
+        let chars = console::measure_text_width(text).max(1);
+        self.rows.set(self.rows.get() + chars.div_ceil(width));
+        let _ = self.term.write_line(text);
+    }
+
+    fn wipe(&self) {
+        let rows = self.rows.replace(0);
+        if rows > 0 {
+            let _ = self.term.clear_last_lines(rows);
+        }
+    }
+}
+
+fn prompt_field(
+    drawn: &Drawn<'_>,
+    field: &FormField,
+    current: Option<&Value>,
+) -> Prompted<Option<Value>> {
+    let term = drawn.term;
     // No flush here: keys typed on from the last field are this field's
     // (a fast typist, a paste). Only consent screens drop type-ahead.
-    let _ = term.write_line("");
+    drawn.line("");
     // A list draws its own "? question ›" line (and leaves "✔ question ·
-    // answer" behind); a text field gets the question from us.
+    // answer" behind); a text field gets the question from us. For every
+    // kind the description comes first, then warnings and key hints, then
+    // the question: one place for each.
     let is_list = matches!(
         field.kind,
         FieldKind::Boolean | FieldKind::Select { .. } | FieldKind::MultiSelect { .. }
     );
     let question = field_question(field);
-    if !is_list {
-        let _ = term.write_line(&format!("{} {question}", style("?").yellow().bold()));
-    }
     if let Some(d) = &field.description {
         for line in crate::sanitize::sanitize_block(d).lines() {
-            let _ = term.write_line(&format!("  {}", style(line).dim()));
+            drawn.line(&format!("  {}", style(line).dim()));
         }
     }
     let secret = looks_like_secret(&field.name, field.title.as_deref());
     if secret {
-        let _ = term.write_line(&format!(
+        drawn.line(&format!(
             "  {} {}",
             style("⚠").yellow().bold(),
             style("this looks like a secret (password, token, key). MCP servers must not ask for secrets in a form; decline unless you trust this server.").yellow()
@@ -198,22 +239,22 @@ pub fn ask_field(
     }
     let masked = secret && !is_list;
     if masked {
-        let _ = term.write_line(&format!(
+        drawn.line(&format!(
             "  {}",
             style("typing is hidden · Ctrl-R shows or hides it").dim()
         ));
     }
     if let FieldKind::Boolean = field.kind {
-        let _ = term.write_line(&format!("  {}", style("y: yes · n: no").dim()));
+        drawn.line(&format!("  {}", style("y: yes · n: no").dim()));
     }
     if let FieldKind::MultiSelect { .. } = field.kind {
-        let _ = term.write_line(&format!(
+        drawn.line(&format!(
             "  {}",
             style("Space ticks · Enter confirms").dim()
         ));
     }
     if let FieldKind::Raw { why } = &field.kind {
-        let _ = term.write_line(&format!(
+        drawn.line(&format!(
             "  {}",
             style(format!(
                 "not a form field MCP allows ({}); type raw JSON",
@@ -221,6 +262,9 @@ pub fn ask_field(
             ))
             .dim()
         ));
+    }
+    if !is_list {
+        drawn.line(&format!("{} {question}", style("?").yellow().bold()));
     }
     match &field.kind {
         FieldKind::Boolean => ask_boolean(term, field, current, &question),
@@ -267,25 +311,26 @@ pub fn ask_field(
             }
             Ok(Some(value_of(&picked)))
         }
-        _ => ask_text(term, field, current, masked),
+        _ => ask_text(drawn, field, current, masked),
     }
 }
 
 /// A text-like field (string, number, raw JSON): re-asked until valid, with
 /// the rejected text kept for correction.
 fn ask_text(
-    term: &Term,
+    drawn: &Drawn<'_>,
     field: &FormField,
     current: Option<&Value>,
     masked: bool,
 ) -> Prompted<Option<Value>> {
+    let term = drawn.term;
     let mut initial = current.map(text_of).unwrap_or_default();
     loop {
         {
             if sanitize_line(&initial) != initial {
                 // Never draw server text raw, and never silently send an
                 // altered value: show it neutralised, and let the person type.
-                let _ = term.write_line(&format!(
+                drawn.line(&format!(
                     "  {}",
                     style(format!(
                         "pre-filled value not shown as-is (it holds control characters): {}",
@@ -297,10 +342,12 @@ fn ask_text(
             }
         }
         let text = read_line(term, &format!("  {} ", style("›").cyan()), &initial, masked)?;
+        // The entered line stays on screen (one row: it scrolls, never wraps).
+        drawn.rows.set(drawn.rows.get() + 1);
         if text.is_empty() {
             if field.required {
                 show_error(
-                    term,
+                    drawn,
                     "required: type a value (Esc cancels the whole request)",
                 );
                 continue;
@@ -313,7 +360,7 @@ fn ask_text(
         match checked {
             Ok(value) => return Ok(Some(value)),
             Err(reason) => {
-                show_error(term, &reason);
+                show_error(drawn, &reason);
                 initial = text;
             }
         }
@@ -366,8 +413,8 @@ fn text_of(v: &Value) -> String {
     }
 }
 
-fn show_error(term: &Term, reason: &str) {
-    let _ = term.write_line(&format!(
+fn show_error(drawn: &Drawn<'_>, reason: &str) {
+    drawn.line(&format!(
         "  {} {}",
         style("✗").red().bold(),
         style(sanitize_line(reason)).red()
