@@ -215,3 +215,31 @@ fn descriptions_sit_above_the_question_for_every_kind() {
         );
     }
 }
+
+/// A system opener that fails is named, with its exit status.
+#[test]
+fn a_failed_system_opener_is_named_with_its_exit_status() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, status) in [
+        ("xdg-open", 4),
+        ("gio", 5),
+        ("gnome-open", 5),
+        ("kde-open", 5),
+        ("kde-open5", 5),
+        ("kde-open6", 5),
+        ("wslview", 5),
+    ] {
+        write_script(
+            &dir.path().join(name),
+            &format!("#!/bin/sh\nexit {status}\n"),
+        );
+    }
+    let req = json!({"jsonrpc": "2.0", "id": 7, "method": "elicitation/create",
+        "params": {"mode": "url", "url": "https://example.com/x", "message": "Sign in", "elicitationId": "e-1"}})
+    .to_string();
+    let mut p = elicit(&req).stub_path().spawn_in(dir);
+    p.answer("What do you want to do?", ENTER)
+        .expect("could not open a browser (xdg-open failed with exit status: 4)")
+        .answer("waiting for you to finish", ENTER);
+    p.finish_with(json!({"jsonrpc": "2.0", "id": 7, "result": {"action": "accept"}}));
+}
