@@ -259,7 +259,8 @@ pub struct AnswerArgs {
     pub answers: Vec<String>,
 
     /// The server name shown in the prompt header (default: the name the
-    /// input carries, else "An MCP server").
+    /// server gives itself, in its serverInfo or the input's _meta, else
+    /// "An MCP server").
     #[arg(long, value_name = "NAME")]
     pub server: Option<String>,
 

@@ -718,3 +718,60 @@ fn a_scripted_accept_of_a_url_opens_nothing() {
     );
     assert!(!mark.exists(), "the browser was launched");
 }
+
+fn man(page: &[&str]) -> Out {
+    let out = Command::new(BIN).arg("man").args(page).output().unwrap();
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The man pages: examples and exit status under their own headings, the
+/// keys, every environment variable elicit reads; `man nope` offers only
+/// real pages.
+#[test]
+fn man_pages_have_examples_keys_and_the_whole_environment() {
+    for page in [vec![], vec!["call"], vec!["proxy"]] {
+        let out = man(&page);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let text = out.stdout;
+        assert!(!text.contains(".SH EXTRA"), "{page:?}");
+        for heading in [".SH EXAMPLES", ".SH KEYS", ".SH ENVIRONMENT"] {
+            assert!(text.contains(heading), "{page:?} lacks {heading}");
+        }
+        for var in [
+            "ELICIT_BROWSER",
+            "ELICIT_CLIENT_ID",
+            "ELICIT_CLIENT_SECRET",
+            "ELICIT_DATA_DIR",
+            "XDG_DATA_HOME",
+        ] {
+            assert!(text.contains(var), "{page:?} lacks {var}");
+        }
+    }
+    assert!(man(&[]).stdout.contains(".SH \"EXIT STATUS\""));
+    let nope = man(&["nope"]);
+    assert_eq!(nope.code, 2);
+    assert!(
+        nope.stderr.contains("man pages exist for: call, proxy"),
+        "{}",
+        nope.stderr
+    );
+    assert!(!nope.stderr.contains("help"), "{}", nope.stderr);
+}
+
+/// `call --help` describes `--server` in words that fit a live session.
+#[test]
+fn call_help_describes_server_for_a_session() {
+    let out = Command::new(BIN).args(["call", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        help.contains("the name the server gives itself, in its serverInfo"),
+        "{help}"
+    );
+}
