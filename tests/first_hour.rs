@@ -775,3 +775,71 @@ fn call_help_describes_server_for_a_session() {
         "{help}"
     );
 }
+
+/// `proxy URL --log` writes who sent each message (`by`) and who got it
+/// (`to`), as the stdio proxy does.
+#[test]
+fn remote_proxy_log_says_by_and_to() {
+    use std::io::{BufRead, BufReader, Write};
+    let server = HttpServer::start("py_http_server.py");
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mut proxy = Command::new(BIN)
+        .args(["proxy", "--no-input", "--log", log.path().to_str().unwrap()])
+        .args([
+            "-a",
+            "name=Ada",
+            "-a",
+            "age=36",
+            "-a",
+            "color=blue",
+            "-a",
+            "accept",
+        ])
+        .arg(&server.url()[0])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = proxy.stdin.take().unwrap();
+    let stdout = proxy.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{{"name":"ask_profile","arguments":{{}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{{"name":"t","version":"1"}},"io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#).unwrap();
+    stdin.flush().unwrap();
+    let Ok(line) = rx.recv_timeout(Duration::from_secs(60)) else {
+        let _ = proxy.kill();
+        panic!("no reply from the proxy");
+    };
+    let reply: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(reply["id"], "c1", "{reply}");
+    drop(stdin);
+    let _ = proxy.wait();
+    let entries: Vec<Value> = std::fs::read_to_string(log.path())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(entries.len() >= 4, "{entries:?}");
+    for e in &entries {
+        let party = match e["dir"].as_str() {
+            Some("send") => &e["by"],
+            Some("recv") => &e["to"],
+            _ => panic!("no dir: {e}"),
+        };
+        assert!(party == "client" || party == "elicit", "{e}");
+    }
+    let has =
+        |dir: &str, key: &str, who: &str| entries.iter().any(|e| e["dir"] == dir && e[key] == who);
+    assert!(has("send", "by", "client"), "{entries:?}");
+    assert!(
+        has("recv", "to", "elicit"),
+        "the input_required result: {entries:?}"
+    );
+    assert!(has("send", "by", "elicit"), "the retry: {entries:?}");
+    assert!(has("recv", "to", "client"), "the final reply: {entries:?}");
+}

@@ -39,7 +39,9 @@ pub fn run(args: &ProxyArgs) -> i32 {
                     &url,
                     elicit::transport::ConnectOptions {
                         server_log: None,
-                        log,
+                        // Written by the relay, which knows who sent and
+                        // who got each message.
+                        log: None,
                         headers,
                         transport: args.target.transport,
                         auth,
@@ -51,6 +53,7 @@ pub fn run(args: &ProxyArgs) -> i32 {
                     elicit::session::remote_proxy::RemoteProxyOptions {
                         passthrough_declared: args.passthrough_declared,
                         verbose: args.verbose,
+                        log,
                     },
                     scripted,
                     person,

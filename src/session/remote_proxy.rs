@@ -53,6 +53,10 @@ pub struct RemoteProxyOptions {
     /// Leave elicitations of a mode the client declared to the client.
     pub passthrough_declared: bool,
     pub verbose: bool,
+    /// `--log`: every message to and from the server, with who sent it
+    /// (`by`) or got it (`to`): `client` or `elicit`, as the stdio proxy
+    /// writes. Kept here, not in the transport, which cannot tell.
+    pub log: Option<crate::transport::MessageLog>,
 }
 
 enum Job {
@@ -78,6 +82,13 @@ impl Relay {
         }
     }
 
+    /// Records a message from the server, for `to` (`client` or `elicit`).
+    fn log_recv(&self, msg: &Value, to: &str) {
+        if let Some(log) = &self.options.log {
+            log.record_party("recv", to, Ok(msg));
+        }
+    }
+
     fn to_client(&self, msg: &Value) {
         let mut line = serde_json::to_vec(msg).expect("values serialise");
         line.push(b'\n');
@@ -87,7 +98,10 @@ impl Relay {
 
     /// Sends to the server; a request that cannot be sent is answered to the
     /// client with an error (when it came from the client), never dropped.
-    fn to_server(&self, msg: &Value, client_id: Option<&Value>) {
+    fn to_server(&self, msg: &Value, client_id: Option<&Value>, by: &str) {
+        if let Some(log) = &self.options.log {
+            log.record_party("send", by, Ok(msg));
+        }
         let sent = self.server.lock().expect("server lock").send(msg);
         if let Err(e) = sent {
             eprintln!(
@@ -254,10 +268,15 @@ pub fn run_remote_proxy(
         match incoming {
             Ok(Incoming::Message(msg)) => take_server_message(&relay, msg, &jobs),
             Ok(Incoming::TimedOut) => {}
-            Ok(Incoming::Malformed { line, error }) => eprintln!(
-                "elicit proxy: the server sent something that is not JSON ({error}): {}",
-                crate::terminal::render::truncate(&crate::sanitize::sanitize_line(&line), 200)
-            ),
+            Ok(Incoming::Malformed { line, error }) => {
+                if let Some(log) = &relay.options.log {
+                    log.record_party("recv", "elicit", Err(&line));
+                }
+                eprintln!(
+                    "elicit proxy: the server sent something that is not JSON ({error}): {}",
+                    crate::terminal::render::truncate(&crate::sanitize::sanitize_line(&line), 200)
+                )
+            }
             Ok(Incoming::Closed) => {
                 eprintln!("elicit proxy: the server closed the connection");
                 warn_unused(&relay);
@@ -319,7 +338,7 @@ fn relay_client(relay: &Relay, client_in: Box<dyn Read + Send>) {
             .get("id")
             .filter(|i| !i.is_null() && msg.get("method").is_some())
             .cloned();
-        relay.to_server(&msg, id.as_ref());
+        relay.to_server(&msg, id.as_ref(), "client");
     }
 }
 
@@ -328,6 +347,7 @@ fn relay_client(relay: &Relay, client_in: Box<dyn Read + Send>) {
 /// or relay it.
 fn take_server_message(relay: &Relay, msg: Value, jobs: &mpsc::Sender<Job>) {
     let Some(obj) = msg.as_object() else {
+        relay.log_recv(&msg, "client");
         return relay.to_client(&msg);
     };
     if let Some(method) = obj.get("method").and_then(Value::as_str) {
@@ -341,6 +361,7 @@ fn take_server_message(relay: &Relay, msg: Value, jobs: &mpsc::Sender<Job>) {
                     .expect("state lock")
                     .pending
                     .insert(id.to_string());
+                relay.log_recv(&msg, "elicit");
                 let _ = jobs.send(Job::ServerRequest {
                     id: id.clone(),
                     params,
@@ -352,9 +373,11 @@ fn take_server_message(relay: &Relay, msg: Value, jobs: &mpsc::Sender<Job>) {
                 params.get("mode").and_then(Value::as_str),
             ));
         }
+        relay.log_recv(&msg, "client");
         return relay.to_client(&msg);
     }
     let Some(id) = obj.get("id").filter(|i| !i.is_null()).map(Value::to_string) else {
+        relay.log_recv(&msg, "client");
         return relay.to_client(&msg);
     };
     let mut st = relay.state.lock().expect("state lock");
@@ -368,6 +391,7 @@ fn take_server_message(relay: &Relay, msg: Value, jobs: &mpsc::Sender<Job>) {
         None if st.tracked.contains_key(&id) => (id, false),
         None => {
             drop(st);
+            relay.log_recv(&msg, "client");
             return relay.to_client(&msg);
         }
     };
@@ -376,6 +400,7 @@ fn take_server_message(relay: &Relay, msg: Value, jobs: &mpsc::Sender<Job>) {
         .get("result")
         .filter(|r| is_resolvable(r, |m| relay.handles(m)))
     {
+        relay.log_recv(&msg, "elicit");
         let _ = jobs.send(Job::InputRequired {
             client_id,
             result: result.clone(),
@@ -394,6 +419,7 @@ fn take_server_message(relay: &Relay, msg: Value, jobs: &mpsc::Sender<Job>) {
         ));
     }
     untrack(relay, &client_id);
+    relay.log_recv(&msg, "client");
     let mut reply = msg.clone();
     if ours {
         relay.note(&notes::retry_done(&client_id));
@@ -437,7 +463,7 @@ fn resolve_job(relay: &Relay, handler: &mut ElicitHandler<'_>, job: Job) {
                 .remove(&id.to_string());
             let mode = params.get("mode").and_then(Value::as_str);
             relay.note(&notes::answered(&id, mode, &reply));
-            relay.to_server(&reply, None);
+            relay.to_server(&reply, None, "elicit");
         }
         Job::InputRequired { client_id, result } => {
             let client_id_value = serde_json::from_str::<Value>(&client_id).unwrap_or(Value::Null);
@@ -507,7 +533,7 @@ fn resolve_job(relay: &Relay, handler: &mut ElicitHandler<'_>, job: Job) {
                 .expect("state lock")
                 .retries
                 .insert(json!(retry_id).to_string(), client_id);
-            relay.to_server(&retry, Some(&client_id_value));
+            relay.to_server(&retry, Some(&client_id_value), "elicit");
         }
     }
 }
