@@ -843,3 +843,20 @@ fn remote_proxy_log_says_by_and_to() {
     assert!(has("send", "by", "elicit"), "the retry: {entries:?}");
     assert!(has("recv", "to", "client"), "the final reply: {entries:?}");
 }
+
+/// An explicit `--protocol 2026-07-28` is kept; `-v` says what auto would do.
+#[test]
+fn an_explicit_2026_protocol_is_kept_and_verbose_says_what_auto_would_do() {
+    let out = call(
+        &["-v", "--protocol", "2026-07-28", "--tool", "ask"],
+        &two_era(),
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stdout.contains("stateless"), "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("--protocol auto would call it again over the initialize handshake"),
+        "{}",
+        out.stderr
+    );
+}

@@ -217,15 +217,22 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
     };
     let asked_before = handler.asked;
     let mut outcome = call_tool_end(&mut client, &mut handler, &tool, &arguments);
+    let asked = handler.asked > asked_before;
     let retry = match &outcome {
-        Ok(end) => handshake_retry_reason(
-            args.protocol,
-            &client.generation,
-            end,
-            handler.asked > asked_before,
-        ),
+        Ok(end) => handshake_retry_reason(args.protocol, &client.generation, end, asked),
         Err(_) => None,
     };
+    if let (true, ProtocolChoice::V2026_07_28, Ok(end)) = (args.verbose, args.protocol, &outcome) {
+        // The person chose 2026-07-28: say what auto would have done.
+        if let Some(why) =
+            handshake_retry_reason(ProtocolChoice::Auto, &client.generation, end, asked)
+        {
+            eprintln!(
+                "elicit: {}; --protocol auto would call it again over the initialize handshake ({HANDSHAKE_VERSION})",
+                elicit::sanitize::sanitize_line(&why)
+            );
+        }
+    }
     if let Some(why) = retry {
         if args.verbose {
             eprintln!(
