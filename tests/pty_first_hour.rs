@@ -243,3 +243,29 @@ fn a_failed_system_opener_is_named_with_its_exit_status() {
         .answer("waiting for you to finish", ENTER);
     p.finish_with(json!({"jsonrpc": "2.0", "id": 7, "result": {"action": "accept"}}));
 }
+
+/// ↑ (or Shift-Tab) on an empty text field goes back one field, with its
+/// answer pre-filled; the review is still there for any field.
+#[test]
+fn up_on_an_empty_text_field_goes_back_one_field() {
+    let schema = json!({"type": "object", "properties": {
+        "first": {"type": "string", "title": "First"},
+        "second": {"type": "string", "title": "Second"}}});
+    let mut p = elicit(&form("Back", schema)).spawn();
+    p.answer("? First", "abc\r")
+        .answer_settled("? Second", UP)
+        .answer_settled("› abc", "\u{15}")
+        .send("xyz\r")
+        .answer("? Second", "def\r")
+        .expect("Review your answers")
+        .answer("Send these answers?", ENTER);
+    p.finish_with(json!({"action": "accept", "content": {"first": "xyz", "second": "def"}}));
+    // On the first field there is nowhere to go back to: ↑ does nothing.
+    let schema =
+        json!({"type": "object", "properties": {"only": {"type": "string", "title": "Only"}}});
+    let mut p = elicit(&form("Nowhere", schema)).spawn();
+    p.answer_settled("? Only", "\x1b[Z")
+        .send("x\r")
+        .answer("Send these answers?", ENTER);
+    p.finish_with(json!({"action": "accept", "content": {"only": "x"}}));
+}

@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 
 use super::render::{field_question, footer, header, show_value};
 use super::widgets::{
-    consent_pause, discard_typeahead, multi_select, read_line, select, select_keyed, Interrupt,
-    Prompted,
+    consent_pause, discard_typeahead, multi_select, read_line_or_back, select, select_keyed,
+    Interrupt, Prompted,
 };
 use crate::sanitize::{looks_like_secret, sanitize_line};
 use crate::schema::{FieldKind, FormField, FormSchema};
@@ -48,18 +48,25 @@ pub fn run(
         };
     }
     footer(term, &form_hint(form, missing));
-    for name in missing {
-        let Some(field) = form.field(name) else {
-            continue;
-        };
-        let current = field.usable_default();
-        match ask_field(term, field, current.as_ref())? {
-            Some(v) => {
+    let asked: Vec<&FormField> = missing.iter().filter_map(|n| form.field(n)).collect();
+    let mut i = 0;
+    while let Some(field) = asked.get(i) {
+        // Back at a field, its answer so far (else its default) is
+        // pre-filled.
+        let current = values
+            .get(&field.name)
+            .cloned()
+            .or_else(|| field.usable_default());
+        match ask_step(term, field, current.as_ref(), i > 0)? {
+            Step::Answer(Some(v)) => {
                 values.insert(field.name.clone(), v);
+                i += 1;
             }
-            None => {
+            Step::Answer(None) => {
                 values.shift_remove(&field.name);
+                i += 1;
             }
+            Step::Back => i -= 1,
         }
     }
     review(term, form, values)
@@ -170,17 +177,47 @@ pub fn ask_field(
     field: &FormField,
     current: Option<&Value>,
 ) -> Prompted<Option<Value>> {
+    match ask_step(term, field, current, false)? {
+        Step::Answer(v) => Ok(v),
+        // Not offered here: nothing asks to go back.
+        Step::Back => Ok(current.cloned()),
+    }
+}
+
+/// One field's outcome in the walk through a form.
+enum Step {
+    /// The value, or `None` when skipped.
+    Answer(Option<Value>),
+    /// ↑ or Shift-Tab on an empty text field: ask the field before again.
+    Back,
+}
+
+/// [`ask_field`], where `can_go_back` lets an empty text field ask for
+/// the field before.
+fn ask_step(
+    term: &Term,
+    field: &FormField,
+    current: Option<&Value>,
+    can_go_back: bool,
+) -> Prompted<Step> {
     let drawn = Drawn {
         term,
         rows: std::cell::Cell::new(0),
+        can_go_back,
+        went_back: std::cell::Cell::new(false),
     };
     let result = prompt_field(&drawn, field, current);
     // Esc, Ctrl-C or a timeout take the whole prompt away (its title,
-    // description and hints too), for the one `✗ cancelled` line.
-    if matches!(result, Err(Interrupt::Cancelled | Interrupt::Abandoned)) {
+    // description and hints too), for the one `✗ cancelled` line; so does
+    // going back, for the field before.
+    if drawn.went_back.get() || matches!(result, Err(Interrupt::Cancelled | Interrupt::Abandoned)) {
         drawn.wipe();
     }
-    result
+    match result {
+        Ok(_) if drawn.went_back.get() => Ok(Step::Back),
+        Ok(v) => Ok(Step::Answer(v)),
+        Err(e) => Err(e),
+    }
 }
 
 /// The lines a field's prompt wrote above its widget, counted in screen
@@ -188,6 +225,10 @@ pub fn ask_field(
 struct Drawn<'a> {
     term: &'a Term,
     rows: std::cell::Cell<usize>,
+    /// Whether ↑/Shift-Tab on an empty text field may go back a field.
+    can_go_back: bool,
+    /// Set when it did.
+    went_back: std::cell::Cell<bool>,
 }
 
 impl Drawn<'_> {
@@ -341,7 +382,17 @@ fn ask_text(
                 initial.clear();
             }
         }
-        let text = read_line(term, &format!("  {} ", style("›").cyan()), &initial, masked)?;
+        let Some(text) = read_line_or_back(
+            term,
+            &format!("  {} ", style("›").cyan()),
+            &initial,
+            masked,
+            drawn.can_go_back,
+        )?
+        else {
+            drawn.went_back.set(true);
+            return Ok(None);
+        };
         // The entered line stays on screen (one row: it scrolls, never wraps).
         drawn.rows.set(drawn.rows.get() + 1);
         if text.is_empty() {

@@ -440,6 +440,18 @@ pub const REVEAL_KEY: char = '\u{12}';
 /// already be sanitised. On cancel the line is wiped, so whatever follows
 /// (`✗ cancelled`) starts on a clean line.
 pub fn read_line(term: &Term, prompt: &str, initial: &str, masked: bool) -> Prompted<String> {
+    read_line_or_back(term, prompt, initial, masked, false).map(|line| line.unwrap_or_default())
+}
+
+/// [`read_line`], where `back` lets ↑ or Shift-Tab on an empty line ask
+/// to go back to the field before: `Ok(None)`.
+pub fn read_line_or_back(
+    term: &Term,
+    prompt: &str,
+    initial: &str,
+    masked: bool,
+    back: bool,
+) -> Prompted<Option<String>> {
     check_interrupt()?;
     let mut chars: Vec<char> = initial.chars().collect();
     let mut pos = chars.len();
@@ -460,8 +472,9 @@ pub fn read_line(term: &Term, prompt: &str, initial: &str, masked: bool) -> Prom
             Err(e) => break Err(e),
         };
         match key {
-            Key::Enter => break Ok(chars.iter().collect::<String>()),
+            Key::Enter => break Ok(Some(chars.iter().collect::<String>())),
             k if is_cancel(&k) => break Err(Interrupt::Cancelled),
+            Key::ArrowUp | Key::BackTab if back && chars.is_empty() => break Ok(None),
             Key::Char(REVEAL_KEY) if masked => revealed = !revealed,
             Key::Char('\u{15}') => {
                 chars.clear();
@@ -486,13 +499,18 @@ pub fn read_line(term: &Term, prompt: &str, initial: &str, masked: bool) -> Prom
         }
     };
     match outcome {
-        Ok(text) => {
+        Ok(None) => {
+            let _ = term.clear_line();
+            let _ = term.flush();
+            Ok(None)
+        }
+        Ok(Some(text)) => {
             if masked && revealed {
                 // Do not leave a secret on screen once it is entered.
                 let _ = redraw(term, prompt, &vec!['•'; chars.len()], chars.len(), 0);
             }
             term.write_line("")?;
-            Ok(text)
+            Ok(Some(text))
         }
         Err(e) => {
             let _ = term.clear_line();
