@@ -46,7 +46,7 @@ impl Opener {
     pub fn launch(&self, url: &str) -> io::Result<()> {
         match self.command_line() {
             Some(line) => launch_program(url, &line),
-            None => open::that_detached(url),
+            None => launch_system_opener(url),
         }
     }
 }
@@ -87,9 +87,40 @@ const LAUNCH_CHECK: Duration = Duration::from_millis(250);
 /// a program that fails at once is reported, by name, instead of announced
 /// as opened.
 pub fn launch_program(url: &str, line: &str) -> io::Result<()> {
+    launch_argv(browser_argv(line, url)?)
+}
+
+/// The system opener: the launchers the `open` crate knows for this
+/// platform (`xdg-open`, `gio`, … on Linux), each tried in turn as
+/// [`launch_argv`] runs a program, so a failure names the program and its
+/// exit status (`xdg-open failed with exit status: 4`) rather than "the
+/// system opener failed". A launcher that is not installed is skipped;
+/// the first real failure is the one reported.
+fn launch_system_opener(url: &str) -> io::Result<()> {
+    let mut failed: Option<io::Error> = None;
+    let mut missing: Option<io::Error> = None;
+    for cmd in open::commands(url) {
+        let argv: Vec<String> = std::iter::once(cmd.get_program())
+            .chain(cmd.get_args())
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        match launch_argv(argv) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => missing = Some(e),
+            Err(e) => {
+                failed.get_or_insert(e);
+            }
+        }
+    }
+    Err(failed
+        .or(missing)
+        .unwrap_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no opener for this system")))
+}
+
+/// Runs `argv` detached (see [`launch_program`]).
+fn launch_argv(argv: Vec<String>) -> io::Result<()> {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
-    let argv = browser_argv(line, url)?;
     let program = argv[0].clone();
     let mut cmd = Command::new(&program);
     cmd.args(&argv[1..])

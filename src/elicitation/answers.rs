@@ -338,6 +338,11 @@ impl ScriptedAnswers {
             .collect();
         if self.decision == Some(Action::Accept) {
             for name in &missing {
+                // A value was given and is wrong: that is the one problem
+                // with this field, not also a missing value.
+                if errors.iter().any(|e| &e.field == name) {
+                    continue;
+                }
                 let field = form.field(name).expect("missing names come from the form");
                 match field.usable_default() {
                     Some(d) => {

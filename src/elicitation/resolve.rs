@@ -42,6 +42,9 @@ pub struct Elicitation {
     /// The server's name when the input carries one (2026 results put it in
     /// `_meta["io.modelcontextprotocol/serverInfo"]`).
     pub server: Option<String>,
+    /// elicit's own form (a tool's arguments for `call`), not a server's:
+    /// the header names elicit, whatever `--server` says.
+    pub asked_by_elicit: bool,
 }
 
 impl Elicitation {
@@ -83,6 +86,7 @@ impl Elicitation {
             key: None,
             position: None,
             server: None,
+            asked_by_elicit: false,
         }
     }
 

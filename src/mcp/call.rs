@@ -185,30 +185,47 @@ pub fn input_schema<'a>(tools: &'a [Value], name: &str) -> Option<&'a Value> {
         .and_then(|t| t.get("inputSchema"))
 }
 
+/// What became of a tool's arguments form.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AskedArguments {
+    /// The arguments, submitted.
+    Given(Map<String, Value>),
+    /// The schema has no properties: there was nothing to ask.
+    NothingToAsk,
+    /// Declined or cancelled: the tool is not called.
+    Refused(crate::elicitation::protocol::Action),
+}
+
 /// Asks a tool's arguments with the form engine, from its `inputSchema`
 /// (a flat schema is a form like any elicitation's): the fields in
-/// `missing`, with `given` already filled in. `Ok(None)` when the schema has
-/// no properties: there is nothing to ask.
+/// `missing`, with `given` already filled in. The form is elicit's own,
+/// not the server's, and its header says so.
 pub fn ask_arguments(
     tool: &str,
     schema: &Value,
     given: Map<String, Value>,
     missing: Option<Vec<String>>,
     handler: &mut ElicitHandler<'_>,
-) -> Result<Option<Map<String, Value>>, ElicitError> {
+) -> Result<AskedArguments, ElicitError> {
     let has_fields = schema
         .get("properties")
         .and_then(Value::as_object)
         .is_some_and(|p| !p.is_empty());
     if !has_fields {
-        return Ok(None);
+        return Ok(AskedArguments::NothingToAsk);
     }
+    let of = handler
+        .server_name
+        .as_deref()
+        .map(|s| format!(" of {s}"))
+        .unwrap_or_default();
     let params = crate::elicitation::protocol::ElicitationParams::form(
-        format!("Arguments for the tool {tool}"),
+        format!("The arguments to call the tool {tool}{of} with"),
         schema.clone(),
     );
     let mut e = crate::elicitation::resolve::Elicitation::prepare(params, &mut handler.cache)?;
-    e.server = handler.server_name.clone();
+    e.server = Some("elicit".into());
+    e.asked_by_elicit = true;
     let missing = missing.unwrap_or_else(|| {
         e.form
             .as_ref()
@@ -223,11 +240,15 @@ pub fn ask_arguments(
         },
     )?;
     if !answer.ok {
-        return Err(ElicitError::Usage(
-            "tool call abandoned at its arguments".into(),
-        ));
+        let declined =
+            answer.reason.as_deref() == Some(crate::elicitation::contract::REASON_DECLINED);
+        return Ok(AskedArguments::Refused(if declined {
+            crate::elicitation::protocol::Action::Decline
+        } else {
+            crate::elicitation::protocol::Action::Cancel
+        }));
     }
-    Ok(Some(answer.data.unwrap_or_default()))
+    Ok(AskedArguments::Given(answer.data.unwrap_or_default()))
 }
 
 /// The required properties of a tool's `inputSchema` that `arguments` lacks,
@@ -258,8 +279,14 @@ pub fn missing_required(schema: &Value, arguments: &Map<String, Value>) -> Vec<S
     names
 }
 
+/// Up to this many tools, a wrong name lists them all (nearest first).
+pub const LIST_ALL_TOOLS_UP_TO: usize = 20;
+
 /// The error for a tool the server does not list: the nearest names first
-/// (by edit distance, so `get_sum` finds `get-sum`), then how many more.
+/// (by edit distance, so `get_sum` finds `get-sum`); every name when there
+/// are few ([`LIST_ALL_TOOLS_UP_TO`]), else the five nearest and how many
+/// more. Edit distance alone misses a differently worded name (`add` for
+/// `get-sum`), and a short list costs nothing to read.
 pub fn unknown_tool(name: &str, tools: &[Value]) -> ElicitError {
     let mut names: Vec<(f64, &str)> = tools
         .iter()
@@ -267,16 +294,21 @@ pub fn unknown_tool(name: &str, tools: &[Value]) -> ElicitError {
         .map(|n| (strsim::normalized_damerau_levenshtein(name, n), n))
         .collect();
     names.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let shown = if names.len() <= LIST_ALL_TOOLS_UP_TO {
+        names.len()
+    } else {
+        5
+    };
     let near: Vec<String> = names
         .iter()
-        .take(5)
+        .take(shown)
         .map(|(_, n)| crate::text::sanitize::sanitize_line(n))
         .collect();
     let more = names.len().saturating_sub(near.len());
-    let tail = if more > 0 {
-        format!(" (and {more} more)")
-    } else {
-        String::new()
+    let tail = match (more, names.len()) {
+        (0, 1) => " (its only tool)".to_string(),
+        (0, n) => format!(" (all {n} of its tools)"),
+        (more, _) => format!(" (and {more} more)"),
     };
     ElicitError::Usage(format!(
         "the server has no tool named {:?}; nearest: {}{tail}",
@@ -491,7 +523,24 @@ mod tests {
             json!({"name":"get-env"}),
         ];
         let e = unknown_tool("get_sum", &tools).to_string();
-        assert!(e.contains("nearest: get-sum, get-env, echo"), "{e}");
+        assert!(
+            e.contains("nearest: get-sum, get-env, echo (all 3 of its tools)"),
+            "{e}"
+        );
         assert!(!e.contains("more"));
+        // A name edit distance misses is still listed when the tools are few.
+        let many: Vec<Value> = (0..19)
+            .map(|i| json!({"name": format!("tool-{i}")}))
+            .chain([json!({"name": "get-sum"})])
+            .collect();
+        let e = unknown_tool("add", &many).to_string();
+        assert!(e.contains("get-sum"), "{e}");
+        assert!(!e.contains("more"), "{e}");
+        let more: Vec<Value> = (0..21).map(|i| json!({"name": format!("t{i}")})).collect();
+        let e = unknown_tool("x", &more).to_string();
+        assert!(
+            e.contains("; nearest: ") && e.ends_with("(and 16 more)"),
+            "{e}"
+        );
     }
 }

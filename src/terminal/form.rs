@@ -7,7 +7,8 @@ use serde_json::{Map, Value};
 
 use super::render::{field_question, footer, header, show_value};
 use super::widgets::{
-    consent_pause, discard_typeahead, multi_select, read_line, select, Interrupt, Prompted,
+    consent_pause, discard_typeahead, multi_select, read_line_or_back, select, select_keyed,
+    Interrupt, Prompted,
 };
 use crate::elicitation::schema::{FieldKind, FormField, FormSchema};
 use crate::text::sanitize::{looks_like_secret, sanitize_line};
@@ -32,6 +33,8 @@ pub fn run(
     mut values: Map<String, Value>,
     missing: &[String],
 ) -> Prompted<FormOutcome> {
+    // Keys typed before the form appeared (while a server worked) answer
+    // no question the person has seen; keys typed once it is up are kept.
     discard_typeahead(term);
     header(term, server, "asks for input", message, position);
     if form.fields.is_empty() {
@@ -45,18 +48,25 @@ pub fn run(
         };
     }
     footer(term, &form_hint(form, missing));
-    for name in missing {
-        let Some(field) = form.field(name) else {
-            continue;
-        };
-        let current = field.usable_default();
-        match ask_field(term, field, current.as_ref())? {
-            Some(v) => {
+    let asked: Vec<&FormField> = missing.iter().filter_map(|n| form.field(n)).collect();
+    let mut i = 0;
+    while let Some(field) = asked.get(i) {
+        // Back at a field, its answer so far (else its default) is
+        // pre-filled.
+        let current = values
+            .get(&field.name)
+            .cloned()
+            .or_else(|| field.usable_default());
+        match ask_step(term, field, current.as_ref(), i > 0)? {
+            Step::Answer(Some(v)) => {
                 values.insert(field.name.clone(), v);
+                i += 1;
             }
-            None => {
+            Step::Answer(None) => {
                 values.shift_remove(&field.name);
+                i += 1;
             }
+            Step::Back => i -= 1,
         }
     }
     review(term, form, values)
@@ -87,7 +97,6 @@ fn form_hint(form: &FormSchema, missing: &[String]) -> String {
 /// Shows every answer, then: submit (Enter), edit a field, decline, cancel.
 fn review(term: &Term, form: &FormSchema, mut values: Map<String, Value>) -> Prompted<FormOutcome> {
     loop {
-        discard_typeahead(term);
         let _ = term.write_line("");
         let _ = term.write_line(&format!("{}", style("Review your answers").bold()));
         let width = form
@@ -168,26 +177,102 @@ pub fn ask_field(
     field: &FormField,
     current: Option<&Value>,
 ) -> Prompted<Option<Value>> {
-    discard_typeahead(term);
-    let _ = term.write_line("");
+    match ask_step(term, field, current, false)? {
+        Step::Answer(v) => Ok(v),
+        // Not offered here: nothing asks to go back.
+        Step::Back => Ok(current.cloned()),
+    }
+}
+
+/// One field's outcome in the walk through a form.
+enum Step {
+    /// The value, or `None` when skipped.
+    Answer(Option<Value>),
+    /// ↑ or Shift-Tab on an empty text field: ask the field before again.
+    Back,
+}
+
+/// [`ask_field`], where `can_go_back` lets an empty text field ask for
+/// the field before.
+fn ask_step(
+    term: &Term,
+    field: &FormField,
+    current: Option<&Value>,
+    can_go_back: bool,
+) -> Prompted<Step> {
+    let drawn = Drawn {
+        term,
+        rows: std::cell::Cell::new(0),
+        can_go_back,
+        went_back: std::cell::Cell::new(false),
+    };
+    let result = prompt_field(&drawn, field, current);
+    // Esc, Ctrl-C or a timeout take the whole prompt away (its title,
+    // description and hints too), for the one `✗ cancelled` line; so does
+    // going back, for the field before.
+    if drawn.went_back.get() || matches!(result, Err(Interrupt::Cancelled | Interrupt::Abandoned)) {
+        drawn.wipe();
+    }
+    match result {
+        Ok(_) if drawn.went_back.get() => Ok(Step::Back),
+        Ok(v) => Ok(Step::Answer(v)),
+        Err(e) => Err(e),
+    }
+}
+
+/// The lines a field's prompt wrote above its widget, counted in screen
+/// rows (a long line wraps), so they can be wiped.
+struct Drawn<'a> {
+    term: &'a Term,
+    rows: std::cell::Cell<usize>,
+    /// Whether ↑/Shift-Tab on an empty text field may go back a field.
+    can_go_back: bool,
+    /// Set when it did.
+    went_back: std::cell::Cell<bool>,
+}
+
+impl Drawn<'_> {
+    fn line(&self, text: &str) {
+        let width = (self.term.size().1 as usize).max(1);
+        let chars = console::measure_text_width(text).max(1);
+        self.rows.set(self.rows.get() + chars.div_ceil(width));
+        let _ = self.term.write_line(text);
+    }
+
+    fn wipe(&self) {
+        let rows = self.rows.replace(0);
+        if rows > 0 {
+            let _ = self.term.clear_last_lines(rows);
+        }
+    }
+}
+
+fn prompt_field(
+    drawn: &Drawn<'_>,
+    field: &FormField,
+    current: Option<&Value>,
+) -> Prompted<Option<Value>> {
+    let term = drawn.term;
+    // No flush here: keys typed on from the last field are this field's
+    // (a fast typist, a paste). Only consent screens drop type-ahead.
+    drawn.line("");
     // A list draws its own "? question ›" line (and leaves "✔ question ·
-    // answer" behind); a text field gets the question from us.
+    // answer" behind); a text field gets the question from us. For every
+    // kind the description comes first, then warnings and key hints, then
+    // the question: one place for each.
     let is_list = matches!(
         field.kind,
         FieldKind::Boolean | FieldKind::Select { .. } | FieldKind::MultiSelect { .. }
     );
     let question = field_question(field);
-    if !is_list {
-        let _ = term.write_line(&format!("{} {question}", style("?").yellow().bold()));
-    }
     if let Some(d) = &field.description {
         for line in crate::text::sanitize::sanitize_block(d).lines() {
-            let _ = term.write_line(&format!("  {}", style(line).dim()));
+            drawn.line(&format!("  {}", style(line).dim()));
         }
     }
     let secret = looks_like_secret(&field.name, field.title.as_deref());
     if secret {
-        let _ = term.write_line(&format!(
+        drawn.line(&format!(
             "  {} {}",
             style("⚠").yellow().bold(),
             style("this looks like a secret (password, token, key). MCP servers must not ask for secrets in a form; decline unless you trust this server.").yellow()
@@ -195,19 +280,22 @@ pub fn ask_field(
     }
     let masked = secret && !is_list;
     if masked {
-        let _ = term.write_line(&format!(
+        drawn.line(&format!(
             "  {}",
             style("typing is hidden · Ctrl-R shows or hides it").dim()
         ));
     }
+    if let FieldKind::Boolean = field.kind {
+        drawn.line(&format!("  {}", style("y: yes · n: no").dim()));
+    }
     if let FieldKind::MultiSelect { .. } = field.kind {
-        let _ = term.write_line(&format!(
+        drawn.line(&format!(
             "  {}",
             style("Space ticks · Enter confirms").dim()
         ));
     }
     if let FieldKind::Raw { why } = &field.kind {
-        let _ = term.write_line(&format!(
+        drawn.line(&format!(
             "  {}",
             style(format!(
                 "not a form field MCP allows ({}); type raw JSON",
@@ -215,6 +303,9 @@ pub fn ask_field(
             ))
             .dim()
         ));
+    }
+    if !is_list {
+        drawn.line(&format!("{} {question}", style("?").yellow().bold()));
     }
     match &field.kind {
         FieldKind::Boolean => ask_boolean(term, field, current, &question),
@@ -261,25 +352,26 @@ pub fn ask_field(
             }
             Ok(Some(value_of(&picked)))
         }
-        _ => ask_text(term, field, current, masked),
+        _ => ask_text(drawn, field, current, masked),
     }
 }
 
 /// A text-like field (string, number, raw JSON): re-asked until valid, with
 /// the rejected text kept for correction.
 fn ask_text(
-    term: &Term,
+    drawn: &Drawn<'_>,
     field: &FormField,
     current: Option<&Value>,
     masked: bool,
 ) -> Prompted<Option<Value>> {
+    let term = drawn.term;
     let mut initial = current.map(text_of).unwrap_or_default();
     loop {
         {
             if sanitize_line(&initial) != initial {
                 // Never draw server text raw, and never silently send an
                 // altered value: show it neutralised, and let the person type.
-                let _ = term.write_line(&format!(
+                drawn.line(&format!(
                     "  {}",
                     style(format!(
                         "pre-filled value not shown as-is (it holds control characters): {}",
@@ -290,11 +382,23 @@ fn ask_text(
                 initial.clear();
             }
         }
-        let text = read_line(term, &format!("  {} ", style("›").cyan()), &initial, masked)?;
+        let Some(text) = read_line_or_back(
+            term,
+            &format!("  {} ", style("›").cyan()),
+            &initial,
+            masked,
+            drawn.can_go_back,
+        )?
+        else {
+            drawn.went_back.set(true);
+            return Ok(None);
+        };
+        // The entered line stays on screen (one row: it scrolls, never wraps).
+        drawn.rows.set(drawn.rows.get() + 1);
         if text.is_empty() {
             if field.required {
                 show_error(
-                    term,
+                    drawn,
                     "required: type a value (Esc cancels the whole request)",
                 );
                 continue;
@@ -307,7 +411,7 @@ fn ask_text(
         match checked {
             Ok(value) => return Ok(Some(value)),
             Err(reason) => {
-                show_error(term, &reason);
+                show_error(drawn, &reason);
                 initial = text;
             }
         }
@@ -332,11 +436,13 @@ fn ask_boolean(
         _ if field.required => None,
         _ => Some(2),
     };
-    Ok(match select(term, question, &items, default)? {
-        0 => Some(Value::Bool(true)),
-        1 => Some(Value::Bool(false)),
-        _ => None,
-    })
+    Ok(
+        match select_keyed(term, question, &items, default, &[('y', 0), ('n', 1)])? {
+            0 => Some(Value::Bool(true)),
+            1 => Some(Value::Bool(false)),
+            _ => None,
+        },
+    )
 }
 
 fn choice_text(c: &crate::elicitation::schema::Choice) -> String {
@@ -358,8 +464,8 @@ fn text_of(v: &Value) -> String {
     }
 }
 
-fn show_error(term: &Term, reason: &str) {
-    let _ = term.write_line(&format!(
+fn show_error(drawn: &Drawn<'_>, reason: &str) {
+    drawn.line(&format!(
         "  {} {}",
         style("✗").red().bold(),
         style(sanitize_line(reason)).red()

@@ -173,6 +173,16 @@ pub fn read_key_unless(term: &Term, done: &dyn Fn() -> bool) -> Prompted<Option<
     read_ready_key(fd).map(Some)
 }
 
+/// Whether keys wait to be read (typed ahead). Looked at in raw mode, where
+/// a line not yet ended with Enter counts too.
+pub fn typed_ahead(term: &Term) -> bool {
+    let fd = term.as_raw_fd();
+    match RawMode::enter(fd) {
+        Ok(_raw) => ready(fd, Duration::ZERO).unwrap_or(false),
+        Err(_) => false,
+    }
+}
+
 /// Decodes the key whose first byte is waiting on `fd`.
 fn read_ready_key(fd: RawFd) -> Prompted<Key> {
     let b = byte(fd)?;

@@ -52,6 +52,9 @@ pub struct TerminalResolver {
     /// Set once a timeout abandoned a prompt: its thread may still hold the
     /// terminal, so nothing else is asked.
     abandoned: bool,
+    /// The flag that set [`TerminalOptions::timeout`], named on the screen
+    /// (`--timeout` when resolving, `--prompt-timeout` for `call`/`proxy`).
+    timeout_flag: &'static str,
 }
 
 impl TerminalResolver {
@@ -63,7 +66,14 @@ impl TerminalResolver {
             tty: Arc::new(tty),
             options,
             abandoned: false,
+            timeout_flag: "--timeout",
         })
+    }
+
+    /// Names `flag` as the one that set the prompt timeout, on the screen.
+    pub fn with_timeout_flag(mut self, flag: &'static str) -> Self {
+        self.timeout_flag = flag;
+        self
     }
 }
 
@@ -188,12 +198,15 @@ impl Resolver for TerminalResolver {
         // A Ctrl-C cancels the elicitation it was pressed at, not every one
         // after it: a long `elicit proxy` session asks many.
         crate::signals::clear_interrupt();
-        let server = self
-            .options
-            .server
-            .clone()
-            .or_else(|| e.server.clone())
-            .unwrap_or_else(|| UNKNOWN_SERVER.to_string());
+        let server = if e.asked_by_elicit {
+            "elicit".to_string()
+        } else {
+            self.options
+                .server
+                .clone()
+                .or_else(|| e.server.clone())
+                .unwrap_or_else(|| UNKNOWN_SERVER.to_string())
+        };
         let term = self.tty.term.clone();
         let job = e.clone();
         let opener = url::Opener {
@@ -205,9 +218,10 @@ impl Resolver for TerminalResolver {
             // Rounded up: "within 2s" for a 2s timeout, not "1s".
             let left = Duration::from_secs(left.as_millis().div_ceil(1000).max(1) as u64);
             let _ = self.tty.term.write_line(&format!(
-                "{} answer within {} (--timeout), or it is cancelled",
+                "{} answer within {} ({}), or it is cancelled",
                 style("⏱").dim(),
-                humantime::format_duration(left)
+                humantime::format_duration(left),
+                self.timeout_flag
             ));
         }
         let (tx, rx) = mpsc::channel();

@@ -101,8 +101,7 @@ pub fn run(
                     (io::ErrorKind::NotFound, None) => {
                         "no opener found: install xdg-utils, or pass --browser COMMAND".to_string()
                     }
-                    (_, None) => "the system opener (xdg-open or the like) failed".to_string(),
-                    (_, Some(_)) => crate::text::sanitize::sanitize_line(&e.to_string()),
+                    _ => crate::text::sanitize::sanitize_line(&e.to_string()),
                 };
                 let _ = term.write_line(&format!(
                     "{} could not open a browser ({why}); copy the URL above and open it yourself",

@@ -43,8 +43,11 @@ pub type Prompted<T> = Result<T, Interrupt>;
 pub const CONSENT_PAUSE: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// Drops whatever was typed but not yet read (type-ahead): keys pressed
-/// while waiting for a server, or typed on for the last prompt, must not
-/// answer the next one. Called before each prompt is drawn.
+/// while waiting for a server, or typed on from the last prompt, must not
+/// answer a consent choice (open a URL, send the answers, approve) or a
+/// prompt not yet drawn. Called before consent choices and before a form
+/// or picker appears, never between ordinary fields: there keys typed
+/// ahead belong to the next field.
 pub fn discard_typeahead(term: &Term) {
     use std::os::fd::AsRawFd;
     // SAFETY: tcflush on the terminal's descriptor; it fails harmlessly
@@ -55,7 +58,8 @@ pub fn discard_typeahead(term: &Term) {
 }
 
 /// Leaves a consent screen up for [`CONSENT_PAUSE`] with keys ignored, then
-/// discards them; Ctrl-C still cancels at once.
+/// discards them, saying so when there were any; Ctrl-C still cancels at
+/// once.
 pub fn consent_pause(term: &Term) -> Prompted<()> {
     let _ = term.flush();
     let until = std::time::Instant::now() + CONSENT_PAUSE;
@@ -63,7 +67,14 @@ pub fn consent_pause(term: &Term) -> Prompted<()> {
         check_interrupt()?;
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
+    let ignored = keys::typed_ahead(term);
     discard_typeahead(term);
+    if ignored {
+        let _ = term.write_line(&format!(
+            "  {}",
+            style("keys typed ahead were ignored: read this screen, then choose").dim()
+        ));
+    }
     check_interrupt()
 }
 
@@ -245,6 +256,18 @@ pub fn select(
     items: &[String],
     default: Option<usize>,
 ) -> Prompted<usize> {
+    select_keyed(term, prompt, items, default, &[])
+}
+
+/// [`select`], where each `(key, item)` of `shortcuts` picks that item at
+/// once (`y`/`n` on a yes/no). Ignored on a list that filters as you type.
+pub fn select_keyed(
+    term: &Term,
+    prompt: &str,
+    items: &[String],
+    default: Option<usize>,
+    shortcuts: &[(char, usize)],
+) -> Prompted<usize> {
     check_interrupt()?;
     let items: Vec<String> = items.iter().map(|i| fit(term, i, 4)).collect();
     let prompt = fit(term, prompt, 8);
@@ -252,6 +275,12 @@ pub fn select(
     let mut filter = String::new();
     let mut cursor = default.filter(|&d| d < items.len());
     let mut notice: Option<&str> = None;
+    let shortcut = |c: char| {
+        shortcuts
+            .iter()
+            .find(|&&(k, i)| k == c.to_ascii_lowercase() && i < items.len())
+            .map(|&(_, i)| i)
+    };
     let mut block = Block::new(term);
     let result = loop {
         let needle = filter.to_lowercase();
@@ -290,6 +319,11 @@ pub fn select(
         notice = None;
         match key {
             k if is_cancel(&k) => break Err(Interrupt::Cancelled),
+            Key::Char(c) if !filterable && shortcut(c).is_some() => {
+                if let Some(i) = shortcut(c) {
+                    break Ok(i);
+                }
+            }
             Key::Char('q') if !filterable => break Err(Interrupt::Cancelled),
             Key::Enter | Key::Char(' ') if !(filterable && key == Key::Char(' ')) => match cursor {
                 Some(c) => break Ok(shown[c]),
@@ -406,6 +440,18 @@ pub const REVEAL_KEY: char = '\u{12}';
 /// already be sanitised. On cancel the line is wiped, so whatever follows
 /// (`✗ cancelled`) starts on a clean line.
 pub fn read_line(term: &Term, prompt: &str, initial: &str, masked: bool) -> Prompted<String> {
+    read_line_or_back(term, prompt, initial, masked, false).map(|line| line.unwrap_or_default())
+}
+
+/// [`read_line`], where `back` lets ↑ or Shift-Tab on an empty line ask
+/// to go back to the field before: `Ok(None)`.
+pub fn read_line_or_back(
+    term: &Term,
+    prompt: &str,
+    initial: &str,
+    masked: bool,
+    back: bool,
+) -> Prompted<Option<String>> {
     check_interrupt()?;
     let mut chars: Vec<char> = initial.chars().collect();
     let mut pos = chars.len();
@@ -426,8 +472,9 @@ pub fn read_line(term: &Term, prompt: &str, initial: &str, masked: bool) -> Prom
             Err(e) => break Err(e),
         };
         match key {
-            Key::Enter => break Ok(chars.iter().collect::<String>()),
+            Key::Enter => break Ok(Some(chars.iter().collect::<String>())),
             k if is_cancel(&k) => break Err(Interrupt::Cancelled),
+            Key::ArrowUp | Key::BackTab if back && chars.is_empty() => break Ok(None),
             Key::Char(REVEAL_KEY) if masked => revealed = !revealed,
             Key::Char('\u{15}') => {
                 chars.clear();
@@ -452,13 +499,18 @@ pub fn read_line(term: &Term, prompt: &str, initial: &str, masked: bool) -> Prom
         }
     };
     match outcome {
-        Ok(text) => {
+        Ok(None) => {
+            let _ = term.clear_line();
+            let _ = term.flush();
+            Ok(None)
+        }
+        Ok(Some(text)) => {
             if masked && revealed {
                 // Do not leave a secret on screen once it is entered.
                 let _ = redraw(term, prompt, &vec!['•'; chars.len()], chars.len(), 0);
             }
             term.write_line("")?;
-            Ok(text)
+            Ok(Some(text))
         }
         Err(e) => {
             let _ = term.clear_line();

@@ -453,3 +453,393 @@ fn a_session_warns_once_per_schema() {
         out.stderr
     );
 }
+
+/// A wrong scripted value for a required field is one problem, said once:
+/// the real reason, not also "no --answer gave it a value".
+#[test]
+fn an_invalid_answer_to_a_required_field_is_one_error() {
+    let req = form_request(json!({"type": "object",
+        "properties": {"name": {"type": "string", "minLength": 3}, "age": {"type": "integer"}},
+        "required": ["name", "age"]}));
+    let out = resolve(&["-a", "name=Hi", "-a", "accept"], &req);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(out.stdout, "");
+    assert!(
+        out.stderr
+            .contains("  - name: \"Hi\" is too short: at least 3 characters"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.stderr.matches("  - name:").count(), 1, "{}", out.stderr);
+    // A field with no value at all still says so.
+    assert!(
+        out.stderr
+            .contains("  - age: required, has no default, and no --answer gave it a value"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn timeout_and_prompt_timeout_together_are_one_usage_error() {
+    let req = form_request(json!({"type": "object", "properties": {"a": {"type": "string"}}}));
+    let out = resolve(
+        &["--timeout", "1s", "--prompt-timeout", "2s", "-a", "a=x"],
+        &req,
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(out.stdout, "");
+    assert_eq!(
+        out.stderr,
+        "elicit: --timeout and --prompt-timeout are the same setting here: give one\n"
+    );
+}
+
+fn fake() -> Vec<String> {
+    vec!["python3".into(), server_file("fake_server.py")]
+}
+
+/// `call -e`: 3 when an elicitation of the call was declined, 4 when one
+/// was cancelled, the result still printed; without -e the tool decides.
+#[test]
+fn call_exit_status_says_decline_and_cancel() {
+    let code = |args: &[&str], server: &[String]| {
+        let out = call(args, server);
+        (out.code, out.stdout.is_empty())
+    };
+    assert_eq!(
+        code(&["-e", "--tool", "form", "-a", "decline"], &fake()),
+        (3, false)
+    );
+    assert_eq!(
+        code(&["-e", "--tool", "form", "-a", "cancel"], &fake()),
+        (4, false)
+    );
+    assert_eq!(
+        code(
+            &["-e", "--tool", "form", "-a", "name=Bo", "-a", "accept"],
+            &fake()
+        ),
+        (0, false)
+    );
+    assert_eq!(
+        code(&["--tool", "form", "-a", "decline"], &fake()),
+        (0, false)
+    );
+    // Over 2026-07-28's input_required too.
+    let stateless = vec![
+        "python3".into(),
+        server_file("fake_server.py"),
+        "--stateless".into(),
+    ];
+    assert_eq!(
+        code(
+            &["--exit-status", "--tool", "form", "-a", "decline"],
+            &stateless
+        ),
+        (3, false)
+    );
+    // A declined -32042 URL elicitation fails the call: the decline decides.
+    assert_eq!(
+        code(&["-e", "--tool", "url_required", "-a", "decline"], &fake()),
+        (3, true)
+    );
+}
+
+/// The `call --help` examples that name the README's example server
+/// (server-everything over Streamable HTTP on port 3001) run against it.
+#[test]
+fn call_help_examples_run_against_the_readme_server() {
+    installed();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child =
+        Command::new("node")
+            .arg(root().join(
+                ".deps/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+            ))
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+    let _server = HttpServer(child, port);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "server-everything did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let help = Command::new(BIN).args(["call", "--help"]).output().unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    let mut ran = 0;
+    for line in help.lines().map(str::trim) {
+        if !(line.starts_with("elicit call ") && line.contains("http://127.0.0.1:3001/mcp")) {
+            continue;
+        }
+        let line = line.replace("127.0.0.1:3001", &format!("127.0.0.1:{port}"));
+        let words: Vec<&str> = line.split_whitespace().skip(1).collect();
+        let out = Command::new(BIN)
+            .args(&words)
+            .arg("--no-input")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "`{line}` failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        ran += 1;
+    }
+    assert!(
+        ran >= 1,
+        "no call --help example names the README's server:\n{help}"
+    );
+}
+
+/// A server command written without `--` gets the line with `--` as a tip,
+/// not clap's bare "unexpected argument".
+#[test]
+fn a_server_command_without_dashes_gets_a_hint() {
+    let out = Command::new(BIN)
+        .args(["call", "--tool", "t", "./venv/bin/python", "server.py"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "tip: to run a stdio server, put its command after `--`: elicit call [OPTIONS] -- ./venv/bin/python server.py"
+        ),
+        "{err}"
+    );
+}
+
+/// The README's install line honours Cargo.lock.
+#[test]
+fn the_readme_installs_with_the_lock_file() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let installs: Vec<&str> = readme
+        .lines()
+        .filter(|l| l.contains("cargo install") && l.contains("--path ."))
+        .collect();
+    assert!(!installs.is_empty());
+    for l in installs {
+        assert!(l.contains("--locked"), "{l}");
+    }
+}
+
+/// The README's "Test your own server" lines run as written (with the
+/// pinned venv's python, and a free port for 8000).
+#[test]
+fn the_readme_test_your_own_server_lines_run() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let section = readme
+        .split("## Test your own server")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("the README has a Test your own server section");
+    let http = HttpServer::start("fastmcp_server.py");
+    let python = python();
+    let mut ran = 0;
+    for line in section.lines() {
+        let line = line.trim().trim_end_matches('.').trim_matches('`');
+        let Some(rest) = line.strip_prefix("elicit call ") else {
+            continue;
+        };
+        let (cmd, expect_code) = match rest.split_once(" >/dev/null; test $? -eq ") {
+            Some((cmd, code)) => (cmd.to_string(), code.parse::<i32>().unwrap()),
+            None => (rest.to_string(), 0),
+        };
+        let cmd = cmd
+            .replace(
+                "python tests/servers/",
+                &format!("{python} {}/", root().join("tests/servers").display()),
+            )
+            .replace("127.0.0.1:8000", &format!("127.0.0.1:{}", http.1));
+        let words: Vec<&str> = cmd.split_whitespace().collect();
+        let out = Command::new(BIN)
+            .arg("call")
+            .args(["--server-log", "/dev/null"])
+            .args(&words)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(expect_code),
+            "`{line}`: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        ran += 1;
+    }
+    assert_eq!(ran, 3, "{section}");
+}
+
+/// A scripted accept of a URL elicitation launches nothing.
+#[test]
+fn a_scripted_accept_of_a_url_opens_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = dir.path().join("opened");
+    let req = json!({"method": "elicitation/create", "params": {"mode": "url",
+        "message": "Sign in", "url": "https://example.com/x", "elicitationId": "e1"}})
+    .to_string();
+    let browser = format!("touch {}", mark.display());
+    let out = resolve(&["--browser", &browser, "-a", "accept"], &req);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        serde_json::from_str::<Value>(&out.stdout).unwrap(),
+        json!({"action": "accept"})
+    );
+    assert!(!mark.exists(), "the browser was launched");
+}
+
+fn man(page: &[&str]) -> Out {
+    let out = Command::new(BIN).arg("man").args(page).output().unwrap();
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The man pages: examples and exit status under their own headings, the
+/// keys, every environment variable elicit reads; `man nope` offers only
+/// real pages.
+#[test]
+fn man_pages_have_examples_keys_and_the_whole_environment() {
+    for page in [vec![], vec!["call"], vec!["proxy"]] {
+        let out = man(&page);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let text = out.stdout;
+        assert!(!text.contains(".SH EXTRA"), "{page:?}");
+        for heading in [".SH EXAMPLES", ".SH KEYS", ".SH ENVIRONMENT"] {
+            assert!(text.contains(heading), "{page:?} lacks {heading}");
+        }
+        for var in [
+            "ELICIT_BROWSER",
+            "ELICIT_CLIENT_ID",
+            "ELICIT_CLIENT_SECRET",
+            "ELICIT_DATA_DIR",
+            "XDG_DATA_HOME",
+        ] {
+            assert!(text.contains(var), "{page:?} lacks {var}");
+        }
+    }
+    assert!(man(&[]).stdout.contains(".SH \"EXIT STATUS\""));
+    let nope = man(&["nope"]);
+    assert_eq!(nope.code, 2);
+    assert!(
+        nope.stderr.contains("man pages exist for: call, proxy"),
+        "{}",
+        nope.stderr
+    );
+    assert!(!nope.stderr.contains("help"), "{}", nope.stderr);
+}
+
+/// `call --help` describes `--server` in words that fit a live session.
+#[test]
+fn call_help_describes_server_for_a_session() {
+    let out = Command::new(BIN).args(["call", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        help.contains("the name the server gives itself, in its serverInfo"),
+        "{help}"
+    );
+}
+
+/// `proxy URL --log` writes who sent each message (`by`) and who got it
+/// (`to`), as the stdio proxy does.
+#[test]
+fn remote_proxy_log_says_by_and_to() {
+    use std::io::{BufRead, BufReader, Write};
+    let server = HttpServer::start("py_http_server.py");
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mut proxy = Command::new(BIN)
+        .args(["proxy", "--no-input", "--log", log.path().to_str().unwrap()])
+        .args([
+            "-a",
+            "name=Ada",
+            "-a",
+            "age=36",
+            "-a",
+            "color=blue",
+            "-a",
+            "accept",
+        ])
+        .arg(&server.url()[0])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = proxy.stdin.take().unwrap();
+    let stdout = proxy.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{{"name":"ask_profile","arguments":{{}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{{"name":"t","version":"1"}},"io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#).unwrap();
+    stdin.flush().unwrap();
+    let Ok(line) = rx.recv_timeout(Duration::from_secs(60)) else {
+        let _ = proxy.kill();
+        panic!("no reply from the proxy");
+    };
+    let reply: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(reply["id"], "c1", "{reply}");
+    drop(stdin);
+    let _ = proxy.wait();
+    let entries: Vec<Value> = std::fs::read_to_string(log.path())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(entries.len() >= 4, "{entries:?}");
+    for e in &entries {
+        let party = match e["dir"].as_str() {
+            Some("send") => &e["by"],
+            Some("recv") => &e["to"],
+            _ => panic!("no dir: {e}"),
+        };
+        assert!(party == "client" || party == "elicit", "{e}");
+    }
+    let has =
+        |dir: &str, key: &str, who: &str| entries.iter().any(|e| e["dir"] == dir && e[key] == who);
+    assert!(has("send", "by", "client"), "{entries:?}");
+    assert!(
+        has("recv", "to", "elicit"),
+        "the input_required result: {entries:?}"
+    );
+    assert!(has("send", "by", "elicit"), "the retry: {entries:?}");
+    assert!(has("recv", "to", "client"), "the final reply: {entries:?}");
+}
+
+/// An explicit `--protocol 2026-07-28` is kept; `-v` says what auto would do.
+#[test]
+fn an_explicit_2026_protocol_is_kept_and_verbose_says_what_auto_would_do() {
+    let out = call(
+        &["-v", "--protocol", "2026-07-28", "--tool", "ask"],
+        &two_era(),
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stdout.contains("stateless"), "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("--protocol auto would call it again over the initialize handshake"),
+        "{}",
+        out.stderr
+    );
+}

@@ -36,6 +36,8 @@ mod proxy;
 mod proxy_url;
 /// `elicit call` with a person at a pseudo-terminal.
 mod pty_call;
+/// Pseudo-terminal tests of what a server author meets in the first hour:
+mod pty_first_hour;
 /// The form flow at a pseudo-terminal.
 mod pty_form;
 /// Terminal cases of hostile input: type-ahead, per-prompt time, restore.

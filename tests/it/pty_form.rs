@@ -138,8 +138,8 @@ fn every_kind_with_raw_json_and_skips() {
         .answer("? Plan", &format!("{DOWN}{DOWN}{ENTER}"))
         // Optional multi-select, nothing ticked: skipped.
         .answer("? Tags", ENTER)
-        .expect("? Address *")
         .expect("type raw JSON")
+        .expect("? Address *")
         .send("{\"city\": \"Paris\"}\r")
         .expect("Review your answers")
         .answer("Send these answers?", ENTER);
@@ -563,8 +563,8 @@ fn regex_lite_sgr(bytes: &[u8]) -> Vec<String> {
 fn secret_looking_field_is_flagged() {
     let schema = json!({"type": "object", "properties": {"api_token": {"type": "string"}}});
     let mut p = elicit(&form("Secret", schema)).spawn();
-    p.expect("? api_token")
-        .expect("this looks like a secret")
+    p.expect("this looks like a secret")
+        .expect("? api_token")
         .send(ENTER)
         .answer("Send these answers?", &format!("{DOWN}{DOWN}{ENTER}"));
     p.finish_with(json!({"action": "decline"}));

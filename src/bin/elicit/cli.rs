@@ -83,6 +83,10 @@ pub struct ResolveArgs {
     /// result is cancel.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<std::time::Duration>,
+
+    /// The same as --timeout, by the name `call` and `proxy` use for it.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub prompt_timeout: Option<std::time::Duration>,
 }
 
 /// Options shared by every command that resolves elicitations.
@@ -92,7 +96,7 @@ Examples:
   elicit call --tool trigger-elicitation-request -a accept -a name=Ada \\
     -- npx -y @modelcontextprotocol/server-everything stdio
   # a remote server (Streamable HTTP, or legacy SSE)
-  elicit call --tool add --arg a=1 --arg b=2 http://127.0.0.1:3001/mcp
+  elicit call --tool get-sum --arg a=1 --arg b=2 http://127.0.0.1:3001/mcp
   # pick a tool and its arguments on the terminal
   elicit call -- python my_server.py
   # record every message both ways
@@ -102,7 +106,8 @@ Examples:
 
 Exit status: 0 the tool result was printed; 1 the tool result has isError, or
 the server failed (exited, malformed JSON, no answer within --timeout); 2
-usage or answers that cannot be used.";
+usage or answers that cannot be used. With -e/--exit-status: 3 when an
+elicitation of the call was declined, 4 when one was cancelled.";
 
 #[derive(Debug, Args, Clone)]
 pub struct CallArgs {
@@ -157,6 +162,11 @@ pub struct CallArgs {
     /// Indent the JSON output.
     #[arg(long)]
     pub pretty: bool,
+
+    /// Exit 3 when an elicitation of the call was declined and 4 when one
+    /// was cancelled (default: the tool's outcome decides).
+    #[arg(short = 'e', long)]
+    pub exit_status: bool,
 
     #[command(flatten)]
     pub target: TargetArgs,
@@ -255,7 +265,8 @@ pub struct AnswerArgs {
     pub answers: Vec<String>,
 
     /// The server name shown in the prompt header (default: the name the
-    /// input carries, else "An MCP server").
+    /// server gives itself, in its serverInfo or the input's _meta, else
+    /// "An MCP server").
     #[arg(long, value_name = "NAME")]
     pub server: Option<String>,
 

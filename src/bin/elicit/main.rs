@@ -24,16 +24,62 @@ fn main() {
 /// strings and vectors apart cost a short run more than parsing its flags
 /// (0.06 M instructions).
 fn parse_flags(args: impl Iterator<Item = std::ffi::OsString>) -> Cli {
+    let args: Vec<std::ffi::OsString> = args.collect();
     let mut command = Cli::command();
     let parsed = command
-        .try_get_matches_from_mut(args)
+        .try_get_matches_from_mut(&args)
         .and_then(|mut matches| {
             let cli = Cli::from_arg_matches_mut(&mut matches);
             std::mem::forget(matches);
             cli.map_err(|e| e.format(&mut command))
         });
     std::mem::forget(command);
-    parsed.unwrap_or_else(|e| e.exit())
+    parsed.unwrap_or_else(|mut e| {
+        if let Some(tip) = dashes_tip(&e, &args) {
+            e.insert(
+                clap::error::ContextKind::Suggested,
+                clap::error::ContextValue::StyledStrs(vec![tip.into()]),
+            );
+        }
+        e.exit()
+    })
+}
+
+/// A server command written without `--` (`elicit call --tool t ./venv/bin/python
+/// server.py`): clap sees a URL and a stray word. The tip shows the line
+/// with `--` in its place, as the one-word case's error already does.
+fn dashes_tip(e: &clap::Error, args: &[std::ffi::OsString]) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue};
+    if e.kind() != clap::error::ErrorKind::UnknownArgument {
+        return None;
+    }
+    let words: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    if words.iter().any(|w| w == "--") {
+        return None;
+    }
+    let sub = words.iter().position(|w| w == "call" || w == "proxy")?;
+    let Some(ContextValue::String(stray)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    if stray.starts_with('-') {
+        return None;
+    }
+    let at = sub + 1 + words[sub + 1..].iter().position(|w| w == stray)?;
+    // The word before the stray one is the command clap took for a URL.
+    let start = if at > sub + 1 && !words[at - 1].starts_with('-') {
+        at - 1
+    } else {
+        at
+    };
+    let command = words[start..].join(" ");
+    Some(format!(
+        "to run a stdio server, put its command after `--`: elicit {} [OPTIONS] -- {}",
+        words[sub],
+        elicit::text::sanitize::sanitize_line(&command)
+    ))
 }
 
 fn run(args: impl Iterator<Item = std::ffi::OsString>) -> i32 {

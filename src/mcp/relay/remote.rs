@@ -81,6 +81,10 @@ pub struct RemoteProxyOptions {
     pub max_in_flight: usize,
     /// See [`REQUEST_TIMEOUT`].
     pub request_timeout: Duration,
+    /// `--log`: every message to and from the server, with who sent it
+    /// (`by`) or got it (`to`): `client` or `elicit`, as the stdio proxy
+    /// writes. Kept here, not in the transport, which cannot tell.
+    pub log: Option<crate::transport::MessageLog>,
 }
 
 impl Default for RemoteProxyOptions {
@@ -90,6 +94,7 @@ impl Default for RemoteProxyOptions {
             verbose: false,
             max_in_flight: MAX_IN_FLIGHT,
             request_timeout: REQUEST_TIMEOUT,
+            log: None,
         }
     }
 }
@@ -145,11 +150,20 @@ struct Remote {
     flights: Mutex<HashMap<String, Flight>>,
     max_in_flight: usize,
     request_timeout: Duration,
+    log: Option<crate::transport::MessageLog>,
 }
 
 type RemoteRelay = Relay<Remote>;
 
 impl Remote {
+    /// Records a message in `--log`: `dir` relative to the server, `party`
+    /// who sent it (`send`) or got it (`recv`).
+    fn log(&self, dir: &str, party: &str, message: Result<&Value, &str>) {
+        if let Some(log) = &self.log {
+            log.record_party(dir, party, message);
+        }
+    }
+
     fn queue(&self, message: Value, for_client: Option<Value>) {
         let _ = self.outbox.send(Outgoing::Message {
             message,
@@ -185,6 +199,7 @@ impl Sides for Remote {
                 },
             );
         }
+        self.log("send", "elicit", Ok(message));
         self.queue(message.clone(), for_client.cloned());
     }
 
@@ -237,6 +252,7 @@ fn relay(
         flights: Mutex::new(HashMap::new()),
         max_in_flight: options.max_in_flight.max(1),
         request_timeout: options.request_timeout,
+        log: options.log,
     };
     let relay_options = RelayOptions {
         passthrough_declared: options.passthrough_declared,
@@ -412,10 +428,13 @@ fn serve(
         match server.receive(Some(slice)) {
             Ok(Incoming::Message(msg)) => from_server(relay, msg),
             Ok(Incoming::TimedOut) => {}
-            Ok(Incoming::Malformed { line, error }) => eprintln!(
-                "elicit proxy: the server sent something that is not JSON ({error}): {}",
-                crate::text::truncate(&crate::text::sanitize::sanitize_line(&line), 200)
-            ),
+            Ok(Incoming::Malformed { line, error }) => {
+                relay.side.log("recv", "elicit", Err(&line));
+                eprintln!(
+                    "elicit proxy: the server sent something that is not JSON ({error}): {}",
+                    crate::text::truncate(&crate::text::sanitize::sanitize_line(&line), 200)
+                )
+            }
             Ok(Incoming::Closed) => {
                 let _ = events.send(Event::ServerClosed);
                 return;
@@ -485,9 +504,15 @@ fn from_server(relay: &RemoteRelay, msg: Value) {
         }
     }
     match relay.server_message(&msg) {
-        Taken::Withheld => {}
-        Taken::Rewritten(reply) => relay.side.to_client(&reply),
-        Taken::Relay => relay.side.to_client(&msg),
+        Taken::Withheld => relay.side.log("recv", "elicit", Ok(&msg)),
+        Taken::Rewritten(reply) => {
+            relay.side.log("recv", "client", Ok(&msg));
+            relay.side.to_client(&reply)
+        }
+        Taken::Relay => {
+            relay.side.log("recv", "client", Ok(&msg));
+            relay.side.to_client(&msg)
+        }
     }
 }
 
@@ -585,6 +610,7 @@ fn from_client(relay: &RemoteRelay, mut msg: Value) {
         }
     }
     relay.client_message(&mut msg);
+    relay.side.log("send", "client", Ok(&msg));
     relay.side.queue(msg, request_id);
 }
 

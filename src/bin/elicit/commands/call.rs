@@ -7,7 +7,7 @@ use std::time::Duration;
 use elicit::error::ElicitError;
 use elicit::mcp::call::{
     ask_arguments, call_tool_end, handshake_retry_reason, input_schema, missing_required,
-    readable_tool_result, tool_arguments, tool_choices, unknown_tool, CallEnd,
+    readable_tool_result, tool_arguments, tool_choices, unknown_tool, AskedArguments, CallEnd,
 };
 use elicit::mcp::client::{McpClient, ProtocolChoice, HANDSHAKE_VERSION};
 use elicit::mcp::handler::ElicitHandler;
@@ -40,7 +40,7 @@ pub(super) fn sign_in_hook(
     prompt_timeout: Option<Duration>,
     wait: Option<Duration>,
 ) -> Box<dyn elicit::transport::http::Authenticator> {
-    let who = person(answers, prompt_timeout);
+    let who = person(answers, prompt_timeout, "--prompt-timeout");
     let nobody = matches!(who, Person::Nobody(_));
     let wait = prompt_timeout.or(if nobody { wait } else { None });
     let mut opts = sign_in.clone().into_options(answers, wait);
@@ -50,6 +50,21 @@ pub(super) fn sign_in_hook(
         auth.set_person(Box::new(t));
     }
     Box::new(elicit::auth::hook::SignInHook::new(auth, server_url))
+}
+
+/// Says that the tool was not called, and gives the exit status of the
+/// decline or cancel (as `-e` does for a server's elicitation): nothing was
+/// wrong with how elicit was used.
+fn arguments_refused(tool: &str, action: elicit::Action) -> i32 {
+    let (word, code) = match action {
+        elicit::Action::Decline => ("declined", elicit::elicitation::resolve::EXIT_DECLINED),
+        _ => ("cancelled", elicit::elicitation::resolve::EXIT_CANCELLED),
+    };
+    eprintln!(
+        "elicit: the arguments of the tool {} were {word}; it was not called",
+        elicit::text::sanitize::sanitize_line(tool)
+    );
+    code
 }
 
 pub fn run(args: &CallArgs) -> i32 {
@@ -68,7 +83,7 @@ pub fn run(args: &CallArgs) -> i32 {
 fn call(args: &CallArgs) -> anyhow::Result<i32> {
     use anyhow::Context;
     let scripted = load_answers(&args.answers)?;
-    let mut person = person(&args.answers, args.prompt_timeout);
+    let mut person = person(&args.answers, args.prompt_timeout, "--prompt-timeout");
     elicit::signals::install_interrupt_handler();
     elicit::transport::process_group::exit_on_signals();
     let log = args.log.as_deref().map(MessageLog::create).transpose()?;
@@ -167,10 +182,10 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
         if nothing_given && picker {
             // A tool picked on the terminal gets its arguments asked with
             // the form engine.
-            if let Some(asked) =
-                ask_arguments(&tool, schema, arguments.clone(), None, &mut handler)?
-            {
-                arguments = asked;
+            match ask_arguments(&tool, schema, arguments.clone(), None, &mut handler)? {
+                AskedArguments::Given(asked) => arguments = asked,
+                AskedArguments::NothingToAsk => {}
+                AskedArguments::Refused(action) => return Ok(arguments_refused(&tool, action)),
             }
         } else if !missing.is_empty() {
             if !picker {
@@ -181,14 +196,16 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
                 ))
                 .into());
             }
-            if let Some(asked) = ask_arguments(
+            match ask_arguments(
                 &tool,
                 schema,
                 arguments.clone(),
                 Some(missing),
                 &mut handler,
             )? {
-                arguments = asked;
+                AskedArguments::Given(asked) => arguments = asked,
+                AskedArguments::NothingToAsk => {}
+                AskedArguments::Refused(action) => return Ok(arguments_refused(&tool, action)),
             }
         }
     }
@@ -200,15 +217,22 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
     };
     let asked_before = handler.asked;
     let mut outcome = call_tool_end(&mut client, &mut handler, &tool, &arguments);
+    let asked = handler.asked > asked_before;
     let retry = match &outcome {
-        Ok(end) => handshake_retry_reason(
-            args.protocol,
-            &client.generation,
-            end,
-            handler.asked > asked_before,
-        ),
+        Ok(end) => handshake_retry_reason(args.protocol, &client.generation, end, asked),
         Err(_) => None,
     };
+    if let (true, ProtocolChoice::V2026_07_28, Ok(end)) = (args.verbose, args.protocol, &outcome) {
+        // The person chose 2026-07-28: say what auto would have done.
+        if let Some(why) =
+            handshake_retry_reason(ProtocolChoice::Auto, &client.generation, end, asked)
+        {
+            eprintln!(
+                "elicit: {}; --protocol auto would call it again over the initialize handshake ({HANDSHAKE_VERSION})",
+                elicit::text::sanitize::sanitize_line(&why)
+            );
+        }
+    }
     if let Some(why) = retry {
         if args.verbose {
             eprintln!(
@@ -267,7 +291,22 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
         CallEnd::Result(r) => Ok(r),
         CallEnd::Refused { message, .. } => Err(ElicitError::Server(message)),
     });
-    let result = outcome.with_context(calling)?;
+    // With -e, a declined or cancelled elicitation of the call decides the
+    // exit (cancel outranks decline), over the tool's isError and over a
+    // call that failed for it (a -32042 URL elicitation declined).
+    let declined = if args.exit_status {
+        elicit::elicitation::resolve::outcome_exit_code(handler.answered.iter())
+    } else {
+        0
+    };
+    let result = match outcome.with_context(calling) {
+        Ok(r) => r,
+        Err(e) if declined != 0 => {
+            report_chain(&e);
+            return Ok(declined);
+        }
+        Err(e) => return Err(e),
+    };
     client.server.close(Duration::from_secs(2));
     // A person at a terminal reads the result; a pipe gets JSON.
     let readable = !args.json && !args.pretty && std::io::stdout().is_terminal();
@@ -278,6 +317,9 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
     };
     if code != 0 {
         return Ok(code);
+    }
+    if declined != 0 {
+        return Ok(declined);
     }
     Ok(
         if result.get("isError").and_then(|e| e.as_bool()) == Some(true) {

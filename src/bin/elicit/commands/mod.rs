@@ -140,7 +140,9 @@ impl Person {
 
 /// The terminal when there is one (and `--no-input` was not given), else a
 /// stand-in that explains why nobody can be asked.
-pub fn person(args: &AnswerArgs, timeout: Option<Duration>) -> Person {
+/// `timeout` is how long the person has for each prompt, set by the flag
+/// `flag` (named on the screen).
+pub fn person(args: &AnswerArgs, timeout: Option<Duration>, flag: &'static str) -> Person {
     if args.no_input {
         return Person::Nobody(NoTerminal {
             detail: "--no-input was given".into(),
@@ -152,7 +154,7 @@ pub fn person(args: &AnswerArgs, timeout: Option<Duration>) -> Person {
         browser: args.browser.clone(),
         no_open: args.no_open,
     }) {
-        Ok(t) => Person::Terminal(t),
+        Ok(t) => Person::Terminal(t.with_timeout_flag(flag)),
         Err(detail) => Person::Nobody(NoTerminal { detail }),
     }
 }

@@ -26,7 +26,7 @@ pub fn run(args: &ProxyArgs) -> i32 {
         use anyhow::Context;
         let target = ServerTarget::from_args(args.target.url.as_deref(), &args.target.command)?;
         let scripted = load_answers(&args.answers)?;
-        let person = person(&args.answers, args.prompt_timeout);
+        let person = person(&args.answers, args.prompt_timeout, "--prompt-timeout");
         let forward_sigint = matches!(person, Person::Nobody(_));
         let person: Box<dyn Resolver + Send> = match person {
             Person::Terminal(t) => Box::new(t),
@@ -52,7 +52,9 @@ pub fn run(args: &ProxyArgs) -> i32 {
                     &url,
                     elicit::transport::ConnectOptions {
                         server_log: None,
-                        log,
+                        // Written by the relay, which knows who sent and
+                        // who got each message.
+                        log: None,
                         headers,
                         transport: args.target.transport,
                         auth,
@@ -66,6 +68,7 @@ pub fn run(args: &ProxyArgs) -> i32 {
                         verbose: args.verbose,
                         max_in_flight: elicit::mcp::relay::remote::MAX_IN_FLIGHT,
                         request_timeout: args.request_timeout,
+                        log,
                     },
                     parties(scripted, person),
                 )

@@ -15,7 +15,17 @@ pub fn run(args: &ResolveArgs) -> i32 {
         Ok(a) => a,
         Err(e) => return report(&e),
     };
-    let mut person = person(&args.answers, args.timeout);
+    // One idea, one name everywhere: `--prompt-timeout` as in `call` and
+    // `proxy`, `--timeout` kept as it was.
+    let mut person = match (args.prompt_timeout, args.timeout) {
+        (Some(_), Some(_)) => {
+            return report(&ElicitError::Usage(
+                "--timeout and --prompt-timeout are the same setting here: give one".into(),
+            ))
+        }
+        (Some(t), None) => person(&args.answers, Some(t), "--prompt-timeout"),
+        (None, t) => person(&args.answers, t, "--timeout"),
+    };
     if let Person::Terminal(_) = person {
         // Nothing else to do on SIGTERM/SIGHUP/SIGQUIT here: put the
         // terminal back and die of the signal.

@@ -31,7 +31,12 @@ pub fn man(command: Option<&str>) -> i32 {
                 .bin_name(format!("elicit {name}"))
                 .version(env!("CARGO_PKG_VERSION")),
             None => {
-                let names: Vec<&str> = root.get_subcommands().map(|c| c.get_name()).collect();
+                // `help` is clap's own: a page, but not one to offer.
+                let names: Vec<&str> = root
+                    .get_subcommands()
+                    .map(|c| c.get_name())
+                    .filter(|n| *n != "help")
+                    .collect();
                 return report(&ElicitError::Usage(format!(
                     "no subcommand {name:?}; man pages exist for: {}",
                     names.join(", ")
@@ -68,7 +73,14 @@ fn render_man(mut cmd: clap::Command) -> std::io::Result<String> {
     if cmd.get_subcommands().next().is_some() {
         man.render_subcommands_section(&mut out)?;
     }
-    man.render_extra_section(&mut out)?;
+    // The `--help` epilogue under headings a man page reader looks for
+    // (clap_mangen puts it all under "EXTRA").
+    if let Some(after) = cmd.get_after_help() {
+        out.extend_from_slice(after_help_sections(&after.to_string()).as_bytes());
+    }
+    if prompts(&cmd) {
+        out.extend_from_slice(KEYS.as_bytes());
+    }
     out.extend_from_slice(ENVIRONMENT.as_bytes());
     if cmd.get_version().is_some() {
         man.render_version_section(&mut out)?;
@@ -76,7 +88,59 @@ fn render_man(mut cmd: clap::Command) -> std::io::Result<String> {
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
-const ENVIRONMENT: &str = ".SH ENVIRONMENT\n.TP\n\\fBELICIT_BROWSER\\fR\nThe command that opens URLs (as \\fB\\-\\-browser\\fR); \\fB\\-\\-browser\\fR wins over it.\n.TP\n\\fBBROWSER\\fR\nUsed after ELICIT_BROWSER: its first entry opens URLs.\n.TP\n\\fBNO_COLOR\\fR\nWhen set and not empty, no colours on the terminal.\n";
+const ENVIRONMENT: &str = ".SH ENVIRONMENT\n.TP\n\\fBELICIT_BROWSER\\fR\nThe command that opens URLs (as \\fB\\-\\-browser\\fR); \\fB\\-\\-browser\\fR wins over it.\n.TP\n\\fBBROWSER\\fR\nUsed after ELICIT_BROWSER: its first entry opens URLs.\n.TP\n\\fBNO_COLOR\\fR\nWhen set and not empty, no colours on the terminal.\n.TP\n\\fBELICIT_CLIENT_ID\\fR, \\fBELICIT_CLIENT_SECRET\\fR\nA client registered with a remote server's authorization server (as \\fB\\-\\-client\\-id\\fR and \\fB\\-\\-client\\-secret\\fR, which win over them).\n.TP\n\\fBELICIT_DATA_DIR\\fR, \\fBXDG_DATA_HOME\\fR\nWhere sign-in tokens are kept: $ELICIT_DATA_DIR/tokens, else $XDG_DATA_HOME/elicit/tokens, else ~/.local/share/elicit/tokens.\n";
+
+/// The keys at every prompt, for the pages of commands that prompt.
+const KEYS: &str = ".SH KEYS\n.TP\n\\fBEnter\\fR\nTakes the highlighted choice or the pre-filled value.\n.TP\n\\fBUp\\fR, \\fBDown\\fR (also \\fBk\\fR, \\fBj\\fR, \\fBTab\\fR, \\fBShift\\-Tab\\fR)\nMove in a list; a list of more than 10 choices filters as you type.\n.TP\n\\fBSpace\\fR, \\fBa\\fR\nTick one checklist item; tick or untick all.\n.TP\n\\fBy\\fR, \\fBn\\fR\nAnswer a yes/no.\n.TP\n\\fBLeft\\fR, \\fBRight\\fR, \\fBHome\\fR, \\fBEnd\\fR, \\fBCtrl\\-U\\fR\nEdit a text field; \\fBCtrl\\-R\\fR shows or hides a masked one; \\fBUp\\fR or \\fBShift\\-Tab\\fR on an empty one goes back one field.\n.TP\n\\fBEsc\\fR, \\fBCtrl\\-C\\fR, \\fBCtrl\\-D\\fR\nCancel the whole elicitation (\\fBq\\fR too in a list that does not filter).\n.TP\n\\fBd\\fR\nDecline, at the screen that waits while a URL is open.\n.PP\nDeclining a form is a choice at its review, which also edits any field.\n";
+
+/// Whether `cmd` can prompt a person (so its page lists the keys).
+fn prompts(cmd: &clap::Command) -> bool {
+    cmd.get_arguments().any(|a| a.get_id() == "no_input")
+}
+
+/// The `--help` epilogue as man page sections: a paragraph starting
+/// `Examples:` under EXAMPLES (kept as typed), `Exit status:` under EXIT
+/// STATUS, anything else under NOTES.
+fn after_help_sections(text: &str) -> String {
+    let mut examples = Vec::new();
+    let mut exit = Vec::new();
+    let mut notes = Vec::new();
+    for para in text
+        .split("\n\n")
+        .map(str::trim_end)
+        .filter(|p| !p.trim().is_empty())
+    {
+        if let Some(rest) = para.strip_prefix("Examples:") {
+            examples.extend(
+                rest.lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .map(roff_escape),
+            );
+        } else if let Some(rest) = para.strip_prefix("Exit status:") {
+            exit.push(roff_escape(
+                &rest.split_whitespace().collect::<Vec<_>>().join(" "),
+            ));
+        } else {
+            notes.push(roff_escape(
+                &para.split_whitespace().collect::<Vec<_>>().join(" "),
+            ));
+        }
+    }
+    let mut out = String::new();
+    if !examples.is_empty() {
+        out.push_str(&format!(
+            ".SH EXAMPLES\n.nf\n{}\n.fi\n",
+            examples.join("\n")
+        ));
+    }
+    if !exit.is_empty() {
+        out.push_str(&format!(".SH \"EXIT STATUS\"\n{}\n", exit.join("\n.PP\n")));
+    }
+    if !notes.is_empty() {
+        out.push_str(&format!(".SH NOTES\n{}\n", notes.join("\n.PP\n")));
+    }
+    out
+}
 
 /// Escapes text for a roff line: backslashes and hyphens (so `--answer`
 /// stays two ASCII hyphens), and a leading dot or quote.
