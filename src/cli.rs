@@ -371,6 +371,72 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     Ok(parsed)
 }
 
+pub const LINT_HELP: &str = "\
+Examples:
+  # every finding, grouped by elicitation
+  elicit lint fixtures/server-everything/form.request.json
+  # a recorded stream, one elicitation per line, as SARIF for code scanning
+  elicit lint --lines --format sarif session.ndjson > elicit.sarif
+  # the rules of one revision; warnings fail the run too
+  elicit lint --protocol 2025-11-25 --deny warnings req.json
+  # what a rule checks, why, and an example
+  elicit lint --explain form-nested-property
+
+Exit status: 0 no error finding; 1 an error finding (after --allow/--deny);
+2 usage, or an input that is not an elicitation at all (not JSON, another
+method).";
+
+/// The output of `elicit lint`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LintFormat {
+    /// For a person: grouped by elicitation, with the offending JSON.
+    Human,
+    /// One JSON object per finding, one per line.
+    Json,
+    /// SARIF 2.1.0 (GitHub code scanning and other SARIF readers).
+    Sarif,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct LintArgs {
+    /// The files to check (any shape elicit reads, or a cassette); `-` or
+    /// nothing reads stdin.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// Newline-delimited JSON: each line is a document of its own.
+    #[arg(long)]
+    pub lines: bool,
+
+    /// The revision whose rules apply (default: the one the input shows,
+    /// else the newest).
+    #[arg(long, value_enum, value_name = "REVISION")]
+    pub protocol: Option<elicit::lint::Revision>,
+
+    /// How to print the findings.
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: LintFormat,
+
+    /// Do not report RULE (repeatable); `warnings` and `info` name every
+    /// rule of that severity.
+    #[arg(long, value_name = "RULE")]
+    pub allow: Vec<String>,
+
+    /// Report RULE as an error (repeatable); `--deny warnings` makes every
+    /// warning an error.
+    #[arg(long, value_name = "RULE")]
+    pub deny: Vec<String>,
+
+    /// Print what RULE checks, why, an example and its fix, and exit
+    /// (`all` lists the rules).
+    #[arg(long, value_name = "RULE")]
+    pub explain: Option<String>,
+
+    /// Print docs/lint-rules.md (generated from the rule table) and exit.
+    #[arg(long, hide = true)]
+    pub rules_markdown: bool,
+}
+
 /// A contract Request's `kind`, as `elicit result --kind` takes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum RequestKind {
@@ -405,6 +471,10 @@ pub enum Command {
     /// elicitations here.
     #[command(after_help = PROXY_HELP)]
     Proxy(Box<ProxyArgs>),
+    /// Check elicitations against the MCP spec: every finding with its rule
+    /// id, severity, JSON pointer and the spec section it comes from.
+    #[command(after_help = LINT_HELP)]
+    Lint(Box<LintArgs>),
     /// Stored sign-ins for remote servers: list them, sign out.
     #[command(
         subcommand,

@@ -24,6 +24,7 @@ pub mod contract;
 pub mod error;
 pub mod input;
 pub mod lines;
+pub mod lint;
 pub mod output;
 pub mod protocol;
 pub mod resolve;

@@ -1,0 +1,1 @@
+//! `--strict`: the lint rules on every elicitation of a live session.

@@ -1,0 +1,608 @@
+//! `elicit lint`: the rule corpus (one fixture per rule, with the exact
+//! findings expected, and its fix, which must be clean), the real requests of
+//! server-everything and the Python SDKs, the output formats (SARIF checked
+//! against the official 2.1.0 schema), severities and exit statuses, and the
+//! generated rule docs.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use elicit::lint::{self, docs, lint_text, Scope, RULES};
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture_path(rel: &str) -> String {
+    root().join("fixtures").join(rel).display().to_string()
+}
+
+fn read(rel: &str) -> String {
+    let p = root().join("fixtures").join(rel);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn elicit(args: &[&str]) -> Output {
+    Command::cargo_bin("elicit")
+        .unwrap()
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// `severity rule pointer` for each finding of `--format json` output.
+fn summary_of_json(out: &str) -> Vec<String> {
+    out.lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+            format!(
+                "{} {} {}",
+                v["severity"].as_str().unwrap(),
+                v["rule"].as_str().unwrap(),
+                match v["pointer"].as_str().unwrap() {
+                    "" => "/",
+                    p => p,
+                }
+            )
+        })
+        .collect()
+}
+
+fn summary(findings: &[lint::Finding]) -> Vec<String> {
+    findings
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {} {}",
+                f.severity.as_str(),
+                f.rule.id,
+                if f.pointer.is_empty() {
+                    "/"
+                } else {
+                    &f.pointer
+                }
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_document_rule_has_a_fixture_with_its_exact_findings_and_a_clean_fix() {
+    let mut checked = 0;
+    for rule in RULES.iter().filter(|r| r.scope == Scope::Document) {
+        let dir = format!("lint/rules/{}", rule.id);
+        let example = read(&format!("{dir}.json"));
+        assert_eq!(
+            example, rule.example,
+            "{}: the table shows the fixture",
+            rule.id
+        );
+        let protocol = docs::example_protocol(rule);
+        let lint = lint_text(&example, protocol).unwrap_or_else(|e| panic!("{}: {e}", rule.id));
+        let got = summary(&lint.findings);
+        let want: Vec<String> = read(&format!("{dir}.expected"))
+            .lines()
+            .map(str::to_string)
+            .collect();
+        assert_eq!(got, want, "{}: findings of its example", rule.id);
+        assert!(
+            lint.findings.iter().any(|f| f.rule.id == rule.id),
+            "{}: the example triggers the rule",
+            rule.id
+        );
+        let fix = read(&format!("{dir}.fix.json"));
+        assert_eq!(fix, rule.fix);
+        let fixed = lint_text(&fix, protocol).unwrap();
+        assert!(
+            fixed.findings.is_empty(),
+            "{}: the fix is clean, got {:?}",
+            rule.id,
+            summary(&fixed.findings)
+        );
+        checked += 1;
+    }
+    assert!(checked >= 40, "only {checked} rules checked");
+    // Every fixture belongs to a rule (a renamed rule leaves none behind).
+    for entry in std::fs::read_dir(root().join("fixtures/lint/rules")).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        let id = name.split('.').next().unwrap();
+        assert!(lint::rule(id).is_some(), "fixture {name} has no rule");
+    }
+}
+
+#[test]
+fn rule_ids_are_unique_kebab_case_and_the_issue_names_are_all_there() {
+    let mut seen = std::collections::HashSet::new();
+    for r in RULES {
+        assert!(seen.insert(r.id), "duplicate rule id {}", r.id);
+        assert!(
+            r.id.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+            "{} is not kebab-case",
+            r.id
+        );
+    }
+    for id in [
+        "form-nested-property",
+        "format-unknown",
+        "enum-names-deprecated",
+        "default-not-in-enum",
+        "bounds-inverted",
+        "required-not-a-property",
+        "url-missing-elicitation-id",
+        "url-not-https",
+        "url-scheme-forbidden",
+        "form-requests-secret",
+        "message-empty",
+        "request-state-too-large",
+    ] {
+        assert!(seen.contains(id), "missing rule {id}");
+    }
+    assert_eq!(
+        lint::rule("form-requests-secret").unwrap().severity,
+        lint::Severity::Warning,
+        "a heuristic is never an error"
+    );
+}
+
+#[test]
+fn a_clean_request_has_no_findings() {
+    let o = elicit(&["lint", "fixtures/lint/clean.json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains("no findings"), "{}", stdout(&o));
+    let o = elicit(&["lint", "--format", "json", "fixtures/lint/clean.json"]);
+    assert_eq!(stdout(&o), "");
+}
+
+#[test]
+fn server_everything_has_only_its_legacy_enum_names() {
+    let o = elicit(&[
+        "lint",
+        "--format",
+        "json",
+        "fixtures/server-everything/form.request.json",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        summary_of_json(&stdout(&o)),
+        ["warning enum-names-deprecated /params/requestedSchema/properties/legacyTitledEnum/enumNames"]
+    );
+    // Its URL request is clean: https, with an elicitationId.
+    let o = elicit(&[
+        "lint",
+        "--format",
+        "json",
+        "fixtures/server-everything/url.request.json",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout(&o), "");
+}
+
+#[test]
+fn the_python_sdks_requests_are_clean_but_for_their_schema_title() {
+    // The Python SDKs (PyPI mcp, and fastmcp on top of it) add a top-level
+    // "title" to the form schema: harmless, not in the spec: info.
+    for file in [
+        "python-mcp/form.request.json",
+        "python-mcp/confirm.request.json",
+    ] {
+        let o = elicit(&["lint", "--format", "json", &fixture_path(file)]);
+        assert_eq!(o.status.code(), Some(0), "{file}");
+        assert_eq!(
+            summary_of_json(&stdout(&o)),
+            ["info schema-keyword-unknown /params/requestedSchema/title"],
+            "{file}"
+        );
+    }
+    for file in [
+        "python-mcp/url.request.json",
+        "python-mcp/url.error-32042.response.json",
+        "python-mcp/input-required.response.json",
+        "python-mcp/input-required.url.response.json",
+    ] {
+        let o = elicit(&["lint", "--format", "json", &fixture_path(file)]);
+        assert_eq!(o.status.code(), Some(0), "{file}");
+        assert_eq!(stdout(&o), "", "{file}");
+    }
+    // A response that carries no elicitation is not lint's input.
+    let o = elicit(&["lint", &fixture_path("python-mcp/discover.response.json")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stdout(&o), "");
+}
+
+#[test]
+fn nested_object_password_and_inverted_bound_are_exactly_three_findings() {
+    let o = elicit(&[
+        "lint",
+        "--format",
+        "json",
+        "fixtures/lint/nested-password-inverted.json",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let lines: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let got: Vec<(String, String, u64, u64, String, String)> = lines
+        .iter()
+        .map(|v| {
+            (
+                v["rule"].as_str().unwrap().to_string(),
+                v["pointer"].as_str().unwrap().to_string(),
+                v["line"].as_u64().unwrap(),
+                v["column"].as_u64().unwrap(),
+                v["revision"].as_str().unwrap().to_string(),
+                v["section"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let p = "/params/requestedSchema/properties";
+    let row = |rule: &str, ptr: String, line, col, section: &str| {
+        (
+            rule.to_string(),
+            ptr,
+            line,
+            col,
+            "2025-11-25".to_string(),
+            format!("client/elicitation § {section}"),
+        )
+    };
+    assert_eq!(
+        got,
+        [
+            row(
+                "form-nested-property",
+                format!("{p}/address"),
+                10,
+                20,
+                "Requested Schema"
+            ),
+            row(
+                "form-requests-secret",
+                format!("{p}/password"),
+                14,
+                21,
+                "User Interaction Model"
+            ),
+            row(
+                "bounds-inverted",
+                format!("{p}/age/minimum"),
+                15,
+                47,
+                "Requested Schema"
+            ),
+        ]
+    );
+    assert_eq!(lines[0]["severity"], "error");
+    assert_eq!(lines[1]["severity"], "warning");
+    assert_eq!(lines[2]["severity"], "error");
+    // The human report groups them, quotes the fragment and cites the spec.
+    let o = elicit(&["lint", "fixtures/lint/nested-password-inverted.json"]);
+    let text = stdout(&o);
+    assert!(text.contains("error[form-nested-property] /params/requestedSchema/properties/address (line 10, column 20)"), "{text}");
+    assert!(
+        text.contains("| {\"type\":\"object\",\"properties\":{\"street\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("= MCP 2025-11-25, client/elicitation § Requested Schema"),
+        "{text}"
+    );
+    assert!(text.contains("2 errors, 1 warning, 0 infos"), "{text}");
+}
+
+#[test]
+fn a_description_that_mentions_a_pin_is_not_a_secret_field() {
+    // server-everything's "integer" field says "do not give us your ... pin".
+    let text = read("server-everything/form.request.json");
+    assert!(text.contains("pin"));
+    let lint = lint_text(&text, None).unwrap();
+    assert!(!lint
+        .findings
+        .iter()
+        .any(|f| f.rule.id == "form-requests-secret"));
+    let pin = r#"{"message":"Unlock","requestedSchema":{"type":"object","properties":{"pin":{"type":"integer"}}}}"#;
+    let lint = lint_text(pin, None).unwrap();
+    assert_eq!(
+        summary(&lint.findings),
+        ["warning form-requests-secret /requestedSchema/properties/pin"]
+    );
+}
+
+#[test]
+fn the_protocol_decides_which_rules_apply() {
+    let url = r#"{"mode":"url","message":"Connect","url":"https://example.com/c"}"#;
+    // Bare params show no revision: the newest, where URL mode has no id.
+    assert!(lint_text(url, None).unwrap().findings.is_empty());
+    let old = lint_text(url, Some(lint::Revision::V2025_11_25)).unwrap();
+    assert_eq!(
+        summary(&old.findings),
+        ["error url-missing-elicitation-id /"]
+    );
+    let oldest = lint_text(url, Some(lint::Revision::V2025_06_18)).unwrap();
+    assert_eq!(
+        summary(&oldest.findings),
+        ["error mode-not-in-revision /mode"]
+    );
+    // Through the binary, the revision and its source are shown.
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), url).unwrap();
+    let path = file.path().to_str().unwrap();
+    let o = elicit(&["lint", "--protocol", "2025-11-25", path]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).contains("MCP 2025-11-25 (--protocol)"),
+        "{}",
+        stdout(&o)
+    );
+    let o = elicit(&["lint", path]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        stdout(&o).contains("MCP 2026-07-28 (the newest"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn allow_and_deny_adjust_severities_and_the_exit_status() {
+    let f = "fixtures/server-everything/form.request.json";
+    let o = elicit(&["lint", "--deny", "warnings", "--format", "json", f]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        summary_of_json(&stdout(&o)),
+        ["error enum-names-deprecated /params/requestedSchema/properties/legacyTitledEnum/enumNames"]
+    );
+    let o = elicit(&[
+        "lint",
+        "--deny",
+        "enum-names-deprecated",
+        "--format",
+        "json",
+        f,
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let o = elicit(&[
+        "lint",
+        "--allow",
+        "enum-names-deprecated",
+        "--format",
+        "json",
+        f,
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout(&o), "");
+    let o = elicit(&["lint", "--allow", "warnings", "--format", "json", f]);
+    assert_eq!(stdout(&o), "");
+    // An error can be allowed away, too.
+    let n = "fixtures/lint/nested-password-inverted.json";
+    let o = elicit(&[
+        "lint",
+        "--allow",
+        "form-nested-property",
+        "--allow",
+        "bounds-inverted",
+        n,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    // A typo is a usage error that names the nearest rule.
+    let o = elicit(&["lint", "--allow", "enum-name-deprecated", f]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("did you mean enum-names-deprecated?"), "{err}");
+    assert_eq!(stdout(&o), "");
+}
+
+#[test]
+fn explain_prints_one_rule_and_rejects_unknown_ones() {
+    let o = elicit(&["lint", "--explain", "bounds-inverted"]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    assert!(
+        text.starts_with("bounds-inverted (error; revisions: all)"),
+        "{text}"
+    );
+    assert!(text.contains("Why: "), "{text}");
+    assert!(
+        text.contains("-> error[bounds-inverted] /requestedSchema/properties/seats/minimum"),
+        "{text}"
+    );
+    assert!(text.contains("Fix:"), "{text}");
+    let o = elicit(&["lint", "--explain", "all"]);
+    assert_eq!(stdout(&o).lines().count(), RULES.len());
+    let o = elicit(&["lint", "--explain", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn lines_are_documents_of_their_own_and_an_unreadable_one_is_exit_2() {
+    let o = elicit(&[
+        "lint",
+        "--lines",
+        "--format",
+        "json",
+        "fixtures/lint/stream.ndjson",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let lines: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let got: Vec<(String, u64, u64)> = lines
+        .iter()
+        .map(|v| {
+            (
+                v["rule"].as_str().unwrap().into(),
+                v["line"].as_u64().unwrap(),
+                v["column"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("format-unknown".into(), 3, 104),
+            ("url-not-https".into(), 5, 36)
+        ]
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("stream.ndjson:4: invalid JSON at line 1, column 2"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_cassette_is_read_by_its_elicitations_key() {
+    let o = elicit(&["lint", "--format", "json", "fixtures/lint/cassette.json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["rule"], "default-not-in-enum");
+    assert_eq!(
+        v["pointer"],
+        "/elicitations/0/request/params/requestedSchema/properties/size/default"
+    );
+    assert_eq!(v["elicitation"], "elicitations[0]");
+    assert_eq!(
+        (v["line"].as_u64(), v["column"].as_u64()),
+        (Some(2), Some(223))
+    );
+    assert_eq!(v["revision"], "2025-11-25");
+}
+
+#[test]
+fn input_that_is_no_elicitation_is_exit_2_with_nothing_on_stdout() {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), "{\"message\": ").unwrap();
+    let o = elicit(&["lint", file.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stdout(&o), "");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("invalid JSON at line 1"));
+    let o = elicit(&["lint", "/no/such/file.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot open /no/such/file.json"));
+    // Params elicit cannot read are the server's mistake: a finding.
+    let o = Command::cargo_bin("elicit")
+        .unwrap()
+        .args(["lint", "--format", "json"])
+        .write_stdin(r#"{"mode":"url","message":"no url"}"#)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(summary_of_json(&stdout(&o)), ["error params-invalid /"]);
+    // From stdin there is no file position.
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert!(v.get("line").is_none());
+}
+
+fn sarif_validator() -> jsonschema::Validator {
+    let schema: Value = serde_json::from_str(&read("lint/sarif-schema-2.1.0.json")).unwrap();
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft4)
+        .build(&schema)
+        .expect("the SARIF schema compiles")
+}
+
+#[test]
+fn sarif_output_is_valid_sarif_2_1_0_with_lines_and_columns() {
+    let validator = sarif_validator();
+    // The validator is not vacuous: a log without its version is refused.
+    assert!(!validator.is_valid(&serde_json::json!({"runs": []})));
+    assert!(
+        !validator.is_valid(&serde_json::json!({"version": "2.1.0", "runs": [{"results": []}]}))
+    );
+    let o = elicit(&[
+        "lint",
+        "--format",
+        "sarif",
+        "fixtures/lint/nested-password-inverted.json",
+        "fixtures/lint/clean.json",
+        "fixtures/server-everything/form.request.json",
+        "fixtures/lint/cassette.json",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let log: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&log).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let run = &log["runs"][0];
+    assert_eq!(
+        run["tool"]["driver"]["rules"].as_array().unwrap().len(),
+        RULES.len()
+    );
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), 5);
+    let first = &results[0];
+    assert_eq!(first["ruleId"], "form-nested-property");
+    assert_eq!(first["level"], "error");
+    let loc = &first["locations"][0]["physicalLocation"];
+    assert_eq!(
+        loc["artifactLocation"]["uri"],
+        "fixtures/lint/nested-password-inverted.json"
+    );
+    assert_eq!(loc["region"]["startLine"], 10);
+    assert_eq!(loc["region"]["startColumn"], 20);
+    assert_eq!(
+        first["locations"][0]["logicalLocations"][0]["fullyQualifiedName"],
+        "/params/requestedSchema/properties/address"
+    );
+    let index = first["ruleIndex"].as_u64().unwrap() as usize;
+    assert_eq!(
+        run["tool"]["driver"]["rules"][index]["id"],
+        "form-nested-property"
+    );
+    assert_eq!(results[1]["level"], "warning");
+    // stdin, with every rule's example: still valid, no physical location.
+    let mut all = String::new();
+    for r in RULES.iter().filter(|r| r.scope == Scope::Document) {
+        all.push_str(
+            &serde_json::from_str::<Value>(r.example)
+                .unwrap()
+                .to_string(),
+        );
+        all.push('\n');
+    }
+    let o = Command::cargo_bin("elicit")
+        .unwrap()
+        .args(["lint", "--lines", "--format", "sarif"])
+        .write_stdin(all)
+        .output()
+        .unwrap();
+    let log: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&log).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    assert!(results.len() > 30);
+    assert!(results
+        .iter()
+        .all(|r| r["locations"][0].get("physicalLocation").is_none()));
+}
+
+#[test]
+fn the_rule_docs_are_generated_from_the_table() {
+    let path = root().join("docs/lint-rules.md");
+    let generated = docs::markdown();
+    if std::env::var_os("UPDATE_LINT_DOCS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        on_disk == generated,
+        "docs/lint-rules.md is stale: run `UPDATE_LINT_DOCS=1 cargo test --test lint docs` (or `elicit lint --rules-markdown > docs/lint-rules.md`)"
+    );
+    for r in RULES {
+        assert!(generated.contains(&format!("### `{}`", r.id)), "{}", r.id);
+    }
+    // The hidden flag prints the same text.
+    let o = elicit(&["lint", "--rules-markdown"]);
+    assert_eq!(stdout(&o).trim_end(), generated.trim_end());
+    assert!(Path::new(&path).exists());
+}
