@@ -102,7 +102,8 @@ Examples:
 
 Exit status: 0 the tool result was printed; 1 the tool result has isError, or
 the server failed (exited, malformed JSON, no answer within --timeout); 2
-usage or answers that cannot be used.";
+usage or answers that cannot be used; 5 (with --strict) an error finding was
+seen, even when the tool succeeded.";
 
 #[derive(Debug, Args, Clone)]
 pub struct CallArgs {
@@ -159,7 +160,27 @@ pub struct CallArgs {
     pub pretty: bool,
 
     #[command(flatten)]
+    pub checks: StrictArgs,
+
+    #[command(flatten)]
     pub target: TargetArgs,
+}
+
+// `--modes` and `--strict`, shared by `call` and `proxy`. (Not a doc
+// comment: see `Command`.)
+#[derive(Debug, Args, Clone)]
+pub struct StrictArgs {
+    /// The elicitation modes elicit declares to the server: form, url,
+    /// form,url or none. An elicitation of another mode is refused with
+    /// -32602, as the spec requires of a client.
+    #[arg(long, value_name = "MODES", default_value = "form,url", value_parser = elicit::session::modes::ElicitModes::parse)]
+    pub modes: elicit::session::modes::ElicitModes,
+
+    /// Check every elicitation the server sends against the lint rules
+    /// (`elicit lint`) and the session rules; findings go to stderr as
+    /// they happen, with a summary at the end. Exit 5 on an error finding.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 // Which server, and how to reach it: shared by `call` and `proxy`. (Not a
@@ -201,7 +222,8 @@ Examples:
 The client talks to elicit's stdin/stdout as if it were the server. Every
 message elicit does not act on passes byte for byte, in order. Prompts are
 drawn on the terminal (/dev/tty), never on the client's pipe. The proxy exits
-with the server's exit status. SIGTERM and SIGHUP are forwarded to the server;
+with the server's exit status (with --strict: 5 when an error finding was seen
+and the server exited 0). SIGTERM and SIGHUP are forwarded to the server;
 Ctrl-C at a prompt cancels that elicitation, otherwise it goes to the server.";
 
 #[derive(Debug, Args, Clone)]
@@ -234,6 +256,9 @@ pub struct ProxyArgs {
     /// Say on stderr what the proxy does.
     #[arg(short, long)]
     pub verbose: bool,
+
+    #[command(flatten)]
+    pub checks: StrictArgs,
 
     #[command(flatten)]
     pub target: TargetArgs,

@@ -606,3 +606,147 @@ fn the_rule_docs_are_generated_from_the_table() {
     assert_eq!(stdout(&o).trim_end(), generated.trim_end());
     assert!(Path::new(&path).exists());
 }
+
+/// `elicit call ARGS -- python3 tests/servers/lint_server.py SERVER_ARGS`.
+fn call(args: &[&str], server_args: &[&str]) -> (Option<i32>, String, String) {
+    let script = root().join("tests/servers/lint_server.py");
+    let mut cmd = Command::cargo_bin("elicit").unwrap();
+    cmd.arg("call")
+        .args(["--no-input", "--timeout", "20s"])
+        .args(args)
+        .arg("--")
+        .arg("python3")
+        .arg(script)
+        .args(server_args)
+        .env("NO_COLOR", "1")
+        .timeout(std::time::Duration::from_secs(60));
+    let o = cmd.output().unwrap();
+    (
+        o.status.code(),
+        stdout(&o),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// The JSON the server's tool result carries as text.
+fn tool_echo(out: &str) -> Value {
+    let result: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+    serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn strict_call_with_modes_form_reports_a_url_elicitation_and_exits_5() {
+    let (code, out, err) = call(
+        &[
+            "--strict",
+            "--modes",
+            "form",
+            "--tool",
+            "url_anyway",
+            "-a",
+            "accept",
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(5), "{err}");
+    assert!(
+        err.contains("elicit: strict: error[session-mode-undeclared] elicitation/create (id 7) /params/mode: a url elicitation, but the client declared only form"),
+        "{err}"
+    );
+    assert!(
+        err.contains("elicit: strict: 1 error, 0 warnings, 0 infos in 1 elicitation"),
+        "{err}"
+    );
+    // The server saw only form declared, and got the -32602 the spec asks for.
+    let echo = tool_echo(&out);
+    assert_eq!(
+        echo["capabilities"],
+        serde_json::json!({"elicitation": {"form": {}}})
+    );
+    assert_eq!(echo["reply"]["error"]["code"], -32602);
+    // Without --strict the same run is the tool's success.
+    let (code, out, _) = call(
+        &["--modes", "form", "--tool", "url_anyway", "-a", "accept"],
+        &[],
+    );
+    assert_eq!(code, Some(0));
+    assert_eq!(tool_echo(&out)["reply"]["error"]["code"], -32602);
+}
+
+#[test]
+fn strict_call_reports_a_nested_form_finishes_the_flow_and_exits_5() {
+    let answers = ["-a", "name=Ada", "-a", r#"address={"street":"Main"}"#];
+    let mut args = vec!["--strict", "--tool", "nested_form"];
+    args.extend(answers);
+    let (code, out, err) = call(&args, &[]);
+    assert_eq!(code, Some(5), "{err}");
+    assert!(
+        err.contains("error[form-nested-property] elicitation/create (id 7) /params/requestedSchema/properties/address"),
+        "{err}"
+    );
+    // The form was still answered, and the tool's result printed.
+    let echo = tool_echo(&out);
+    assert_eq!(
+        echo["reply"]["result"],
+        serde_json::json!({"action": "accept", "content": {"name": "Ada", "address": {"street": "Main"}}})
+    );
+    assert_eq!(
+        echo["capabilities"],
+        serde_json::json!({"elicitation": {"form": {}, "url": {}}})
+    );
+    let mut args = vec!["--tool", "nested_form"];
+    args.extend(answers);
+    let (code, _, err) = call(&args, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("strict"), "{err}");
+}
+
+#[test]
+fn strict_call_checks_the_session_rules() {
+    // No capability declared at all.
+    let (code, out, err) = call(
+        &["--strict", "--modes", "none", "--tool", "plain_form"],
+        &[],
+    );
+    assert_eq!(code, Some(5), "{err}");
+    assert!(err.contains("error[session-no-capability]"), "{err}");
+    assert_eq!(tool_echo(&out)["capabilities"], serde_json::json!({}));
+    // An accepted URL elicitation whose completion never came (a warning).
+    let (code, _, err) = call(&["--strict", "--tool", "url_anyway", "-a", "accept"], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("warning[session-url-completion-missing] the URL elicitation \"e-1\""),
+        "{err}"
+    );
+    let (code, _, err) = call(
+        &["--strict", "--tool", "url_completed", "-a", "accept"],
+        &[],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("strict: 0 errors, 0 warnings, 0 infos in 1 elicitation"),
+        "{err}"
+    );
+    // Two elicitations at once.
+    let (code, _, err) = call(&["--strict", "--tool", "two_at_once", "-a", "name=x"], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("warning[session-concurrent-elicitations] elicitation/create (id 101)"),
+        "{err}"
+    );
+    // An input_required loop whose question changes every round (2026-07-28).
+    let (code, _, err) = call(
+        &["--strict", "--tool", "changing", "-a", "accept"],
+        &["--stateless"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        err.matches("warning[session-question-changed]").count(),
+        2,
+        "{err}"
+    );
+    assert!(
+        err.contains("(MCP 2026-07-28, basic/patterns/mrtr § InputRequiredResult)"),
+        "{err}"
+    );
+}

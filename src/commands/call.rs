@@ -5,6 +5,8 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use elicit::error::ElicitError;
+use elicit::lint::session::{Strict, EXIT_STRICT};
+use elicit::lint::{Levels, Revision};
 use elicit::session::call::{
     ask_arguments, call_tool, input_schema, missing_required, needs_back_channel,
     readable_tool_result, result_text, tool_arguments, tool_choices, unknown_tool,
@@ -55,19 +57,58 @@ pub(super) fn sign_in_hook(
 }
 
 pub fn run(args: &CallArgs) -> i32 {
-    let outcome = call(args);
+    let strict = strict_checker(&args.checks, args.protocol);
+    let outcome = call(args, strict.as_ref());
     // A SIGTERM/SIGHUP being handled decides the exit, not what the
     // session saw of the server it ends.
     elicit::transport::process_group::defer_to_signal();
-    match outcome {
+    let code = match outcome {
         Ok(code) => code,
         Err(e) => report_chain(&e),
+    };
+    strict_exit(strict.as_ref(), code)
+}
+
+/// The `--strict` checker, when asked for: findings on stderr as they come.
+pub(super) fn strict_checker(
+    checks: &crate::cli::StrictArgs,
+    protocol: ProtocolChoice,
+) -> Option<Strict> {
+    checks.strict.then(|| {
+        let revision = match protocol {
+            ProtocolChoice::V2025_06_18 => Revision::V2025_06_18,
+            ProtocolChoice::V2025_11_25 => Revision::V2025_11_25,
+            ProtocolChoice::V2026_07_28 | ProtocolChoice::Auto => Revision::V2026_07_28,
+        };
+        Strict::new(Levels::default(), checks.modes, revision, true)
+    })
+}
+
+/// The exit status once `--strict` has had its say: the summary is
+/// printed, and an error finding makes it 5 (a usage error stays 2).
+pub(super) fn strict_exit(strict: Option<&Strict>, code: i32) -> i32 {
+    let Some(strict) = strict else {
+        return code;
+    };
+    strict.finish();
+    if strict.has_errors() && code != 2 {
+        EXIT_STRICT
+    } else {
+        code
+    }
+}
+
+/// The revision a connected session speaks.
+fn session_revision(generation: &Generation) -> Revision {
+    match generation {
+        Generation::Stateless => Revision::V2026_07_28,
+        Generation::Handshake(v) => Revision::from_version(v).unwrap_or(Revision::V2025_11_25),
     }
 }
 
 /// `elicit call`: start the server, connect, pick the tool and its
 /// arguments, call it, print the result.
-fn call(args: &CallArgs) -> anyhow::Result<i32> {
+fn call(args: &CallArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
     use anyhow::Context;
     let scripted = load_answers(&args.answers)?;
     let mut person = person(&args.answers, args.prompt_timeout);
@@ -103,6 +144,8 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
         Person::Nobody(_) => false,
     };
     let mut handler = ElicitHandler::new(&scripted, person.resolver());
+    handler.modes = args.checks.modes;
+    handler.strict = strict.cloned();
     let mut client = McpClient::connect(
         server,
         args.protocol,
@@ -122,6 +165,9 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
             ),
             client.generation.describe()
         );
+    }
+    if let Some(strict) = strict {
+        strict.set_revision(session_revision(&client.generation));
     }
     let tools = client
         .list_tools(&mut handler)
@@ -161,6 +207,8 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
     let mut handler = ElicitHandler::new(&scripted, person.resolver());
     handler.server_name = client.server_name();
     handler.seen_fields = seen_early;
+    handler.modes = args.checks.modes;
+    handler.strict = strict.cloned();
     let mut arguments = tool_arguments(schema, args.args_json.as_deref(), &args.arg)?;
     if let Some(schema) = schema {
         let nothing_given = args.tool.is_none() && args.args_json.is_none() && args.arg.is_empty();
@@ -226,6 +274,9 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
             &mut handler,
         )
         .context("connecting again with the initialize handshake")?;
+        if let Some(strict) = strict {
+            strict.set_revision(session_revision(&client.generation));
+        }
         outcome = call_tool(&mut client, &mut handler, &tool, &arguments);
     } else if back_channel && client.generation == Generation::Stateless {
         eprintln!(

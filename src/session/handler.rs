@@ -7,7 +7,9 @@ use std::collections::HashSet;
 
 use serde_json::{json, Map, Value};
 
+use super::modes::ElicitModes;
 use crate::error::{rpc_code, ElicitError};
+use crate::lint::session::Strict;
 use crate::protocol::{ElicitResult, ElicitationParams, ELICITATION_METHOD};
 use crate::resolve::{self, Elicitation, Resolver, SchemaCache};
 use crate::ScriptedAnswers;
@@ -35,6 +37,11 @@ pub struct ElicitHandler<'a> {
     /// is for whichever form has its field (a tool may ask `a`, then `b`),
     /// and one that no form had is reported by [`Self::unused_answers`].
     pub seen_fields: HashSet<String>,
+    /// The modes elicit declares (`--modes`): an elicitation of another
+    /// mode is refused with -32602, as the spec requires of a client.
+    pub modes: ElicitModes,
+    /// `--strict`: every server message is checked as it comes.
+    pub strict: Option<Strict>,
 }
 
 impl<'a> ElicitHandler<'a> {
@@ -46,6 +53,17 @@ impl<'a> ElicitHandler<'a> {
             server_name: None,
             answered: Vec::new(),
             seen_fields: HashSet::new(),
+            modes: ElicitModes::default(),
+            strict: None,
+        }
+    }
+
+    /// Shows a message from the server to `--strict` (when on); `request`
+    /// names the client request a reply answers (the same across its
+    /// input_required retries).
+    pub fn observe(&self, msg: &Value, request: Option<&str>) {
+        if let Some(strict) = &self.strict {
+            strict.observe(msg, request);
         }
     }
 
@@ -82,6 +100,22 @@ impl<'a> ElicitHandler<'a> {
         params: ElicitationParams,
         position: Option<(usize, usize)>,
     ) -> Result<ElicitResult, HandlerError> {
+        let mode = params.mode();
+        if !self.modes.declares(Some(mode.as_str())) {
+            return Err(HandlerError::Rpc {
+                code: rpc_code::INVALID_PARAMS,
+                message: if self.modes.any() {
+                    format!(
+                        "elicitation mode {:?} not supported by this client (it declared {})",
+                        mode.as_str(),
+                        self.modes.describe()
+                    )
+                } else {
+                    "this client declared no elicitation capability".into()
+                },
+            });
+        }
+        let asked = params.clone();
         let mut e = Elicitation::prepare(params, &mut self.cache).map_err(rpc_or_fatal)?;
         e.server = self.server_name.clone();
         e.position = position;
@@ -96,6 +130,9 @@ impl<'a> ElicitHandler<'a> {
         // form of the session; see `unused_answers`.
         let result =
             resolve::resolve(&e, self.scripted, false, self.person).map_err(HandlerError::Fatal)?;
+        if let Some(strict) = &self.strict {
+            strict.answered(&asked, &result);
+        }
         self.answered.push(result.clone());
         Ok(result)
     }

@@ -7,5 +7,6 @@
 pub mod call;
 pub mod client;
 pub mod handler;
+pub mod modes;
 pub mod proxy;
 pub mod remote_proxy;
