@@ -750,3 +750,106 @@ fn strict_call_checks_the_session_rules() {
         "{err}"
     );
 }
+
+/// `elicit proxy ARGS -- python3 tests/servers/lint_server.py` driven by a
+/// client that initializes (declaring `client_caps`) and calls `tool`; the
+/// client hangs up once the call's reply is in. Returns the exit status,
+/// the reply and stderr.
+fn proxy(args: &[&str], client_caps: Value, tool: &str) -> (Option<i32>, Value, String) {
+    use std::io::{BufRead, BufReader, Write};
+    let script = root().join("tests/servers/lint_server.py");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("elicit"))
+        .arg("proxy")
+        .args(["--no-input"])
+        .args(args)
+        .arg("--")
+        .arg("python3")
+        .arg(script)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for msg in [
+        serde_json::json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":client_caps,"clientInfo":{"name":"t","version":"1"}}}),
+        serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+        serde_json::json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":tool,"arguments":{}}}),
+    ] {
+        writeln!(stdin, "{msg}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let out = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == 2 {
+                let _ = tx.send(v);
+                return;
+            }
+        }
+    });
+    let reply = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the proxied call is answered");
+    drop(stdin);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the proxy did not exit"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    (status.code(), reply, err)
+}
+
+#[test]
+fn strict_proxy_reports_like_call_and_exits_5_after_a_clean_server_exit() {
+    let (code, reply, err) = proxy(
+        &["--strict", "--modes", "form", "-a", "accept"],
+        serde_json::json!({}),
+        "url_anyway",
+    );
+    assert_eq!(code, Some(5), "{err}");
+    assert!(
+        err.contains("error[session-mode-undeclared] elicitation/create (id 7) /params/mode"),
+        "{err}"
+    );
+    let echo = tool_echo(&reply["result"].to_string());
+    // elicit declared form only on the client's behalf, and refused the URL.
+    assert_eq!(
+        echo["capabilities"],
+        serde_json::json!({"elicitation": {"form": {}}})
+    );
+    assert_eq!(echo["reply"]["error"]["code"], -32602);
+    let (code, reply, err) = proxy(
+        &[
+            "--strict",
+            "-a",
+            "name=Ada",
+            "-a",
+            r#"address={"street":"Main"}"#,
+        ],
+        serde_json::json!({}),
+        "nested_form",
+    );
+    assert_eq!(code, Some(5), "{err}");
+    assert!(err.contains("error[form-nested-property]"), "{err}");
+    let echo = tool_echo(&reply["result"].to_string());
+    assert_eq!(echo["reply"]["result"]["action"], "accept");
+    // Without --strict the proxy exits with the server's status.
+    let (code, _, _) = proxy(
+        &["-a", "name=Ada", "-a", r#"address={"street":"Main"}"#],
+        serde_json::json!({}),
+        "nested_form",
+    );
+    assert_eq!(code, Some(0));
+}

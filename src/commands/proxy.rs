@@ -9,6 +9,11 @@ use crate::cli::ProxyArgs;
 
 /// `elicit proxy`: relay between the client on stdin/stdout and the server.
 pub fn run(args: &ProxyArgs) -> i32 {
+    // The proxy's revision is learnt from the session; until then 2025-11-25.
+    let strict = super::call::strict_checker(
+        &args.checks,
+        elicit::session::client::ProtocolChoice::V2025_11_25,
+    );
     let go = || -> anyhow::Result<i32> {
         use anyhow::Context;
         let target = ServerTarget::from_args(args.target.url.as_deref(), &args.target.command)?;
@@ -22,6 +27,15 @@ pub fn run(args: &ProxyArgs) -> i32 {
         let log = args.log.as_deref().map(MessageLog::create).transpose()?;
         let command = match target {
             ServerTarget::Command(command) => command,
+            ServerTarget::Url(_)
+                if args.checks.strict
+                    || args.checks.modes != elicit::session::modes::ElicitModes::default() =>
+            {
+                return Err(elicit::error::ElicitError::Usage(
+                    "--strict and --modes work with a stdio server (a command after --); a remote server's proxy does not take them yet".into(),
+                )
+                .into());
+            }
             ServerTarget::Url(ref address) => {
                 let url = target.clone();
                 let headers = parse_headers(&args.target.headers)?;
@@ -70,6 +84,8 @@ pub fn run(args: &ProxyArgs) -> i32 {
                 shutdown_grace: args.shutdown_grace,
                 forward_sigint,
                 client_fds: Some((0, 1)),
+                modes: args.checks.modes,
+                strict: strict.clone(),
             },
             scripted,
             person,
@@ -79,7 +95,18 @@ pub fn run(args: &ProxyArgs) -> i32 {
         .context("running the proxy")
     };
     match go() {
-        Ok(code) => code,
+        Ok(code) => match &strict {
+            // The server's own status stands unless it is a success.
+            Some(strict) => {
+                strict.finish();
+                if code == 0 && strict.has_errors() {
+                    elicit::lint::session::EXIT_STRICT
+                } else {
+                    code
+                }
+            }
+            None => code,
+        },
         Err(e) => report_chain(&e),
     }
 }

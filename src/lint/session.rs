@@ -63,6 +63,12 @@ impl Strict {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The modes the server was told, when they change (a proxy adds
+    /// elicit's to the client's own).
+    pub fn set_modes(&self, modes: ElicitModes) {
+        self.state().modes = modes;
+    }
+
     /// The revision the session speaks, once it is known.
     pub fn set_revision(&self, revision: Revision) {
         self.state().revision = revision;

@@ -33,7 +33,10 @@ use serde_json::{json, Map, Value};
 
 use super::call::MAX_INPUT_ROUNDS;
 use super::handler::{ElicitHandler, HandlerError};
+use super::modes::ElicitModes;
 use crate::error::{rpc_code, ElicitError};
+use crate::lint::session::Strict;
+use crate::lint::Revision;
 use crate::protocol::ELICITATION_METHOD;
 use crate::resolve::Resolver;
 use crate::transport::process_group::ProcessGroup;
@@ -59,6 +62,10 @@ pub struct ProxyOptions {
     /// when the relay may move pass-through bytes between them and the
     /// server with splice(2) (see [`splice`]); None: plain reads and writes.
     pub client_fds: Option<(RawFd, RawFd)>,
+    /// The modes elicit declares on the client's behalf (`--modes`).
+    pub modes: ElicitModes,
+    /// `--strict`: every elicitation the server sends is checked.
+    pub strict: Option<Strict>,
 }
 
 /// Which elicitation modes the client declared itself.
@@ -180,6 +187,8 @@ struct Shared {
     verbose: bool,
     /// Scripted field answers no form has had so far (warned about at the end).
     unused_answers: Mutex<Vec<String>>,
+    modes: ElicitModes,
+    strict: Option<Strict>,
 }
 
 pub mod classify;
@@ -194,7 +203,22 @@ pub(crate) use classify::{CAPS_META, RETRYABLE, RETRY_PREFIX, VERSION_META};
 impl Shared {
     fn handles(&self, mode: Option<&str>) -> bool {
         let declared = self.state.lock().expect("state lock").client_modes;
+        if !self.modes.declares(mode) {
+            // Not declared by elicit (`--modes`): the client's own to
+            // answer when it declared it, else elicit refuses it (-32602).
+            let client = match mode {
+                Some("url") => declared.url,
+                _ => declared.form,
+            };
+            return !client;
+        }
         declared.left_to_elicit(self.passthrough_declared, mode)
+    }
+
+    fn observe(&self, msg: &Value, request: Option<&str>) {
+        if let Some(strict) = &self.strict {
+            strict.observe(msg, request);
+        }
     }
 
     fn note(&self, text: &str) {
@@ -291,6 +315,8 @@ pub fn run_proxy(
         passthrough_declared: options.passthrough_declared,
         verbose: options.verbose,
         unused_answers: Mutex::new(scripted.field_names().map(str::to_string).collect()),
+        modes: options.modes,
+        strict: options.strict.clone(),
     });
     let server_done = Arc::new(AtomicBool::new(false));
     forward_signals(group.clone(), options.forward_sigint);
@@ -320,6 +346,8 @@ pub fn run_proxy(
         let shared = shared.clone();
         std::thread::spawn(move || {
             let mut handler = ElicitHandler::new(&scripted, person.as_mut());
+            handler.modes = shared.modes;
+            handler.strict = shared.strict.clone();
             for job in job_rx {
                 let owned = interrupt::Owned::take();
                 resolve_job(&shared, &mut handler, job);
@@ -642,6 +670,9 @@ fn rewrite_client_message(shared: &Shared, line: &[u8]) -> Option<Value> {
         .and_then(|m| m.get(VERSION_META).or_else(|| m.get(CAPS_META)))
         .is_some();
     if is_2026 {
+        if let Some(strict) = &shared.strict {
+            strict.set_revision(Revision::V2026_07_28);
+        }
         if let Some(meta) = msg
             .get_mut("params")
             .and_then(|p| p.get_mut("_meta"))
@@ -666,10 +697,17 @@ fn rewrite_client_message(shared: &Shared, line: &[u8]) -> Option<Value> {
 /// Adds the modes the client lacks to `capabilities.elicitation`. `{}`
 /// means form only, so it is spelled out when url is added.
 fn declare_elicitation(shared: &Shared, caps: &mut Value, target: &str) -> bool {
-    let Some((declared, changed)) = add_elicitation_modes(caps) else {
+    let Some((declared, changed)) = add_elicitation_modes_of(caps, shared.modes) else {
         return false;
     };
     shared.state.lock().expect("state lock").client_modes = declared;
+    if let Some(strict) = &shared.strict {
+        // What the server was told: the client's own modes and elicit's.
+        strict.set_modes(ElicitModes {
+            form: declared.form || shared.modes.form,
+            url: declared.url || shared.modes.url,
+        });
+    }
     if changed {
         shared.note(&notes::capability_added(target, declared));
     }
@@ -680,6 +718,12 @@ fn declare_elicitation(shared: &Shared, caps: &mut Value, target: &str) -> bool 
 /// the client declared itself and whether `caps` was changed (None when
 /// `caps` is not an object).
 pub(crate) fn add_elicitation_modes(caps: &mut Value) -> Option<(Modes, bool)> {
+    add_elicitation_modes_of(caps, ElicitModes::default())
+}
+
+/// [`add_elicitation_modes`] for the modes elicit declares (`--modes`):
+/// only those are added to what the client declared itself.
+fn add_elicitation_modes_of(caps: &mut Value, modes: ElicitModes) -> Option<(Modes, bool)> {
     let caps = caps.as_object_mut()?;
     let declared = match caps.get("elicitation") {
         Some(Value::Object(e)) if e.is_empty() => Modes {
@@ -692,15 +736,20 @@ pub(crate) fn add_elicitation_modes(caps: &mut Value) -> Option<(Modes, bool)> {
         },
         _ => Modes::default(),
     };
-    if declared.form && declared.url {
+    if (declared.form || !modes.form) && (declared.url || !modes.url) {
         return Some((declared, false));
     }
     let mut e = match caps.get("elicitation") {
         Some(Value::Object(e)) => e.clone(),
         _ => Map::new(),
     };
-    e.entry("form").or_insert_with(|| json!({}));
-    e.entry("url").or_insert_with(|| json!({}));
+    // `{}` is form only: spelled out when another mode joins it.
+    if declared.form || modes.form {
+        e.entry("form").or_insert_with(|| json!({}));
+    }
+    if modes.url {
+        e.entry("url").or_insert_with(|| json!({}));
+    }
     caps.insert("elicitation".into(), Value::Object(e));
     Some((declared, true))
 }
@@ -735,6 +784,10 @@ fn client_hung_up(shared: &Shared) {
 /// tracked client request awaits its reply (matched by id, after parsing).
 fn server_line_matters(shared: &Shared, bytes: &[u8]) -> bool {
     if classify::server_chunk_matters(bytes) {
+        return true;
+    }
+    // `--strict` waits for completion notifications.
+    if shared.strict.is_some() && memchr::memmem::find(bytes, b"elicitation/complete").is_some() {
         return true;
     }
     let st = shared.state.lock().expect("state lock");
@@ -826,18 +879,22 @@ fn take_server_message(shared: &Shared, msg: Value) -> Taken {
         return Taken::Relay;
     };
     if let Some(method) = obj.get("method").and_then(Value::as_str) {
+        shared.observe(&msg, None);
         let id = obj.get("id").filter(|i| !i.is_null());
         if method == ELICITATION_METHOD {
             if let Some(id) = id {
                 let params = obj.get("params").cloned().unwrap_or(Value::Null);
                 let mode = params.get("mode").and_then(Value::as_str);
                 if shared.handles(mode) {
-                    shared
-                        .state
-                        .lock()
-                        .expect("state lock")
-                        .pending
-                        .insert(id.to_string());
+                    let earlier = {
+                        let mut st = shared.state.lock().expect("state lock");
+                        let earlier = st.pending.len();
+                        st.pending.insert(id.to_string());
+                        earlier
+                    };
+                    if let (Some(strict), true) = (&shared.strict, earlier > 0) {
+                        strict.concurrent(&msg, earlier);
+                    }
                     return Taken::Job(Job::ServerRequest {
                         id: id.clone(),
                         params,
@@ -856,6 +913,14 @@ fn take_server_message(shared: &Shared, msg: Value) -> Taken {
         if let Some(name) = obj.get("result").and_then(notes::server_name) {
             st.server_name = Some(name);
         }
+        let version = obj
+            .get("result")
+            .and_then(|r| r.get("protocolVersion"))
+            .and_then(Value::as_str)
+            .and_then(Revision::from_version);
+        if let (Some(strict), Some(v)) = (&shared.strict, version) {
+            strict.set_revision(v);
+        }
     }
     // A reply to one of our retries: it belongs to the client's request.
     let (client_id, ours) = match st.retries.remove(&id) {
@@ -864,6 +929,7 @@ fn take_server_message(shared: &Shared, msg: Value) -> Taken {
         None => return Taken::Relay,
     };
     drop(st);
+    shared.observe(&msg, Some(&client_id));
     let result = obj.get("result");
     if let Some(result) = result.filter(|r| is_resolvable(r, |m| shared.handles(m))) {
         return Taken::Job(Job::InputRequired {
