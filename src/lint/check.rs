@@ -3,11 +3,11 @@
 use serde_json::{Map, Value};
 
 use super::{pointer, rule, Finding, Revision, Severity};
+use crate::elicitation::input::{self, Document, Shape};
+use crate::elicitation::protocol::{ElicitationParams, Mode};
+use crate::elicitation::schema::{exact_integer, FieldKind, FormField, FormSchema, StringFormat};
 use crate::error::ElicitError;
-use crate::input::{self, Document, Shape};
-use crate::protocol::{ElicitationParams, Mode};
-use crate::schema::{exact_integer, FieldKind, FormField, FormSchema, StringFormat};
-use crate::url_safety::{assess_url, UrlWarning};
+use crate::text::url_safety::{assess_url, UrlWarning};
 
 /// `requestState` longer than this many bytes is `request-state-too-large`.
 pub const MAX_REQUEST_STATE: usize = 16 * 1024;
@@ -344,7 +344,10 @@ fn check_input_required(result: &Value, at: &str, found: &mut Findings) {
         Some(other) => found.add(
             "request-state-not-string",
             format!("{at}/requestState"),
-            format!("requestState is {}, not a string", crate::json_kind(other)),
+            format!(
+                "requestState is {}, not a string",
+                crate::elicitation::json_kind(other)
+            ),
         ),
     }
 }
@@ -598,7 +601,7 @@ fn check_schema(schema: &Value, at: &str, found: &mut Findings) {
                         here,
                         format!(
                             "an entry of required is {}, not a name",
-                            crate::json_kind(other)
+                            crate::elicitation::json_kind(other)
                         ),
                     ),
                 }
@@ -609,7 +612,7 @@ fn check_schema(schema: &Value, at: &str, found: &mut Findings) {
             pointer(at, &["required"]),
             format!(
                 "required is {}, not an array of names",
-                crate::json_kind(other)
+                crate::elicitation::json_kind(other)
             ),
         ),
     }
@@ -647,7 +650,7 @@ fn check_field(field: &FormField, prop: &Value, at: &str, found: &mut Findings) 
             at.to_string(),
             format!(
                 "property {name:?} is {}, not a schema object",
-                crate::json_kind(prop)
+                crate::elicitation::json_kind(prop)
             ),
         );
         return;
@@ -779,7 +782,7 @@ fn check_field(field: &FormField, prop: &Value, at: &str, found: &mut Findings) 
         FieldKind::Text { .. } | FieldKind::Integer { .. } | FieldKind::Number { .. }
     );
     if may_hold_secret
-        && (secret_format || crate::sanitize::looks_like_secret(name, field.title.as_deref()))
+        && (secret_format || crate::text::sanitize::looks_like_secret(name, field.title.as_deref()))
     {
         found.add(
             "form-requests-secret",
@@ -1000,7 +1003,7 @@ fn check_default(field: &FormField, obj: &Map<String, Value>, at: &str, found: &
                 here,
                 format!(
                     "the default of multi-select {name:?} is {}, not a list",
-                    crate::json_kind(default)
+                    crate::elicitation::json_kind(default)
                 ),
             ),
         },

@@ -1,7 +1,7 @@
 //! From a JSON pointer to a line and column in the text it points into: a
 //! small pass over the text that follows the pointer's path, skipping every
 //! value off the path without building it. The text has been parsed already
-//! (it is valid JSON, at most [`crate::input::MAX_DEPTH`] deep), so the pass
+//! (it is valid JSON, at most [`crate::elicitation::input::MAX_DEPTH`] deep), so the pass
 //! only tracks positions; on anything unexpected it stops and gives the
 //! position of the deepest part of the path it found.
 

@@ -1,9 +1,9 @@
-//! `elicit lint` and `--strict`: a server's elicitations checked against the
+//! `elicit lint` and `--strict` ([`crate::mcp::strict`]): a server's elicitations checked against the
 //! spec revision they follow, rule by rule ([`rules::RULES`]).
 //!
 //! Every check reads the elicitation as the resolvers do: the document's
-//! shape from [`crate::input`], the params from [`crate::protocol`], the form
-//! from the one schema model ([`crate::schema::FormSchema`]). Where those
+//! shape from [`crate::elicitation::input`], the params from [`crate::elicitation::protocol`], the form
+//! from the one schema model ([`crate::elicitation::schema::FormSchema`]). Where those
 //! drop what a rule needs (an absent `message` read as `""`, `enumNames`
 //! turned into labels, a nested object read as raw JSON), the check looks at
 //! the raw JSON under the same pointer. Resolution stays lenient; lint only
@@ -16,7 +16,6 @@ pub mod docs;
 pub mod locate;
 pub mod render;
 pub mod rules;
-pub mod session;
 
 pub use check::{lint_text, DocumentLint, LintFailure};
 pub use rules::{rule, Rule, Scope, RULES};

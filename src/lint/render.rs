@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 
 use super::locate::{Locator, Position};
 use super::{DocumentLint, Finding, Severity, RULES};
-use crate::sanitize::sanitize_line;
+use crate::text::sanitize::sanitize_line;
 
 /// A finding placed in its input.
 #[derive(Debug, Clone)]
@@ -74,7 +74,7 @@ fn compact(text: &str) -> String {
         Ok(v) => v.to_string(),
         Err(_) => text.split_whitespace().collect::<Vec<_>>().join(" "),
     };
-    crate::terminal::render::truncate(&one_line, 160)
+    crate::text::truncate(&one_line, 160)
 }
 
 /// How many findings of each severity.

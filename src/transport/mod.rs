@@ -1,5 +1,5 @@
 //! The seam between a live session and the server it talks to. `call` and
-//! `proxy` (through [`crate::session::client::McpClient`]) see only
+//! `proxy` (through [`crate::mcp::client::McpClient`]) see only
 //! [`Transport`]: send one JSON-RPC message, receive the next one. Whether
 //! the server is a child process ([`stdio`]), a Streamable HTTP endpoint or
 //! a legacy HTTP+SSE endpoint stays inside the transport, with everything
@@ -141,7 +141,7 @@ pub fn connect(
             if parsed.scheme() == "http" && !is_loopback_url(&parsed) {
                 eprintln!(
                     "elicit: warning: {} is plain http to another machine: messages and headers travel unencrypted",
-                    crate::sanitize::sanitize_line(url)
+                    crate::text::sanitize::sanitize_line(url)
                 );
             }
             match options.transport {

@@ -1,0 +1,112 @@
+//! `elicit proxy`: relay between a client on stdin/stdout and the server,
+//! answering the server's elicitations on the way.
+
+use elicit::elicitation::resolve::Resolver;
+use elicit::transport::{MessageLog, ServerTarget};
+
+use super::{load_answers, parse_headers, person, report_chain, Person};
+use crate::cli::ProxyArgs;
+
+/// `elicit proxy`: relay between the client on stdin/stdout and the server.
+pub fn run(args: &ProxyArgs) -> i32 {
+    // The proxy's revision is learnt from the session; until then 2025-11-25.
+    let strict = super::call::strict_checker(
+        &args.checks,
+        elicit::mcp::client::ProtocolChoice::V2025_11_25,
+    );
+    let go = || -> anyhow::Result<i32> {
+        use anyhow::Context;
+        let target = ServerTarget::from_args(args.target.url.as_deref(), &args.target.command)?;
+        let scripted = load_answers(&args.answers)?;
+        let person = person(&args.answers, args.prompt_timeout);
+        let forward_sigint = matches!(person, Person::Nobody(_));
+        let person: Box<dyn Resolver + Send> = match person {
+            Person::Terminal(t) => Box::new(t),
+            Person::Nobody(n) => Box::new(n),
+        };
+        let log = args.log.as_deref().map(MessageLog::create).transpose()?;
+        let command = match target {
+            ServerTarget::Command(command) => command,
+            ServerTarget::Url(_)
+                if args.checks.strict
+                    || args.checks.modes != elicit::mcp::modes::ElicitModes::default() =>
+            {
+                return Err(elicit::error::ElicitError::Usage(
+                    "--strict and --modes work with a stdio server (a command after --); a remote server's proxy does not take them yet".into(),
+                )
+                .into());
+            }
+            ServerTarget::Url(ref address) => {
+                let url = target.clone();
+                let headers = parse_headers(&args.target.headers)?;
+                let auth = (!super::call::own_authorization(&headers)).then(|| {
+                    super::call::sign_in_hook(
+                        &args.target.sign_in,
+                        &args.answers,
+                        address,
+                        args.prompt_timeout,
+                        None,
+                    )
+                });
+                elicit::terminal::tty::install_interrupt_handler();
+                let server = elicit::transport::connect(
+                    &url,
+                    elicit::transport::ConnectOptions {
+                        server_log: None,
+                        log,
+                        headers,
+                        transport: args.target.transport,
+                        auth,
+                    },
+                )
+                .context("reaching the server")?;
+                return elicit::mcp::remote_proxy::run_remote_proxy(
+                    server,
+                    elicit::mcp::remote_proxy::RemoteProxyOptions {
+                        passthrough_declared: args.passthrough_declared,
+                        verbose: args.verbose,
+                    },
+                    scripted,
+                    person,
+                    Box::new(std::io::stdin()),
+                    Box::new(std::io::stdout()),
+                )
+                .context("running the proxy");
+            }
+        };
+        elicit::mcp::proxy::run_proxy(
+            elicit::mcp::proxy::ProxyOptions {
+                command,
+                server_log: args.server_log.clone(),
+                log,
+                passthrough_declared: args.passthrough_declared,
+                verbose: args.verbose,
+                shutdown_grace: args.shutdown_grace,
+                forward_sigint,
+                client_fds: Some((0, 1)),
+                modes: args.checks.modes,
+                strict: strict.clone(),
+            },
+            scripted,
+            person,
+            Box::new(std::io::stdin()),
+            Box::new(std::io::stdout()),
+        )
+        .context("running the proxy")
+    };
+    match go() {
+        Ok(code) => match &strict {
+            // The server's own status stands unless it is a success.
+            Some(strict) => {
+                strict.finish();
+                if code == 0 && strict.has_errors() {
+                    elicit::mcp::strict::EXIT_STRICT
+                } else {
+                    code
+                }
+            }
+            None => code,
+        },
+        Err(e) => report_chain(&e),
+    }
+}
