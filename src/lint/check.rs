@@ -110,17 +110,75 @@ fn lint_cassette(raw: &Value, protocol: Option<Revision>) -> Result<DocumentLint
     Ok(out)
 }
 
+/// At most this many findings of one rule are listed per elicitation (an
+/// enum of 100 000 duplicate values is one problem, not 100 000); the rest
+/// are counted in one more finding.
+pub const MAX_PER_RULE: usize = 20;
+
 /// Collects findings, keeping those whose rule applies to the revision.
 struct Findings {
     revision: Revision,
     list: Vec<Finding>,
     elicitation: Option<String>,
+    /// Findings per rule in the current elicitation.
+    counts: std::collections::HashMap<&'static str, usize>,
+    /// Findings left out, per rule, with where the first of them was.
+    left_out: Vec<(&'static super::Rule, usize, String)>,
 }
 
 impl Findings {
+    fn new(revision: Revision, elicitation: Option<String>) -> Findings {
+        Findings {
+            revision,
+            list: Vec::new(),
+            elicitation,
+            counts: Default::default(),
+            left_out: Vec::new(),
+        }
+    }
+
+    /// Starts the findings of another elicitation.
+    fn start(&mut self, label: String) {
+        self.flush();
+        self.elicitation = Some(label);
+    }
+
+    /// Adds one finding per rule that had more than [`MAX_PER_RULE`].
+    fn flush(&mut self) {
+        self.counts.clear();
+        for (rule, n, at) in std::mem::take(&mut self.left_out) {
+            self.list.push(Finding {
+                rule,
+                severity: rule.severity,
+                pointer: at,
+                message: format!(
+                    "… and {n} more {} finding{} here, not listed",
+                    rule.id,
+                    if n == 1 { "" } else { "s" }
+                ),
+                revision: self.revision,
+                elicitation: self.elicitation.clone(),
+            });
+        }
+    }
+
+    fn finish(mut self) -> Vec<Finding> {
+        self.flush();
+        self.list
+    }
+
     fn add(&mut self, id: &str, at: String, message: impl Into<String>) {
         let rule = rule(id).unwrap_or_else(|| panic!("no lint rule {id}"));
         if !rule.applies_to(self.revision) {
+            return;
+        }
+        let count = self.counts.entry(rule.id).or_insert(0);
+        *count += 1;
+        if *count > MAX_PER_RULE {
+            match self.left_out.iter_mut().find(|(r, _, _)| r.id == rule.id) {
+                Some((_, n, _)) => *n += 1,
+                None => self.left_out.push((rule, 1, at)),
+            }
             return;
         }
         self.list.push(Finding {
@@ -178,11 +236,7 @@ fn lint_value(
         Some(r) => (r, "--protocol".to_string()),
         None => detect(&doc),
     };
-    let mut found = Findings {
-        revision,
-        list: Vec::new(),
-        elicitation: None,
-    };
+    let mut found = Findings::new(revision, None);
     // Where the elicitations sit, by shape.
     let mut elicitations = Vec::new();
     let entry_base: Vec<String> = match &doc.shape {
@@ -247,7 +301,7 @@ fn lint_value(
         let Some(params_raw) = raw.pointer(rel) else {
             continue;
         };
-        found.elicitation = Some(label);
+        found.start(label);
         if url_required && entry.params.mode() != Mode::Url {
             found.add(
                 "url-required-entry-not-url",
@@ -260,7 +314,7 @@ fn lint_value(
     Ok(DocumentLint {
         revision,
         revision_from,
-        findings: found.list,
+        findings: found.finish(),
         elicitations,
     })
 }
@@ -285,11 +339,7 @@ fn unreadable_params(
         None => base.to_string(),
     };
     let revision = protocol.unwrap_or(Revision::NEWEST);
-    let mut found = Findings {
-        revision,
-        list: Vec::new(),
-        elicitation: Some("the elicitation".into()),
-    };
+    let mut found = Findings::new(revision, Some("the elicitation".into()));
     found.add("params-invalid", at, error.to_string());
     Ok(DocumentLint {
         revision,
@@ -297,7 +347,7 @@ fn unreadable_params(
             Some(_) => "--protocol".into(),
             None => "the newest; the params could not be read".into(),
         },
-        findings: found.list,
+        findings: found.finish(),
         elicitations: vec!["the elicitation".into()],
     })
 }

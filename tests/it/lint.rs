@@ -853,3 +853,47 @@ fn strict_proxy_reports_like_call_and_exits_5_after_a_clean_server_exit() {
     );
     assert_eq!(code, Some(0));
 }
+
+#[test]
+fn findings_are_bounded_per_rule_and_server_text_is_sanitised() {
+    let doc = serde_json::json!({
+        "message": "x",
+        "requestedSchema": {"type": "object",
+            "properties": {"p": {"type": "string", "enum": vec!["a"; 10_000]}},
+            "required": (0..50).map(|i| format!("n{i}")).collect::<Vec<_>>()},
+    });
+    let lint = lint_text(&doc.to_string(), None).unwrap();
+    let count = |id: &str| lint.findings.iter().filter(|f| f.rule.id == id).count();
+    assert_eq!(count("enum-duplicate-value"), lint::check::MAX_PER_RULE + 1);
+    assert_eq!(
+        count("required-not-a-property"),
+        lint::check::MAX_PER_RULE + 1
+    );
+    let last = lint
+        .findings
+        .iter()
+        .rev()
+        .find(|f| f.rule.id == "enum-duplicate-value")
+        .unwrap();
+    assert!(
+        last.message
+            .contains("and 9979 more enum-duplicate-value findings"),
+        "{}",
+        last.message
+    );
+    // A property name with an escape sequence reaches the report harmless.
+    let hostile = r#"{"message":"\u001b]8;;https://evil\u0007hi","requestedSchema":{"type":"object","properties":{"\u001b[2Jpw":{"type":"object"}}}}"#;
+    let o = Command::cargo_bin("elicit")
+        .unwrap()
+        .args(["lint", "--color", "always"])
+        .write_stdin(hostile)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let text = stdout(&o);
+    assert!(text.contains("form-nested-property"), "{text}");
+    assert!(
+        !text.contains("\u{1b}[2J") && !text.contains("\u{1b}]8"),
+        "{text:?}"
+    );
+}
