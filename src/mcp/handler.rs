@@ -161,6 +161,19 @@ impl<'a> ElicitHandler<'a> {
                 doc.skipped.join(", ")
             )));
         }
+        // No reply can refuse one entry in 2026-07-28: a mode elicit did
+        // not declare is the server's failure, as a missing capability is.
+        if let Some(entry) = doc
+            .entries
+            .iter()
+            .find(|e| !self.modes.declares(Some(e.params.mode().as_str())))
+        {
+            return Err(ElicitError::Server(format!(
+                "the server asked for a {} elicitation, which elicit did not declare (--modes {})",
+                entry.params.mode().as_str(),
+                self.modes.describe()
+            )));
+        }
         let total = doc.entries.len();
         let mut out = Map::new();
         for (i, entry) in doc.entries.iter().enumerate() {

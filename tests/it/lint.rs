@@ -734,6 +734,38 @@ fn strict_call_checks_the_session_rules() {
         err.contains("warning[session-concurrent-elicitations] elicitation/create (id 101)"),
         "{err}"
     );
+    // 2026-07-28: the modes go in every request's _meta, and an undeclared
+    // one in an input_required result fails the call (no reply can refuse
+    // it), still reported.
+    let (code, out, err) = call(
+        &["--modes", "form", "--tool", "plain_form", "-a", "name=x"],
+        &["--stateless"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        tool_echo(&out)["capabilities"],
+        serde_json::json!({"elicitation": {"form": {}}})
+    );
+    let (code, _, err) = call(
+        &[
+            "--strict",
+            "--modes",
+            "form",
+            "--tool",
+            "url_anyway",
+            "-a",
+            "accept",
+        ],
+        &["--stateless"],
+    );
+    assert_eq!(code, Some(5), "{err}");
+    assert!(err.contains("error[session-mode-undeclared] the reply to request 3 /result/inputRequests/k/params/mode"), "{err}");
+    assert!(
+        err.contains(
+            "the server asked for a url elicitation, which elicit did not declare (--modes form)"
+        ),
+        "{err}"
+    );
     // An input_required loop whose question changes every round (2026-07-28).
     let (code, _, err) = call(
         &["--strict", "--tool", "changing", "-a", "accept"],
@@ -896,4 +928,13 @@ fn findings_are_bounded_per_rule_and_server_text_is_sanitised() {
         !text.contains("\u{1b}[2J") && !text.contains("\u{1b}]8"),
         "{text:?}"
     );
+    // --color always colours the report even into a pipe; never does not.
+    assert!(text.contains("\u{1b}[31m\u{1b}[1merror"), "{text:?}");
+    let o = Command::cargo_bin("elicit")
+        .unwrap()
+        .args(["lint", "--color", "never"])
+        .write_stdin(hostile)
+        .output()
+        .unwrap();
+    assert!(!stdout(&o).contains('\u{1b}'));
 }

@@ -80,7 +80,12 @@ pub fn run(args: &LintArgs) -> i32 {
     }
     let text = match args.format {
         LintFormat::Human => {
-            let colored = std::io::stdout().is_terminal() && elicit::terminal::color::enabled();
+            use elicit::terminal::color::{choice, enabled, ColorChoice};
+            let colored = match choice() {
+                ColorChoice::Always => true,
+                ColorChoice::Never => false,
+                ColorChoice::Auto => std::io::stdout().is_terminal() && enabled(),
+            };
             render::human(&linted, colored)
         }
         LintFormat::Json => render::json_lines(&linted),
