@@ -197,13 +197,13 @@ pub fn url(data: &[u8]) {
     );
 }
 
-/// The proxy's line classifier (`elicit::mcp::proxy::classify`): it may
+/// The proxy's line classifier (`elicit::mcp::relay::classify`): it may
 /// claim more lines than matter, never fewer. For every line that parses as
 /// JSON and matters by the exact decision on the parsed message, the line
 /// test must say so; and a run of lines the run test passes over must hold
 /// no line that matters.
 pub fn proxy_classifier(data: &[u8]) {
-    use elicit::mcp::proxy::classify::{
+    use elicit::mcp::relay::classify::{
         chunk_matters, client_chunk_matters, client_line_matters, client_message_matters,
         server_chunk_matters, server_line_matters, server_message_matters,
     };

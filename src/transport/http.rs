@@ -1156,6 +1156,16 @@ impl Transport for HttpTransport {
         }
     }
 
+    fn waker(&self) -> Option<super::Waker> {
+        // After a fall-back to the legacy transport, messages arrive on its
+        // channel, not this one: no waker then (the owner waits in slices).
+        if self.legacy.is_some() {
+            return None;
+        }
+        let shared = self.shared.clone();
+        Some(Arc::new(move || shared.push(Ok(Incoming::TimedOut))))
+    }
+
     fn close(&mut self, _grace: Duration) {
         if let Some(l) = self.legacy.as_mut() {
             return l.close(_grace);

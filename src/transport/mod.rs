@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 use crate::error::ElicitError;
 
 pub mod http;
+pub mod memory;
 pub mod process_group;
 pub mod server_stderr;
 pub mod sse;
@@ -181,7 +182,18 @@ pub trait Transport: Send {
     fn gone_detail(&mut self) -> Option<String> {
         None
     }
+
+    /// A way for another thread to end a [`Transport::receive`] wait at once
+    /// (it returns [`Incoming::TimedOut`]), so that the thread that owns the
+    /// transport can wait for the server and still send without delay what
+    /// other threads queue for it. None: the owner waits in short slices.
+    fn waker(&self) -> Option<Waker> {
+        None
+    }
 }
+
+/// See [`Transport::waker`].
+pub type Waker = Arc<dyn Fn() + Send + Sync>;
 
 /// What arrives from the server.
 #[derive(Debug)]

@@ -7,14 +7,10 @@ use std::io::Write;
 use std::path::Path;
 
 use assert_cmd::Command;
+
+use crate::common::elicit_command as elicit;
 use predicates::prelude::*;
 use serde_json::{json, Value};
-
-fn elicit() -> Command {
-    let mut c = Command::cargo_bin("elicit").unwrap();
-    c.env_remove("ELICIT_BROWSER").env("NO_COLOR", "1");
-    c
-}
 
 /// Runs elicit with `--no-input` (tests must never prompt, even when run
 /// from a terminal) on `stdin`.

@@ -4,6 +4,7 @@
 //! stdio and Streamable HTTP on 127.0.0.1, plus a stdlib server that fails
 //! in words no framework uses (tests/servers/two_era_server.py).
 
+use crate::common::installed;
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -15,24 +16,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_elicit");
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Runs the install script once per test binary (it takes a lock, so other
-/// binaries running it at the same time wait their turn).
-fn installed() {
-    static DONE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let ok = *DONE.get_or_init(|| {
-        Command::new("bash")
-            .arg(root().join("scripts/install-test-servers"))
-            .stdout(Stdio::null())
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false)
-    });
-    assert!(
-        ok,
-        "scripts/install-test-servers failed: these tests need its servers"
-    );
 }
 
 fn python() -> String {

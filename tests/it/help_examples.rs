@@ -2,13 +2,7 @@
 //! help never names a file that does not exist or a command that fails; and
 //! every man page that elicit(1) refers to can be produced.
 
-use assert_cmd::Command;
-
-fn elicit() -> Command {
-    let mut cmd = Command::cargo_bin("elicit").unwrap();
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
-    cmd
-}
+use crate::common::elicit_command as elicit;
 
 fn help(sub: Option<&str>) -> String {
     let mut cmd = elicit();

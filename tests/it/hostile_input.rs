@@ -2,14 +2,8 @@
 //! durations, duplicate keys, odd `@FILE`s, oversized documents. Each test
 //! checks a clear error (or an exact value) and that nothing panics.
 
-use assert_cmd::Command;
+use crate::common::elicit_command as elicit;
 use serde_json::{json, Value};
-
-fn elicit() -> Command {
-    let mut c = Command::cargo_bin("elicit").unwrap();
-    c.env_remove("ELICIT_BROWSER").env("NO_COLOR", "1");
-    c
-}
 
 struct Run {
     code: i32,

@@ -5,6 +5,7 @@
 //! (tests/servers/http_misbehaving.py). Nothing here talks to any other
 //! address. The servers come from scripts/install-test-servers (.deps/).
 
+use crate::common::installed;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -17,23 +18,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_elicit");
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Runs the install script once per test binary (the script itself takes
-/// a lock, so other binaries running it at the same time wait their turn).
-fn installed() {
-    static DONE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let ok = *DONE.get_or_init(|| {
-        Command::new("bash")
-            .arg(root().join("scripts/install-test-servers"))
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false)
-    });
-    assert!(
-        ok,
-        "scripts/install-test-servers failed: the HTTP tests need its servers"
-    );
 }
 
 /// A free port on 127.0.0.1.

@@ -788,15 +788,28 @@ fn strict_call_checks_the_session_rules() {
 /// client hangs up once the call's reply is in. Returns the exit status,
 /// the reply and stderr.
 fn proxy(args: &[&str], client_caps: Value, tool: &str) -> (Option<i32>, Value, String) {
-    use std::io::{BufRead, BufReader, Write};
     let script = root().join("tests/servers/lint_server.py");
+    let target = [
+        "--".to_string(),
+        "python3".into(),
+        script.display().to_string(),
+    ];
+    proxy_to(&target, args, client_caps, tool)
+}
+
+/// [`proxy`] to any server: `target` is the URL, or `--` and the command.
+fn proxy_to(
+    target: &[String],
+    args: &[&str],
+    client_caps: Value,
+    tool: &str,
+) -> (Option<i32>, Value, String) {
+    use std::io::{BufRead, BufReader, Write};
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("elicit"))
         .arg("proxy")
         .args(["--no-input"])
         .args(args)
-        .arg("--")
-        .arg("python3")
-        .arg(script)
+        .args(target)
         .env("NO_COLOR", "1")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -937,4 +950,68 @@ fn findings_are_bounded_per_rule_and_server_text_is_sanitised() {
         .output()
         .unwrap();
     assert!(!stdout(&o).contains('\u{1b}'));
+}
+
+#[test]
+fn strict_proxy_checks_a_remote_server_too() {
+    // The Python SDK's server over Streamable HTTP: its form carries a
+    // top-level "title" (an info finding), nothing worse.
+    let python = root().join(".deps/venv/bin/python");
+    assert!(
+        python.exists(),
+        "scripts/install-test-servers installs the Python SDK"
+    );
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = std::process::Command::new(&python)
+        .arg(root().join("tests/servers/py_http_server.py"))
+        .arg(port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server did not listen"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let (code, reply, err) = proxy_to(
+        &[url],
+        &[
+            "--strict",
+            "--modes",
+            "form",
+            "-a",
+            "accept",
+            "-a",
+            "name=Ada",
+            "-a",
+            "age=36",
+            "-a",
+            "color=green",
+        ],
+        serde_json::json!({}),
+        "ask_profile",
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains(
+            "info[schema-keyword-unknown] elicitation/create (id 1) /params/requestedSchema/title"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("strict: 0 errors, 0 warnings, 1 info in 1 elicitation (MCP 2025-11-25)"),
+        "{err}"
+    );
+    assert!(reply["result"].to_string().contains("Ada"), "{reply}");
 }

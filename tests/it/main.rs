@@ -35,6 +35,8 @@ mod lint;
 mod properties;
 /// `elicit proxy` between a fake client and a fake server.
 mod proxy;
+/// `elicit proxy URL` against servers that stall: bounds, timeouts, ending at once.
+mod proxy_url;
 /// `elicit call` with a person at a pseudo-terminal.
 mod pty_call;
 /// The form flow at a pseudo-terminal.

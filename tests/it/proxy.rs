@@ -3,12 +3,15 @@
 //! elicitations, 20 MB lines both ways, a crash, and a client hang-up in the
 //! middle of a prompt.
 
+use crate::common::installed;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
+
+use crate::common::{http_server, HttpServer};
 
 fn server() -> Vec<String> {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/servers/relay_server.py");
@@ -368,23 +371,6 @@ fn pty_proxy() -> PtyProxy {
     pty_proxy_with(&[], &server().join(" "))
 }
 
-/// Installs the pinned real servers into .deps/ once per test binary (the
-/// script takes a lock and is a no-op when its stamp matches).
-fn installed() {
-    static DONE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let ok = *DONE.get_or_init(|| {
-        std::process::Command::new("bash")
-            .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/install-test-servers"))
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false)
-    });
-    assert!(
-        ok,
-        "scripts/install-test-servers failed: these proxy tests need its servers"
-    );
-}
-
 /// The Python SDK's test server (PyPI `mcp`, pinned in .deps/venv).
 fn py_server() -> String {
     installed();
@@ -703,60 +689,19 @@ fn verbose_notes_a_passed_through_elicitation() {
 
 // ---- Remote servers (`elicit proxy URL`): the same behaviour ----------
 
-/// A server process on 127.0.0.1, killed when dropped.
-struct HttpServer(Child, u16);
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl HttpServer {
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/mcp", self.1)
-    }
-}
-
-/// Starts `program script PORT` and waits for it to listen.
-fn http_server(program: &str, script: &str) -> HttpServer {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new(program)
-        .arg(root.join(script))
-        .arg(port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let server = HttpServer(child, port);
-    for _ in 0..300 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return server;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    panic!("{script} did not listen on {port}");
-}
-
 /// The Python SDK's server over Streamable HTTP.
 fn py_http() -> HttpServer {
     installed();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     http_server(
         root.join(".deps/venv/bin/python").to_str().unwrap(),
-        "tests/servers/py_http_server.py",
+        &["tests/servers/py_http_server.py"],
     )
 }
 
 #[test]
 fn remote_proxy_gives_up_on_endless_input_required_and_warns_of_unused_answers() {
-    let server = http_server("python3", "tests/servers/http_input_forever.py");
+    let server = http_server("python3", &["tests/servers/http_input_forever.py"]);
     let mut proxy = Command::new(env!("CARGO_BIN_EXE_elicit"))
         .args(["proxy", "--no-input", "-a", "name=x", "-a", "accept"])
         .args(["-a", "nosuch=1", &server.url()])
@@ -842,6 +787,43 @@ fn remote_proxy_ctrl_c_at_a_prompt_cancels_only_it_and_verbose_says_so() {
     session.send("\x03").unwrap();
     session.expect("EXIT=130").unwrap();
     drop(client);
+}
+
+// Fails on the relay before the one core: the remote proxy ended the session
+// on the client's hang-up without answering the prompt's elicitation.
+#[test]
+fn remote_proxy_client_hang_up_mid_elicitation_tells_the_server_cancel() {
+    use expectrl::Expect;
+    let answers = tempfile::tempdir().unwrap();
+    let record = answers.path().join("answers.jsonl");
+    let server = http_server(
+        "python3",
+        &[
+            "tests/servers/http_stalling.py",
+            "ask",
+            record.to_str().unwrap(),
+        ],
+    );
+    let PtyProxy {
+        mut session,
+        mut client,
+        ..
+    } = pty_proxy_script(&[&server.url()], None);
+    for line in [
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{}}}"#,
+    ] {
+        writeln!(client, "{line}").unwrap();
+    }
+    client.flush().unwrap();
+    session.expect("How old are you?").unwrap();
+    drop(client); // the client hangs up while the person is being asked
+    session.expect("EXIT=0").unwrap();
+    let replies = std::fs::read_to_string(&record).expect("the server got an answer");
+    let reply: Value = serde_json::from_str(replies.lines().next().unwrap()).unwrap();
+    assert_eq!(reply["id"], "q-5");
+    assert_eq!(reply["result"], json!({"action": "cancel"}));
 }
 
 /// Runs `elicit proxy ARGS` on a pty from a shell that reports its exit

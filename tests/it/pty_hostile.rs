@@ -2,35 +2,12 @@
 //! answers a prompt, `--timeout` counts per prompt, and the terminal is put
 //! back (line mode, cursor) when elicit dies of a signal mid-prompt.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::common::*;
 use expectrl::session::OsSession;
 use expectrl::Expect;
 use serde_json::json;
-
-/// Every launcher `open` may try on Linux, stubbed in `dir`: each records
-/// its arguments in `opened.log`.
-fn stub_openers(dir: &Path) {
-    for name in [
-        "xdg-open",
-        "gio",
-        "gnome-open",
-        "kde-open",
-        "kde-open5",
-        "kde-open6",
-        "wslview",
-    ] {
-        write_script(
-            &dir.join(name),
-            &format!(
-                "#!/bin/sh\nprintf '%s\\n' \"{name} $*\" >> '{}'\n",
-                dir.join("opened.log").display()
-            ),
-        );
-    }
-}
 
 fn url_request() -> String {
     json!({
@@ -47,7 +24,7 @@ fn url_request() -> String {
 #[test]
 fn type_ahead_never_opens_a_url_or_accepts() {
     let dir = tempfile::tempdir().unwrap();
-    stub_openers(dir.path());
+    stub_openers(dir.path(), 0);
     let log = dir.path().join("opened.log");
     let mut p = elicit(&url_request()).stub_path().spawn_in(dir);
     // Typed ahead: Enter (open), Enter (done), before anything is drawn.

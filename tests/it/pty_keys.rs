@@ -7,7 +7,6 @@
 //! next one. Assertions on what a person sees render the pty output through
 //! a terminal emulator (`vt100`), so erased lines count as gone.
 
-use std::path::Path;
 use std::time::Duration;
 
 use crate::common::*;
@@ -34,26 +33,6 @@ fn url_request(url: &str) -> String {
 
 fn rpc_action(action: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": 7, "result": {"action": action}})
-}
-
-fn stub_openers(dir: &Path) {
-    for name in [
-        "xdg-open",
-        "gio",
-        "gnome-open",
-        "kde-open",
-        "kde-open5",
-        "kde-open6",
-        "wslview",
-    ] {
-        write_script(
-            &dir.join(name),
-            &format!(
-                "#!/bin/sh\nprintf '%s\\n' \"{name} $*\" >> '{}'\n",
-                dir.join("opened.log").display()
-            ),
-        );
-    }
 }
 
 fn count(haystack: &str, needle: &str) -> usize {
@@ -98,7 +77,7 @@ fn ctrl_d_cancels_lists_and_text_with_text() {
 #[test]
 fn ctrl_d_cancels_the_url_menu_and_waiting_screen() {
     let dir = tempfile::tempdir().unwrap();
-    stub_openers(dir.path());
+    stub_openers(dir.path(), 0);
     let mut p = elicit(&url_request("https://example.com/a"))
         .stub_path()
         .spawn_in(dir);
@@ -106,7 +85,7 @@ fn ctrl_d_cancels_the_url_menu_and_waiting_screen() {
     p.finish_with(rpc_action("cancel"));
 
     let dir = tempfile::tempdir().unwrap();
-    stub_openers(dir.path());
+    stub_openers(dir.path(), 0);
     let mut p = elicit(&url_request("https://example.com/a"))
         .stub_path()
         .spawn_in(dir);
@@ -201,7 +180,7 @@ fn rejected_checklist_is_not_ticked_and_errors_do_not_stack() {
 #[test]
 fn url_with_a_warning_starts_on_show_only() {
     let dir = tempfile::tempdir().unwrap();
-    stub_openers(dir.path());
+    stub_openers(dir.path(), 0);
     let log = dir.path().join("opened.log");
     let mut p = elicit(&url_request("https://accounts.google.com@evil.example/"))
         .stub_path()

@@ -26,28 +26,6 @@ fn rpc(id: Value, action: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": {"action": action}})
 }
 
-/// Every launcher `open` may try on Linux, stubbed in `dir`: each appends
-/// its name and arguments to `opened.log` and exits with `status`.
-fn stub_openers(dir: &Path, status: i32) {
-    for name in [
-        "xdg-open",
-        "gio",
-        "gnome-open",
-        "kde-open",
-        "kde-open5",
-        "kde-open6",
-        "wslview",
-    ] {
-        write_script(
-            &dir.join(name),
-            &format!(
-                "#!/bin/sh\nprintf '%s\\n' \"{name} $*\" >> '{}'\nexit {status}\n",
-                dir.join("opened.log").display()
-            ),
-        );
-    }
-}
-
 /// A tempdir with the stub openers (exiting `status`).
 fn stubbed(status: i32) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

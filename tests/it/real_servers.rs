@@ -4,8 +4,8 @@
 //! `scripts/install-test-servers` (into .deps/) on first use; when a
 //! registry cannot be reached these tests fail loudly, never skip.
 
+use crate::common::installed;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use assert_cmd::Command;
@@ -13,29 +13,6 @@ use serde_json::{json, Value};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Runs the install script once per test binary.
-fn installed() {
-    static DONE: OnceLock<Result<(), String>> = OnceLock::new();
-    let r = DONE.get_or_init(|| {
-        let out = std::process::Command::new("bash")
-            .arg(root().join("scripts/install-test-servers"))
-            .output()
-            .map_err(|e| format!("cannot run scripts/install-test-servers: {e}"))?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "scripts/install-test-servers failed; the real-server tests need the npm registry and PyPI.\n{}\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ))
-        }
-    });
-    if let Err(e) = r {
-        panic!("{e}");
-    }
 }
 
 fn everything() -> Vec<String> {

@@ -1,16 +1,9 @@
 //! `elicit request` -> a resolver -> `elicit result`: the round trip for
 //! inputs with several elicitations, through the real binary.
 
-use assert_cmd::Command;
+use crate::common::elicit_command as elicit;
 use predicates::prelude::*;
 use serde_json::Value;
-
-/// Runs from the repository, so fixture paths read as in the README.
-fn elicit() -> Command {
-    let mut cmd = Command::cargo_bin("elicit").unwrap();
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
-    cmd
-}
 
 fn fixture(rel: &str) -> String {
     format!("fixtures/{rel}")

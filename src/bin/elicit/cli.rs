@@ -245,6 +245,12 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10s")]
     pub shutdown_grace: std::time::Duration,
 
+    /// With a server URL: how long a request may wait for the server's reply
+    /// before the client gets a JSON-RPC error (time spent answering its
+    /// elicitations does not count).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5m")]
+    pub request_timeout: std::time::Duration,
+
     /// Send the server's stderr to FILE instead of elicit's stderr.
     #[arg(long, value_name = "FILE")]
     pub server_log: Option<PathBuf>,

@@ -430,3 +430,109 @@ pub fn wait_at_most(child: &mut std::process::Child, limit: Duration) -> std::pr
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// The programs a system opener may be (`xdg-open` and friends): each a
+/// script in `dir` that records `NAME ARGS` in `dir/opened.log` and exits
+/// with `status`. Put `dir` first on `PATH` and nothing real is ever opened.
+pub fn stub_openers(dir: &Path, status: i32) {
+    for name in [
+        "xdg-open",
+        "gio",
+        "gnome-open",
+        "kde-open",
+        "kde-open5",
+        "kde-open6",
+        "wslview",
+    ] {
+        write_script(
+            &dir.join(name),
+            &format!(
+                "#!/bin/sh\nprintf '%s\\n' \"{name} $*\" >> '{}'\nexit {status}\n",
+                dir.join("opened.log").display()
+            ),
+        );
+    }
+}
+
+/// The one command builder for running the binary: from the repository's
+/// root (fixtures are named relative to it), with no colour and none of the
+/// person's own browser or UI settings leaking in from the environment.
+pub fn elicit_command() -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("elicit").unwrap();
+    c.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("ELICIT_BROWSER")
+        .env_remove("BROWSER")
+        .env_remove("ELICIT_UI")
+        .env("NO_COLOR", "1");
+    c
+}
+
+/// Installs the pinned real servers into `.deps/` once per test run
+/// (scripts/install-test-servers takes a lock and is a no-op when its stamp
+/// matches); panics with the script's output when it fails.
+pub fn installed() {
+    static DONE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    let r = DONE.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let out = std::process::Command::new("bash")
+            .arg(root.join("scripts/install-test-servers"))
+            .output()
+            .map_err(|e| format!("cannot run scripts/install-test-servers: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "scripts/install-test-servers failed; the tests of real servers need the npm registry and PyPI.\n{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    });
+    if let Err(e) = r {
+        panic!("{e}");
+    }
+}
+
+/// A server process on 127.0.0.1, killed when dropped.
+pub struct HttpServer(pub std::process::Child, pub u16);
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl HttpServer {
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.1)
+    }
+}
+
+/// Starts `program ARGS… PORT` and waits for it to listen. The first of
+/// ARGS is a script, relative to the repository.
+pub fn http_server(program: &str, args: &[&str]) -> HttpServer {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (script, rest) = args.split_first().expect("a script");
+    let child = Command::new(program)
+        .arg(root.join(script))
+        .args(rest)
+        .arg(port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = HttpServer(child, port);
+    for _ in 0..300 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return server;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("{script} did not listen on {port}");
+}

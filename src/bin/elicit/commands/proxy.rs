@@ -7,6 +7,19 @@ use elicit::transport::{MessageLog, ServerTarget};
 use super::{load_answers, parse_headers, person, report_chain, Person};
 use crate::cli::ProxyArgs;
 
+/// Who answers, and the client on stdin/stdout.
+fn parties(
+    scripted: elicit::elicitation::answers::ScriptedAnswers,
+    person: Box<dyn Resolver + Send>,
+) -> elicit::mcp::relay::Parties {
+    elicit::mcp::relay::Parties {
+        scripted,
+        person,
+        client_in: Box::new(std::io::stdin()),
+        client_out: Box::new(std::io::stdout()),
+    }
+}
+
 /// `elicit proxy`: relay between the client on stdin/stdout and the server.
 pub fn run(args: &ProxyArgs) -> i32 {
     // The proxy's revision is learnt from the session; until then 2025-11-25.
@@ -27,15 +40,6 @@ pub fn run(args: &ProxyArgs) -> i32 {
         let log = args.log.as_deref().map(MessageLog::create).transpose()?;
         let command = match target {
             ServerTarget::Command(command) => command,
-            ServerTarget::Url(_)
-                if args.checks.strict
-                    || args.checks.modes != elicit::mcp::modes::ElicitModes::default() =>
-            {
-                return Err(elicit::error::ElicitError::Usage(
-                    "--strict and --modes work with a stdio server (a command after --); a remote server's proxy does not take them yet".into(),
-                )
-                .into());
-            }
             ServerTarget::Url(ref address) => {
                 let url = target.clone();
                 let headers = parse_headers(&args.target.headers)?;
@@ -60,22 +64,23 @@ pub fn run(args: &ProxyArgs) -> i32 {
                     },
                 )
                 .context("reaching the server")?;
-                return elicit::mcp::remote_proxy::run_remote_proxy(
+                return elicit::mcp::relay::remote::run_remote_proxy(
                     server,
-                    elicit::mcp::remote_proxy::RemoteProxyOptions {
+                    elicit::mcp::relay::remote::RemoteProxyOptions {
                         passthrough_declared: args.passthrough_declared,
                         verbose: args.verbose,
+                        max_in_flight: elicit::mcp::relay::remote::MAX_IN_FLIGHT,
+                        request_timeout: args.request_timeout,
+                        modes: args.checks.modes,
+                        strict: strict.clone(),
                     },
-                    scripted,
-                    person,
-                    Box::new(std::io::stdin()),
-                    Box::new(std::io::stdout()),
+                    parties(scripted, person),
                 )
                 .context("running the proxy");
             }
         };
-        elicit::mcp::proxy::run_proxy(
-            elicit::mcp::proxy::ProxyOptions {
+        elicit::mcp::relay::stdio::run_proxy(
+            elicit::mcp::relay::stdio::ProxyOptions {
                 command,
                 server_log: args.server_log.clone(),
                 log,
@@ -87,10 +92,7 @@ pub fn run(args: &ProxyArgs) -> i32 {
                 modes: args.checks.modes,
                 strict: strict.clone(),
             },
-            scripted,
-            person,
-            Box::new(std::io::stdin()),
-            Box::new(std::io::stdout()),
+            parties(scripted, person),
         )
         .context("running the proxy")
     };
