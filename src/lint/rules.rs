@@ -40,7 +40,11 @@ impl Section {
             Section::UrlRequests => "URL Mode Elicitation Requests",
             Section::Completion => "Completion Notifications for URL Mode Elicitation",
             Section::UrlRequiredError => "URL Elicitation Required Error",
-            Section::SafeUrl | Section::FormSecurity if old => "Security Considerations",
+            // 2025-06-18 has its "MUST NOT request sensitive information"
+            // and its URL rules (none) under one heading.
+            Section::SafeUrl | Section::FormSecurity | Section::UserInteraction if old => {
+                "Security Considerations"
+            }
             Section::SafeUrl => "Safe URL Handling",
             Section::FormSecurity => "Form Mode Security",
             Section::UserInteraction => "User Interaction Model",
