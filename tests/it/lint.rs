@@ -1015,3 +1015,106 @@ fn strict_proxy_checks_a_remote_server_too() {
     );
     assert!(reply["result"].to_string().contains("Ada"), "{reply}");
 }
+
+mod any_schema {
+    //! Lint on generated forms: it never panics, and every finding's
+    //! pointer names a part that exists in the document.
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    fn scalar() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(json!(null)),
+            any::<bool>().prop_map(Value::from),
+            (-5i64..20).prop_map(Value::from),
+            Just(json!(2.5)),
+            "[a-c~/]{0,3}".prop_map(Value::from),
+        ]
+    }
+
+    fn keyword_value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            scalar(),
+            prop::collection::vec(scalar(), 0..4).prop_map(Value::from),
+            prop::collection::vec(
+                (scalar(), scalar()).prop_map(|(c, t)| json!({"const": c, "title": t})),
+                0..3
+            )
+            .prop_map(Value::from),
+            Just(json!({"type": "string", "enum": ["a", "b"]})),
+            Just(json!({"type": "object", "properties": {}})),
+            Just(json!({"anyOf": [{"const": "a"}]})),
+        ]
+    }
+
+    fn property() -> impl Strategy<Value = Value> {
+        let key = prop::sample::select(vec![
+            "type",
+            "title",
+            "description",
+            "default",
+            "minLength",
+            "maxLength",
+            "format",
+            "pattern",
+            "minimum",
+            "maximum",
+            "enum",
+            "enumNames",
+            "oneOf",
+            "items",
+            "minItems",
+            "maxItems",
+            "properties",
+            "examples",
+        ]);
+        let typ = prop::sample::select(vec![
+            "string", "number", "integer", "boolean", "array", "object", "null",
+        ]);
+        (typ, prop::collection::vec((key, keyword_value()), 0..5)).prop_map(|(t, kws)| {
+            let mut o = serde_json::Map::new();
+            o.insert("type".into(), json!(t));
+            for (k, v) in kws {
+                o.insert(k.to_string(), v);
+            }
+            Value::Object(o)
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+        #[test]
+        fn findings_point_at_real_parts(
+            props in prop::collection::vec(("[a-z~/]{1,4}", property()), 0..4),
+            required in prop::collection::vec(scalar(), 0..3),
+            wrap in 0usize..3,
+            url in prop::sample::select(vec!["", "https://a.example/x", "http://a.example", "javascript:x", "/rel"]),
+        ) {
+            let mut properties = serde_json::Map::new();
+            for (k, v) in props {
+                properties.insert(k, v);
+            }
+            let params = if url.is_empty() {
+                json!({"message": "m", "requestedSchema": {"type": "object", "properties": properties, "required": required}})
+            } else {
+                json!({"mode": "url", "message": "", "url": url})
+            };
+            let doc = match wrap {
+                0 => params,
+                1 => json!({"jsonrpc": "2.0", "id": 1, "method": "elicitation/create", "params": params}),
+                _ => json!({"resultType": "input_required", "inputRequests": {"k/~": {"method": "elicitation/create", "params": params}}}),
+            };
+            let text = serde_json::to_string_pretty(&doc).unwrap();
+            for revision in [None, Some(elicit::lint::Revision::V2025_06_18)] {
+                if let Ok(lint) = elicit::lint::lint_text(&text, revision) {
+                    for f in &lint.findings {
+                        prop_assert!(
+                            doc.pointer(&f.pointer).is_some(),
+                            "{} at {:?} names nothing in {}", f.rule.id, f.pointer, text
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
