@@ -718,6 +718,46 @@ fn strict_call_checks_the_session_rules() {
         err.contains("warning[session-url-completion-missing] the URL elicitation \"e-1\""),
         "{err}"
     );
+    // --deny/--allow adjust them as in `elicit lint`.
+    let (code, _, err) = call(
+        &[
+            "--strict",
+            "--deny",
+            "warnings",
+            "--tool",
+            "url_anyway",
+            "-a",
+            "accept",
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(5), "{err}");
+    assert!(
+        err.contains("error[session-url-completion-missing]"),
+        "{err}"
+    );
+    let (code, _, err) = call(
+        &[
+            "--strict",
+            "--allow",
+            "session-url-completion-missing",
+            "--tool",
+            "url_anyway",
+            "-a",
+            "accept",
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("strict: 0 errors, 0 warnings, 0 infos"),
+        "{err}"
+    );
+    let (code, _, _) = call(
+        &["--strict", "--allow", "nope", "--tool", "url_anyway"],
+        &[],
+    );
+    assert_eq!(code, Some(2));
     let (code, _, err) = call(
         &["--strict", "--tool", "url_completed", "-a", "accept"],
         &[],

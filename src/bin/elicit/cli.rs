@@ -181,6 +181,16 @@ pub struct StrictArgs {
     /// they happen, with a summary at the end. Exit 5 on an error finding.
     #[arg(long)]
     pub strict: bool,
+
+    /// With --strict: do not report RULE (repeatable); `warnings` and
+    /// `info` name every rule of that severity.
+    #[arg(long, value_name = "RULE", requires = "strict")]
+    pub allow: Vec<String>,
+
+    /// With --strict: report RULE as an error (repeatable); `--deny
+    /// warnings` makes every warning an error (and exit 5).
+    #[arg(long, value_name = "RULE", requires = "strict")]
+    pub deny: Vec<String>,
 }
 
 // Which server, and how to reach it: shared by `call` and `proxy`. (Not a

@@ -55,7 +55,10 @@ pub(super) fn sign_in_hook(
 }
 
 pub fn run(args: &CallArgs) -> i32 {
-    let strict = strict_checker(&args.checks, args.protocol);
+    let strict = match strict_checker(&args.checks, args.protocol) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
     let outcome = call(args, strict.as_ref());
     // A SIGTERM/SIGHUP being handled decides the exit, not what the
     // session saw of the server it ends.
@@ -68,18 +71,23 @@ pub fn run(args: &CallArgs) -> i32 {
 }
 
 /// The `--strict` checker, when asked for: findings on stderr as they come.
+/// An unknown rule in `--allow`/`--deny` is reported: `Err` holds the exit
+/// status.
 pub(super) fn strict_checker(
     checks: &crate::cli::StrictArgs,
     protocol: ProtocolChoice,
-) -> Option<Strict> {
-    checks.strict.then(|| {
-        let revision = match protocol {
-            ProtocolChoice::V2025_06_18 => Revision::V2025_06_18,
-            ProtocolChoice::V2025_11_25 => Revision::V2025_11_25,
-            ProtocolChoice::V2026_07_28 | ProtocolChoice::Auto => Revision::V2026_07_28,
-        };
-        Strict::new(Levels::default(), checks.modes, revision, true)
-    })
+) -> Result<Option<Strict>, i32> {
+    if !checks.strict {
+        return Ok(None);
+    }
+    let levels = Levels::new(&checks.allow, &checks.deny)
+        .map_err(|message| super::report(&ElicitError::Usage(message)))?;
+    let revision = match protocol {
+        ProtocolChoice::V2025_06_18 => Revision::V2025_06_18,
+        ProtocolChoice::V2025_11_25 => Revision::V2025_11_25,
+        ProtocolChoice::V2026_07_28 | ProtocolChoice::Auto => Revision::V2026_07_28,
+    };
+    Ok(Some(Strict::new(levels, checks.modes, revision, true)))
 }
 
 /// The exit status once `--strict` has had its say: the summary is

@@ -23,10 +23,13 @@ fn parties(
 /// `elicit proxy`: relay between the client on stdin/stdout and the server.
 pub fn run(args: &ProxyArgs) -> i32 {
     // The proxy's revision is learnt from the session; until then 2025-11-25.
-    let strict = super::call::strict_checker(
+    let strict = match super::call::strict_checker(
         &args.checks,
         elicit::mcp::client::ProtocolChoice::V2025_11_25,
-    );
+    ) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
     let go = || -> anyhow::Result<i32> {
         use anyhow::Context;
         let target = ServerTarget::from_args(args.target.url.as_deref(), &args.target.command)?;
