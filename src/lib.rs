@@ -24,6 +24,8 @@ pub mod elicitation;
 pub mod error;
 pub mod lint;
 pub mod mcp;
+pub mod opener;
+pub mod signals;
 pub mod terminal;
 pub mod text;
 pub mod transport;

@@ -275,9 +275,9 @@ pub fn receive_from(
 /// The next item of `incoming`, or None when `timeout` passes.
 fn wait_on<T>(incoming: &Receiver<T>, timeout: Option<Duration>) -> Result<Option<T>, ElicitError> {
     let started = Instant::now();
-    let interrupts = crate::terminal::tty::interrupt_count();
+    let interrupts = crate::signals::interrupt_count();
     loop {
-        if crate::terminal::tty::interrupt_count() != interrupts {
+        if crate::signals::interrupt_count() != interrupts {
             return Err(ElicitError::Server(
                 "interrupted (Ctrl-C) while waiting for the server".into(),
             ));

@@ -51,3 +51,5 @@ mod pty_url;
 mod real_servers;
 /// `elicit request` -> a resolver -> `elicit result`.
 mod request_result;
+/// Sign-in against hostile authorization servers and protected resources.
+mod signin_hostile;

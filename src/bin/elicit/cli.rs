@@ -330,6 +330,13 @@ pub struct SignInArgs {
     )]
     pub client_secret: Option<String>,
 
+    /// The authorization server (issuer) --client-id is registered with:
+    /// the client's credentials go to it only. Without it, the first
+    /// issuer they are used with is kept as theirs, and a secret from
+    /// ELICIT_CLIENT_SECRET is sent nowhere.
+    #[arg(long, value_name = "URL", env = "ELICIT_CLIENT_ISSUER")]
+    pub client_issuer: Option<String>,
+
     /// A Client ID Metadata Document URL, used as the client id when the
     /// authorization server supports them.
     #[arg(long, value_name = "URL")]
@@ -345,6 +352,7 @@ impl std::fmt::Debug for SignInArgs {
                 "client_secret",
                 &self.client_secret.as_ref().map(|_| "<redacted>"),
             )
+            .field("client_issuer", &self.client_issuer)
             .field("client_metadata_url", &self.client_metadata_url)
             .finish()
     }
@@ -356,9 +364,17 @@ impl SignInArgs {
         answers: &AnswerArgs,
         wait: Option<std::time::Duration>,
     ) -> elicit::auth::AuthOptions {
+        // clap fills the secret from ELICIT_CLIENT_SECRET when the flag is
+        // absent; the same value in both is taken as the environment's
+        // (the stricter rule).
+        let client_secret_from_env = self.client_secret.is_some()
+            && std::env::var_os("ELICIT_CLIENT_SECRET").as_deref()
+                == self.client_secret.as_deref().map(std::ffi::OsStr::new);
         elicit::auth::AuthOptions {
             client_id: self.client_id,
             client_secret: self.client_secret,
+            client_secret_from_env,
+            client_issuer: self.client_issuer,
             client_metadata_url: self.client_metadata_url,
             browser: answers.browser.clone(),
             no_open: answers.no_open,

@@ -37,7 +37,6 @@ use crate::error::rpc_code;
 use crate::lint::Revision;
 
 pub mod classify;
-pub(crate) mod interrupt;
 pub(crate) mod notes;
 pub mod remote;
 #[cfg(target_os = "linux")]
@@ -440,7 +439,7 @@ impl<S: Sides> Relay<S> {
             }
         }
         if !pending.is_empty() {
-            crate::terminal::tty::restore_global();
+            crate::signals::restore_terminal();
             self.note("the client hung up: pending elicitations answered cancel");
         }
     }
@@ -562,7 +561,7 @@ impl<S: Sides> Relay<S> {
     }
 }
 
-/// The resolver thread: one job at a time, each under [`interrupt::Owned`]
+/// The resolver thread: one job at a time, each under [`crate::signals::PromptOwnsCtrlC`]
 /// (a Ctrl-C meanwhile is the prompt's). Ends when the relay is dropped.
 fn resolver<S: Sides>(
     relay: std::sync::Weak<Relay<S>>,
@@ -580,7 +579,7 @@ fn resolver<S: Sides>(
             return;
         };
         relay.resolving.lock().unwrap_or_else(|e| e.into_inner()).1 = Some(Instant::now());
-        let owned = interrupt::Owned::take();
+        let owned = crate::signals::PromptOwnsCtrlC::take();
         relay.resolve(&mut handler, job);
         drop(owned);
         {

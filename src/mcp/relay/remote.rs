@@ -25,7 +25,7 @@
 //!   run at once whatever the server does.
 //!
 //! Signals, as for a stdio server: Ctrl-C at a prompt cancels that
-//! elicitation only, decided when it arrives ([`interrupt`]); a Ctrl-C with
+//! elicitation only, decided when it arrives ([`crate::signals`]); a Ctrl-C with
 //! no prompt up (or with no terminal) ends the session (DELETE) and elicit
 //! exits 130, as a stdio server stopped by it would end the proxy. SIGTERM
 //! and SIGHUP end the session the same way (exit 128 + the signal), with
@@ -33,14 +33,14 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender, TryRecvError};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::{interrupt, Parties, Relay, RelayOptions, Sides, Taken};
+use super::{Parties, Relay, RelayOptions, Sides, Taken};
 use crate::error::{rpc_code, ElicitError};
 use crate::transport::{Incoming, Transport, Waker};
 
@@ -215,17 +215,8 @@ pub fn run_remote_proxy(
     options: RemoteProxyOptions,
     parties: Parties,
 ) -> Result<i32, ElicitError> {
-    interrupt::install();
-    let terminated = Arc::new(AtomicUsize::new(0));
-    for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
-        let terminated = terminated.clone();
-        // SAFETY: the action only stores into an atomic (async-signal-safe).
-        let _ = unsafe {
-            signal_hook::low_level::register(sig, move || {
-                terminated.store(sig as usize, Ordering::SeqCst);
-            })
-        };
-    }
+    crate::signals::install_interrupt_handler();
+    let terminated = crate::signals::termination_flag();
     let ended = move || match terminated.load(Ordering::SeqCst) as i32 {
         0 => None,
         libc::SIGHUP => Some((128 + libc::SIGHUP, "SIGHUP")),
@@ -275,7 +266,7 @@ fn relay(
             let _ = events.send(Event::ClientGone);
         });
     }
-    let interrupts = interrupt::for_server();
+    let interrupts = crate::signals::ctrl_c_for_server();
     loop {
         let event = match event_rx.recv_timeout(TICK) {
             Ok(e) => Some(e),
@@ -293,7 +284,7 @@ fn relay(
                 relay.warn_unused();
                 return 1;
             }
-            None if interrupt::for_server() != interrupts => {
+            None if crate::signals::ctrl_c_for_server() != interrupts => {
                 Some((128 + libc::SIGINT, "Ctrl-C with no prompt up"))
             }
             None => signalled(),
@@ -302,7 +293,7 @@ fn relay(
             if code != 0 {
                 // A prompt may be up (its thread is abandoned): the terminal
                 // goes back to how it was before elicit exits.
-                crate::terminal::tty::restore_now();
+                crate::signals::restore_terminal_now();
             }
             relay.note(&format!("{why}: ending the session"));
             end_session(&relay, &event_rx);
@@ -425,7 +416,7 @@ fn serve(
         if let Ok(mut w) = relay.side.waker.lock() {
             *w = waker;
         }
-        let ctrl_c = crate::terminal::tty::interrupt_count();
+        let ctrl_c = crate::signals::interrupt_count();
         match server.receive(Some(slice)) {
             Ok(Incoming::Message(msg)) => from_server(relay, msg),
             Ok(Incoming::TimedOut) => {}
@@ -438,7 +429,7 @@ fn serve(
                 return;
             }
             // A Ctrl-C ended the wait: whose it was is decided elsewhere.
-            Err(_) if crate::terminal::tty::interrupt_count() != ctrl_c => {}
+            Err(_) if crate::signals::interrupt_count() != ctrl_c => {}
             Err(e) => {
                 eprintln!(
                     "elicit proxy: {}",

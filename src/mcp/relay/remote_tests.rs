@@ -3,6 +3,7 @@
 use std::io::{Read, Write};
 use std::sync::atomic::AtomicI32;
 use std::sync::mpsc::{Receiver, Sender};
+use std::sync::Arc;
 
 use super::*;
 use crate::elicitation::answers::ScriptedAnswers;

@@ -30,7 +30,7 @@ use serde_json::{json, Value};
 
 #[cfg(target_os = "linux")]
 use super::splice;
-use super::{classify, interrupt, Parties, Relay, RelayOptions, Sides, Taken};
+use super::{classify, Parties, Relay, RelayOptions, Sides, Taken};
 use crate::error::ElicitError;
 use crate::transport::process_group::ProcessGroup;
 use crate::transport::stdio::spawn_server;
@@ -189,14 +189,14 @@ pub fn run_proxy(options: ProxyOptions, parties: Parties) -> Result<i32, ElicitE
     if !options.forward_sigint {
         // With a terminal, Ctrl-C at a prompt cancels that elicitation; a
         // Ctrl-C with no prompt up means "stop": it goes to the server. Who
-        // it belongs to is decided when it arrives (see `interrupt`).
-        interrupt::install();
+        // it belongs to is decided when it arrives (see `crate::signals`).
+        crate::signals::install_interrupt_handler();
         let group = group.clone();
         std::thread::spawn(move || {
-            let mut seen = interrupt::for_server();
+            let mut seen = crate::signals::ctrl_c_for_server();
             loop {
                 std::thread::sleep(Duration::from_millis(50));
-                let now = interrupt::for_server();
+                let now = crate::signals::ctrl_c_for_server();
                 for _ in seen..now {
                     group.signal(libc::SIGINT);
                 }
@@ -322,18 +322,12 @@ fn grow_pipe(fd: std::os::fd::RawFd) {
 }
 
 fn forward_signals(group: ProcessGroup, sigint: bool) {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    use libc::{SIGHUP, SIGINT, SIGTERM};
     let mut list = vec![SIGTERM, SIGHUP];
     if sigint {
         list.push(SIGINT);
     }
-    if let Ok(mut signals) = signal_hook::iterator::Signals::new(&list) {
-        std::thread::spawn(move || {
-            for sig in signals.forever() {
-                group.signal(sig);
-            }
-        });
-    }
+    crate::signals::forward(&list, move |sig| group.signal(sig));
 }
 
 /// Reads `input` in large chunks and hands over whole lines: a run of lines

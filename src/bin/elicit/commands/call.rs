@@ -118,7 +118,7 @@ fn call(args: &CallArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
     use anyhow::Context;
     let scripted = load_answers(&args.answers)?;
     let mut person = person(&args.answers, args.prompt_timeout);
-    elicit::terminal::tty::install_interrupt_handler();
+    elicit::signals::install_interrupt_handler();
     elicit::transport::process_group::exit_on_signals();
     let log = args.log.as_deref().map(MessageLog::create).transpose()?;
     let target = ServerTarget::from_args(args.target.url.as_deref(), &args.target.command)?;

@@ -55,7 +55,7 @@ pub fn run(args: &ProxyArgs) -> i32 {
                         None,
                     )
                 });
-                elicit::terminal::tty::install_interrupt_handler();
+                elicit::signals::install_interrupt_handler();
                 let server = elicit::transport::connect(
                     &url,
                     elicit::transport::ConnectOptions {

@@ -19,7 +19,7 @@ pub fn run(args: &ResolveArgs) -> i32 {
     if let Person::Terminal(_) = person {
         // Nothing else to do on SIGTERM/SIGHUP/SIGQUIT here: put the
         // terminal back and die of the signal.
-        elicit::terminal::tty::restore_on_fatal_signals();
+        elicit::signals::restore_on_fatal_signals();
     }
     if args.lines {
         return run_lines(args, &scripted, person.resolver());
