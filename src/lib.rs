@@ -12,6 +12,8 @@
 //! - [`mcp`]: live sessions (the client, `call`, the proxies' relay core),
 //!   over [`transport`] (stdio, Streamable HTTP, legacy SSE), with sign-in
 //!   from [`auth`];
+//! - [`lint`]: the spec's rules checked on an elicitation (`elicit lint`,
+//!   and `--strict` through [`mcp::strict`]), on the schema model;
 //! - [`error`]: the error kinds every stage returns.
 //!
 //! The binary (`src/bin/elicit/`) only parses flags and dispatches.
@@ -20,6 +22,7 @@ pub mod auth;
 pub mod bounded;
 pub mod elicitation;
 pub mod error;
+pub mod lint;
 pub mod mcp;
 pub mod opener;
 pub mod signals;

@@ -15,7 +15,7 @@ use crate::elicitation::schema::{FieldKind, FormSchema};
 use crate::error::{ElicitError, FieldError};
 
 /// Reads an `@FILE` answer: only a regular file, and at most
-/// [`crate::elicitation::input::MAX_INPUT_BYTES`] of it. `/dev/zero`, a FIFO or a huge file
+/// [`crate::elicitation::protocol::MAX_MESSAGE_BYTES`] of it. `/dev/zero`, a FIFO or a huge file
 /// would otherwise be read without end (or block forever waiting for a
 /// writer). The file is opened non-blocking and checked on the open
 /// descriptor, so a FIFO never blocks and nothing can be swapped in between
@@ -46,7 +46,7 @@ pub fn read_answer_file(path: &str) -> Result<String, std::io::Error> {
             "it is {what}: @FILE reads only regular files"
         )));
     }
-    let limit = crate::elicitation::input::MAX_INPUT_BYTES;
+    let limit = crate::elicitation::protocol::MAX_MESSAGE_BYTES;
     let mut bytes = Vec::new();
     file.take(limit + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {

@@ -85,11 +85,23 @@ pub struct McpClient {
     pub verbose: bool,
     /// Why [`Self::generation`] is the one in use, in words for `--verbose`.
     pub why: String,
+    /// Messages read ahead (by `--strict`, to see what the server sent
+    /// before elicit answered it), handed out before the transport's.
+    held: std::collections::VecDeque<Result<Incoming, ElicitError>>,
 }
 
 /// The capabilities elicit declares: the two modes it really handles.
 pub fn client_capabilities() -> Value {
-    json!({"elicitation": {"form": {}, "url": {}}})
+    capabilities_for(super::modes::ElicitModes::default())
+}
+
+/// The capabilities elicit declares with `--modes`: the elicitation modes
+/// given, and no `elicitation` at all for `none`.
+pub fn capabilities_for(modes: super::modes::ElicitModes) -> Value {
+    match modes.capability() {
+        Some(e) => json!({ "elicitation": e }),
+        None => json!({}),
+    }
 }
 
 pub fn client_info() -> Value {
@@ -113,6 +125,7 @@ impl McpClient {
             server_info: None,
             verbose,
             why: String::new(),
+            held: Default::default(),
         };
         let handshake =
             |c: &mut McpClient, h: &mut ElicitHandler<'_>, version: &str| c.handshake(version, h);
@@ -232,7 +245,7 @@ impl McpClient {
         self.generation = Generation::Handshake(version.to_string());
         let params = json!({
             "protocolVersion": version,
-            "capabilities": client_capabilities(),
+            "capabilities": capabilities_for(handler.modes),
             "clientInfo": client_info(),
         });
         let result = match self.request("initialize", params, handler)? {
@@ -278,7 +291,7 @@ impl McpClient {
                 m.insert("io.modelcontextprotocol/clientInfo".into(), client_info());
                 m.insert(
                     "io.modelcontextprotocol/clientCapabilities".into(),
-                    client_capabilities(),
+                    capabilities_for(handler.modes),
                 );
             }
         }
@@ -289,7 +302,11 @@ impl McpClient {
         let mut deadline = self.timeout.map(|t| Instant::now() + t);
         loop {
             let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-            let msg = match self.server.receive(left) {
+            let next = match self.held.pop_front() {
+                Some(held) => held,
+                None => self.server.receive(left),
+            };
+            let msg = match next {
                 Ok(m) => m,
                 Err(e) => return Err(self.explain(e, method)),
             };
@@ -321,6 +338,8 @@ impl McpClient {
                     crate::elicitation::json_kind(&msg)
                 )));
             };
+            // Rounds of one call are compared by the method retried.
+            handler.observe(&msg, Some(method));
             if let Some(m) = obj.get("method").and_then(Value::as_str) {
                 match obj.get("id") {
                     Some(sid) if !sid.is_null() => {
@@ -362,7 +381,11 @@ impl McpClient {
         handler: &mut ElicitHandler<'_>,
     ) -> Result<(), ElicitError> {
         self.note(&format!("server request {method} (id {id})"));
-        let reply = match handler.handle(method, params) {
+        let outcome = handler.handle(method, params);
+        if method == crate::elicitation::protocol::ELICITATION_METHOD {
+            self.read_ahead_for_strict(handler);
+        }
+        let reply = match outcome {
             Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
             Err(HandlerError::Rpc { code, message }) => {
                 self.note(&format!("answered {method} with error {code}: {message}"));
@@ -380,6 +403,36 @@ impl McpClient {
             }
         };
         self.server.send(&reply)
+    }
+
+    /// `--strict`: before an elicitation's answer goes out, whatever the
+    /// server has already sent is read ahead (and held for the loop); an
+    /// `elicitation/create` among it was sent while this one was
+    /// unanswered.
+    fn read_ahead_for_strict(&mut self, handler: &ElicitHandler<'_>) {
+        let Some(strict) = &handler.strict else {
+            return;
+        };
+        loop {
+            // The shortest wait that still takes what is already queued.
+            let next = self.server.receive(Some(Duration::from_millis(1)));
+            match &next {
+                Ok(Incoming::TimedOut) => return,
+                Ok(Incoming::Message(m))
+                    if m.get("method").and_then(Value::as_str)
+                        == Some(crate::elicitation::protocol::ELICITATION_METHOD)
+                        && m.get("id").is_some_and(|i| !i.is_null()) =>
+                {
+                    strict.concurrent(m, 1);
+                }
+                Ok(Incoming::Message(_)) => {}
+                _ => {
+                    self.held.push_back(next);
+                    return;
+                }
+            }
+            self.held.push_back(next);
+        }
     }
 
     /// Adds the server's exit status to a failure, when it has exited.

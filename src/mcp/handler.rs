@@ -7,6 +7,8 @@ use std::collections::HashSet;
 
 use serde_json::{json, Map, Value};
 
+use super::modes::ElicitModes;
+use super::strict::Strict;
 use crate::elicitation::answers::ScriptedAnswers;
 use crate::elicitation::protocol::{ElicitResult, ElicitationParams, ELICITATION_METHOD};
 use crate::elicitation::resolve::{self, Elicitation, Resolver, SchemaCache};
@@ -40,6 +42,11 @@ pub struct ElicitHandler<'a> {
     /// round, an elicitation in a -32042 error): a call that failed with
     /// this unchanged failed before anything could be asked of elicit.
     pub asked: usize,
+    /// The modes elicit declares (`--modes`): an elicitation of another
+    /// mode is refused with -32602, as the spec requires of a client.
+    pub modes: ElicitModes,
+    /// `--strict`: every server message is checked as it comes.
+    pub strict: Option<Strict>,
 }
 
 impl<'a> ElicitHandler<'a> {
@@ -52,6 +59,17 @@ impl<'a> ElicitHandler<'a> {
             answered: Vec::new(),
             seen_fields: HashSet::new(),
             asked: 0,
+            modes: ElicitModes::default(),
+            strict: None,
+        }
+    }
+
+    /// Shows a message from the server to `--strict` (when on); `request`
+    /// names the client request a reply answers (the same across its
+    /// input_required retries).
+    pub fn observe(&self, msg: &Value, request: Option<&str>) {
+        if let Some(strict) = &self.strict {
+            strict.observe(msg, request);
         }
     }
 
@@ -92,6 +110,22 @@ impl<'a> ElicitHandler<'a> {
         params: ElicitationParams,
         position: Option<(usize, usize)>,
     ) -> Result<ElicitResult, HandlerError> {
+        let mode = params.mode();
+        if !self.modes.declares(Some(mode.as_str())) {
+            return Err(HandlerError::Rpc {
+                code: rpc_code::INVALID_PARAMS,
+                message: if self.modes.any() {
+                    format!(
+                        "elicitation mode {:?} not supported by this client (it declared {})",
+                        mode.as_str(),
+                        self.modes.describe()
+                    )
+                } else {
+                    "this client declared no elicitation capability".into()
+                },
+            });
+        }
+        let asked = params.clone();
         let mut e = Elicitation::prepare(params, &mut self.cache).map_err(rpc_or_fatal)?;
         e.server = self.server_name.clone();
         e.position = position;
@@ -109,6 +143,9 @@ impl<'a> ElicitHandler<'a> {
         // form of the session; see `unused_answers`.
         let result =
             resolve::resolve(&e, self.scripted, false, self.person).map_err(HandlerError::Fatal)?;
+        if let Some(strict) = &self.strict {
+            strict.answered(&asked, &result);
+        }
         self.answered.push(result.clone());
         Ok(result)
     }
@@ -122,6 +159,19 @@ impl<'a> ElicitHandler<'a> {
             return Err(ElicitError::Server(format!(
                 "the server asked for input elicit cannot give: {}",
                 doc.skipped.join(", ")
+            )));
+        }
+        // No reply can refuse one entry in 2026-07-28: a mode elicit did
+        // not declare is the server's failure, as a missing capability is.
+        if let Some(entry) = doc
+            .entries
+            .iter()
+            .find(|e| !self.modes.declares(Some(e.params.mode().as_str())))
+        {
+            return Err(ElicitError::Server(format!(
+                "the server asked for a {} elicitation, which elicit did not declare (--modes {})",
+                entry.params.mode().as_str(),
+                self.modes.describe()
             )));
         }
         let total = doc.entries.len();

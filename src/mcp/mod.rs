@@ -8,4 +8,6 @@
 pub mod call;
 pub mod client;
 pub mod handler;
+pub mod modes;
 pub mod relay;
+pub mod strict;

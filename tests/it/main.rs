@@ -28,6 +28,9 @@ mod hostile_input;
 mod http;
 /// `--lines`: a stream gives line for line what each line gives alone.
 mod lines_cache;
+/// `elicit lint` (the rule corpus, the formats, SARIF against its schema)
+/// and `--strict`/`--modes` on `call` and `proxy`.
+mod lint;
 /// Property tests (proptest) of the schema model, answers and input paths.
 mod properties;
 /// `elicit proxy` between a fake client and a fake server.

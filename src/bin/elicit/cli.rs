@@ -107,7 +107,8 @@ Examples:
 Exit status: 0 the tool result was printed; 1 the tool result has isError, or
 the server failed (exited, malformed JSON, no answer within --timeout); 2
 usage or answers that cannot be used. With -e/--exit-status: 3 when an
-elicitation of the call was declined, 4 when one was cancelled.";
+elicitation of the call was declined, 4 when one was cancelled; 5 (with
+--strict) an error finding was seen, even when the tool succeeded.";
 
 #[derive(Debug, Args, Clone)]
 pub struct CallArgs {
@@ -169,7 +170,37 @@ pub struct CallArgs {
     pub exit_status: bool,
 
     #[command(flatten)]
+    pub checks: StrictArgs,
+
+    #[command(flatten)]
     pub target: TargetArgs,
+}
+
+// `--modes` and `--strict`, shared by `call` and `proxy`. (Not a doc
+// comment: see `Command`.)
+#[derive(Debug, Args, Clone)]
+pub struct StrictArgs {
+    /// The elicitation modes elicit declares to the server: form, url,
+    /// form,url or none. An elicitation of another mode is refused with
+    /// -32602, as the spec requires of a client.
+    #[arg(long, value_name = "MODES", default_value = "form,url", value_parser = elicit::mcp::modes::ElicitModes::parse)]
+    pub modes: elicit::mcp::modes::ElicitModes,
+
+    /// Check every elicitation the server sends against the lint rules
+    /// (`elicit lint`) and the session rules; findings go to stderr as
+    /// they happen, with a summary at the end. Exit 5 on an error finding.
+    #[arg(long)]
+    pub strict: bool,
+
+    /// With --strict: do not report RULE (repeatable); `warnings` and
+    /// `info` name every rule of that severity.
+    #[arg(long, value_name = "RULE", requires = "strict")]
+    pub allow: Vec<String>,
+
+    /// With --strict: report RULE as an error (repeatable); `--deny
+    /// warnings` makes every warning an error (and exit 5).
+    #[arg(long, value_name = "RULE", requires = "strict")]
+    pub deny: Vec<String>,
 }
 
 // Which server, and how to reach it: shared by `call` and `proxy`. (Not a
@@ -211,7 +242,8 @@ Examples:
 The client talks to elicit's stdin/stdout as if it were the server. Every
 message elicit does not act on passes byte for byte, in order. Prompts are
 drawn on the terminal (/dev/tty), never on the client's pipe. The proxy exits
-with the server's exit status. SIGTERM and SIGHUP are forwarded to the server;
+with the server's exit status (with --strict: 5 when an error finding was seen
+and the server exited 0). SIGTERM and SIGHUP are forwarded to the server;
 Ctrl-C at a prompt cancels that elicitation, otherwise it goes to the server.";
 
 #[derive(Debug, Args, Clone)]
@@ -250,6 +282,9 @@ pub struct ProxyArgs {
     /// Say on stderr what the proxy does.
     #[arg(short, long)]
     pub verbose: bool,
+
+    #[command(flatten)]
+    pub checks: StrictArgs,
 
     #[command(flatten)]
     pub target: TargetArgs,
@@ -404,6 +439,72 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     Ok(parsed)
 }
 
+pub const LINT_HELP: &str = "\
+Examples:
+  # every finding, grouped by elicitation
+  elicit lint fixtures/server-everything/form.request.json
+  # a recorded stream, one elicitation per line, as SARIF for code scanning
+  elicit lint --lines --format sarif session.ndjson > elicit.sarif
+  # the rules of one revision; warnings fail the run too
+  elicit lint --protocol 2025-11-25 --deny warnings req.json
+  # what a rule checks, why, and an example
+  elicit lint --explain form-nested-property
+
+Exit status: 0 no error finding; 1 an error finding (after --allow/--deny);
+2 usage, or an input that is not an elicitation at all (not JSON, another
+method).";
+
+/// The output of `elicit lint`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LintFormat {
+    /// For a person: grouped by elicitation, with the offending JSON.
+    Human,
+    /// One JSON object per finding, one per line.
+    Json,
+    /// SARIF 2.1.0 (GitHub code scanning and other SARIF readers).
+    Sarif,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct LintArgs {
+    /// The files to check (any shape elicit reads, or a cassette); `-` or
+    /// nothing reads stdin.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// Newline-delimited JSON: each line is a document of its own.
+    #[arg(long)]
+    pub lines: bool,
+
+    /// The revision whose rules apply (default: the one the input shows,
+    /// else the newest).
+    #[arg(long, value_enum, value_name = "REVISION")]
+    pub protocol: Option<elicit::lint::Revision>,
+
+    /// How to print the findings.
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: LintFormat,
+
+    /// Do not report RULE (repeatable); `warnings` and `info` name every
+    /// rule of that severity.
+    #[arg(long, value_name = "RULE")]
+    pub allow: Vec<String>,
+
+    /// Report RULE as an error (repeatable); `--deny warnings` makes every
+    /// warning an error.
+    #[arg(long, value_name = "RULE")]
+    pub deny: Vec<String>,
+
+    /// Print what RULE checks, why, an example and its fix, and exit
+    /// (`all` lists the rules).
+    #[arg(long, value_name = "RULE")]
+    pub explain: Option<String>,
+
+    /// Print docs/lint-rules.md (generated from the rule table) and exit.
+    #[arg(long, hide = true)]
+    pub rules_markdown: bool,
+}
+
 /// A contract Request's `kind`, as `elicit result --kind` takes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum RequestKind {
@@ -438,6 +539,10 @@ pub enum Command {
     /// elicitations here.
     #[command(after_help = PROXY_HELP)]
     Proxy(Box<ProxyArgs>),
+    /// Check elicitations against the MCP spec: every finding with its rule
+    /// id, severity, JSON pointer and the spec section it comes from.
+    #[command(after_help = LINT_HELP)]
+    Lint(Box<LintArgs>),
     /// Stored sign-ins for remote servers: list them, sign out.
     #[command(
         subcommand,

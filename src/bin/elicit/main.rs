@@ -94,6 +94,7 @@ fn run(args: impl Iterator<Item = std::ffi::OsString>) -> i32 {
             commands::request::run_request(file.as_deref(), pretty)
         }
         Some(Command::Auth(action)) => commands::auth::run(action),
+        Some(Command::Lint(args)) => commands::lint::run(&args),
         Some(Command::Result {
             file,
             kind,

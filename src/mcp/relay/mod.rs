@@ -28,10 +28,13 @@ use serde_json::{json, Map, Value};
 
 use super::call::MAX_INPUT_ROUNDS;
 use super::handler::{ElicitHandler, HandlerError};
+use super::modes::ElicitModes;
+use super::strict::Strict;
 use crate::elicitation::answers::ScriptedAnswers;
 use crate::elicitation::protocol::ELICITATION_METHOD;
 use crate::elicitation::resolve::Resolver;
 use crate::error::rpc_code;
+use crate::lint::Revision;
 
 pub mod classify;
 pub(crate) mod notes;
@@ -131,11 +134,15 @@ pub struct Parties {
 }
 
 /// The settings the core needs.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct RelayOptions {
     /// Leave elicitations of a mode the client declared to the client.
     pub passthrough_declared: bool,
     pub verbose: bool,
+    /// The modes elicit declares on the client's behalf (`--modes`).
+    pub modes: ElicitModes,
+    /// `--strict`: every elicitation the server sends is checked.
+    pub strict: Option<Strict>,
 }
 
 /// The relay core, over a pair of [`Sides`].
@@ -193,7 +200,28 @@ impl<S: Sides> Relay<S> {
     /// Whether elicit answers an elicitation of `mode` itself.
     pub(crate) fn handles(&self, mode: Option<&str>) -> bool {
         let declared = self.lock().client_modes;
+        if !self.options.modes.declares(mode) {
+            // Not declared by elicit (`--modes`): the client's own to
+            // answer when it declared it, else elicit refuses it (-32602).
+            let client = match mode {
+                Some("url") => declared.url,
+                _ => declared.form,
+            };
+            return !client;
+        }
         declared.left_to_elicit(self.options.passthrough_declared, mode)
+    }
+
+    /// Whether `--strict` is on.
+    pub(crate) fn strict_on(&self) -> bool {
+        self.options.strict.is_some()
+    }
+
+    /// Shows a server message to `--strict`, when on.
+    fn observe(&self, msg: &Value, request: Option<&str>) {
+        if let Some(strict) = &self.options.strict {
+            strict.observe(msg, request);
+        }
     }
 
     /// How long the resolver has worked on elicitations so far (a person
@@ -235,6 +263,9 @@ impl<S: Sides> Relay<S> {
         let Some(meta) = meta else {
             return changed;
         };
+        if let Some(strict) = &self.options.strict {
+            strict.set_revision(Revision::V2026_07_28);
+        }
         let caps = meta.entry(CAPS_META).or_insert_with(|| json!({}));
         let target = notes::capability_target(&method, id_text.as_deref(), true);
         changed |= self.declare_elicitation(caps, &target);
@@ -246,10 +277,18 @@ impl<S: Sides> Relay<S> {
 
     /// Adds the modes the client lacks to `capabilities.elicitation`.
     fn declare_elicitation(&self, caps: &mut Value, target: &str) -> bool {
-        let Some((declared, changed)) = add_elicitation_modes(caps) else {
+        let modes = self.options.modes;
+        let Some((declared, changed)) = add_elicitation_modes(caps, modes) else {
             return false;
         };
         self.lock().client_modes = declared;
+        if let Some(strict) = &self.options.strict {
+            // What the server was told: the client's own modes and elicit's.
+            strict.set_modes(ElicitModes {
+                form: declared.form || modes.form,
+                url: declared.url || modes.url,
+            });
+        }
         if changed {
             self.note(&notes::capability_added(target, declared));
         }
@@ -281,12 +320,21 @@ impl<S: Sides> Relay<S> {
             return Taken::Relay;
         };
         if let Some(method) = obj.get("method").and_then(Value::as_str) {
+            self.observe(msg, None);
             let id = obj.get("id").filter(|i| !i.is_null());
             if let (ELICITATION_METHOD, Some(id)) = (method, id) {
                 let params = obj.get("params").cloned().unwrap_or(Value::Null);
                 let mode = params.get("mode").and_then(Value::as_str);
                 if self.handles(mode) {
-                    self.lock().pending.insert(id.to_string());
+                    let earlier = {
+                        let mut st = self.lock();
+                        let earlier = st.pending.len();
+                        st.pending.insert(id.to_string());
+                        earlier
+                    };
+                    if let (Some(strict), true) = (&self.options.strict, earlier > 0) {
+                        strict.concurrent(msg, earlier);
+                    }
                     self.queue(Job::ServerRequest {
                         id: id.clone(),
                         params,
@@ -305,6 +353,14 @@ impl<S: Sides> Relay<S> {
             if let Some(name) = obj.get("result").and_then(notes::server_name) {
                 st.server_name = Some(name);
             }
+            let version = obj
+                .get("result")
+                .and_then(|r| r.get("protocolVersion"))
+                .and_then(Value::as_str)
+                .and_then(Revision::from_version);
+            if let (Some(strict), Some(v)) = (&self.options.strict, version) {
+                strict.set_revision(v);
+            }
         }
         // A reply to one of our retries: it belongs to the client's request.
         let (client_id, ours) = match st.retries.remove(&id) {
@@ -313,6 +369,7 @@ impl<S: Sides> Relay<S> {
             None => return Taken::Relay,
         };
         drop(st);
+        self.observe(msg, Some(&client_id));
         let result = obj.get("result");
         if let Some(result) = result.filter(|r| is_resolvable(r, |m| self.handles(m))) {
             self.queue(Job::InputRequired {
@@ -513,6 +570,10 @@ fn resolver<S: Sides>(
     jobs: mpsc::Receiver<Job>,
 ) {
     let mut handler = ElicitHandler::new(&scripted, person.as_mut());
+    if let Some(relay) = relay.upgrade() {
+        handler.modes = relay.options.modes;
+        handler.strict = relay.options.strict.clone();
+    }
     for job in jobs {
         let Some(relay) = relay.upgrade() else {
             return;
@@ -593,11 +654,12 @@ fn is_resolvable(result: &Value, handles: impl Fn(Option<&str>) -> bool) -> bool
         })
 }
 
-/// The capability rewrite: adds the modes the client lacks to
-/// `capabilities.elicitation` (`{}` means form only, so it is spelled out
-/// when url is added). Returns the modes the client declared itself and
-/// whether `caps` was changed (None when `caps` is not an object).
-fn add_elicitation_modes(caps: &mut Value) -> Option<(Modes, bool)> {
+/// The capability rewrite: adds the modes of `modes` (`--modes`) the
+/// client lacks to `capabilities.elicitation` (`{}` means form only, so it
+/// is spelled out when url is added). Returns the modes the client declared
+/// itself and whether `caps` was changed (None when `caps` is not an
+/// object).
+fn add_elicitation_modes(caps: &mut Value, modes: ElicitModes) -> Option<(Modes, bool)> {
     let caps = caps.as_object_mut()?;
     let declared = match caps.get("elicitation") {
         Some(Value::Object(e)) if e.is_empty() => Modes {
@@ -610,15 +672,19 @@ fn add_elicitation_modes(caps: &mut Value) -> Option<(Modes, bool)> {
         },
         _ => Modes::default(),
     };
-    if declared.form && declared.url {
+    if (declared.form || !modes.form) && (declared.url || !modes.url) {
         return Some((declared, false));
     }
     let mut e = match caps.get("elicitation") {
         Some(Value::Object(e)) => e.clone(),
         _ => Map::new(),
     };
-    e.entry("form").or_insert_with(|| json!({}));
-    e.entry("url").or_insert_with(|| json!({}));
+    if declared.form || modes.form {
+        e.entry("form").or_insert_with(|| json!({}));
+    }
+    if modes.url {
+        e.entry("url").or_insert_with(|| json!({}));
+    }
     caps.insert("elicitation".into(), Value::Object(e));
     Some((declared, true))
 }

@@ -85,6 +85,10 @@ pub struct RemoteProxyOptions {
     /// (`by`) or got it (`to`): `client` or `elicit`, as the stdio proxy
     /// writes. Kept here, not in the transport, which cannot tell.
     pub log: Option<crate::transport::MessageLog>,
+    /// The modes elicit declares on the client's behalf (`--modes`).
+    pub modes: crate::mcp::modes::ElicitModes,
+    /// `--strict`: every elicitation the server sends is checked.
+    pub strict: Option<crate::mcp::strict::Strict>,
 }
 
 impl Default for RemoteProxyOptions {
@@ -95,6 +99,8 @@ impl Default for RemoteProxyOptions {
             max_in_flight: MAX_IN_FLIGHT,
             request_timeout: REQUEST_TIMEOUT,
             log: None,
+            modes: Default::default(),
+            strict: None,
         }
     }
 }
@@ -257,6 +263,8 @@ fn relay(
     let relay_options = RelayOptions {
         passthrough_declared: options.passthrough_declared,
         verbose: options.verbose,
+        modes: options.modes,
+        strict: options.strict.clone(),
     };
     let relay = Relay::start(sides, relay_options, parties.scripted, parties.person);
     let (client_in, client_out) = (parties.client_in, parties.client_out);

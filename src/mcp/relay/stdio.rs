@@ -55,6 +55,10 @@ pub struct ProxyOptions {
     /// when the relay may move pass-through bytes between them and the
     /// server with splice(2) (see [`splice`]); None: plain reads and writes.
     pub client_fds: Option<(RawFd, RawFd)>,
+    /// The modes elicit declares on the client's behalf (`--modes`).
+    pub modes: crate::mcp::modes::ElicitModes,
+    /// `--strict`: every elicitation the server sends is checked.
+    pub strict: Option<crate::mcp::strict::Strict>,
 }
 
 /// The two pipes: the server's stdin and the client's stdout, each written
@@ -175,6 +179,8 @@ pub fn run_proxy(options: ProxyOptions, parties: Parties) -> Result<i32, ElicitE
     let relay_options = RelayOptions {
         passthrough_declared: options.passthrough_declared,
         verbose: options.verbose,
+        modes: options.modes,
+        strict: options.strict.clone(),
     };
     let relay = Relay::start(pipes, relay_options, parties.scripted, parties.person);
     let client_in = parties.client_in;
@@ -273,7 +279,7 @@ pub fn run_proxy(options: ProxyOptions, parties: Parties) -> Result<i32, ElicitE
 
 /// The longest line held whole (a message and its newline); longer ones
 /// are passed through in pieces, unread.
-const HELD_LINE_LIMIT: usize = crate::elicitation::input::MAX_INPUT_BYTES as usize + 1;
+const HELD_LINE_LIMIT: usize = crate::elicitation::protocol::MAX_MESSAGE_BYTES as usize + 1;
 
 /// How long the server's output is drained after it exits, before what it
 /// started is ended; and how long an idle pipe is waited on after that.
@@ -474,7 +480,10 @@ fn rewrite_client_message(relay: &StdioRelay, line: &[u8]) -> Option<Value> {
 /// A server line (or run of lines) may matter by its text, or because a
 /// tracked client request awaits its reply (matched by id, after parsing).
 fn server_line_matters(relay: &StdioRelay, bytes: &[u8]) -> bool {
-    classify::server_chunk_matters(bytes) || relay.awaits_reply_in(bytes)
+    classify::server_chunk_matters(bytes)
+        || relay.awaits_reply_in(bytes)
+        // `--strict` waits for completion notifications.
+        || (relay.strict_on() && memchr::memmem::find(bytes, b"elicitation/complete").is_some())
 }
 
 fn relay_server(

@@ -43,6 +43,7 @@ fn core_with(answers: &[&str], person: Box<dyn Resolver + Send>, passthrough: bo
     let options = RelayOptions {
         passthrough_declared: passthrough,
         verbose: false,
+        ..RelayOptions::default()
     };
     Core {
         relay: Relay::start(Recorder { server, client }, options, scripted, person),

@@ -5,12 +5,14 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use elicit::error::ElicitError;
+use elicit::lint::{Levels, Revision};
 use elicit::mcp::call::{
     ask_arguments, call_tool_end, handshake_retry_reason, input_schema, missing_required,
     readable_tool_result, tool_arguments, tool_choices, unknown_tool, AskedArguments, CallEnd,
 };
-use elicit::mcp::client::{McpClient, ProtocolChoice, HANDSHAKE_VERSION};
+use elicit::mcp::client::{Generation, McpClient, ProtocolChoice, HANDSHAKE_VERSION};
 use elicit::mcp::handler::ElicitHandler;
+use elicit::mcp::strict::{Strict, EXIT_STRICT};
 use elicit::transport::{self, ConnectOptions, MessageLog, ServerTarget};
 
 use super::{json_text, load_answers, parse_headers, person, print_line, report_chain, Person};
@@ -68,19 +70,66 @@ fn arguments_refused(tool: &str, action: elicit::Action) -> i32 {
 }
 
 pub fn run(args: &CallArgs) -> i32 {
-    let outcome = call(args);
+    let strict = match strict_checker(&args.checks, args.protocol) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let outcome = call(args, strict.as_ref());
     // A SIGTERM/SIGHUP being handled decides the exit, not what the
     // session saw of the server it ends.
     elicit::transport::process_group::defer_to_signal();
-    match outcome {
+    let code = match outcome {
         Ok(code) => code,
         Err(e) => report_chain(&e),
+    };
+    strict_exit(strict.as_ref(), code)
+}
+
+/// The `--strict` checker, when asked for: findings on stderr as they come.
+/// An unknown rule in `--allow`/`--deny` is reported: `Err` holds the exit
+/// status.
+pub(super) fn strict_checker(
+    checks: &crate::cli::StrictArgs,
+    protocol: ProtocolChoice,
+) -> Result<Option<Strict>, i32> {
+    if !checks.strict {
+        return Ok(None);
+    }
+    let levels = Levels::new(&checks.allow, &checks.deny)
+        .map_err(|message| super::report(&ElicitError::Usage(message)))?;
+    let revision = match protocol {
+        ProtocolChoice::V2025_06_18 => Revision::V2025_06_18,
+        ProtocolChoice::V2025_11_25 => Revision::V2025_11_25,
+        ProtocolChoice::V2026_07_28 | ProtocolChoice::Auto => Revision::V2026_07_28,
+    };
+    Ok(Some(Strict::new(levels, checks.modes, revision, true)))
+}
+
+/// The exit status once `--strict` has had its say: the summary is
+/// printed, and an error finding makes it 5 (a usage error stays 2).
+pub(super) fn strict_exit(strict: Option<&Strict>, code: i32) -> i32 {
+    let Some(strict) = strict else {
+        return code;
+    };
+    strict.finish();
+    if strict.has_errors() && code != 2 {
+        EXIT_STRICT
+    } else {
+        code
+    }
+}
+
+/// The revision a connected session speaks.
+fn session_revision(generation: &Generation) -> Revision {
+    match generation {
+        Generation::Stateless => Revision::V2026_07_28,
+        Generation::Handshake(v) => Revision::from_version(v).unwrap_or(Revision::V2025_11_25),
     }
 }
 
 /// `elicit call`: start the server, connect, pick the tool and its
 /// arguments, call it, print the result.
-fn call(args: &CallArgs) -> anyhow::Result<i32> {
+fn call(args: &CallArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
     use anyhow::Context;
     let scripted = load_answers(&args.answers)?;
     let mut person = person(&args.answers, args.prompt_timeout, "--prompt-timeout");
@@ -116,6 +165,8 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
         Person::Nobody(_) => false,
     };
     let mut handler = ElicitHandler::new(&scripted, person.resolver());
+    handler.modes = args.checks.modes;
+    handler.strict = strict.cloned();
     let mut client = McpClient::connect(
         server,
         args.protocol,
@@ -136,6 +187,9 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
             client.generation.describe(),
             client.why
         );
+    }
+    if let Some(strict) = strict {
+        strict.set_revision(session_revision(&client.generation));
     }
     let tools = client
         .list_tools(&mut handler)
@@ -175,6 +229,8 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
     let mut handler = ElicitHandler::new(&scripted, person.resolver());
     handler.server_name = client.server_name();
     handler.seen_fields = seen_early;
+    handler.modes = args.checks.modes;
+    handler.strict = strict.cloned();
     let mut arguments = tool_arguments(schema, args.args_json.as_deref(), &args.arg)?;
     if let Some(schema) = schema {
         let nothing_given = args.tool.is_none() && args.args_json.is_none() && args.arg.is_empty();
@@ -259,6 +315,9 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
             Ok(c) => {
                 client.server.close(Duration::from_secs(2));
                 client = c;
+                if let Some(strict) = strict {
+                    strict.set_revision(session_revision(&client.generation));
+                }
                 if args.verbose {
                     eprintln!(
                         "elicit: connected again ({}): the retry after the failure on 2026-07-28",

@@ -16,6 +16,7 @@ use crate::cli::AnswerArgs;
 
 pub mod auth;
 pub mod call;
+pub mod lint;
 pub mod proxy;
 pub mod request;
 pub mod resolve;

@@ -22,6 +22,14 @@ fn parties(
 
 /// `elicit proxy`: relay between the client on stdin/stdout and the server.
 pub fn run(args: &ProxyArgs) -> i32 {
+    // The proxy's revision is learnt from the session; until then 2025-11-25.
+    let strict = match super::call::strict_checker(
+        &args.checks,
+        elicit::mcp::client::ProtocolChoice::V2025_11_25,
+    ) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
     let go = || -> anyhow::Result<i32> {
         use anyhow::Context;
         let target = ServerTarget::from_args(args.target.url.as_deref(), &args.target.command)?;
@@ -69,6 +77,8 @@ pub fn run(args: &ProxyArgs) -> i32 {
                         max_in_flight: elicit::mcp::relay::remote::MAX_IN_FLIGHT,
                         request_timeout: args.request_timeout,
                         log,
+                        modes: args.checks.modes,
+                        strict: strict.clone(),
                     },
                     parties(scripted, person),
                 )
@@ -85,13 +95,26 @@ pub fn run(args: &ProxyArgs) -> i32 {
                 shutdown_grace: args.shutdown_grace,
                 forward_sigint,
                 client_fds: Some((0, 1)),
+                modes: args.checks.modes,
+                strict: strict.clone(),
             },
             parties(scripted, person),
         )
         .context("running the proxy")
     };
     match go() {
-        Ok(code) => code,
+        Ok(code) => match &strict {
+            // The server's own status stands unless it is a success.
+            Some(strict) => {
+                strict.finish();
+                if code == 0 && strict.has_errors() {
+                    elicit::mcp::strict::EXIT_STRICT
+                } else {
+                    code
+                }
+            }
+            None => code,
+        },
         Err(e) => report_chain(&e),
     }
 }

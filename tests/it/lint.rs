@@ -1,0 +1,1160 @@
+//! `elicit lint`: the rule corpus (one fixture per rule, with the exact
+//! findings expected, and its fix, which must be clean), the real requests of
+//! server-everything and the Python SDKs, the output formats (SARIF checked
+//! against the official 2.1.0 schema), severities and exit statuses, and the
+//! generated rule docs.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use elicit::lint::{self, docs, lint_text, Scope, RULES};
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture_path(rel: &str) -> String {
+    root().join("fixtures").join(rel).display().to_string()
+}
+
+fn read(rel: &str) -> String {
+    let p = root().join("fixtures").join(rel);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn elicit(args: &[&str]) -> Output {
+    Command::cargo_bin("elicit")
+        .unwrap()
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// `severity rule pointer` for each finding of `--format json` output.
+fn summary_of_json(out: &str) -> Vec<String> {
+    out.lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+            format!(
+                "{} {} {}",
+                v["severity"].as_str().unwrap(),
+                v["rule"].as_str().unwrap(),
+                match v["pointer"].as_str().unwrap() {
+                    "" => "/",
+                    p => p,
+                }
+            )
+        })
+        .collect()
+}
+
+fn summary(findings: &[lint::Finding]) -> Vec<String> {
+    findings
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {} {}",
+                f.severity.as_str(),
+                f.rule.id,
+                if f.pointer.is_empty() {
+                    "/"
+                } else {
+                    &f.pointer
+                }
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_document_rule_has_a_fixture_with_its_exact_findings_and_a_clean_fix() {
+    let mut checked = 0;
+    for rule in RULES.iter().filter(|r| r.scope == Scope::Document) {
+        let dir = format!("lint/rules/{}", rule.id);
+        let example = read(&format!("{dir}.json"));
+        assert_eq!(
+            example, rule.example,
+            "{}: the table shows the fixture",
+            rule.id
+        );
+        let protocol = docs::example_protocol(rule);
+        let lint = lint_text(&example, protocol).unwrap_or_else(|e| panic!("{}: {e}", rule.id));
+        let got = summary(&lint.findings);
+        let want: Vec<String> = read(&format!("{dir}.expected"))
+            .lines()
+            .map(str::to_string)
+            .collect();
+        assert_eq!(got, want, "{}: findings of its example", rule.id);
+        assert!(
+            lint.findings.iter().any(|f| f.rule.id == rule.id),
+            "{}: the example triggers the rule",
+            rule.id
+        );
+        let fix = read(&format!("{dir}.fix.json"));
+        assert_eq!(fix, rule.fix);
+        let fixed = lint_text(&fix, protocol).unwrap();
+        assert!(
+            fixed.findings.is_empty(),
+            "{}: the fix is clean, got {:?}",
+            rule.id,
+            summary(&fixed.findings)
+        );
+        checked += 1;
+    }
+    assert!(checked >= 40, "only {checked} rules checked");
+    // Every fixture belongs to a rule (a renamed rule leaves none behind).
+    for entry in std::fs::read_dir(root().join("fixtures/lint/rules")).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        let id = name.split('.').next().unwrap();
+        assert!(lint::rule(id).is_some(), "fixture {name} has no rule");
+    }
+}
+
+#[test]
+fn rule_ids_are_unique_kebab_case_and_the_issue_names_are_all_there() {
+    let mut seen = std::collections::HashSet::new();
+    for r in RULES {
+        assert!(seen.insert(r.id), "duplicate rule id {}", r.id);
+        assert!(
+            r.id.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+            "{} is not kebab-case",
+            r.id
+        );
+    }
+    for id in [
+        "form-nested-property",
+        "format-unknown",
+        "enum-names-deprecated",
+        "default-not-in-enum",
+        "bounds-inverted",
+        "required-not-a-property",
+        "url-missing-elicitation-id",
+        "url-not-https",
+        "url-scheme-forbidden",
+        "form-requests-secret",
+        "message-empty",
+        "request-state-too-large",
+    ] {
+        assert!(seen.contains(id), "missing rule {id}");
+    }
+    assert_eq!(
+        lint::rule("form-requests-secret").unwrap().severity,
+        lint::Severity::Warning,
+        "a heuristic is never an error"
+    );
+}
+
+#[test]
+fn a_clean_request_has_no_findings() {
+    let o = elicit(&["lint", "fixtures/lint/clean.json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains("no findings"), "{}", stdout(&o));
+    let o = elicit(&["lint", "--format", "json", "fixtures/lint/clean.json"]);
+    assert_eq!(stdout(&o), "");
+}
+
+#[test]
+fn server_everything_has_only_its_legacy_enum_names() {
+    let o = elicit(&[
+        "lint",
+        "--format",
+        "json",
+        "fixtures/server-everything/form.request.json",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        summary_of_json(&stdout(&o)),
+        ["warning enum-names-deprecated /params/requestedSchema/properties/legacyTitledEnum/enumNames"]
+    );
+    // Its URL request is clean: https, with an elicitationId.
+    let o = elicit(&[
+        "lint",
+        "--format",
+        "json",
+        "fixtures/server-everything/url.request.json",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout(&o), "");
+}
+
+#[test]
+fn the_python_sdks_requests_are_clean_but_for_their_schema_title() {
+    // The Python SDKs (PyPI mcp, and fastmcp on top of it) add a top-level
+    // "title" to the form schema: harmless, not in the spec: info.
+    for file in [
+        "python-mcp/form.request.json",
+        "python-mcp/confirm.request.json",
+    ] {
+        let o = elicit(&["lint", "--format", "json", &fixture_path(file)]);
+        assert_eq!(o.status.code(), Some(0), "{file}");
+        assert_eq!(
+            summary_of_json(&stdout(&o)),
+            ["info schema-keyword-unknown /params/requestedSchema/title"],
+            "{file}"
+        );
+    }
+    for file in [
+        "python-mcp/url.request.json",
+        "python-mcp/url.error-32042.response.json",
+        "python-mcp/input-required.response.json",
+        "python-mcp/input-required.url.response.json",
+    ] {
+        let o = elicit(&["lint", "--format", "json", &fixture_path(file)]);
+        assert_eq!(o.status.code(), Some(0), "{file}");
+        assert_eq!(stdout(&o), "", "{file}");
+    }
+    // A response that carries no elicitation is not lint's input.
+    let o = elicit(&["lint", &fixture_path("python-mcp/discover.response.json")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stdout(&o), "");
+}
+
+#[test]
+fn nested_object_password_and_inverted_bound_are_exactly_three_findings() {
+    let o = elicit(&[
+        "lint",
+        "--format",
+        "json",
+        "fixtures/lint/nested-password-inverted.json",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let lines: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let got: Vec<(String, String, u64, u64, String, String)> = lines
+        .iter()
+        .map(|v| {
+            (
+                v["rule"].as_str().unwrap().to_string(),
+                v["pointer"].as_str().unwrap().to_string(),
+                v["line"].as_u64().unwrap(),
+                v["column"].as_u64().unwrap(),
+                v["revision"].as_str().unwrap().to_string(),
+                v["section"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let p = "/params/requestedSchema/properties";
+    let row = |rule: &str, ptr: String, line, col, section: &str| {
+        (
+            rule.to_string(),
+            ptr,
+            line,
+            col,
+            "2025-11-25".to_string(),
+            format!("client/elicitation § {section}"),
+        )
+    };
+    assert_eq!(
+        got,
+        [
+            row(
+                "form-nested-property",
+                format!("{p}/address"),
+                10,
+                20,
+                "Requested Schema"
+            ),
+            row(
+                "form-requests-secret",
+                format!("{p}/password"),
+                14,
+                21,
+                "User Interaction Model"
+            ),
+            row(
+                "bounds-inverted",
+                format!("{p}/age/minimum"),
+                15,
+                47,
+                "Requested Schema"
+            ),
+        ]
+    );
+    assert_eq!(lines[0]["severity"], "error");
+    assert_eq!(lines[1]["severity"], "warning");
+    assert_eq!(lines[2]["severity"], "error");
+    // The human report groups them, quotes the fragment and cites the spec.
+    let o = elicit(&["lint", "fixtures/lint/nested-password-inverted.json"]);
+    let text = stdout(&o);
+    assert!(text.contains("error[form-nested-property] /params/requestedSchema/properties/address (line 10, column 20)"), "{text}");
+    assert!(
+        text.contains("| {\"type\":\"object\",\"properties\":{\"street\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("= MCP 2025-11-25, client/elicitation § Requested Schema"),
+        "{text}"
+    );
+    assert!(text.contains("2 errors, 1 warning, 0 infos"), "{text}");
+}
+
+#[test]
+fn a_description_that_mentions_a_pin_is_not_a_secret_field() {
+    // server-everything's "integer" field says "do not give us your ... pin".
+    let text = read("server-everything/form.request.json");
+    assert!(text.contains("pin"));
+    let lint = lint_text(&text, None).unwrap();
+    assert!(!lint
+        .findings
+        .iter()
+        .any(|f| f.rule.id == "form-requests-secret"));
+    let pin = r#"{"message":"Unlock","requestedSchema":{"type":"object","properties":{"pin":{"type":"integer"}}}}"#;
+    let lint = lint_text(pin, None).unwrap();
+    assert_eq!(
+        summary(&lint.findings),
+        ["warning form-requests-secret /requestedSchema/properties/pin"]
+    );
+}
+
+#[test]
+fn the_protocol_decides_which_rules_apply() {
+    let url = r#"{"mode":"url","message":"Connect","url":"https://example.com/c"}"#;
+    // Bare params show no revision: the newest, where URL mode has no id.
+    assert!(lint_text(url, None).unwrap().findings.is_empty());
+    let old = lint_text(url, Some(lint::Revision::V2025_11_25)).unwrap();
+    assert_eq!(
+        summary(&old.findings),
+        ["error url-missing-elicitation-id /"]
+    );
+    let oldest = lint_text(url, Some(lint::Revision::V2025_06_18)).unwrap();
+    assert_eq!(
+        summary(&oldest.findings),
+        ["error mode-not-in-revision /mode"]
+    );
+    // Through the binary, the revision and its source are shown.
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), url).unwrap();
+    let path = file.path().to_str().unwrap();
+    let o = elicit(&["lint", "--protocol", "2025-11-25", path]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).contains("MCP 2025-11-25 (--protocol)"),
+        "{}",
+        stdout(&o)
+    );
+    let o = elicit(&["lint", path]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        stdout(&o).contains("MCP 2026-07-28 (the newest"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn allow_and_deny_adjust_severities_and_the_exit_status() {
+    let f = "fixtures/server-everything/form.request.json";
+    let o = elicit(&["lint", "--deny", "warnings", "--format", "json", f]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        summary_of_json(&stdout(&o)),
+        ["error enum-names-deprecated /params/requestedSchema/properties/legacyTitledEnum/enumNames"]
+    );
+    let o = elicit(&[
+        "lint",
+        "--deny",
+        "enum-names-deprecated",
+        "--format",
+        "json",
+        f,
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let o = elicit(&[
+        "lint",
+        "--allow",
+        "enum-names-deprecated",
+        "--format",
+        "json",
+        f,
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout(&o), "");
+    let o = elicit(&["lint", "--allow", "warnings", "--format", "json", f]);
+    assert_eq!(stdout(&o), "");
+    // An error can be allowed away, too.
+    let n = "fixtures/lint/nested-password-inverted.json";
+    let o = elicit(&[
+        "lint",
+        "--allow",
+        "form-nested-property",
+        "--allow",
+        "bounds-inverted",
+        n,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    // A typo is a usage error that names the nearest rule.
+    let o = elicit(&["lint", "--allow", "enum-name-deprecated", f]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("did you mean enum-names-deprecated?"), "{err}");
+    assert_eq!(stdout(&o), "");
+}
+
+#[test]
+fn explain_prints_one_rule_and_rejects_unknown_ones() {
+    let o = elicit(&["lint", "--explain", "bounds-inverted"]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    assert!(
+        text.starts_with("bounds-inverted (error; revisions: all)"),
+        "{text}"
+    );
+    assert!(text.contains("Why: "), "{text}");
+    assert!(
+        text.contains("-> error[bounds-inverted] /requestedSchema/properties/seats/minimum"),
+        "{text}"
+    );
+    assert!(text.contains("Fix:"), "{text}");
+    let o = elicit(&["lint", "--explain", "all"]);
+    assert_eq!(stdout(&o).lines().count(), RULES.len());
+    let o = elicit(&["lint", "--explain", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn lines_are_documents_of_their_own_and_an_unreadable_one_is_exit_2() {
+    let o = elicit(&[
+        "lint",
+        "--lines",
+        "--format",
+        "json",
+        "fixtures/lint/stream.ndjson",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let lines: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let got: Vec<(String, u64, u64)> = lines
+        .iter()
+        .map(|v| {
+            (
+                v["rule"].as_str().unwrap().into(),
+                v["line"].as_u64().unwrap(),
+                v["column"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("format-unknown".into(), 3, 104),
+            ("url-not-https".into(), 5, 36)
+        ]
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("stream.ndjson:4: invalid JSON at line 1, column 2"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_cassette_is_read_by_its_elicitations_key() {
+    let o = elicit(&["lint", "--format", "json", "fixtures/lint/cassette.json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["rule"], "default-not-in-enum");
+    assert_eq!(
+        v["pointer"],
+        "/elicitations/0/request/params/requestedSchema/properties/size/default"
+    );
+    assert_eq!(v["elicitation"], "elicitations[0]");
+    assert_eq!(
+        (v["line"].as_u64(), v["column"].as_u64()),
+        (Some(2), Some(223))
+    );
+    assert_eq!(v["revision"], "2025-11-25");
+}
+
+#[test]
+fn input_that_is_no_elicitation_is_exit_2_with_nothing_on_stdout() {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), "{\"message\": ").unwrap();
+    let o = elicit(&["lint", file.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stdout(&o), "");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("invalid JSON at line 1"));
+    let o = elicit(&["lint", "/no/such/file.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot open /no/such/file.json"));
+    // Params elicit cannot read are the server's mistake: a finding.
+    let o = Command::cargo_bin("elicit")
+        .unwrap()
+        .args(["lint", "--format", "json"])
+        .write_stdin(r#"{"mode":"url","message":"no url"}"#)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(summary_of_json(&stdout(&o)), ["error params-invalid /"]);
+    // From stdin there is no file position.
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert!(v.get("line").is_none());
+}
+
+fn sarif_validator() -> jsonschema::Validator {
+    let schema: Value = serde_json::from_str(&read("lint/sarif-schema-2.1.0.json")).unwrap();
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft4)
+        .build(&schema)
+        .expect("the SARIF schema compiles")
+}
+
+#[test]
+fn sarif_output_is_valid_sarif_2_1_0_with_lines_and_columns() {
+    let validator = sarif_validator();
+    // The validator is not vacuous: a log without its version is refused.
+    assert!(!validator.is_valid(&serde_json::json!({"runs": []})));
+    assert!(
+        !validator.is_valid(&serde_json::json!({"version": "2.1.0", "runs": [{"results": []}]}))
+    );
+    let o = elicit(&[
+        "lint",
+        "--format",
+        "sarif",
+        "fixtures/lint/nested-password-inverted.json",
+        "fixtures/lint/clean.json",
+        "fixtures/server-everything/form.request.json",
+        "fixtures/lint/cassette.json",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let log: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&log).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let run = &log["runs"][0];
+    assert_eq!(
+        run["tool"]["driver"]["rules"].as_array().unwrap().len(),
+        RULES.len()
+    );
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), 5);
+    let first = &results[0];
+    assert_eq!(first["ruleId"], "form-nested-property");
+    assert_eq!(first["level"], "error");
+    let loc = &first["locations"][0]["physicalLocation"];
+    assert_eq!(
+        loc["artifactLocation"]["uri"],
+        "fixtures/lint/nested-password-inverted.json"
+    );
+    assert_eq!(loc["region"]["startLine"], 10);
+    assert_eq!(loc["region"]["startColumn"], 20);
+    assert_eq!(
+        first["locations"][0]["logicalLocations"][0]["fullyQualifiedName"],
+        "/params/requestedSchema/properties/address"
+    );
+    let index = first["ruleIndex"].as_u64().unwrap() as usize;
+    assert_eq!(
+        run["tool"]["driver"]["rules"][index]["id"],
+        "form-nested-property"
+    );
+    assert_eq!(results[1]["level"], "warning");
+    // stdin, with every rule's example: still valid, no physical location.
+    let mut all = String::new();
+    for r in RULES.iter().filter(|r| r.scope == Scope::Document) {
+        all.push_str(
+            &serde_json::from_str::<Value>(r.example)
+                .unwrap()
+                .to_string(),
+        );
+        all.push('\n');
+    }
+    let o = Command::cargo_bin("elicit")
+        .unwrap()
+        .args(["lint", "--lines", "--format", "sarif"])
+        .write_stdin(all)
+        .output()
+        .unwrap();
+    let log: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&log).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    assert!(results.len() > 30);
+    assert!(results
+        .iter()
+        .all(|r| r["locations"][0].get("physicalLocation").is_none()));
+}
+
+#[test]
+fn the_rule_docs_are_generated_from_the_table() {
+    let path = root().join("docs/lint-rules.md");
+    let generated = docs::markdown();
+    if std::env::var_os("UPDATE_LINT_DOCS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        on_disk == generated,
+        "docs/lint-rules.md is stale: run `UPDATE_LINT_DOCS=1 cargo test --test lint docs` (or `elicit lint --rules-markdown > docs/lint-rules.md`)"
+    );
+    for r in RULES {
+        assert!(generated.contains(&format!("### `{}`", r.id)), "{}", r.id);
+    }
+    // The hidden flag prints the same text.
+    let o = elicit(&["lint", "--rules-markdown"]);
+    assert_eq!(stdout(&o).trim_end(), generated.trim_end());
+    assert!(Path::new(&path).exists());
+}
+
+/// `elicit call ARGS -- python3 tests/servers/lint_server.py SERVER_ARGS`.
+fn call(args: &[&str], server_args: &[&str]) -> (Option<i32>, String, String) {
+    let script = root().join("tests/servers/lint_server.py");
+    let mut cmd = Command::cargo_bin("elicit").unwrap();
+    cmd.arg("call")
+        .args(["--no-input", "--timeout", "20s"])
+        .args(args)
+        .arg("--")
+        .arg("python3")
+        .arg(script)
+        .args(server_args)
+        .env("NO_COLOR", "1")
+        .timeout(std::time::Duration::from_secs(60));
+    let o = cmd.output().unwrap();
+    (
+        o.status.code(),
+        stdout(&o),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// The JSON the server's tool result carries as text.
+fn tool_echo(out: &str) -> Value {
+    let result: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+    serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn strict_call_with_modes_form_reports_a_url_elicitation_and_exits_5() {
+    let (code, out, err) = call(
+        &[
+            "--strict",
+            "--modes",
+            "form",
+            "--tool",
+            "url_anyway",
+            "-a",
+            "accept",
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(5), "{err}");
+    assert!(
+        err.contains("elicit: strict: error[session-mode-undeclared] elicitation/create (id 7) /params/mode: a url elicitation, but the client declared only form"),
+        "{err}"
+    );
+    assert!(
+        err.contains("elicit: strict: 1 error, 0 warnings, 0 infos in 1 elicitation"),
+        "{err}"
+    );
+    // The server saw only form declared, and got the -32602 the spec asks for.
+    let echo = tool_echo(&out);
+    assert_eq!(
+        echo["capabilities"],
+        serde_json::json!({"elicitation": {"form": {}}})
+    );
+    assert_eq!(echo["reply"]["error"]["code"], -32602);
+    // Without --strict the same run is the tool's success.
+    let (code, out, _) = call(
+        &["--modes", "form", "--tool", "url_anyway", "-a", "accept"],
+        &[],
+    );
+    assert_eq!(code, Some(0));
+    assert_eq!(tool_echo(&out)["reply"]["error"]["code"], -32602);
+}
+
+#[test]
+fn strict_call_reports_a_nested_form_finishes_the_flow_and_exits_5() {
+    let answers = ["-a", "name=Ada", "-a", r#"address={"street":"Main"}"#];
+    let mut args = vec!["--strict", "--tool", "nested_form"];
+    args.extend(answers);
+    let (code, out, err) = call(&args, &[]);
+    assert_eq!(code, Some(5), "{err}");
+    assert!(
+        err.contains("error[form-nested-property] elicitation/create (id 7) /params/requestedSchema/properties/address"),
+        "{err}"
+    );
+    // The form was still answered, and the tool's result printed.
+    let echo = tool_echo(&out);
+    assert_eq!(
+        echo["reply"]["result"],
+        serde_json::json!({"action": "accept", "content": {"name": "Ada", "address": {"street": "Main"}}})
+    );
+    assert_eq!(
+        echo["capabilities"],
+        serde_json::json!({"elicitation": {"form": {}, "url": {}}})
+    );
+    let mut args = vec!["--tool", "nested_form"];
+    args.extend(answers);
+    let (code, _, err) = call(&args, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("strict"), "{err}");
+}
+
+#[test]
+fn strict_call_checks_the_session_rules() {
+    // No capability declared at all.
+    let (code, out, err) = call(
+        &["--strict", "--modes", "none", "--tool", "plain_form"],
+        &[],
+    );
+    assert_eq!(code, Some(5), "{err}");
+    assert!(err.contains("error[session-no-capability]"), "{err}");
+    assert_eq!(tool_echo(&out)["capabilities"], serde_json::json!({}));
+    // An accepted URL elicitation whose completion never came (a warning).
+    let (code, _, err) = call(&["--strict", "--tool", "url_anyway", "-a", "accept"], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("warning[session-url-completion-missing] the URL elicitation \"e-1\""),
+        "{err}"
+    );
+    // --deny/--allow adjust them as in `elicit lint`.
+    let (code, _, err) = call(
+        &[
+            "--strict",
+            "--deny",
+            "warnings",
+            "--tool",
+            "url_anyway",
+            "-a",
+            "accept",
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(5), "{err}");
+    assert!(
+        err.contains("error[session-url-completion-missing]"),
+        "{err}"
+    );
+    let (code, _, err) = call(
+        &[
+            "--strict",
+            "--allow",
+            "session-url-completion-missing",
+            "--tool",
+            "url_anyway",
+            "-a",
+            "accept",
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("strict: 0 errors, 0 warnings, 0 infos"),
+        "{err}"
+    );
+    let (code, _, _) = call(
+        &["--strict", "--allow", "nope", "--tool", "url_anyway"],
+        &[],
+    );
+    assert_eq!(code, Some(2));
+    let (code, _, err) = call(
+        &["--strict", "--tool", "url_completed", "-a", "accept"],
+        &[],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("strict: 0 errors, 0 warnings, 0 infos in 1 elicitation"),
+        "{err}"
+    );
+    // Two elicitations at once.
+    let (code, _, err) = call(&["--strict", "--tool", "two_at_once", "-a", "name=x"], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("warning[session-concurrent-elicitations] elicitation/create (id 101)"),
+        "{err}"
+    );
+    // 2026-07-28: the modes go in every request's _meta, and an undeclared
+    // one in an input_required result fails the call (no reply can refuse
+    // it), still reported.
+    let (code, out, err) = call(
+        &["--modes", "form", "--tool", "plain_form", "-a", "name=x"],
+        &["--stateless"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        tool_echo(&out)["capabilities"],
+        serde_json::json!({"elicitation": {"form": {}}})
+    );
+    let (code, _, err) = call(
+        &[
+            "--strict",
+            "--modes",
+            "form",
+            "--tool",
+            "url_anyway",
+            "-a",
+            "accept",
+        ],
+        &["--stateless"],
+    );
+    assert_eq!(code, Some(5), "{err}");
+    assert!(err.contains("error[session-mode-undeclared] the reply to request 3 /result/inputRequests/k/params/mode"), "{err}");
+    assert!(
+        err.contains(
+            "the server asked for a url elicitation, which elicit did not declare (--modes form)"
+        ),
+        "{err}"
+    );
+    // An input_required loop whose question changes every round (2026-07-28).
+    let (code, _, err) = call(
+        &["--strict", "--tool", "changing", "-a", "accept"],
+        &["--stateless"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        err.matches("warning[session-question-changed]").count(),
+        2,
+        "{err}"
+    );
+    assert!(
+        err.contains("(MCP 2026-07-28, basic/patterns/mrtr § InputRequiredResult)"),
+        "{err}"
+    );
+}
+
+/// `elicit proxy ARGS -- python3 tests/servers/lint_server.py` driven by a
+/// client that initializes (declaring `client_caps`) and calls `tool`; the
+/// client hangs up once the call's reply is in. Returns the exit status,
+/// the reply and stderr.
+fn proxy(args: &[&str], client_caps: Value, tool: &str) -> (Option<i32>, Value, String) {
+    let script = root().join("tests/servers/lint_server.py");
+    let target = [
+        "--".to_string(),
+        "python3".into(),
+        script.display().to_string(),
+    ];
+    proxy_to(&target, args, client_caps, tool)
+}
+
+/// [`proxy`] to any server: `target` is the URL, or `--` and the command.
+fn proxy_to(
+    target: &[String],
+    args: &[&str],
+    client_caps: Value,
+    tool: &str,
+) -> (Option<i32>, Value, String) {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("elicit"))
+        .arg("proxy")
+        .args(["--no-input"])
+        .args(args)
+        .args(target)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for msg in [
+        serde_json::json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":client_caps,"clientInfo":{"name":"t","version":"1"}}}),
+        serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+        serde_json::json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":tool,"arguments":{}}}),
+    ] {
+        writeln!(stdin, "{msg}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let out = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == 2 {
+                let _ = tx.send(v);
+                return;
+            }
+        }
+    });
+    let reply = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the proxied call is answered");
+    drop(stdin);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the proxy did not exit"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    (status.code(), reply, err)
+}
+
+#[test]
+fn strict_proxy_reports_like_call_and_exits_5_after_a_clean_server_exit() {
+    let (code, reply, err) = proxy(
+        &["--strict", "--modes", "form", "-a", "accept"],
+        serde_json::json!({}),
+        "url_anyway",
+    );
+    assert_eq!(code, Some(5), "{err}");
+    assert!(
+        err.contains("error[session-mode-undeclared] elicitation/create (id 7) /params/mode"),
+        "{err}"
+    );
+    let echo = tool_echo(&reply["result"].to_string());
+    // elicit declared form only on the client's behalf, and refused the URL.
+    assert_eq!(
+        echo["capabilities"],
+        serde_json::json!({"elicitation": {"form": {}}})
+    );
+    assert_eq!(echo["reply"]["error"]["code"], -32602);
+    let (code, reply, err) = proxy(
+        &[
+            "--strict",
+            "-a",
+            "name=Ada",
+            "-a",
+            r#"address={"street":"Main"}"#,
+        ],
+        serde_json::json!({}),
+        "nested_form",
+    );
+    assert_eq!(code, Some(5), "{err}");
+    assert!(err.contains("error[form-nested-property]"), "{err}");
+    let echo = tool_echo(&reply["result"].to_string());
+    assert_eq!(echo["reply"]["result"]["action"], "accept");
+    // Without --strict the proxy exits with the server's status.
+    let (code, _, _) = proxy(
+        &["-a", "name=Ada", "-a", r#"address={"street":"Main"}"#],
+        serde_json::json!({}),
+        "nested_form",
+    );
+    assert_eq!(code, Some(0));
+}
+
+#[test]
+fn findings_are_bounded_per_rule_and_server_text_is_sanitised() {
+    let doc = serde_json::json!({
+        "message": "x",
+        "requestedSchema": {"type": "object",
+            "properties": {"p": {"type": "string", "enum": vec!["a"; 10_000]}},
+            "required": (0..50).map(|i| format!("n{i}")).collect::<Vec<_>>()},
+    });
+    let lint = lint_text(&doc.to_string(), None).unwrap();
+    let count = |id: &str| lint.findings.iter().filter(|f| f.rule.id == id).count();
+    assert_eq!(count("enum-duplicate-value"), lint::check::MAX_PER_RULE + 1);
+    assert_eq!(
+        count("required-not-a-property"),
+        lint::check::MAX_PER_RULE + 1
+    );
+    let last = lint
+        .findings
+        .iter()
+        .rev()
+        .find(|f| f.rule.id == "enum-duplicate-value")
+        .unwrap();
+    assert!(
+        last.message
+            .contains("and 9979 more enum-duplicate-value findings"),
+        "{}",
+        last.message
+    );
+    // A property name with an escape sequence reaches the report harmless.
+    let hostile = r#"{"message":"\u001b]8;;https://evil\u0007hi","requestedSchema":{"type":"object","properties":{"\u001b[2Jpw":{"type":"object"}}}}"#;
+    let o = Command::cargo_bin("elicit")
+        .unwrap()
+        .args(["lint", "--color", "always"])
+        .write_stdin(hostile)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let text = stdout(&o);
+    assert!(text.contains("form-nested-property"), "{text}");
+    assert!(
+        !text.contains("\u{1b}[2J") && !text.contains("\u{1b}]8"),
+        "{text:?}"
+    );
+    // --color always colours the report even into a pipe; never does not.
+    assert!(text.contains("\u{1b}[31m\u{1b}[1merror"), "{text:?}");
+    let o = Command::cargo_bin("elicit")
+        .unwrap()
+        .args(["lint", "--color", "never"])
+        .write_stdin(hostile)
+        .output()
+        .unwrap();
+    assert!(!stdout(&o).contains('\u{1b}'));
+}
+
+#[test]
+fn strict_proxy_checks_a_remote_server_too() {
+    // The Python SDK's server over Streamable HTTP: its form carries a
+    // top-level "title" (an info finding), nothing worse.
+    let python = root().join(".deps/venv/bin/python");
+    assert!(
+        python.exists(),
+        "scripts/install-test-servers installs the Python SDK"
+    );
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = std::process::Command::new(&python)
+        .arg(root().join("tests/servers/py_http_server.py"))
+        .arg(port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server did not listen"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let (code, reply, err) = proxy_to(
+        &[url],
+        &[
+            "--strict",
+            "--modes",
+            "form",
+            "-a",
+            "accept",
+            "-a",
+            "name=Ada",
+            "-a",
+            "age=36",
+            "-a",
+            "color=green",
+        ],
+        serde_json::json!({}),
+        "ask_profile",
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains(
+            "info[schema-keyword-unknown] elicitation/create (id 1) /params/requestedSchema/title"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("strict: 0 errors, 0 warnings, 1 info in 1 elicitation (MCP 2025-11-25)"),
+        "{err}"
+    );
+    assert!(reply["result"].to_string().contains("Ada"), "{reply}");
+}
+
+mod any_schema {
+    //! Lint on generated forms: it never panics, and every finding's
+    //! pointer names a part that exists in the document.
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    fn scalar() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(json!(null)),
+            any::<bool>().prop_map(Value::from),
+            (-5i64..20).prop_map(Value::from),
+            Just(json!(2.5)),
+            "[a-c~/]{0,3}".prop_map(Value::from),
+        ]
+    }
+
+    fn keyword_value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            scalar(),
+            prop::collection::vec(scalar(), 0..4).prop_map(Value::from),
+            prop::collection::vec(
+                (scalar(), scalar()).prop_map(|(c, t)| json!({"const": c, "title": t})),
+                0..3
+            )
+            .prop_map(Value::from),
+            Just(json!({"type": "string", "enum": ["a", "b"]})),
+            Just(json!({"type": "object", "properties": {}})),
+            Just(json!({"anyOf": [{"const": "a"}]})),
+        ]
+    }
+
+    fn property() -> impl Strategy<Value = Value> {
+        let key = prop::sample::select(vec![
+            "type",
+            "title",
+            "description",
+            "default",
+            "minLength",
+            "maxLength",
+            "format",
+            "pattern",
+            "minimum",
+            "maximum",
+            "enum",
+            "enumNames",
+            "oneOf",
+            "items",
+            "minItems",
+            "maxItems",
+            "properties",
+            "examples",
+        ]);
+        let typ = prop::sample::select(vec![
+            "string", "number", "integer", "boolean", "array", "object", "null",
+        ]);
+        (typ, prop::collection::vec((key, keyword_value()), 0..5)).prop_map(|(t, kws)| {
+            let mut o = serde_json::Map::new();
+            o.insert("type".into(), json!(t));
+            for (k, v) in kws {
+                o.insert(k.to_string(), v);
+            }
+            Value::Object(o)
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+        #[test]
+        fn findings_point_at_real_parts(
+            props in prop::collection::vec(("[a-z~/]{1,4}", property()), 0..4),
+            required in prop::collection::vec(scalar(), 0..3),
+            wrap in 0usize..3,
+            url in prop::sample::select(vec!["", "https://a.example/x", "http://a.example", "javascript:x", "/rel"]),
+        ) {
+            let mut properties = serde_json::Map::new();
+            for (k, v) in props {
+                properties.insert(k, v);
+            }
+            let params = if url.is_empty() {
+                json!({"message": "m", "requestedSchema": {"type": "object", "properties": properties, "required": required}})
+            } else {
+                json!({"mode": "url", "message": "", "url": url})
+            };
+            let doc = match wrap {
+                0 => params,
+                1 => json!({"jsonrpc": "2.0", "id": 1, "method": "elicitation/create", "params": params}),
+                _ => json!({"resultType": "input_required", "inputRequests": {"k/~": {"method": "elicitation/create", "params": params}}}),
+            };
+            let text = serde_json::to_string_pretty(&doc).unwrap();
+            for revision in [None, Some(elicit::lint::Revision::V2025_06_18)] {
+                if let Ok(lint) = elicit::lint::lint_text(&text, revision) {
+                    for f in &lint.findings {
+                        prop_assert!(
+                            doc.pointer(&f.pointer).is_some(),
+                            "{} at {:?} names nothing in {}", f.rule.id, f.pointer, text
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
