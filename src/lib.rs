@@ -13,7 +13,8 @@
 //! - [`schema`] is the one form model that drives prompting, coercion and
 //!   validation; [`answers`] reads `--answer`s;
 //! - [`resolve`] settles each elicitation (scripted answers, then a
-//!   [`resolve::Resolver`]: the [`terminal`] UI or [`resolve::NoTerminal`]);
+//!   [`resolve::Resolver`]: the [`terminal`] UI, the local browser
+//!   [`page`], or [`resolve::NoTerminal`]);
 //! - [`output`] prints results in the shape the input came in.
 
 pub mod allocator;
@@ -25,6 +26,7 @@ pub mod error;
 pub mod input;
 pub mod lines;
 pub mod output;
+pub mod page;
 pub mod protocol;
 pub mod resolve;
 pub mod sanitize;

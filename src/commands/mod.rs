@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use elicit::error::ElicitError;
 use elicit::input;
+use elicit::page::{BrowserResolver, PageOptions};
 use elicit::resolve::{NoTerminal, Resolver};
 use elicit::sanitize::sanitize_block;
 use elicit::terminal::{TerminalOptions, TerminalResolver};
 use elicit::ScriptedAnswers;
 
-use crate::cli::AnswerArgs;
+use crate::cli::{AnswerArgs, Ui};
 
 pub mod auth;
 pub mod call;
@@ -123,6 +124,7 @@ pub fn parse_headers(list: &[String]) -> Result<Vec<(String, String)>, ElicitErr
 /// Who settles what scripted answers leave open.
 pub enum Person {
     Terminal(TerminalResolver),
+    Page(BrowserResolver),
     Nobody(NoTerminal),
 }
 
@@ -130,18 +132,47 @@ impl Person {
     pub fn resolver(&mut self) -> &mut dyn Resolver {
         match self {
             Person::Terminal(t) => t,
+            Person::Page(p) => p,
             Person::Nobody(n) => n,
+        }
+    }
+
+    /// The resolver, owned (the proxies run it on their own thread).
+    pub fn boxed(self) -> Box<dyn Resolver + Send> {
+        match self {
+            Person::Terminal(t) => Box::new(t),
+            Person::Page(p) => Box::new(p),
+            Person::Nobody(n) => Box::new(n),
         }
     }
 }
 
-/// The terminal when there is one (and `--no-input` was not given), else a
-/// stand-in that explains why nobody can be asked.
+/// Who answers, by `--ui`: the terminal when there is one (`auto`,
+/// `terminal`), else the local browser page (`auto`, `browser`); a
+/// stand-in that explains why nobody can be asked under `--no-input`, or
+/// `--ui terminal` with no terminal.
 pub fn person(args: &AnswerArgs, timeout: Option<Duration>) -> Person {
     if args.no_input {
         return Person::Nobody(NoTerminal {
             detail: "--no-input was given".into(),
         });
+    }
+    let page = || {
+        BrowserResolver::new(PageOptions {
+            server: args.server.clone(),
+            timeout,
+            browser: args.browser.clone(),
+            no_open: args.no_open,
+        })
+        .map(Person::Page)
+        .unwrap_or_else(|e| {
+            Person::Nobody(NoTerminal {
+                detail: e.to_string(),
+            })
+        })
+    };
+    if args.ui == Ui::Browser {
+        return page();
     }
     match TerminalResolver::open(TerminalOptions {
         server: args.server.clone(),
@@ -150,6 +181,7 @@ pub fn person(args: &AnswerArgs, timeout: Option<Duration>) -> Person {
         no_open: args.no_open,
     }) {
         Ok(t) => Person::Terminal(t),
+        Err(_) if args.ui == Ui::Auto => page(),
         Err(detail) => Person::Nobody(NoTerminal { detail }),
     }
 }

@@ -62,7 +62,7 @@ impl Opener {
 
     /// Launches the browser detached: elicit never waits on it, and the
     /// launcher's stdio is null so it cannot write into our stdout.
-    fn launch(&self, url: &str) -> io::Result<()> {
+    pub(crate) fn launch(&self, url: &str) -> io::Result<()> {
         match self.command_line() {
             Some(line) => launch_program(url, &line),
             None => open::that_detached(url),
