@@ -301,7 +301,15 @@ fn control(entry: u64, index: usize, field: &FormField, retry: Option<&Retry<'_>
             None => Vec::new(),
         },
     };
-    let first = shown.first().map(String::as_str).unwrap_or("");
+    let mut first = shown.first().map(String::as_str).unwrap_or("");
+    // A default holding control or invisible characters is not put in the
+    // field as it is (nor silently altered and sent): shown neutralised,
+    // and the person types the value, as on the terminal.
+    let unshown_default = (retry.is_none() && sanitize_line(first) != first).then(|| {
+        let shown = sanitize_line(first);
+        first = "";
+        shown
+    });
     let label = sanitize_line(field.label());
     let name = field.name.as_str();
     let secret = looks_like_secret(&field.name, field.title.as_deref());
@@ -313,9 +321,14 @@ fn control(entry: u64, index: usize, field: &FormField, retry: Option<&Retry<'_>
         @if let FieldKind::Raw { why } = &field.kind {
             p.hint { "Not a form field MCP allows (" (sanitize_line(why)) "): type JSON." }
         }
+        @if let Some(d) = &unshown_default {
+            p.hint { "Pre-filled value not shown as it is (it holds control characters): " (d) }
+        }
         @if secret {
             p.warn { "This looks like a secret (password, token, key). MCP servers must not ask for secrets in a form; decline unless you trust this server." }
         }
+    };
+    let err = html! {
         @if let Some(e) = error { p.error #(err_id) { (sanitize_line(&e.reason)) } }
     };
     let mark = html! { @if required { " " span.req aria-hidden="true" { "*" } } };
@@ -331,6 +344,7 @@ fn control(entry: u64, index: usize, field: &FormField, retry: Option<&Retry<'_>
                     @if !required {
                         label.choice { input type="radio" name=(name) value="" checked[!chosen("true") && !chosen("false")]; " No answer" }
                     }
+                    (err)
                 }
             }
         }
@@ -344,6 +358,7 @@ fn control(entry: u64, index: usize, field: &FormField, retry: Option<&Retry<'_>
                         " " (choice_text(c))
                     }
                 }
+                (err)
             }
         },
         FieldKind::Select { choices } => html! {
@@ -358,6 +373,7 @@ fn control(entry: u64, index: usize, field: &FormField, retry: Option<&Retry<'_>
                         option value=(c.value) selected[c.value == first] { (choice_text(c)) }
                     }
                 }
+                (err)
             }
         },
         FieldKind::Raw { .. } => html! {
@@ -365,6 +381,7 @@ fn control(entry: u64, index: usize, field: &FormField, retry: Option<&Retry<'_>
                 label for=(cid) { (label) (mark) }
                 (notes)
                 textarea id=(cid) name=(name) rows="3" spellcheck="false" aria-required=[required.then_some("true")] aria-describedby=[described.as_deref()] aria-invalid=[invalid] { (first) }
+                (err)
             }
         },
         kind => {
@@ -425,6 +442,7 @@ fn control(entry: u64, index: usize, field: &FormField, retry: Option<&Retry<'_>
                             button.reveal type="button" data-reveal=(cid) aria-controls=(cid) aria-pressed="false" { "Show" }
                         }
                     }
+                    (err)
                 }
             }
         }

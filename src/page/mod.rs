@@ -228,6 +228,10 @@ impl Resolver for BrowserResolver {
         true
     }
 
+    fn alongside(&self) -> Option<Box<dyn Resolver + Send>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn resolve(&mut self, e: &Elicitation, pending: Pending) -> Result<Answer, ElicitError> {
         let page = &self.page;
         let request_id = e.request.id.clone();

@@ -10,12 +10,12 @@
 //! response forbids framing, caching, referrers, sniffing and any script
 //! or style but the page's own (a CSP nonce).
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, MutexGuard};
 use std::time::{Duration, Instant};
 
-use tiny_http::{Header, Method, Request, Response, Server};
+use tiny_http::{Method, Request, Server};
 
 use super::{html, submit, Listener, Outcome, Page, State};
 use crate::error::ElicitError;
@@ -123,7 +123,7 @@ fn accept_loop(page: &Arc<Page>, server: &Arc<Server>, port: u16) {
     for request in server.incoming_requests() {
         if in_flight.fetch_add(1, Ordering::SeqCst) >= MAX_IN_FLIGHT {
             in_flight.fetch_sub(1, Ordering::SeqCst);
-            let _ = request.respond(plain(503, "busy"));
+            send(request, plain(503, "busy"));
             continue;
         }
         let page = page.clone();
@@ -135,15 +135,67 @@ fn accept_loop(page: &Arc<Page>, server: &Arc<Server>, port: u16) {
     }
 }
 
-type Reply = Response<std::io::Cursor<Vec<u8>>>;
-
-fn header(name: &str, value: &str) -> Header {
-    Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("ASCII header")
+/// A response, written by [`send`].
+pub(super) struct Reply {
+    status: u16,
+    content_type: &'static str,
+    /// The page's CSP nonce: its own style and script may run.
+    nonce: Option<String>,
+    body: Vec<u8>,
 }
 
-/// The headers every response carries.
-fn secured(mut r: Reply, nonce: Option<&str>) -> Reply {
-    let csp = match nonce {
+fn plain(status: u16, text: &str) -> Reply {
+    Reply {
+        status,
+        content_type: "text/plain; charset=utf-8",
+        nonce: None,
+        body: format!("{text}\n").into_bytes(),
+    }
+}
+
+fn page_reply(status: u16, body: String, nonce: &str) -> Reply {
+    Reply {
+        status,
+        content_type: "text/html; charset=utf-8",
+        nonce: Some(nonce.to_string()),
+        body: body.into_bytes(),
+    }
+}
+
+fn json_reply(body: String) -> Reply {
+    Reply {
+        status: 200,
+        content_type: "application/json",
+        nonce: None,
+        body: body.into_bytes(),
+    }
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        409 => "Conflict",
+        413 => "Content Too Large",
+        415 => "Unsupported Media Type",
+        421 => "Misdirected Request",
+        422 => "Unprocessable Content",
+        503 => "Service Unavailable",
+        _ => "Internal Server Error",
+    }
+}
+
+/// Writes the reply with the headers every response carries, and
+/// `Connection: close`. tiny_http parses the requests, but drops a
+/// `Connection` header a handler sets, and a connection the browser keeps
+/// alive would outlive the listener: reused for the next elicitation's page,
+/// it would wait forever on a server that is gone. So the head is written
+/// here, through the request's own writer.
+fn send(request: Request, reply: Reply) {
+    let csp = match &reply.nonce {
         Some(n) => format!(
             "default-src 'none'; script-src 'nonce-{n}'; style-src 'nonce-{n}'; \
              connect-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; \
@@ -151,6 +203,14 @@ fn secured(mut r: Reply, nonce: Option<&str>) -> Reply {
         ),
         None => "default-src 'none'; frame-ancestors 'none'; base-uri 'none'".into(),
     };
+    let head_only = *request.method() == Method::Head;
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n",
+        reply.status,
+        reason(reply.status),
+        reply.content_type,
+        reply.body.len()
+    );
     for (name, value) in [
         ("Content-Security-Policy", csp.as_str()),
         ("Cache-Control", "no-store"),
@@ -160,28 +220,18 @@ fn secured(mut r: Reply, nonce: Option<&str>) -> Reply {
         ("Cross-Origin-Opener-Policy", "same-origin"),
         ("Cross-Origin-Resource-Policy", "same-origin"),
     ] {
-        r.add_header(header(name, value));
+        head.push_str(name);
+        head.push_str(": ");
+        head.push_str(value);
+        head.push_str("\r\n");
     }
-    r
-}
-
-fn plain(status: u16, text: &str) -> Reply {
-    let r = Response::from_string(format!("{text}\n"))
-        .with_status_code(status)
-        .with_header(header("Content-Type", "text/plain; charset=utf-8"));
-    secured(r, None)
-}
-
-fn page_reply(status: u16, body: String, nonce: &str) -> Reply {
-    let r = Response::from_string(body)
-        .with_status_code(status)
-        .with_header(header("Content-Type", "text/html; charset=utf-8"));
-    secured(r, Some(nonce))
-}
-
-fn json_reply(body: String) -> Reply {
-    let r = Response::from_string(body).with_header(header("Content-Type", "application/json"));
-    secured(r, None)
+    head.push_str("\r\n");
+    let mut writer = request.into_writer();
+    let _ = writer.write_all(head.as_bytes());
+    if !head_only {
+        let _ = writer.write_all(&reply.body);
+    }
+    let _ = writer.flush();
 }
 
 fn header_value<'a>(request: &'a Request, name: &'static str) -> Option<&'a str> {
@@ -207,16 +257,25 @@ fn host_is_ours(host: Option<&str>, port: u16) -> bool {
     host.is_some_and(|h| h == format!("127.0.0.1:{port}") || h == format!("localhost:{port}"))
 }
 
-/// The `Origin` a POST must carry: the page's own.
-fn origin_is_ours(origin: Option<&str>, port: u16) -> bool {
-    origin.is_some_and(|o| {
-        o == format!("http://127.0.0.1:{port}") || o == format!("http://localhost:{port}")
-    })
+/// Whether a POST comes from the page itself: its `Origin` is the page's
+/// own. Under the page's `Referrer-Policy: no-referrer` a browser sends a
+/// form's `Origin` as `null`; then the browser's own `Sec-Fetch-Site` (no
+/// script or page can set it) must say `same-origin`. A page elsewhere
+/// (another site, a sandboxed frame, a `data:` document) gets `cross-site`
+/// there and is refused.
+fn origin_is_ours(origin: Option<&str>, fetch_site: Option<&str>, port: u16) -> bool {
+    match origin {
+        Some("null") => fetch_site == Some("same-origin"),
+        Some(o) => {
+            o == format!("http://127.0.0.1:{port}") || o == format!("http://localhost:{port}")
+        }
+        None => false,
+    }
 }
 
 fn handle(page: &Arc<Page>, mut request: Request, port: u16) {
     let reply = route(page, &mut request, port);
-    let _ = request.respond(reply);
+    send(request, reply);
 }
 
 fn route(page: &Arc<Page>, request: &mut Request, port: u16) -> Reply {
@@ -287,7 +346,8 @@ fn watch(page: &Arc<Page>, query: &str) -> Reply {
 }
 
 fn post_answer(page: &Arc<Page>, request: &mut Request, port: u16, id: u64) -> Reply {
-    if !origin_is_ours(header_value(request, "Origin"), port) {
+    let fetch_site = header_value(request, "Sec-Fetch-Site");
+    if !origin_is_ours(header_value(request, "Origin"), fetch_site, port) {
         return plain(403, "refused: this answer does not come from elicit's page");
     }
     let form_type = header_value(request, "Content-Type")
@@ -392,15 +452,19 @@ mod tests {
         ] {
             assert!(!host_is_ours(bad, 8123), "{bad:?}");
         }
-        assert!(origin_is_ours(Some("http://127.0.0.1:8123"), 8123));
-        for bad in [
-            None,
-            Some("null"),
-            Some("https://127.0.0.1:8123"),
-            Some("http://evil.example:8123"),
-            Some("http://127.0.0.1:8124"),
+        assert!(origin_is_ours(Some("http://127.0.0.1:8123"), None, 8123));
+        assert!(origin_is_ours(Some("http://localhost:8123"), None, 8123));
+        assert!(origin_is_ours(Some("null"), Some("same-origin"), 8123));
+        for (origin, site) in [
+            (None, Some("same-origin")),
+            (Some("null"), None),
+            (Some("null"), Some("cross-site")),
+            (Some("null"), Some("same-site")),
+            (Some("https://127.0.0.1:8123"), None),
+            (Some("http://evil.example:8123"), Some("same-origin")),
+            (Some("http://127.0.0.1:8124"), None),
         ] {
-            assert!(!origin_is_ours(bad, 8123), "{bad:?}");
+            assert!(!origin_is_ours(origin, site, 8123), "{origin:?} {site:?}");
         }
     }
 

@@ -315,17 +315,39 @@ pub fn run_proxy(
 
     let (jobs, job_rx) = mpsc::channel::<Job>();
 
-    // The resolver: one elicitation at a time.
+    // The resolver: one elicitation at a time at a terminal (one person,
+    // one screen); each on its own thread when the person's resolver can
+    // show several at once (the browser page).
     {
         let shared = shared.clone();
         std::thread::spawn(move || {
+            let scripted = Arc::new(scripted);
             let mut handler = ElicitHandler::new(&scripted, person.as_mut());
             for job in job_rx {
+                if let Some(mut alongside) = handler.person.alongside() {
+                    let shared = shared.clone();
+                    let scripted = scripted.clone();
+                    let seen = handler.seen_fields.clone();
+                    let server_name = handler.server_name.clone();
+                    std::thread::spawn(move || {
+                        let mut handler = ElicitHandler::new(&scripted, alongside.as_mut());
+                        handler.seen_fields = seen;
+                        handler.server_name = server_name;
+                        resolve_job(&shared, &mut handler, job);
+                        // An answer is unused when no form of any job had it.
+                        let used_here = handler.unused_answers();
+                        if let Ok(mut unused) = shared.unused_answers.lock() {
+                            unused.retain(|n| used_here.contains(n));
+                        }
+                    });
+                    continue;
+                }
                 let owned = interrupt::Owned::take();
                 resolve_job(&shared, &mut handler, job);
                 drop(owned);
+                let used_here = handler.unused_answers();
                 if let Ok(mut unused) = shared.unused_answers.lock() {
-                    *unused = handler.unused_answers();
+                    unused.retain(|n| used_here.contains(n));
                 }
             }
         });
