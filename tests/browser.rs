@@ -1007,4 +1007,43 @@ fn plain_resolution_without_a_terminal_asks_on_the_page() {
         serde_json::from_str::<Value>(&out).unwrap(),
         json!({"action": "accept", "content": {}})
     );
+    // The confirmation was written before elicit went on (and exited): the
+    // browser shows it, not a dropped connection.
+    assert!(b.body_text().contains("Sent to"), "{}", b.body_text());
+}
+
+/// The page that confirms an answer is written before elicit hands the
+/// answer on (and, resolving one document, exits): the person sees
+/// "Cancelled", never a dropped connection. No browser needed.
+#[test]
+fn the_confirmation_is_written_before_elicit_exits() {
+    let request = common::fixture("server-everything/form.request.json");
+    for _ in 0..5 {
+        let p = NoTerminal::spawn(&["--ui", "browser", "--no-open"], Some(&request));
+        let address = p.page_address();
+        let rest = address.trim_start_matches("http://127.0.0.1:");
+        let (port, path) = rest.split_once('/').unwrap();
+        let port: u16 = port.parse().unwrap();
+        let (status, page) = http(
+            port,
+            &format!("GET /{path} HTTP/1.1\r\nHost: 127.0.0.1:{port}"),
+            "",
+        );
+        assert_eq!(status, 200);
+        let csrf = page
+            .split("name=\"csrf\" value=\"")
+            .nth(1)
+            .and_then(|s| s.split('"').next())
+            .unwrap()
+            .to_string();
+        let (status, reply) = http(
+            port,
+            &format!("POST /{path}answer/1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nOrigin: http://127.0.0.1:{port}\r\nContent-Type: application/x-www-form-urlencoded"),
+            &format!("csrf={csrf}&action=cancel"),
+        );
+        assert_eq!(status, 200, "{reply}");
+        assert!(reply.contains("Cancelled: nothing was sent"), "{reply}");
+        let out = p.lines.recv_timeout(LIMIT).expect("elicit answered");
+        assert!(out.contains(r#""action":"cancel""#), "{out}");
+    }
 }

@@ -186,24 +186,31 @@ impl Page {
         format!("http://127.0.0.1:{port}/{}/", self.token)
     }
 
-    /// Records the answer given on the page for `id`, if it still waits.
-    /// `false` when it does not (answered already, expired, unknown): then
-    /// nothing is sent.
-    fn answer(&self, state: &mut State, id: u64, outcome: Outcome) -> bool {
+    /// Takes `id` off the list for the answer given on the page, if it
+    /// still waits (`false` when it does not: answered already, expired,
+    /// unknown; then nothing is sent). The answer itself goes to its
+    /// resolver by [`Page::deliver`], once the page that confirms it has
+    /// been written: elicit may exit as soon as it has the answer.
+    fn take(&self, state: &mut State, id: u64, outcome: &Outcome) -> bool {
         let Some(at) = state.pending.iter().position(|e| e.id == id) else {
             return false;
         };
         let entry = state.pending.remove(at);
-        let what = match &outcome {
+        let what = match outcome {
             Outcome::Accept(_) => "sent",
             Outcome::Decline => "declined",
             Outcome::Cancel => "cancelled",
         };
         remember(state, &entry, what.to_string());
-        state.answered.insert(id, outcome);
         state.version += 1;
-        self.changed.notify_all();
         true
+    }
+
+    /// Hands the answer taken by [`Page::take`] to its resolver.
+    fn deliver(&self, id: u64, outcome: Outcome) {
+        let mut state = self.lock();
+        state.answered.insert(id, outcome);
+        self.changed.notify_all();
     }
 }
 

@@ -273,28 +273,67 @@ fn origin_is_ours(origin: Option<&str>, fetch_site: Option<&str>, port: u16) -> 
     }
 }
 
+/// An answer taken off the list, to deliver once its reply is written.
+type Answered = Option<(u64, Outcome)>;
+
 fn handle(page: &Arc<Page>, mut request: Request, port: u16) {
-    let reply = route(page, &mut request, port);
+    let (reply, answered) = route(page, &mut request, port);
     send(request, reply);
+    if let Some((id, outcome)) = answered {
+        page.deliver(id, outcome);
+    }
 }
 
-fn route(page: &Arc<Page>, request: &mut Request, port: u16) -> Reply {
+fn route(page: &Arc<Page>, request: &mut Request, port: u16) -> (Reply, Answered) {
+    match request.method() {
+        Method::Post => post_route(page, request, port),
+        _ => (get_route(page, request, port), None),
+    }
+}
+
+fn post_route(page: &Arc<Page>, request: &mut Request, port: u16) -> (Reply, Answered) {
+    let url = request.url().to_string();
+    match checked_path(page, request, port, &url) {
+        Err(reply) => (reply, None),
+        Ok(rest) => match rest.strip_prefix("answer/").map(str::parse::<u64>) {
+            Some(Ok(id)) => {
+                let mut answered = None;
+                let reply = post_answer(page, request, port, id, &mut answered);
+                (reply, answered)
+            }
+            _ => (plain(404, "not found"), None),
+        },
+    }
+}
+
+/// The path after the token, when the Host is ours and the token right.
+fn checked_path<'a>(
+    page: &Page,
+    request: &Request,
+    port: u16,
+    url: &'a str,
+) -> Result<&'a str, Reply> {
     if !host_is_ours(header_value(request, "Host"), port) {
-        return plain(
+        return Err(plain(
             421,
             "this page answers only at 127.0.0.1 or localhost with its own port",
-        );
+        ));
     }
-    let url = request.url().to_string();
-    let (path, query) = url.split_once('?').unwrap_or((url.as_str(), ""));
-    let Some(rest) = path
-        .strip_prefix('/')
+    let path = url.split_once('?').map_or(url, |(p, _)| p);
+    path.strip_prefix('/')
         .and_then(|p| p.split_once('/'))
         .filter(|(token, _)| same_secret(token, &page.token))
         .map(|(_, rest)| rest)
-    else {
-        return plain(404, "not found");
+        .ok_or_else(|| plain(404, "not found"))
+}
+
+fn get_route(page: &Arc<Page>, request: &mut Request, port: u16) -> Reply {
+    let url = request.url().to_string();
+    let rest = match checked_path(page, request, port, &url) {
+        Ok(rest) => rest,
+        Err(reply) => return reply,
     };
+    let query = url.split_once('?').map_or("", |(_, q)| q);
     match (request.method(), rest) {
         (Method::Get, "") => {
             let nonce = match super::random_hex() {
@@ -305,10 +344,6 @@ fn route(page: &Arc<Page>, request: &mut Request, port: u16) -> Reply {
             page_reply(200, html::page(page, &state, &nonce, None), &nonce)
         }
         (Method::Get, "events") => watch(page, query),
-        (Method::Post, rest) => match rest.strip_prefix("answer/").map(str::parse::<u64>) {
-            Some(Ok(id)) => post_answer(page, request, port, id),
-            _ => plain(404, "not found"),
-        },
         (Method::Get | Method::Head, _) => plain(404, "not found"),
         _ => plain(405, "method not allowed"),
     }
@@ -345,7 +380,14 @@ fn watch(page: &Arc<Page>, query: &str) -> Reply {
     )
 }
 
-fn post_answer(page: &Arc<Page>, request: &mut Request, port: u16, id: u64) -> Reply {
+/// Reads a POSTed answer; an accepted one is put in `answered`.
+fn post_answer(
+    page: &Arc<Page>,
+    request: &mut Request,
+    port: u16,
+    id: u64,
+    answered: &mut Answered,
+) -> Reply {
     let fetch_site = header_value(request, "Sec-Fetch-Site");
     if !origin_is_ours(header_value(request, "Origin"), fetch_site, port) {
         return plain(403, "refused: this answer does not come from elicit's page");
@@ -429,7 +471,9 @@ fn post_answer(page: &Arc<Page>, request: &mut Request, port: u16, id: u64) -> R
         Outcome::Decline => html::Notice::Declined(server),
         Outcome::Cancel => html::Notice::Cancelled(server),
     };
-    page.answer(&mut state, id, outcome);
+    if page.take(&mut state, id, &outcome) {
+        *answered = Some((id, outcome));
+    }
     let body = html::page(page, &state, &nonce, Some((&what, None)));
     page_reply(200, body, &nonce)
 }
