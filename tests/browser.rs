@@ -418,12 +418,15 @@ fn python_server() -> Vec<String> {
     ]
 }
 
-/// `elicit proxy EXTRA -- SERVER`, with no terminal, initialised as a
+/// `elicit proxy EXTRA -- SERVER` (or `elicit proxy EXTRA URL`), with no terminal, initialised as a
 /// client that lacks elicitation.
 fn proxy(extra: &[&str], server: &[String]) -> NoTerminal {
     let mut args = vec!["proxy", "--server-log", "/dev/null"];
     args.extend_from_slice(extra);
-    args.push("--");
+    // A URL is the remote proxy's target; a command comes after `--`.
+    if !matches!(server, [url] if url.starts_with("http://")) {
+        args.push("--");
+    }
     args.extend(server.iter().map(String::as_str));
     let mut p = NoTerminal::spawn(&args, None);
     p.send(&json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"desktop-app","version":"0"}}}));
@@ -1046,4 +1049,83 @@ fn the_confirmation_is_written_before_elicit_exits() {
         let out = p.lines.recv_timeout(LIMIT).expect("elicit answered");
         assert!(out.contains(r#""action":"cancel""#), "{out}");
     }
+}
+
+/// A server process, killed when dropped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The PyPI `mcp` test server over Streamable HTTP, through `elicit proxy
+/// URL`: its form is answered on the page too.
+#[test]
+fn pypi_mcp_server_over_streamable_http_through_the_remote_proxy() {
+    install("install-test-servers");
+    let port = free_port();
+    let _server = Server(
+        Command::new(root().join(".deps/venv/bin/python"))
+            .arg(root().join("tests/servers/py_http_server.py"))
+            .arg(port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the Python server"),
+    );
+    let deadline = Instant::now() + LIMIT;
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "the Python server did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let b = Browser::start();
+    let mut p = proxy(&["--no-open"], &[format!("http://127.0.0.1:{port}/mcp")]);
+    call_tool(&mut p, 2, "ask_profile", json!({}));
+    b.goto(&p.page_address());
+    b.type_into("[name=name]", "Grace");
+    b.type_into("[name=age]", "85");
+    b.click(&choice("subscribe", "true"));
+    b.click("select[name=color] option[value=green]");
+    b.click("button[name=action][value=accept]");
+    let reply = p.reply(2);
+    let echoed: Value =
+        serde_json::from_str(reply["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        echoed,
+        json!({"action": "accept", "content": {"name": "Grace", "age": 85, "subscribe": true, "color": "green"}})
+    );
+    assert!(p.finish().success());
+}
+
+/// `elicit call` with no terminal asks on the page as well.
+#[test]
+fn call_without_a_terminal_asks_on_the_page() {
+    let b = Browser::start();
+    let mut args = vec![
+        "call",
+        "--no-open",
+        "--tool",
+        "trigger-elicitation-request",
+        "--server-log",
+        "/dev/null",
+        "--",
+    ];
+    let server = everything();
+    args.extend(server.iter().map(String::as_str));
+    let p = NoTerminal::spawn(&args, None);
+    b.goto(&p.page_address());
+    b.type_into("[name=name]", "Ada");
+    b.click("button[name=action][value=accept]");
+    let out = p.lines.recv_timeout(LIMIT).expect("the call's result");
+    let result: Value = serde_json::from_str(&out).unwrap();
+    let raw = raw_result(&json!({ "result": result }));
+    assert_eq!(raw["action"], "accept");
+    assert_eq!(raw["content"]["name"], "Ada");
+    assert_eq!(raw["content"]["integer"], 42, "defaults were pre-filled");
 }
