@@ -42,7 +42,7 @@ impl crate::transport::http::Authenticator for SignInHook {
             .map_err(|e| {
                 ElicitError::Server(format!(
                     "signing in to {} (HTTP {status}): {e} (a server without MCP sign-in takes credentials with --header 'Authorization: Bearer TOKEN')",
-                    crate::sanitize::sanitize_line(&self.server_url)
+                    crate::text::sanitize::sanitize_line(&self.server_url)
                 ))
             })
     }

@@ -65,8 +65,8 @@ use std::time::Duration;
 
 use url::Url;
 
-use crate::protocol::ElicitationParams;
-use crate::resolve::{Elicitation, Pending, Resolver, SchemaCache};
+use crate::elicitation::protocol::ElicitationParams;
+use crate::elicitation::resolve::{Elicitation, Pending, Resolver, SchemaCache};
 use discovery::{Discovered, ServerMetadata};
 use store::{ClientRecord, Entry, Secret, TokenRecord, TokenStore};
 

@@ -1,6 +1,6 @@
 //! The page's HTML, through `maud`: every value is escaped by the template
 //! unless marked otherwise, and only the page's own stylesheet and script
-//! are. Server text is also sanitised first ([`crate::sanitize`]), as on the
+//! are. Server text is also sanitised first ([`crate::text::sanitize`]), as on the
 //! terminal: bidi overrides and invisible characters are made visible, not
 //! only made harmless to the HTML.
 
@@ -9,9 +9,9 @@ use serde_json::Value;
 
 use super::submit::{texts, Problem};
 use super::{Ask, Entry, Page, State};
-use crate::sanitize::{looks_like_secret, sanitize_block, sanitize_line};
-use crate::schema::{Choice, FieldKind, FormField, StringFormat};
-use crate::url_safety::{UrlAssessment, UrlWarning};
+use crate::elicitation::schema::{Choice, FieldKind, FormField, StringFormat};
+use crate::text::sanitize::{looks_like_secret, sanitize_block, sanitize_line};
+use crate::text::url_safety::{UrlAssessment, UrlWarning};
 
 const STYLE: &str = include_str!("page.css");
 const SCRIPT: &str = include_str!("page.js");

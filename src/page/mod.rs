@@ -6,7 +6,7 @@
 //! One [`Page`] per process lists every pending elicitation in arrival order
 //! ([`BrowserResolver`] is a handle on it; clones share it, so a proxy that
 //! resolves several at once shows them all). The forms come from the one
-//! schema model ([`crate::schema`]): the page renders its fields
+//! schema model ([`crate::elicitation::schema`]): the page renders its fields
 //! ([`html`]), and a submission is coerced and validated by it
 //! ([`submit`]) before anything is sent. The HTTP side ([`server`]) is a
 //! `tiny_http` listener that is open only while something waits, and
@@ -23,13 +23,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-use crate::contract::{Answer, REASON_CANCELLED, REASON_DECLINED, REASON_EXPIRED};
+use crate::elicitation::contract::{Answer, REASON_CANCELLED, REASON_DECLINED, REASON_EXPIRED};
+use crate::elicitation::protocol::Mode;
+use crate::elicitation::resolve::{Elicitation, Pending, Resolver};
+use crate::elicitation::schema::FormSchema;
 use crate::error::ElicitError;
-use crate::protocol::Mode;
-use crate::resolve::{Elicitation, Pending, Resolver};
-use crate::schema::FormSchema;
 use crate::terminal::url::Opener;
-use crate::url_safety::UrlAssessment;
+use crate::text::url_safety::UrlAssessment;
 
 /// Settings of the page (from the command line).
 #[derive(Debug, Clone, Default)]
@@ -144,6 +144,10 @@ struct State {
     watching: usize,
 }
 
+/// The server's name on the page when nothing names it (the terminal's
+/// header says the same).
+const UNKNOWN_SERVER: &str = "An MCP server";
+
 /// How many finished elicitations the page remembers.
 const RECENT: usize = 20;
 
@@ -231,7 +235,7 @@ const WAKE: Duration = Duration::from_millis(500);
 
 impl Resolver for BrowserResolver {
     fn warn_early(&mut self, warnings: &[String]) -> bool {
-        crate::resolve::print_warnings(warnings);
+        crate::elicitation::resolve::print_warnings(warnings);
         true
     }
 
@@ -247,7 +251,7 @@ impl Resolver for BrowserResolver {
             .server
             .clone()
             .or_else(|| e.server.clone())
-            .unwrap_or_else(|| crate::terminal::UNKNOWN_SERVER.to_string());
+            .unwrap_or_else(|| UNKNOWN_SERVER.to_string());
         let ask = match (e.mode(), pending, &e.form) {
             (Mode::Form, Pending::Form { values, missing }, Some(form)) => Ask::Form {
                 form: form.clone(),
@@ -255,7 +259,7 @@ impl Resolver for BrowserResolver {
                 missing,
             },
             _ => Ask::Url {
-                assessment: crate::url_safety::assess_url(
+                assessment: crate::text::url_safety::assess_url(
                     e.params.url.as_deref().unwrap_or_default(),
                 ),
             },

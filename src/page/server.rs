@@ -94,7 +94,7 @@ pub(super) fn announce(page: &Page, opened: Opened) {
     if let Err(e) = super::opener(&page.options).launch(address) {
         eprintln!(
             "elicit: could not open a browser ({}); open the address above yourself",
-            crate::sanitize::sanitize_line(&e.to_string())
+            crate::text::sanitize::sanitize_line(&e.to_string())
         );
     }
 }

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use super::{Ask, Entry};
-use crate::schema::{FieldKind, FormField};
+use crate::elicitation::schema::{FieldKind, FormField};
 
 /// The controls of a posted form, the page's own taken out.
 pub(super) struct Submitted {
@@ -133,7 +133,7 @@ pub(super) fn read(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::FormSchema;
+    use crate::elicitation::schema::FormSchema;
     use std::sync::Arc;
 
     fn entry(schema: Value) -> Entry {

@@ -8,6 +8,7 @@
 //! key reads fail at once, it clears what it drew and its thread ends, so
 //! the next elicitation of the run is shown and answered normally.
 
+pub mod color;
 pub mod form;
 pub mod keys;
 pub mod render;
@@ -21,10 +22,10 @@ use std::time::{Duration, Instant};
 
 use console::style;
 
-use crate::contract::{Answer, REASON_CANCELLED, REASON_DECLINED, REASON_EXPIRED};
+use crate::elicitation::contract::{Answer, REASON_CANCELLED, REASON_DECLINED, REASON_EXPIRED};
+use crate::elicitation::protocol::Mode;
+use crate::elicitation::resolve::{Elicitation, Pending, Resolver};
 use crate::error::ElicitError;
-use crate::protocol::Mode;
-use crate::resolve::{Elicitation, Pending, Resolver};
 use widgets::Interrupt;
 
 /// The fallback name in the header when nothing names the server.
@@ -73,7 +74,7 @@ impl TerminalResolver {
         let _server_stderr_held = crate::transport::server_stderr::PromptGuard::start();
         let items: Vec<String> = items
             .iter()
-            .map(|i| render::truncate(&crate::sanitize::sanitize_line(i), 100))
+            .map(|i| render::truncate(&crate::text::sanitize::sanitize_line(i), 100))
             .collect();
         widgets::discard_typeahead(&self.tty.term);
         tty::set_prompting(true);
@@ -168,7 +169,7 @@ impl TerminalResolver {
 
 impl Resolver for TerminalResolver {
     fn warn_early(&mut self, warnings: &[String]) -> bool {
-        crate::resolve::print_warnings(warnings);
+        crate::elicitation::resolve::print_warnings(warnings);
         true
     }
 

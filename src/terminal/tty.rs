@@ -59,7 +59,7 @@ impl Tty {
             }
             install_exit_guard(s);
         }
-        let colors = crate::color::enabled();
+        let colors = crate::terminal::color::enabled();
         // Our styles are drawn on the tty, not stderr, so decide colours from
         // the tty (and --color, NO_COLOR, TERM=dumb), not from where stderr
         // points.

@@ -214,7 +214,7 @@ fn error_line(reason: &str) -> String {
     format!(
         "  {} {}",
         style("✗").red().bold(),
-        style(crate::sanitize::sanitize_line(reason)).red()
+        style(crate::text::sanitize::sanitize_line(reason)).red()
     )
 }
 

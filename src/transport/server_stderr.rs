@@ -6,7 +6,7 @@
 //! move the cursor and redraw a consent screen with another host on it.
 //! Now the stderr is a pipe read here, one line at a time (at most
 //! [`MAX_LINE_BYTES`] kept of a line), each line passed through
-//! [`crate::sanitize::sanitize_line`] and printed as `server: …`, so it is
+//! [`crate::text::sanitize::sanitize_line`] and printed as `server: …`, so it is
 //! visibly the server's and cannot carry a control sequence.
 //!
 //! While a prompt is on the screen ([`prompt_started`] … [`prompt_ended`],
@@ -21,7 +21,7 @@ use std::sync::mpsc;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use crate::sanitize::sanitize_line;
+use crate::text::sanitize::sanitize_line;
 
 /// The prefix that marks a line as the server's.
 pub const PREFIX: &str = "server: ";
