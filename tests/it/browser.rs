@@ -1129,3 +1129,63 @@ fn call_without_a_terminal_asks_on_the_page() {
     assert_eq!(raw["content"]["name"], "Ada");
     assert_eq!(raw["content"]["integer"], 42, "defaults were pre-filled");
 }
+
+/// A secret-looking field is masked with a Show toggle and the terminal's
+/// warning; a required yes/no starts with nothing chosen; a multi-select's
+/// item limit is checked by the schema model on the page.
+#[test]
+fn secrets_are_masked_and_a_required_yes_no_starts_unchosen() {
+    let b = Browser::start();
+    let request = json!({"message": "Connect", "requestedSchema": {"type": "object", "properties": {
+        "apiToken": {"type": "string", "title": "API token"},
+        "agree": {"type": "boolean", "title": "I agree"},
+        "tags": {"type": "array", "items": {"enum": ["a", "b", "c"]}, "maxItems": 1}
+    }, "required": ["apiToken", "agree"]}});
+    let p = NoTerminal::spawn(&["--no-open"], Some(&request.to_string()));
+    b.goto(&p.page_address());
+    let field_type = || {
+        b.exec(
+            "return document.querySelector('[name=apiToken]').type",
+            json!([]),
+        )
+    };
+    assert_eq!(field_type(), json!("password"));
+    assert!(b.body_text().contains("This looks like a secret"));
+    b.type_into("[name=apiToken]", "s3cret");
+    b.click("button[data-reveal]");
+    assert_eq!(field_type(), json!("text"));
+    assert_eq!(
+        b.exec(
+            "return document.querySelector('button[data-reveal]').getAttribute('aria-pressed')",
+            json!([])
+        ),
+        json!("true")
+    );
+    assert_eq!(
+        b.exec(
+            "return [...document.querySelectorAll('[name=agree]')].map(r => r.checked)",
+            json!([])
+        ),
+        json!([false, false]),
+        "a required yes/no has no third choice and starts unchosen"
+    );
+    b.click(&choice("tags", "a"));
+    b.click(&choice("tags", "b"));
+    b.click("button[name=action][value=accept]");
+    b.wait_for(
+        "the fields' errors",
+        "return document.querySelectorAll('p.error').length === 2",
+    );
+    let text = b.body_text();
+    assert!(text.contains("pick at most 1 item"), "{text}");
+    assert!(text.contains("required, but no value was given"), "{text}");
+    b.click(&choice("agree", "true"));
+    b.click(&choice("tags", "b"));
+    b.type_into("[name=apiToken]", "s3cret");
+    b.click("button[name=action][value=accept]");
+    let out = p.lines.recv_timeout(LIMIT).expect("elicit answered");
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).unwrap(),
+        json!({"action": "accept", "content": {"apiToken": "s3cret", "agree": true, "tags": ["a"]}})
+    );
+}
