@@ -165,7 +165,10 @@ pub(crate) struct Page {
 fn random_hex() -> Result<String, ElicitError> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).map_err(|e| {
-        ElicitError::Terminal(format!("no randomness for the page's secret token: {e}"))
+        ElicitError::io(
+            "no randomness for the page's secret token",
+            std::io::Error::other(e.to_string()),
+        )
     })?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }

@@ -53,7 +53,10 @@ pub(super) fn ensure_listening(
         Some(Ok(s)) => (s, true),
         _ => (
             bind(0).map_err(|e| {
-                ElicitError::Terminal(format!("cannot serve the page on 127.0.0.1: {e}"))
+                ElicitError::io(
+                    "cannot serve the page on 127.0.0.1",
+                    std::io::Error::other(e.to_string()),
+                )
             })?,
             false,
         ),
@@ -62,7 +65,12 @@ pub(super) fn ensure_listening(
         .server_addr()
         .to_ip()
         .map(|a| a.port())
-        .ok_or_else(|| ElicitError::Terminal("the page's listener has no port".into()))?;
+        .ok_or_else(|| {
+            ElicitError::io(
+                "serving the page",
+                std::io::Error::other("the listener has no port"),
+            )
+        })?;
     let server = Arc::new(server);
     let accept = {
         let server = server.clone();
