@@ -9,6 +9,7 @@
 //!   output), with no terminal, socket or signal code;
 //! - [`text`]: what may reach a person (sanitising server text, URL checks);
 //! - [`terminal`]: the person at a terminal (`TerminalResolver`);
+//! - [`page`]: the person with a browser, on a local page (`BrowserResolver`);
 //! - [`mcp`]: live sessions (the client, `call`, the proxies' relay core),
 //!   over [`transport`] (stdio, Streamable HTTP, legacy SSE), with sign-in
 //!   from [`auth`];
@@ -25,6 +26,7 @@ pub mod error;
 pub mod lint;
 pub mod mcp;
 pub mod opener;
+pub mod page;
 pub mod signals;
 pub mod terminal;
 pub mod text;

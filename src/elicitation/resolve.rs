@@ -124,6 +124,14 @@ pub trait Resolver {
     fn warn_early(&mut self, _warnings: &[String]) -> bool {
         false
     }
+
+    /// Another handle that resolves at the same time as this one, when the
+    /// person can see several elicitations at once (the browser page lists
+    /// every pending one); `None` (the default) for one terminal, which asks
+    /// one at a time.
+    fn alongside(&self) -> Option<Box<dyn Resolver + Send>> {
+        None
+    }
 }
 
 /// Prints warnings on stderr, sanitised (they quote server text), in the

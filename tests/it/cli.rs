@@ -568,11 +568,14 @@ fn unanswered_fields_without_a_terminal_fail_at_once_and_suggest_answer() {
         .stderr(predicate::str::contains("--answer accept"));
 }
 
+/// `--ui terminal` keeps the terminal's error when there is none (the
+/// default, `auto`, serves the browser page instead: tests/browser.rs).
 #[test]
 fn no_controlling_terminal_is_detected_without_no_input() {
     use std::os::unix::process::CommandExt;
     let req = std::fs::read_to_string("fixtures/shapes/form-region.json").unwrap();
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_elicit"));
+    cmd.args(["--ui", "terminal"]);
     // SAFETY: setsid is async-signal-safe; it detaches the child from any
     // controlling terminal, as under cron or CI.
     unsafe {

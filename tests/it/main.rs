@@ -10,6 +10,8 @@ mod common;
 
 /// Sign-in against a fake authorization server: discovery, flows, the store.
 mod auth;
+/// The browser page in headless Chromium (chromedriver, W3C WebDriver).
+mod browser;
 /// `elicit call` against a deterministic fake server of our own.
 mod call;
 /// Every fixture and input shape through the binary; flags, errors, exit codes.

@@ -296,8 +296,9 @@ fn ctrl_c_right_away_cancels() {
     p.finish_with(json!({"action": "cancel"}));
 }
 
-/// No terminal at all (setsid, stdin a file, stdout captured): exit 2, a
-/// message that suggests --answer, nothing on stdout.
+/// No terminal at all (setsid, stdin a file, stdout captured) under
+/// `--ui terminal`: exit 2, a message that suggests --answer, nothing on
+/// stdout. (The default, `auto`, serves the browser page: tests/browser.rs.)
 #[test]
 fn no_terminal_is_an_error_that_suggests_answer() {
     use std::os::unix::process::CommandExt;
@@ -305,6 +306,7 @@ fn no_terminal_is_an_error_that_suggests_answer() {
     let req = dir.path().join("req.json");
     std::fs::write(&req, form("No tty", two_fields())).unwrap();
     let mut cmd = std::process::Command::new(BIN);
+    cmd.args(["--ui", "terminal"]);
     cmd.stdin(std::fs::File::open(&req).unwrap());
     cmd.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());

@@ -317,8 +317,29 @@ pub struct AnswerArgs {
     pub browser: Option<String>,
 
     /// Never launch a browser for URL elicitations: show the URL to copy.
+    /// With the page (--ui browser), print its address on stderr instead
+    /// of opening it.
     #[arg(long)]
     pub no_open: bool,
+
+    /// Where a person answers: `auto` asks at the terminal when there is
+    /// one, else on a local browser page; `terminal` only at the terminal;
+    /// `browser` always on the page (e.g. under an agent that owns the
+    /// screen). --answer comes first; --no-input never asks.
+    #[arg(long, value_enum, value_name = "UI", env = "ELICIT_UI", default_value_t = Ui::Auto)]
+    pub ui: Ui,
+}
+
+/// `--ui`: where a person answers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Ui {
+    /// The terminal when one opens, else the browser page.
+    #[default]
+    Auto,
+    /// The terminal only (an error when there is none).
+    Terminal,
+    /// The local browser page.
+    Browser,
 }
 
 // Sign-in options for remote servers (MCP authorization), in `call` and

@@ -155,8 +155,10 @@ pub(crate) struct Relay<S: Sides> {
     /// Scripted field answers no form has had so far (warned about at the end).
     unused_answers: Mutex<Vec<String>>,
     /// Time the resolver spent on finished elicitations, in microseconds,
-    /// and since when it works on the current one (None: idle).
-    resolving: Mutex<(u64, Option<Instant>)>,
+    /// since when it works on the current ones (None: idle), and how many
+    /// it works on (more than one when the person can answer several at
+    /// once: the browser page).
+    resolving: Mutex<(u64, Option<Instant>, usize)>,
 }
 
 impl<S: Sides> Relay<S> {
@@ -176,7 +178,7 @@ impl<S: Sides> Relay<S> {
             next_retry: AtomicU64::new(1),
             jobs,
             unused_answers: Mutex::new(scripted.field_names().map(str::to_string).collect()),
-            resolving: Mutex::new((0, None)),
+            resolving: Mutex::new((0, None, 0)),
         });
         let weak = Arc::downgrade(&relay);
         std::thread::spawn(move || resolver(weak, scripted, person, job_rx));
@@ -562,13 +564,17 @@ impl<S: Sides> Relay<S> {
 }
 
 /// The resolver thread: one job at a time, each under [`crate::signals::PromptOwnsCtrlC`]
-/// (a Ctrl-C meanwhile is the prompt's). Ends when the relay is dropped.
+/// (a Ctrl-C meanwhile is the prompt's), at a terminal (one person, one
+/// screen); each job on its own thread when the person's resolver can show
+/// several at once ([`Resolver::alongside`]: the browser page). Ends when the
+/// relay is dropped.
 fn resolver<S: Sides>(
     relay: std::sync::Weak<Relay<S>>,
     scripted: ScriptedAnswers,
     mut person: Box<dyn Resolver + Send>,
     jobs: mpsc::Receiver<Job>,
 ) {
+    let scripted = Arc::new(scripted);
     let mut handler = ElicitHandler::new(&scripted, person.as_mut());
     if let Some(relay) = relay.upgrade() {
         handler.modes = relay.options.modes;
@@ -578,21 +584,50 @@ fn resolver<S: Sides>(
         let Some(relay) = relay.upgrade() else {
             return;
         };
+        if let Some(mut alongside) = handler.person.alongside() {
+            let scripted = scripted.clone();
+            let seen = handler.seen_fields.clone();
+            std::thread::spawn(move || {
+                let mut handler = ElicitHandler::new(&scripted, alongside.as_mut());
+                handler.seen_fields = seen;
+                relay.resolve_timed(&mut handler, job);
+            });
+            continue;
+        }
         relay.resolving.lock().unwrap_or_else(|e| e.into_inner()).1 = Some(Instant::now());
         let owned = crate::signals::PromptOwnsCtrlC::take();
-        relay.resolve(&mut handler, job);
+        relay.resolve_timed(&mut handler, job);
         drop(owned);
+    }
+}
+
+impl<S: Sides> Relay<S> {
+    /// Resolves one job with the clock of [`Relay::resolving_time`]
+    /// running, and records which scripted answers it used.
+    fn resolve_timed(&self, handler: &mut ElicitHandler<'_>, job: Job) {
         {
-            let mut r = relay.resolving.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(since) = r.1.take() {
-                r.0 += since.elapsed().as_micros() as u64;
+            let mut r = self.resolving.lock().unwrap_or_else(|e| e.into_inner());
+            if r.2 == 0 {
+                r.1 = Some(Instant::now());
+            }
+            r.2 += 1;
+        }
+        self.resolve(handler, job);
+        {
+            let mut r = self.resolving.lock().unwrap_or_else(|e| e.into_inner());
+            r.2 = r.2.saturating_sub(1);
+            if r.2 == 0 {
+                if let Some(since) = r.1.take() {
+                    r.0 += since.elapsed().as_micros() as u64;
+                }
             }
         }
-        let unused = handler.unused_answers();
-        *relay
-            .unused_answers
+        // An answer is unused when no form of any job had it.
+        let used_here = handler.unused_answers();
+        self.unused_answers
             .lock()
-            .unwrap_or_else(|e| e.into_inner()) = unused;
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|n| used_here.contains(n));
     }
 }
 

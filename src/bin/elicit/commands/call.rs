@@ -48,8 +48,11 @@ pub(super) fn sign_in_hook(
     let mut opts = sign_in.clone().into_options(answers, wait);
     opts.no_input |= nobody;
     let mut auth = elicit::auth::Authenticator::new(opts, transport::http::new_agent());
-    if let Person::Terminal(t) = who {
-        auth.set_person(Box::new(t));
+    match who {
+        Person::Terminal(t) => auth.set_person(Box::new(t)),
+        // The consent is shown on the page like a URL elicitation.
+        Person::Page(p) => auth.set_person(Box::new(p)),
+        Person::Nobody(_) => {}
     }
     Box::new(elicit::auth::hook::SignInHook::new(auth, server_url))
 }
@@ -162,7 +165,7 @@ fn call(args: &CallArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
     })?;
     let picker = match &person {
         Person::Terminal(_) => true,
-        Person::Nobody(_) => false,
+        Person::Page(_) | Person::Nobody(_) => false,
     };
     let mut handler = ElicitHandler::new(&scripted, person.resolver());
     handler.modes = args.checks.modes;

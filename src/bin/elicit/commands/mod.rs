@@ -8,11 +8,12 @@ use std::time::Duration;
 use elicit::elicitation::input;
 use elicit::elicitation::resolve::{NoTerminal, Resolver};
 use elicit::error::ElicitError;
+use elicit::page::{BrowserResolver, PageOptions};
 use elicit::terminal::{TerminalOptions, TerminalResolver};
 use elicit::text::sanitize::sanitize_block;
 use elicit::ScriptedAnswers;
 
-use crate::cli::AnswerArgs;
+use crate::cli::{AnswerArgs, Ui};
 
 pub mod auth;
 pub mod call;
@@ -127,6 +128,7 @@ pub fn parse_headers(list: &[String]) -> Result<Vec<(String, String)>, ElicitErr
 /// Who settles what scripted answers leave open.
 pub enum Person {
     Terminal(TerminalResolver),
+    Page(BrowserResolver),
     Nobody(NoTerminal),
 }
 
@@ -134,13 +136,25 @@ impl Person {
     pub fn resolver(&mut self) -> &mut dyn Resolver {
         match self {
             Person::Terminal(t) => t,
+            Person::Page(p) => p,
             Person::Nobody(n) => n,
+        }
+    }
+
+    /// The resolver, owned (the proxies run it on their own thread).
+    pub fn boxed(self) -> Box<dyn Resolver + Send> {
+        match self {
+            Person::Terminal(t) => Box::new(t),
+            Person::Page(p) => Box::new(p),
+            Person::Nobody(n) => Box::new(n),
         }
     }
 }
 
-/// The terminal when there is one (and `--no-input` was not given), else a
-/// stand-in that explains why nobody can be asked.
+/// Who answers, by `--ui`: the terminal when there is one (`auto`,
+/// `terminal`), else the local browser page (`auto`, `browser`); a
+/// stand-in that explains why nobody can be asked under `--no-input`, or
+/// `--ui terminal` with no terminal.
 /// `timeout` is how long the person has for each prompt, set by the flag
 /// `flag` (named on the screen).
 pub fn person(args: &AnswerArgs, timeout: Option<Duration>, flag: &'static str) -> Person {
@@ -149,6 +163,23 @@ pub fn person(args: &AnswerArgs, timeout: Option<Duration>, flag: &'static str) 
             detail: "--no-input was given".into(),
         });
     }
+    let page = || {
+        BrowserResolver::new(PageOptions {
+            server: args.server.clone(),
+            timeout,
+            browser: args.browser.clone(),
+            no_open: args.no_open,
+        })
+        .map(Person::Page)
+        .unwrap_or_else(|e| {
+            Person::Nobody(NoTerminal {
+                detail: e.to_string(),
+            })
+        })
+    };
+    if args.ui == Ui::Browser {
+        return page();
+    }
     match TerminalResolver::open(TerminalOptions {
         server: args.server.clone(),
         timeout,
@@ -156,6 +187,7 @@ pub fn person(args: &AnswerArgs, timeout: Option<Duration>, flag: &'static str) 
         no_open: args.no_open,
     }) {
         Ok(t) => Person::Terminal(t.with_timeout_flag(flag)),
+        Err(_) if args.ui == Ui::Auto => page(),
         Err(detail) => Person::Nobody(NoTerminal { detail }),
     }
 }

@@ -35,11 +35,8 @@ pub fn run(args: &ProxyArgs) -> i32 {
         let target = ServerTarget::from_args(args.target.url.as_deref(), &args.target.command)?;
         let scripted = load_answers(&args.answers)?;
         let person = person(&args.answers, args.prompt_timeout, "--prompt-timeout");
-        let forward_sigint = matches!(person, Person::Nobody(_));
-        let person: Box<dyn Resolver + Send> = match person {
-            Person::Terminal(t) => Box::new(t),
-            Person::Nobody(n) => Box::new(n),
-        };
+        let forward_sigint = !matches!(person, Person::Terminal(_));
+        let person: Box<dyn Resolver + Send> = person.boxed();
         let log = args.log.as_deref().map(MessageLog::create).transpose()?;
         let command = match target {
             ServerTarget::Command(command) => command,

@@ -1,0 +1,361 @@
+//! The person with a browser: a page elicit serves on 127.0.0.1 while an
+//! elicitation waits, for the places with no terminal to ask on (a desktop
+//! client's `mcpServers`, an editor task, a terminal agent that owns the
+//! screen).
+//!
+//! One [`Page`] per process lists every pending elicitation in arrival order
+//! ([`BrowserResolver`] is a handle on it; clones share it, so a proxy that
+//! resolves several at once shows them all). The forms come from the one
+//! schema model ([`crate::elicitation::schema`]): the page renders its fields
+//! ([`html`]), and a submission is coerced and validated by it
+//! ([`submit`]) before anything is sent. The HTTP side ([`server`]) is a
+//! `tiny_http` listener that is open only while something waits, and
+//! refuses whatever does not carry the page's token, host, origin and CSRF
+//! token.
+
+mod html;
+mod server;
+mod submit;
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value};
+
+use crate::elicitation::contract::{Answer, REASON_CANCELLED, REASON_DECLINED, REASON_EXPIRED};
+use crate::elicitation::protocol::Mode;
+use crate::elicitation::resolve::{Elicitation, Pending, Resolver};
+use crate::elicitation::schema::FormSchema;
+use crate::error::ElicitError;
+use crate::opener::Opener;
+use crate::text::url_safety::UrlAssessment;
+
+/// Settings of the page (from the command line).
+#[derive(Debug, Clone, Default)]
+pub struct PageOptions {
+    /// `--server NAME`: shown in each elicitation's header.
+    pub server: Option<String>,
+    /// `--timeout` / `--prompt-timeout`: how long the person has for each
+    /// elicitation, counted from when it appears on the page.
+    pub timeout: Option<Duration>,
+    /// `--browser COMMAND` / `ELICIT_BROWSER`: what opens the page.
+    pub browser: Option<String>,
+    /// `--no-open`: print the page's address on stderr, open nothing.
+    pub no_open: bool,
+}
+
+/// Resolves elicitations on the local page. Cheap to clone: clones share
+/// one page, one listener and one list.
+#[derive(Clone)]
+pub struct BrowserResolver {
+    page: Arc<Page>,
+}
+
+/// The process's page, made on first use.
+static PAGE: std::sync::OnceLock<Arc<Page>> = std::sync::OnceLock::new();
+
+impl BrowserResolver {
+    /// A handle on the process's one page (made now with `options` if
+    /// there is none yet: the sign-in consent and a proxy's elicitations
+    /// share it).
+    pub fn new(options: PageOptions) -> Result<Self, ElicitError> {
+        if let Some(page) = PAGE.get() {
+            return Ok(BrowserResolver { page: page.clone() });
+        }
+        let page = Arc::new(Page::new(options)?);
+        Ok(BrowserResolver {
+            page: PAGE.get_or_init(|| page).clone(),
+        })
+    }
+
+    /// The page's address while its listener is open (tests and the bench
+    /// read it from stderr; this is for callers in the same process).
+    pub fn address(&self) -> Option<String> {
+        let state = self.page.lock();
+        state.listener.as_ref().map(|l| self.page.address(l.port))
+    }
+}
+
+/// How one elicitation ended on the page.
+#[derive(Debug, Clone)]
+enum Outcome {
+    Accept(Map<String, Value>),
+    Decline,
+    Cancel,
+}
+
+/// What a pending elicitation asks for.
+enum Ask {
+    Form {
+        form: Arc<FormSchema>,
+        /// Given by `--answer`: shown, not asked.
+        given: Map<String, Value>,
+        /// Asked, in schema order.
+        missing: Vec<String>,
+    },
+    Url {
+        assessment: UrlAssessment,
+    },
+}
+
+/// One elicitation on the page.
+struct Entry {
+    id: u64,
+    server: String,
+    message: String,
+    position: Option<(usize, usize)>,
+    ask: Ask,
+    deadline: Option<Instant>,
+    warnings: Vec<String>,
+}
+
+/// A line of the page's "recently" list: what became of an elicitation.
+#[derive(Clone)]
+struct Finished {
+    id: u64,
+    server: String,
+    what: String,
+}
+
+/// The open listener.
+struct Listener {
+    port: u16,
+    server: Arc<tiny_http::Server>,
+    accept: Option<std::thread::JoinHandle<()>>,
+}
+
+#[derive(Default)]
+struct State {
+    next_id: u64,
+    /// Bumped on every change of the list: the page's script waits on it.
+    version: u64,
+    pending: Vec<Entry>,
+    /// Answers given on the page, waiting for their resolver to take them.
+    answered: HashMap<u64, Outcome>,
+    recent: VecDeque<Finished>,
+    listener: Option<Listener>,
+    /// The port of the last listener: reused when free, so a page left
+    /// open in the browser finds the next elicitation by itself.
+    last_port: Option<u16>,
+    /// When a page last asked for news, and how many are asking now: a
+    /// page that is open does not need the browser opened again.
+    last_seen: Option<Instant>,
+    watching: usize,
+}
+
+/// The server's name on the page when nothing names it (the terminal's
+/// header says the same).
+const UNKNOWN_SERVER: &str = "An MCP server";
+
+/// How many finished elicitations the page remembers.
+const RECENT: usize = 20;
+
+pub(crate) struct Page {
+    options: PageOptions,
+    /// The path secret: 128 random bits, hex.
+    token: String,
+    /// The CSRF token every POST must carry: 128 random bits, hex.
+    csrf: String,
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+/// 128 random bits as 32 hex digits.
+fn random_hex() -> Result<String, ElicitError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| {
+        ElicitError::io(
+            "no randomness for the page's secret token",
+            std::io::Error::other(e.to_string()),
+        )
+    })?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+impl Page {
+    fn new(options: PageOptions) -> Result<Self, ElicitError> {
+        Ok(Page {
+            options,
+            token: random_hex()?,
+            csrf: random_hex()?,
+            state: Mutex::new(State::default()),
+            changed: Condvar::new(),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A handler thread that panicked leaves the list as it was: go on.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn address(&self, port: u16) -> String {
+        format!("http://127.0.0.1:{port}/{}/", self.token)
+    }
+
+    /// Takes `id` off the list for the answer given on the page, if it
+    /// still waits (`false` when it does not: answered already, expired,
+    /// unknown; then nothing is sent). The answer itself goes to its
+    /// resolver by [`Page::deliver`], once the page that confirms it has
+    /// been written: elicit may exit as soon as it has the answer.
+    fn take(&self, state: &mut State, id: u64, outcome: &Outcome) -> bool {
+        let Some(at) = state.pending.iter().position(|e| e.id == id) else {
+            return false;
+        };
+        let entry = state.pending.remove(at);
+        let what = match outcome {
+            Outcome::Accept(_) => "sent",
+            Outcome::Decline => "declined",
+            Outcome::Cancel => "cancelled",
+        };
+        remember(state, &entry, what.to_string());
+        state.version += 1;
+        true
+    }
+
+    /// Hands the answer taken by [`Page::take`] to its resolver.
+    fn deliver(&self, id: u64, outcome: Outcome) {
+        let mut state = self.lock();
+        state.answered.insert(id, outcome);
+        self.changed.notify_all();
+    }
+}
+
+fn remember(state: &mut State, entry: &Entry, what: String) {
+    if state.recent.len() >= RECENT {
+        state.recent.pop_back();
+    }
+    state.recent.push_front(Finished {
+        id: entry.id,
+        server: entry.server.clone(),
+        what,
+    });
+}
+
+/// How often a waiting resolver wakes without news (nothing depends on
+/// it: the deadline and answers wake it; this only bounds a lost wake-up).
+const WAKE: Duration = Duration::from_millis(500);
+
+impl Resolver for BrowserResolver {
+    fn warn_early(&mut self, warnings: &[String]) -> bool {
+        crate::elicitation::resolve::print_warnings(warnings);
+        true
+    }
+
+    fn alongside(&self) -> Option<Box<dyn Resolver + Send>> {
+        Some(Box::new(self.clone()))
+    }
+
+    fn resolve(&mut self, e: &Elicitation, pending: Pending) -> Result<Answer, ElicitError> {
+        let page = &self.page;
+        let request_id = e.request.id.clone();
+        let server = page
+            .options
+            .server
+            .clone()
+            .or_else(|| e.server.clone())
+            .unwrap_or_else(|| UNKNOWN_SERVER.to_string());
+        let ask = match (e.mode(), pending, &e.form) {
+            (Mode::Form, Pending::Form { values, missing }, Some(form)) => Ask::Form {
+                form: form.clone(),
+                given: values,
+                missing,
+            },
+            _ => Ask::Url {
+                assessment: crate::text::url_safety::assess_url(
+                    e.params.url.as_deref().unwrap_or_default(),
+                ),
+            },
+        };
+        let warnings = e
+            .form
+            .as_ref()
+            .map(|f| f.warnings.clone())
+            .unwrap_or_default();
+        let (id, opened) = {
+            let mut state = page.lock();
+            state.next_id += 1;
+            let id = state.next_id;
+            state.pending.push(Entry {
+                id,
+                server,
+                message: e.params.message.clone(),
+                position: e.position,
+                ask,
+                deadline: page.options.timeout.map(|t| Instant::now() + t),
+                warnings,
+            });
+            state.version += 1;
+            let opened = match server::ensure_listening(page, &mut state) {
+                Ok(o) => o,
+                Err(err) => {
+                    state.pending.retain(|x| x.id != id);
+                    return Err(err);
+                }
+            };
+            page.changed.notify_all();
+            (id, opened)
+        };
+        if let Some(opened) = opened {
+            server::announce(page, opened);
+        }
+        let outcome = {
+            let mut state = page.lock();
+            loop {
+                if let Some(outcome) = state.answered.remove(&id) {
+                    break Some(outcome);
+                }
+                let deadline = state
+                    .pending
+                    .iter()
+                    .find(|x| x.id == id)
+                    .and_then(|x| x.deadline);
+                let now = Instant::now();
+                if deadline.is_some_and(|d| now >= d) {
+                    if let Some(at) = state.pending.iter().position(|x| x.id == id) {
+                        let entry = state.pending.remove(at);
+                        let limit = page.options.timeout.unwrap_or_default();
+                        remember(
+                            &mut state,
+                            &entry,
+                            format!(
+                                "expired: no answer within {}; cancel sent",
+                                humantime::format_duration(limit)
+                            ),
+                        );
+                        state.version += 1;
+                        page.changed.notify_all();
+                    }
+                    break None;
+                }
+                let wait = deadline.map_or(WAKE, |d| (d - now).min(WAKE));
+                state = page
+                    .changed
+                    .wait_timeout(state, wait)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+        };
+        server::close_when_idle(page);
+        Ok(match outcome {
+            Some(Outcome::Accept(data)) => Answer::accepted(&request_id, data),
+            Some(Outcome::Decline) => Answer::refused(&request_id, REASON_DECLINED),
+            Some(Outcome::Cancel) => Answer::refused(&request_id, REASON_CANCELLED),
+            None => {
+                eprintln!(
+                    "elicit: no answer on the page within {}; sending cancel",
+                    humantime::format_duration(page.options.timeout.unwrap_or_default())
+                );
+                Answer::refused(&request_id, REASON_EXPIRED)
+            }
+        })
+    }
+}
+
+/// The opener the page uses: the same chain as URL mode.
+fn opener(options: &PageOptions) -> Opener {
+    Opener {
+        program: options.browser.clone(),
+        never: options.no_open,
+    }
+}

@@ -1,0 +1,1191 @@
+//! The browser page (`--ui browser`, and `auto` with no terminal) driven in
+//! a real browser: Debian's headless Chromium through chromedriver's W3C
+//! WebDriver (plain HTTP+JSON, with the HTTP client already in the tree).
+//! Both come from scripts/install-browser, the MCP servers from
+//! scripts/install-test-servers. Nothing here talks to any address but
+//! 127.0.0.1 (Chromium's resolver maps the test's made-up host names there).
+//!
+//! The clients here have no terminal: each elicit runs in its own session
+//! (setsid) with pipes, as a desktop app starts its `mcpServers`.
+
+use crate::common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use serde_json::{json, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_elicit");
+
+/// How long anything here waits before failing the test.
+const LIMIT: Duration = Duration::from_secs(30);
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs an install script once per test binary (each takes its own lock).
+fn install(script: &str) {
+    use std::sync::{Mutex, OnceLock};
+    static DONE: OnceLock<Mutex<Vec<String>>> = OnceLock::new();
+    let done = DONE.get_or_init(|| Mutex::new(Vec::new()));
+    let mut done = done.lock().unwrap_or_else(|e| e.into_inner());
+    if done.iter().any(|s| s == script) {
+        return;
+    }
+    let out = Command::new("bash")
+        .arg(root().join("scripts").join(script))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run scripts/{script}: {e}"));
+    assert!(
+        out.status.success(),
+        "scripts/{script} failed; the browser tests need it.\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    done.push(script.to_string());
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+// ---------------------------------------------------------------------------
+// WebDriver
+
+/// A headless Chromium session through chromedriver; both end when dropped.
+struct Browser {
+    driver: Child,
+    base: String,
+    agent: ureq::Agent,
+}
+
+impl Browser {
+    fn start() -> Browser {
+        install("install-browser");
+        let port = free_port();
+        let driver = Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start chromedriver");
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(60)))
+            .build()
+            .into();
+        let mut b = Browser {
+            driver,
+            base: format!("http://127.0.0.1:{port}"),
+            agent,
+        };
+        let deadline = Instant::now() + LIMIT;
+        while b.raw("GET", "/status", None).1["value"]["ready"] != json!(true) {
+            assert!(Instant::now() < deadline, "chromedriver did not start");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let chromium = which("chromium");
+        let caps = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {
+                "binary": chromium,
+                "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
+                         "--disable-dev-shm-usage", "--window-size=900,2100",
+                         "--lang=en-US", "--no-first-run", "--no-default-browser-check",
+                         // Made-up names for the rebinding and other-origin
+                         // attacks, all on this machine.
+                         "--host-resolver-rules=MAP rebind.test 127.0.0.1, MAP attacker.test 127.0.0.1"]
+            }
+        }}});
+        let (status, v) = b.raw("POST", "/session", Some(caps));
+        assert_eq!(status, 200, "no browser session: {v}");
+        let id = v["value"]["sessionId"].as_str().unwrap().to_string();
+        b.base = format!("{}/session/{id}", b.base);
+        b
+    }
+
+    fn raw(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        let url = format!("{}{path}", self.base);
+        let resp = match method {
+            "GET" => self.agent.get(&url).call(),
+            "DELETE" => self.agent.delete(&url).call(),
+            _ => self
+                .agent
+                .post(&url)
+                .header("Content-Type", "application/json")
+                .send(body.unwrap_or(json!({})).to_string().as_bytes()),
+        };
+        match resp {
+            Ok(mut r) => {
+                let status = r.status().as_u16();
+                let text = r.body_mut().read_to_string().unwrap_or_default();
+                (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+            }
+            Err(e) => (0, json!({"error": e.to_string()})),
+        }
+    }
+
+    /// A WebDriver command that must succeed; its `value`.
+    fn cmd(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        let (status, v) = self.raw(method, path, body);
+        assert_eq!(status, 200, "WebDriver {method} {path}: {v}");
+        v["value"].clone()
+    }
+
+    fn goto(&self, url: &str) {
+        self.cmd("POST", "/url", Some(json!({ "url": url })));
+    }
+
+    /// The element `css` selects, waited for.
+    fn find(&self, css: &str) -> String {
+        let deadline = Instant::now() + LIMIT;
+        loop {
+            let (status, v) = self.raw(
+                "POST",
+                "/element",
+                Some(json!({"using": "css selector", "value": css})),
+            );
+            if status == 200 {
+                return element_id(&v["value"]);
+            }
+            assert!(Instant::now() < deadline, "no element {css:?}: {v}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn count(&self, css: &str) -> usize {
+        self.cmd(
+            "POST",
+            "/elements",
+            Some(json!({"using": "css selector", "value": css})),
+        )
+        .as_array()
+        .map_or(0, Vec::len)
+    }
+
+    fn click(&self, css: &str) {
+        let el = self.find(css);
+        self.cmd("POST", &format!("/element/{el}/click"), None);
+    }
+
+    /// Clears the field and types `text` into it, key by key.
+    fn type_into(&self, css: &str, text: &str) {
+        let el = self.find(css);
+        self.cmd("POST", &format!("/element/{el}/clear"), None);
+        self.cmd(
+            "POST",
+            &format!("/element/{el}/value"),
+            Some(json!({ "text": text })),
+        );
+    }
+
+    fn exec(&self, script: &str, args: Value) -> Value {
+        self.cmd(
+            "POST",
+            "/execute/sync",
+            Some(json!({"script": script, "args": args})),
+        )
+    }
+
+    fn text(&self, css: &str) -> String {
+        let el = self.find(css);
+        self.cmd("GET", &format!("/element/{el}/text"), None)
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    fn body_text(&self) -> String {
+        self.exec("return document.body.innerText", json!([]))
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// Waits until the script returns true.
+    fn wait_for(&self, what: &str, script: &str) {
+        let deadline = Instant::now() + LIMIT;
+        while self.exec(script, json!([])) != json!(true) {
+            assert!(
+                Instant::now() < deadline,
+                "waited in vain for {what}; the page says:\n{}",
+                self.body_text()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn screenshot(&self, path: &Path) {
+        let b64 = self.cmd("GET", "/screenshot", None);
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(b64.as_str().unwrap())
+            .unwrap();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, png).unwrap();
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.raw("DELETE", "", None);
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+fn element_id(v: &Value) -> String {
+    v["element-6066-11e4-a52e-4f735466cecf"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not an element reference: {v}"))
+        .to_string()
+}
+
+fn which(program: &str) -> String {
+    let out = Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+// ---------------------------------------------------------------------------
+// elicit with no terminal
+
+/// An elicit process in its own session (no controlling terminal) with
+/// pipes: its stdout lines and the page address from its stderr arrive on
+/// channels.
+struct NoTerminal {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl NoTerminal {
+    fn spawn(args: &[&str], stdin_text: Option<&str>) -> NoTerminal {
+        let mut cmd = Command::new(BIN);
+        cmd.args(args)
+            .env_remove("ELICIT_BROWSER")
+            .env_remove("BROWSER")
+            .env_remove("ELICIT_UI")
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        // SAFETY: setsid is async-signal-safe; the child gets no
+        // controlling terminal, as under a desktop app.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::setsid();
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().expect("start elicit");
+        let mut stdin = child.stdin.take();
+        if let Some(text) = stdin_text {
+            let mut s = stdin.take().unwrap();
+            s.write_all(text.as_bytes()).unwrap();
+        }
+        let (tx, lines) = mpsc::channel();
+        let out = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        {
+            let stderr = stderr.clone();
+            let err = child.stderr.take().unwrap();
+            std::thread::spawn(move || {
+                for line in BufReader::new(err).lines().map_while(Result::ok) {
+                    let mut s = stderr.lock().unwrap();
+                    s.push_str(&line);
+                    s.push('\n');
+                }
+            });
+        }
+        NoTerminal {
+            child,
+            stdin,
+            lines,
+            stderr,
+        }
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// The page's address, from elicit's stderr.
+    fn page_address(&self) -> String {
+        let deadline = Instant::now() + LIMIT;
+        loop {
+            let err = self.stderr();
+            if let Some(at) = err.find("answer on the page ") {
+                let rest = &err[at + "answer on the page ".len()..];
+                return rest.split_whitespace().next().unwrap().to_string();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "elicit printed no page address:\n{err}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn send(&mut self, message: &Value) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Fails when the reply with this id comes within `wait` (other lines,
+    /// such as the server's notifications, are passed over).
+    fn no_reply_within(&self, id: i64, wait: Duration) {
+        let until = Instant::now() + wait;
+        while let Ok(line) = self
+            .lines
+            .recv_timeout(until.saturating_duration_since(Instant::now()))
+        {
+            let v: Value = serde_json::from_str(&line).unwrap();
+            assert!(
+                v["id"] != json!(id),
+                "something was sent before the person answered: {line}"
+            );
+        }
+    }
+
+    /// The reply with this JSON-RPC id (other lines are skipped, but no
+    /// elicitation may reach the client).
+    fn reply(&self, id: i64) -> Value {
+        let deadline = Instant::now() + LIMIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self.lines.recv_timeout(left).unwrap_or_else(|_| {
+                panic!("no reply {id} from the proxy; stderr:\n{}", self.stderr())
+            });
+            let v: Value = serde_json::from_str(&line).unwrap();
+            assert_ne!(v["method"], "elicitation/create", "reached the client");
+            if v["id"] == json!(id) && v.get("method").is_none() {
+                return v;
+            }
+        }
+    }
+
+    fn finish(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        common::wait_at_most(&mut self.child, LIMIT)
+    }
+}
+
+impl Drop for NoTerminal {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn everything() -> Vec<String> {
+    install("install-test-servers");
+    let bin = root().join(".deps/node/node_modules/.bin/mcp-server-everything");
+    vec![bin.display().to_string(), "stdio".into()]
+}
+
+fn python_server() -> Vec<String> {
+    install("install-test-servers");
+    vec![
+        root().join(".deps/venv/bin/python").display().to_string(),
+        root()
+            .join("tests/servers/py_elicit_server.py")
+            .display()
+            .to_string(),
+    ]
+}
+
+/// `elicit proxy EXTRA -- SERVER` (or `elicit proxy EXTRA URL`), with no terminal, initialised as a
+/// client that lacks elicitation.
+fn proxy(extra: &[&str], server: &[String]) -> NoTerminal {
+    let mut args = vec!["proxy", "--server-log", "/dev/null"];
+    args.extend_from_slice(extra);
+    // A URL is the remote proxy's target; a command comes after `--`.
+    if !matches!(server, [url] if url.starts_with("http://")) {
+        args.push("--");
+    }
+    args.extend(server.iter().map(String::as_str));
+    let mut p = NoTerminal::spawn(&args, None);
+    p.send(&json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"desktop-app","version":"0"}}}));
+    p.reply(1);
+    p.send(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+    p
+}
+
+fn call_tool(p: &mut NoTerminal, id: i64, name: &str, arguments: Value) {
+    p.send(&json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":name,"arguments":arguments}}));
+}
+
+/// server-everything's echo of the ElicitResult it got.
+fn raw_result(reply: &Value) -> Value {
+    let blocks = reply["result"]["content"].as_array().unwrap();
+    let last = blocks.last().unwrap()["text"].as_str().unwrap();
+    let at = last
+        .find("Raw result: ")
+        .unwrap_or_else(|| panic!("no raw result in {reply}"));
+    serde_json::from_str(&last[at + "Raw result: ".len()..]).unwrap()
+}
+
+/// The selector of the control for property `name` with `value`.
+fn choice(name: &str, value: &str) -> String {
+    format!("[name={name:?}][value={value:?}]")
+}
+
+// ---------------------------------------------------------------------------
+
+#[test]
+fn server_everything_form_filled_in_chromium_through_the_proxy_with_no_terminal() {
+    let b = Browser::start();
+    // No --ui: `auto` finds no terminal and serves the page.
+    let mut p = proxy(&["--no-open"], &everything());
+    call_tool(&mut p, 2, "trigger-elicitation-request", json!({}));
+    let address = p.page_address();
+    assert!(
+        address.starts_with("http://127.0.0.1:") && address.ends_with('/'),
+        "{address}"
+    );
+    b.goto(&address);
+    b.find("form[action$='/answer/1']");
+    // The CSRF token, 13 fields: 3 yes/no radios (optional), 8 checkboxes.
+    assert_eq!(b.count("form input, form select, form textarea"), 1 + 21);
+
+    b.type_into("[name=name]", "Ada Lovelace");
+    b.click(&choice("check", "true"));
+    b.type_into("[name=firstLine]", "Call me Ishmael.");
+    b.type_into("[name=email]", "ada@example.com");
+    b.type_into("[name=homepage]", "https://ada.example.org/");
+    // A date control types month, day, year in an en-US browser.
+    b.type_into("[name=birthdate]", "12101815");
+    assert_eq!(
+        b.exec(
+            "return document.querySelector('[name=birthdate]').value",
+            json!([])
+        ),
+        json!("1815-12-10")
+    );
+    b.type_into("[name=integer]", "7");
+    b.type_into("[name=number]", "6.25");
+    b.click(&format!(
+        "select[name=untitledSingleSelectEnum] option{}",
+        "[value=Joey]"
+    ));
+    b.click(&choice("untitledMultipleSelectEnum", "Guitar"));
+    b.click(&choice("untitledMultipleSelectEnum", "Piano"));
+    b.click(&choice("untitledMultipleSelectEnum", "Drums"));
+    b.click("select[name=titledSingleSelectEnum] option[value=hero-3]");
+    b.click(&choice("titledMultipleSelectEnum", "fish-2"));
+    b.click("select[name=legacyTitledEnum] option[value=pet-2]");
+
+    let shot = root().join("target/browser-page-form.png");
+    b.screenshot(&shot);
+    assert!(std::fs::metadata(&shot).unwrap().len() > 10_000);
+
+    // 500 is over the schema's maximum: the page says so at the field, keeps
+    // what was typed, and nothing reaches the server.
+    b.type_into("[name=integer]", "500");
+    b.click("button[name=action][value=accept]");
+    b.wait_for(
+        "the field's error",
+        "return document.querySelector('p.error') !== null",
+    );
+    let error_id = b
+        .exec(
+            "return document.querySelector('[name=integer]').getAttribute('aria-describedby')",
+            json!([]),
+        )
+        .as_str()
+        .unwrap()
+        .to_string();
+    let error_text = b.text(&format!(
+        "[id='{}']",
+        error_id.split(' ').next_back().unwrap()
+    ));
+    assert!(error_text.contains("maximum of 100"), "{error_text}");
+    assert_eq!(b.count("p.error"), 1, "{}", b.body_text());
+    assert_eq!(
+        b.exec(
+            "return document.querySelector('[name=integer]').getAttribute('aria-invalid')",
+            json!([])
+        ),
+        json!("true")
+    );
+    assert_eq!(
+        b.exec(
+            "return document.querySelector('[name=name]').value",
+            json!([])
+        ),
+        json!("Ada Lovelace"),
+        "typed values are kept"
+    );
+    p.no_reply_within(2, Duration::from_millis(500));
+
+    b.type_into("[name=integer]", "7");
+    b.click("button[name=action][value=accept]");
+    let reply = p.reply(2);
+    assert_eq!(
+        raw_result(&reply),
+        json!({"action": "accept", "content": {
+            "name": "Ada Lovelace",
+            "check": true,
+            "firstLine": "Call me Ishmael.",
+            "email": "ada@example.com",
+            "homepage": "https://ada.example.org/",
+            "birthdate": "1815-12-10",
+            "integer": 7,
+            "number": 6.25,
+            "untitledSingleSelectEnum": "Joey",
+            "untitledMultipleSelectEnum": ["Piano", "Drums"],
+            "titledSingleSelectEnum": "hero-3",
+            "titledMultipleSelectEnum": ["fish-1", "fish-2"],
+            "legacyTitledEnum": "pet-2"
+        }})
+    );
+    assert!(b.body_text().contains("Sent to"), "{}", b.body_text());
+    assert!(p.finish().success());
+}
+
+#[test]
+fn decline_and_cancel_on_the_page_reach_the_server_and_send_no_content() {
+    let b = Browser::start();
+    let mut p = proxy(&["--ui", "browser", "--no-open"], &everything());
+    for (id, button, action) in [(2, "decline", "decline"), (3, "cancel", "cancel")] {
+        call_tool(&mut p, id, "trigger-elicitation-request", json!({}));
+        b.goto(&p.page_address());
+        b.type_into("[name=name]", "not to be sent");
+        b.click(&format!("button[name=action][value={button}]"));
+        assert_eq!(raw_result(&p.reply(id)), json!({ "action": action }));
+    }
+    assert!(p.finish().success());
+}
+
+/// Two tool calls at once: both forms are on the one page (the second
+/// appears by itself, what is typed in the first is kept), each is answered
+/// on its own, and a second submit of an answered one is refused.
+#[test]
+fn two_pending_elicitations_share_the_page_and_each_is_answered_once() {
+    let b = Browser::start();
+    let mut p = proxy(&["--no-open"], &everything());
+    call_tool(&mut p, 2, "trigger-elicitation-request", json!({}));
+    let address = p.page_address();
+    b.goto(&address);
+    b.find("section[data-id='1'] [name=name]");
+    b.type_into("section[data-id='1'] [name=name]", "First");
+    call_tool(&mut p, 3, "trigger-elicitation-request", json!({}));
+    b.wait_for(
+        "the second form to appear without a reload",
+        "return document.querySelectorAll('section.elicitation').length === 2",
+    );
+    assert_eq!(
+        b.exec(
+            "return document.querySelector(\"section[data-id='1'] [name=name]\").value",
+            json!([])
+        ),
+        json!("First"),
+        "what was typed in the first form is kept"
+    );
+    assert!(b
+        .exec("return document.title", json!([]))
+        .as_str()
+        .unwrap()
+        .contains("2 requests"));
+
+    // The second, first.
+    b.type_into("section[data-id='2'] [name=name]", "Second");
+    b.click("section[data-id='2'] button[name=action][value=accept]");
+    let second = raw_result(&p.reply(3));
+    assert_eq!(second["action"], "accept");
+    assert_eq!(second["content"]["name"], "Second");
+
+    // The same answer posted again, with the page's own token and origin:
+    // refused, and nothing is sent twice.
+    let replay = b.exec(
+        "const f = new URLSearchParams(); f.set('csrf', arguments[0]); f.set('name', 'Again'); f.set('action', 'accept');
+         return fetch(arguments[1] + 'answer/2', {method: 'POST', body: f})
+           .then(r => r.text().then(t => [r.status, t]));",
+        json!([csrf(&b), address]),
+    );
+    assert_eq!(replay[0], json!(409), "{replay}");
+    assert!(replay[1].as_str().unwrap().contains("no longer waits"));
+    p.no_reply_within(3, Duration::from_millis(300));
+
+    b.goto(&address);
+    assert_eq!(b.count("section.elicitation"), 1);
+    b.type_into("section[data-id='1'] [name=name]", "First");
+    b.click("section[data-id='1'] button[name=action][value=accept]");
+    let first = raw_result(&p.reply(2));
+    assert_eq!(first["content"]["name"], "First");
+    assert!(p.finish().success());
+}
+
+/// The page's CSRF token, from its forms.
+fn csrf(b: &Browser) -> String {
+    b.exec(
+        "return document.querySelector('input[name=csrf]').value",
+        json!([]),
+    )
+    .as_str()
+    .unwrap()
+    .to_string()
+}
+
+/// A one-shot HTTP listener for the URL a server asks to open: it records
+/// each request's head, and answers a small page.
+fn url_target() -> (u16, mpsc::Receiver<String>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { break };
+            let mut head = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !common::contains(&head, b"\r\n\r\n") {
+                match stream.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => head.extend_from_slice(&buf[..n]),
+                }
+            }
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 19\r\nConnection: close\r\n\r\n<p>signed in</p>\r\n",
+            );
+            if tx
+                .send(String::from_utf8_lossy(&head).into_owned())
+                .is_err()
+            {
+                break;
+            }
+        }
+    });
+    (port, rx)
+}
+
+#[test]
+fn url_mode_opens_nothing_by_itself_and_the_link_only_on_a_click() {
+    let b = Browser::start();
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("opened.txt");
+    let stub = dir.path().join("opener.sh");
+    common::write_script(
+        &stub,
+        &format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$1\" >> {}\n",
+            common::sh_quote(&record.display().to_string())
+        ),
+    );
+    let (port, visits) = url_target();
+    let target = format!("http://127.0.0.1:{port}/connect?session=abc");
+    let mut p = proxy(
+        &["--browser", &stub.display().to_string()],
+        &python_server(),
+    );
+    call_tool(
+        &mut p,
+        2,
+        "connect_account",
+        json!({"url": target, "message": "Connect your Example account"}),
+    );
+    let address = p.page_address();
+    // The opener chain opened the page, and only the page.
+    let deadline = Instant::now() + LIMIT;
+    while std::fs::read_to_string(&record)
+        .unwrap_or_default()
+        .is_empty()
+    {
+        assert!(Instant::now() < deadline, "the page was not opened");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    b.goto(&address);
+    b.find("a.open");
+    assert!(b.text("mark.host").contains(&format!("127.0.0.1:{port}")));
+    assert!(b.body_text().contains("Connect your Example account"));
+    // Plain http to this machine: the note the terminal shows too.
+    assert!(b.count(".url-warnings li.info") >= 1, "{}", b.body_text());
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        visits.try_recv().is_err(),
+        "the URL was fetched before any click"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&record).unwrap().trim(),
+        address,
+        "the opener ran for the page only"
+    );
+    assert_eq!(
+        b.exec("return document.querySelector('a.open').rel", json!([])),
+        json!("noopener noreferrer")
+    );
+    assert_eq!(
+        b.exec("return document.querySelector('a.open').href", json!([])),
+        json!(target)
+    );
+    b.click("a.open");
+    let visit = visits.recv_timeout(LIMIT).expect("the link opened the URL");
+    assert!(visit.starts_with("GET /connect?session=abc "), "{visit}");
+    assert!(
+        !visit.to_ascii_lowercase().contains("\nreferer:"),
+        "the page's address leaked: {visit}"
+    );
+    b.click("button[name=action][value=accept]");
+    let reply = p.reply(2);
+    let echoed: Value =
+        serde_json::from_str(reply["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(echoed["action"], "accept");
+    assert!(p.finish().success());
+}
+
+#[test]
+fn prompt_timeout_expires_the_elicitation_on_the_page_as_a_cancel() {
+    let b = Browser::start();
+    let mut p = proxy(&["--no-open", "--prompt-timeout", "4s"], &everything());
+    call_tool(&mut p, 2, "trigger-elicitation-request", json!({}));
+    b.goto(&p.page_address());
+    let said = b.text("p.deadline");
+    assert!(said.starts_with("Answer within"), "{said}");
+    assert_eq!(raw_result(&p.reply(2)), json!({ "action": "cancel" }));
+    b.wait_for(
+        "the page to say the time is up",
+        "return document.querySelector('p.deadline').textContent.includes('Time is up')",
+    );
+    assert!(p.stderr().contains("no answer on the page within 4s"));
+    // Sending now is refused: nothing waits, and the listener is closed.
+    let address = p.page_address();
+    let port: u16 = address
+        .trim_start_matches("http://127.0.0.1:")
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "the listener stayed open"
+    );
+    assert!(p.finish().success());
+}
+
+/// One HTTP request by hand (headers a browser would never send).
+fn http(port: u16, head: &str, body: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(LIMIT)).unwrap();
+    write!(
+        s,
+        "{head}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    let status = out
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, out)
+}
+
+/// Server text that tries to be HTML, script, a link and reversed text.
+const HOSTILE: &str = "<script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\"><a href=\"javascript:window.pwned=3\">click</a> \u{202e}txt.exe";
+
+#[test]
+fn attacks_on_the_page_are_refused_and_server_text_is_inert() {
+    let b = Browser::start();
+    let request = json!({"method": "elicitation/create", "params": {
+        "message": HOSTILE,
+        "requestedSchema": {"type": "object", "properties": {
+            "pick": {"type": "string", "title": HOSTILE, "description": HOSTILE,
+                     "oneOf": [{"const": "a", "title": HOSTILE}, {"const": "b", "title": "B"}]},
+            "free": {"type": "string", "title": "Free", "default": HOSTILE}
+        }}
+    }, "jsonrpc": "2.0", "id": 7})
+    .to_string();
+    let p = NoTerminal::spawn(
+        &["--ui", "browser", "--no-open", "--server", HOSTILE],
+        Some(&request),
+    );
+    let address = p.page_address();
+    let port: u16 = address
+        .trim_start_matches("http://127.0.0.1:")
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let token = address
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_string();
+
+    b.goto(&address);
+    b.find("form");
+    // Inert: the page's own script is the only one, nothing ran, nothing
+    // was injected, and the text shows as text.
+    assert_eq!(
+        b.exec(
+            "return [document.scripts.length, typeof window.pwned, document.images.length,
+                     document.querySelectorAll('a[href^=\"javascript\"], [onerror]').length]",
+            json!([])
+        ),
+        json!([1, "undefined", 0, 0])
+    );
+    let text = b.body_text();
+    assert!(text.contains("<script>window.pwned = 1</script>"), "{text}");
+    assert!(text.contains("<img src=x onerror="), "{text}");
+    assert!(
+        !text.contains('\u{202e}'),
+        "a bidi override reached the page: {text}"
+    );
+    assert!(text.contains("<U+202E>"), "{text}");
+    // A default with a bidi override is not pre-filled, only shown
+    // neutralised (as on the terminal).
+    assert_eq!(
+        b.exec(
+            "return document.querySelector('[name=free]').value",
+            json!([])
+        ),
+        json!("")
+    );
+    assert!(
+        text.contains("Pre-filled value not shown as it is"),
+        "{text}"
+    );
+
+    // A DNS-rebinding page: the browser's own host name for 127.0.0.1.
+    b.goto(&format!("http://rebind.test:{port}/{token}/"));
+    assert!(
+        b.body_text().contains("answers only at 127.0.0.1"),
+        "{}",
+        b.body_text()
+    );
+    let (status, _) = http(
+        port,
+        &format!("GET /{token}/ HTTP/1.1\r\nHost: rebind.test:{port}"),
+        "",
+    );
+    assert_eq!(status, 421);
+    // Any other path, or the right one with a wrong token: 404.
+    b.goto(&format!(
+        "http://127.0.0.1:{port}/00000000000000000000000000000000/"
+    ));
+    assert!(b.body_text().contains("not found"));
+    for path in [
+        "/",
+        "/favicon.ico",
+        &format!("/{token}x/"),
+        &format!("/{}/", &token[..31]),
+    ] {
+        let (status, _) = http(
+            port,
+            &format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}"),
+            "",
+        );
+        assert_eq!(status, 404, "{path}");
+    }
+    // The page's headers.
+    let (status, head) = http(
+        port,
+        &format!("GET /{token}/ HTTP/1.1\r\nHost: localhost:{port}"),
+        "",
+    );
+    assert_eq!(status, 200);
+    for h in [
+        "Content-Security-Policy: default-src 'none'; script-src 'nonce-",
+        "frame-ancestors 'none'",
+        "Cache-Control: no-store",
+        "Referrer-Policy: no-referrer",
+        "X-Content-Type-Options: nosniff",
+    ] {
+        assert!(head.contains(h), "{h:?} missing:\n{head}");
+    }
+
+    // POSTs that are not the page's own answer nothing.
+    b.goto(&address);
+    let csrf = csrf(&b);
+    let no_token = b.exec(
+        "return fetch(arguments[0] + 'answer/1', {method: 'POST', body: new URLSearchParams({pick: 'a', action: 'accept'})})
+           .then(r => r.status);",
+        json!([address]),
+    );
+    assert_eq!(no_token, json!(403));
+    let form = format!("csrf={csrf}&pick=a&action=accept");
+    let form_head = |origin: &str| {
+        format!("POST /{token}/answer/1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/x-www-form-urlencoded{origin}")
+    };
+    assert_eq!(http(port, &form_head(""), &form).0, 403, "no Origin");
+    assert_eq!(
+        http(
+            port,
+            &form_head("\r\nOrigin: http://attacker.test:1"),
+            &form
+        )
+        .0,
+        403
+    );
+    assert_eq!(http(port, &form_head("\r\nOrigin: null"), &form).0, 403);
+    let big = "x".repeat(300 * 1024);
+    assert_eq!(
+        http(
+            port,
+            &form_head(&format!("\r\nOrigin: http://127.0.0.1:{port}")),
+            &format!("{form}&free={big}")
+        )
+        .0,
+        413
+    );
+    // Another site in the same browser, which somehow knows the CSRF token.
+    let attacker = TcpListener::bind("127.0.0.1:0").unwrap();
+    let attacker_port = attacker.local_addr().unwrap().port();
+    let page = format!(
+        "<form method=post action=\"http://127.0.0.1:{port}/{token}/answer/1\"><input name=csrf value={csrf}><input name=pick value=a><button id=go name=action value=accept>go</button></form>"
+    );
+    std::thread::spawn(move || {
+        for stream in attacker.incoming().take(2) {
+            let Ok(mut s) = stream else { break };
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
+                page.len()
+            );
+        }
+    });
+    b.goto(&format!("http://attacker.test:{attacker_port}/"));
+    b.click("#go");
+    b.wait_for(
+        "elicit's refusal",
+        "return document.body.innerText.includes('refused: this answer does not come from')",
+    );
+    assert!(
+        p.lines.try_recv().is_err(),
+        "a POST from another site answered the elicitation"
+    );
+
+    // The person, on the page, cancels: that is the one answer sent.
+    b.goto(&address);
+    b.click("button[name=action][value=cancel]");
+    let out = p.lines.recv_timeout(LIMIT).expect("elicit answered");
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).unwrap(),
+        json!({"jsonrpc": "2.0", "id": 7, "result": {"action": "cancel"}})
+    );
+}
+
+/// Plain resolution of a document with no terminal: `auto` serves the
+/// page, and an approve-only form is one Approve/Decline choice.
+#[test]
+fn plain_resolution_without_a_terminal_asks_on_the_page() {
+    let b = Browser::start();
+    let request = json!({"message": "Deploy to production?", "requestedSchema": {"type": "object", "properties": {}}});
+    let p = NoTerminal::spawn(&["--no-open"], Some(&request.to_string()));
+    b.goto(&p.page_address());
+    assert_eq!(b.count("button[name=action]"), 2);
+    b.click("button[name=action][value=accept]");
+    let out = p.lines.recv_timeout(LIMIT).expect("elicit answered");
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).unwrap(),
+        json!({"action": "accept", "content": {}})
+    );
+    // The confirmation was written before elicit went on (and exited): the
+    // browser shows it, not a dropped connection.
+    assert!(b.body_text().contains("Sent to"), "{}", b.body_text());
+}
+
+/// The page that confirms an answer is written before elicit hands the
+/// answer on (and, resolving one document, exits): the person sees
+/// "Cancelled", never a dropped connection. No browser needed.
+#[test]
+fn the_confirmation_is_written_before_elicit_exits() {
+    let request = common::fixture("server-everything/form.request.json");
+    for _ in 0..5 {
+        let p = NoTerminal::spawn(&["--ui", "browser", "--no-open"], Some(&request));
+        let address = p.page_address();
+        let rest = address.trim_start_matches("http://127.0.0.1:");
+        let (port, path) = rest.split_once('/').unwrap();
+        let port: u16 = port.parse().unwrap();
+        let (status, page) = http(
+            port,
+            &format!("GET /{path} HTTP/1.1\r\nHost: 127.0.0.1:{port}"),
+            "",
+        );
+        assert_eq!(status, 200);
+        let csrf = page
+            .split("name=\"csrf\" value=\"")
+            .nth(1)
+            .and_then(|s| s.split('"').next())
+            .unwrap()
+            .to_string();
+        let (status, reply) = http(
+            port,
+            &format!("POST /{path}answer/1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nOrigin: http://127.0.0.1:{port}\r\nContent-Type: application/x-www-form-urlencoded"),
+            &format!("csrf={csrf}&action=cancel"),
+        );
+        assert_eq!(status, 200, "{reply}");
+        assert!(reply.contains("Cancelled: nothing was sent"), "{reply}");
+        let out = p.lines.recv_timeout(LIMIT).expect("elicit answered");
+        assert!(out.contains(r#""action":"cancel""#), "{out}");
+    }
+}
+
+/// A server process, killed when dropped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The PyPI `mcp` test server over Streamable HTTP, through `elicit proxy
+/// URL`: its form is answered on the page too.
+#[test]
+fn pypi_mcp_server_over_streamable_http_through_the_remote_proxy() {
+    install("install-test-servers");
+    let port = free_port();
+    let _server = Server(
+        Command::new(root().join(".deps/venv/bin/python"))
+            .arg(root().join("tests/servers/py_http_server.py"))
+            .arg(port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the Python server"),
+    );
+    let deadline = Instant::now() + LIMIT;
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "the Python server did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let b = Browser::start();
+    let mut p = proxy(&["--no-open"], &[format!("http://127.0.0.1:{port}/mcp")]);
+    call_tool(&mut p, 2, "ask_profile", json!({}));
+    b.goto(&p.page_address());
+    b.type_into("[name=name]", "Grace");
+    b.type_into("[name=age]", "85");
+    b.click(&choice("subscribe", "true"));
+    b.click("select[name=color] option[value=green]");
+    b.click("button[name=action][value=accept]");
+    let reply = p.reply(2);
+    let echoed: Value =
+        serde_json::from_str(reply["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        echoed,
+        json!({"action": "accept", "content": {"name": "Grace", "age": 85, "subscribe": true, "color": "green"}})
+    );
+    assert!(p.finish().success());
+}
+
+/// `elicit call` with no terminal asks on the page as well.
+#[test]
+fn call_without_a_terminal_asks_on_the_page() {
+    let b = Browser::start();
+    let mut args = vec![
+        "call",
+        "--no-open",
+        "--tool",
+        "trigger-elicitation-request",
+        "--server-log",
+        "/dev/null",
+        "--",
+    ];
+    let server = everything();
+    args.extend(server.iter().map(String::as_str));
+    let p = NoTerminal::spawn(&args, None);
+    b.goto(&p.page_address());
+    b.type_into("[name=name]", "Ada");
+    b.click("button[name=action][value=accept]");
+    let out = p.lines.recv_timeout(LIMIT).expect("the call's result");
+    let result: Value = serde_json::from_str(&out).unwrap();
+    let raw = raw_result(&json!({ "result": result }));
+    assert_eq!(raw["action"], "accept");
+    assert_eq!(raw["content"]["name"], "Ada");
+    assert_eq!(raw["content"]["integer"], 42, "defaults were pre-filled");
+}
+
+/// A secret-looking field is masked with a Show toggle and the terminal's
+/// warning; a required yes/no starts with nothing chosen; a multi-select's
+/// item limit is checked by the schema model on the page.
+#[test]
+fn secrets_are_masked_and_a_required_yes_no_starts_unchosen() {
+    let b = Browser::start();
+    let request = json!({"message": "Connect", "requestedSchema": {"type": "object", "properties": {
+        "apiToken": {"type": "string", "title": "API token"},
+        "agree": {"type": "boolean", "title": "I agree"},
+        "tags": {"type": "array", "items": {"enum": ["a", "b", "c"]}, "maxItems": 1}
+    }, "required": ["apiToken", "agree"]}});
+    let p = NoTerminal::spawn(&["--no-open"], Some(&request.to_string()));
+    b.goto(&p.page_address());
+    let field_type = || {
+        b.exec(
+            "return document.querySelector('[name=apiToken]').type",
+            json!([]),
+        )
+    };
+    assert_eq!(field_type(), json!("password"));
+    assert!(b.body_text().contains("This looks like a secret"));
+    b.type_into("[name=apiToken]", "s3cret");
+    b.click("button[data-reveal]");
+    assert_eq!(field_type(), json!("text"));
+    assert_eq!(
+        b.exec(
+            "return document.querySelector('button[data-reveal]').getAttribute('aria-pressed')",
+            json!([])
+        ),
+        json!("true")
+    );
+    assert_eq!(
+        b.exec(
+            "return [...document.querySelectorAll('[name=agree]')].map(r => r.checked)",
+            json!([])
+        ),
+        json!([false, false]),
+        "a required yes/no has no third choice and starts unchosen"
+    );
+    b.click(&choice("tags", "a"));
+    b.click(&choice("tags", "b"));
+    b.click("button[name=action][value=accept]");
+    b.wait_for(
+        "the fields' errors",
+        "return document.querySelectorAll('p.error').length === 2",
+    );
+    let text = b.body_text();
+    assert!(text.contains("pick at most 1 item"), "{text}");
+    assert!(text.contains("required, but no value was given"), "{text}");
+    b.click(&choice("agree", "true"));
+    b.click(&choice("tags", "b"));
+    b.type_into("[name=apiToken]", "s3cret");
+    b.click("button[name=action][value=accept]");
+    let out = p.lines.recv_timeout(LIMIT).expect("elicit answered");
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).unwrap(),
+        json!({"action": "accept", "content": {"apiToken": "s3cret", "agree": true, "tags": ["a"]}})
+    );
+}
