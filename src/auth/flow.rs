@@ -17,7 +17,8 @@ use oauth2::{
 use serde_json::json;
 
 use super::discovery::ServerMetadata;
-use super::http::{post_json, HttpFailure, OAuthHttp};
+use super::dpop::TokenHttp;
+use super::http::{post_json, HttpFailure};
 use super::store::{now, ClientRecord, Secret, TokenRecord};
 use super::AuthError;
 
@@ -258,13 +259,14 @@ fn record(
         expires_at: t.expires_in().map(|d: Duration| at + d.as_secs()),
         scope: scopes,
         obtained_at: at,
+        dpop_key: None,
     }
 }
 
 /// Exchanges the code (with the PKCE verifier, the same redirect URI and
 /// the same `resource` as the authorization request).
 pub fn exchange(
-    agent: &ureq::Agent,
+    http: &TokenHttp<'_>,
     server: &ServerMetadata,
     who: &ClientRecord,
     auth: Authorization,
@@ -281,7 +283,7 @@ pub fn exchange(
         .exchange_code(AuthorizationCode::new(code))
         .set_pkce_verifier(auth.verifier)
         .add_extra_param("resource", auth.resource)
-        .request(&OAuthHttp(agent))
+        .request(http)
         .map_err(|e| token_error(&server.token_endpoint, e))?;
     let scope = (!scopes.is_empty()).then(|| scopes.join(" "));
     Ok(record(
@@ -308,7 +310,7 @@ pub fn wants_client_credentials(server: &ServerMetadata, who: &ClientRecord) -> 
 
 /// The client credentials grant, with the scopes and `resource`.
 pub fn client_credentials(
-    agent: &ureq::Agent,
+    http: &TokenHttp<'_>,
     server: &ServerMetadata,
     who: &ClientRecord,
     scopes: &[String],
@@ -319,7 +321,7 @@ pub fn client_credentials(
         .exchange_client_credentials()
         .add_scopes(scopes.iter().map(|s| Scope::new(s.clone())))
         .add_extra_param("resource", resource.to_string())
-        .request(&OAuthHttp(agent))
+        .request(http)
         .map_err(|e| token_error(&server.token_endpoint, e))?;
     let scope = (!scopes.is_empty()).then(|| scopes.join(" "));
     Ok(record(
@@ -333,7 +335,7 @@ pub fn client_credentials(
 
 /// Uses the refresh token (with `resource`).
 pub fn refresh(
-    agent: &ureq::Agent,
+    http: &TokenHttp<'_>,
     old: &TokenRecord,
     who: &ClientRecord,
     resource: &str,
@@ -353,7 +355,7 @@ pub fn refresh(
     let t = c
         .exchange_refresh_token(&rt)
         .add_extra_param("resource", resource.to_string())
-        .request(&OAuthHttp(agent))
+        .request(http)
         .map_err(|e| token_error(&old.token_endpoint, e))?;
     Ok(record(
         &old.issuer,

@@ -30,6 +30,19 @@ impl crate::transport::http::Authenticator for SignInHook {
         self.auth.authorization_header(&self.server_url)
     }
 
+    fn credentials(&mut self, method: &str, url: &str) -> Vec<(String, String)> {
+        self.auth.request_credentials(&self.server_url, method, url)
+    }
+
+    fn dpop_nonce(&mut self, url: &str, nonce: &str) {
+        // A nonce for the resource is kept under the server the person
+        // named (the legacy SSE endpoint may be another URL on it).
+        self.auth.dpop_nonce_seen(url, nonce);
+        if url != self.server_url {
+            self.auth.dpop_nonce_seen(&self.server_url, nonce);
+        }
+    }
+
     fn challenge(
         &mut self,
         _url: &str,
