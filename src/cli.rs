@@ -307,7 +307,11 @@ pub struct SignInArgs {
     /// Sign in with this JWT (a workload identity token, e.g. from
     /// Kubernetes or CI; `-` reads standard input): the JWT bearer grant,
     /// no browser, no registration.
-    #[arg(long, value_name = "FILE|-")]
+    #[arg(
+        long,
+        value_name = "FILE|-",
+        conflicts_with_all = ["idp_token_endpoint", "idp_issuer", "idp_id_token"]
+    )]
     pub assertion: Option<std::path::PathBuf>,
 
     /// Enterprise sign-in: the identity provider's token endpoint, where

@@ -10,7 +10,8 @@
 //!   MCP request, there with `ath`, the access token's hash, and
 //!   `Authorization: DPoP <token>`.
 //! - Nonces (RFC 9449 §8, §9): the latest `DPoP-Nonce` of each server
-//!   (by origin) is kept for this run and put in every later proof. A
+//!   (a token endpoint, or an MCP server: two servers even on one
+//!   origin) is kept for this run and put in every later proof. A
 //!   token endpoint's `400 use_dpop_nonce` is retried once at once here; a
 //!   resource's `401` with `DPoP error="use_dpop_nonce"` is retried once
 //!   per new nonce ([`super::Authenticator::dpop_nonce_retry`]).
@@ -134,28 +135,34 @@ pub fn htu(url: &str) -> String {
     }
 }
 
-/// The latest `DPoP-Nonce` of each server, by origin.
+/// The latest `DPoP-Nonce` of each server: a token endpoint (by its URL)
+/// or a resource (by the MCP server URL), see [`token_server`] and
+/// [`resource_server`].
 #[derive(Clone, Default)]
 pub struct Nonces(Arc<Mutex<HashMap<String, String>>>);
 
 /// The longest nonce kept: a server's header is untrusted.
 const MAX_NONCE: usize = 1024;
 
-fn origin(url: &str) -> String {
-    Url::parse(url)
-        .map(|u| u.origin().ascii_serialization())
-        .unwrap_or_else(|_| url.to_string())
+/// The nonce key of a token endpoint.
+pub fn token_server(url: &str) -> String {
+    format!("token {}", htu(url))
+}
+
+/// The nonce key of an MCP server (its store key).
+pub fn resource_server(server_key: &str) -> String {
+    format!("resource {server_key}")
 }
 
 impl Nonces {
-    pub fn get(&self, url: &str) -> Option<String> {
-        self.0.lock().ok()?.get(&origin(url)).cloned()
+    pub fn get(&self, server: &str) -> Option<String> {
+        self.0.lock().ok()?.get(server).cloned()
     }
 
-    /// Keeps `nonce` for `url`'s server. Returns whether it is new.
+    /// Keeps `nonce` for `server`. Returns whether it is new.
     /// A value that is not a plain token (RFC 9449 §8.1: NQCHAR) is not
     /// kept.
-    pub fn set(&self, url: &str, nonce: &str) -> bool {
+    pub fn set(&self, server: &str, nonce: &str) -> bool {
         let usable = !nonce.is_empty()
             && nonce.len() <= MAX_NONCE
             && nonce
@@ -167,7 +174,7 @@ impl Nonces {
         let Ok(mut map) = self.0.lock() else {
             return false;
         };
-        map.insert(origin(url), nonce.to_string()).as_deref() != Some(nonce)
+        map.insert(server.to_string(), nonce.to_string()).as_deref() != Some(nonce)
     }
 }
 
@@ -220,8 +227,9 @@ impl<'a> TokenHttp<'a> {
             b = b.header(k, v);
         }
         let url = parts.uri.to_string();
+        let server = token_server(&url);
         if let Some(key) = self.key {
-            let nonce = self.nonces.get(&url);
+            let nonce = self.nonces.get(&server);
             let proof = key
                 .proof(parts.method.as_str(), &url, nonce.as_deref(), None)
                 .map_err(|e| HttpFailure(e.to_string()))?;
@@ -236,7 +244,7 @@ impl<'a> TokenHttp<'a> {
             .get("dpop-nonce")
             .and_then(|v| v.to_str().ok())
         {
-            self.nonces.set(&url, n);
+            self.nonces.set(&server, n);
         }
         Ok(resp)
     }
@@ -327,19 +335,18 @@ impl Authenticator {
             return Vec::new();
         };
         let mut out = vec![("Authorization".to_string(), value)];
-        let Some(token) = super::server_key(resource_url)
-            .ok()
-            .and_then(|k| self.memory.get(&k))
-            .and_then(|e| e.token.clone())
-        else {
+        let Ok(key) = super::server_key(resource_url) else {
+            return out;
+        };
+        let Some(token) = self.memory.get(&key).and_then(|e| e.token.clone()) else {
             return out;
         };
         let Some(stored) = &token.dpop_key else {
             return out;
         };
-        let proof = DpopKey::from_stored(stored).and_then(|key| {
-            let nonce = self.nonces.get(request_url);
-            key.proof(
+        let nonce = self.nonces.get(&resource_server(&key));
+        let proof = DpopKey::from_stored(stored).and_then(|dpop| {
+            dpop.proof(
                 method,
                 request_url,
                 nonce.as_deref(),
@@ -355,9 +362,11 @@ impl Authenticator {
         out
     }
 
-    /// A response from `request_url` carried `DPoP-Nonce`.
-    pub fn dpop_nonce_seen(&mut self, request_url: &str, nonce: &str) {
-        self.nonces.set(request_url, nonce);
+    /// A response from the MCP server `resource_url` carried `DPoP-Nonce`.
+    pub fn dpop_nonce_seen(&mut self, resource_url: &str, nonce: &str) {
+        if let Ok(key) = super::server_key(resource_url) {
+            self.nonces.set(&resource_server(&key), nonce);
+        }
     }
 
     /// A 401 that is a `use_dpop_nonce` challenge to a DPoP-bound token,
@@ -377,7 +386,7 @@ impl Authenticator {
             .get(key)
             .and_then(|e| e.token.as_ref())
             .is_some_and(|t| t.dpop_key.is_some());
-        let Some(nonce) = self.nonces.get(key) else {
+        let Some(nonce) = self.nonces.get(&resource_server(key)) else {
             return false;
         };
         bound && self.nonce_retries.insert(format!("{key} {nonce}"))
@@ -408,15 +417,24 @@ mod tests {
     }
 
     #[test]
-    fn nonces_are_per_origin_and_checked() {
+    fn nonces_are_per_server_and_checked() {
         let n = Nonces::default();
-        assert!(n.set("http://a:1/x", "n1"));
-        assert!(!n.set("http://a:1/y", "n1"));
-        assert_eq!(n.get("http://a:1/z").as_deref(), Some("n1"));
-        assert_eq!(n.get("http://b:1/x"), None);
-        assert!(!n.set("http://a:1/x", "bad\nvalue"));
-        assert!(!n.set("http://a:1/x", ""));
-        assert_eq!(n.get("http://a:1/").as_deref(), Some("n1"));
+        let (token, resource) = (
+            token_server("http://a:1/token?x"),
+            resource_server("http://a:1/mcp"),
+        );
+        assert!(n.set(&token, "n1"));
+        assert!(!n.set(&token, "n1"));
+        assert_eq!(
+            n.get(&token_server("http://a:1/token")).as_deref(),
+            Some("n1")
+        );
+        // The resource on the same origin is another server.
+        assert_eq!(n.get(&resource), None);
+        assert!(n.set(&resource, "n2"));
+        assert!(!n.set(&token, "bad\nvalue"));
+        assert!(!n.set(&token, ""));
+        assert_eq!(n.get(&token).as_deref(), Some("n1"));
     }
 
     #[test]

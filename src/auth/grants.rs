@@ -210,6 +210,15 @@ fn form_encode(s: &str) -> String {
     url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
+/// `text` with every occurrence of the non-empty `secrets` replaced.
+fn scrub(text: &str, secrets: &[&str]) -> String {
+    let mut out = text.to_string();
+    for s in secrets.iter().filter(|s| s.len() >= 4) {
+        out = out.replace(*s, "<redacted>");
+    }
+    out
+}
+
 /// POSTs a token request and reads the JSON answer; an OAuth error is
 /// `AuthError::Token` with the server's code and description (one line).
 pub fn token_request(
@@ -223,6 +232,7 @@ pub fn token_request(
     for (k, v) in params {
         form.append_pair(k, v);
     }
+    let mut signed: Option<String> = None;
     let mut req = http::Request::post(endpoint)
         .header("Content-Type", "application/x-www-form-urlencoded")
         .header("Accept", "application/json");
@@ -252,10 +262,10 @@ pub fn token_request(
             key,
             audience,
         } => {
-            let assertion = client_assertion(key, client_id, audience)?;
+            let assertion = signed.insert(client_assertion(key, client_id, audience)?);
             form.append_pair("client_id", client_id);
             form.append_pair("client_assertion_type", CLIENT_ASSERTION_TYPE);
-            form.append_pair("client_assertion", &assertion);
+            form.append_pair("client_assertion", assertion);
         }
     }
     let req = req
@@ -273,11 +283,23 @@ pub fn token_request(
     let status = resp.status().as_u16();
     let body: Option<Value> = serde_json::from_slice(resp.body()).ok();
     if !(200..300).contains(&status) {
+        // The server's text, on one line, with anything elicit sent it
+        // that is secret (an assertion, a token, a secret) cut out: a
+        // server may echo the request in its description.
+        let mut secrets: Vec<&str> = params
+            .iter()
+            .filter(|(k, _)| matches!(*k, "assertion" | "subject_token"))
+            .map(|(_, v)| *v)
+            .collect();
+        if let ClientAuth::Basic(_, secret) | ClientAuth::Post(_, secret) = auth {
+            secrets.push(secret);
+        }
+        secrets.extend(signed.as_deref());
         let field = |k: &str| {
             body.as_ref()
                 .and_then(|b| b.get(k))
                 .and_then(Value::as_str)
-                .map(crate::sanitize::sanitize_line)
+                .map(|t| crate::sanitize::sanitize_line(&scrub(t, &secrets)))
         };
         let detail = match (field("error"), field("error_description")) {
             (Some(e), Some(d)) => format!("{e} ({d})"),

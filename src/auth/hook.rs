@@ -34,13 +34,10 @@ impl crate::transport::http::Authenticator for SignInHook {
         self.auth.request_credentials(&self.server_url, method, url)
     }
 
-    fn dpop_nonce(&mut self, url: &str, nonce: &str) {
-        // A nonce for the resource is kept under the server the person
-        // named (the legacy SSE endpoint may be another URL on it).
-        self.auth.dpop_nonce_seen(url, nonce);
-        if url != self.server_url {
-            self.auth.dpop_nonce_seen(&self.server_url, nonce);
-        }
+    fn dpop_nonce(&mut self, _url: &str, nonce: &str) {
+        // Kept under the server the person named (the legacy SSE
+        // endpoint is another URL of the same server).
+        self.auth.dpop_nonce_seen(&self.server_url, nonce);
     }
 
     fn challenge(
