@@ -359,6 +359,22 @@ impl std::fmt::Debug for SignInArgs {
 }
 
 impl SignInArgs {
+    /// `-` (standard input) for `--assertion` or `--idp-id-token` where
+    /// standard input is the MCP client's channel.
+    pub fn refuse_stdin(&self, command: &str) -> anyhow::Result<()> {
+        for (flag, v) in [
+            ("--assertion", &self.assertion),
+            ("--idp-id-token", &self.idp_id_token),
+        ] {
+            if v.as_deref() == Some(std::path::Path::new("-")) {
+                anyhow::bail!(
+                    "{flag} -: standard input of `elicit {command}` is the MCP client's; pass a file"
+                );
+            }
+        }
+        Ok(())
+    }
+
     fn extensions(&self) -> elicit::auth::grants::ExtensionOptions {
         elicit::auth::grants::ExtensionOptions {
             dpop: self.dpop,

@@ -1132,3 +1132,20 @@ fn options_debug_redacts_extension_secrets() {
         "{text}"
     );
 }
+
+/// `proxy` reads the MCP client from standard input: `--assertion -`
+/// there is refused before anything starts.
+#[test]
+fn proxy_refuses_an_assertion_on_standard_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = elicit(
+        dir.path(),
+        &["proxy", "--assertion", "-", "http://127.0.0.1:9/mcp"],
+    );
+    assert_ne!(r.code, Some(0));
+    assert!(
+        r.stderr.contains("--assertion -") && r.stderr.contains("pass a file"),
+        "{}",
+        r.stderr
+    );
+}

@@ -200,6 +200,12 @@ impl<'a> TokenHttp<'a> {
         }
     }
 
+    /// Whether the requests carry a DPoP proof (so a `token_type: DPoP`
+    /// answer is one elicit asked for).
+    pub fn dpop_requested(&self) -> bool {
+        self.key.is_some()
+    }
+
     /// Whether the last successful token response was a DPoP-bound token.
     pub fn bound(&self) -> bool {
         self.bound.get()

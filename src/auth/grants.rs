@@ -315,12 +315,25 @@ pub fn token_request(
     })
 }
 
-/// A token response as a stored record.
+/// A token response as a stored record. Its `token_type` must be one
+/// elicit can present (RFC 6749 §7.1): `Bearer`, or `DPoP` when a proof
+/// was sent (see [`TokenHttp::finish`]).
 fn record(
     server: &ServerMetadata,
     body: &Value,
     scopes: &[String],
+    dpop_requested: bool,
 ) -> Result<TokenRecord, AuthError> {
+    let token_type = body.get("token_type").and_then(Value::as_str).unwrap_or("");
+    let usable = token_type.eq_ignore_ascii_case("bearer")
+        || (dpop_requested && token_type.eq_ignore_ascii_case("dpop"));
+    if !usable {
+        return Err(AuthError::Token(format!(
+            "{} issued a token of type {:?}, which elicit did not ask for and cannot present: refused",
+            server.token_endpoint,
+            crate::sanitize::sanitize_line(token_type)
+        )));
+    }
     let access = body
         .get("access_token")
         .and_then(Value::as_str)
@@ -482,7 +495,7 @@ impl Authenticator {
         }
         params.push(("resource", &found.resource));
         let body = token_request(&http, &server.token_endpoint, &params, &auth)?;
-        let token = record(server, &body, scopes)?;
+        let token = record(server, &body, scopes, http.dpop_requested())?;
         Ok(http.finish(token))
     }
 
