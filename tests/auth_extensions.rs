@@ -50,6 +50,8 @@ struct Cfg {
     expires_in: u64,
     /// The Basic client credentials the token endpoint expects.
     basic: Option<(&'static str, &'static str)>,
+    /// A `token_type` to answer instead of Bearer / DPoP.
+    token_type: Option<&'static str>,
 }
 
 impl Default for Cfg {
@@ -64,6 +66,7 @@ impl Default for Cfg {
             idp_refuse: None,
             expires_in: 3600,
             basic: None,
+            token_type: None,
         }
     }
 }
@@ -400,7 +403,7 @@ fn serve_token(s: &mut TcpStream, cfg: &Cfg, base: &str, req: &Req, st: &Mutex<S
     let body = json!({
         "access_token": access,
         "refresh_token": refresh,
-        "token_type": kind,
+        "token_type": cfg.token_type.unwrap_or(kind),
         "expires_in": cfg.expires_in,
     });
     reply(s, 200, "", &body.to_string())
@@ -1148,4 +1151,38 @@ fn proxy_refuses_an_assertion_on_standard_input() {
         "{}",
         r.stderr
     );
+}
+
+/// A token of a type elicit cannot present (RFC 6749 §7.1) is refused,
+/// not sent as Bearer; so is `DPoP` when no proof was sent.
+#[test]
+fn a_token_type_elicit_cannot_present_is_refused() {
+    let rsa = format!(
+        "{}/fixtures/auth/rsa-test-key.pem",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    for token_type in ["mac", "DPoP"] {
+        let fake = Fake::start(Cfg {
+            grants: vec!["client_credentials"],
+            auth_methods: vec!["private_key_jwt"],
+            token_type: Some(token_type),
+            ..Default::default()
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let r = call(
+            dir.path(),
+            &["--client-id", "machine", "--client-assertion-key", &rsa],
+            &fake.url(),
+        );
+        assert_eq!(r.code, Some(1), "{token_type}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(token_type) && r.stderr.contains("refused"),
+            "{}",
+            r.stderr
+        );
+        assert!(fake
+            .find("/mcp")
+            .iter()
+            .all(|m| !m.headers.contains_key("authorization")));
+    }
 }
