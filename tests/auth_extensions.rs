@@ -320,6 +320,14 @@ fn serve(mut s: TcpStream, cfg: &Cfg, base: &str, log: &Mutex<Vec<Req>>, st: &Mu
         }
         "/token" => serve_token(&mut s, cfg, base, &req, st),
         "/idp/token" => serve_idp(&mut s, cfg, base, &req),
+        "/idp/.well-known/openid-configuration" => {
+            let doc = json!({
+                "issuer": format!("{base}/idp"),
+                "authorization_endpoint": format!("{base}/idp/authorize"),
+                "token_endpoint": format!("{base}/idp/token"),
+            });
+            reply(&mut s, 200, "", &doc.to_string())
+        }
         "/mcp" => serve_mcp(&mut s, cfg, base, &req, st),
         _ => reply(&mut s, 404, "", "{}"),
     }
@@ -1088,6 +1096,40 @@ fn enterprise_token_exchange_then_jwt_bearer() {
     ] {
         assert_no_secret(what, text, &[ID_JAG, ID_TOKEN.as_str()]);
     }
+
+    // The IdP by its issuer: its metadata names the token endpoint.
+    let by_issuer = Fake::start(Cfg {
+        grants: vec!["urn:ietf:params:oauth:grant-type:jwt-bearer"],
+        ..Default::default()
+    });
+    let issuer = format!("{}/idp", by_issuer.base);
+    let r = call(
+        dir.path(),
+        &[
+            "--idp-issuer",
+            &issuer,
+            "--idp-id-token",
+            id_token.to_str().unwrap(),
+            "--idp-client-id",
+            "idp-client",
+        ],
+        &by_issuer.url(),
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(by_issuer.find("/idp/token").len(), 1);
+    // Never an ID token over plain http to another machine.
+    let r = call(
+        tempfile::tempdir().unwrap().path(),
+        &[
+            "--idp-token-endpoint",
+            "http://idp.example/token",
+            "--idp-id-token",
+            id_token.to_str().unwrap(),
+        ],
+        &by_issuer.url(),
+    );
+    assert_eq!(r.code, Some(1));
+    assert!(r.stderr.contains("not https"), "{}", r.stderr);
 
     // The IdP refuses: a clear error naming it, and no grant at the AS.
     let refusing = Fake::start(Cfg {

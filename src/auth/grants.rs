@@ -363,6 +363,29 @@ fn record(
     })
 }
 
+/// The ID token goes to the IdP's token endpoint: https only, or plain
+/// http to this machine (as for authorization servers).
+fn check_idp_url(endpoint: &str) -> Result<(), AuthError> {
+    let u = url::Url::parse(endpoint).map_err(|e| {
+        AuthError::BadUrl(format!(
+            "the IdP token endpoint {endpoint:?} is not a URL: {e}"
+        ))
+    })?;
+    let loopback = match u.host() {
+        Some(url::Host::Ipv4(a)) => a.is_loopback(),
+        Some(url::Host::Ipv6(a)) => a.is_loopback(),
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        None => false,
+    };
+    match u.scheme() {
+        "https" => Ok(()),
+        "http" if loopback => Ok(()),
+        _ => Err(AuthError::BadUrl(format!(
+            "the IdP token endpoint {endpoint} is not https: elicit sends an ID token only over https (or to this machine)"
+        ))),
+    }
+}
+
 fn offers(server: &ServerMetadata, grant: &str) -> bool {
     server
         .grant_types_supported
@@ -523,11 +546,7 @@ impl Authenticator {
                 ))
             }
         };
-        if url::Url::parse(&endpoint).is_err() {
-            return Err(AuthError::BadUrl(format!(
-                "--idp-token-endpoint {endpoint:?} is not a URL"
-            )));
-        }
+        check_idp_url(&endpoint)?;
         let id_token = read_jwt(id_token_path, "--idp-id-token")?;
         // The IdP sees no DPoP proof: the ID-JAG is not a token for it.
         let http = TokenHttp::new(&self.agent, None, &self.nonces);
