@@ -227,15 +227,17 @@ impl Client {
                 Err(e) => return Err(network_error(url, what, e)),
             };
             let status = response.status().as_u16();
-            let nonce = header(&response, "dpop-nonce");
-            let mut auth = self.auth.lock().expect("auth lock");
-            if let (Some(a), Some(n)) = (auth.as_mut(), nonce) {
-                a.dpop_nonce(url, &n);
+            // Only then the lock: a sign-in elsewhere holds it meanwhile.
+            if let Some(n) = header(&response, "dpop-nonce") {
+                if let Some(a) = self.auth.lock().expect("auth lock").as_mut() {
+                    a.dpop_nonce(url, &n);
+                }
             }
             if status != 401 && status != 403 {
                 return Ok(response);
             }
             let www = header(&response, "www-authenticate");
+            let mut auth = self.auth.lock().expect("auth lock");
             if auth.is_some() && retries < MAX_AUTH_RETRIES {
                 retries += 1;
                 if self.sign_ins.load(Ordering::SeqCst) != before {
