@@ -4,6 +4,9 @@
 #   bench/run.sh            # build release, measure, print a markdown table
 #   LINES=20000 RUNS=50 bench/run.sh
 #   NO_BUILD=1 bench/run.sh # measure target/release/elicit as it is
+#   BASELINE=path/to/old/elicit bench/run.sh
+#                           # also measures another build of elicit in the
+#                           # same rounds, side by side (before and after a change)
 #   TARGET=x86_64-unknown-linux-musl bench/run.sh
 #                           # a static musl build (README, "Install and try it"):
 #                           # needs `rustup target add x86_64-unknown-linux-musl`
@@ -87,6 +90,7 @@ E1="$(q "$BIN" "${ANSWERS[@]}" "$REQ")"
 J1="jq -c -f bench/fill.jq $REQ"
 C1="cat $REQ"
 V1="$(q "$BIN" --version)"
+B1=${BASELINE:+$(q "$BASELINE" "${ANSWERS[@]}" "$REQ")}
 EL="$(q "$BIN" --lines "${ANSWERS[@]}") < $work/lines.ndjson"
 JL="jq -c -f bench/fill.jq $work/lines.ndjson"
 CL="cat $work/lines.ndjson"
@@ -95,6 +99,7 @@ echo "(a) one resolution, $ROUNDS rounds of $((RUNS / ROUNDS)) runs each" >&2
 for r in $(seq "$ROUNDS"); do
     hyperfine -N --style basic --warmup 20 --runs "$((RUNS / ROUNDS))" --output=null \
         -n cat "$C1" -n "elicit --version" "$V1" -n elicit "$E1" \
+        ${BASELINE:+-n baseline "$B1"} \
         --export-json "$work/a$r.json" >&2
 done
 hyperfine -N --style basic --warmup 3 --runs 20 --output=null -n jq "$J1" \
@@ -159,6 +164,7 @@ cat <<TABLE
 | \`cat\` | $(ms "$ca" "$(sd_rounds cat)") | 1.00× | $(instr "$C1") | $(rss "$C1") |
 | \`elicit --version\` (start-up alone) | $(ms "$va" "$(sd_rounds "elicit --version")") | $(ratio_rounds "elicit --version") | $(instr "$V1") | $(rss "$V1") |
 | \`elicit --no-input -a accept -a name=Ada -a email=…\` | $(ms "$ea" "$(sd_rounds elicit)") | $(ratio_rounds elicit) | $(instr "$E1") | $(rss "$E1") |
+$(if [ -n "${BASELINE:-}" ]; then echo "| baseline \`$BASELINE\`, same arguments | $(ms "$(over_rounds baseline)" "$(sd_rounds baseline)") | $(ratio_rounds baseline) | $(instr "$B1") | $(rss "$B1") |"; fi)
 | \`jq -c -f bench/fill.jq\` | $(ms "$ja" "$(sd "$work/aj.json" jq)") | $(ratio "$ja" "$ca") | $(instr "$J1") | $(rss "$J1") |
 
 Target: elicit within 1.5× of cat. (Times: the median over $ROUNDS rounds of each

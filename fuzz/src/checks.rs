@@ -5,11 +5,11 @@
 //! Used by `fuzz/fuzz_targets/*.rs` and, through `#[path]`, by
 //! `tests/fuzz_regressions.rs`; depends only on `elicit` and `serde_json`.
 
-use elicit::answers::FormPlan;
-use elicit::input;
-use elicit::resolve::{NoTerminal, SchemaCache};
-use elicit::sanitize::{sanitize_block, sanitize_line};
-use elicit::url_safety::assess_url;
+use elicit::elicitation::answers::FormPlan;
+use elicit::elicitation::input;
+use elicit::elicitation::resolve::{NoTerminal, SchemaCache};
+use elicit::text::sanitize::{sanitize_block, sanitize_line};
+use elicit::text::url_safety::assess_url;
 use elicit::{Action, FormSchema, ScriptedAnswers};
 use serde_json::Value;
 
@@ -29,7 +29,9 @@ pub fn input(data: &[u8]) {
         detail: "fuzz".into(),
     };
     let mut cache = SchemaCache::default();
-    if let Ok(resolved) = elicit::resolve_document(doc, &scripted, &mut person, &mut cache, false) {
+    if let Ok(resolved) =
+        elicit::elicitation::resolve_document(doc, &scripted, &mut person, &mut cache, false)
+    {
         if let Err(e) = serde_json::from_str::<Value>(&resolved.output) {
             panic!("output is not JSON ({e}): {}", resolved.output);
         }
@@ -195,13 +197,13 @@ pub fn url(data: &[u8]) {
     );
 }
 
-/// The proxy's line classifier (`elicit::session::proxy::classify`): it may
+/// The proxy's line classifier (`elicit::mcp::relay::classify`): it may
 /// claim more lines than matter, never fewer. For every line that parses as
 /// JSON and matters by the exact decision on the parsed message, the line
 /// test must say so; and a run of lines the run test passes over must hold
 /// no line that matters.
 pub fn proxy_classifier(data: &[u8]) {
-    use elicit::session::proxy::classify::{
+    use elicit::mcp::relay::classify::{
         chunk_matters, client_chunk_matters, client_line_matters, client_message_matters,
         server_chunk_matters, server_line_matters, server_message_matters,
     };

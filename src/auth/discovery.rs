@@ -177,10 +177,25 @@ pub fn resource_matches(resource: &str, server_url: &Url) -> bool {
     rp.is_empty() || sp == rp || sp.starts_with(&format!("{rp}/"))
 }
 
+/// When `resource` (already matched) is a parent of the server URL rather
+/// than the server itself: the token asked for is valid for every server
+/// under it, which is worth saying.
+pub fn parent_resource_warning(resource: &str, server_url: &Url) -> Option<String> {
+    let path = |u: &Url| u.path().trim_end_matches('/').to_string();
+    let parent = Url::parse(resource).is_ok_and(|r| path(&r) != path(server_url));
+    parent.then(|| {
+        format!(
+            "{server_url} names the resource {} (a parent of its URL) in its metadata: the token elicit asks for will be valid for every server under {}, not only this one",
+            crate::text::sanitize::sanitize_line(resource),
+            crate::text::sanitize::sanitize_line(resource)
+        )
+    })
+}
+
 /// Two issuer identifiers are the same when equal as strings, ignoring one
 /// trailing slash (`https://as.example` and `https://as.example/` name the
 /// same issuer with an empty path).
-fn same_issuer(a: &str, b: &str) -> bool {
+pub fn same_issuer(a: &str, b: &str) -> bool {
     a == b || a.trim_end_matches('/') == b.trim_end_matches('/')
 }
 
@@ -199,10 +214,14 @@ pub fn fetch_server_metadata(
         if let Some(doc) = json_doc::<ServerMetadata>(&reply) {
             if !same_issuer(&doc.issuer, issuer) {
                 return Err(AuthError::Discovery(format!(
-                    "the authorization server metadata at {url} names issuer {:?}, not {issuer:?}: refusing to use it (RFC 8414 §3.3)",
-                    doc.issuer
+                    "the authorization server metadata at {url} names issuer {:?}, not {:?}: refusing to use it (RFC 8414 §3.3)",
+                    crate::text::sanitize::sanitize_line(&doc.issuer),
+                    crate::text::sanitize::sanitize_line(issuer)
                 )));
             }
+            // The issuer kept (and compared with `iss` later) is this
+            // string, checked like every authorization server URL.
+            check_as_url("issuer", &doc.issuer)?;
             return Ok(Some(doc));
         }
     }
@@ -234,6 +253,44 @@ pub fn origin_string(u: &Url) -> String {
     u.origin().ascii_serialization()
 }
 
+/// Whether `u` names this machine: `localhost`, 127.0.0.0/8 or `[::1]`.
+pub fn is_loopback(u: &Url) -> bool {
+    match u.host() {
+        Some(url::Host::Domain(d)) => d.trim_end_matches('.').eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+/// Checks an authorization server URL (its issuer, or one of its
+/// endpoints) before anything is sent to it: an absolute https URL, or
+/// plain http to this machine only. MCP authorization requires https for
+/// every authorization server endpoint: over plain http the code, the PKCE
+/// verifier, secrets and tokens can be read on the way.
+pub fn check_as_url(what: &str, raw: &str) -> Result<Url, AuthError> {
+    let shown = crate::text::sanitize::sanitize_line(raw);
+    // The URL parser would quietly drop a newline or tab and encode a
+    // space: what is checked, used and stored must be the string itself.
+    if shown != raw || raw.chars().any(char::is_whitespace) {
+        return Err(AuthError::Discovery(format!(
+            "the authorization server's {what} {shown:?} holds spaces, line breaks or control characters: refused"
+        )));
+    }
+    let u = Url::parse(raw).map_err(|e| {
+        AuthError::Discovery(format!(
+            "the authorization server's {what} {shown:?} is not a URL ({e})"
+        ))
+    })?;
+    match u.scheme() {
+        "https" => Ok(u),
+        "http" if is_loopback(&u) => Ok(u),
+        scheme => Err(AuthError::Discovery(format!(
+            "the authorization server's {what} {shown} is not https ({scheme}): elicit sends codes, secrets and tokens only over https (plain http only to this machine: localhost, 127.0.0.1, [::1])"
+        ))),
+    }
+}
+
 /// The whole discovery for one resource.
 pub fn discover(
     agent: &ureq::Agent,
@@ -246,19 +303,32 @@ pub fn discover(
     let (issuer, resource) = match &prm {
         Some(p) => {
             let resource = match &p.resource {
-                Some(r) if resource_matches(r, server_url) => r.clone(),
+                Some(r) if resource_matches(r, server_url) => {
+                    if let Some(w) = parent_resource_warning(r, &canonical) {
+                        super::warn(&w);
+                    }
+                    r.clone()
+                }
                 Some(r) => {
                     return Err(AuthError::Discovery(format!(
-                        "the protected resource metadata names resource {r:?}, which is not {server_url}: refusing to sign in (a token for it could be used elsewhere)"
+                        "the protected resource metadata names resource {:?}, which is not {server_url}: refusing to sign in (a token for it could be used elsewhere)",
+                        crate::text::sanitize::sanitize_line(r)
                     )))
                 }
-                None => canonical.to_string(),
+                // RFC 9728 §2 and §3.3: `resource` is required, and is
+                // what says the document is about this server.
+                None => {
+                    return Err(AuthError::Discovery(format!(
+                        "the protected resource metadata for {server_url} has no `resource` (RFC 9728 requires it, and it is how elicit checks the document is about this server): refusing to sign in"
+                    )))
+                }
             };
             (p.authorization_servers[0].clone(), resource)
         }
         // 2025-03-26: the authorization server is the MCP server's origin.
         None => (origin_string(server_url), canonical.to_string()),
     };
+    check_as_url("issuer", &issuer)?;
     let server = match fetch_server_metadata(agent, &issuer)? {
         Some(m) => m,
         None if prm.is_none() => {
@@ -274,13 +344,18 @@ pub fn discover(
         }
     };
     for (name, value) in [
-        ("authorization_endpoint", &server.authorization_endpoint),
-        ("token_endpoint", &server.token_endpoint),
+        (
+            "authorization_endpoint",
+            Some(&server.authorization_endpoint),
+        ),
+        ("token_endpoint", Some(&server.token_endpoint)),
+        (
+            "registration_endpoint",
+            server.registration_endpoint.as_ref(),
+        ),
     ] {
-        if Url::parse(value).is_err() {
-            return Err(AuthError::Discovery(format!(
-                "the authorization server's {name} {value:?} is not a URL"
-            )));
+        if let Some(value) = value {
+            check_as_url(name, value)?;
         }
     }
     Ok(Discovered {
@@ -339,6 +414,44 @@ mod tests {
                 "https://as.com/.well-known/openid-configuration",
             ]
         );
+    }
+
+    #[test]
+    fn authorization_server_urls_are_https_or_loopback() {
+        for ok in [
+            "https://as.example.com/tenant",
+            "http://127.0.0.1:9/token",
+            "http://127.8.0.1/token",
+            "http://localhost:8080",
+            "http://LOCALHOST./x",
+            "http://[::1]:9/token",
+        ] {
+            assert!(check_as_url("token_endpoint", ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "http://as.example.com/token",
+            "http://0.0.0.0:9/token",
+            "http://localhost.evil.example/token",
+            "http://10.0.0.1/token",
+            "ftp://as.example.com/",
+            "javascript:alert(1)",
+            "/token",
+        ] {
+            let e = check_as_url("token_endpoint", bad).unwrap_err().to_string();
+            assert!(e.contains("token_endpoint"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_parent_resource_is_said_a_same_one_is_not() {
+        let s = u("http://127.0.0.1:9/api/mcp?x=1");
+        for same in ["http://127.0.0.1:9/api/mcp", "http://127.0.0.1:9/api/mcp/"] {
+            assert_eq!(parent_resource_warning(same, &s), None, "{same}");
+        }
+        for parent in ["http://127.0.0.1:9/api", "http://127.0.0.1:9/"] {
+            let w = parent_resource_warning(parent, &s).unwrap();
+            assert!(w.contains(parent.trim_end_matches('/')), "{w}");
+        }
     }
 
     #[test]

@@ -21,6 +21,7 @@ use super::dpop::TokenHttp;
 use super::http::{post_json, HttpFailure};
 use super::store::{now, ClientRecord, Secret, TokenRecord};
 use super::AuthError;
+use crate::text::sanitize::sanitize_line;
 
 pub const BASIC: &str = "client_secret_basic";
 pub const POST: &str = "client_secret_post";
@@ -84,8 +85,8 @@ pub fn register(
                 let e = v.get("error")?.as_str()?.to_string();
                 let d = v.get("error_description").and_then(|d| d.as_str());
                 Some(match d {
-                    Some(d) => format!("{e}: {d}"),
-                    None => e,
+                    Some(d) => format!("{}: {}", sanitize_line(&e), sanitize_line(d)),
+                    None => sanitize_line(&e),
                 })
             });
         return Err(AuthError::Registration(format!(
@@ -223,9 +224,9 @@ fn token_error(
     match e {
         RequestTokenError::ServerResponse(r) => AuthError::Token(format!(
             "{endpoint} refused: {}{}",
-            r.error().as_ref(),
+            sanitize_line(r.error().as_ref()),
             r.error_description()
-                .map(|d| format!(" ({d})"))
+                .map(|d| format!(" ({})", sanitize_line(d)))
                 .unwrap_or_default()
         )),
         RequestTokenError::Request(f) => AuthError::Network {
@@ -239,15 +240,58 @@ fn token_error(
     }
 }
 
+/// How a token may be presented, from the token response's `token_type`
+/// (RFC 6749 §7.1: the client must not use a token whose type it does not
+/// understand). The one place that decides: a DPoP-capable sign-in passes
+/// `dpop_requested` and gets [`TokenUse::DPoP`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenUse {
+    /// `Authorization: Bearer …` (RFC 6750).
+    Bearer,
+    /// A DPoP-bound token (RFC 9449), only when DPoP was asked for.
+    DPoP,
+}
+
+/// Decides on `token_type` (compared without regard to case, as RFC 6749
+/// §5.1 says): `Bearer` is used as a bearer token; `DPoP` only when the
+/// request asked for DPoP; anything else (`mac`, an extension) is refused,
+/// never sent as Bearer.
+pub fn token_use(
+    endpoint: &str,
+    token_type: &str,
+    dpop_requested: bool,
+) -> Result<TokenUse, AuthError> {
+    let shown = crate::text::sanitize::sanitize_line(token_type);
+    if token_type.eq_ignore_ascii_case("bearer") {
+        Ok(TokenUse::Bearer)
+    } else if token_type.eq_ignore_ascii_case("dpop") {
+        if dpop_requested {
+            Ok(TokenUse::DPoP)
+        } else {
+            Err(AuthError::Token(format!(
+                "{endpoint} issued a DPoP-bound token (token_type {shown}) that elicit did not ask for: it cannot be used as a Bearer token, so it is refused"
+            )))
+        }
+    } else {
+        Err(AuthError::Token(format!(
+            "{endpoint} issued a token of type {shown:?}: elicit uses Bearer tokens only (RFC 6750) and never sends another kind as one, so it is refused"
+        )))
+    }
+}
+
 fn record(
     issuer: &str,
     token_endpoint: &str,
     t: &BasicTokenResponse,
     scopes: Option<String>,
     old_refresh: Option<Secret>,
-) -> TokenRecord {
+    dpop_requested: bool,
+) -> Result<TokenRecord, AuthError> {
+    // The DPoP key is kept with the record by `TokenHttp::finish` when
+    // this says DPoP.
+    token_use(token_endpoint, t.token_type().as_ref(), dpop_requested)?;
     let at = now();
-    TokenRecord {
+    Ok(TokenRecord {
         issuer: issuer.to_string(),
         token_endpoint: token_endpoint.to_string(),
         access_token: Secret(t.access_token().secret().clone()),
@@ -260,7 +304,7 @@ fn record(
         scope: scopes,
         obtained_at: at,
         dpop_key: None,
-    }
+    })
 }
 
 /// Exchanges the code (with the PKCE verifier, the same redirect URI and
@@ -286,13 +330,14 @@ pub fn exchange(
         .request(http)
         .map_err(|e| token_error(&server.token_endpoint, e))?;
     let scope = (!scopes.is_empty()).then(|| scopes.join(" "));
-    Ok(record(
+    record(
         &server.issuer,
         &server.token_endpoint,
         &t,
         scope,
         None,
-    ))
+        http.dpop_requested(),
+    )
 }
 
 /// Whether sign-in should use the client credentials grant (OAuth 2.1
@@ -324,13 +369,14 @@ pub fn client_credentials(
         .request(http)
         .map_err(|e| token_error(&server.token_endpoint, e))?;
     let scope = (!scopes.is_empty()).then(|| scopes.join(" "));
-    Ok(record(
+    record(
         &server.issuer,
         &server.token_endpoint,
         &t,
         scope,
         None,
-    ))
+        http.dpop_requested(),
+    )
 }
 
 /// Uses the refresh token (with `resource`).
@@ -343,6 +389,7 @@ pub fn refresh(
     let Some(rt) = &old.refresh_token else {
         return Err(AuthError::Token("no refresh token".into()));
     };
+    super::discovery::check_as_url("token_endpoint", &old.token_endpoint)?;
     // The authorization endpoint is not used for a refresh.
     let server = ServerMetadata {
         issuer: old.issuer.clone(),
@@ -357,13 +404,14 @@ pub fn refresh(
         .add_extra_param("resource", resource.to_string())
         .request(http)
         .map_err(|e| token_error(&old.token_endpoint, e))?;
-    Ok(record(
+    record(
         &old.issuer,
         &old.token_endpoint,
         &t,
         old.scope.clone(),
         old.refresh_token.clone(),
-    ))
+        http.dpop_requested(),
+    )
 }
 
 #[cfg(test)]

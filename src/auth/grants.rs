@@ -299,7 +299,7 @@ pub fn token_request(
             body.as_ref()
                 .and_then(|b| b.get(k))
                 .and_then(Value::as_str)
-                .map(|t| crate::sanitize::sanitize_line(&scrub(t, &secrets)))
+                .map(|t| crate::text::sanitize::sanitize_line(&scrub(t, &secrets)))
         };
         let detail = match (field("error"), field("error_description")) {
             (Some(e), Some(d)) => format!("{e} ({d})"),
@@ -325,15 +325,7 @@ fn record(
     dpop_requested: bool,
 ) -> Result<TokenRecord, AuthError> {
     let token_type = body.get("token_type").and_then(Value::as_str).unwrap_or("");
-    let usable = token_type.eq_ignore_ascii_case("bearer")
-        || (dpop_requested && token_type.eq_ignore_ascii_case("dpop"));
-    if !usable {
-        return Err(AuthError::Token(format!(
-            "{} issued a token of type {:?}, which elicit did not ask for and cannot present: refused",
-            server.token_endpoint,
-            crate::sanitize::sanitize_line(token_type)
-        )));
-    }
+    flow::token_use(&server.token_endpoint, token_type, dpop_requested)?;
     let access = body
         .get("access_token")
         .and_then(Value::as_str)
@@ -440,6 +432,13 @@ impl Authenticator {
         } else {
             return None;
         };
+        // The client's credentials (a secret, or its key's assertion) go
+        // only to the issuer the client belongs to.
+        if let Some(id) = self.opts.client_id.clone() {
+            if let Err(e) = self.check_client_issuer(key, &id, &found.server.issuer) {
+                return Some(Err(e));
+            }
+        }
         let result = self
             .run_grant(grant, &ext, found, scopes, dpop)
             .and_then(|token| {
@@ -570,7 +569,7 @@ impl Authenticator {
         if issued.is_some_and(|t| t != ID_JAG_TYPE) {
             return Err(AuthError::Token(format!(
                 "{endpoint} issued a {} instead of an ID-JAG",
-                crate::sanitize::sanitize_line(issued.unwrap_or_default())
+                crate::text::sanitize::sanitize_line(issued.unwrap_or_default())
             )));
         }
         body.get("access_token")

@@ -50,9 +50,12 @@ impl crate::transport::http::Authenticator for SignInHook {
             .on_unauthorized(&self.server_url, www_authenticate, status)
             .map(|()| true)
             .map_err(|e| {
+                // One line, whatever a server put in the fields the error
+                // quotes: it cannot add lines of its own to elicit's output.
                 ElicitError::Server(format!(
-                    "signing in to {} (HTTP {status}): {e} (a server without MCP sign-in takes credentials with --header 'Authorization: Bearer TOKEN')",
-                    crate::sanitize::sanitize_line(&self.server_url)
+                    "signing in to {} (HTTP {status}): {} (a server without MCP sign-in takes credentials with --header 'Authorization: Bearer TOKEN')",
+                    crate::text::sanitize::sanitize_line(&self.server_url),
+                    crate::text::sanitize::sanitize_line(&e.to_string())
                 ))
             })
     }

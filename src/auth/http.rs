@@ -56,20 +56,80 @@ pub fn send(
     Ok(http::Response::from_parts(parts, bytes))
 }
 
-/// GET `url` asking for JSON.
+/// How many same-origin redirects a metadata GET follows.
+const MAX_REDIRECTS: usize = 5;
+
+/// GET `url` asking for JSON. Redirects are followed within the URL's
+/// origin only (and from http to https on the same host): a metadata
+/// document that redirects to another origin is refused, not fetched from
+/// there, since the document decides where codes and secrets go.
 pub fn get_json(agent: &ureq::Agent, url: &str) -> Result<Reply, AuthError> {
-    let req = http::Request::get(url)
-        .header("Accept", "application/json")
-        .body(())
+    let mut at = url.to_string();
+    for _ in 0..=MAX_REDIRECTS {
+        let req = http::Request::get(&at)
+            .header("Accept", "application/json")
+            .body(())
+            .map_err(|e| AuthError::Network {
+                url: at.clone(),
+                detail: e.to_string(),
+            })?;
+        // A pooled connection the server closed meanwhile (Node closes
+        // idle ones after 5 s) fails at once: a GET is safe to send again.
+        let resp = match send(agent, req.clone(), false) {
+            Err(e) if dropped_connection(&e) => send(agent, req, false),
+            other => other,
+        }
         .map_err(|e| AuthError::Network {
-            url: url.to_string(),
+            url: at.clone(),
             detail: e.to_string(),
         })?;
-    let resp = send(agent, req, true).map_err(|e| AuthError::Network {
-        url: url.to_string(),
-        detail: e.to_string(),
-    })?;
-    Ok(reply(resp))
+        let location = resp
+            .headers()
+            .get("location")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let reply = reply(resp);
+        let Some(location) = location.filter(|_| (300..400).contains(&reply.status)) else {
+            return Ok(reply);
+        };
+        let from = url::Url::parse(&at).map_err(|e| AuthError::Network {
+            url: at.clone(),
+            detail: e.to_string(),
+        })?;
+        let to = from.join(&location).map_err(|_| {
+            AuthError::Discovery(format!(
+                "{at} redirects to {:?}, which is not a URL",
+                crate::text::sanitize::sanitize_line(&location)
+            ))
+        })?;
+        if !same_origin_or_upgrade(&from, &to) {
+            return Err(AuthError::Discovery(format!(
+                "{at} redirects to another origin ({}): metadata is only read from the server it names, so the redirect is not followed",
+                crate::text::sanitize::sanitize_line(to.as_str())
+            )));
+        }
+        at = to.to_string();
+    }
+    Err(AuthError::Discovery(format!(
+        "{url} redirects more than {MAX_REDIRECTS} times"
+    )))
+}
+
+/// The connection was closed under the request (reset, or closed before
+/// the answer), as happens to a kept-alive connection the server dropped.
+/// (The transport's `stale_connection` rule, for the MCP requests.)
+fn dropped_connection(e: &ureq::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(e, ureq::Error::Io(io) if matches!(io.kind(), ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof))
+}
+
+/// `to` has the origin of `from`, or is its https version (same host).
+fn same_origin_or_upgrade(from: &url::Url, to: &url::Url) -> bool {
+    from.origin() == to.origin()
+        || (from.scheme() == "http"
+            && to.scheme() == "https"
+            && from.host() == to.host()
+            && to.port().is_none())
 }
 
 /// POST a JSON body to `url`.

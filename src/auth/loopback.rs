@@ -3,8 +3,12 @@
 //! Hand-written on `std::net::TcpListener`: the browser makes one GET and
 //! elicit needs only its request-target, then answers a short page. An HTTP
 //! server crate would bring a thread pool and routing for one line of
-//! parsing; the request head is read with a size cap and a read timeout,
-//! so a stray or hostile local client cannot stall or flood the listener.
+//! parsing. Each connection's request head is read on its own thread, with
+//! a size cap and a total deadline (`HEAD_DEADLINE`, not a per-read
+//! timeout), at most `MAX_READERS` at a time; the wait itself only judges
+//! complete heads. So a local client that connects and trickles bytes (or
+//! sends nothing) holds one reader for a few seconds at most, and never
+//! keeps the real browser's redirect from being served.
 //!
 //! Behaviour: other paths (`/favicon.ico`) get a 404 and the wait goes on;
 //! a request whose `state` is not ours gets a 400 page and the wait goes on
@@ -14,7 +18,8 @@
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use url::Url;
@@ -23,8 +28,12 @@ use super::AuthError;
 
 /// The largest request head read from the browser.
 const MAX_HEAD: usize = 16 * 1024;
-/// How long one connection may take to send its request head.
-const READ_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long one connection may take to send its whole request head (a
+/// browser sends it at once).
+const HEAD_DEADLINE: Duration = Duration::from_secs(5);
+/// Connections whose heads are read at the same time; more are closed
+/// at once (each reader ends by [`HEAD_DEADLINE`]).
+const MAX_READERS: usize = 64;
 /// How often the accept loop looks at the clock.
 const POLL: Duration = Duration::from_millis(25);
 
@@ -89,6 +98,8 @@ impl Loopback {
         validate: &dyn Fn(&Callback) -> Result<(), AuthError>,
     ) -> Result<Callback, AuthError> {
         let deadline = Instant::now() + timeout;
+        let (heads, complete) = mpsc::channel::<(TcpStream, Option<String>)>();
+        let readers = Arc::new(AtomicUsize::new(0));
         loop {
             if stop.load(Ordering::SeqCst) {
                 return Err(AuthError::NotSignedIn {
@@ -99,34 +110,76 @@ impl Loopback {
             if now >= deadline {
                 return Err(AuthError::Timeout(timeout));
             }
-            let stream = match self.listener.accept() {
-                Ok((s, _)) => s,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    std::thread::sleep(POLL.min(deadline - now));
-                    continue;
+            // Pending connections get their readers first (a bounded
+            // number per turn: a flood cannot keep the wait from its clock).
+            for _ in 0..MAX_READERS {
+                match self.listener.accept() {
+                    Ok((stream, _)) => spawn_reader(stream, &heads, &readers),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(AuthError::Listener(format!("accept failed: {e}"))),
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(AuthError::Listener(format!("accept failed: {e}"))),
-            };
-            if let Some(done) = handle(stream, expected_state, validate) {
-                return done;
+            }
+            match complete.recv_timeout(POLL.min(deadline - now)) {
+                Ok((mut stream, target)) => {
+                    if let Some(done) = handle(&mut stream, target, expected_state, validate) {
+                        return done;
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(AuthError::Listener("the listener ended".into()))
+                }
             }
         }
     }
 }
 
-/// Serves one connection. `Some` ends the wait.
+/// Reads one connection's request head on a thread of its own (by
+/// [`HEAD_DEADLINE`]) and hands the stream and its target to the wait;
+/// past [`MAX_READERS`] the connection is closed at once.
+fn spawn_reader(
+    stream: TcpStream,
+    heads: &mpsc::Sender<(TcpStream, Option<String>)>,
+    readers: &Arc<AtomicUsize>,
+) {
+    if readers.fetch_add(1, Ordering::SeqCst) >= MAX_READERS {
+        readers.fetch_sub(1, Ordering::SeqCst);
+        return;
+    }
+    let heads = heads.clone();
+    let count = readers.clone();
+    let spawned = std::thread::Builder::new()
+        .name("sign-in reader".into())
+        .stack_size(64 * 1024)
+        .spawn(move || {
+            let mut stream = stream;
+            let _ = stream.set_nonblocking(false);
+            let target = read_target(&mut stream, Instant::now() + HEAD_DEADLINE);
+            count.fetch_sub(1, Ordering::SeqCst);
+            // The wait may be over: then the stream just closes.
+            let _ = heads.send((stream, target));
+        });
+    if spawned.is_err() {
+        readers.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Answers one connection whose head was read (`target`: its
+/// request-target, `None` when it was not a readable GET in time). `Some`
+/// ends the wait.
 fn handle(
-    mut stream: TcpStream,
+    stream: &mut TcpStream,
+    target: Option<String>,
     expected_state: &str,
     validate: &dyn Fn(&Callback) -> Result<(), AuthError>,
 ) -> Option<Result<Callback, AuthError>> {
-    let _ = stream.set_nonblocking(false);
-    let _ = stream.set_read_timeout(Some(READ_TIMEOUT));
-    let _ = stream.set_write_timeout(Some(READ_TIMEOUT));
-    let Some(target) = read_target(&mut stream) else {
+    // The page is small; a client that does not read it cannot hold the
+    // wait for long either.
+    let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
+    let Some(target) = target else {
         respond(
-            &mut stream,
+            stream,
             400,
             "Bad request",
             "elicit could not read this request.",
@@ -135,7 +188,7 @@ fn handle(
     };
     let Ok(url) = Url::parse(&format!("http://127.0.0.1{target}")) else {
         respond(
-            &mut stream,
+            stream,
             400,
             "Bad request",
             "elicit could not read this request.",
@@ -143,7 +196,7 @@ fn handle(
         return None;
     };
     if url.path() != "/callback" {
-        respond(&mut stream, 404, "Not found", "Nothing here.");
+        respond(stream, 404, "Not found", "Nothing here.");
         return None;
     }
     let get = |k: &str| {
@@ -153,7 +206,7 @@ fn handle(
     };
     if get("state").as_deref() != Some(expected_state) {
         respond(
-            &mut stream,
+            stream,
             400,
             "Sign-in not accepted",
             "This sign-in response does not belong to the sign-in elicit started (its state does not match). elicit is still waiting; start again from the link elicit showed.",
@@ -163,7 +216,7 @@ fn handle(
     if let Some(err) = get("error") {
         let description = get("error_description");
         respond(
-            &mut stream,
+            stream,
             400,
             "Sign-in failed",
             &format!(
@@ -182,7 +235,7 @@ fn handle(
     }
     let Some(code) = get("code") else {
         respond(
-            &mut stream,
+            stream,
             400,
             "Sign-in failed",
             "The response carries neither a code nor an error. You can close this tab.",
@@ -198,7 +251,7 @@ fn handle(
     match validate(&cb) {
         Ok(()) => {
             respond(
-                &mut stream,
+                stream,
                 200,
                 "Signed in",
                 "elicit received the sign-in. You can close this tab and return to the terminal.",
@@ -207,7 +260,7 @@ fn handle(
         }
         Err(e) => {
             respond(
-                &mut stream,
+                stream,
                 400,
                 "Sign-in refused",
                 &format!("elicit refused this response: {e}. You can close this tab."),
@@ -217,12 +270,17 @@ fn handle(
     }
 }
 
-/// Reads the request head and returns its request-target (`/path?query`).
-fn read_target(stream: &mut TcpStream) -> Option<String> {
+/// Reads the request head, all of it by `deadline`, and returns its
+/// request-target (`/path?query`).
+fn read_target(stream: &mut TcpStream, deadline: Instant) -> Option<String> {
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 1024];
     while !buf.windows(4).any(|w| w == b"\r\n\r\n") && !buf.windows(2).any(|w| w == b"\n\n") {
         if buf.len() > MAX_HEAD {
+            return None;
+        }
+        let left = deadline.checked_duration_since(Instant::now())?;
+        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
             return None;
         }
         match stream.read(&mut chunk) {

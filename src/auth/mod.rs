@@ -30,16 +30,21 @@
 //!
 //! 1. Protected resource metadata (RFC 9728): the challenge's
 //!    `resource_metadata`, else `/.well-known/oauth-protected-resource/PATH`,
-//!    else the root one. Its `resource` must be the server URL or a parent.
+//!    else the root one. Its `resource` is required and must be the server
+//!    URL or a parent (a parent is warned about).
 //!    No metadata at all: a 2025-03-26 server, whose origin is the
 //!    authorization server.
 //! 2. Authorization server metadata: RFC 8414, then OpenID discovery, with
 //!    path insertion; the document's `issuer` must be the one asked for.
 //!    None for a 2025-03-26 server: `/authorize`, `/token`, `/register`.
-//! 3. Client identity: `--client-id`/`--client-secret`, else a Client ID
-//!    Metadata Document URL (`--client-metadata-url`) when the server
-//!    advertises `client_id_metadata_document_supported`, else dynamic
-//!    registration (RFC 7591), kept per authorization server.
+//!    Every authorization server URL is https or loopback http
+//!    ([`discovery::check_as_url`]); metadata redirects stay on their origin.
+//! 3. Client identity: `--client-id`/`--client-secret` (only for the
+//!    issuer they are bound to: `--client-issuer`, else the first one they
+//!    were used with; a secret from the environment needs a named issuer),
+//!    else a Client ID Metadata Document URL (`--client-metadata-url`)
+//!    when the server advertises `client_id_metadata_document_supported`,
+//!    else dynamic registration (RFC 7591), kept per authorization server.
 //! 4. Scopes: the challenge's `scope`, else the resource's
 //!    `scopes_supported`, else none; plus `offline_access` when the
 //!    authorization server lists it. A step-up asks for the union of what
@@ -68,8 +73,8 @@ use std::time::Duration;
 
 use url::Url;
 
-use crate::protocol::ElicitationParams;
-use crate::resolve::{Elicitation, Pending, Resolver, SchemaCache};
+use crate::elicitation::protocol::ElicitationParams;
+use crate::elicitation::resolve::{Elicitation, Pending, Resolver, SchemaCache};
 use discovery::{Discovered, ServerMetadata};
 use store::{ClientRecord, Entry, Secret, TokenRecord, TokenStore};
 
@@ -94,7 +99,7 @@ pub enum AuthError {
     Listener(String),
     #[error("sign-in did not finish within {}s: the browser never came back to elicit", .0.as_secs())]
     Timeout(Duration),
-    #[error("the authorization server refused the sign-in: {error}{}", .description.as_deref().map(|d| format!(" ({d})")).unwrap_or_default())]
+    #[error("the authorization server refused the sign-in: {}{}", one_line(.error), .description.as_deref().map(|d| format!(" ({})", one_line(d))).unwrap_or_default())]
     Denied {
         error: String,
         description: Option<String>,
@@ -126,9 +131,21 @@ pub enum AuthError {
     TooManyAttempts(String),
     #[error("{0}")]
     BadUrl(String),
+    /// Pre-registered client credentials and an issuer they do not belong to.
+    #[error("{0}")]
+    ClientIssuer(String),
+}
+
+/// A single-line field from a server (an `error`, `error_description`,
+/// issuer, scope) as it may be shown: on one line, without controls.
+fn one_line(s: &str) -> String {
+    crate::text::sanitize::sanitize_line(s)
 }
 
 fn issuer_message(expected: &str, got: Option<&str>) -> String {
+    let expected = one_line(expected);
+    let got = got.map(one_line);
+    let got = got.as_deref();
     match got {
         Some(g) => format!(
             "the sign-in response names issuer {g:?}, not {expected:?}: refused (RFC 9207; a mix-up attack or a misconfigured server)"
@@ -146,6 +163,14 @@ pub struct AuthOptions {
     pub client_id: Option<String>,
     /// `--client-secret`, with `--client-id`.
     pub client_secret: Option<String>,
+    /// The secret came from the environment (`ELICIT_CLIENT_SECRET`), not
+    /// the command line: it is presented only to an issuer named for it
+    /// (`client_issuer`, or a binding stored by an earlier run).
+    pub client_secret_from_env: bool,
+    /// `--client-issuer` / `ELICIT_CLIENT_ISSUER`: the one authorization
+    /// server the pre-registered client belongs to. Without it, the first
+    /// issuer the client is used with is stored as its binding.
+    pub client_issuer: Option<String>,
     /// `--client-metadata-url`: a Client ID Metadata Document URL.
     pub client_metadata_url: Option<String>,
     /// `--browser` / `ELICIT_BROWSER`: with `no_input`, launched directly.
@@ -172,6 +197,8 @@ impl std::fmt::Debug for AuthOptions {
                 "client_secret",
                 &self.client_secret.as_ref().map(|_| "<redacted>"),
             )
+            .field("client_secret_from_env", &self.client_secret_from_env)
+            .field("client_issuer", &self.client_issuer)
             .field("client_metadata_url", &self.client_metadata_url)
             .field("browser", &self.browser)
             .field("no_open", &self.no_open)
@@ -182,6 +209,14 @@ impl std::fmt::Debug for AuthOptions {
             .field("extensions", &self.extensions)
             .finish()
     }
+}
+
+/// A warning about sign-in on stderr, on one line.
+pub(crate) fn warn(text: &str) {
+    eprintln!(
+        "elicit: warning: {}",
+        crate::text::sanitize::sanitize_line(text)
+    );
 }
 
 /// The key of a server in the store: its URL without fragment.
@@ -206,6 +241,9 @@ pub struct Authenticator {
     sign_ins: HashMap<String, u32>,
     step_ups: HashMap<String, u32>,
     refreshed_on_401: HashSet<String>,
+    /// Client id to issuer bindings of this run (the store keeps them
+    /// across runs; this covers a run without a store).
+    bound: HashMap<String, String>,
     /// The latest DPoP nonce of each server, and the ones retried with.
     nonces: dpop::Nonces,
     nonce_retries: HashSet<String>,
@@ -227,6 +265,7 @@ impl Authenticator {
             sign_ins: HashMap::new(),
             step_ups: HashMap::new(),
             refreshed_on_401: HashSet::new(),
+            bound: HashMap::new(),
             nonces: dpop::Nonces::default(),
             nonce_retries: HashSet::new(),
         }
@@ -392,29 +431,104 @@ impl Authenticator {
     }
 
     /// The client identity for a refresh of `token`.
-    fn client_for(&self, entry: &Entry, issuer: &str) -> Option<ClientRecord> {
+    fn client_for(
+        &mut self,
+        key: &str,
+        entry: &Entry,
+        issuer: &str,
+    ) -> Result<Option<ClientRecord>, AuthError> {
         if let Some(c) = entry.clients.get(issuer) {
             if c.source != "pre-registered" {
-                return Some(c.clone());
+                return Ok(Some(c.clone()));
             }
         }
-        self.pre_registered(None)
+        self.pre_registered(key, issuer, None)
     }
 
-    fn pre_registered(&self, server: Option<&ServerMetadata>) -> Option<ClientRecord> {
-        let id = self.opts.client_id.clone()?;
+    /// The pre-registered client (`--client-id`), for `issuer` only: the
+    /// credentials belong to one authorization server (RFC 6749 §2.3), and
+    /// presenting them to another one is what a mix-up attack wants
+    /// (RFC 9700 §4.4). See [`Authenticator::check_client_issuer`].
+    fn pre_registered(
+        &mut self,
+        key: &str,
+        issuer: &str,
+        server: Option<&ServerMetadata>,
+    ) -> Result<Option<ClientRecord>, AuthError> {
+        let Some(id) = self.opts.client_id.clone() else {
+            return Ok(None);
+        };
+        self.check_client_issuer(key, &id, issuer)?;
         let secret = self.opts.client_secret.clone().map(Secret);
         let method = flow::choose_auth_method(
             secret.is_some(),
             server.and_then(|s| s.token_endpoint_auth_methods_supported.as_deref()),
         );
-        Some(ClientRecord {
+        Ok(Some(ClientRecord {
             client_id: id,
             client_secret: secret,
             auth_method: method.to_string(),
             redirect_uri: None,
             source: "pre-registered".into(),
-        })
+        }))
+    }
+
+    /// Whether client `id` may be presented to `issuer` (named by the
+    /// metadata of the server `key`):
+    /// - with `--client-issuer`, only to that issuer (and the binding is
+    ///   stored, replacing an earlier one);
+    /// - else to the issuer stored as its binding by an earlier run;
+    /// - else, with a secret from the environment, to nobody: nobody named
+    ///   an issuer for it, and the environment goes to every run;
+    /// - else (flags on this command line) this first issuer becomes its
+    ///   binding, said on stderr.
+    fn check_client_issuer(&mut self, key: &str, id: &str, issuer: &str) -> Result<(), AuthError> {
+        let shown_id = crate::text::sanitize::sanitize_line(id);
+        let shown_issuer = crate::text::sanitize::sanitize_line(issuer);
+        if let Some(named) = self.opts.client_issuer.clone() {
+            if !discovery::same_issuer(&named, issuer) {
+                return Err(AuthError::ClientIssuer(format!(
+                    "the client {shown_id} belongs to the authorization server {} (--client-issuer), but {key} is protected by {shown_issuer}: elicit will not present the client's credentials to another issuer (drop --client-id for this server, or name its issuer)",
+                    crate::text::sanitize::sanitize_line(&named)
+                )));
+            }
+            return self.bind(id, issuer);
+        }
+        let stored = match self.bound.get(id) {
+            Some(b) => Some(b.clone()),
+            None => match &self.store {
+                Some(store) => store.client_issuer(id)?,
+                None => None,
+            },
+        };
+        match stored {
+            Some(b) if discovery::same_issuer(&b, issuer) => Ok(()),
+            Some(b) => Err(AuthError::ClientIssuer(format!(
+                "the client {shown_id} is bound to the authorization server {} (the first one it was used with), but {key} is protected by {shown_issuer}: elicit will not present the client's credentials to another issuer (RFC 9700 §4.4). If the client is registered there, pass --client-issuer {shown_issuer}",
+                crate::text::sanitize::sanitize_line(&b)
+            ))),
+            None if self.opts.client_secret.is_some() && self.opts.client_secret_from_env => {
+                Err(AuthError::ClientIssuer(format!(
+                    "ELICIT_CLIENT_SECRET is set, but no authorization server is named for it, and {key} is protected by {shown_issuer}: elicit does not send a secret from the environment to whichever issuer a server names. Set ELICIT_CLIENT_ISSUER (or pass --client-issuer) to the issuer the client {shown_id} is registered with"
+                )))
+            }
+            None => {
+                self.bind(id, issuer)?;
+                eprintln!(
+                    "elicit: the client {shown_id} is now bound to the authorization server {shown_issuer} (first use): elicit will refuse to present it to another issuer (--client-issuer names one explicitly)"
+                );
+                Ok(())
+            }
+        }
+    }
+
+    /// Stores that client `id` belongs to `issuer`.
+    fn bind(&mut self, id: &str, issuer: &str) -> Result<(), AuthError> {
+        if let Some(store) = &self.store {
+            store.bind_client(id, issuer)?;
+        }
+        self.bound.insert(id.to_string(), issuer.to_string());
+        Ok(())
     }
 
     fn try_refresh(
@@ -424,7 +538,7 @@ impl Authenticator {
         token: &TokenRecord,
     ) -> Result<TokenRecord, AuthError> {
         let who = self
-            .client_for(entry, &token.issuer)
+            .client_for(key, entry, &token.issuer)?
             .ok_or_else(|| AuthError::Token("no client identity to refresh with".into()))?;
         let resource = entry.resource.clone().unwrap_or_else(|| key.to_string());
         // A DPoP-bound refresh token is refreshed with the same key.
@@ -454,8 +568,9 @@ impl Authenticator {
             return done;
         }
         let server = &found.server;
-        if let Some(who) = self
-            .pre_registered(Some(server))
+        let pre_registered = self.pre_registered(key, &server.issuer, Some(server))?;
+        if let Some(who) = pre_registered
+            .clone()
             .filter(|c| flow::wants_client_credentials(server, c))
         {
             let http = dpop::TokenHttp::new(&self.agent, dpop, &self.nonces);
@@ -499,7 +614,7 @@ impl Authenticator {
             .and_then(|u| u.port());
         let listener = loopback::Loopback::bind(preferred_port)?;
         let redirect_uri = listener.redirect_uri();
-        let who = if let Some(c) = self.pre_registered(Some(server)) {
+        let who = if let Some(c) = pre_registered {
             c
         } else if let (Some(url), true) = (
             &self.opts.client_metadata_url,
@@ -605,8 +720,9 @@ impl Authenticator {
             }
         } else if let Some(person) = self.person.as_mut() {
             let message = format!(
-                "Sign in to {name}. The page belongs to its authorization server ({}); after you sign in, your browser comes back to elicit on 127.0.0.1:{port} and elicit goes on by itself.",
-                server.issuer
+                "Sign in to {}. The page belongs to its authorization server ({}); after you sign in, your browser comes back to elicit on 127.0.0.1:{port} and elicit goes on by itself.",
+                one_line(&name),
+                one_line(&server.issuer)
             );
             let mut params = ElicitationParams::url(message, url);
             params.elicitation_id = Some(format!("sign-in-{port}"));
@@ -653,11 +769,41 @@ impl Authenticator {
 /// same way the URL flow does (a command line split like a shell, `%s` or a
 /// last argument for the URL); it plays the browser (the conformance
 /// suite's runner is such a program).
+///
+/// The URL is judged first by the same checks as the terminal's URL flow
+/// ([`unattended_url`]), and the program gets what was judged.
 fn launch(program: &str, url: &str) -> Result<(), AuthError> {
-    crate::terminal::url::launch_program(url, program).map_err(|e| AuthError::Browser {
+    let url = unattended_url(url)?;
+    crate::terminal::url::launch_program(&url, program).map_err(|e| AuthError::Browser {
         program: program.to_string(),
         detail: e.to_string(),
     })
+}
+
+/// The sign-in URL as it may be handed to a program with nobody asked:
+/// the terminal flow's checks ([`crate::text::url_safety::assess_url`]), where a
+/// blocking warning (not http(s), unparseable, control characters) means
+/// it is never opened, and any other warning (plain http off this machine,
+/// Punycode, a bare IP address, user info, ...) means the terminal would
+/// start on "Show only" and wait for a person's choice; without a person,
+/// it is not opened either. `Ok` is the normalised URL, the one judged.
+pub fn unattended_url(raw: &str) -> Result<String, AuthError> {
+    use crate::text::url_safety::{assess_url, UrlWarning};
+    let a = assess_url(raw);
+    let objections: Vec<String> = a
+        .warnings
+        .iter()
+        .filter(|w| !matches!(w, UrlWarning::LoopbackHttp))
+        .map(|w| w.to_string())
+        .collect();
+    match a.normalized {
+        Some(url) if a.openable && objections.is_empty() => Ok(url),
+        _ => Err(AuthError::BadUrl(format!(
+            "the sign-in page {} is not opened without a person to judge it ({}): run the command on a terminal without --no-input to see it and choose",
+            a.display,
+            objections.join("; ")
+        ))),
+    }
 }
 
 /// `elicit auth list`: one line per stored server, no secrets.
@@ -698,22 +844,23 @@ pub fn list(store_dir: Option<PathBuf>) -> Result<String, AuthError> {
         } else {
             status
         };
+        // Every field on its own line (the store holds what servers said).
         out.push_str(&format!(
             "{}{}\n  {status}{}{}\n",
-            s.server_url,
+            one_line(&s.server_url),
             s.server_name
-                .map(|n| format!("  ({n})"))
+                .map(|n| format!("  ({})", one_line(&n)))
                 .unwrap_or_default(),
             s.issuer
-                .map(|i| format!(" · issuer {i}"))
+                .map(|i| format!(" · issuer {}", one_line(&i)))
                 .unwrap_or_default(),
             s.scope
-                .map(|sc| format!(" · scope {sc}"))
+                .map(|sc| format!(" · scope {}", one_line(&sc)))
                 .unwrap_or_default(),
         ));
     }
     for b in bad {
-        out.push_str(&format!("warning: {b}\n"));
+        out.push_str(&format!("warning: {}\n", one_line(&b.to_string())));
     }
     Ok(out)
 }
@@ -736,6 +883,33 @@ pub fn logout(url: Option<&str>, store_dir: Option<PathBuf>) -> Result<String, A
 
 #[cfg(test)]
 mod tests {
+    use super::unattended_url;
+
+    /// Only a URL the terminal flow would open without a warning is
+    /// launched with nobody asked, and it is launched as normalised.
+    #[test]
+    fn unattended_launch_takes_only_clean_http_urls() {
+        for bad in [
+            "javascript:alert(1)",
+            "file:///etc/passwd",
+            "data:text/html,<script>alert(1)</script>",
+            "http://as.example.com/authorize",
+            "https://xn--pple-43d.com/authorize",
+            "https://203.0.113.9/authorize",
+            "https://accounts.example.com@evil.example/authorize",
+            "https://as.example.com/author\u{202e}ize",
+            "https://as.example.com/a b",
+            "not a url",
+        ] {
+            assert!(unattended_url(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            unattended_url("https://AS.example.com/authorize?x=1").unwrap(),
+            "https://as.example.com/authorize?x=1"
+        );
+        assert!(unattended_url("http://127.0.0.1:9/authorize").is_ok());
+    }
+
     /// The terminal resolver can be handed to the authenticator, which the
     /// transport may move to another thread.
     #[test]

@@ -10,12 +10,19 @@
 //!   crash never leaves half a file;
 //! - a file that cannot be read as a store entry is a clear error naming the
 //!   file and how to clear it, never a panic;
+//! - what another user could have written is never trusted: the directory
+//!   must be the user's own (a wider mode is tightened), and an entry (or
+//!   the lock) that is a symbolic link, not a regular file, not owned by
+//!   the user or writable by group or others is refused, checked on the
+//!   open descriptor; temporary files are created exclusively
+//!   (`O_EXCL|O_NOFOLLOW`) under unpredictable names, so nothing planted
+//!   in the directory is ever written through;
 //! - secrets never appear in `Debug` output or error text.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -24,6 +31,10 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::AuthError;
+
+/// The file of the store that binds pre-registered client ids to the one
+/// issuer each may be presented to (not a `.json` entry: `list` skips it).
+const CLIENT_ISSUERS: &str = "client-issuers";
 
 /// The largest store file read (a real one is a few KiB).
 const MAX_FILE: u64 = 1024 * 1024;
@@ -172,7 +183,70 @@ impl Drop for Lock {
 }
 
 fn store_err(what: &str, path: &Path, e: std::io::Error) -> AuthError {
+    if e.raw_os_error() == Some(libc::ELOOP) {
+        return AuthError::Store(format!(
+            "{what} {}: it is a symbolic link, which the token store never follows; remove it",
+            path.display()
+        ));
+    }
     AuthError::Store(format!("{what} {}: {e}", path.display()))
+}
+
+/// The user elicit runs as.
+fn my_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Refuses a store file that another user could have written: a file of
+/// another owner, or one writable by group or others (what it says, an
+/// endpoint that gets the refresh token and the client secret, or a token,
+/// could be anyone's). `meta` is from the open descriptor, so the file
+/// judged is the file read.
+fn check_trusted(path: &Path, meta: &fs::Metadata) -> Result<(), AuthError> {
+    let fix = "remove it (elicit auth logout), then sign in again";
+    if !meta.is_file() {
+        return Err(AuthError::Store(format!(
+            "{} is not a regular file: not a token store file; {fix}",
+            path.display()
+        )));
+    }
+    if meta.uid() != my_uid() {
+        return Err(AuthError::Store(format!(
+            "{} belongs to another user (uid {}): elicit does not trust a token store file it did not write; {fix}",
+            path.display(),
+            meta.uid()
+        )));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(AuthError::Store(format!(
+            "{} is writable by other users (mode {:o}): anyone could have changed it, so elicit does not trust it; {fix}",
+            path.display(),
+            meta.mode() & 0o7777
+        )));
+    }
+    Ok(())
+}
+
+/// A temporary file name next to `path` that nobody can guess ahead.
+fn temp_name(path: &Path, attempt: u32) -> PathBuf {
+    let mut seed = [0u8; 8];
+    // Without /dev/urandom the exclusive create still holds; the name is
+    // then only easier to guess.
+    let _ = File::open("/dev/urandom").and_then(|mut r| r.read_exact(&mut seed));
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let tag: String = seed.iter().map(|b| format!("{b:02x}")).collect();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(
+        ".{name}.{}.{nanos:x}.{attempt}.{tag}.tmp",
+        std::process::id()
+    ))
 }
 
 impl TokenStore {
@@ -213,6 +287,19 @@ impl TokenStore {
             .map_err(|e| store_err("cannot create the token store", &self.dir, e))?;
         let meta = fs::metadata(&self.dir)
             .map_err(|e| store_err("cannot read the token store", &self.dir, e))?;
+        if !meta.is_dir() {
+            return Err(AuthError::Store(format!(
+                "the token store {} is not a directory",
+                self.dir.display()
+            )));
+        }
+        if meta.uid() != my_uid() {
+            return Err(AuthError::Store(format!(
+                "the token store {} belongs to another user (uid {}): elicit keeps and reads tokens only in a directory of yours (set ELICIT_DATA_DIR to one)",
+                self.dir.display(),
+                meta.uid()
+            )));
+        }
         if meta.permissions().mode() & 0o077 != 0 {
             fs::set_permissions(&self.dir, fs::Permissions::from_mode(0o700))
                 .map_err(|e| store_err("cannot restrict the token store", &self.dir, e))?;
@@ -228,8 +315,13 @@ impl TokenStore {
             .truncate(false)
             .write(true)
             .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(&path)
             .map_err(|e| store_err("cannot open the lock", &path, e))?;
+        let meta = f
+            .metadata()
+            .map_err(|e| store_err("cannot open the lock", &path, e))?;
+        check_trusted(&path, &meta)?;
         // SAFETY: a valid open descriptor.
         let rc = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) };
         if rc != 0 {
@@ -243,11 +335,31 @@ impl TokenStore {
     }
 
     fn read_file(path: &Path) -> Result<Option<Entry>, AuthError> {
-        let f = match File::open(path) {
+        Self::read_doc(path)
+    }
+
+    /// Reads one JSON document of the store (an entry, the client issuers).
+    fn read_doc<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, AuthError> {
+        // Not through a link; and a FIFO planted under the name must not
+        // block the open (it is refused as not a regular file).
+        let f = match OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(path)
+        {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(store_err("cannot open", path, e)),
         };
+        let meta = f
+            .metadata()
+            .map_err(|e| store_err("cannot open", path, e))?;
+        check_trusted(path, &meta)?;
+        if meta.mode() & 0o077 != 0 {
+            // Readable by others (never written so by elicit): no wider
+            // than it must be from now on.
+            let _ = f.set_permissions(fs::Permissions::from_mode(0o600));
+        }
         let mut bytes = Vec::new();
         f.take(MAX_FILE + 1)
             .read_to_end(&mut bytes)
@@ -259,7 +371,7 @@ impl TokenStore {
             )));
         }
         // The serde error names a line and column, never the content.
-        serde_json::from_slice::<Entry>(&bytes).map(Some).map_err(|e| {
+        serde_json::from_slice::<T>(&bytes).map(Some).map_err(|e| {
             AuthError::Store(format!(
                 "{} is damaged (line {}, column {}); remove it with `elicit auth logout`, then sign in again",
                 path.display(),
@@ -270,16 +382,27 @@ impl TokenStore {
     }
 
     /// Writes `entry` to `path` through a temporary file and a rename.
-    fn write_file(path: &Path, entry: &Entry) -> Result<(), AuthError> {
-        let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
+    fn write_file(path: &Path, entry: &impl Serialize) -> Result<(), AuthError> {
         let text = serde_json::to_vec_pretty(entry).unwrap_or_default();
-        let mut f = OpenOptions::new()
-            .create(true)
-            .truncate(true)
-            .write(true)
-            .mode(0o600)
-            .open(&tmp)
-            .map_err(|e| store_err("cannot write", &tmp, e))?;
+        // A new file, never one that exists (or a link planted under the
+        // name): O_CREAT|O_EXCL|O_NOFOLLOW.
+        let mut attempt = 0;
+        let (tmp, mut f) = loop {
+            let tmp = temp_name(path, attempt);
+            match OpenOptions::new()
+                .create_new(true)
+                .write(true)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&tmp)
+            {
+                Ok(f) => break (tmp, f),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 8 => {
+                    attempt += 1;
+                }
+                Err(e) => return Err(store_err("cannot write", &tmp, e)),
+            }
+        };
         let written = f
             .write_all(&text)
             .and_then(|_| f.sync_all())
@@ -315,6 +438,29 @@ impl TokenStore {
         let out = f(&mut entry);
         Self::write_file(&path, &entry)?;
         Ok(out)
+    }
+
+    /// The issuer a pre-registered client id is bound to, if any.
+    pub fn client_issuer(&self, client_id: &str) -> Result<Option<String>, AuthError> {
+        if !self.dir.exists() {
+            return Ok(None);
+        }
+        let _lock = self.lock()?;
+        let map: Option<BTreeMap<String, String>> = Self::read_doc(&self.dir.join(CLIENT_ISSUERS))?;
+        Ok(map.and_then(|mut m| m.remove(client_id)))
+    }
+
+    /// Binds a pre-registered client id to one issuer (replacing an
+    /// earlier binding: only an explicit `--client-issuer` does that).
+    pub fn bind_client(&self, client_id: &str, issuer: &str) -> Result<(), AuthError> {
+        let _lock = self.lock()?;
+        let path = self.dir.join(CLIENT_ISSUERS);
+        let mut map: BTreeMap<String, String> = Self::read_doc(&path)?.unwrap_or_default();
+        if map.get(client_id).map(String::as_str) == Some(issuer) {
+            return Ok(());
+        }
+        map.insert(client_id.to_string(), issuer.to_string());
+        Self::write_file(&path, &map)
     }
 
     /// Every entry (damaged files are reported in the second list, not
@@ -371,6 +517,16 @@ impl TokenStore {
         for p in targets {
             match fs::remove_file(&p) {
                 Ok(()) => removed.push(p),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(store_err("cannot remove", &p, e)),
+            }
+        }
+        // Forgetting every server forgets which issuer each client id
+        // was bound to as well.
+        if server_url.is_none() {
+            let p = self.dir.join(CLIENT_ISSUERS);
+            match fs::remove_file(&p) {
+                Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => return Err(store_err("cannot remove", &p, e)),
             }

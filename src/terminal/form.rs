@@ -9,8 +9,8 @@ use super::render::{field_question, footer, header, show_value};
 use super::widgets::{
     consent_pause, discard_typeahead, multi_select, read_line, select, Interrupt, Prompted,
 };
-use crate::sanitize::{looks_like_secret, sanitize_line};
-use crate::schema::{FieldKind, FormField, FormSchema};
+use crate::elicitation::schema::{FieldKind, FormField, FormSchema};
+use crate::text::sanitize::{looks_like_secret, sanitize_line};
 
 /// How the form ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -181,7 +181,7 @@ pub fn ask_field(
         let _ = term.write_line(&format!("{} {question}", style("?").yellow().bold()));
     }
     if let Some(d) = &field.description {
-        for line in crate::sanitize::sanitize_block(d).lines() {
+        for line in crate::text::sanitize::sanitize_block(d).lines() {
             let _ = term.write_line(&format!("  {}", style(line).dim()));
         }
     }
@@ -339,7 +339,7 @@ fn ask_boolean(
     })
 }
 
-fn choice_text(c: &crate::schema::Choice) -> String {
+fn choice_text(c: &crate::elicitation::schema::Choice) -> String {
     match &c.label {
         Some(l) if l != &c.value => format!(
             "{} {}",

@@ -160,7 +160,7 @@ pub fn read_key_unless(term: &Term, done: &dyn Fn() -> bool) -> Prompted<Option<
         if stopped() {
             return Err(Interrupt::Abandoned);
         }
-        if super::tty::interrupted() {
+        if crate::signals::interrupted() {
             return Err(Interrupt::Cancelled);
         }
         if done() {

@@ -8,6 +8,7 @@
 //! key reads fail at once, it clears what it drew and its thread ends, so
 //! the next elicitation of the run is shown and answered normally.
 
+pub mod color;
 pub mod form;
 pub mod keys;
 pub mod render;
@@ -21,10 +22,10 @@ use std::time::{Duration, Instant};
 
 use console::style;
 
-use crate::contract::{Answer, REASON_CANCELLED, REASON_DECLINED, REASON_EXPIRED};
+use crate::elicitation::contract::{Answer, REASON_CANCELLED, REASON_DECLINED, REASON_EXPIRED};
+use crate::elicitation::protocol::Mode;
+use crate::elicitation::resolve::{Elicitation, Pending, Resolver};
 use crate::error::ElicitError;
-use crate::protocol::Mode;
-use crate::resolve::{Elicitation, Pending, Resolver};
 use widgets::Interrupt;
 
 /// The fallback name in the header when nothing names the server.
@@ -70,15 +71,15 @@ impl TerminalResolver {
     /// Lets the person pick one of `items` (sanitised here). `None` when
     /// they cancel.
     pub fn pick(&self, prompt: &str, items: &[String]) -> Result<Option<usize>, ElicitError> {
-        let _server_stderr_held = crate::transport::server_stderr::PromptGuard::start();
+        let _server_stderr_held = crate::signals::Prompt::start();
         let items: Vec<String> = items
             .iter()
-            .map(|i| render::truncate(&crate::sanitize::sanitize_line(i), 100))
+            .map(|i| render::truncate(&crate::text::sanitize::sanitize_line(i), 100))
             .collect();
         widgets::discard_typeahead(&self.tty.term);
-        tty::set_prompting(true);
+        crate::signals::set_prompting(true);
         let picked = widgets::select(&self.tty.term, prompt, &items, Some(0));
-        tty::set_prompting(false);
+        crate::signals::set_prompting(false);
         match picked {
             Ok(i) => Ok(Some(i)),
             Err(Interrupt::Cancelled | Interrupt::Abandoned) => {
@@ -127,7 +128,7 @@ impl TerminalResolver {
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Err(Waited::Gone),
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
             }
-            if tty::interrupted() {
+            if crate::signals::interrupted() {
                 // A prompt that read the Ctrl-C key itself reports it at
                 // once; give it a moment before abandoning it.
                 let since = *interrupted_at.get_or_insert(now);
@@ -161,21 +162,21 @@ impl TerminalResolver {
             self.abandoned = true;
             let _ = self.tty.term.write_line("");
         }
-        tty::restore_global();
+        crate::signals::restore_terminal();
         ended
     }
 }
 
 impl Resolver for TerminalResolver {
     fn warn_early(&mut self, warnings: &[String]) -> bool {
-        crate::resolve::print_warnings(warnings);
+        crate::elicitation::resolve::print_warnings(warnings);
         true
     }
 
     fn resolve(&mut self, e: &Elicitation, pending: Pending) -> Result<Answer, ElicitError> {
-        let _server_stderr_held = crate::transport::server_stderr::PromptGuard::start();
+        let _server_stderr_held = crate::signals::Prompt::start();
         let id = e.request.id.clone();
-        if self.abandoned && tty::interrupted() {
+        if self.abandoned && crate::signals::interrupted() {
             return Ok(Answer::refused(&id, REASON_CANCELLED));
         }
         if self.abandoned {
@@ -186,7 +187,7 @@ impl Resolver for TerminalResolver {
         let deadline = self.options.timeout.map(|t| Instant::now() + t);
         // A Ctrl-C cancels the elicitation it was pressed at, not every one
         // after it: a long `elicit proxy` session asks many.
-        tty::clear_interrupt();
+        crate::signals::clear_interrupt();
         let server = self
             .options
             .server
@@ -210,7 +211,7 @@ impl Resolver for TerminalResolver {
             ));
         }
         let (tx, rx) = mpsc::channel();
-        tty::set_prompting(true);
+        crate::signals::set_prompting(true);
         std::thread::spawn(move || {
             keys::claim();
             let message = &job.params.message;
@@ -242,7 +243,7 @@ impl Resolver for TerminalResolver {
         });
         let received = self.wait(&rx, deadline);
         if received.is_ok() {
-            tty::set_prompting(false);
+            crate::signals::set_prompting(false);
         }
         match received {
             Ok(Ok(Outcome::Accept(data))) => Ok(Answer::accepted(&id, data.unwrap_or_default())),
@@ -260,7 +261,7 @@ impl Resolver for TerminalResolver {
                 // key reads (cooked mode): the key was turned into SIGINT and
                 // the prompt, now blocked reading, will never see it.
                 if self.abandon_prompt(&rx) {
-                    tty::set_prompting(false);
+                    crate::signals::set_prompting(false);
                 }
                 let _ = self
                     .tty
@@ -274,7 +275,7 @@ impl Resolver for TerminalResolver {
             }
             Err(Waited::TimedOut) => {
                 if self.abandon_prompt(&rx) {
-                    tty::set_prompting(false);
+                    crate::signals::set_prompting(false);
                 }
                 let _ = self.tty.term.write_line(&format!(
                     "{} timed out: no answer within {}; sending cancel",

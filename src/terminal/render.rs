@@ -1,12 +1,12 @@
 //! What the person sees around the prompts: the header naming the server
 //! and its message, and how answers are shown in the review. Every piece of
-//! server text passes through [`crate::sanitize`] first.
+//! server text passes through [`crate::text::sanitize`] first.
 
 use console::{style, Term};
 use serde_json::Value;
 
-use crate::sanitize::{sanitize_block, sanitize_line};
-use crate::schema::{FieldKind, FormField};
+use crate::elicitation::schema::{FieldKind, FormField};
+use crate::text::sanitize::{sanitize_block, sanitize_line};
 
 /// The header drawn before a form or a URL request.
 pub fn header(
@@ -86,14 +86,4 @@ pub fn show_value(field: &FormField, value: Option<&Value>) -> String {
     truncate(&sanitize_line(&text), 60)
 }
 
-/// Shortens text to `max` characters with an ellipsis.
-pub fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        format!(
-            "{}…",
-            s.chars().take(max.saturating_sub(1)).collect::<String>()
-        )
-    }
-}
+pub use crate::text::truncate;

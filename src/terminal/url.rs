@@ -17,7 +17,7 @@ use super::render::{footer, header};
 use super::widgets::{
     check_interrupt, consent_pause, discard_typeahead, select, Interrupt, Prompted,
 };
-use crate::url_safety::{assess_url, UrlAssessment};
+use crate::text::url_safety::{assess_url, UrlAssessment};
 
 /// How the URL flow ended (cancel is `Err(Interrupt::Cancelled)`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -228,7 +228,7 @@ pub fn run(
                     opener
                         .name()
                         .as_deref()
-                        .map(crate::sanitize::sanitize_line)
+                        .map(crate::text::sanitize::sanitize_line)
                         .unwrap_or_else(|| "your browser".into())
                 ));
             }
@@ -238,7 +238,7 @@ pub fn run(
                         "no opener found: install xdg-utils, or pass --browser COMMAND".to_string()
                     }
                     (_, None) => "the system opener (xdg-open or the like) failed".to_string(),
-                    (_, Some(_)) => crate::sanitize::sanitize_line(&e.to_string()),
+                    (_, Some(_)) => crate::text::sanitize::sanitize_line(&e.to_string()),
                 };
                 let _ = term.write_line(&format!(
                     "{} could not open a browser ({why}); copy the URL above and open it yourself",
@@ -256,8 +256,8 @@ pub fn run(
 }
 
 /// A warning rather than information (plain http to this machine is fine).
-fn is_warning(w: &crate::url_safety::UrlWarning) -> bool {
-    !matches!(w, crate::url_safety::UrlWarning::LoopbackHttp)
+fn is_warning(w: &crate::text::url_safety::UrlWarning) -> bool {
+    !matches!(w, crate::text::url_safety::UrlWarning::LoopbackHttp)
 }
 
 fn show_url(term: &Term, a: &UrlAssessment) {
@@ -294,7 +294,7 @@ fn show_url(term: &Term, a: &UrlAssessment) {
     for w in &a.warnings {
         let (mark, text) = if w.is_blocking() {
             (style("✗").red().bold(), style(w.to_string()).red())
-        } else if matches!(w, crate::url_safety::UrlWarning::LoopbackHttp) {
+        } else if matches!(w, crate::text::url_safety::UrlWarning::LoopbackHttp) {
             (style("ℹ").cyan(), style(w.to_string()).dim())
         } else {
             (style("⚠").yellow().bold(), style(w.to_string()).yellow())

@@ -71,7 +71,7 @@ pub fn consent_pause(term: &Term) -> Prompted<()> {
 pub fn check_interrupt() -> Prompted<()> {
     if keys::stopped() {
         Err(Interrupt::Abandoned)
-    } else if super::tty::interrupted() {
+    } else if crate::signals::interrupted() {
         Err(Interrupt::Cancelled)
     } else {
         Ok(())
@@ -214,7 +214,7 @@ fn error_line(reason: &str) -> String {
     format!(
         "  {} {}",
         style("✗").red().bold(),
-        style(crate::sanitize::sanitize_line(reason)).red()
+        style(crate::text::sanitize::sanitize_line(reason)).red()
     )
 }
 

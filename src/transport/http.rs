@@ -1,6 +1,6 @@
 //! Streamable HTTP: the MCP endpoint is one URL; every message is a POST.
 //!
-//! Both generations are carried without [`crate::session::client::McpClient`]
+//! Both generations are carried without [`crate::mcp::client::McpClient`]
 //! knowing which one it speaks: everything HTTP-specific is derived here from
 //! the messages themselves.
 //!
@@ -359,7 +359,7 @@ fn auth_error(status: u16, www: Option<&str>, had_hook: bool) -> ElicitError {
         .map(|s| {
             format!(
                 " (it asks for {} credentials)",
-                crate::sanitize::sanitize_line(s)
+                crate::text::sanitize::sanitize_line(s)
             )
         })
         .unwrap_or_default();
@@ -392,13 +392,13 @@ pub(crate) fn read_body(reader: impl Read) -> Result<Vec<u8>, String> {
 /// A short, sanitised preview of a body for an error message.
 pub(crate) fn preview(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(&bytes[..bytes.len().min(300)]);
-    let line = crate::sanitize::sanitize_line(
+    let line = crate::text::sanitize::sanitize_line(
         text.split_whitespace()
             .collect::<Vec<_>>()
             .join(" ")
             .as_str(),
     );
-    crate::terminal::render::truncate(&line, 160)
+    crate::text::truncate(&line, 160)
 }
 
 /// Session facts learnt from the traffic.
@@ -599,8 +599,8 @@ fn learn_tools(st: &mut State, result: &mut Value, warn: bool) {
                 if warn {
                     eprintln!(
                         "elicit: warning: ignoring the server's tool {}: {}",
-                        crate::sanitize::sanitize_line(name),
-                        crate::sanitize::sanitize_line(&reason)
+                        crate::text::sanitize::sanitize_line(name),
+                        crate::text::sanitize::sanitize_line(&reason)
                     );
                 }
                 st.tool_headers.remove(name);
@@ -706,8 +706,8 @@ fn resend_after_mismatch(shared: &Shared, message: &Value, id: &str, method: &st
         if let Some(reason) = rejected {
             return fail_request(shared, id, ElicitError::Server(format!(
                 "the server refused the headers of tools/call (-32020 header mismatch), and its tool {} now breaks the x-mcp-header rules ({}): not calling it",
-                crate::sanitize::sanitize_line(name),
-                crate::sanitize::sanitize_line(&reason)
+                crate::text::sanitize::sanitize_line(name),
+                crate::text::sanitize::sanitize_line(&reason)
             )));
         }
     }
@@ -918,8 +918,8 @@ impl HttpTransport {
         match self.shared.state.lock().expect("state lock").rejected.get(name) {
             Some(reason) => Err(ElicitError::Server(format!(
                 "not calling the tool {}: its definition breaks the x-mcp-header rules ({}), so elicit set it aside as the MCP spec requires",
-                crate::sanitize::sanitize_line(name),
-                crate::sanitize::sanitize_line(reason)
+                crate::text::sanitize::sanitize_line(name),
+                crate::text::sanitize::sanitize_line(reason)
             ))),
             None => Ok(()),
         }
@@ -1033,11 +1033,11 @@ fn handle_request_response(
                 let shown = if ct.is_empty() {
                     "no content type".to_string()
                 } else {
-                    crate::sanitize::sanitize_line(&ct)
+                    crate::text::sanitize::sanitize_line(&ct)
                 };
                 fail_request(shared, id, ElicitError::Server(format!(
                     "the server answered {method} with {shown}, not MCP (application/json or text/event-stream): is {} an MCP endpoint?",
-                    crate::sanitize::sanitize_line(&shared.url)
+                    crate::text::sanitize::sanitize_line(&shared.url)
                 )));
             }
         }
@@ -1045,7 +1045,7 @@ fn handle_request_response(
             let to = header(&response, "location").unwrap_or_default();
             fail_request(shared, id, ElicitError::Server(format!(
                 "the server redirected {method} (HTTP {status}) to {}; elicit does not follow redirects for POST: use that URL",
-                crate::sanitize::sanitize_line(&to)
+                crate::text::sanitize::sanitize_line(&to)
             )));
         }
         _ => {
@@ -1172,6 +1172,16 @@ impl Transport for HttpTransport {
         }
     }
 
+    fn waker(&self) -> Option<super::Waker> {
+        // After a fall-back to the legacy transport, messages arrive on its
+        // channel, not this one: no waker then (the owner waits in slices).
+        if self.legacy.is_some() {
+            return None;
+        }
+        let shared = self.shared.clone();
+        Some(Arc::new(move || shared.push(Ok(Incoming::TimedOut))))
+    }
+
     fn close(&mut self, _grace: Duration) {
         if let Some(l) = self.legacy.as_mut() {
             return l.close(_grace);
@@ -1243,7 +1253,7 @@ fn collect_reachable(
             if name.is_empty() || !name.bytes().all(is_tchar) {
                 return Err(format!(
                     "x-mcp-header {:?} is not an HTTP header name token",
-                    crate::sanitize::sanitize_line(name)
+                    crate::text::sanitize::sanitize_line(name)
                 ));
             }
             let ty = prop.get("type").and_then(Value::as_str);

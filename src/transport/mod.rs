@@ -1,5 +1,5 @@
 //! The seam between a live session and the server it talks to. `call` and
-//! `proxy` (through [`crate::session::client::McpClient`]) see only
+//! `proxy` (through [`crate::mcp::client::McpClient`]) see only
 //! [`Transport`]: send one JSON-RPC message, receive the next one. Whether
 //! the server is a child process ([`stdio`]), a Streamable HTTP endpoint or
 //! a legacy HTTP+SSE endpoint stays inside the transport, with everything
@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 use crate::error::ElicitError;
 
 pub mod http;
+pub mod memory;
 pub mod process_group;
 pub mod server_stderr;
 pub mod sse;
@@ -141,7 +142,7 @@ pub fn connect(
             if parsed.scheme() == "http" && !is_loopback_url(&parsed) {
                 eprintln!(
                     "elicit: warning: {} is plain http to another machine: messages and headers travel unencrypted",
-                    crate::sanitize::sanitize_line(url)
+                    crate::text::sanitize::sanitize_line(url)
                 );
             }
             match options.transport {
@@ -181,7 +182,18 @@ pub trait Transport: Send {
     fn gone_detail(&mut self) -> Option<String> {
         None
     }
+
+    /// A way for another thread to end a [`Transport::receive`] wait at once
+    /// (it returns [`Incoming::TimedOut`]), so that the thread that owns the
+    /// transport can wait for the server and still send without delay what
+    /// other threads queue for it. None: the owner waits in short slices.
+    fn waker(&self) -> Option<Waker> {
+        None
+    }
 }
+
+/// See [`Transport::waker`].
+pub type Waker = Arc<dyn Fn() + Send + Sync>;
 
 /// What arrives from the server.
 #[derive(Debug)]
@@ -263,9 +275,9 @@ pub fn receive_from(
 /// The next item of `incoming`, or None when `timeout` passes.
 fn wait_on<T>(incoming: &Receiver<T>, timeout: Option<Duration>) -> Result<Option<T>, ElicitError> {
     let started = Instant::now();
-    let interrupts = crate::terminal::tty::interrupt_count();
+    let interrupts = crate::signals::interrupt_count();
     loop {
-        if crate::terminal::tty::interrupt_count() != interrupts {
+        if crate::signals::interrupt_count() != interrupts {
             return Err(ElicitError::Server(
                 "interrupted (Ctrl-C) while waiting for the server".into(),
             ));

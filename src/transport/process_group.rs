@@ -17,7 +17,6 @@
 //! reparented. A process that clears its environment (`env -i`) and leaves
 //! the group escapes both; that is the documented limit.
 
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -177,33 +176,11 @@ pub fn terminate_all(grace: Duration) {
 /// terminal hangup would kill elicit and leave the server (in its own
 /// group, out of the terminal's reach) running.
 pub fn exit_on_signals() {
-    use signal_hook::consts::{SIGHUP, SIGTERM};
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP]) else {
-        return;
-    };
-    std::thread::spawn(move || {
-        if let Some(sig) = signals.forever().next() {
-            SIGNALLED.store(sig, Ordering::SeqCst);
-            crate::terminal::tty::restore_global();
-            terminate_all(TERM_GRACE);
-            std::process::exit(128 + sig);
-        }
-    });
+    crate::signals::exit_on_termination(|| terminate_all(TERM_GRACE));
 }
 
-/// The signal [`exit_on_signals`] is handling, 0 for none.
-static SIGNALLED: AtomicI32 = AtomicI32::new(0);
-
-/// Called by the main thread before it reports an outcome: while a signal
-/// is being handled, the server it ends may make the session fail on the
-/// main thread first ("the server exited"), which is not what happened.
-/// Then this waits for the handler to end the process with 128 + signal;
-/// otherwise it returns at once.
+/// Called by the main thread before it reports an outcome (see
+/// [`crate::signals::defer_to_termination`]).
 pub fn defer_to_signal() {
-    if SIGNALLED.load(Ordering::SeqCst) == 0 {
-        return;
-    }
-    loop {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    crate::signals::defer_to_termination();
 }

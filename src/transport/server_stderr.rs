@@ -6,122 +6,29 @@
 //! move the cursor and redraw a consent screen with another host on it.
 //! Now the stderr is a pipe read here, one line at a time (at most
 //! [`MAX_LINE_BYTES`] kept of a line), each line passed through
-//! [`crate::sanitize::sanitize_line`] and printed as `server: …`, so it is
+//! [`crate::text::sanitize::sanitize_line`] and printed as `server: …`, so it is
 //! visibly the server's and cannot carry a control sequence.
 //!
-//! While a prompt is on the screen ([`prompt_started`] … [`prompt_ended`],
-//! called by the terminal resolver) lines are held back, so they are not
-//! drawn into the middle of the prompt, and printed once it ends. What is
-//! held is bounded: the last [`HELD_LINES`] lines, at most [`HELD_BYTES`];
-//! older ones are dropped and counted, and the count is printed.
+//! While a prompt is on the screen ([`crate::signals::Prompt`], held by
+//! the terminal resolver) lines are held back, so they are not drawn into
+//! the middle of the prompt, and printed once it ends. What is held is
+//! bounded ([`crate::signals::HELD_LINES`], [`crate::signals::HELD_BYTES`]);
+//! older lines are dropped and counted, and the count is printed.
 
-use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read};
 use std::sync::mpsc;
-use std::sync::Mutex;
 use std::time::Duration;
 
-use crate::sanitize::sanitize_line;
+use crate::text::sanitize::sanitize_line;
 
 /// The prefix that marks a line as the server's.
 pub const PREFIX: &str = "server: ";
 /// The most of one stderr line that is kept; the rest is cut (and counted).
 pub const MAX_LINE_BYTES: usize = 4096;
-/// The most lines held back while a prompt is up.
-pub const HELD_LINES: usize = 200;
-/// The most bytes held back while a prompt is up.
-pub const HELD_BYTES: usize = 64 * 1024;
-
-#[derive(Default)]
-struct Gate {
-    /// How many prompts are up (nested: a picker inside a call).
-    prompts: usize,
-    held: VecDeque<String>,
-    held_bytes: usize,
-    dropped: u64,
-}
-
-static GATE: Mutex<Gate> = Mutex::new(Gate {
-    prompts: 0,
-    held: VecDeque::new(),
-    held_bytes: 0,
-    dropped: 0,
-});
-
-fn gate() -> std::sync::MutexGuard<'static, Gate> {
-    // A panic while printing must not silence the server for good.
-    GATE.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// A prompt is being drawn: hold server lines back until it ends.
-pub fn prompt_started() {
-    gate().prompts += 1;
-}
-
-/// A prompt ended: print what was held back (when no other prompt is up).
-pub fn prompt_ended() {
-    let mut g = gate();
-    g.prompts = g.prompts.saturating_sub(1);
-    if g.prompts == 0 {
-        flush_held(&mut g);
-    }
-}
-
-/// Holds server lines back for as long as it lives (one prompt).
-#[must_use = "the gate closes again when the guard is dropped"]
-pub struct PromptGuard(());
-
-impl PromptGuard {
-    pub fn start() -> Self {
-        prompt_started();
-        PromptGuard(())
-    }
-}
-
-impl Drop for PromptGuard {
-    fn drop(&mut self) {
-        prompt_ended();
-    }
-}
-
-fn flush_held(g: &mut Gate) {
-    if g.held.is_empty() && g.dropped == 0 {
-        return;
-    }
-    let mut err = std::io::stderr().lock();
-    if g.dropped > 0 {
-        let _ = writeln!(
-            err,
-            "{PREFIX}({} earlier line{} dropped while a prompt was up)",
-            g.dropped,
-            if g.dropped == 1 { "" } else { "s" }
-        );
-    }
-    for line in g.held.drain(..) {
-        let _ = writeln!(err, "{PREFIX}{line}");
-    }
-    let _ = err.flush();
-    g.held_bytes = 0;
-    g.dropped = 0;
-}
-
-/// Prints one (already sanitised) line now, or holds it while a prompt is up.
+/// Prints one (already sanitised) line now, or holds it while a prompt is
+/// up (see [`crate::signals::Prompt`]).
 fn emit(line: String) {
-    let mut g = gate();
-    if g.prompts == 0 {
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "{PREFIX}{line}");
-        let _ = err.flush();
-        return;
-    }
-    g.held_bytes += line.len();
-    g.held.push_back(line);
-    while g.held.len() > HELD_LINES || (g.held_bytes > HELD_BYTES && g.held.len() > 1) {
-        if let Some(old) = g.held.pop_front() {
-            g.held_bytes -= old.len();
-            g.dropped += 1;
-        }
-    }
+    crate::signals::print_or_hold(PREFIX, line);
 }
 
 /// Turns raw stderr bytes into the text printed after the prefix.
@@ -233,22 +140,5 @@ mod tests {
             &got[0][4000..]
         );
         assert_eq!(got[1], "next");
-    }
-
-    #[test]
-    fn held_lines_are_bounded_and_counted() {
-        prompt_started();
-        for i in 0..(HELD_LINES + 5) {
-            emit(format!("held {i}"));
-        }
-        {
-            let g = gate();
-            assert_eq!(g.held.len(), HELD_LINES);
-            assert_eq!(g.dropped, 5);
-            assert_eq!(g.held.front().map(String::as_str), Some("held 5"));
-        }
-        prompt_ended();
-        let g = gate();
-        assert!(g.held.is_empty() && g.dropped == 0);
     }
 }

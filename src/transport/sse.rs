@@ -46,7 +46,7 @@ impl SseTransport {
             let bytes = read_body(response.into_body().into_reader()).unwrap_or_default();
             return Err(ElicitError::Server(format!(
                 "GET {} answered HTTP {status} ({}) instead of an event stream: is it an MCP endpoint? {}",
-                crate::sanitize::sanitize_line(url),
+                crate::text::sanitize::sanitize_line(url),
                 if ct.is_empty() { "no content type" } else { &ct },
                 preview(&bytes)
             )));
@@ -173,7 +173,7 @@ fn resolve_endpoint(base: &str, data: &str) -> Result<String, String> {
     if joined.origin() != base.origin() {
         return Err(format!(
             "the server's endpoint event points to another origin ({}); refused",
-            crate::sanitize::sanitize_line(&joined.origin().ascii_serialization())
+            crate::text::sanitize::sanitize_line(&joined.origin().ascii_serialization())
         ));
     }
     Ok(joined.to_string())

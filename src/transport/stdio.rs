@@ -19,13 +19,13 @@ use serde_json::Value;
 use super::process_group::{self, ProcessGroup};
 use super::server_stderr::StderrRelay;
 use super::{Incoming, MessageLog, Transport};
+use crate::bounded::LineRead;
 use crate::error::ElicitError;
-use crate::lines::LineRead;
 
 /// The most one message from a server may take: the input limit
-/// ([`crate::input::MAX_INPUT_BYTES`], 64 MiB). A longer line ends the
+/// ([`crate::elicitation::input::MAX_INPUT_BYTES`], 64 MiB). A longer line ends the
 /// session with an error, having held at most this much of it.
-const LINE_LIMIT: usize = crate::input::MAX_INPUT_BYTES as usize;
+const LINE_LIMIT: usize = crate::elicitation::input::MAX_INPUT_BYTES as usize;
 
 /// A server just started: the child, and the relay of its stderr (none
 /// when it goes to `--server-log`).
@@ -113,7 +113,7 @@ impl ServerProcess {
             let mut buf = Vec::new();
             loop {
                 // Bounded: a server cannot grow elicit with one endless line.
-                match crate::lines::read_line_limited(&mut reader, &mut buf, LINE_LIMIT, false) {
+                match crate::bounded::read_line_limited(&mut reader, &mut buf, LINE_LIMIT, false) {
                     Ok(LineRead::Line) => {}
                     Ok(LineRead::TooLong { .. }) => {
                         if let Some(l) = &reader_log {

@@ -13,11 +13,24 @@ Client requests:
   initialize        -> result with the params it received (to show injection)
 Every 10th echo also emits a notification (notifications/tick).
 Env RELAY_RECORD: append each elicitation reply line there.
+Env RELAY_SIGNALS: append "SIGINT" there when the server is interrupted, so a
+test can tell a Ctrl-C that reached the server from one that did not.
 """
 
 import json
 import os
+import signal
 import sys
+
+
+def on_sigint(signum, frame):
+    if os.environ.get("RELAY_SIGNALS"):
+        with open(os.environ["RELAY_SIGNALS"], "a") as f:
+            f.write("SIGINT\n")
+    os._exit(130)
+
+
+signal.signal(signal.SIGINT, on_sigint)
 
 out = sys.stdout
 pending = {}  # elicitation id -> ask request id

@@ -1,0 +1,572 @@
+//! Command-line definitions (clap derive). Kept apart from `main.rs` so the
+//! completions and man page generators read the same definitions.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+pub const AFTER_HELP: &str = "\
+Examples:
+  # prompt on the terminal, print the ElicitResult
+  elicit fixtures/shapes/form-region.json
+  # scripted: no prompt when every field is given
+  elicit -a region=us-east-1 -a replicas=3 -a dryRun=yes fixtures/shapes/form-region.json
+  # take the defaults for the rest
+  elicit -a accept -a name=Ada fixtures/server-everything/form.request.json
+  # answer decline
+  elicit -a decline < req.json
+  # one result line per request line
+  elicit --lines -a accept < requests.ndjson
+  # your own resolver in the middle
+  elicit request req.json | my-resolver | elicit result --input req.json
+
+Exit status: 0 result printed; 2 usage or invalid input (bad JSON, bad
+answers, nothing left to ask with); 1 other failures (terminal, I/O).
+With -e/--exit-status: 3 when the result is decline, 4 when it is cancel.";
+
+/// Resolve MCP elicitations (elicitation/create) in a terminal.
+///
+/// Reads an elicitation from FILE or stdin (bare params, {method, params},
+/// a JSON-RPC request, a 2026 input_required result or a -32042 error),
+/// asks the person at the terminal (or takes --answer), and prints the
+/// ElicitResult JSON on stdout. Prompts go to the terminal, never stdout.
+#[derive(Debug, Parser)]
+#[command(
+    name = "elicit",
+    version,
+    after_help = AFTER_HELP,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// When to colour the terminal: auto (unless NO_COLOR is set or
+    /// TERM=dumb), always, never.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value = "auto",
+        value_name = "WHEN"
+    )]
+    pub color: elicit::terminal::color::ColorChoice,
+
+    #[command(flatten)]
+    pub resolve: ResolveArgs,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ResolveArgs {
+    /// The elicitation to resolve; `-` or nothing reads stdin.
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub answers: AnswerArgs,
+
+    /// Newline-delimited JSON: one elicitation per line, one output line per
+    /// input line, in order. A bad line yields an error line and the run goes on.
+    #[arg(long, conflicts_with = "pretty")]
+    pub lines: bool,
+
+    /// Indent the JSON output.
+    #[arg(long)]
+    pub pretty: bool,
+
+    /// Exit 3 when the result is decline and 4 when it is cancel (default: 0).
+    #[arg(short = 'e', long)]
+    pub exit_status: bool,
+
+    /// Give up waiting for the person after DURATION (e.g. 90s, 5m): the
+    /// result is cancel.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<std::time::Duration>,
+}
+
+/// Options shared by every command that resolves elicitations.
+pub const CALL_HELP: &str = "\
+Examples:
+  # scripted answers, a stdio server started with npx
+  elicit call --tool trigger-elicitation-request -a accept -a name=Ada \\
+    -- npx -y @modelcontextprotocol/server-everything stdio
+  # a remote server (Streamable HTTP, or legacy SSE)
+  elicit call --tool add --arg a=1 --arg b=2 http://127.0.0.1:3001/mcp
+  # pick a tool and its arguments on the terminal
+  elicit call -- python my_server.py
+  # record every message both ways
+  elicit call --log session.jsonl --tool ask -- ./server
+  # with credentials (values are never printed)
+  elicit call -H 'Authorization: Bearer TOKEN' https://example.com/mcp
+
+Exit status: 0 the tool result was printed; 1 the tool result has isError, or
+the server failed (exited, malformed JSON, no answer within --timeout); 2
+usage or answers that cannot be used.";
+
+#[derive(Debug, Args, Clone)]
+pub struct CallArgs {
+    /// Print the tool result as JSON even on a terminal (it is JSON
+    /// whenever stdout is not a terminal).
+    #[arg(long)]
+    pub json: bool,
+
+    /// The tool to call. Without it, on a terminal, pick one from the list.
+    #[arg(long, value_name = "NAME")]
+    pub tool: Option<String>,
+
+    /// The tool's arguments as a JSON object.
+    #[arg(long = "args", value_name = "JSON")]
+    pub args_json: Option<String>,
+
+    /// One argument, KEY=VALUE, coerced by the tool's inputSchema (repeatable).
+    #[arg(long = "arg", value_name = "KEY=VALUE")]
+    pub arg: Vec<String>,
+
+    #[command(flatten)]
+    pub answers: AnswerArgs,
+
+    /// How long to wait for the reply to each request: notifications and
+    /// other chatter from the server do not extend it, and the time a
+    /// person spends answering an elicitation (or signing in) does not count.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "60s")]
+    pub timeout: std::time::Duration,
+
+    /// Give up waiting for the person after DURATION: the elicitation is
+    /// answered cancel.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub prompt_timeout: Option<std::time::Duration>,
+
+    /// Send the server's stderr to FILE instead of elicit's stderr.
+    #[arg(long, value_name = "FILE")]
+    pub server_log: Option<PathBuf>,
+
+    /// Record every message both ways as JSON lines ({dir, time, message}).
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+
+    /// The protocol lifecycle: auto tries 2026-07-28 discovery, then the
+    /// initialize handshake.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub protocol: elicit::mcp::client::ProtocolChoice,
+
+    /// Show the server's notifications and requests on stderr.
+    #[arg(short, long)]
+    pub verbose: bool,
+
+    /// Indent the JSON output.
+    #[arg(long)]
+    pub pretty: bool,
+
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+// Which server, and how to reach it: shared by `call` and `proxy`. (Not a
+// doc comment: see `Command`.)
+#[derive(Debug, Args, Clone)]
+pub struct TargetArgs {
+    /// An HTTP header for a remote server, 'Name: Value' (repeatable), e.g.
+    /// 'Authorization: Bearer TOKEN'. Values are never printed.
+    #[arg(short = 'H', long = "header", value_name = "'NAME: VALUE'")]
+    pub headers: Vec<String>,
+
+    #[command(flatten)]
+    pub sign_in: SignInArgs,
+
+    /// How to reach a URL: Streamable HTTP with a fallback to the legacy
+    /// HTTP+SSE transport (auto), or only one of them.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub transport: elicit::transport::TransportChoice,
+
+    /// The server's URL (http:// or https://): a remote server.
+    #[arg(value_name = "URL")]
+    pub url: Option<String>,
+
+    /// The stdio server's command and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+pub const PROXY_HELP: &str = "\
+Examples:
+  # in the client's configuration, instead of the server's command
+  my-mcp-client --server 'elicit proxy -- python server.py'
+  # scripted answers
+  elicit proxy -a accept -a name=Ada \\
+    -- npx -y @modelcontextprotocol/server-everything stdio
+  # a remote server, for a client that speaks stdio
+  my-mcp-client --server 'elicit proxy https://example.com/mcp'
+
+The client talks to elicit's stdin/stdout as if it were the server. Every
+message elicit does not act on passes byte for byte, in order. Prompts are
+drawn on the terminal (/dev/tty), never on the client's pipe. The proxy exits
+with the server's exit status. SIGTERM and SIGHUP are forwarded to the server;
+Ctrl-C at a prompt cancels that elicitation, otherwise it goes to the server.";
+
+#[derive(Debug, Args, Clone)]
+pub struct ProxyArgs {
+    #[command(flatten)]
+    pub answers: AnswerArgs,
+
+    /// Leave elicitations of a mode the client declared itself to the client.
+    #[arg(long)]
+    pub passthrough_declared: bool,
+
+    /// Give up waiting for the person after DURATION: the elicitation is
+    /// answered cancel.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub prompt_timeout: Option<std::time::Duration>,
+
+    /// After the client hangs up, how long the server has to exit before it
+    /// is sent SIGTERM.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10s")]
+    pub shutdown_grace: std::time::Duration,
+
+    /// With a server URL: how long a request may wait for the server's reply
+    /// before the client gets a JSON-RPC error (time spent answering its
+    /// elicitations does not count).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5m")]
+    pub request_timeout: std::time::Duration,
+
+    /// Send the server's stderr to FILE instead of elicit's stderr.
+    #[arg(long, value_name = "FILE")]
+    pub server_log: Option<PathBuf>,
+
+    /// Record every message both ways as JSON lines ({dir, by|to, time, message}).
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+
+    /// Say on stderr what the proxy does.
+    #[arg(short, long)]
+    pub verbose: bool,
+
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct AnswerArgs {
+    /// A scripted answer (repeatable): NAME=VALUE, a JSON object of field
+    /// values, @FILE (values, an answer {"ok","data","reason"} or an ElicitResult), or one of
+    /// the words accept, decline, cancel. `accept` fills the other fields from
+    /// their defaults.
+    #[arg(short = 'a', long = "answer", value_name = "ANSWER")]
+    pub answers: Vec<String>,
+
+    /// The server name shown in the prompt header (default: the name the
+    /// input carries, else "An MCP server").
+    #[arg(long, value_name = "NAME")]
+    pub server: Option<String>,
+
+    /// Never prompt: fail at once when answers are missing.
+    #[arg(long)]
+    pub no_input: bool,
+
+    /// Open URL elicitations with this command instead of the system opener:
+    /// a command line split like a shell (`'firefox --new-window'`), run
+    /// with the URL added (in place of `%s`, else last). Without it:
+    /// ELICIT_BROWSER, then BROWSER, then the system opener.
+    #[arg(long, value_name = "COMMAND", env = "ELICIT_BROWSER")]
+    pub browser: Option<String>,
+
+    /// Never launch a browser for URL elicitations: show the URL to copy.
+    #[arg(long)]
+    pub no_open: bool,
+}
+
+// Sign-in options for remote servers (MCP authorization), in `call` and
+// `proxy`; `into_options` builds the `elicit::auth::AuthOptions` the
+// transport's sign-in hook takes. (Not a doc comment: see `Command`.)
+#[derive(Args, Clone, Default)]
+#[command(next_help_heading = "Signing in (remote servers)")]
+pub struct SignInArgs {
+    /// A client registered with the server's authorization server (used
+    /// instead of dynamic client registration).
+    #[arg(long, value_name = "ID", env = "ELICIT_CLIENT_ID")]
+    pub client_id: Option<String>,
+
+    /// The secret of --client-id (confidential clients).
+    #[arg(
+        long,
+        value_name = "SECRET",
+        env = "ELICIT_CLIENT_SECRET",
+        hide_env_values = true
+    )]
+    pub client_secret: Option<String>,
+
+    /// The authorization server (issuer) --client-id is registered with:
+    /// the client's credentials go to it only. Without it, the first
+    /// issuer they are used with is kept as theirs, and a secret from
+    /// ELICIT_CLIENT_SECRET is sent nowhere.
+    #[arg(long, value_name = "URL", env = "ELICIT_CLIENT_ISSUER")]
+    pub client_issuer: Option<String>,
+
+    /// A Client ID Metadata Document URL, used as the client id when the
+    /// authorization server supports them.
+    #[arg(long, value_name = "URL")]
+    pub client_metadata_url: Option<String>,
+
+    /// Sign in as --client-id with a private-key JWT signed by this PEM
+    /// key (EC P-256/P-384 or RSA): the client credentials grant.
+    #[arg(long, value_name = "FILE")]
+    pub client_assertion_key: Option<std::path::PathBuf>,
+
+    /// Ask for DPoP-bound tokens (RFC 9449) even when the server does not
+    /// ask for them (it is used by itself when it does).
+    #[arg(long)]
+    pub dpop: bool,
+
+    /// Sign in with this JWT (a workload identity token, e.g. from
+    /// Kubernetes or CI; `-` reads standard input): the JWT bearer grant,
+    /// no browser, no registration.
+    #[arg(
+        long,
+        value_name = "FILE|-",
+        conflicts_with_all = ["idp_token_endpoint", "idp_issuer", "idp_id_token"]
+    )]
+    pub assertion: Option<std::path::PathBuf>,
+
+    /// Enterprise sign-in: the identity provider's token endpoint, where
+    /// --idp-id-token is exchanged for an authorization grant (ID-JAG).
+    #[arg(long, value_name = "URL")]
+    pub idp_token_endpoint: Option<String>,
+
+    /// Enterprise sign-in: the identity provider, whose metadata names its
+    /// token endpoint (instead of --idp-token-endpoint).
+    #[arg(long, value_name = "URL")]
+    pub idp_issuer: Option<String>,
+
+    /// Enterprise sign-in: your ID token from the identity provider
+    /// (`-` reads standard input).
+    #[arg(long, value_name = "FILE|-")]
+    pub idp_id_token: Option<std::path::PathBuf>,
+
+    /// Enterprise sign-in: elicit's client id at the identity provider.
+    #[arg(long, value_name = "ID")]
+    pub idp_client_id: Option<String>,
+
+    /// Enterprise sign-in: the secret of --idp-client-id.
+    #[arg(
+        long,
+        value_name = "SECRET",
+        env = "ELICIT_IDP_CLIENT_SECRET",
+        hide_env_values = true
+    )]
+    pub idp_client_secret: Option<String>,
+}
+
+/// Written by hand: the secret never reaches a debug print.
+impl std::fmt::Debug for SignInArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SignInArgs")
+            .field("client_id", &self.client_id)
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("client_issuer", &self.client_issuer)
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("extensions", &self.extensions())
+            .finish()
+    }
+}
+
+impl SignInArgs {
+    /// `-` (standard input) for `--assertion` or `--idp-id-token` where
+    /// standard input is the MCP client's channel.
+    pub fn refuse_stdin(&self, command: &str) -> anyhow::Result<()> {
+        for (flag, v) in [
+            ("--assertion", &self.assertion),
+            ("--idp-id-token", &self.idp_id_token),
+        ] {
+            if v.as_deref() == Some(std::path::Path::new("-")) {
+                anyhow::bail!(
+                    "{flag} -: standard input of `elicit {command}` is the MCP client's; pass a file"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn extensions(&self) -> elicit::auth::grants::ExtensionOptions {
+        elicit::auth::grants::ExtensionOptions {
+            dpop: self.dpop,
+            client_assertion_key: self.client_assertion_key.clone(),
+            assertion: self.assertion.clone(),
+            idp_token_endpoint: self.idp_token_endpoint.clone(),
+            idp_issuer: self.idp_issuer.clone(),
+            idp_id_token: self.idp_id_token.clone(),
+            idp_client_id: self.idp_client_id.clone(),
+            idp_client_secret: self.idp_client_secret.clone(),
+        }
+    }
+
+    pub fn into_options(
+        self,
+        answers: &AnswerArgs,
+        wait: Option<std::time::Duration>,
+    ) -> elicit::auth::AuthOptions {
+        let extensions = self.extensions();
+        // clap fills the secret from ELICIT_CLIENT_SECRET when the flag is
+        // absent; the same value in both is taken as the environment's
+        // (the stricter rule).
+        let client_secret_from_env = self.client_secret.is_some()
+            && std::env::var_os("ELICIT_CLIENT_SECRET").as_deref()
+                == self.client_secret.as_deref().map(std::ffi::OsStr::new);
+        elicit::auth::AuthOptions {
+            client_id: self.client_id,
+            client_secret: self.client_secret,
+            client_secret_from_env,
+            client_issuer: self.client_issuer,
+            client_metadata_url: self.client_metadata_url,
+            browser: answers.browser.clone(),
+            no_open: answers.no_open,
+            no_input: answers.no_input,
+            timeout: wait,
+            store_dir: None,
+            server_name: answers.server.clone(),
+            extensions,
+        }
+    }
+}
+
+/// `elicit auth …`.
+#[derive(Debug, Subcommand)]
+#[command(defer = true)]
+pub enum AuthCommand {
+    /// List the servers elicit holds sign-ins for (never the tokens).
+    List,
+    /// Forget the tokens and client registration for URL, or for every
+    /// server without URL.
+    Logout {
+        /// The server URL as given to `elicit call` / `elicit proxy`.
+        #[arg(value_name = "URL")]
+        url: Option<String>,
+    },
+}
+
+/// The longest duration any flag takes. A larger one would overflow the
+/// clock arithmetic (`Instant + Duration` panics), and no prompt, call or
+/// shutdown sensibly waits longer than a year.
+pub const MAX_DURATION: std::time::Duration = std::time::Duration::from_secs(365 * 24 * 60 * 60);
+
+/// The value parser of every duration flag: whole seconds (`90`) or a
+/// humantime duration (`90s`, `5m`, `1h30m`), at most [`MAX_DURATION`].
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let too_long = || format!("{s:?} is too long: at most 365 days (1 year)");
+    let parsed = if s.bytes().all(|b| b.is_ascii_digit()) && !s.is_empty() {
+        match s.parse::<u64>() {
+            Ok(secs) => std::time::Duration::from_secs(secs),
+            Err(_) => return Err(too_long()),
+        }
+    } else {
+        match humantime::parse_duration(s) {
+            Ok(d) => d,
+            Err(humantime::DurationError::NumberOverflow) => return Err(too_long()),
+            Err(e) => return Err(format!("{e} (examples: 30s, 5m, 1h30m)")),
+        }
+    };
+    if parsed > MAX_DURATION {
+        return Err(too_long());
+    }
+    Ok(parsed)
+}
+
+/// A contract Request's `kind`, as `elicit result --kind` takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RequestKind {
+    /// A form (the contract Request's `input` kind).
+    Input,
+    /// A URL elicitation (the contract Request's `authorization` kind).
+    Authorization,
+}
+
+pub const RESULT_HELP: &str = "\
+Examples:
+  echo '{\"id\":\"r1\",\"ok\":true,\"data\":{\"region\":\"apac\"}}' | elicit result
+  echo '{\"id\":\"r1\",\"ok\":false,\"reason\":\"declined\"}' | elicit result
+  elicit request req.json | my-resolver | elicit result --input req.json";
+
+/// `defer`: a subcommand's arguments are only built when that subcommand is
+/// used (or its help shown). Building all of them cost a plain `elicit`
+/// run 0.1 M instructions, an eighth of its work. (It is also why the
+/// flattened argument structs below carry `//` comments rather than doc
+/// comments: deferred, a struct's doc comment would replace the
+/// subcommand's `about`.)
+#[derive(Debug, Subcommand)]
+#[command(defer = true)]
+pub enum Command {
+    /// Connect to an MCP server (a command run over stdio, or a URL), call
+    /// one of its tools, resolve every elicitation it sends on the way, and
+    /// print the tool's result.
+    #[command(after_help = CALL_HELP)]
+    Call(Box<CallArgs>),
+    /// Stand between an MCP client and a server (a command, or a URL):
+    /// relay everything, declare elicitation for the client, and answer
+    /// elicitations here.
+    #[command(after_help = PROXY_HELP)]
+    Proxy(Box<ProxyArgs>),
+    /// Stored sign-ins for remote servers: list them, sign out.
+    #[command(
+        subcommand,
+        after_help = "Tokens live in $ELICIT_DATA_DIR/tokens, else $XDG_DATA_HOME/elicit/tokens,\nelse ~/.local/share/elicit/tokens (directory 0700, files 0600).\n\nExamples:\n  elicit auth list\n  elicit auth logout https://mcp.example.com/mcp\n  elicit auth logout                 forget every server"
+    )]
+    Auth(AuthCommand),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(
+        after_help = "Examples:\n  elicit completions bash > ~/.local/share/bash-completion/completions/elicit\n  elicit completions zsh > \"${fpath[1]}/_elicit\"\n  elicit completions fish > ~/.config/fish/completions/elicit.fish"
+    )]
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): elicit(1), or a subcommand's page.
+    #[command(
+        after_help = "Examples:\n  elicit man > /usr/local/share/man/man1/elicit.1\n  elicit man call > /usr/local/share/man/man1/elicit-call.1"
+    )]
+    Man {
+        /// The subcommand whose page to print (call, proxy, request, …).
+        #[arg(value_name = "COMMAND")]
+        command: Option<String>,
+    },
+    /// Print what an elicitation asks for, without resolving it, as a
+    /// suspension-contract Request (`id`, `kind`, `prompt`, `url`, `data`),
+    /// for a resolver of your own to answer.
+    #[command(after_help = "Example:\n  elicit request < req.json | my-resolver | elicit result")]
+    Request {
+        /// The elicitation; `-` or nothing reads stdin.
+        #[arg(value_name = "FILE")]
+        file: Option<PathBuf>,
+        /// Indent the JSON output.
+        #[arg(long)]
+        pretty: bool,
+    },
+    /// Turn an answer in the suspension contract's form (`{"id", "ok",
+    /// "data", "reason"}`, or an array of them, as `elicit request` prints
+    /// for several elicitations) into the ElicitResult to send back to the
+    /// server (the suspension contract's mapping from Answer to result).
+    #[command(after_help = RESULT_HELP)]
+    Result {
+        /// The Answer, or an array of Answers; `-` or nothing reads stdin.
+        #[arg(value_name = "FILE")]
+        file: Option<PathBuf>,
+        /// The Request's kind. With `authorization` (a URL elicitation) an
+        /// accept carries no `content`, as the MCP spec requires; with
+        /// `input` (or without it) the contract's rule applies (`content` =
+        /// data, or `{}`). Not needed with --input.
+        #[arg(long, value_enum, value_name = "KIND")]
+        kind: Option<RequestKind>,
+        /// The elicitation the Answers resolve (the file given to `elicit
+        /// request`): the output then takes its shape (a JSON-RPC response
+        /// with its id, `inputResponses` keyed as the input, `-32042`
+        /// results keyed by elicitation id), each Answer matched to an
+        /// elicitation in order, and accepted data is validated against its
+        /// schema.
+        #[arg(long, value_name = "FILE")]
+        input: Option<PathBuf>,
+        /// Indent the JSON output.
+        #[arg(long)]
+        pretty: bool,
+    },
+}

@@ -1,0 +1,175 @@
+//! One module per subcommand: each turns its flags into library calls and
+//! an exit status. What they share (printing, errors, who answers) is here.
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::Path;
+use std::time::Duration;
+
+use elicit::elicitation::input;
+use elicit::elicitation::resolve::{NoTerminal, Resolver};
+use elicit::error::ElicitError;
+use elicit::terminal::{TerminalOptions, TerminalResolver};
+use elicit::text::sanitize::sanitize_block;
+use elicit::ScriptedAnswers;
+
+use crate::cli::AnswerArgs;
+
+pub mod auth;
+pub mod call;
+pub mod proxy;
+pub mod request;
+pub mod resolve;
+pub mod shell;
+
+/// Prints an error on stderr. Error text can quote server-provided values,
+/// so it is sanitised like everything else that reaches the terminal.
+pub fn report(err: &ElicitError) -> i32 {
+    eprintln!("elicit: {}", sanitize_block(&err.to_string()));
+    err.exit_code()
+}
+
+pub fn warn(text: &str) {
+    eprintln!("elicit: warning: {}", sanitize_block(text));
+}
+
+/// Reads FILE, or stdin for `-` / nothing, stopping just past the input
+/// limit. An oversized input is reported with its real size when it is a
+/// regular file (its size is known), else as "more than" the limit.
+pub fn read_input(file: Option<&Path>) -> Result<Vec<u8>, ElicitError> {
+    let limit = input::MAX_INPUT_BYTES;
+    let mut bytes = Vec::new();
+    let file_size = |f: &std::fs::File| f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+    let size = match file {
+        Some(p) if p != Path::new("-") => {
+            let f = std::fs::File::open(p)
+                .map_err(|e| ElicitError::io(format!("cannot open {}", p.display()), e))?;
+            let size = file_size(&f);
+            reserve_for(&mut bytes, size, limit);
+            f.take(limit + 1)
+                .read_to_end(&mut bytes)
+                .map_err(|e| ElicitError::io(format!("cannot read {}", p.display()), e))?;
+            size
+        }
+        _ => {
+            let stdin = std::io::stdin();
+            if stdin.is_terminal() {
+                eprintln!("elicit: reading the elicitation JSON from the terminal; end it with Ctrl-D (or pass a FILE)");
+            }
+            // stdin redirected from a file (`< big.json`) has a known size.
+            let size = {
+                use std::os::fd::{AsFd, BorrowedFd};
+                let fd: BorrowedFd<'_> = stdin.as_fd();
+                fd.try_clone_to_owned()
+                    .ok()
+                    .and_then(|owned| file_size(&std::fs::File::from(owned)))
+            };
+            reserve_for(&mut bytes, size, limit);
+            stdin
+                .lock()
+                .take(limit + 1)
+                .read_to_end(&mut bytes)
+                .map_err(|e| ElicitError::io("cannot read stdin", e))?;
+            size
+        }
+    };
+    if bytes.len() as u64 > limit {
+        return Err(match size {
+            Some(size) if size > limit => ElicitError::TooLarge { size, limit },
+            _ => ElicitError::TooLargeStream { limit },
+        });
+    }
+    Ok(bytes)
+}
+
+/// Room for a file of known size and the read that finds its end: one
+/// `read` instead of a doubling series of them starting at 32 bytes.
+fn reserve_for(bytes: &mut Vec<u8>, size: Option<u64>, limit: u64) {
+    if let Some(size) = size {
+        bytes.reserve_exact(size.min(limit) as usize + 1);
+    }
+}
+
+pub fn print_line(text: &str) -> i32 {
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|_| out.flush()) {
+        Ok(()) => 0,
+        // A closed pipe (`| head`) is not worth a message.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 1,
+        Err(e) => report(&ElicitError::io("writing output", e)),
+    }
+}
+
+/// JSON text, compact or indented.
+pub fn json_text<T: serde::Serialize>(value: &T, pretty: bool) -> String {
+    if pretty {
+        serde_json::to_string_pretty(value)
+    } else {
+        serde_json::to_string(value)
+    }
+    .expect("elicit's output types always serialise")
+}
+
+pub fn load_answers(args: &AnswerArgs) -> Result<ScriptedAnswers, ElicitError> {
+    ScriptedAnswers::parse(
+        &args.answers,
+        elicit::elicitation::answers::read_answer_file,
+    )
+}
+
+/// Reads the `--header` options.
+pub fn parse_headers(list: &[String]) -> Result<Vec<(String, String)>, ElicitError> {
+    list.iter()
+        .map(|h| elicit::transport::parse_header(h))
+        .collect()
+}
+
+/// Who settles what scripted answers leave open.
+pub enum Person {
+    Terminal(TerminalResolver),
+    Nobody(NoTerminal),
+}
+
+impl Person {
+    pub fn resolver(&mut self) -> &mut dyn Resolver {
+        match self {
+            Person::Terminal(t) => t,
+            Person::Nobody(n) => n,
+        }
+    }
+}
+
+/// The terminal when there is one (and `--no-input` was not given), else a
+/// stand-in that explains why nobody can be asked.
+pub fn person(args: &AnswerArgs, timeout: Option<Duration>) -> Person {
+    if args.no_input {
+        return Person::Nobody(NoTerminal {
+            detail: "--no-input was given".into(),
+        });
+    }
+    match TerminalResolver::open(TerminalOptions {
+        server: args.server.clone(),
+        timeout,
+        browser: args.browser.clone(),
+        no_open: args.no_open,
+    }) {
+        Ok(t) => Person::Terminal(t),
+        Err(detail) => Person::Nobody(NoTerminal { detail }),
+    }
+}
+
+/// Reports an error with its context chain ("starting the server: cannot
+/// start server …"). The exit status comes from the typed error inside.
+pub fn report_chain(err: &anyhow::Error) -> i32 {
+    // Our errors already name their cause, so the chain stops there.
+    let mut parts = Vec::new();
+    for cause in err.chain() {
+        parts.push(cause.to_string());
+        if cause.downcast_ref::<ElicitError>().is_some() {
+            break;
+        }
+    }
+    eprintln!("elicit: {}", sanitize_block(&parts.join(": ")));
+    err.chain()
+        .find_map(|e| e.downcast_ref::<ElicitError>())
+        .map_or(1, ElicitError::exit_code)
+}

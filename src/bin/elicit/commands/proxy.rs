@@ -1,0 +1,95 @@
+//! `elicit proxy`: relay between a client on stdin/stdout and the server,
+//! answering the server's elicitations on the way.
+
+use elicit::elicitation::resolve::Resolver;
+use elicit::transport::{MessageLog, ServerTarget};
+
+use super::{load_answers, parse_headers, person, report_chain, Person};
+use crate::cli::ProxyArgs;
+
+/// Who answers, and the client on stdin/stdout.
+fn parties(
+    scripted: elicit::elicitation::answers::ScriptedAnswers,
+    person: Box<dyn Resolver + Send>,
+) -> elicit::mcp::relay::Parties {
+    elicit::mcp::relay::Parties {
+        scripted,
+        person,
+        client_in: Box::new(std::io::stdin()),
+        client_out: Box::new(std::io::stdout()),
+    }
+}
+
+/// `elicit proxy`: relay between the client on stdin/stdout and the server.
+pub fn run(args: &ProxyArgs) -> i32 {
+    let go = || -> anyhow::Result<i32> {
+        use anyhow::Context;
+        let target = ServerTarget::from_args(args.target.url.as_deref(), &args.target.command)?;
+        let scripted = load_answers(&args.answers)?;
+        let person = person(&args.answers, args.prompt_timeout);
+        let forward_sigint = matches!(person, Person::Nobody(_));
+        let person: Box<dyn Resolver + Send> = match person {
+            Person::Terminal(t) => Box::new(t),
+            Person::Nobody(n) => Box::new(n),
+        };
+        let log = args.log.as_deref().map(MessageLog::create).transpose()?;
+        let command = match target {
+            ServerTarget::Command(command) => command,
+            ServerTarget::Url(ref address) => {
+                let url = target.clone();
+                args.target.sign_in.refuse_stdin("proxy")?;
+                let headers = parse_headers(&args.target.headers)?;
+                let auth = (!super::call::own_authorization(&headers)).then(|| {
+                    super::call::sign_in_hook(
+                        &args.target.sign_in,
+                        &args.answers,
+                        address,
+                        args.prompt_timeout,
+                        None,
+                    )
+                });
+                elicit::signals::install_interrupt_handler();
+                let server = elicit::transport::connect(
+                    &url,
+                    elicit::transport::ConnectOptions {
+                        server_log: None,
+                        log,
+                        headers,
+                        transport: args.target.transport,
+                        auth,
+                    },
+                )
+                .context("reaching the server")?;
+                return elicit::mcp::relay::remote::run_remote_proxy(
+                    server,
+                    elicit::mcp::relay::remote::RemoteProxyOptions {
+                        passthrough_declared: args.passthrough_declared,
+                        verbose: args.verbose,
+                        max_in_flight: elicit::mcp::relay::remote::MAX_IN_FLIGHT,
+                        request_timeout: args.request_timeout,
+                    },
+                    parties(scripted, person),
+                )
+                .context("running the proxy");
+            }
+        };
+        elicit::mcp::relay::stdio::run_proxy(
+            elicit::mcp::relay::stdio::ProxyOptions {
+                command,
+                server_log: args.server_log.clone(),
+                log,
+                passthrough_declared: args.passthrough_declared,
+                verbose: args.verbose,
+                shutdown_grace: args.shutdown_grace,
+                forward_sigint,
+                client_fds: Some((0, 1)),
+            },
+            parties(scripted, person),
+        )
+        .context("running the proxy")
+    };
+    match go() {
+        Ok(code) => code,
+        Err(e) => report_chain(&e),
+    }
+}

@@ -1,0 +1,122 @@
+//! Reading what a peer sends without letting it decide how much memory
+//! elicit holds: one line at most `limit` bytes, whatever its length. Every
+//! reader of untrusted lines (the input document stream, a stdio server)
+//! goes through here, so it sits below both the elicitation stages and the
+//! transports.
+
+use std::io::BufRead;
+
+/// What [`read_line_limited`] read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineRead {
+    /// The input had ended: no line.
+    Eof,
+    /// A line (without its newline) is in the buffer.
+    Line,
+    /// A line longer than the limit: the buffer holds none of it. `size` is
+    /// the line's length (without its newline) when it was read to its end
+    /// (`complete`), else how much was seen before reading stopped (so the
+    /// line is longer than that).
+    TooLong { size: u64, complete: bool },
+}
+
+/// Reads one line into `buf` (cleared first; the newline is not kept),
+/// never holding more than `limit` bytes of it. A longer line is skipped
+/// to its end and measured when `skip_rest`, else reading stops as soon as
+/// it is known to be too long. The last line needs no final newline.
+///
+/// Hand-written over `BufRead::fill_buf` because `read_until` and `lines`
+/// hold the whole line, whatever its length.
+pub fn read_line_limited(
+    input: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    limit: usize,
+    skip_rest: bool,
+) -> std::io::Result<LineRead> {
+    buf.clear();
+    let mut seen: u64 = 0;
+    let mut over = false;
+    loop {
+        let available = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(match (over, seen) {
+                (true, _) => LineRead::TooLong {
+                    size: seen,
+                    complete: true,
+                },
+                (false, 0) => LineRead::Eof,
+                (false, _) => LineRead::Line,
+            });
+        }
+        let (content, used, ended) = match memchr::memchr(b'\n', available) {
+            Some(i) => (&available[..i], i + 1, true),
+            None => (available, available.len(), false),
+        };
+        seen += content.len() as u64;
+        if !over && buf.len() + content.len() > limit {
+            over = true;
+            *buf = Vec::new();
+        }
+        if !over {
+            if buf.len() + content.len() > buf.capacity() && buf.len() >= 1 << 20 {
+                // A long line: one move to the largest buffer, whose pages
+                // only become resident as the line fills them (doubling
+                // would leave every smaller step resident as well).
+                buf.reserve_exact(limit - buf.len());
+            }
+            buf.extend_from_slice(content);
+        }
+        input.consume(used);
+        if over && (ended || !skip_rest) {
+            return Ok(LineRead::TooLong {
+                size: seen,
+                complete: ended,
+            });
+        }
+        if ended {
+            // An empty line read as a line, not as the end of input.
+            return Ok(LineRead::Line);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_lines_are_measured_not_held() {
+        let mut input = &b"abc\r\n0123456789\n\nlast"[..];
+        let mut buf = Vec::new();
+        let mut read = |skip| read_line_limited(&mut input, &mut buf, 5, skip).unwrap();
+        assert_eq!(read(true), LineRead::Line);
+        assert_eq!(
+            read(true),
+            LineRead::TooLong {
+                size: 10,
+                complete: true
+            }
+        );
+        assert_eq!(read(true), LineRead::Line);
+        assert_eq!(read(true), LineRead::Line);
+        assert_eq!(read(true), LineRead::Eof);
+        // Read in small pieces, as a pipe gives them: reading stops early.
+        let mut input = std::io::BufReader::with_capacity(4, &b"0123456789\nx\n"[..]);
+        let r = read_line_limited(&mut input, &mut buf, 5, false).unwrap();
+        assert!(
+            matches!(
+                r,
+                LineRead::TooLong {
+                    complete: false,
+                    ..
+                }
+            ),
+            "{r:?}"
+        );
+        assert!(buf.is_empty());
+    }
+}

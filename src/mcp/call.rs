@@ -1,0 +1,497 @@
+//! `elicit call`: one `tools/call` against a live server, every elicitation
+//! on the way resolved, both protocol generations carried.
+
+use serde_json::{Map, Value};
+
+use super::client::{
+    call_params, short, Generation, McpClient, ProtocolChoice, Reply, STATELESS_VERSION,
+};
+use super::handler::ElicitHandler;
+use crate::elicitation::protocol::URL_ELICITATION_REQUIRED;
+use crate::error::ElicitError;
+
+/// At most this many `input_required` rounds for one call: a server that
+/// keeps asking forever (a lost `requestState`, say) is stopped, not obeyed.
+pub const MAX_INPUT_ROUNDS: usize = 32;
+
+/// Calls `tool` and returns its final result, resolving:
+/// - server-to-client `elicitation/create` requests (2025 handshake), inside
+///   [`McpClient::request`];
+/// - `input_required` results (2026-07-28): answered and retried with
+///   `inputResponses` and the echoed `requestState`, until complete;
+/// - a `-32042` URL-elicitation-required error: resolved, then retried once.
+pub fn call_tool(
+    client: &mut McpClient,
+    handler: &mut ElicitHandler<'_>,
+    tool: &str,
+    arguments: &Map<String, Value>,
+) -> Result<Value, ElicitError> {
+    match call_tool_end(client, handler, tool, arguments)? {
+        CallEnd::Result(result) => Ok(result),
+        CallEnd::Refused { message, .. } => Err(ElicitError::Server(message)),
+    }
+}
+
+/// How a `tools/call` ended, when the server answered it at all.
+#[derive(Debug, Clone)]
+pub enum CallEnd {
+    /// The final result, which may be an `isError` one.
+    Result(Value),
+    /// The server answered the call with a JSON-RPC error: the error object,
+    /// and the failure in words.
+    Refused { error: Value, message: String },
+}
+
+/// [`call_tool`], with a JSON-RPC error reply kept apart from a broken
+/// session (an `Err`).
+pub fn call_tool_end(
+    client: &mut McpClient,
+    handler: &mut ElicitHandler<'_>,
+    tool: &str,
+    arguments: &Map<String, Value>,
+) -> Result<CallEnd, ElicitError> {
+    let mut retried_url_required = false;
+    let mut params = call_params(tool, arguments);
+    for _ in 0..MAX_INPUT_ROUNDS {
+        match client.request("tools/call", params.clone(), handler)? {
+            Reply::Result(result)
+                if result.get("resultType").and_then(Value::as_str) == Some("input_required") =>
+            {
+                let responses = handler.input_responses(&result)?;
+                params = call_params(tool, arguments);
+                let p = params.as_object_mut().expect("params are an object");
+                p.insert("inputResponses".into(), Value::Object(responses));
+                // Echoed exactly as received; absent when the server sent none.
+                if let Some(state) = result.get("requestState") {
+                    p.insert("requestState".into(), state.clone());
+                }
+            }
+            Reply::Result(result) => return Ok(CallEnd::Result(result)),
+            Reply::Error(e)
+                if e.get("code").and_then(Value::as_i64) == Some(URL_ELICITATION_REQUIRED)
+                    && !retried_url_required =>
+            {
+                retried_url_required = true;
+                let list = e
+                    .get("data")
+                    .and_then(|d| d.get("elicitations"))
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                let total = list.len();
+                for (i, item) in list.iter().enumerate() {
+                    let position = (total > 1).then_some((i + 1, total));
+                    let result = handler.elicit(item, position).map_err(|e| match e {
+                        super::handler::HandlerError::Fatal(e) => e,
+                        super::handler::HandlerError::Rpc { message, .. } => {
+                            ElicitError::Server(format!("bad -32042 elicitation: {message}"))
+                        }
+                    })?;
+                    if result.action != crate::elicitation::protocol::Action::Accept {
+                        return Err(ElicitError::Server(format!(
+                            "tools/call needs a URL elicitation first, and it was {}d",
+                            result.action.as_str().trim_end_matches('e')
+                        )));
+                    }
+                }
+                params = call_params(tool, arguments);
+            }
+            Reply::Error(e) => {
+                let again = if retried_url_required
+                    && e.get("code").and_then(Value::as_i64) == Some(URL_ELICITATION_REQUIRED)
+                {
+                    " (still, after its URL elicitation was resolved and the call retried once)"
+                } else {
+                    ""
+                };
+                let message = format!("tools/call {tool} failed: {}{again}", short(&e));
+                return Ok(CallEnd::Refused { error: e, message });
+            }
+        }
+    }
+    Err(ElicitError::Server(format!(
+        "the server asked for input {MAX_INPUT_ROUNDS} times in a row; giving up"
+    )))
+}
+
+/// Builds a tool's arguments from `--args JSON` and `--arg KEY=VALUE`
+/// pairs, each value read by the kind the tool's `inputSchema` gives it
+/// (the same schema model and coercion as form answers).
+pub fn tool_arguments(
+    input_schema: Option<&Value>,
+    json: Option<&str>,
+    pairs: &[String],
+) -> Result<Map<String, Value>, ElicitError> {
+    let mut args = match json {
+        Some(text) => match crate::elicitation::input::parse_json(text)
+            .map_err(|e| ElicitError::Usage(format!("--args: {e}")))?
+        {
+            Value::Object(m) => m,
+            other => {
+                return Err(ElicitError::Usage(format!(
+                    "--args must be a JSON object, found {}",
+                    crate::elicitation::json_kind(&other)
+                )))
+            }
+        },
+        None => Map::new(),
+    };
+    let form = input_schema
+        .filter(|s| s.is_object())
+        .and_then(|s| crate::elicitation::schema::FormSchema::parse(s).ok());
+    for pair in pairs {
+        let (name, text) = pair
+            .split_once('=')
+            .ok_or_else(|| ElicitError::Usage(format!("--arg {pair:?}: expected KEY=VALUE")))?;
+        let value = match form.as_ref().and_then(|f| f.field(name)) {
+            Some(field) => field
+                .coerce(text)
+                .map_err(|reason| ElicitError::Usage(format!("--arg {name}: {reason}")))?,
+            // No schema for it: JSON when it parses as JSON, else a string.
+            None => serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string())),
+        };
+        match (args.get_mut(name), value) {
+            // Repeating a multi-select name appends, as with --answer.
+            (Some(Value::Array(existing)), Value::Array(more)) => existing.extend(more),
+            (_, value) => {
+                args.insert(name.to_string(), value);
+            }
+        }
+    }
+    Ok(args)
+}
+
+/// The tools a server lists, as `(name, label)` pairs for a picker: the
+/// label adds the first line of the description.
+pub fn tool_choices(tools: &[Value]) -> Vec<(String, String)> {
+    tools
+        .iter()
+        .filter_map(|t| {
+            let name = t.get("name")?.as_str()?.to_string();
+            let label = match t.get("description").and_then(Value::as_str) {
+                Some(d) => format!("{name} — {}", d.lines().next().unwrap_or("")),
+                None => name.clone(),
+            };
+            Some((name, label))
+        })
+        .collect()
+}
+
+/// The `inputSchema` of the tool called `name`, if the server lists it.
+pub fn input_schema<'a>(tools: &'a [Value], name: &str) -> Option<&'a Value> {
+    tools
+        .iter()
+        .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
+        .and_then(|t| t.get("inputSchema"))
+}
+
+/// Asks a tool's arguments with the form engine, from its `inputSchema`
+/// (a flat schema is a form like any elicitation's): the fields in
+/// `missing`, with `given` already filled in. `Ok(None)` when the schema has
+/// no properties: there is nothing to ask.
+pub fn ask_arguments(
+    tool: &str,
+    schema: &Value,
+    given: Map<String, Value>,
+    missing: Option<Vec<String>>,
+    handler: &mut ElicitHandler<'_>,
+) -> Result<Option<Map<String, Value>>, ElicitError> {
+    let has_fields = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| !p.is_empty());
+    if !has_fields {
+        return Ok(None);
+    }
+    let params = crate::elicitation::protocol::ElicitationParams::form(
+        format!("Arguments for the tool {tool}"),
+        schema.clone(),
+    );
+    let mut e = crate::elicitation::resolve::Elicitation::prepare(params, &mut handler.cache)?;
+    e.server = handler.server_name.clone();
+    let missing = missing.unwrap_or_else(|| {
+        e.form
+            .as_ref()
+            .map(|f| f.fields.iter().map(|f| f.name.clone()).collect())
+            .unwrap_or_default()
+    });
+    let answer = handler.person.resolve(
+        &e,
+        crate::elicitation::resolve::Pending::Form {
+            values: given,
+            missing,
+        },
+    )?;
+    if !answer.ok {
+        return Err(ElicitError::Usage(
+            "tool call abandoned at its arguments".into(),
+        ));
+    }
+    Ok(Some(answer.data.unwrap_or_default()))
+}
+
+/// The required properties of a tool's `inputSchema` that `arguments` lacks,
+/// in the schema's order.
+pub fn missing_required(schema: &Value, arguments: &Map<String, Value>) -> Vec<String> {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut names: Vec<String> = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| {
+            p.keys()
+                .filter(|k| required.contains(&k.as_str()))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    // A required name with no property schema is still required.
+    for r in &required {
+        if !names.iter().any(|n| n == r) {
+            names.push(r.to_string());
+        }
+    }
+    names.retain(|n| !arguments.contains_key(n));
+    names
+}
+
+/// The error for a tool the server does not list: the nearest names first
+/// (by edit distance, so `get_sum` finds `get-sum`), then how many more.
+pub fn unknown_tool(name: &str, tools: &[Value]) -> ElicitError {
+    let mut names: Vec<(f64, &str)> = tools
+        .iter()
+        .filter_map(|t| t.get("name")?.as_str())
+        .map(|n| (strsim::normalized_damerau_levenshtein(name, n), n))
+        .collect();
+    names.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let near: Vec<String> = names
+        .iter()
+        .take(5)
+        .map(|(_, n)| crate::text::sanitize::sanitize_line(n))
+        .collect();
+    let more = names.len().saturating_sub(near.len());
+    let tail = if more > 0 {
+        format!(" (and {more} more)")
+    } else {
+        String::new()
+    };
+    ElicitError::Usage(format!(
+        "the server has no tool named {:?}; nearest: {}{tail}",
+        crate::text::sanitize::sanitize_line(name),
+        near.join(", ")
+    ))
+}
+
+/// Why a call made over 2026-07-28 by `--protocol auto` should be made
+/// again over the `initialize` handshake, or `None` when it should not.
+///
+/// Decided on protocol facts, never on the failure's wording: the
+/// connection is the stateless one that `auto` chose (not one the person
+/// asked for), the tool failed (an `isError` result, or a JSON-RPC error
+/// other than one about the request itself), and it failed before the
+/// server asked elicit anything (`asked` is false: no `input_required`
+/// round, no request of its own, no -32042 elicitation). A server that
+/// asks through `input_required` keeps 2026-07-28; one whose tool gives up
+/// without asking may be one whose elicitations need a request of its own,
+/// which only the handshake carries.
+pub fn handshake_retry_reason(
+    choice: ProtocolChoice,
+    generation: &Generation,
+    end: &CallEnd,
+    asked: bool,
+) -> Option<String> {
+    if choice != ProtocolChoice::Auto || *generation != Generation::Stateless || asked {
+        return None;
+    }
+    let failure = match end {
+        CallEnd::Result(r) if r.get("isError").and_then(Value::as_bool) == Some(true) => {
+            "returned an error result".to_string()
+        }
+        CallEnd::Result(_) => return None,
+        CallEnd::Refused { error, .. } => {
+            let code = error.get("code").and_then(Value::as_i64);
+            // The request itself was wrong (no such method or tool, bad
+            // arguments, a header or capability the server wants): another
+            // lifecycle would not change that.
+            if matches!(
+                code,
+                Some(
+                    crate::error::rpc_code::METHOD_NOT_FOUND
+                        | crate::error::rpc_code::INVALID_PARAMS
+                        | -32020
+                        | -32021
+                        | super::client::UNSUPPORTED_VERSION
+                )
+            ) {
+                return None;
+            }
+            format!("failed with a JSON-RPC error ({})", short(error))
+        }
+    };
+    Some(format!(
+        "the tool {failure} on {STATELESS_VERSION} before the server asked anything (no input_required, no request of its own); a server asks with requests of its own only over the initialize handshake"
+    ))
+}
+
+/// A tool result for a person at a terminal: each text block as text,
+/// other content named (`[image image/png, 2.1 KiB]`), structured content
+/// as indented JSON, an error marked. Everything is server text, so all of
+/// it is sanitised.
+pub fn readable_tool_result(result: &Value) -> String {
+    use crate::text::sanitize::{sanitize_block, sanitize_line};
+    let mut parts: Vec<String> = Vec::new();
+    if result.get("isError").and_then(Value::as_bool) == Some(true) {
+        parts.push("The tool reported an error:".into());
+    }
+    for item in result
+        .get("content")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+    {
+        let kind = item.get("type").and_then(Value::as_str).unwrap_or("?");
+        let field = |k: &str| item.get(k).and_then(Value::as_str).unwrap_or("");
+        parts.push(match kind {
+            "text" => sanitize_block(field("text")),
+            "image" | "audio" => format!(
+                "[{kind} {}, {} of base64 data]",
+                sanitize_line(field("mimeType")),
+                size(field("data").len())
+            ),
+            "resource_link" => format!("[link {}]", sanitize_line(field("uri"))),
+            "resource" => {
+                let r = item.get("resource").cloned().unwrap_or(Value::Null);
+                let uri = r.get("uri").and_then(Value::as_str).unwrap_or("");
+                match r.get("text").and_then(Value::as_str) {
+                    Some(t) => format!("[resource {}]\n{}", sanitize_line(uri), sanitize_block(t)),
+                    None => format!("[resource {}]", sanitize_line(uri)),
+                }
+            }
+            other => format!("[{} content]", sanitize_line(other)),
+        });
+    }
+    if let Some(structured) = result.get("structuredContent") {
+        let json = serde_json::to_string_pretty(structured).unwrap_or_default();
+        parts.push(format!("Structured content:\n{}", sanitize_block(&json)));
+    }
+    if parts.is_empty() {
+        parts.push("(the tool returned no content)".into());
+    }
+    parts.join("\n")
+}
+
+fn size(bytes: usize) -> String {
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else {
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn arguments_are_coerced_by_the_input_schema() {
+        let schema = json!({"type":"object","properties":{
+            "n":{"type":"integer"},"flag":{"type":"boolean"},"name":{"type":"string"},
+            "tags":{"type":"array","items":{"type":"string","enum":["a","b"]}}}});
+        let args = tool_arguments(
+            Some(&schema),
+            Some(r#"{"name":"base"}"#),
+            &[
+                "n=3".into(),
+                "flag=yes".into(),
+                "tags=a".into(),
+                "tags=b".into(),
+                "extra=[1]".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            Value::Object(args),
+            json!({"name":"base","n":3,"flag":true,"tags":["a","b"],"extra":[1]})
+        );
+        assert!(tool_arguments(Some(&schema), None, &["n=x".into()]).is_err());
+        assert!(tool_arguments(None, Some("[1]"), &[]).is_err());
+        let bad = tool_arguments(None, Some("{message:1}"), &[]).unwrap_err();
+        assert!(
+            bad.to_string()
+                .starts_with("--args: invalid JSON at line 1, column 2"),
+            "{bad}"
+        );
+    }
+
+    #[test]
+    fn required_arguments_are_found_in_schema_order() {
+        let schema = json!({"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"},"c":{}},"required":["b","a","z"]});
+        let mut given = Map::new();
+        given.insert("a".into(), json!(2));
+        assert_eq!(missing_required(&schema, &given), vec!["b", "z"]);
+    }
+
+    #[test]
+    fn tool_results_read_as_text_with_server_text_neutralised() {
+        let r = json!({"isError": true, "content": [
+            {"type":"text","text":"line one\nline \u{1b}]52;c;AAAA\u{7}two"},
+            {"type":"image","mimeType":"image/png","data":"AAAA"},
+            {"type":"resource_link","uri":"file:///x"}
+        ], "structuredContent": {"n": 1}});
+        let text = readable_tool_result(&r);
+        assert!(
+            text.starts_with("The tool reported an error:\nline one\nline two"),
+            "{text}"
+        );
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{text:?}"
+        );
+        assert!(text.contains("[image image/png, 4 B of base64 data]"));
+        assert!(text.contains("[link file:///x]"));
+        assert!(text.contains("Structured content:\n{\n  \"n\": 1\n}"));
+    }
+
+    #[test]
+    fn the_handshake_retry_is_decided_on_protocol_facts() {
+        let failed = CallEnd::Result(
+            json!({"isError": true, "content": [{"type":"text","text":"whatever words"}]}),
+        );
+        let fine = CallEnd::Result(json!({"content": []}));
+        let refused = |code: i64| CallEnd::Refused {
+            error: json!({"code": code, "message": "m"}),
+            message: String::new(),
+        };
+        let stateless = Generation::Stateless;
+        let auto = ProtocolChoice::Auto;
+        assert!(handshake_retry_reason(auto, &stateless, &failed, false).is_some());
+        assert!(handshake_retry_reason(auto, &stateless, &refused(-32603), false).is_some());
+        // Asked something first, succeeded, or the request itself was wrong.
+        assert!(handshake_retry_reason(auto, &stateless, &failed, true).is_none());
+        assert!(handshake_retry_reason(auto, &stateless, &fine, false).is_none());
+        for code in [-32601, -32602, -32020, -32021, -32022] {
+            assert!(handshake_retry_reason(auto, &stateless, &refused(code), false).is_none());
+        }
+        // Not a choice `auto` made.
+        let handshake = Generation::Handshake("2025-11-25".into());
+        assert!(handshake_retry_reason(auto, &handshake, &failed, false).is_none());
+        let forced = ProtocolChoice::V2026_07_28;
+        assert!(handshake_retry_reason(forced, &stateless, &failed, false).is_none());
+    }
+
+    #[test]
+    fn unknown_tools_name_the_nearest() {
+        let tools = vec![
+            json!({"name":"get-sum"}),
+            json!({"name":"echo"}),
+            json!({"name":"get-env"}),
+        ];
+        let e = unknown_tool("get_sum", &tools).to_string();
+        assert!(e.contains("nearest: get-sum, get-env, echo"), "{e}");
+        assert!(!e.contains("more"));
+    }
+}

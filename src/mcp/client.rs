@@ -1,0 +1,458 @@
+//! A small MCP client over any [`Transport`]: the lifecycle of both protocol
+//! generations, request/response matching, and dispatch of the server's own
+//! requests to the [`ElicitHandler`].
+//!
+//! Why not `rmcp`: its typed model rejects whole requests over things a
+//! server author needs to see (an unknown `format`, a nested property) and
+//! drops others (`task`); elicit must show and answer what the server really
+//! sent, and carry the 2026-07-28 stateless flow (per-request `_meta`,
+//! `input_required` retries) next to the 2025 handshake. Line-delimited
+//! JSON-RPC is small enough to own.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Map, Value};
+
+use super::handler::{ElicitHandler, HandlerError};
+use crate::error::ElicitError;
+use crate::text::sanitize::sanitize_line;
+use crate::transport::{Incoming, Transport};
+
+/// The newest handshake revision elicit speaks.
+pub const HANDSHAKE_VERSION: &str = "2025-11-25";
+/// The stateless revision.
+pub const STATELESS_VERSION: &str = "2026-07-28";
+
+/// `UnsupportedProtocolVersionError` (2026-07-28).
+pub const UNSUPPORTED_VERSION: i64 = -32022;
+
+/// Whether a JSON-RPC error is one only a 2026-07-28 server sends about
+/// the request itself: `HeaderMismatchError` (-32020) or
+/// `MissingRequiredClientCapabilityError` (-32021).
+fn modern_refusal(e: &Value) -> bool {
+    matches!(e.get("code").and_then(Value::as_i64), Some(-32020 | -32021))
+}
+
+/// Which lifecycle to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProtocolChoice {
+    /// Try `server/discover` (2026-07-28); fall back to the `initialize`
+    /// handshake when the server does not know it.
+    Auto,
+    #[value(name = "2025-06-18")]
+    V2025_06_18,
+    #[value(name = "2025-11-25")]
+    V2025_11_25,
+    #[value(name = "2026-07-28")]
+    V2026_07_28,
+}
+
+/// The lifecycle in use once connected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Generation {
+    /// `initialize` handshake; the negotiated version.
+    Handshake(String),
+    /// 2026-07-28: no session, capabilities on every request.
+    Stateless,
+}
+
+impl Generation {
+    /// In words, for `--verbose` and messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Generation::Handshake(v) => format!("protocol {v}, initialize handshake"),
+            Generation::Stateless => format!("protocol {STATELESS_VERSION}, stateless"),
+        }
+    }
+}
+
+/// The reply to one request.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    Result(Value),
+    Error(Value),
+}
+
+pub struct McpClient {
+    pub server: Box<dyn Transport>,
+    next_id: i64,
+    pub generation: Generation,
+    /// How long to wait for the reply to each request. The wait is for the
+    /// reply itself: notifications and stray messages do not extend it, and
+    /// the time a person spends answering an elicitation does not count.
+    pub timeout: Option<Duration>,
+    pub server_info: Option<Value>,
+    pub verbose: bool,
+    /// Why [`Self::generation`] is the one in use, in words for `--verbose`.
+    pub why: String,
+}
+
+/// The capabilities elicit declares: the two modes it really handles.
+pub fn client_capabilities() -> Value {
+    json!({"elicitation": {"form": {}, "url": {}}})
+}
+
+pub fn client_info() -> Value {
+    json!({"name": "elicit", "version": env!("CARGO_PKG_VERSION")})
+}
+
+impl McpClient {
+    /// Connects: the 2026 discovery or the handshake, as chosen.
+    pub fn connect(
+        server: Box<dyn Transport>,
+        choice: ProtocolChoice,
+        timeout: Option<Duration>,
+        verbose: bool,
+        handler: &mut ElicitHandler<'_>,
+    ) -> Result<Self, ElicitError> {
+        let mut client = McpClient {
+            server,
+            next_id: 0,
+            generation: Generation::Stateless,
+            timeout,
+            server_info: None,
+            verbose,
+            why: String::new(),
+        };
+        let handshake =
+            |c: &mut McpClient, h: &mut ElicitHandler<'_>, version: &str| c.handshake(version, h);
+        match choice {
+            ProtocolChoice::V2026_07_28 => {
+                client.discover(handler, true)?;
+                client.why = format!("--protocol {STATELESS_VERSION} given");
+            }
+            ProtocolChoice::V2025_06_18 => {
+                handshake(&mut client, handler, "2025-06-18")?;
+                client.why = "--protocol 2025-06-18 given".into();
+            }
+            ProtocolChoice::V2025_11_25 => {
+                handshake(&mut client, handler, HANDSHAKE_VERSION)?;
+                client.why = format!("--protocol {HANDSHAKE_VERSION} given");
+            }
+            ProtocolChoice::Auto => {
+                if client.discover(handler, false)? {
+                    client.why = format!(
+                        "--protocol auto, and server/discover lists {STATELESS_VERSION} in supportedVersions"
+                    );
+                } else {
+                    handshake(&mut client, handler, HANDSHAKE_VERSION)?;
+                    client.why = format!("--protocol auto, and {}", client.why);
+                }
+            }
+        }
+        handler.server_name = client.server_name();
+        Ok(client)
+    }
+
+    /// The server's name from its `serverInfo`.
+    pub fn server_name(&self) -> Option<String> {
+        self.server_info
+            .as_ref()?
+            .get("name")?
+            .as_str()
+            .map(str::to_string)
+    }
+
+    /// `server/discover`. Returns false when the server does not speak
+    /// 2026-07-28 (and `required` is false).
+    fn discover(
+        &mut self,
+        handler: &mut ElicitHandler<'_>,
+        required: bool,
+    ) -> Result<bool, ElicitError> {
+        self.generation = Generation::Stateless;
+        let mut reply = self.request("server/discover", json!({}), handler)?;
+        // A modern server that refuses the version once but lists it as
+        // supported (UnsupportedProtocolVersionError) is asked again.
+        if let Reply::Error(e) = &reply {
+            let supported = e
+                .get("data")
+                .and_then(|d| d.get("supported"))
+                .and_then(Value::as_array)
+                .is_some_and(|v| v.iter().any(|x| x.as_str() == Some(STATELESS_VERSION)));
+            if e.get("code").and_then(Value::as_i64) == Some(UNSUPPORTED_VERSION) && supported {
+                self.note(
+                    "server/discover refused the version it lists as supported; asking again",
+                );
+                reply = self.request("server/discover", json!({}), handler)?;
+            }
+        }
+        let result = match reply {
+            Reply::Result(r) => r,
+            // -32020 (header mismatch) and -32021 (missing client
+            // capability) only come from a modern server: it speaks
+            // 2026-07-28 and refused this request, so the handshake would
+            // not help (the spec's era detection).
+            Reply::Error(e) if modern_refusal(&e) => {
+                return Err(ElicitError::Server(format!(
+                    "the server speaks {STATELESS_VERSION} but refused server/discover: {}",
+                    short(&e)
+                )))
+            }
+            Reply::Error(e) if !required => {
+                self.why = format!("server/discover was refused ({})", short(&e));
+                self.note(&format!("server/discover refused ({}); using the initialize handshake", short(&e)));
+                return Ok(false);
+            }
+            Reply::Error(e) => {
+                return Err(ElicitError::Server(format!(
+                    "server/discover failed: {}; the server may not speak {STATELESS_VERSION} (try --protocol auto)",
+                    short(&e)
+                )))
+            }
+        };
+        let speaks = result
+            .get("supportedVersions")
+            .and_then(Value::as_array)
+            .is_some_and(|v| v.iter().any(|x| x.as_str() == Some(STATELESS_VERSION)));
+        if !speaks {
+            if required {
+                return Err(ElicitError::Server(format!(
+                    "the server does not list {STATELESS_VERSION} in supportedVersions"
+                )));
+            }
+            self.why =
+                format!("server/discover does not list {STATELESS_VERSION} in supportedVersions");
+            return Ok(false);
+        }
+        self.server_info = result.get("serverInfo").cloned().or_else(|| {
+            result
+                .get("_meta")
+                .and_then(|m| m.get(crate::elicitation::input::SERVER_INFO_META))
+                .cloned()
+        });
+        Ok(true)
+    }
+
+    fn handshake(
+        &mut self,
+        version: &str,
+        handler: &mut ElicitHandler<'_>,
+    ) -> Result<(), ElicitError> {
+        self.generation = Generation::Handshake(version.to_string());
+        let params = json!({
+            "protocolVersion": version,
+            "capabilities": client_capabilities(),
+            "clientInfo": client_info(),
+        });
+        let result = match self.request("initialize", params, handler)? {
+            Reply::Result(r) => r,
+            Reply::Error(e) => {
+                return Err(ElicitError::Server(format!(
+                    "initialize failed: {}",
+                    short(&e)
+                )))
+            }
+        };
+        let negotiated = result
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or(version)
+            .to_string();
+        self.server_info = result.get("serverInfo").cloned();
+        self.generation = Generation::Handshake(negotiated);
+        self.server
+            .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+        Ok(())
+    }
+
+    /// Sends a request and waits for its reply, answering the server's own
+    /// requests and showing its notifications (with `--verbose`) meanwhile.
+    pub fn request(
+        &mut self,
+        method: &str,
+        mut params: Value,
+        handler: &mut ElicitHandler<'_>,
+    ) -> Result<Reply, ElicitError> {
+        if self.generation == Generation::Stateless {
+            let meta = params
+                .as_object_mut()
+                .expect("request params are objects")
+                .entry("_meta")
+                .or_insert_with(|| json!({}));
+            if let Some(m) = meta.as_object_mut() {
+                m.insert(
+                    "io.modelcontextprotocol/protocolVersion".into(),
+                    json!(STATELESS_VERSION),
+                );
+                m.insert("io.modelcontextprotocol/clientInfo".into(), client_info());
+                m.insert(
+                    "io.modelcontextprotocol/clientCapabilities".into(),
+                    client_capabilities(),
+                );
+            }
+        }
+        self.next_id += 1;
+        let id = self.next_id;
+        self.server
+            .send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
+        let mut deadline = self.timeout.map(|t| Instant::now() + t);
+        loop {
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            let msg = match self.server.receive(left) {
+                Ok(m) => m,
+                Err(e) => return Err(self.explain(e, method)),
+            };
+            let msg = match msg {
+                Incoming::Message(m) => m,
+                Incoming::Malformed { line, error } => {
+                    return Err(ElicitError::Server(format!(
+                        "the server wrote a line that is not JSON-RPC ({error}): {}",
+                        crate::terminal::render::truncate(&sanitize_line(&line), 200)
+                    )))
+                }
+                Incoming::Closed => {
+                    return Err(self.explain(
+                        ElicitError::Server("the server closed its output".into()),
+                        method,
+                    ))
+                }
+                Incoming::TimedOut => {
+                    let waited = self.timeout.unwrap_or_default();
+                    return Err(ElicitError::Server(format!(
+                        "no reply to {method} within {} (--timeout)",
+                        humantime::format_duration(waited)
+                    )));
+                }
+            };
+            let Some(obj) = msg.as_object() else {
+                return Err(ElicitError::Server(format!(
+                    "the server sent {} instead of a JSON-RPC message",
+                    crate::elicitation::json_kind(&msg)
+                )));
+            };
+            if let Some(m) = obj.get("method").and_then(Value::as_str) {
+                match obj.get("id") {
+                    Some(sid) if !sid.is_null() => {
+                        // A person answering a form is not the server being
+                        // slow: that time is added back to the deadline.
+                        let asked = Instant::now();
+                        self.answer_server_request(sid.clone(), m, obj.get("params"), handler)?;
+                        if let Some(d) = deadline.as_mut() {
+                            *d += asked.elapsed();
+                        }
+                    }
+                    _ => self.note(&format!(
+                        "notification {m}{}",
+                        params_preview(obj.get("params"))
+                    )),
+                }
+                continue;
+            }
+            if obj.get("id") == Some(&json!(id)) {
+                if let Some(e) = obj.get("error") {
+                    return Ok(Reply::Error(e.clone()));
+                }
+                return Ok(Reply::Result(
+                    obj.get("result").cloned().unwrap_or(Value::Null),
+                ));
+            }
+            self.note(&format!(
+                "ignored a response to an unknown id {}",
+                obj.get("id").unwrap_or(&Value::Null)
+            ));
+        }
+    }
+
+    fn answer_server_request(
+        &mut self,
+        id: Value,
+        method: &str,
+        params: Option<&Value>,
+        handler: &mut ElicitHandler<'_>,
+    ) -> Result<(), ElicitError> {
+        self.note(&format!("server request {method} (id {id})"));
+        let reply = match handler.handle(method, params) {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Err(HandlerError::Rpc { code, message }) => {
+                self.note(&format!("answered {method} with error {code}: {message}"));
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+            }
+            Err(HandlerError::Fatal(e)) => {
+                // Tell the server before giving up, so it is not left waiting.
+                let _ = self
+                    .server
+                    .send(&json!({"jsonrpc": "2.0", "id": id, "error": {
+                        "code": crate::error::rpc_code::INTERNAL_ERROR,
+                        "message": format!("elicit could not resolve the elicitation: {e}"),
+                    }}));
+                return Err(e);
+            }
+        };
+        self.server.send(&reply)
+    }
+
+    /// Adds the server's exit status to a failure, when it has exited.
+    fn explain(&mut self, e: ElicitError, method: &str) -> ElicitError {
+        match (e, self.server.gone_detail()) {
+            (ElicitError::Server(msg), Some(detail)) => ElicitError::Server(format!(
+                "{msg} while waiting for the reply to {method}: {detail}"
+            )),
+            (ElicitError::Server(msg), None) => {
+                ElicitError::Server(format!("{msg} while waiting for the reply to {method}"))
+            }
+            (other, _) => other,
+        }
+    }
+
+    fn note(&self, text: &str) {
+        if self.verbose {
+            eprintln!("elicit: {}", sanitize_line(text));
+        }
+    }
+
+    /// Lists the server's tools (following `nextCursor`).
+    pub fn list_tools(
+        &mut self,
+        handler: &mut ElicitHandler<'_>,
+    ) -> Result<Vec<Value>, ElicitError> {
+        let mut tools = Vec::new();
+        let mut cursor: Option<Value> = None;
+        for _ in 0..100 {
+            let params = match &cursor {
+                Some(c) => json!({"cursor": c}),
+                None => json!({}),
+            };
+            match self.request("tools/list", params, handler)? {
+                Reply::Result(r) => {
+                    if let Some(list) = r.get("tools").and_then(Value::as_array) {
+                        tools.extend(list.iter().cloned());
+                    }
+                    cursor = r.get("nextCursor").filter(|c| !c.is_null()).cloned();
+                    if cursor.is_none() {
+                        break;
+                    }
+                }
+                Reply::Error(e) => {
+                    return Err(ElicitError::Server(format!(
+                        "tools/list failed: {}",
+                        short(&e)
+                    )))
+                }
+            }
+        }
+        Ok(tools)
+    }
+}
+
+fn params_preview(params: Option<&Value>) -> String {
+    match params {
+        Some(p) => format!(
+            " {}",
+            crate::terminal::render::truncate(&p.to_string(), 160)
+        ),
+        None => String::new(),
+    }
+}
+
+/// `code: message` of a JSON-RPC error object.
+pub fn short(error: &Value) -> String {
+    let code = error.get("code").map(Value::to_string).unwrap_or_default();
+    let message = error.get("message").and_then(Value::as_str).unwrap_or("");
+    sanitize_line(&format!("{code} {message}"))
+}
+
+/// Builds `tools/call` params.
+pub fn call_params(name: &str, arguments: &Map<String, Value>) -> Value {
+    json!({"name": name, "arguments": arguments})
+}

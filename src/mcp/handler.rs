@@ -1,0 +1,176 @@
+//! Answers the requests a server sends the client during a session. Only
+//! `elicitation/create` is resolved (by the same pipeline as a single
+//! request: scripted answers, then the person); `ping` is answered; anything
+//! else gets a JSON-RPC error, never silence.
+
+use std::collections::HashSet;
+
+use serde_json::{json, Map, Value};
+
+use crate::elicitation::answers::ScriptedAnswers;
+use crate::elicitation::protocol::{ElicitResult, ElicitationParams, ELICITATION_METHOD};
+use crate::elicitation::resolve::{self, Elicitation, Resolver, SchemaCache};
+use crate::error::{rpc_code, ElicitError};
+
+/// Why a server request got no result.
+#[derive(Debug)]
+pub enum HandlerError {
+    /// Answer the server with this JSON-RPC error and go on.
+    Rpc { code: i64, message: String },
+    /// Stop the session: nobody can answer (no terminal and no scripted
+    /// answer, answers that fail validation, a broken terminal).
+    Fatal(ElicitError),
+}
+
+/// Resolves the elicitations of a live session.
+pub struct ElicitHandler<'a> {
+    pub scripted: &'a ScriptedAnswers,
+    pub person: &'a mut dyn Resolver,
+    pub cache: SchemaCache,
+    /// The server's name from `serverInfo`, for the prompt header.
+    pub server_name: Option<String>,
+    /// Every result sent, in order (for tests and `--verbose`).
+    pub answered: Vec<ElicitResult>,
+    /// The fields of every form asked in this session: a scripted answer
+    /// is for whichever form has its field (a tool may ask `a`, then `b`),
+    /// and one that no form had is reported by [`Self::unused_answers`].
+    pub seen_fields: HashSet<String>,
+    /// How many times the server has asked for something during the
+    /// session (a request of its own other than `ping`, an `input_required`
+    /// round, an elicitation in a -32042 error): a call that failed with
+    /// this unchanged failed before anything could be asked of elicit.
+    pub asked: usize,
+}
+
+impl<'a> ElicitHandler<'a> {
+    pub fn new(scripted: &'a ScriptedAnswers, person: &'a mut dyn Resolver) -> Self {
+        ElicitHandler {
+            scripted,
+            person,
+            cache: SchemaCache::default(),
+            server_name: None,
+            answered: Vec::new(),
+            seen_fields: HashSet::new(),
+            asked: 0,
+        }
+    }
+
+    /// Handles one server-to-client request.
+    pub fn handle(&mut self, method: &str, params: Option<&Value>) -> Result<Value, HandlerError> {
+        if method != "ping" {
+            self.asked += 1;
+        }
+        match method {
+            ELICITATION_METHOD => {
+                let params = params.cloned().unwrap_or(Value::Null);
+                self.elicit(&params, None).map(|r| r.to_value())
+            }
+            "ping" => Ok(json!({})),
+            other => Err(HandlerError::Rpc {
+                code: rpc_code::METHOD_NOT_FOUND,
+                message: format!(
+                    "elicit does not handle {other:?}: it only answers elicitation/create"
+                ),
+            }),
+        }
+    }
+
+    /// Resolves one elicitation's params. Bad params are the server's fault
+    /// (a -32602 reply); everything else stops the session.
+    pub fn elicit(
+        &mut self,
+        params: &Value,
+        position: Option<(usize, usize)>,
+    ) -> Result<ElicitResult, HandlerError> {
+        self.asked += 1;
+        let params = ElicitationParams::from_value(params).map_err(rpc_or_fatal)?;
+        self.elicit_params(params, position)
+    }
+
+    fn elicit_params(
+        &mut self,
+        params: ElicitationParams,
+        position: Option<(usize, usize)>,
+    ) -> Result<ElicitResult, HandlerError> {
+        let mut e = Elicitation::prepare(params, &mut self.cache).map_err(rpc_or_fatal)?;
+        e.server = self.server_name.clone();
+        e.position = position;
+        if let Some(form) = &e.form {
+            for w in form.warnings_once() {
+                eprintln!(
+                    "elicit: warning: {}",
+                    crate::text::sanitize::sanitize_line(w)
+                );
+            }
+            self.seen_fields
+                .extend(form.fields.iter().map(|f| f.name.clone()));
+        }
+        // Not strict: a value for a field this form lacks may be for a later
+        // form of the session; see `unused_answers`.
+        let result =
+            resolve::resolve(&e, self.scripted, false, self.person).map_err(HandlerError::Fatal)?;
+        self.answered.push(result.clone());
+        Ok(result)
+    }
+
+    /// Resolves every elicitation of an `input_required` result, keyed as
+    /// the server keyed them, for the retry's `inputResponses`.
+    pub fn input_responses(&mut self, result: &Value) -> Result<Map<String, Value>, ElicitError> {
+        self.asked += 1;
+        let doc = crate::elicitation::input::read_input_required(result)?;
+        if !doc.skipped.is_empty() {
+            return Err(ElicitError::Server(format!(
+                "the server asked for input elicit cannot give: {}",
+                doc.skipped.join(", ")
+            )));
+        }
+        let total = doc.entries.len();
+        let mut out = Map::new();
+        for (i, entry) in doc.entries.iter().enumerate() {
+            let position = (total > 1).then_some((i + 1, total));
+            let r = self
+                .elicit_params(entry.params.clone(), position)
+                .map_err(|e| match e {
+                    HandlerError::Fatal(e) => e,
+                    HandlerError::Rpc { message, .. } => ElicitError::InvalidParams { message },
+                })?;
+            out.insert(entry.key.clone().unwrap_or_default(), r.to_value());
+        }
+        Ok(out)
+    }
+}
+
+impl ElicitHandler<'_> {
+    /// Scripted field answers that no form of the session had (so far):
+    /// a typo, or a form that never came. Reported as a warning at the end.
+    pub fn unused_answers(&self) -> Vec<String> {
+        unused_answers(self.scripted, &self.seen_fields)
+    }
+}
+
+/// The scripted field names not in `seen`, in the order given.
+pub fn unused_answers(scripted: &ScriptedAnswers, seen: &HashSet<String>) -> Vec<String> {
+    scripted
+        .field_names()
+        .filter(|n| !seen.contains(*n))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The warning for one unused scripted answer.
+pub fn unused_answer_warning(name: &str) -> String {
+    format!(
+        "unused answer {}: no form in this session had that field",
+        crate::text::sanitize::sanitize_line(name)
+    )
+}
+
+fn rpc_or_fatal(e: ElicitError) -> HandlerError {
+    match e.rpc_code() {
+        Some(code) => HandlerError::Rpc {
+            code,
+            message: e.to_string(),
+        },
+        None => HandlerError::Fatal(e),
+    }
+}

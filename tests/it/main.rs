@@ -1,0 +1,56 @@
+//! elicit's one integration-test binary: one module per area, each driving
+//! the real `elicit` binary (or the library, where a test needs its types)
+//! the way a user, a script or a server would. One binary links the crate
+//! once, so `cargo test` builds a single test executable instead of one per
+//! file. Each module's own doc comment says what belongs in it; shared
+//! helpers (the command builder, pseudo-terminal sessions, server starters,
+//! waits with a limit) are in `common`.
+
+mod common;
+
+/// Sign-in against a fake authorization server: discovery, flows, the store.
+mod auth;
+/// Sign-in extensions (DPoP, private-key JWT, JWT bearer, enterprise ID-JAG)
+/// against a fake authorization server, IdP and resource with independent
+/// verifiers.
+mod auth_extensions;
+/// `elicit call` against a deterministic fake server of our own.
+mod call;
+/// Every fixture and input shape through the binary; flags, errors, exit codes.
+mod cli;
+/// A server author's first hour: `elicit call` with no `--protocol` flag
+mod first_hour;
+/// Saved fuzz inputs replayed through the fuzz targets' own checks.
+mod fuzz_regressions;
+/// Every example `--help` prints runs; every man page can be produced.
+mod help_examples;
+/// Hostile stdio servers through `call` and `proxy`.
+mod hostile;
+/// Hostile input documents: huge numbers, duplicate keys, odd files.
+mod hostile_input;
+/// Remote servers over Streamable HTTP and legacy SSE.
+mod http;
+/// `--lines`: a stream gives line for line what each line gives alone.
+mod lines_cache;
+/// Property tests (proptest) of the schema model, answers and input paths.
+mod properties;
+/// `elicit proxy` between a fake client and a fake server.
+mod proxy;
+/// `elicit proxy URL` against servers that stall: bounds, timeouts, ending at once.
+mod proxy_url;
+/// `elicit call` with a person at a pseudo-terminal.
+mod pty_call;
+/// The form flow at a pseudo-terminal.
+mod pty_form;
+/// Terminal cases of hostile input: type-ahead, per-prompt time, restore.
+mod pty_hostile;
+/// The keys at every prompt, and every prompt left tidy.
+mod pty_keys;
+/// The URL flow at a pseudo-terminal: consent before anything opens.
+mod pty_url;
+/// `elicit call` against real servers nobody here wrote.
+mod real_servers;
+/// `elicit request` -> a resolver -> `elicit result`.
+mod request_result;
+/// Sign-in against hostile authorization servers and protected resources.
+mod signin_hostile;

@@ -1,0 +1,421 @@
+//! `elicit call` against real MCP servers nobody here wrote: npm
+//! `@modelcontextprotocol/server-everything` and a server built on PyPI
+//! `mcp` with the SDK's own elicitation API. Both are installed, pinned, by
+//! `scripts/install-test-servers` (into .deps/) on first use; when a
+//! registry cannot be reached these tests fail loudly, never skip.
+
+use crate::common::installed;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use assert_cmd::Command;
+use serde_json::{json, Value};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn everything() -> Vec<String> {
+    installed();
+    let bin = root().join(".deps/node/node_modules/.bin/mcp-server-everything");
+    vec![bin.display().to_string(), "stdio".into()]
+}
+
+fn python_server() -> Vec<String> {
+    installed();
+    vec![
+        root().join(".deps/venv/bin/python").display().to_string(),
+        root()
+            .join("tests/servers/py_elicit_server.py")
+            .display()
+            .to_string(),
+    ]
+}
+
+fn call(server: &[String], args: &[&str], log: &Path) -> Value {
+    let out = Command::cargo_bin("elicit")
+        .unwrap()
+        .args([
+            "call",
+            "--no-input",
+            "--timeout",
+            "60s",
+            "--server-log",
+            "/dev/null",
+            "--log",
+        ])
+        .arg(log)
+        .args(args)
+        .arg("--")
+        .args(server)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "elicit call {args:?} failed ({:?}): {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The ElicitResults elicit sent, from its `--log`.
+fn sent_results(log: &Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["dir"] == "send" && l["message"]["result"]["action"].is_string())
+        .map(|l| l["message"]["result"].clone())
+        .collect()
+}
+
+/// server-everything's tool result ends with "Raw result: <JSON>".
+fn raw_result(result: &Value) -> Value {
+    let blocks = result["content"].as_array().unwrap();
+    let last = blocks.last().unwrap()["text"].as_str().unwrap();
+    let at = last
+        .find("Raw result: ")
+        .expect("server-everything echoes the raw result");
+    serde_json::from_str(&last[at + "Raw result: ".len()..]).unwrap()
+}
+
+#[test]
+fn server_everything_form_receives_exactly_what_elicit_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("s.jsonl");
+    let result = call(
+        &everything(),
+        &[
+            "--tool",
+            "trigger-elicitation-request",
+            "-a",
+            "accept",
+            "-a",
+            "name=Ada",
+            "-a",
+            "check=yes",
+            "-a",
+            "untitledMultipleSelectEnum=Piano",
+            "-a",
+            "untitledMultipleSelectEnum=Drums",
+            "-a",
+            "titledSingleSelectEnum=Wonder Woman",
+            "-a",
+            "legacyTitledEnum=Dogs",
+            "-a",
+            "integer=7",
+        ],
+        &log,
+    );
+    let sent = sent_results(&log);
+    assert_eq!(sent.len(), 1, "one elicitation: {sent:?}");
+    assert_eq!(raw_result(&result), sent[0]);
+    let content = &sent[0]["content"];
+    assert_eq!(content["name"], "Ada");
+    assert_eq!(content["check"], true);
+    assert_eq!(content["integer"], json!(7));
+    assert_eq!(
+        content["untitledMultipleSelectEnum"],
+        json!(["Piano", "Drums"])
+    );
+    assert_eq!(content["titledSingleSelectEnum"], "hero-3");
+    assert_eq!(content["legacyTitledEnum"], "pet-2");
+}
+
+#[test]
+fn server_everything_decline_and_cancel_reach_the_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    for word in ["decline", "cancel"] {
+        let log = dir.path().join(format!("{word}.jsonl"));
+        let result = call(
+            &everything(),
+            &["--tool", "trigger-elicitation-request", "-a", word],
+            &log,
+        );
+        assert_eq!(raw_result(&result), json!({"action": word}));
+    }
+}
+
+#[test]
+fn server_everything_url_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("u.jsonl");
+    let result = call(
+        &everything(),
+        &[
+            "--tool",
+            "trigger-url-elicitation",
+            "--arg",
+            "url=https://example.com/connect?session=abc",
+            "--arg",
+            "elicitationId=el-42",
+            "-a",
+            "accept",
+        ],
+        &log,
+    );
+    assert_eq!(raw_result(&result), json!({"action": "accept"}));
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("el-42") && text.contains("https://example.com/connect?session=abc"),
+        "{text}"
+    );
+}
+
+/// The Python tool results are one text block of compact JSON.
+fn py_echo(result: &Value) -> Value {
+    serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn python_sdk_form_url_and_decline_on_both_generations() {
+    let dir = tempfile::tempdir().unwrap();
+    for protocol in ["2025-11-25", "2026-07-28"] {
+        let log = dir.path().join(format!("{protocol}.jsonl"));
+        let result = call(
+            &python_server(),
+            &[
+                "--protocol",
+                protocol,
+                "--tool",
+                "ask_profile",
+                "-a",
+                "name=Ada",
+                "-a",
+                "age=36",
+                "-a",
+                "color=Green",
+                "-a",
+                "accept",
+            ],
+            &log,
+        );
+        assert_eq!(
+            py_echo(&result),
+            json!({"action":"accept","content":{"name":"Ada","age":36,"subscribe":false,"color":"green"}}),
+            "{protocol}"
+        );
+        assert_eq!(
+            sent_results(&log).len(),
+            usize::from(protocol == "2025-11-25"),
+            "{protocol}: answers travel as responses only on the handshake"
+        );
+
+        let log = dir.path().join(format!("{protocol}-decline.jsonl"));
+        let result = call(
+            &python_server(),
+            &[
+                "--protocol",
+                protocol,
+                "--tool",
+                "ask_profile",
+                "-a",
+                "decline",
+            ],
+            &log,
+        );
+        assert_eq!(
+            py_echo(&result),
+            json!({"action":"decline","content":null}),
+            "{protocol}"
+        );
+
+        let log = dir.path().join(format!("{protocol}-url.jsonl"));
+        let result = call(
+            &python_server(),
+            &[
+                "--protocol",
+                protocol,
+                "--tool",
+                "connect_account",
+                "-a",
+                "accept",
+            ],
+            &log,
+        );
+        assert_eq!(py_echo(&result)["action"], "accept", "{protocol}");
+    }
+}
+
+#[test]
+fn python_sdk_receives_the_raw_answer_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("raw.jsonl");
+    let result = call(
+        &python_server(),
+        &[
+            "--protocol",
+            "2025-11-25",
+            "--tool",
+            "ask_profile_raw",
+            "-a",
+            "name=Ada",
+            "-a",
+            "age=36",
+            "-a",
+            "color=red",
+            "-a",
+            "subscribe=yes",
+        ],
+        &log,
+    );
+    let sent = sent_results(&log);
+    assert_eq!(py_echo(&result), sent[0]);
+    assert!(
+        sent[0]["content"]["age"].is_i64(),
+        "integers go out as JSON integers"
+    );
+}
+
+#[test]
+fn python_sdk_url_required_error_is_resolved() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("req.jsonl");
+    // The test server always raises -32042: elicit resolves it, retries once,
+    // then reports the second refusal as a failure.
+    let out = Command::cargo_bin("elicit")
+        .unwrap()
+        .args([
+            "call",
+            "--no-input",
+            "--protocol",
+            "2025-11-25",
+            "--tool",
+            "require_url",
+            "-a",
+            "accept",
+            "--log",
+        ])
+        .arg(&log)
+        .arg("--")
+        .args(python_server())
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let calls = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("\"tools/call\""))
+        .count();
+    assert_eq!(calls, 2, "the call is retried exactly once");
+}
+
+/// A scripted client that declares no elicitation capability. Each message
+/// with an id waits for its reply (as real clients do); the reply to the
+/// last is returned.
+fn dumb_client(proxy_args: &[&str], server: &[String], messages: &[Value]) -> Value {
+    use std::io::{BufRead, BufReader, Write};
+    let mut proxy = std::process::Command::new(env!("CARGO_BIN_EXE_elicit"))
+        .args(["proxy", "--no-input", "--server-log", "/dev/null"])
+        .args(proxy_args)
+        .arg("--")
+        .args(server)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = proxy.stdin.take().unwrap();
+    let mut lines = BufReader::new(proxy.stdout.take().unwrap()).lines();
+    let mut last = Value::Null;
+    for m in messages {
+        writeln!(stdin, "{m}").unwrap();
+        stdin.flush().unwrap();
+        let Some(id) = m.get("id") else { continue };
+        last = loop {
+            let line = lines.next().expect("the proxy ended early").unwrap();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            assert_ne!(
+                v["method"], "elicitation/create",
+                "an elicitation reached the client"
+            );
+            if &v["id"] == id && v.get("method").is_none() {
+                break v;
+            }
+        };
+    }
+    drop(stdin);
+    let status = proxy.wait().unwrap();
+    assert!(status.success(), "proxy exit {status:?}");
+    last
+}
+
+#[test]
+fn proxy_gives_a_client_without_elicitation_the_server_everything_form() {
+    let reply = dumb_client(
+        &["-a", "accept", "-a", "name=Ada"],
+        &everything(),
+        &[
+            json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"dumb","version":"0"}}}),
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+            json!({"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}),
+            json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"trigger-elicitation-request","arguments":{}}}),
+        ],
+    );
+    let raw = raw_result(&reply["result"]);
+    assert_eq!(raw["action"], "accept");
+    assert_eq!(raw["content"]["name"], "Ada");
+}
+
+#[test]
+fn proxy_resolves_2026_input_required_for_the_client() {
+    let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"dumb","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}});
+    let reply = dumb_client(
+        &[
+            "-a",
+            "accept",
+            "-a",
+            "name=Ada",
+            "-a",
+            "age=36",
+            "-a",
+            "color=blue",
+        ],
+        &python_server(),
+        &[
+            json!({"jsonrpc":"2.0","id":"c-9","method":"tools/call","params":{"name":"ask_profile","arguments":{},"_meta":meta}}),
+        ],
+    );
+    assert_eq!(
+        reply["id"], "c-9",
+        "the final result comes under the client's own id"
+    );
+    assert_eq!(reply["result"]["resultType"], "complete");
+    assert_eq!(
+        py_echo(&reply["result"]),
+        json!({"action":"accept","content":{"name":"Ada","age":36,"subscribe":false,"color":"blue"}})
+    );
+}
+
+/// Under `--protocol auto` the Python SDK serves 2026-07-28, where its
+/// imperative `ctx.elicit` has no channel for the elicitation: elicit calls
+/// the tool again over the handshake, where it works (and `-v` says so).
+#[test]
+fn auto_falls_back_to_the_handshake_for_a_tool_that_needs_a_back_channel() {
+    let out = Command::cargo_bin("elicit")
+        .unwrap()
+        .args([
+            "call",
+            "-v",
+            "--no-input",
+            "--timeout",
+            "60s",
+            "--server-log",
+            "/dev/null",
+        ])
+        .args(["--tool", "confirm_delete", "-a", "decline", "--"])
+        .args(python_server())
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("calling it again over the initialize handshake"),
+        "{stderr}"
+    );
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(py_echo(&result)["action"], "decline");
+}

@@ -1,0 +1,113 @@
+"""A FastMCP (PyPI `fastmcp` 4.2.3) test server for elicit, written as a server author would.
+
+Run with the pinned venv:  .deps/venv/bin/python tests/servers/fastmcp_server.py [PORT]
+(no PORT: stdio; a PORT: Streamable HTTP on 127.0.0.1:PORT at /mcp).
+
+Every tool returns one text block of compact JSON, so a test can compare:
+  {"action": "accept"|"decline"|"cancel", "content": ... | null}
+
+Tools:
+  form_ctx      ctx.elicit with a dataclass (name, age, color): a form, server-initiated,
+                so it works only over the initialize handshake. On a 2026-07-28 connection
+                FastMCP fails the tool before sending anything.
+  pick_color    ctx.elicit with a list of strings: a single choice.
+  connect_url   ctx.session.elicit_url: URL mode, server-initiated.
+  always_decline ctx.elicit, then reports the action; a decline reaches the tool as a result.
+  guard_form    the 2026-07-28 guard pattern: returns an InputRequiredResult first and reads
+                ctx.input_responses on the retry (works on 2026-07-28 connections only).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from fastmcp import Context, FastMCP
+from mcp_types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
+
+server = FastMCP("fastmcp-elicit-test")
+
+
+@dataclass
+class Profile:
+    name: str
+    age: int
+    color: Literal["red", "green", "blue"]
+
+
+def _echo(action: str, content: Any) -> str:
+    return json.dumps({"action": action, "content": content}, separators=(",", ":"))
+
+
+@server.tool
+async def form_ctx(ctx: Context) -> str:
+    """Ask for a name, an age and a colour (form mode)."""
+    result = await ctx.elicit("Tell us about yourself", Profile)
+    if result.action == "accept":
+        d = result.data
+        return _echo("accept", {"name": d.name, "age": d.age, "color": d.color})
+    return _echo(result.action, None)
+
+
+@server.tool
+async def pick_color(ctx: Context) -> str:
+    """Pick one colour from a list."""
+    result = await ctx.elicit("Pick a colour", ["red", "green", "blue"])
+    if result.action == "accept":
+        return _echo("accept", result.data)
+    return _echo(result.action, None)
+
+
+@server.tool
+async def connect_url(ctx: Context) -> str:
+    """Ask the user to open a URL (URL mode)."""
+    result = await ctx.session.elicit_url(
+        message="Connect your Example account",
+        url="https://example.com/connect?session=abc",
+        elicitation_id="el-fast-1",
+        related_request_id=ctx.request_id,
+    )
+    return _echo(result.action, None)
+
+
+@server.tool
+async def always_decline(ctx: Context) -> str:
+    """Ask for confirmation; the answer comes back as the result."""
+    result = await ctx.elicit("Really go ahead?", bool)
+    if result.action == "accept":
+        return _echo("accept", result.data)
+    return _echo(result.action, None)
+
+
+@server.tool
+async def guard_form(ctx: Context) -> str | InputRequiredResult:
+    """The 2026-07-28 guard pattern: ask by returning input_required."""
+    answer = (ctx.input_responses or {}).get("profile")
+    if answer is None:
+        return InputRequiredResult(
+            input_requests={
+                "profile": ElicitRequest(
+                    params=ElicitRequestFormParams(
+                        message="Your name, please",
+                        requested_schema={
+                            "type": "object",
+                            "properties": {"name": {"type": "string"}},
+                            "required": ["name"],
+                        },
+                    )
+                )
+            },
+            request_state="guard-1",
+        )
+    if not isinstance(answer, ElicitResult):
+        answer = ElicitResult.model_validate(answer)
+    return _echo(answer.action, answer.content)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]), show_banner=False)
+    else:
+        server.run("stdio", show_banner=False)

@@ -1,0 +1,94 @@
+"""A stdio MCP server (Python stdlib only) that serves both lifecycles the way the Python
+frameworks do: `server/discover` lists only 2026-07-28, and `initialize` works as well.
+Its tools fail on 2026-07-28 in words no framework uses, so a test can tell that elicit
+decides on protocol facts, not on an error's wording.
+
+Tools (each returns compact JSON text with "era": "handshake" | "stateless"):
+  ask             stateless: an isError result before asking anything; handshake: a
+                  server-to-client elicitation/create (one string field `name`).
+  asks_then_fails stateless: input_required first, then an isError result for the answer.
+  broken          an isError result in both lifecycles, before asking anything.
+  bad_params      stateless: JSON-RPC error -32602; handshake: a normal result.
+  asks_twice      handshake: the same form twice (its schema has a top-level "x-layout"),
+                  for warnings that come once per schema.
+"""
+
+import json
+import sys
+
+era = "stateless"
+FORM = {
+    "mode": "form",
+    "message": "Your name?",
+    "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+}
+TOOLS = [{"name": n, "inputSchema": {"type": "object"}} for n in ("ask", "asks_then_fails", "broken", "bad_params", "asks_twice")]
+
+
+def send(msg):
+    sys.stdout.write(json.dumps(msg) + "\n")
+    sys.stdout.flush()
+
+
+def read():
+    line = sys.stdin.readline()
+    if not line:
+        sys.exit(0)
+    return json.loads(line)
+
+
+def ask(params, rid):
+    send({"jsonrpc": "2.0", "id": rid, "method": "elicitation/create", "params": params})
+    while True:
+        msg = read()
+        if msg.get("id") == rid and "method" not in msg:
+            return msg.get("result")
+
+
+def text(obj, error=False):
+    obj = dict(obj, era=era)
+    return {"content": [{"type": "text", "text": json.dumps(obj, separators=(",", ":"))}], "isError": error}
+
+
+def call_tool(params):
+    name = params["name"]
+    if name == "broken":
+        return {"result": text({"error": "the disk is full"}, error=True)}
+    if era == "stateless":
+        if name == "ask":
+            return {"result": text({"error": "Cannot prompt the user from here."}, error=True)}
+        if name == "bad_params":
+            return {"error": {"code": -32602, "message": "Invalid params: no such argument"}}
+        if name == "asks_then_fails":
+            if params.get("inputResponses") is None:
+                return {"result": {"resultType": "input_required", "inputRequests": {"q": {"method": "elicitation/create", "params": FORM}}, "requestState": "s1"}}
+            return {"result": text({"error": "that name is taken"}, error=True)}
+    if name == "asks_twice":
+        odd = dict(FORM, requestedSchema=dict(FORM["requestedSchema"], **{"x-layout": "grid"}))
+        replies = [ask(odd, "t-%d" % i) for i in (1, 2)]
+        return {"result": text({"replies": replies})}
+    if name == "ask":
+        send({"jsonrpc": "2.0", "id": "e-1", "method": "elicitation/create", "params": FORM})
+        while True:
+            msg = read()
+            if msg.get("id") == "e-1" and "method" not in msg:
+                return {"result": text({"reply": msg.get("result")})}
+    return {"result": text({"called": name})}
+
+
+while True:
+    msg = read()
+    method, rid = msg.get("method"), msg.get("id")
+    if rid is None:
+        continue
+    if method == "server/discover":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "serverInfo": {"name": "two-era", "version": "1"}, "resultType": "complete"}})
+    elif method == "initialize":
+        era = "handshake"
+        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "two-era", "version": "1"}}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": TOOLS}})
+    elif method == "tools/call":
+        send(dict({"jsonrpc": "2.0", "id": rid}, **call_tool(msg["params"])))
+    else:
+        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
