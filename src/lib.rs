@@ -21,6 +21,7 @@ pub mod bounded;
 pub mod elicitation;
 pub mod error;
 pub mod mcp;
+pub mod opener;
 pub mod signals;
 pub mod terminal;
 pub mod text;

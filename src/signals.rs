@@ -288,6 +288,30 @@ pub fn termination_flag() -> Arc<AtomicUsize> {
     flag
 }
 
+// ------------------------------------------------- a link done elsewhere
+
+/// Set when the task behind a link finished elsewhere: elicit's own sign-in
+/// listener saw the browser come back. The URL flow's waiting screen then
+/// ends as if the person had pressed Enter. Cleared when a URL flow starts,
+/// so a late arrival never ends a later flow.
+static DONE_ELSEWHERE: AtomicBool = AtomicBool::new(false);
+
+/// Ends the waiting screen of the URL flow now showing (or about to show):
+/// "done" without a key press. Harmless when no flow is waiting.
+pub fn finish_link_elsewhere() {
+    DONE_ELSEWHERE.store(true, Ordering::SeqCst);
+}
+
+/// Whether the link now waited on was finished elsewhere.
+pub fn done_elsewhere() -> bool {
+    DONE_ELSEWHERE.load(Ordering::SeqCst)
+}
+
+/// A new URL flow starts: an earlier "done elsewhere" is not its own.
+pub fn clear_done_elsewhere() {
+    DONE_ELSEWHERE.store(false, Ordering::SeqCst);
+}
+
 // --------------------------------------------------------- the prompt gate
 
 /// The most lines held back while a prompt is up.

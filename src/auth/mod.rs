@@ -699,7 +699,7 @@ impl Authenticator {
                 // waiting screen ends by itself. Not after a decline: a
                 // later URL flow may be on screen by then.
                 if !stop.load(std::sync::atomic::Ordering::SeqCst) {
-                    crate::terminal::url::done_elsewhere();
+                    crate::signals::finish_link_elsewhere();
                 }
                 let _ = tx.send(got);
             });
@@ -774,7 +774,7 @@ impl Authenticator {
 /// ([`unattended_url`]), and the program gets what was judged.
 fn launch(program: &str, url: &str) -> Result<(), AuthError> {
     let url = unattended_url(url)?;
-    crate::terminal::url::launch_program(&url, program).map_err(|e| AuthError::Browser {
+    crate::opener::launch_program(&url, program).map_err(|e| AuthError::Browser {
         program: program.to_string(),
         detail: e.to_string(),
     })
@@ -910,12 +910,11 @@ mod tests {
         assert!(unattended_url("http://127.0.0.1:9/authorize").is_ok());
     }
 
-    /// The terminal resolver can be handed to the authenticator, which the
-    /// transport may move to another thread.
+    /// The authenticator, with whatever resolver it is handed, may be moved
+    /// to another thread by the transport.
     #[test]
-    fn terminal_resolver_and_authenticator_are_send() {
+    fn the_authenticator_is_send() {
         fn send<T: Send>() {}
-        send::<crate::terminal::TerminalResolver>();
         send::<super::Authenticator>();
     }
 }

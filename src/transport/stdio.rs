@@ -23,9 +23,9 @@ use crate::bounded::LineRead;
 use crate::error::ElicitError;
 
 /// The most one message from a server may take: the input limit
-/// ([`crate::elicitation::input::MAX_INPUT_BYTES`], 64 MiB). A longer line ends the
+/// ([`crate::elicitation::protocol::MAX_MESSAGE_BYTES`], 64 MiB). A longer line ends the
 /// session with an error, having held at most this much of it.
-const LINE_LIMIT: usize = crate::elicitation::input::MAX_INPUT_BYTES as usize;
+const LINE_LIMIT: usize = crate::elicitation::protocol::MAX_MESSAGE_BYTES as usize;
 
 /// A server just started: the child, and the relay of its stderr (none
 /// when it goes to `--server-log`).

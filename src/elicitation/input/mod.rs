@@ -33,7 +33,7 @@ use shapes::*;
 use two_pass::*;
 
 /// Largest input elicit reads in one document (or one `--lines` line).
-pub const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+pub const MAX_INPUT_BYTES: u64 = crate::elicitation::protocol::MAX_MESSAGE_BYTES;
 
 /// Deepest nesting of arrays and objects elicit reads (serde_json's own
 /// recursion limit); deeper input is rejected, never a stack overflow.

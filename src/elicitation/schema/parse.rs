@@ -1,0 +1,292 @@
+//! Reading a property schema into a [`FormField`]: its kind, its rules, and
+//! warnings for what a lenient reader ignores (keywords outside MCP's form
+//! subset, unknown formats, shapes answered as raw JSON).
+
+use super::*;
+
+impl FormField {
+    pub(super) fn parse(name: &str, prop: &Value, required: bool) -> Self {
+        let obj = prop.as_object();
+        let get_str = |k: &str| {
+            obj.and_then(|o| o.member(k))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let get_u64 = |k: &str| obj.and_then(|o| o.member(k)).and_then(Value::as_u64);
+        let get_num = |k: &str| match obj.and_then(|o| o.member(k)) {
+            Some(Value::Number(n)) => Some(n.clone()),
+            _ => None,
+        };
+        let kind = match obj {
+            None => FieldKind::Raw {
+                why: format!(
+                    "the property schema is {}, not an object",
+                    crate::elicitation::json_kind(prop)
+                ),
+            },
+            Some(o) => match o.member("type").and_then(Value::as_str) {
+                Some("string") => {
+                    if let Some(choices) = one_of_choices(o.member("oneOf")) {
+                        FieldKind::Select { choices }
+                    } else if let Some(values) = string_list(o.member("enum")) {
+                        let labels = string_list(o.member("enumNames"));
+                        let choices = values
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, value)| Choice {
+                                label: labels.as_ref().and_then(|l| l.get(i).cloned()),
+                                value,
+                            })
+                            .collect();
+                        FieldKind::Select { choices }
+                    } else {
+                        FieldKind::Text {
+                            min_length: get_u64("minLength"),
+                            max_length: get_u64("maxLength"),
+                            format: get_str("format").map(|f| StringFormat::parse(&f)),
+                            pattern: get_str("pattern"),
+                        }
+                    }
+                }
+                Some("integer") => FieldKind::Integer {
+                    minimum: get_num("minimum"),
+                    maximum: get_num("maximum"),
+                },
+                Some("number") => FieldKind::Number {
+                    minimum: get_num("minimum"),
+                    maximum: get_num("maximum"),
+                },
+                Some("boolean") => FieldKind::Boolean,
+                Some("array") => {
+                    let items = o.member("items").and_then(Value::as_object);
+                    let titled = items.and_then(|i| {
+                        one_of_choices(i.member("anyOf"))
+                            .or_else(|| one_of_choices(i.member("oneOf")))
+                    });
+                    let untitled =
+                        items
+                            .and_then(|i| string_list(i.member("enum")))
+                            .map(|values| {
+                                values
+                                    .into_iter()
+                                    .map(|value| Choice { value, label: None })
+                                    .collect()
+                            });
+                    match titled.or(untitled) {
+                        Some(choices) => FieldKind::MultiSelect {
+                            choices,
+                            min_items: get_u64("minItems"),
+                            max_items: get_u64("maxItems"),
+                        },
+                        None => FieldKind::Raw {
+                            why: "an array that is not a multi-select of strings".into(),
+                        },
+                    }
+                }
+                Some(other) => FieldKind::Raw {
+                    why: format!("type {other:?} is not a primitive MCP allows in a form"),
+                },
+                None => FieldKind::Raw {
+                    why: "the property has no \"type\"".into(),
+                },
+            },
+        };
+        let (rules, schema_problem) = match NativeRules::of(prop) {
+            Some(rules) if !matches!(kind, FieldKind::Raw { .. }) => (
+                FieldRules::Native {
+                    rules,
+                    format_checker: OnceLock::new(),
+                },
+                None,
+            ),
+            _ => match compile(prop) {
+                Ok(v) => (FieldRules::Compiled(v), None),
+                Err(why) => (FieldRules::TypeOnly, why),
+            },
+        };
+        FormField {
+            name: name.to_string(),
+            title: get_str("title").filter(|t| !t.trim().is_empty()),
+            description: get_str("description").filter(|t| !t.trim().is_empty()),
+            required,
+            kind,
+            default: obj.and_then(|o| o.member("default")).cloned(),
+            rules,
+            schema_problem,
+        }
+    }
+}
+
+/// Keywords an MCP form property may carry (any of the primitive kinds).
+pub(super) const MCP_KEYWORDS: &[&str] = &[
+    "type",
+    "title",
+    "description",
+    "default",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "enum",
+    "enumNames",
+    "oneOf",
+    "anyOf",
+    "items",
+    "minItems",
+    "maxItems",
+    "const",
+];
+
+/// JSON Schema (2020-12) keywords outside MCP's form subset: still checked
+/// by the validator, but a form does not show them.
+pub(super) const JSON_SCHEMA_KEYWORDS: &[&str] = &[
+    "$schema",
+    "$id",
+    "$ref",
+    "$defs",
+    "$comment",
+    "$anchor",
+    "$dynamicRef",
+    "$dynamicAnchor",
+    "$vocabulary",
+    "definitions",
+    "multipleOf",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "uniqueItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "prefixItems",
+    "unevaluatedItems",
+    "properties",
+    "required",
+    "additionalProperties",
+    "patternProperties",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+    "dependentRequired",
+    "dependentSchemas",
+    "unevaluatedProperties",
+    "allOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "contentEncoding",
+    "contentMediaType",
+    "contentSchema",
+];
+
+/// The formats JSON Schema (2020-12) defines, which the validator checks.
+pub(super) const JSON_SCHEMA_FORMATS: &[&str] = &[
+    "date",
+    "time",
+    "date-time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// The formats MCP defines for strings.
+pub(super) const MCP_FORMATS: &[&str] = &["email", "uri", "date", "date-time"];
+
+/// What a lenient parse let through for one property, in words: the
+/// README promises a warning for each (unknown `format`, `$schema`,
+/// extra keywords, shapes answered as raw JSON).
+pub(super) fn lenient_warnings(prop: &Value, kind: &FieldKind) -> Vec<String> {
+    let mut out = Vec::new();
+    if let FieldKind::Raw { why } = kind {
+        out.push(format!("{why}; asked as raw JSON"));
+    }
+    let Some(obj) = prop.as_object() else {
+        return out;
+    };
+    if let Some(f) = obj.member("format").and_then(Value::as_str) {
+        if !MCP_FORMATS.contains(&f) {
+            let checked = if JSON_SCHEMA_FORMATS.contains(&f) {
+                "checked as JSON Schema defines it"
+            } else {
+                "not checked"
+            };
+            out.push(format!(
+                "format {f:?} is not one MCP defines (email, uri, date, date-time); {checked}"
+            ));
+        }
+    }
+    for key in obj.keys() {
+        if MCP_KEYWORDS.contains(&key.as_str()) {
+            continue;
+        }
+        if JSON_SCHEMA_KEYWORDS.contains(&key.as_str()) {
+            out.push(format!(
+                "keyword {key:?} is not part of an MCP form schema; it is still checked"
+            ));
+        } else {
+            out.push(format!(
+                "keyword {key:?} is not part of an MCP form schema; ignored"
+            ));
+        }
+    }
+    out
+}
+
+/// A keyword of a schema object, by name. Form schemas are many small
+/// objects (a property holds a handful of keywords), and serde_json's
+/// ordered map finds a key by hashing it with SipHash, about 200
+/// instructions a lookup: comparing a few keys is several times cheaper,
+/// and a form's parse makes a few hundred lookups. Larger objects are
+/// looked up by hash as before.
+pub(crate) trait SchemaObject {
+    fn member(&self, key: &str) -> Option<&Value>;
+}
+
+impl SchemaObject for Map<String, Value> {
+    fn member(&self, key: &str) -> Option<&Value> {
+        if self.len() <= 8 {
+            self.iter().find_map(|(k, v)| (k == key).then_some(v))
+        } else {
+            self.get(key)
+        }
+    }
+}
+
+pub(super) fn string_list(v: Option<&Value>) -> Option<Vec<String>> {
+    let arr = v?.as_array()?;
+    arr.iter().map(|x| x.as_str().map(str::to_string)).collect()
+}
+
+pub(super) fn one_of_choices(v: Option<&Value>) -> Option<Vec<Choice>> {
+    let arr = v?.as_array()?;
+    arr.iter()
+        .map(|entry| {
+            let o = entry.as_object()?;
+            let value = o.member("const")?.as_str()?.to_string();
+            let label = o
+                .member("title")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            Some(Choice { value, label })
+        })
+        .collect()
+}
