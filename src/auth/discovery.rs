@@ -25,6 +25,9 @@ pub struct ResourceMetadata {
     pub authorization_servers: Vec<String>,
     #[serde(default)]
     pub scopes_supported: Option<Vec<String>>,
+    /// RFC 9449 §5.2: the resource takes DPoP-bound tokens only.
+    #[serde(default)]
+    pub dpop_bound_access_tokens_required: bool,
 }
 
 /// Authorization server metadata (RFC 8414 §2), the fields sign-in uses.
@@ -47,6 +50,12 @@ pub struct ServerMetadata {
     pub client_id_metadata_document_supported: bool,
     #[serde(default)]
     pub authorization_response_iss_parameter_supported: bool,
+    /// RFC 9449 §5.1: the proof algorithms the server takes.
+    #[serde(default)]
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
+    /// RFC 8414: the algorithms of `private_key_jwt` client assertions.
+    #[serde(default)]
+    pub token_endpoint_auth_signing_alg_values_supported: Option<Vec<String>>,
     /// No metadata document was found: these are the 2025-03-26 default
     /// endpoints at the server's origin.
     #[serde(skip)]

@@ -17,7 +17,8 @@ use oauth2::{
 use serde_json::json;
 
 use super::discovery::ServerMetadata;
-use super::http::{post_json, HttpFailure, OAuthHttp};
+use super::dpop::TokenHttp;
+use super::http::{post_json, HttpFailure};
 use super::store::{now, ClientRecord, Secret, TokenRecord};
 use super::AuthError;
 use crate::text::sanitize::sanitize_line;
@@ -284,8 +285,11 @@ fn record(
     t: &BasicTokenResponse,
     scopes: Option<String>,
     old_refresh: Option<Secret>,
+    dpop_requested: bool,
 ) -> Result<TokenRecord, AuthError> {
-    token_use(token_endpoint, t.token_type().as_ref(), false)?;
+    // The DPoP key is kept with the record by `TokenHttp::finish` when
+    // this says DPoP.
+    token_use(token_endpoint, t.token_type().as_ref(), dpop_requested)?;
     let at = now();
     Ok(TokenRecord {
         issuer: issuer.to_string(),
@@ -299,13 +303,14 @@ fn record(
         expires_at: t.expires_in().map(|d: Duration| at + d.as_secs()),
         scope: scopes,
         obtained_at: at,
+        dpop_key: None,
     })
 }
 
 /// Exchanges the code (with the PKCE verifier, the same redirect URI and
 /// the same `resource` as the authorization request).
 pub fn exchange(
-    agent: &ureq::Agent,
+    http: &TokenHttp<'_>,
     server: &ServerMetadata,
     who: &ClientRecord,
     auth: Authorization,
@@ -322,10 +327,17 @@ pub fn exchange(
         .exchange_code(AuthorizationCode::new(code))
         .set_pkce_verifier(auth.verifier)
         .add_extra_param("resource", auth.resource)
-        .request(&OAuthHttp(agent))
+        .request(http)
         .map_err(|e| token_error(&server.token_endpoint, e))?;
     let scope = (!scopes.is_empty()).then(|| scopes.join(" "));
-    record(&server.issuer, &server.token_endpoint, &t, scope, None)
+    record(
+        &server.issuer,
+        &server.token_endpoint,
+        &t,
+        scope,
+        None,
+        http.dpop_requested(),
+    )
 }
 
 /// Whether sign-in should use the client credentials grant (OAuth 2.1
@@ -343,7 +355,7 @@ pub fn wants_client_credentials(server: &ServerMetadata, who: &ClientRecord) -> 
 
 /// The client credentials grant, with the scopes and `resource`.
 pub fn client_credentials(
-    agent: &ureq::Agent,
+    http: &TokenHttp<'_>,
     server: &ServerMetadata,
     who: &ClientRecord,
     scopes: &[String],
@@ -354,15 +366,22 @@ pub fn client_credentials(
         .exchange_client_credentials()
         .add_scopes(scopes.iter().map(|s| Scope::new(s.clone())))
         .add_extra_param("resource", resource.to_string())
-        .request(&OAuthHttp(agent))
+        .request(http)
         .map_err(|e| token_error(&server.token_endpoint, e))?;
     let scope = (!scopes.is_empty()).then(|| scopes.join(" "));
-    record(&server.issuer, &server.token_endpoint, &t, scope, None)
+    record(
+        &server.issuer,
+        &server.token_endpoint,
+        &t,
+        scope,
+        None,
+        http.dpop_requested(),
+    )
 }
 
 /// Uses the refresh token (with `resource`).
 pub fn refresh(
-    agent: &ureq::Agent,
+    http: &TokenHttp<'_>,
     old: &TokenRecord,
     who: &ClientRecord,
     resource: &str,
@@ -383,7 +402,7 @@ pub fn refresh(
     let t = c
         .exchange_refresh_token(&rt)
         .add_extra_param("resource", resource.to_string())
-        .request(&OAuthHttp(agent))
+        .request(http)
         .map_err(|e| token_error(&old.token_endpoint, e))?;
     record(
         &old.issuer,
@@ -391,6 +410,7 @@ pub fn refresh(
         &t,
         old.scope.clone(),
         old.refresh_token.clone(),
+        http.dpop_requested(),
     )
 }
 

@@ -30,6 +30,16 @@ impl crate::transport::http::Authenticator for SignInHook {
         self.auth.authorization_header(&self.server_url)
     }
 
+    fn credentials(&mut self, method: &str, url: &str) -> Vec<(String, String)> {
+        self.auth.request_credentials(&self.server_url, method, url)
+    }
+
+    fn dpop_nonce(&mut self, _url: &str, nonce: &str) {
+        // Kept under the server the person named (the legacy SSE
+        // endpoint is another URL of the same server).
+        self.auth.dpop_nonce_seen(&self.server_url, nonce);
+    }
+
     fn challenge(
         &mut self,
         _url: &str,

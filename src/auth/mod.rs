@@ -56,9 +56,12 @@
 
 pub mod challenge;
 pub mod discovery;
+pub mod dpop;
 pub mod flow;
+pub mod grants;
 pub mod hook;
 pub mod http;
+pub mod jwt;
 pub mod loopback;
 pub mod store;
 
@@ -182,6 +185,8 @@ pub struct AuthOptions {
     pub store_dir: Option<PathBuf>,
     /// The server's name, shown with the sign-in link and kept in the store.
     pub server_name: Option<String>,
+    /// DPoP, private-key JWT, JWT bearer and enterprise sign-in.
+    pub extensions: grants::ExtensionOptions,
 }
 
 impl std::fmt::Debug for AuthOptions {
@@ -201,6 +206,7 @@ impl std::fmt::Debug for AuthOptions {
             .field("timeout", &self.timeout)
             .field("store_dir", &self.store_dir)
             .field("server_name", &self.server_name)
+            .field("extensions", &self.extensions)
             .finish()
     }
 }
@@ -238,6 +244,9 @@ pub struct Authenticator {
     /// Client id to issuer bindings of this run (the store keeps them
     /// across runs; this covers a run without a store).
     bound: HashMap<String, String>,
+    /// The latest DPoP nonce of each server, and the ones retried with.
+    nonces: dpop::Nonces,
+    nonce_retries: HashSet<String>,
 }
 
 impl Authenticator {
@@ -257,6 +266,8 @@ impl Authenticator {
             step_ups: HashMap::new(),
             refreshed_on_401: HashSet::new(),
             bound: HashMap::new(),
+            nonces: dpop::Nonces::default(),
+            nonce_retries: HashSet::new(),
         }
     }
 
@@ -267,17 +278,27 @@ impl Authenticator {
         self.person = Some(person);
     }
 
-    /// `Bearer …` for `resource_url` when a usable token is stored (after a
-    /// refresh if it expired); `None` otherwise.
+    /// `Bearer …` (`DPoP …` for a DPoP-bound token: see
+    /// [`Authenticator::request_credentials`] for its proof) for
+    /// `resource_url` when a usable token is stored (after a refresh if it
+    /// expired); `None` otherwise.
     pub fn authorization_header(&mut self, resource_url: &str) -> Option<String> {
         let key = server_key(resource_url).ok()?;
         let entry = self.entry(&key).ok()??;
         let token = entry.token.clone()?;
         if !token.is_expired(store::now()) {
-            return Some(format!("Bearer {}", token.access_token.expose()));
+            return Some(format!(
+                "{} {}",
+                token.scheme(),
+                token.access_token.expose()
+            ));
         }
         let fresh = self.try_refresh(&key, &entry, &token).ok()?;
-        Some(format!("Bearer {}", fresh.access_token.expose()))
+        Some(format!(
+            "{} {}",
+            fresh.scheme(),
+            fresh.access_token.expose()
+        ))
     }
 
     /// Handles a 401 (sign in, or refresh) or a 403 `insufficient_scope`
@@ -291,6 +312,9 @@ impl Authenticator {
     ) -> Result<(), AuthError> {
         let key = server_key(resource_url)?;
         let server_url = Url::parse(&key).map_err(|e| AuthError::BadUrl(e.to_string()))?;
+        if self.dpop_nonce_retry(&key, www_authenticate, status) {
+            return Ok(());
+        }
         let challenge = www_authenticate.and_then(challenge::bearer);
         let step_up = status == 403;
         if step_up {
@@ -370,7 +394,8 @@ impl Authenticator {
         {
             scopes.push(offline);
         }
-        self.sign_in(&key, entry, &found, &scopes)
+        let dpop = self.new_dpop_key(&found, dpop::asks_for_dpop(www_authenticate))?;
+        self.sign_in(&key, entry, &found, &scopes, dpop.as_ref())
     }
 
     /// The entry for `key`: this run's copy, else the store's.
@@ -516,7 +541,14 @@ impl Authenticator {
             .client_for(key, entry, &token.issuer)?
             .ok_or_else(|| AuthError::Token("no client identity to refresh with".into()))?;
         let resource = entry.resource.clone().unwrap_or_else(|| key.to_string());
-        let fresh = flow::refresh(&self.agent, token, &who, &resource)?;
+        // A DPoP-bound refresh token is refreshed with the same key.
+        let dpop = token
+            .dpop_key
+            .as_ref()
+            .map(dpop::DpopKey::from_stored)
+            .transpose()?;
+        let http = dpop::TokenHttp::new(&self.agent, dpop.as_ref(), &self.nonces);
+        let fresh = http.finish(flow::refresh(&http, token, &who, &resource)?);
         let mut e = entry.clone();
         e.token = Some(fresh.clone());
         self.save(key, e)?;
@@ -530,15 +562,25 @@ impl Authenticator {
         mut entry: Entry,
         found: &Discovered,
         scopes: &[String],
+        dpop: Option<&dpop::DpopKey>,
     ) -> Result<(), AuthError> {
+        if let Some(done) = self.extension_sign_in(key, &mut entry, found, scopes, dpop) {
+            return done;
+        }
         let server = &found.server;
         let pre_registered = self.pre_registered(key, &server.issuer, Some(server))?;
         if let Some(who) = pre_registered
             .clone()
             .filter(|c| flow::wants_client_credentials(server, c))
         {
-            let token =
-                flow::client_credentials(&self.agent, server, &who, scopes, &found.resource)?;
+            let http = dpop::TokenHttp::new(&self.agent, dpop, &self.nonces);
+            let token = http.finish(flow::client_credentials(
+                &http,
+                server,
+                &who,
+                scopes,
+                &found.resource,
+            )?);
             entry.server_url = key.to_string();
             if self.opts.server_name.is_some() {
                 entry.server_name = self.opts.server_name.clone();
@@ -604,7 +646,8 @@ impl Authenticator {
         };
         let auth = flow::authorization(server, &who, &redirect_uri, scopes, &found.resource)?;
         let code = self.human_step(key, server, listener, &auth.url, &auth.state)?;
-        let token = flow::exchange(&self.agent, server, &who, auth, code)?;
+        let http = dpop::TokenHttp::new(&self.agent, dpop, &self.nonces);
+        let token = http.finish(flow::exchange(&http, server, &who, auth, code)?);
         entry.server_url = key.to_string();
         if self.opts.server_name.is_some() {
             entry.server_name = self.opts.server_name.clone();
@@ -793,6 +836,13 @@ pub fn list(store_dir: Option<PathBuf>) -> Result<String, AuthError> {
                 humantime::format_duration(Duration::from_secs(t - now))
             ),
             (Some(_), None) => "signed in".into(),
+        };
+        // A DPoP-bound token (RFC 9449) is useless without its key, which
+        // the entry keeps (and `auth logout` removes with it).
+        let status = if s.dpop_bound {
+            format!("{status}, DPoP-bound")
+        } else {
+            status
         };
         // Every field on its own line (the store holds what servers said).
         out.push_str(&format!(

@@ -86,9 +86,22 @@ pub struct TokenRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
     pub obtained_at: u64,
+    /// The DPoP key the token is bound to (RFC 9449), PKCS#8 in base64:
+    /// kept only for a token the server issued as `token_type: DPoP`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_key: Option<Secret>,
 }
 
 impl TokenRecord {
+    /// The `Authorization` scheme the token is sent with.
+    pub fn scheme(&self) -> &'static str {
+        if self.dpop_key.is_some() {
+            "DPoP"
+        } else {
+            "Bearer"
+        }
+    }
+
     /// Expired, or within a minute of it.
     pub fn is_expired(&self, now: u64) -> bool {
         self.expires_at.is_some_and(|t| now + 60 >= t)
@@ -121,6 +134,8 @@ pub struct Summary {
     pub scope: Option<String>,
     pub expires_at: Option<u64>,
     pub has_refresh_token: bool,
+    /// The token is DPoP-bound (its key is in the entry).
+    pub dpop_bound: bool,
     pub file: PathBuf,
 }
 
@@ -473,6 +488,7 @@ impl TokenStore {
                     scope: e.token.as_ref().and_then(|t| t.scope.clone()),
                     expires_at: e.token.as_ref().and_then(|t| t.expires_at),
                     has_refresh_token: e.token.as_ref().is_some_and(|t| t.refresh_token.is_some()),
+                    dpop_bound: e.token.as_ref().is_some_and(|t| t.dpop_key.is_some()),
                     file: path,
                 }),
                 Ok(None) => {}

@@ -91,6 +91,15 @@ const MAX_AUTH_RETRIES: u32 = 4;
 pub trait Authenticator: Send {
     /// The `Authorization` header value to send, if any.
     fn authorization(&mut self, url: &str) -> Option<String>;
+    /// The credential headers for one request (`method` to `url`):
+    /// `Authorization`, and a `DPoP` proof for a DPoP-bound token.
+    fn credentials(&mut self, _method: &str, url: &str) -> Vec<(String, String)> {
+        self.authorization(url)
+            .map(|v| vec![("Authorization".to_string(), v)])
+            .unwrap_or_default()
+    }
+    /// A response from `url` carried a `DPoP-Nonce` (RFC 9449 §9).
+    fn dpop_nonce(&mut self, _url: &str, _nonce: &str) {}
     /// The server answered 401 or 403. Returns true to send the request once
     /// more (after a sign-in, say), false to give up with the usual error.
     fn challenge(
@@ -218,6 +227,12 @@ impl Client {
                 Err(e) => return Err(network_error(url, what, e)),
             };
             let status = response.status().as_u16();
+            // Only then the lock: a sign-in elsewhere holds it meanwhile.
+            if let Some(n) = header(&response, "dpop-nonce") {
+                if let Some(a) = self.auth.lock().expect("auth lock").as_mut() {
+                    a.dpop_nonce(url, &n);
+                }
+            }
             if status != 401 && status != 403 {
                 return Ok(response);
             }
@@ -242,13 +257,14 @@ impl Client {
         }
     }
 
-    /// The `--header`s and `Authorization`, in order.
-    pub fn base_headers(&self, url: &str) -> Vec<(String, String)> {
+    /// The `--header`s and the credentials for one `method` request to
+    /// `url` (`Authorization`, and `DPoP` for a DPoP-bound token), in order.
+    pub fn base_headers(&self, method: &str, url: &str) -> Vec<(String, String)> {
         let mut out = self.headers.clone();
         if let Some(a) = self.auth.lock().expect("auth lock").as_mut() {
-            if let Some(v) = a.authorization(url) {
-                out.retain(|(n, _)| !n.eq_ignore_ascii_case("authorization"));
-                out.push(("Authorization".into(), v));
+            for (name, v) in a.credentials(method, url) {
+                out.retain(|(n, _)| !n.eq_ignore_ascii_case(&name));
+                out.push((name, v));
             }
         }
         out
@@ -472,7 +488,7 @@ impl Shared {
 
     /// The headers for one POST of `message`.
     fn post_headers(&self, message: &Value) -> Vec<(String, String)> {
-        let mut h = self.client.base_headers(&self.url);
+        let mut h = self.client.base_headers("POST", &self.url);
         h.push(("Content-Type".into(), "application/json".into()));
         h.push((
             "Accept".into(),
@@ -535,7 +551,7 @@ impl Shared {
     fn get(&self, last_event_id: Option<&str>, what: &str) -> Result<Response<Body>, ElicitError> {
         self.client.execute(&self.url, what, &|agent| {
             let mut req = agent.get(&self.url);
-            for (k, v) in self.client.base_headers(&self.url) {
+            for (k, v) in self.client.base_headers("GET", &self.url) {
                 req = req.header(k, v);
             }
             req = req.header("Accept", "text/event-stream");
@@ -1181,7 +1197,7 @@ impl Transport for HttpTransport {
                 .client
                 .execute(&shared.url, "ending the session", &|agent| {
                     let mut req = agent.delete(&shared.url);
-                    for (k, v) in shared.client.base_headers(&shared.url) {
+                    for (k, v) in shared.client.base_headers("DELETE", &shared.url) {
                         req = req.header(k, v);
                     }
                     req = req.header("Mcp-Session-Id", &session);

@@ -35,7 +35,7 @@ impl SseTransport {
         let client = Arc::new(client);
         let response = client.execute(url, "opening the server's event stream", &|agent| {
             let mut req = agent.get(url);
-            for (k, v) in client.base_headers(url) {
+            for (k, v) in client.base_headers("GET", url) {
                 req = req.header(k, v);
             }
             req.header("Accept", "text/event-stream").call()
@@ -87,7 +87,7 @@ impl SseTransport {
         };
         let response = client.execute(endpoint, &what, &|agent| {
             let mut req = agent.post(endpoint);
-            for (k, v) in client.base_headers(endpoint) {
+            for (k, v) in client.base_headers("POST", endpoint) {
                 req = req.header(k, v);
             }
             req.header("Content-Type", "application/json")

@@ -902,6 +902,7 @@ fn token(n: u32) -> TokenRecord {
         expires_at: None,
         scope: None,
         obtained_at: n as u64,
+        ..Default::default()
     }
 }
 

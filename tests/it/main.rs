@@ -10,6 +10,10 @@ mod common;
 
 /// Sign-in against a fake authorization server: discovery, flows, the store.
 mod auth;
+/// Sign-in extensions (DPoP, private-key JWT, JWT bearer, enterprise ID-JAG)
+/// against a fake authorization server, IdP and resource with independent
+/// verifiers.
+mod auth_extensions;
 /// The browser page in headless Chromium (chromedriver, W3C WebDriver).
 mod browser;
 /// `elicit call` against a deterministic fake server of our own.

@@ -714,6 +714,7 @@ fn token_for(token_endpoint: &str) -> TokenRecord {
         expires_at: Some(1),
         scope: None,
         obtained_at: 1,
+        ..Default::default()
     }
 }
 

@@ -373,6 +373,54 @@ pub struct SignInArgs {
     /// authorization server supports them.
     #[arg(long, value_name = "URL")]
     pub client_metadata_url: Option<String>,
+
+    /// Sign in as --client-id with a private-key JWT signed by this PEM
+    /// key (EC P-256/P-384 or RSA): the client credentials grant.
+    #[arg(long, value_name = "FILE")]
+    pub client_assertion_key: Option<std::path::PathBuf>,
+
+    /// Ask for DPoP-bound tokens (RFC 9449) even when the server does not
+    /// ask for them (it is used by itself when it does).
+    #[arg(long)]
+    pub dpop: bool,
+
+    /// Sign in with this JWT (a workload identity token, e.g. from
+    /// Kubernetes or CI; `-` reads standard input): the JWT bearer grant,
+    /// no browser, no registration.
+    #[arg(
+        long,
+        value_name = "FILE|-",
+        conflicts_with_all = ["idp_token_endpoint", "idp_issuer", "idp_id_token"]
+    )]
+    pub assertion: Option<std::path::PathBuf>,
+
+    /// Enterprise sign-in: the identity provider's token endpoint, where
+    /// --idp-id-token is exchanged for an authorization grant (ID-JAG).
+    #[arg(long, value_name = "URL")]
+    pub idp_token_endpoint: Option<String>,
+
+    /// Enterprise sign-in: the identity provider, whose metadata names its
+    /// token endpoint (instead of --idp-token-endpoint).
+    #[arg(long, value_name = "URL")]
+    pub idp_issuer: Option<String>,
+
+    /// Enterprise sign-in: your ID token from the identity provider
+    /// (`-` reads standard input).
+    #[arg(long, value_name = "FILE|-")]
+    pub idp_id_token: Option<std::path::PathBuf>,
+
+    /// Enterprise sign-in: elicit's client id at the identity provider.
+    #[arg(long, value_name = "ID")]
+    pub idp_client_id: Option<String>,
+
+    /// Enterprise sign-in: the secret of --idp-client-id.
+    #[arg(
+        long,
+        value_name = "SECRET",
+        env = "ELICIT_IDP_CLIENT_SECRET",
+        hide_env_values = true
+    )]
+    pub idp_client_secret: Option<String>,
 }
 
 /// Written by hand: the secret never reaches a debug print.
@@ -386,16 +434,47 @@ impl std::fmt::Debug for SignInArgs {
             )
             .field("client_issuer", &self.client_issuer)
             .field("client_metadata_url", &self.client_metadata_url)
+            .field("extensions", &self.extensions())
             .finish()
     }
 }
 
 impl SignInArgs {
+    /// `-` (standard input) for `--assertion` or `--idp-id-token` where
+    /// standard input is the MCP client's channel.
+    pub fn refuse_stdin(&self, command: &str) -> anyhow::Result<()> {
+        for (flag, v) in [
+            ("--assertion", &self.assertion),
+            ("--idp-id-token", &self.idp_id_token),
+        ] {
+            if v.as_deref() == Some(std::path::Path::new("-")) {
+                anyhow::bail!(
+                    "{flag} -: standard input of `elicit {command}` is the MCP client's; pass a file"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn extensions(&self) -> elicit::auth::grants::ExtensionOptions {
+        elicit::auth::grants::ExtensionOptions {
+            dpop: self.dpop,
+            client_assertion_key: self.client_assertion_key.clone(),
+            assertion: self.assertion.clone(),
+            idp_token_endpoint: self.idp_token_endpoint.clone(),
+            idp_issuer: self.idp_issuer.clone(),
+            idp_id_token: self.idp_id_token.clone(),
+            idp_client_id: self.idp_client_id.clone(),
+            idp_client_secret: self.idp_client_secret.clone(),
+        }
+    }
+
     pub fn into_options(
         self,
         answers: &AnswerArgs,
         wait: Option<std::time::Duration>,
     ) -> elicit::auth::AuthOptions {
+        let extensions = self.extensions();
         // clap fills the secret from ELICIT_CLIENT_SECRET when the flag is
         // absent; the same value in both is taken as the environment's
         // (the stricter rule).
@@ -414,6 +493,7 @@ impl SignInArgs {
             timeout: wait,
             store_dir: None,
             server_name: answers.server.clone(),
+            extensions,
         }
     }
 }

@@ -42,6 +42,7 @@ pub fn run(args: &ProxyArgs) -> i32 {
             ServerTarget::Command(command) => command,
             ServerTarget::Url(ref address) => {
                 let url = target.clone();
+                args.target.sign_in.refuse_stdin("proxy")?;
                 let headers = parse_headers(&args.target.headers)?;
                 let auth = (!super::call::own_authorization(&headers)).then(|| {
                     super::call::sign_in_hook(
