@@ -57,7 +57,7 @@
 use std::collections::HashMap;
 use std::io::{BufReader, Read};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -66,6 +66,8 @@ use ureq::http::Response;
 use ureq::tls::{Certificate, RootCerts, TlsConfig};
 use ureq::{Agent, Body};
 
+use super::message_limits;
+use super::queue::{self, QueueReceiver, QueueSender};
 use super::sse_reader::SseReader;
 use super::{Delivery, Incoming, MessageLog, Transport};
 use crate::error::ElicitError;
@@ -406,25 +408,33 @@ struct Shared {
     client: Client,
     url: String,
     state: Mutex<State>,
-    tx: Mutex<Sender<Delivery>>,
+    /// Bounded: a reader thread waits here (and stops reading its
+    /// stream) while the session thread is busy.
+    tx: QueueSender<Delivery>,
 }
 
 impl Shared {
-    fn push(&self, d: Delivery) {
-        let _ = self.tx.lock().expect("sender lock").send(d);
+    /// Hands one delivery over, `bytes` being the size of the text it was
+    /// read from; waits while the queue is full.
+    fn push(&self, d: Delivery, bytes: usize) {
+        let _ = self.tx.send(d, bytes);
     }
 
     /// Hands one SSE `data` or JSON body to the client; true when it holds
     /// the reply to `pending`.
     fn deliver(&self, text: &str, pending: Option<&str>) -> bool {
-        let value = match serde_json::from_str::<Value>(text) {
+        let (parsed, weight) = message_limits::parse_weighed(text);
+        let value = match parsed {
             Ok(v) => v,
             Err(e) => {
                 self.client.record("recv", Err(text));
-                self.push(Ok(Incoming::Malformed {
-                    line: text.to_string(),
-                    error: e.to_string(),
-                }));
+                self.push(
+                    Ok(Incoming::Malformed {
+                        line: message_limits::excerpt(text),
+                        error: e,
+                    }),
+                    weight,
+                );
                 return false;
             }
         };
@@ -432,6 +442,8 @@ impl Shared {
             Value::Array(items) => items,
             one => vec![one],
         };
+        // The message's weight, shared among the messages of a batch.
+        let share = weight / list.len().max(1) + 1;
         let mut answered = false;
         for mut msg in list {
             let id = msg
@@ -443,7 +455,7 @@ impl Shared {
                 self.learn(id, &mut msg);
             }
             self.client.record("recv", Ok(&msg));
-            self.push(Ok(Incoming::Message(msg)));
+            self.push(Ok(Incoming::Message(msg)), share);
         }
         answered
     }
@@ -606,7 +618,7 @@ fn error_code(ct: &str, bytes: &[u8]) -> Option<i64> {
     if ct != "application/json" {
         return None;
     }
-    serde_json::from_slice::<Value>(bytes)
+    message_limits::parse_bytes(bytes)
         .ok()?
         .get("error")?
         .get("code")?
@@ -622,11 +634,11 @@ fn private_reply(response: Response<Body>, id: &str) -> Option<Value> {
     let ct = content_type(&response);
     let body = response.into_body();
     if ct == "application/json" {
-        return serde_json::from_slice(&read_body(body.into_reader()).ok()?).ok();
+        return message_limits::parse_bytes(&read_body(body.into_reader()).ok()?).ok();
     }
     let sse = SseReader::new(BufReader::new(body.into_reader()));
     for ev in sse.flatten() {
-        if let Ok(v) = serde_json::from_str::<Value>(&ev.data) {
+        if let Ok(v) = message_limits::parse(&ev.data) {
             if v.get("id").and_then(Value::as_str) == Some(id) {
                 return Some(v);
             }
@@ -758,7 +770,7 @@ fn fail_request(shared: &Shared, id: &str, e: ElicitError) {
         "id": serde_json::from_str::<Value>(id).unwrap_or(Value::Null),
         "error": {"code": crate::error::rpc_code::INTERNAL_ERROR, "message": e.to_string()}});
     shared.client.record("recv", Ok(&reply));
-    shared.push(Ok(Incoming::Message(reply)));
+    shared.push(Ok(Incoming::Message(reply)), 0);
 }
 
 fn try_read_reply(
@@ -845,7 +857,7 @@ fn standalone_stream(shared: Arc<Shared>, opened: Sender<()>) {
 /// The Streamable HTTP transport.
 pub struct HttpTransport {
     shared: Arc<Shared>,
-    rx: Receiver<Delivery>,
+    rx: QueueReceiver<Delivery>,
     legacy: Option<super::sse::SseTransport>,
     legacy_fallback: bool,
 }
@@ -853,13 +865,13 @@ pub struct HttpTransport {
 impl HttpTransport {
     /// Prepares the transport; nothing is sent until the first message.
     pub fn new(url: &str, options: HttpOptions) -> Self {
-        let (tx, rx) = mpsc::channel();
+        let (tx, rx) = queue::bounded();
         HttpTransport {
             shared: Arc::new(Shared {
                 client: Client::new(options.headers, options.auth, options.log),
                 url: url.to_string(),
                 state: Mutex::new(State::default()),
-                tx: Mutex::new(tx),
+                tx,
             }),
             rx,
             legacy: None,
@@ -1058,7 +1070,7 @@ fn deliver_http_error(
     method: &str,
 ) {
     let id_value: Value = serde_json::from_str(id).unwrap_or(Value::Null);
-    let error = serde_json::from_slice::<Value>(bytes)
+    let error = message_limits::parse_bytes(bytes)
         .ok()
         .filter(|_| ct == "application/json")
         .and_then(|v| v.get("error").filter(|e| e.is_object()).cloned());
@@ -1076,7 +1088,7 @@ fn deliver_http_error(
     };
     let reply = json!({"jsonrpc": "2.0", "id": id_value, "error": error});
     shared.client.record("recv", Ok(&reply));
-    shared.push(Ok(Incoming::Message(reply)));
+    shared.push(Ok(Incoming::Message(reply)), 0);
 }
 
 /// A JSON-RPC error only a modern (2026) server sends: unsupported version,
@@ -1085,7 +1097,7 @@ fn is_modern_error(ct: &str, bytes: &[u8]) -> bool {
     if ct != "application/json" {
         return false;
     }
-    let Ok(v) = serde_json::from_slice::<Value>(bytes) else {
+    let Ok(v) = message_limits::parse_bytes(bytes) else {
         return false;
     };
     let code = v
@@ -1163,7 +1175,10 @@ impl Transport for HttpTransport {
             return None;
         }
         let shared = self.shared.clone();
-        Some(Arc::new(move || shared.push(Ok(Incoming::TimedOut))))
+        // Never waits on a full queue: anything queued wakes the owner too.
+        Some(Arc::new(move || {
+            shared.tx.send_if_empty(Ok(Incoming::TimedOut))
+        }))
     }
 
     fn close(&mut self, _grace: Duration) {

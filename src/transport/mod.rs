@@ -9,7 +9,6 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -19,12 +18,15 @@ use crate::error::ElicitError;
 
 pub mod http;
 pub mod memory;
+pub mod message_limits;
 pub mod process_group;
+pub mod queue;
 pub mod server_stderr;
 pub mod sse;
 pub mod sse_reader;
 pub mod stdio;
 
+use queue::{QueueEmpty, QueueReceiver};
 pub use stdio::ServerProcess;
 
 /// Where the server is: a command to run (stdio) or a URL (remote).
@@ -253,7 +255,7 @@ pub type Delivery = Result<Incoming, ElicitError>;
 
 /// [`receive_from`] for a channel of [`Delivery`]s.
 pub fn receive_delivery(
-    incoming: &Receiver<Delivery>,
+    incoming: &QueueReceiver<Delivery>,
     timeout: Option<Duration>,
 ) -> Result<Incoming, ElicitError> {
     match wait_on(incoming, timeout)? {
@@ -266,14 +268,17 @@ pub fn receive_delivery(
 /// (None: forever); [`Incoming::TimedOut`] when it passes. A Ctrl-C pressed
 /// meanwhile ends the wait with an error.
 pub fn receive_from(
-    incoming: &Receiver<Incoming>,
+    incoming: &QueueReceiver<Incoming>,
     timeout: Option<Duration>,
 ) -> Result<Incoming, ElicitError> {
     Ok(wait_on(incoming, timeout)?.unwrap_or(Incoming::TimedOut))
 }
 
 /// The next item of `incoming`, or None when `timeout` passes.
-fn wait_on<T>(incoming: &Receiver<T>, timeout: Option<Duration>) -> Result<Option<T>, ElicitError> {
+fn wait_on<T>(
+    incoming: &QueueReceiver<T>,
+    timeout: Option<Duration>,
+) -> Result<Option<T>, ElicitError> {
     let started = Instant::now();
     let interrupts = crate::signals::interrupt_count();
     loop {
@@ -292,8 +297,8 @@ fn wait_on<T>(incoming: &Receiver<T>, timeout: Option<Duration>) -> Result<Optio
         }
         match incoming.recv_timeout(slice) {
             Ok(m) => return Ok(Some(m)),
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => {
+            Err(QueueEmpty::Timeout) => {}
+            Err(QueueEmpty::Disconnected) => {
                 return Err(ElicitError::Server("the server's output ended".into()))
             }
         }

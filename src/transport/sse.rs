@@ -8,13 +8,14 @@
 //! backwards-compatibility rule).
 
 use std::io::BufReader;
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
 
 use super::http::{content_type, preview, read_body, Client};
+use super::queue::{self, QueueReceiver, QueueSender};
 use super::sse_reader::SseReader;
 use super::{Delivery, Incoming, Transport};
 use crate::error::ElicitError;
@@ -26,7 +27,7 @@ pub struct SseTransport {
     client: Arc<Client>,
     /// Where messages are POSTed (from the `endpoint` event).
     endpoint: String,
-    rx: Receiver<Delivery>,
+    rx: QueueReceiver<Delivery>,
 }
 
 impl SseTransport {
@@ -51,7 +52,7 @@ impl SseTransport {
                 preview(&bytes)
             )));
         }
-        let (tx, rx) = mpsc::channel::<Delivery>();
+        let (tx, rx) = queue::bounded::<Delivery>();
         let (endpoint_tx, endpoint_rx) = mpsc::channel::<Result<String, String>>();
         let base = url.to_string();
         let reader_client = client.clone();
@@ -113,7 +114,7 @@ fn read_events(
     client: &Client,
     base: &str,
     body: ureq::Body,
-    tx: &Sender<Delivery>,
+    tx: &QueueSender<Delivery>,
     endpoint_tx: &Sender<Result<String, String>>,
 ) {
     let mut endpoint_sent = false;
@@ -122,9 +123,12 @@ fn read_events(
         let ev = match event {
             Ok(ev) => ev,
             Err(e) => {
-                let _ = tx.send(Err(ElicitError::Server(format!(
-                    "the server's event stream broke: {e}"
-                ))));
+                let _ = tx.send(
+                    Err(ElicitError::Server(format!(
+                        "the server's event stream broke: {e}"
+                    ))),
+                    0,
+                );
                 return;
             }
         };
@@ -134,7 +138,8 @@ fn read_events(
                 let _ = endpoint_tx.send(resolve_endpoint(base, ev.data.trim()));
             }
             "message" if !ev.data.is_empty() => {
-                let delivery = match serde_json::from_str::<Value>(&ev.data) {
+                let (parsed, weight) = super::message_limits::parse_weighed(&ev.data);
+                let delivery = match parsed {
                     Ok(v) => {
                         client.record("recv", Ok(&v));
                         Ok(Incoming::Message(v))
@@ -142,12 +147,13 @@ fn read_events(
                     Err(e) => {
                         client.record("recv", Err(&ev.data));
                         Ok(Incoming::Malformed {
-                            line: ev.data.clone(),
-                            error: e.to_string(),
+                            line: super::message_limits::excerpt(&ev.data),
+                            error: e,
                         })
                     }
                 };
-                if tx.send(delivery).is_err() {
+                // Waits while the queue is full: the stream is not read meanwhile.
+                if tx.send(delivery, weight).is_err() {
                     return;
                 }
             }
@@ -159,7 +165,7 @@ fn read_events(
             "the server's event stream ended before its `endpoint` event".into(),
         ));
     }
-    let _ = tx.send(Ok(Incoming::Closed));
+    let _ = tx.send(Ok(Incoming::Closed), 0);
 }
 
 /// The POST URL from an `endpoint` event, resolved against the stream's

@@ -10,6 +10,8 @@ mod common;
 
 /// Sign-in against a fake authorization server: discovery, flows, the store.
 mod auth;
+/// Memory and time bounds against hostile servers: floods, shapes, stalls.
+mod bounds;
 /// `elicit call` against a deterministic fake server of our own.
 mod call;
 /// Every fixture and input shape through the binary; flags, errors, exit codes.

@@ -1,0 +1,195 @@
+//! Memory and time bounds against hostile servers (tests/servers/http_bounds.py, on
+//! 127.0.0.1 or over stdio): a flooding server, messages that parse into far more than their
+//! bytes, stalled HTTP exchanges, slow acknowledgements, a huge `retry:`, replayed events.
+//! Memory is the child's peak RSS (from `wait4`), against generous bounds; no test waits
+//! more than a few seconds for elicit.
+
+use std::io::Read;
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn server_script() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/servers/http_bounds.py")
+        .display()
+        .to_string()
+}
+
+/// A server process, killed when dropped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `http_bounds.py MODE` on a free port of 127.0.0.1, listening.
+fn server(mode: &str, env: &[(&str, &str)]) -> (Server, String) {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut cmd = Command::new("python3");
+    cmd.arg(server_script())
+        .arg(mode)
+        .arg(port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let server = Server(cmd.spawn().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "the test server did not listen");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (server, format!("http://127.0.0.1:{port}/mcp"))
+}
+
+/// What one run of elicit did.
+#[derive(Debug)]
+struct Run {
+    /// None when it was killed for running past the test's limit.
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    peak_mib: u64,
+    elapsed: Duration,
+}
+
+/// Runs `elicit ARGS` (no terminal), killing it past `limit`; its peak RSS
+/// comes from `wait4`, so it is this child's alone.
+fn run(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_elicit"));
+    cmd.env("NO_COLOR", "1")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let started = Instant::now();
+    // Reaped by wait4 below (std's wait would not give its rusage).
+    #[allow(clippy::zombie_processes)]
+    let mut child = cmd.spawn().unwrap();
+    let pid = child.id() as libc::pid_t;
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = r.read_to_end(&mut v);
+            String::from_utf8_lossy(&v).into_owned()
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value for wait4 to fill in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let mut killed = false;
+    loop {
+        // SAFETY: waits for our own child, with valid pointers.
+        let got = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if got == pid {
+            break;
+        }
+        assert_eq!(got, 0, "wait4 failed");
+        if started.elapsed() > limit && !killed {
+            // SAFETY: ends our own child, not yet reaped.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            killed = true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let elapsed = started.elapsed();
+    Run {
+        code: (!killed && libc::WIFEXITED(status)).then(|| libc::WEXITSTATUS(status)),
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+        peak_mib: usage.ru_maxrss as u64 / 1024,
+        elapsed,
+    }
+}
+
+/// `elicit call --no-input --timeout T --tool t EXTRA…`.
+fn call(timeout: &str, extra: &[&str], limit: Duration) -> Run {
+    let mut args = vec!["call", "--no-input", "--timeout", timeout, "--tool", "t"];
+    args.extend_from_slice(extra);
+    run(&args, &[], limit)
+}
+
+// ---- Memory: a flooding server is held back ----------------------------
+
+/// Loose: the debug binary idles near 15 MiB; a message of 8 MiB held as
+/// text and parsed stays well under this. Before the bounds, the flood
+/// below took 500+ MiB and the shapes below 1-2 GiB.
+const PEAK_LIMIT_MIB: u64 = 150;
+
+#[test]
+fn a_flooding_server_is_held_back_while_the_session_waits_on_a_reply() {
+    // The stream sends a ping; the reply POST is held 2.5 s, while the
+    // stream writes notifications as fast as the socket takes them.
+    let (_server, url) = server("flood", &[("BOUNDS_HOLD", "2.5")]);
+    let r = call("20s", &[&url], Duration::from_secs(30));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stdout.contains("flood over"), "{r:?}");
+    assert!(
+        r.peak_mib < PEAK_LIMIT_MIB,
+        "elicit peaked at {} MiB during the flood (in {:?})",
+        r.peak_mib,
+        r.elapsed
+    );
+}
+
+// ---- Memory: a message's shape, not only its bytes, is bounded ----------
+
+fn refused_shape(r: &Run, what: &str) {
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert!(r.stderr.contains(what), "{what:?} not in {}", r.stderr);
+    assert!(r.stdout.is_empty(), "{r:?}");
+    assert!(
+        r.peak_mib < PEAK_LIMIT_MIB,
+        "elicit peaked at {} MiB",
+        r.peak_mib
+    );
+}
+
+#[test]
+fn many_empty_objects_in_one_http_reply_are_refused_without_building_them() {
+    let (_server, url) = server("wide", &[]);
+    let r = call("20s", &[&url], Duration::from_secs(30));
+    refused_shape(&r, "more than 500000 values in one message");
+}
+
+#[test]
+fn nested_arrays_in_one_http_reply_are_refused_without_building_them() {
+    let (_server, url) = server("deep", &[]);
+    let r = call("20s", &[&url], Duration::from_secs(30));
+    refused_shape(&r, "more than 500000 values in one message");
+}
+
+#[test]
+fn many_empty_objects_in_one_sse_event_are_refused_without_building_them() {
+    let (_server, url) = server("wide_sse", &[]);
+    let r = call("20s", &[&url], Duration::from_secs(30));
+    refused_shape(&r, "more than 500000 values in one message");
+}
+
+#[test]
+fn many_empty_objects_and_nested_arrays_on_a_stdio_line_are_refused() {
+    for mode in ["wide", "deep"] {
+        let script = server_script();
+        let r = call(
+            "20s",
+            &["--", "python3", &script, mode, "stdio"],
+            Duration::from_secs(30),
+        );
+        refused_shape(&r, "more than 500000 values in one message");
+    }
+}
