@@ -1,8 +1,8 @@
 //! Memory and time bounds against hostile servers (tests/servers/http_bounds.py, on
 //! 127.0.0.1 or over stdio): a flooding server, messages that parse into far more than their
 //! bytes, stalled HTTP exchanges, slow acknowledgements, a huge `retry:`, replayed events.
-//! Memory is the child's peak RSS (from `wait4`), against generous bounds; no test waits
-//! more than a few seconds for elicit.
+//! Memory is the child's peak RSS (`VmHWM`), against generous bounds; no test waits more
+//! than a few seconds for elicit.
 
 use std::io::Read;
 use std::net::{TcpListener, TcpStream};
@@ -63,8 +63,19 @@ struct Run {
     elapsed: Duration,
 }
 
-/// Runs `elicit ARGS` (no terminal), killing it past `limit`; its peak RSS
-/// comes from `wait4`, so it is this child's alone.
+/// The peak resident memory of a running process so far (`VmHWM`), in
+/// KiB; None once it is gone.
+fn peak_kib(pid: libc::pid_t) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// Runs `elicit ARGS` (no terminal), killing it past `limit`. Its peak RSS
+/// is read from /proc while it runs: the `ru_maxrss` of `wait4` would
+/// start from this test binary's own (Linux carries it across exec).
 fn run(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_elicit"));
     cmd.env("NO_COLOR", "1")
@@ -76,7 +87,7 @@ fn run(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Run {
         cmd.env(k, v);
     }
     let started = Instant::now();
-    // Reaped by wait4 below (std's wait would not give its rusage).
+    // Reaped by waitpid below, which lets /proc be read until it exits.
     #[allow(clippy::zombie_processes)]
     let mut child = cmd.spawn().unwrap();
     let pid = child.id() as libc::pid_t;
@@ -90,16 +101,19 @@ fn run(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Run {
     let out = drain(Box::new(child.stdout.take().unwrap()));
     let err = drain(Box::new(child.stderr.take().unwrap()));
     let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value for wait4 to fill in.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     let mut killed = false;
+    let mut peak = 0;
     loop {
-        // SAFETY: waits for our own child, with valid pointers.
-        let got = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        // Before reaping: a zombie has no memory to show.
+        if let Some(kib) = peak_kib(pid) {
+            peak = peak.max(kib);
+        }
+        // SAFETY: waits for our own child, with a valid pointer.
+        let got = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
         if got == pid {
             break;
         }
-        assert_eq!(got, 0, "wait4 failed");
+        assert_eq!(got, 0, "waitpid failed");
         if started.elapsed() > limit && !killed {
             // SAFETY: ends our own child, not yet reaped.
             unsafe { libc::kill(pid, libc::SIGKILL) };
@@ -112,7 +126,7 @@ fn run(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Run {
         code: (!killed && libc::WIFEXITED(status)).then(|| libc::WEXITSTATUS(status)),
         stdout: out.join().unwrap(),
         stderr: err.join().unwrap(),
-        peak_mib: usage.ru_maxrss as u64 / 1024,
+        peak_mib: peak / 1024,
         elapsed,
     }
 }
