@@ -59,7 +59,7 @@ use std::io::{BufReader, Read};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use ureq::http::Response;
@@ -87,6 +87,87 @@ const HEADERS_SINCE: &str = "2026-07-28";
 /// Requests sent again after the sign-in hook said so: a sign-in, then up
 /// to the step-ups the hook allows (it enforces its own limits).
 const MAX_AUTH_RETRIES: u32 = 4;
+/// How long each exchange the session waits on (a connecting POST, a
+/// notification, a reply, the closing DELETE, opening a stream) may take
+/// when no `--timeout` says (`proxy`).
+pub const DEFAULT_EXCHANGE_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long the body of an acknowledgement (the 202 to a notification or
+/// a reply) may take: none is expected, and one that trickles must not
+/// hold the session.
+const ACK_BODY_WAIT: Duration = Duration::from_secs(1);
+
+/// How one HTTP exchange is bounded in time.
+#[derive(Clone, Copy)]
+pub(crate) enum Bound {
+    /// A request whose reply may stream for as long as the server works
+    /// (a tool that elicits): only the wait for the response head is
+    /// bounded, by the session's `receive` and the stream's own reads.
+    Stream,
+    /// The whole exchange, body included, within this time.
+    Whole(Duration),
+    /// An acknowledgement: the response within this time, any body within
+    /// [`ACK_BODY_WAIT`].
+    Ack(Duration),
+    /// A stream opened with GET: its response head within this time.
+    Head(Duration),
+}
+
+impl Bound {
+    /// The request with this bound's ureq timeouts.
+    pub(crate) fn apply<B>(self, req: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+        match self {
+            Bound::Stream => req,
+            Bound::Whole(d) => req.config().timeout_global(Some(d)).build(),
+            Bound::Ack(d) => req
+                .config()
+                .timeout_global(Some(d))
+                .timeout_recv_body(Some(d.min(ACK_BODY_WAIT)))
+                .build(),
+            Bound::Head(d) => req.config().timeout_recv_response(Some(d)).build(),
+        }
+    }
+}
+
+/// What is left of `limit`, and of the time until `deadline` when one is
+/// given (at least a millisecond: ureq reads zero as no timeout at all).
+pub(crate) fn within(limit: Duration, deadline: Option<Instant>) -> Duration {
+    let left = deadline.map_or(limit, |d| {
+        limit.min(d.saturating_duration_since(Instant::now()))
+    });
+    left.max(Duration::from_millis(1))
+}
+
+/// Runs one exchange the session thread would otherwise block on, on a
+/// thread of its own, and waits for it: a Ctrl-C ends the wait at once
+/// (a blocked socket read would not notice it), except while a sign-in runs
+/// (it answers Ctrl-C itself). The exchange's own ureq timeouts end the
+/// thread.
+pub(crate) fn off_thread<T: Send + 'static>(
+    client: &Client,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ElicitError> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(work());
+    });
+    let interrupts = crate::signals::interrupt_count();
+    loop {
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(v) => return Ok(v),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(ElicitError::Server(
+                    "an HTTP exchange ended without an outcome".into(),
+                ))
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if crate::signals::interrupt_count() != interrupts && !client.sign_in_activity().0 {
+            return Err(ElicitError::Server(
+                "interrupted (Ctrl-C) while waiting for the server".into(),
+            ));
+        }
+    }
+}
 
 /// Supplies credentials for a remote server (the OAuth sign-in plugs in
 /// here). See the module docs.
@@ -112,6 +193,8 @@ pub struct HttpOptions {
     /// Fall back to the legacy HTTP+SSE transport when `initialize` is
     /// refused (`--transport auto`).
     pub legacy_fallback: bool,
+    /// The most each exchange the session waits on may take (`--timeout`).
+    pub timeout: Duration,
 }
 
 /// What the two HTTP transports share: the agent, the headers, the sign-in
@@ -121,6 +204,8 @@ pub(crate) struct Client {
     pub headers: Vec<(String, String)>,
     pub auth: Mutex<Option<Box<dyn Authenticator>>>,
     pub log: Option<MessageLog>,
+    /// The most each exchange the session waits on may take (`--timeout`).
+    pub timeout: Duration,
     /// True while the sign-in hook runs (a person may be signing in: the
     /// time does not count against `--timeout`).
     signing_in: AtomicBool,
@@ -174,12 +259,14 @@ impl Client {
         headers: Vec<(String, String)>,
         auth: Option<Box<dyn Authenticator>>,
         log: Option<MessageLog>,
+        timeout: Duration,
     ) -> Self {
         Client {
             agent: new_agent(),
             headers,
             auth: Mutex::new(auth),
             log,
+            timeout,
             signing_in: AtomicBool::new(false),
             sign_ins: AtomicU64::new(0),
         }
@@ -303,7 +390,9 @@ pub(crate) fn network_error(url: &str, what: &str, e: ureq::Error) -> ElicitErro
             "TLS failure with {host}: {t} (a self-signed or otherwise untrusted certificate is refused)"
         ),
         ureq::Error::Tls(t) => format!("TLS failure with {host}: {t}"),
-        ureq::Error::Timeout(t) => format!("timed out talking to {host} ({t})"),
+        ureq::Error::Timeout(_) => {
+            format!("timed out talking to {host}: no answer within the time allowed (--timeout)")
+        }
         ureq::Error::BodyExceedsLimit(n) => {
             format!("a message from {host} is over the limit of {n} bytes")
         }
@@ -532,10 +621,15 @@ impl Shared {
         h
     }
 
-    fn post(&self, message: &Value, what: &str) -> Result<Response<Body>, ElicitError> {
+    fn post(
+        &self,
+        message: &Value,
+        what: &str,
+        bound: Bound,
+    ) -> Result<Response<Body>, ElicitError> {
         let body = serde_json::to_vec(message).expect("values serialise");
         self.client.execute(&self.url, what, &|agent| {
-            let mut req = agent.post(&self.url);
+            let mut req = bound.apply(agent.post(&self.url));
             for (k, v) in self.post_headers(message) {
                 req = req.header(k, v);
             }
@@ -546,7 +640,7 @@ impl Shared {
     /// GET on the endpoint: the standalone stream, or a resumption.
     fn get(&self, last_event_id: Option<&str>, what: &str) -> Result<Response<Body>, ElicitError> {
         self.client.execute(&self.url, what, &|agent| {
-            let mut req = agent.get(&self.url);
+            let mut req = Bound::Head(self.client.timeout).apply(agent.get(&self.url));
             for (k, v) in self.client.base_headers(&self.url) {
                 req = req.header(k, v);
             }
@@ -664,7 +758,8 @@ fn refresh_tool_headers(shared: &Shared, message: &Value) {
             params["cursor"] = c.clone();
         }
         let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": params});
-        let Ok(response) = shared.post(&request, "reading tools/list again") else {
+        let bound = Bound::Whole(shared.client.timeout);
+        let Ok(response) = shared.post(&request, "reading tools/list again", bound) else {
             return;
         };
         let Some(mut reply) = private_reply(response, &id) else {
@@ -710,6 +805,7 @@ fn resend_after_mismatch(shared: &Shared, message: &Value, id: &str, method: &st
     match shared.post(
         message,
         &format!("sending {method} again after a header mismatch"),
+        Bound::Stream,
     ) {
         Ok(response) => handle_request_response(shared, response, id, method, message, false),
         Err(e) => fail_request(shared, id, e),
@@ -868,7 +964,7 @@ impl HttpTransport {
         let (tx, rx) = queue::bounded();
         HttpTransport {
             shared: Arc::new(Shared {
-                client: Client::new(options.headers, options.auth, options.log),
+                client: Client::new(options.headers, options.auth, options.log, options.timeout),
                 url: url.to_string(),
                 state: Mutex::new(State::default()),
                 tx,
@@ -922,20 +1018,26 @@ impl HttpTransport {
     }
 
     /// Switches to the legacy HTTP+SSE transport and sends `message` there.
-    fn fall_back(&mut self, message: &Value, status: u16) -> Result<(), ElicitError> {
+    fn fall_back(
+        &mut self,
+        message: &Value,
+        status: u16,
+        deadline: Option<Instant>,
+    ) -> Result<(), ElicitError> {
         let headers = self.shared.client.headers.clone();
         let log = self.shared.client.log.clone();
         let auth = self.shared.client.auth.lock().expect("auth lock").take();
+        let timeout = self.shared.client.timeout;
         let mut legacy = super::sse::SseTransport::connect(
             &self.shared.url,
-            Client::new(headers, auth, log),
+            Client::new(headers, auth, log, timeout),
         )
         .map_err(|e| {
             ElicitError::Server(format!(
                 "the server refused the Streamable HTTP POST (HTTP {status}), and the legacy HTTP+SSE GET failed too: {e}"
             ))
         })?;
-        legacy.send_unlogged(message)?;
+        legacy.send_unlogged(message, deadline)?;
         self.legacy = Some(legacy);
         Ok(())
     }
@@ -945,6 +1047,7 @@ impl HttpTransport {
         message: &Value,
         id: &Value,
         method: &str,
+        deadline: Option<Instant>,
     ) -> Result<(), ElicitError> {
         let id_text = id.to_string();
         if matches!(method, "initialize" | "tools/list") {
@@ -964,27 +1067,43 @@ impl HttpTransport {
             let shared = self.shared.clone();
             let message = message.clone();
             let method = method.to_string();
-            std::thread::spawn(
-                move || match shared.post(&message, &format!("sending {method}")) {
+            std::thread::spawn(move || {
+                match shared.post(&message, &format!("sending {method}"), Bound::Stream) {
                     Ok(response) => handle_request_response(
                         &shared, response, &id_text, &method, &message, true,
                     ),
                     Err(e) => fail_request(&shared, &id_text, e),
-                },
-            );
+                }
+            });
             return Ok(());
         }
-        let response = self.shared.post(message, &format!("sending {method}"))?;
-        let status = response.status().as_u16();
-        if method == "initialize" && self.legacy_fallback && matches!(status, 400 | 404 | 405) {
-            let ct = content_type(&response);
-            let bytes = read_body(response.into_body().into_reader()).unwrap_or_default();
-            if !is_modern_error(&ct, &bytes) {
-                return self.fall_back(message, status);
+        // Off the session thread, so Ctrl-C ends the wait; within --timeout.
+        let limit = within(self.shared.client.timeout, deadline);
+        let shared = self.shared.clone();
+        let posted = message.clone();
+        let what = format!("sending {method}");
+        let check_refusal = method == "initialize" && self.legacy_fallback;
+        let outcome = off_thread(&self.shared.client, move || {
+            let response = shared.post(&posted, &what, Bound::Whole(limit))?;
+            let status = response.status().as_u16();
+            if check_refusal && matches!(status, 400 | 404 | 405) {
+                let ct = content_type(&response);
+                let bytes = read_body(response.into_body().into_reader()).unwrap_or_default();
+                return Ok(Connecting::Refused { status, ct, bytes });
             }
-            deliver_http_error(&self.shared, status, &ct, &bytes, &id_text, method);
-            return Ok(());
-        }
+            Ok(Connecting::Answered(response))
+        })?;
+        let response = match outcome? {
+            Connecting::Answered(response) => response,
+            Connecting::Refused { status, ct, bytes } => {
+                if !is_modern_error(&ct, &bytes) {
+                    return self.fall_back(message, status, deadline);
+                }
+                deliver_http_error(&self.shared, status, &ct, &bytes, &id_text, method);
+                return Ok(());
+            }
+        };
+        let status = response.status().as_u16();
         if method == "initialize" && (200..300).contains(&status) {
             if let Some(s) = header(&response, "mcp-session-id") {
                 self.shared.state.lock().expect("state lock").session_id = Some(s);
@@ -1112,10 +1231,26 @@ fn is_modern_error(ct: &str, bytes: &[u8]) -> bool {
     has_supported || matches!(code, Some(-32020 | -32021 | -32022 | -32003))
 }
 
+/// The answer to a connecting request (initialize, server/discover).
+enum Connecting {
+    Answered(Response<Body>),
+    /// `initialize` refused with 400/404/405: the legacy transport, unless
+    /// the body is a modern server's JSON-RPC error.
+    Refused {
+        status: u16,
+        ct: String,
+        bytes: Vec<u8>,
+    },
+}
+
 impl Transport for HttpTransport {
     fn send(&mut self, message: &Value) -> Result<(), ElicitError> {
+        self.send_by(message, None)
+    }
+
+    fn send_by(&mut self, message: &Value, deadline: Option<Instant>) -> Result<(), ElicitError> {
         if let Some(l) = self.legacy.as_mut() {
-            return l.send(message);
+            return l.send_by(message, deadline);
         }
         self.shared.client.record("send", Ok(message));
         let method = message.get("method").and_then(Value::as_str);
@@ -1124,27 +1259,36 @@ impl Transport for HttpTransport {
             if method == "tools/call" {
                 self.refuse_rejected(message)?;
             }
-            return self.send_request(message, id, method);
+            return self.send_request(message, id, method, deadline);
         }
         // Notifications and responses: 202 (or any 2xx) expected.
         let what = match method {
             Some(m) => format!("sending {m}"),
             None => "sending a reply to the server".to_string(),
         };
-        let response = self.shared.post(message, &what)?;
-        let status = response.status().as_u16();
-        if let Some(e) = self.shared.session_gone(status) {
-            return Err(e);
-        }
-        if !(200..300).contains(&status) {
-            let bytes = read_body(response.into_body().into_reader()).unwrap_or_default();
-            return Err(ElicitError::Server(format!(
-                "{what}: the server answered HTTP {status}: {}",
-                preview(&bytes)
-            )));
-        }
-        // A body on a 2xx here is not expected; drain it off the connection.
-        let _ = read_body(response.into_body().into_reader());
+        // Off the session thread, so Ctrl-C ends the wait; within --timeout
+        // (and the deadline of the request being waited for).
+        let limit = within(self.shared.client.timeout, deadline);
+        let shared = self.shared.clone();
+        let posted = message.clone();
+        off_thread(&self.shared.client, move || {
+            let response = shared.post(&posted, &what, Bound::Ack(limit))?;
+            let status = response.status().as_u16();
+            if let Some(e) = shared.session_gone(status) {
+                return Err(e);
+            }
+            if !(200..300).contains(&status) {
+                let bytes = read_body(response.into_body().into_reader()).unwrap_or_default();
+                return Err(ElicitError::Server(format!(
+                    "{what}: the server answered HTTP {status}: {}",
+                    preview(&bytes)
+                )));
+            }
+            // A body on a 2xx here is not expected; drained off the
+            // connection (for reuse) within ACK_BODY_WAIT, else dropped.
+            let _ = read_body(response.into_body().into_reader());
+            Ok(())
+        })??;
         if method == Some("notifications/initialized") {
             self.open_standalone_stream();
         }
@@ -1181,9 +1325,9 @@ impl Transport for HttpTransport {
         }))
     }
 
-    fn close(&mut self, _grace: Duration) {
+    fn close(&mut self, grace: Duration) {
         if let Some(l) = self.legacy.as_mut() {
-            return l.close(_grace);
+            return l.close(grace);
         }
         let session = {
             let mut st = self.shared.state.lock().expect("state lock");
@@ -1191,20 +1335,26 @@ impl Transport for HttpTransport {
             st.session_id.clone()
         };
         if let Some(session) = session {
-            let shared = &self.shared;
-            let _ = shared
-                .client
-                .execute(&shared.url, "ending the session", &|agent| {
-                    let mut req = agent.delete(&shared.url);
-                    for (k, v) in shared.client.base_headers(&shared.url) {
-                        req = req.header(k, v);
-                    }
-                    req = req.header("Mcp-Session-Id", &session);
-                    if let Some(v) = &shared.state.lock().expect("state lock").protocol_version {
-                        req = req.header("MCP-Protocol-Version", v);
-                    }
-                    req.call()
-                });
+            // Within `grace` (and --timeout): the result is out already,
+            // and a server that never answers must not hold elicit.
+            let bound = Bound::Whole(grace.min(self.shared.client.timeout));
+            let shared = self.shared.clone();
+            let _ = off_thread(&self.shared.client, move || {
+                shared
+                    .client
+                    .execute(&shared.url, "ending the session", &|agent| {
+                        let mut req = bound.apply(agent.delete(&shared.url));
+                        for (k, v) in shared.client.base_headers(&shared.url) {
+                            req = req.header(k, v);
+                        }
+                        req = req.header("Mcp-Session-Id", &session);
+                        if let Some(v) = &shared.state.lock().expect("state lock").protocol_version
+                        {
+                            req = req.header("MCP-Protocol-Version", v);
+                        }
+                        req.call()
+                    })
+            });
         }
     }
 }

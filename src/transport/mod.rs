@@ -90,6 +90,9 @@ pub struct ConnectOptions {
     pub transport: TransportChoice,
     /// Credentials for remote servers (OAuth sign-in), see [`http`].
     pub auth: Option<Box<dyn http::Authenticator>>,
+    /// The most each HTTP exchange the session waits on may take
+    /// (`--timeout`); None: [`http::DEFAULT_EXCHANGE_TIMEOUT`].
+    pub timeout: Option<Duration>,
 }
 
 /// Reads a `--header 'Name: Value'`. The value is never echoed back in an
@@ -147,10 +150,11 @@ pub fn connect(
                     crate::text::sanitize::sanitize_line(url)
                 );
             }
+            let timeout = options.timeout.unwrap_or(http::DEFAULT_EXCHANGE_TIMEOUT);
             match options.transport {
                 TransportChoice::Sse => Ok(Box::new(sse::SseTransport::connect(
                     url,
-                    http::Client::new(options.headers, options.auth, options.log),
+                    http::Client::new(options.headers, options.auth, options.log, timeout),
                 )?)),
                 choice => Ok(Box::new(http::HttpTransport::new(
                     url,
@@ -159,6 +163,7 @@ pub fn connect(
                         auth: options.auth,
                         log: options.log,
                         legacy_fallback: choice == TransportChoice::Auto,
+                        timeout,
                     },
                 ))),
             }
@@ -170,6 +175,14 @@ pub fn connect(
 pub trait Transport: Send {
     /// Sends one JSON-RPC message (request, response or notification).
     fn send(&mut self, message: &Value) -> Result<(), ElicitError>;
+
+    /// [`Self::send`], with whatever it waits for (an HTTP exchange) ended
+    /// by `deadline` too: a reply sent while waiting for a request's reply
+    /// must not outlast that request's `--timeout`.
+    fn send_by(&mut self, message: &Value, deadline: Option<Instant>) -> Result<(), ElicitError> {
+        let _ = deadline;
+        self.send(message)
+    }
 
     /// Waits for the next message from the server, up to `timeout` (None:
     /// forever). A Ctrl-C pressed meanwhile ends the wait with an error.

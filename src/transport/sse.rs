@@ -10,11 +10,11 @@
 use std::io::BufReader;
 use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::http::{content_type, preview, read_body, Client};
+use super::http::{content_type, off_thread, preview, read_body, within, Bound, Client};
 use super::queue::{self, QueueReceiver, QueueSender};
 use super::sse_reader::SseReader;
 use super::{Delivery, Incoming, Transport};
@@ -31,16 +31,22 @@ pub struct SseTransport {
 }
 
 impl SseTransport {
-    /// Opens the event stream and waits for its `endpoint` event.
+    /// Opens the event stream and waits for its `endpoint` event, each
+    /// within the client's timeout (Ctrl-C ends either wait).
     pub(crate) fn connect(url: &str, client: Client) -> Result<Self, ElicitError> {
         let client = Arc::new(client);
-        let response = client.execute(url, "opening the server's event stream", &|agent| {
-            let mut req = agent.get(url);
-            for (k, v) in client.base_headers(url) {
-                req = req.header(k, v);
-            }
-            req.header("Accept", "text/event-stream").call()
-        })?;
+        let getter = client.clone();
+        let target = url.to_string();
+        let response = off_thread(&client, move || {
+            let url = target.as_str();
+            getter.execute(url, "opening the server's event stream", &|agent| {
+                let mut req = Bound::Head(getter.timeout).apply(agent.get(url));
+                for (k, v) in getter.base_headers(url) {
+                    req = req.header(k, v);
+                }
+                req.header("Accept", "text/event-stream").call()
+            })
+        })??;
         let status = response.status().as_u16();
         let ct = content_type(&response);
         if status != 200 || ct != "text/event-stream" {
@@ -60,14 +66,25 @@ impl SseTransport {
         std::thread::spawn(move || {
             read_events(&reader_client, &base, body, &tx, &endpoint_tx);
         });
-        let endpoint = match endpoint_rx.recv_timeout(ENDPOINT_WAIT) {
-            Ok(Ok(e)) => e,
-            Ok(Err(e)) => return Err(ElicitError::Server(e)),
-            Err(_) => {
-                return Err(ElicitError::Server(format!(
-                    "the server's event stream sent no `endpoint` event within {}s: it is not a legacy HTTP+SSE MCP server",
-                    ENDPOINT_WAIT.as_secs()
-                )))
+        let wait = ENDPOINT_WAIT.min(client.timeout);
+        let started = Instant::now();
+        let interrupts = crate::signals::interrupt_count();
+        let endpoint = loop {
+            match endpoint_rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(Ok(e)) => break e,
+                Ok(Err(e)) => return Err(ElicitError::Server(e)),
+                Err(mpsc::RecvTimeoutError::Timeout) if started.elapsed() < wait => {}
+                Err(_) => {
+                    return Err(ElicitError::Server(format!(
+                        "the server's event stream sent no `endpoint` event within {}: it is not a legacy HTTP+SSE MCP server",
+                        humantime::format_duration(wait)
+                    )))
+                }
+            }
+            if crate::signals::interrupt_count() != interrupts {
+                return Err(ElicitError::Server(
+                    "interrupted (Ctrl-C) while waiting for the server".into(),
+                ));
             }
         };
         Ok(SseTransport {
@@ -77,25 +94,36 @@ impl SseTransport {
         })
     }
 
-    /// Sends without recording (the caller recorded it already).
-    pub(crate) fn send_unlogged(&mut self, message: &Value) -> Result<(), ElicitError> {
+    /// Sends without recording (the caller recorded it already), within
+    /// the client's timeout and `deadline`, Ctrl-C ending the wait.
+    pub(crate) fn send_unlogged(
+        &mut self,
+        message: &Value,
+        deadline: Option<Instant>,
+    ) -> Result<(), ElicitError> {
         let body = serde_json::to_vec(message).expect("values serialise");
-        let endpoint = &self.endpoint;
-        let client = &self.client;
+        let endpoint = self.endpoint.clone();
+        let client = self.client.clone();
         let what = match message.get("method").and_then(Value::as_str) {
             Some(m) => format!("sending {m}"),
             None => "sending a reply to the server".into(),
         };
-        let response = client.execute(endpoint, &what, &|agent| {
-            let mut req = agent.post(endpoint);
-            for (k, v) in client.base_headers(endpoint) {
-                req = req.header(k, v);
-            }
-            req.header("Content-Type", "application/json")
-                .send(&body[..])
-        })?;
-        let status = response.status().as_u16();
-        let bytes = read_body(response.into_body().into_reader()).unwrap_or_default();
+        let bound = Bound::Ack(within(client.timeout, deadline));
+        let doing = what.clone();
+        let (status, bytes) = off_thread(&self.client, move || {
+            let endpoint = endpoint.as_str();
+            let response = client.execute(endpoint, &doing, &|agent| {
+                let mut req = bound.apply(agent.post(endpoint));
+                for (k, v) in client.base_headers(endpoint) {
+                    req = req.header(k, v);
+                }
+                req.header("Content-Type", "application/json")
+                    .send(&body[..])
+            })?;
+            let status = response.status().as_u16();
+            let bytes = read_body(response.into_body().into_reader()).unwrap_or_default();
+            Ok::<_, ElicitError>((status, bytes))
+        })??;
         match status {
             200..=299 => Ok(()),
             404 => Err(ElicitError::Server(format!(
@@ -187,8 +215,12 @@ fn resolve_endpoint(base: &str, data: &str) -> Result<String, String> {
 
 impl Transport for SseTransport {
     fn send(&mut self, message: &Value) -> Result<(), ElicitError> {
+        self.send_by(message, None)
+    }
+
+    fn send_by(&mut self, message: &Value, deadline: Option<Instant>) -> Result<(), ElicitError> {
         self.client.record("send", Ok(message));
-        self.send_unlogged(message)
+        self.send_unlogged(message, deadline)
     }
 
     fn receive(&mut self, timeout: Option<Duration>) -> Result<Incoming, ElicitError> {

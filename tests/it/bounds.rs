@@ -61,6 +61,8 @@ struct Run {
     stderr: String,
     peak_mib: u64,
     elapsed: Duration,
+    /// When the first byte of stdout came, from the start.
+    first_output: Option<Duration>,
 }
 
 /// The peak resident memory of a running process so far (`VmHWM`), in
@@ -94,8 +96,13 @@ fn run(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Run {
     let drain = |mut r: Box<dyn Read + Send>| {
         std::thread::spawn(move || {
             let mut v = Vec::new();
-            let _ = r.read_to_end(&mut v);
-            String::from_utf8_lossy(&v).into_owned()
+            let mut first = None;
+            let mut buf = [0u8; 8192];
+            while let Ok(n @ 1..) = r.read(&mut buf) {
+                first.get_or_insert_with(|| started.elapsed());
+                v.extend_from_slice(&buf[..n]);
+            }
+            (String::from_utf8_lossy(&v).into_owned(), first)
         })
     };
     let out = drain(Box::new(child.stdout.take().unwrap()));
@@ -122,10 +129,12 @@ fn run(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Run {
         std::thread::sleep(Duration::from_millis(10));
     }
     let elapsed = started.elapsed();
+    let (stdout, first_output) = out.join().unwrap();
     Run {
         code: (!killed && libc::WIFEXITED(status)).then(|| libc::WEXITSTATUS(status)),
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
+        stdout,
+        first_output,
+        stderr: err.join().unwrap().0,
         peak_mib: peak / 1024,
         elapsed,
     }
@@ -206,4 +215,105 @@ fn many_empty_objects_and_nested_arrays_on_a_stdio_line_are_refused() {
         );
         refused_shape(&r, "more than 500000 values in one message");
     }
+}
+
+// ---- Time: every synchronous HTTP exchange ends by --timeout -----------
+
+/// A call that must end on its own, soon after its `--timeout`: the test
+/// kills it (and fails) past `limit`.
+fn ends_within(r: &Run, most: Duration) {
+    assert!(r.code.is_some(), "still running at the test's limit: {r:?}");
+    assert!(
+        r.elapsed < most,
+        "took {:?}, more than {most:?}: {r:?}",
+        r.elapsed
+    );
+}
+
+#[test]
+fn a_stalled_initialize_ends_at_the_timeout() {
+    let (_server, url) = server("stall_init", &[]);
+    let r = call("2s", &[&url], Duration::from_secs(10));
+    ends_within(&r, Duration::from_millis(3500));
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert!(r.stderr.contains("timed out"), "{}", r.stderr);
+}
+
+#[test]
+fn a_trickling_body_on_the_initialized_notification_does_not_hold_the_call() {
+    let (_server, url) = server("stall_initialized", &[]);
+    let r = call("3s", &[&url], Duration::from_secs(10));
+    ends_within(&r, Duration::from_secs(4));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stdout.contains("ok"), "{r:?}");
+}
+
+#[test]
+fn the_result_is_printed_before_a_stalled_closing_delete_which_is_bounded() {
+    let (_server, url) = server("stall_delete", &[]);
+    let r = call("3s", &[&url], Duration::from_secs(10));
+    ends_within(&r, Duration::from_secs(4));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stdout.contains("ok"), "{r:?}");
+    // The DELETE gets the 2 s grace: the result came well before the end.
+    let printed = r.first_output.expect("some output");
+    assert!(
+        printed + Duration::from_secs(1) < r.elapsed,
+        "the result came at {printed:?}, the exit at {:?}",
+        r.elapsed
+    );
+}
+
+#[test]
+fn a_stalled_legacy_sse_get_ends_at_the_timeout() {
+    let (_server, url) = server("stall_sse_get", &[]);
+    let r = call("2s", &["--transport", "sse", &url], Duration::from_secs(20));
+    ends_within(&r, Duration::from_millis(3500));
+    assert_eq!(r.code, Some(1), "{r:?}");
+}
+
+#[test]
+fn ctrl_c_ends_a_stalled_initialize_at_once() {
+    let (_server, url) = server("stall_init", &[]);
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_elicit"))
+        .args([
+            "call",
+            "--no-input",
+            "--timeout",
+            "30s",
+            "--tool",
+            "t",
+            &url,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let signalled = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if started.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+    let status = status.unwrap_or_else(|| panic!("Ctrl-C did not end the call: {err}"));
+    assert!(
+        signalled.elapsed() < Duration::from_millis(1500),
+        "took {:?} after Ctrl-C",
+        signalled.elapsed()
+    );
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
 }
