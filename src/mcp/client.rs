@@ -26,6 +26,11 @@ pub const STATELESS_VERSION: &str = "2026-07-28";
 /// `UnsupportedProtocolVersionError` (2026-07-28).
 pub const UNSUPPORTED_VERSION: i64 = -32022;
 
+/// The most time a person's answers add back to one request's deadline:
+/// a person may take a while over a form, but a server that keeps asking
+/// cannot keep a request open for ever.
+pub const MAX_ANSWER_CREDIT: Duration = Duration::from_secs(3600);
+
 /// Whether a JSON-RPC error is one only a 2026-07-28 server sends about
 /// the request itself: `HeaderMismatchError` (-32020) or
 /// `MissingRequiredClientCapabilityError` (-32021).
@@ -78,8 +83,10 @@ pub struct McpClient {
     next_id: i64,
     pub generation: Generation,
     /// How long to wait for the reply to each request. The wait is for the
-    /// reply itself: notifications and stray messages do not extend it, and
-    /// the time a person spends answering an elicitation does not count.
+    /// reply itself: notifications, stray messages and automatic replies
+    /// (a `ping`, however slowly the server takes it) do not extend it; the
+    /// time a person spends answering an elicitation does not count (up to
+    /// [`MAX_ANSWER_CREDIT`] a request).
     pub timeout: Option<Duration>,
     pub server_info: Option<Value>,
     pub verbose: bool,
@@ -287,6 +294,7 @@ impl McpClient {
         self.server
             .send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
         let mut deadline = self.timeout.map(|t| Instant::now() + t);
+        let mut credited = Duration::ZERO;
         loop {
             let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
             let msg = match self.server.receive(left) {
@@ -325,12 +333,23 @@ impl McpClient {
                 match obj.get("id") {
                     Some(sid) if !sid.is_null() => {
                         // A person answering a form is not the server being
-                        // slow: that time is added back to the deadline.
-                        let asked = Instant::now();
-                        self.answer_server_request(sid.clone(), m, obj.get("params"), handler)?;
+                        // slow: that time (and only that: not sending the
+                        // reply, not a ping) is added back to the deadline.
+                        let before = handler.answering;
+                        let sent = self.answer_server_request(
+                            sid.clone(),
+                            m,
+                            obj.get("params"),
+                            handler,
+                            deadline,
+                        );
+                        let grant = (handler.answering - before)
+                            .min(MAX_ANSWER_CREDIT.saturating_sub(credited));
+                        credited += grant;
                         if let Some(d) = deadline.as_mut() {
-                            *d += asked.elapsed();
+                            *d += grant;
                         }
+                        sent?;
                     }
                     _ => self.note(&format!(
                         "notification {m}{}",
@@ -354,13 +373,17 @@ impl McpClient {
         }
     }
 
+    /// Answers one server request; the reply is sent by `deadline` (that
+    /// of the request being waited for) plus the time the answer took.
     fn answer_server_request(
         &mut self,
         id: Value,
         method: &str,
         params: Option<&Value>,
         handler: &mut ElicitHandler<'_>,
+        deadline: Option<Instant>,
     ) -> Result<(), ElicitError> {
+        let before = handler.answering;
         self.note(&format!("server request {method} (id {id})"));
         let reply = match handler.handle(method, params) {
             Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
@@ -379,7 +402,8 @@ impl McpClient {
                 return Err(e);
             }
         };
-        self.server.send(&reply)
+        let spent = (handler.answering - before).min(MAX_ANSWER_CREDIT);
+        self.server.send_by(&reply, deadline.map(|d| d + spent))
     }
 
     /// Adds the server's exit status to a failure, when it has exited.

@@ -4,6 +4,7 @@
 //! else gets a JSON-RPC error, never silence.
 
 use std::collections::HashSet;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
@@ -40,6 +41,10 @@ pub struct ElicitHandler<'a> {
     /// round, an elicitation in a -32042 error): a call that failed with
     /// this unchanged failed before anything could be asked of elicit.
     pub asked: usize,
+    /// Time spent resolving elicitations (a person answering; scripted
+    /// answers take next to none): the only time credited back to a
+    /// request's `--timeout`. Automatic replies (`ping`, errors) add none.
+    pub answering: Duration,
 }
 
 impl<'a> ElicitHandler<'a> {
@@ -52,6 +57,7 @@ impl<'a> ElicitHandler<'a> {
             answered: Vec::new(),
             seen_fields: HashSet::new(),
             asked: 0,
+            answering: Duration::ZERO,
         }
     }
 
@@ -107,8 +113,10 @@ impl<'a> ElicitHandler<'a> {
         }
         // Not strict: a value for a field this form lacks may be for a later
         // form of the session; see `unused_answers`.
-        let result =
-            resolve::resolve(&e, self.scripted, false, self.person).map_err(HandlerError::Fatal)?;
+        let asked = Instant::now();
+        let result = resolve::resolve(&e, self.scripted, false, self.person);
+        self.answering += asked.elapsed();
+        let result = result.map_err(HandlerError::Fatal)?;
         self.answered.push(result.clone());
         Ok(result)
     }

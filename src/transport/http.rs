@@ -212,6 +212,9 @@ pub(crate) struct Client {
     /// Successful sign-ins so far: a request that got 401 while another one
     /// signed in is retried with the new credentials, not signed in again.
     sign_ins: AtomicU64,
+    /// Time spent in the sign-in hook so far, and since when the one
+    /// running (if any) started: credited back to the wait for a reply.
+    sign_in_time: Mutex<(Duration, Option<Instant>)>,
 }
 
 /// The root certificates elicit trusts: the system's store (read by
@@ -269,16 +272,23 @@ impl Client {
             timeout,
             signing_in: AtomicBool::new(false),
             sign_ins: AtomicU64::new(0),
+            sign_in_time: Mutex::new((Duration::ZERO, None)),
         }
     }
 
-    /// Whether a sign-in is running, and how many finished: a wait for the
-    /// server restarts its clock when either says a person was busy.
+    /// Whether a sign-in is running, and how many finished.
     pub fn sign_in_activity(&self) -> (bool, u64) {
         (
             self.signing_in.load(Ordering::SeqCst),
             self.sign_ins.load(Ordering::SeqCst),
         )
+    }
+
+    /// The time spent signing in so far (the one running included): a
+    /// wait for the server gets it back.
+    pub fn sign_in_spent(&self) -> Duration {
+        let t = self.sign_in_time.lock().expect("sign-in time lock");
+        t.0 + t.1.map_or(Duration::ZERO, |since| since.elapsed())
     }
 
     /// Sends a request built by `build` (called again for a retry after a
@@ -320,7 +330,14 @@ impl Client {
                 }
                 let a = auth.as_mut().expect("checked above");
                 self.signing_in.store(true, Ordering::SeqCst);
+                let started = Instant::now();
+                self.sign_in_time.lock().expect("sign-in time lock").1 = Some(started);
                 let outcome = a.challenge(url, status, www.as_deref());
+                {
+                    let mut t = self.sign_in_time.lock().expect("sign-in time lock");
+                    t.0 += started.elapsed();
+                    t.1 = None;
+                }
                 self.signing_in.store(false, Ordering::SeqCst);
                 if outcome? {
                     self.sign_ins.fetch_add(1, Ordering::SeqCst);
@@ -1300,15 +1317,26 @@ impl Transport for HttpTransport {
             return l.receive(timeout);
         }
         // A sign-in on a request's thread (a person at the browser) does
-        // not count against the wait for the server: the clock restarts.
+        // not count against the wait for the server: the time it took is
+        // waited again (up to MAX_ANSWER_CREDIT), and while one runs the
+        // wait goes on.
+        let client = &self.shared.client;
+        let mut left = timeout;
+        let mut credited = Duration::ZERO;
         loop {
-            let (_, done_before) = self.shared.client.sign_in_activity();
-            let got = super::receive_delivery(&self.rx, timeout)?;
-            let (busy, done_after) = self.shared.client.sign_in_activity();
-            match got {
-                Incoming::TimedOut if busy || done_after != done_before => continue,
-                other => return Ok(other),
+            let spent_before = client.sign_in_spent();
+            let got = super::receive_delivery(&self.rx, left)?;
+            if !matches!(got, Incoming::TimedOut) {
+                return Ok(got);
             }
+            let spent = client.sign_in_spent().saturating_sub(spent_before);
+            let grant = spent.min(crate::mcp::client::MAX_ANSWER_CREDIT.saturating_sub(credited));
+            credited += grant;
+            let busy = client.sign_in_activity().0;
+            if grant.is_zero() && !busy {
+                return Ok(Incoming::TimedOut);
+            }
+            left = Some(grant.max(Duration::from_millis(100)));
         }
     }
 

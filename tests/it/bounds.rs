@@ -317,3 +317,20 @@ fn ctrl_c_ends_a_stalled_initialize_at_once() {
     assert_eq!(status.code(), Some(1), "{err}");
     assert!(err.contains("interrupted"), "{err}");
 }
+
+// ---- Time: only a person's time is credited back to --timeout ----------
+
+#[test]
+fn pings_acknowledged_slowly_do_not_stretch_the_timeout() {
+    // A ping every 0.1 s on the tools/call stream, each reply POST
+    // acknowledged after 0.5 s, and never a result.
+    let (_server, url) = server("slow_ping", &[]);
+    let r = call("3s", &[&url], Duration::from_secs(15));
+    ends_within(&r, Duration::from_millis(4500));
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert!(
+        r.stderr.contains("within 3s (--timeout)") || r.stderr.contains("timed out"),
+        "{}",
+        r.stderr
+    );
+}
