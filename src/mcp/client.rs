@@ -92,6 +92,9 @@ pub struct McpClient {
     pub verbose: bool,
     /// Why [`Self::generation`] is the one in use, in words for `--verbose`.
     pub why: String,
+    /// Server requests answered in this session: one sent again (same id)
+    /// is not answered twice.
+    answered_requests: crate::transport::replay::RecentIds,
 }
 
 /// The capabilities elicit declares: the two modes it really handles.
@@ -120,6 +123,7 @@ impl McpClient {
             server_info: None,
             verbose,
             why: String::new(),
+            answered_requests: Default::default(),
         };
         let handshake =
             |c: &mut McpClient, h: &mut ElicitHandler<'_>, version: &str| c.handshake(version, h);
@@ -331,6 +335,12 @@ impl McpClient {
             };
             if let Some(m) = obj.get("method").and_then(Value::as_str) {
                 match obj.get("id") {
+                    Some(sid)
+                        if !sid.is_null()
+                            && !self.answered_requests.first_time(&sid.to_string()) =>
+                    {
+                        self.note(&format!("ignored server request {m} sent again (id {sid})"));
+                    }
                     Some(sid) if !sid.is_null() => {
                         // A person answering a form is not the server being
                         // slow: that time (and only that: not sending the

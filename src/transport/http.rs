@@ -68,6 +68,7 @@ use ureq::{Agent, Body};
 
 use super::message_limits;
 use super::queue::{self, QueueReceiver, QueueSender};
+use super::replay::{server_request_id, RecentIds};
 use super::sse_reader::SseReader;
 use super::{Delivery, Incoming, MessageLog, Transport};
 use crate::error::ElicitError;
@@ -81,6 +82,9 @@ const STANDALONE_OPEN_WAIT: Duration = Duration::from_secs(2);
 const MAX_RESUMES: usize = 10;
 /// The wait before resuming when the server gave no `retry:`.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+/// The longest wait before resuming a stream, whatever `retry:` says (a
+/// request's wait also ends a second before its `--timeout`).
+pub const MAX_RETRY: Duration = Duration::from_secs(30);
 const VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
 /// The first revision with the standard request headers.
 const HEADERS_SINCE: &str = "2026-07-28";
@@ -517,6 +521,11 @@ struct Shared {
     /// Bounded: a reader thread waits here (and stops reading its
     /// stream) while the session thread is busy.
     tx: QueueSender<Delivery>,
+    /// SSE event ids seen on any stream of the session (ids are unique
+    /// across a session's streams): a repeat is dropped.
+    seen_events: Mutex<RecentIds>,
+    /// Server requests delivered: one sent again is dropped.
+    seen_requests: Mutex<RecentIds>,
 }
 
 impl Shared {
@@ -552,6 +561,18 @@ impl Shared {
         let share = weight / list.len().max(1) + 1;
         let mut answered = false;
         for mut msg in list {
+            if let Some(rid) = server_request_id(&msg) {
+                let first = self
+                    .seen_requests
+                    .lock()
+                    .expect("ids lock")
+                    .first_time(&rid);
+                if !first {
+                    // Already delivered (answered or being answered).
+                    self.client.record("recv", Ok(&msg));
+                    continue;
+                }
+            }
             let id = msg
                 .get("id")
                 .filter(|i| !i.is_null() && msg.get("method").is_none())
@@ -851,6 +872,13 @@ fn read_stream(shared: &Shared, body: Body, pending: Option<&str>) -> StreamEnd 
                 if ev.data.is_empty() || ev.event != "message" {
                     continue; // priming events, unknown event types
                 }
+                let replayed = ev.own_id
+                    && ev.id.as_deref().is_some_and(|id| {
+                        !shared.seen_events.lock().expect("ids lock").first_time(id)
+                    });
+                if replayed {
+                    continue;
+                }
                 if shared.deliver(&ev.data, pending) {
                     return StreamEnd::Answered;
                 }
@@ -901,6 +929,9 @@ fn try_read_reply(
         shared.deliver(&text, Some(id));
         return Ok(());
     }
+    // A resumption waits no later than a second before the request's
+    // --timeout (counted from about when it was sent).
+    let deadline = Instant::now() + shared.client.timeout;
     let mut end = read_stream(shared, body, Some(id));
     for _ in 0..MAX_RESUMES {
         let (last_id, retry, error) = match end {
@@ -917,10 +948,9 @@ fn try_read_reply(
                 "the server closed the stream for {method} before sending its reply{why}"
             )));
         };
-        if shared.state.lock().expect("state lock").closed {
+        if !wait_to_resume(shared, retry, Some(deadline)) {
             return Ok(());
         }
-        std::thread::sleep(retry.unwrap_or(DEFAULT_RETRY));
         let response = shared.get(Some(&last_id), &format!("resuming the stream for {method}"))?;
         let status = response.status().as_u16();
         if let Some(e) = shared.session_gone(status) {
@@ -936,6 +966,28 @@ fn try_read_reply(
     Err(ElicitError::Server(format!(
         "the stream for {method} was cut {MAX_RESUMES} times without a reply; giving up"
     )))
+}
+
+/// Waits before resuming a stream: the server's `retry:` (else a second),
+/// at most [`MAX_RETRY`], and ending a second before `deadline`. False
+/// when the session closed meanwhile (or before).
+fn wait_to_resume(shared: &Shared, retry: Option<Duration>, deadline: Option<Instant>) -> bool {
+    let mut wait = retry.unwrap_or(DEFAULT_RETRY).min(MAX_RETRY);
+    if let Some(d) = deadline {
+        let left = d.saturating_duration_since(Instant::now());
+        wait = wait.min(left.saturating_sub(Duration::from_secs(1)));
+    }
+    let until = Instant::now() + wait;
+    loop {
+        if shared.state.lock().expect("state lock").closed {
+            return false;
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return true;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(100)));
+    }
 }
 
 /// The standalone GET stream of a 2025 session: server messages not tied
@@ -957,11 +1009,10 @@ fn standalone_stream(shared: Arc<Shared>, opened: Sender<()>) {
             StreamEnd::Cut {
                 last_id: id, retry, ..
             } => {
-                if id.is_none() || shared.state.lock().expect("state lock").closed {
+                if id.is_none() || !wait_to_resume(&shared, retry, None) {
                     return;
                 }
                 last_id = id;
-                std::thread::sleep(retry.unwrap_or(DEFAULT_RETRY));
             }
         }
     }
@@ -985,6 +1036,8 @@ impl HttpTransport {
                 url: url.to_string(),
                 state: Mutex::new(State::default()),
                 tx,
+                seen_events: Mutex::new(RecentIds::default()),
+                seen_requests: Mutex::new(RecentIds::default()),
             }),
             rx,
             legacy: None,

@@ -21,6 +21,7 @@ pub mod memory;
 pub mod message_limits;
 pub mod process_group;
 pub mod queue;
+pub mod replay;
 pub mod server_stderr;
 pub mod sse;
 pub mod sse_reader;

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use super::http::{content_type, off_thread, preview, read_body, within, Bound, Client};
 use super::queue::{self, QueueReceiver, QueueSender};
+use super::replay::{server_request_id, RecentIds};
 use super::sse_reader::SseReader;
 use super::{Delivery, Incoming, Transport};
 use crate::error::ElicitError;
@@ -146,6 +147,9 @@ fn read_events(
     endpoint_tx: &Sender<Result<String, String>>,
 ) {
     let mut endpoint_sent = false;
+    // A replayed event, or a server request sent again, is acted on once.
+    let mut seen_events = RecentIds::default();
+    let mut seen_requests = RecentIds::default();
     let sse = SseReader::new(BufReader::new(body.into_reader()));
     for event in sse {
         let ev = match event {
@@ -166,10 +170,18 @@ fn read_events(
                 let _ = endpoint_tx.send(resolve_endpoint(base, ev.data.trim()));
             }
             "message" if !ev.data.is_empty() => {
+                if ev.own_id && !ev.id.as_deref().is_none_or(|id| seen_events.first_time(id)) {
+                    continue;
+                }
                 let (parsed, weight) = super::message_limits::parse_weighed(&ev.data);
                 let delivery = match parsed {
                     Ok(v) => {
                         client.record("recv", Ok(&v));
+                        let again =
+                            server_request_id(&v).is_some_and(|id| !seen_requests.first_time(&id));
+                        if again {
+                            continue;
+                        }
                         Ok(Incoming::Message(v))
                     }
                     Err(e) => {

@@ -334,3 +334,44 @@ fn pings_acknowledged_slowly_do_not_stretch_the_timeout() {
         r.stderr
     );
 }
+
+// ---- SSE: retry is clamped, replays are dropped ------------------------
+
+#[test]
+fn a_huge_retry_is_clamped_to_resume_before_the_timeout() {
+    // The stream is cut after a priming event asking for an hour's wait;
+    // the resuming GET has the result.
+    let (_server, url) = server("retry_huge", &[]);
+    let r = call("5s", &[&url], Duration::from_secs(15));
+    ends_within(&r, Duration::from_secs(5));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stdout.contains("resumed"), "{r:?}");
+}
+
+#[test]
+fn a_replayed_event_or_server_request_is_acted_on_once() {
+    // One elicitation sent ten times under one event id, then five times
+    // more under new event ids with the same request id.
+    let (_server, url) = server("replay", &[]);
+    let r = call(
+        "10s",
+        &["-a", "accept", "-a", "name=Ada", &url],
+        Duration::from_secs(15),
+    );
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stdout.contains(r#""replies: 1""#), "{r:?}");
+}
+
+#[test]
+fn a_server_request_sent_again_over_stdio_is_answered_once() {
+    let script = server_script();
+    let r = call(
+        "10s",
+        &[
+            "-a", "accept", "-a", "name=Ada", "--", "python3", &script, "replay", "stdio",
+        ],
+        Duration::from_secs(15),
+    );
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stdout.contains(r#""replies: 1""#), "{r:?}");
+}

@@ -25,7 +25,7 @@ what happens around tools/call:
              the resuming GET answers the call
   replay     the tools/call stream sends one elicitation ten times (same event id), then the
              same request id under new event ids, then the result: the text says how many
-             replies the server got
+             replies the server got (stdio: three times, then a ping whose reply ends it)
 Binds 127.0.0.1 only.
 """
 
@@ -187,10 +187,18 @@ class Handler(BaseHTTPRequestHandler):
             for n in range(5):
                 self.wfile.write(sse(ask, f"ev-again-{n}"))
             self.wfile.flush()
-            # The answers arrive by POST meanwhile.
-            time.sleep(1.5)
-            with replies_lock:
-                got = [r for r in replies if r.get("id") == "e-1"]
+            # The answers arrive by POST meanwhile: counted once none has
+            # come for a second (or after 8 s).
+            until = time.time() + 8
+            seen, quiet_since = -1, time.time()
+            while time.time() < until:
+                with replies_lock:
+                    got = [r for r in replies if r.get("id") == "e-1"]
+                if len(got) != seen:
+                    seen, quiet_since = len(got), time.time()
+                elif got and time.time() - quiet_since > 1.0:
+                    break
+                time.sleep(0.05)
             self.wfile.write(sse(text_result(mid, f"replies: {len(got)}"), "ev-end"))
             return
         return self.json_reply(text_result(mid, "ok"))
@@ -211,11 +219,20 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def stdio():
-    """The stdio shapes: wide and deep replies."""
+    """The stdio shapes: wide and deep replies; replay (one elicitation sent three times,
+    then a ping: when its reply comes, the result says how many replies the elicitation got)."""
     out = sys.stdout.buffer
+    call_id, got = None, 0
     for line in sys.stdin.buffer:
         msg = json.loads(line)
         method, mid = msg.get("method"), msg.get("id")
+        if method is None and mid == "e-1":
+            got += 1
+            continue
+        if method is None and mid == "p-final":
+            out.write(json.dumps(text_result(call_id, f"replies: {got}")).encode() + b"\n")
+            out.flush()
+            continue
         if mid is None:
             continue
         if method == "initialize":
@@ -225,6 +242,14 @@ def stdio():
         elif method == "tools/call":
             if MODE in ("wide", "deep"):
                 out.write(big_reply(mid, MODE) + b"\n")
+                out.flush()
+                continue
+            if MODE == "replay":
+                call_id = mid
+                ask = {"jsonrpc": "2.0", "id": "e-1", "method": "elicitation/create", "params": FORM}
+                for _ in range(3):
+                    out.write(json.dumps(ask).encode() + b"\n")
+                out.write(json.dumps({"jsonrpc": "2.0", "id": "p-final", "method": "ping"}).encode() + b"\n")
                 out.flush()
                 continue
             result = {"content": [{"type": "text", "text": "ok"}]}
