@@ -375,3 +375,29 @@ fn a_server_request_sent_again_over_stdio_is_answered_once() {
     assert_eq!(r.code, Some(0), "{r:?}");
     assert!(r.stdout.contains(r#""replies: 1""#), "{r:?}");
 }
+
+#[test]
+fn a_person_answering_slowly_still_gets_the_result() {
+    use expectrl::{Eof, Expect};
+    // --timeout 1s, and the person takes 2.5 s over the form: that time is
+    // theirs, not the server's.
+    let script = format!(
+        "exec {} call --timeout 1s --tool t -- python3 {} ask stdio",
+        env!("CARGO_BIN_EXE_elicit"),
+        server_script()
+    );
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c").arg(&script);
+    cmd.env("NO_COLOR", "1").env("TERM", "xterm-256color");
+    let mut s = expectrl::session::OsSession::spawn(cmd).expect("spawn under a pty");
+    s.set_expect_timeout(Some(Duration::from_secs(20)));
+    s.expect("name").expect("the prompt");
+    std::thread::sleep(Duration::from_millis(2500));
+    s.send("Ada\r").unwrap();
+    s.expect("Send these answers?").expect("the review");
+    std::thread::sleep(Duration::from_millis(300));
+    s.send("\r").unwrap();
+    let m = s.expect(Eof).expect("elicit ends");
+    let out = String::from_utf8_lossy(m.as_bytes()).into_owned();
+    assert!(out.contains("answered Ada"), "{out}");
+}

@@ -26,6 +26,7 @@ what happens around tools/call:
   replay     the tools/call stream sends one elicitation ten times (same event id), then the
              same request id under new event ids, then the result: the text says how many
              replies the server got (stdio: three times, then a ping whose reply ends it)
+  ask        (stdio only) tools/call asks for a name, and answers with it
 Binds 127.0.0.1 only.
 """
 
@@ -228,6 +229,10 @@ def stdio():
         method, mid = msg.get("method"), msg.get("id")
         if method is None and mid == "e-1":
             got += 1
+            if MODE == "ask":
+                name = (msg.get("result") or {}).get("content", {}).get("name")
+                out.write(json.dumps(text_result(call_id, f"answered {name}")).encode() + b"\n")
+                out.flush()
             continue
         if method is None and mid == "p-final":
             out.write(json.dumps(text_result(call_id, f"replies: {got}")).encode() + b"\n")
@@ -242,6 +247,12 @@ def stdio():
         elif method == "tools/call":
             if MODE in ("wide", "deep"):
                 out.write(big_reply(mid, MODE) + b"\n")
+                out.flush()
+                continue
+            if MODE == "ask":
+                call_id = mid
+                ask = {"jsonrpc": "2.0", "id": "e-1", "method": "elicitation/create", "params": FORM}
+                out.write(json.dumps(ask).encode() + b"\n")
                 out.flush()
                 continue
             if MODE == "replay":
