@@ -142,8 +142,9 @@ pub(crate) fn within(limit: Duration, deadline: Option<Instant>) -> Duration {
 }
 
 /// Runs one exchange the session thread would otherwise block on, on a
-/// thread of its own, and waits for it: a Ctrl-C ends the wait at once
-/// (a blocked socket read would not notice it), except while a sign-in runs
+/// thread of its own, and waits for it: a Ctrl-C for the server ends the
+/// wait at once (a blocked socket read would not notice it); not one that
+/// a prompt owns (it cancels that elicitation), nor one during a sign-in
 /// (it answers Ctrl-C itself). The exchange's own ureq timeouts end the
 /// thread.
 pub(crate) fn off_thread<T: Send + 'static>(
@@ -154,7 +155,7 @@ pub(crate) fn off_thread<T: Send + 'static>(
     std::thread::spawn(move || {
         let _ = tx.send(work());
     });
-    let interrupts = crate::signals::interrupt_count();
+    let interrupts = crate::signals::ctrl_c_for_server();
     loop {
         match rx.recv_timeout(Duration::from_millis(50)) {
             Ok(v) => return Ok(v),
@@ -165,7 +166,7 @@ pub(crate) fn off_thread<T: Send + 'static>(
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
-        if crate::signals::interrupt_count() != interrupts && !client.sign_in_activity().0 {
+        if crate::signals::ctrl_c_for_server() != interrupts && !client.sign_in_activity().0 {
             return Err(ElicitError::Server(
                 "interrupted (Ctrl-C) while waiting for the server".into(),
             ));

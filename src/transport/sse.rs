@@ -69,7 +69,7 @@ impl SseTransport {
         });
         let wait = ENDPOINT_WAIT.min(client.timeout);
         let started = Instant::now();
-        let interrupts = crate::signals::interrupt_count();
+        let interrupts = crate::signals::ctrl_c_for_server();
         let endpoint = loop {
             match endpoint_rx.recv_timeout(Duration::from_millis(50)) {
                 Ok(Ok(e)) => break e,
@@ -82,7 +82,7 @@ impl SseTransport {
                     )))
                 }
             }
-            if crate::signals::interrupt_count() != interrupts {
+            if crate::signals::ctrl_c_for_server() != interrupts {
                 return Err(ElicitError::Server(
                     "interrupted (Ctrl-C) while waiting for the server".into(),
                 ));
