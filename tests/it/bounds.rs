@@ -401,3 +401,23 @@ fn a_person_answering_slowly_still_gets_the_result() {
     let out = String::from_utf8_lossy(m.as_bytes()).into_owned();
     assert!(out.contains("answered Ada"), "{out}");
 }
+
+#[test]
+fn the_legacy_sse_transport_drops_replays_and_refuses_oversized_shapes() {
+    let (_server, url) = server("legacy_replay", &[]);
+    let r = call(
+        "10s",
+        &["--transport", "sse", "-a", "accept", "-a", "name=Ada", &url],
+        Duration::from_secs(15),
+    );
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stdout.contains(r#""replies: 1""#), "{r:?}");
+
+    let (_server, url) = server("legacy_wide", &[]);
+    let r = call(
+        "10s",
+        &["--transport", "sse", &url],
+        Duration::from_secs(15),
+    );
+    refused_shape(&r, "more than 500000 values in one message");
+}

@@ -27,11 +27,14 @@ what happens around tools/call:
              same request id under new event ids, then the result: the text says how many
              replies the server got (stdio: three times, then a ping whose reply ends it)
   ask        (stdio only) tools/call asks for a name, and answers with it
+  legacy_replay, legacy_wide  a legacy HTTP+SSE server (GET opens the stream, its `endpoint`
+             event names where to POST): `replay` and `wide` on that stream
 Binds 127.0.0.1 only.
 """
 
 import json
 import os
+import queue
 import sys
 import threading
 import time
@@ -50,6 +53,8 @@ FORM = {"mode": "form", "message": "Name?",
 
 replies = []
 replies_lock = threading.Lock()
+# The legacy transport's one stream: what the POST handlers send on it.
+legacy_stream = queue.Queue()
 
 
 def rpc(mid, result):
@@ -108,6 +113,14 @@ class Handler(BaseHTTPRequestHandler):
         self.reply(405)
 
     def do_GET(self):
+        if MODE.startswith("legacy_"):
+            self.start_stream()
+            self.wfile.write(b"event: endpoint\ndata: /messages\n\n")
+            self.wfile.flush()
+            while True:
+                chunk = legacy_stream.get()
+                self.wfile.write(chunk)
+                self.wfile.flush()
         if MODE == "stall_sse_get":
             time.sleep(120)
             return
@@ -124,6 +137,9 @@ class Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
         msg = json.loads(body or b"{}")
         method, mid = msg.get("method"), msg.get("id")
+        if MODE.startswith("legacy_"):
+            self.reply(202, b"Accepted")
+            return self.legacy(method, mid, msg)
         if method is None:
             # A reply to one of our requests.
             with replies_lock:
@@ -203,6 +219,37 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(sse(text_result(mid, f"replies: {len(got)}"), "ev-end"))
             return
         return self.json_reply(text_result(mid, "ok"))
+
+    def legacy(self, method, mid, msg):
+        """Answers on the one stream (the POST got its 202 already)."""
+        def put(message, event_id=None):
+            legacy_stream.put(b"event: message\n" + sse(message, event_id))
+
+        if method is None and mid == "e-1":
+            with replies_lock:
+                replies.append(msg)
+            return
+        if method is None and mid == "p-final":
+            with replies_lock:
+                got = len(replies)
+            return put(text_result(Handler.call_id, f"replies: {got}"))
+        if mid is None:
+            return
+        if method == "initialize":
+            return put(rpc(mid, dict(INIT, protocolVersion="2024-11-05")))
+        if method == "tools/list":
+            return put(rpc(mid, TOOLS))
+        if method != "tools/call":
+            return put(rpc(mid, {}))
+        Handler.call_id = mid
+        if MODE == "legacy_wide":
+            return legacy_stream.put(b"event: message\ndata: " + big_reply(mid, "wide") + b"\n\n")
+        ask = {"jsonrpc": "2.0", "id": "e-1", "method": "elicitation/create", "params": FORM}
+        for _ in range(5):
+            put(ask, "ev-1")
+        for n in range(3):
+            put(ask, f"ev-again-{n}")
+        put({"jsonrpc": "2.0", "id": "p-final", "method": "ping"}, "ev-ping")
 
     def flood(self, mid):
         self.start_stream()
