@@ -26,10 +26,7 @@ pub const STATELESS_VERSION: &str = "2026-07-28";
 /// `UnsupportedProtocolVersionError` (2026-07-28).
 pub const UNSUPPORTED_VERSION: i64 = -32022;
 
-/// The most time a person's answers add back to one request's deadline:
-/// a person may take a while over a form, but a server that keeps asking
-/// cannot keep a request open for ever.
-pub const MAX_ANSWER_CREDIT: Duration = Duration::from_secs(3600);
+pub use crate::transport::MAX_ANSWER_CREDIT;
 
 /// Whether a JSON-RPC error is one only a 2026-07-28 server sends about
 /// the request itself: `HeaderMismatchError` (-32020) or

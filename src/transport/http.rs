@@ -1384,7 +1384,7 @@ impl Transport for HttpTransport {
                 return Ok(got);
             }
             let spent = client.sign_in_spent().saturating_sub(spent_before);
-            let grant = spent.min(crate::mcp::client::MAX_ANSWER_CREDIT.saturating_sub(credited));
+            let grant = spent.min(super::MAX_ANSWER_CREDIT.saturating_sub(credited));
             credited += grant;
             let busy = client.sign_in_activity().0;
             if grant.is_zero() && !busy {

@@ -23,8 +23,9 @@ pub const MAX_VALUES: usize = 500_000;
 /// What one value is taken to cost in memory once parsed, for the bound on
 /// what waits in a transport's queue ([`weight`]).
 const VALUE_BYTES: usize = 256;
-/// Deepest nesting of arrays and objects in one message (as for input).
-pub const MAX_DEPTH: usize = crate::elicitation::input::MAX_DEPTH;
+/// Deepest nesting of arrays and objects in one message: the input
+/// documents' limit too (and serde_json's recursion limit).
+pub const MAX_DEPTH: usize = 128;
 /// Most messages in one JSON-RPC batch (a top-level array).
 pub const MAX_BATCH: usize = 1000;
 

@@ -78,6 +78,11 @@ pub enum TransportChoice {
     Sse,
 }
 
+/// The most time a person's answers (or a sign-in) add back to one
+/// request's deadline: a person may take a while over a form, but a server
+/// that keeps asking cannot keep a request open for ever.
+pub const MAX_ANSWER_CREDIT: Duration = Duration::from_secs(3600);
+
 /// What every transport is opened with.
 #[derive(Default)]
 pub struct ConnectOptions {
