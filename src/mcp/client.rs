@@ -26,6 +26,8 @@ pub const STATELESS_VERSION: &str = "2026-07-28";
 /// `UnsupportedProtocolVersionError` (2026-07-28).
 pub const UNSUPPORTED_VERSION: i64 = -32022;
 
+pub use crate::transport::MAX_ANSWER_CREDIT;
+
 /// Whether a JSON-RPC error is one only a 2026-07-28 server sends about
 /// the request itself: `HeaderMismatchError` (-32020) or
 /// `MissingRequiredClientCapabilityError` (-32021).
@@ -78,8 +80,10 @@ pub struct McpClient {
     next_id: i64,
     pub generation: Generation,
     /// How long to wait for the reply to each request. The wait is for the
-    /// reply itself: notifications and stray messages do not extend it, and
-    /// the time a person spends answering an elicitation does not count.
+    /// reply itself: notifications, stray messages and automatic replies
+    /// (a `ping`, however slowly the server takes it) do not extend it; the
+    /// time a person spends answering an elicitation does not count (up to
+    /// [`MAX_ANSWER_CREDIT`] a request).
     pub timeout: Option<Duration>,
     pub server_info: Option<Value>,
     pub verbose: bool,
@@ -88,6 +92,9 @@ pub struct McpClient {
     /// Messages read ahead (by `--strict`, to see what the server sent
     /// before elicit answered it), handed out before the transport's.
     held: std::collections::VecDeque<Result<Incoming, ElicitError>>,
+    /// Server requests answered in this session: one sent again (same id)
+    /// is not answered twice.
+    answered_requests: crate::transport::replay::RecentIds,
 }
 
 /// The capabilities elicit declares: the two modes it really handles.
@@ -126,6 +133,7 @@ impl McpClient {
             verbose,
             why: String::new(),
             held: Default::default(),
+            answered_requests: Default::default(),
         };
         let handshake =
             |c: &mut McpClient, h: &mut ElicitHandler<'_>, version: &str| c.handshake(version, h);
@@ -300,6 +308,7 @@ impl McpClient {
         self.server
             .send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
         let mut deadline = self.timeout.map(|t| Instant::now() + t);
+        let mut credited = Duration::ZERO;
         loop {
             let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
             let next = match self.held.pop_front() {
@@ -342,14 +351,31 @@ impl McpClient {
             handler.observe(&msg, Some(method));
             if let Some(m) = obj.get("method").and_then(Value::as_str) {
                 match obj.get("id") {
+                    Some(sid)
+                        if !sid.is_null()
+                            && !self.answered_requests.first_time(&sid.to_string()) =>
+                    {
+                        self.note(&format!("ignored server request {m} sent again (id {sid})"));
+                    }
                     Some(sid) if !sid.is_null() => {
                         // A person answering a form is not the server being
-                        // slow: that time is added back to the deadline.
-                        let asked = Instant::now();
-                        self.answer_server_request(sid.clone(), m, obj.get("params"), handler)?;
+                        // slow: that time (and only that: not sending the
+                        // reply, not a ping) is added back to the deadline.
+                        let before = handler.answering;
+                        let sent = self.answer_server_request(
+                            sid.clone(),
+                            m,
+                            obj.get("params"),
+                            handler,
+                            deadline,
+                        );
+                        let grant = (handler.answering - before)
+                            .min(MAX_ANSWER_CREDIT.saturating_sub(credited));
+                        credited += grant;
                         if let Some(d) = deadline.as_mut() {
-                            *d += asked.elapsed();
+                            *d += grant;
                         }
+                        sent?;
                     }
                     _ => self.note(&format!(
                         "notification {m}{}",
@@ -373,13 +399,17 @@ impl McpClient {
         }
     }
 
+    /// Answers one server request; the reply is sent by `deadline` (that
+    /// of the request being waited for) plus the time the answer took.
     fn answer_server_request(
         &mut self,
         id: Value,
         method: &str,
         params: Option<&Value>,
         handler: &mut ElicitHandler<'_>,
+        deadline: Option<Instant>,
     ) -> Result<(), ElicitError> {
+        let before = handler.answering;
         self.note(&format!("server request {method} (id {id})"));
         let outcome = handler.handle(method, params);
         if method == crate::elicitation::protocol::ELICITATION_METHOD {
@@ -402,7 +432,8 @@ impl McpClient {
                 return Err(e);
             }
         };
-        self.server.send(&reply)
+        let spent = (handler.answering - before).min(MAX_ANSWER_CREDIT);
+        self.server.send_by(&reply, deadline.map(|d| d + spent))
     }
 
     /// `--strict`: before an elicitation's answer goes out, whatever the

@@ -4,6 +4,7 @@
 //! else gets a JSON-RPC error, never silence.
 
 use std::collections::HashSet;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
@@ -47,6 +48,10 @@ pub struct ElicitHandler<'a> {
     pub modes: ElicitModes,
     /// `--strict`: every server message is checked as it comes.
     pub strict: Option<Strict>,
+    /// Time spent resolving elicitations (a person answering; scripted
+    /// answers take next to none): the only time credited back to a
+    /// request's `--timeout`. Automatic replies (`ping`, errors) add none.
+    pub answering: Duration,
 }
 
 impl<'a> ElicitHandler<'a> {
@@ -59,6 +64,7 @@ impl<'a> ElicitHandler<'a> {
             answered: Vec::new(),
             seen_fields: HashSet::new(),
             asked: 0,
+            answering: Duration::ZERO,
             modes: ElicitModes::default(),
             strict: None,
         }
@@ -141,8 +147,10 @@ impl<'a> ElicitHandler<'a> {
         }
         // Not strict: a value for a field this form lacks may be for a later
         // form of the session; see `unused_answers`.
-        let result =
-            resolve::resolve(&e, self.scripted, false, self.person).map_err(HandlerError::Fatal)?;
+        let started = Instant::now();
+        let result = resolve::resolve(&e, self.scripted, false, self.person);
+        self.answering += started.elapsed();
+        let result = result.map_err(HandlerError::Fatal)?;
         if let Some(strict) = &self.strict {
             strict.answered(&asked, &result);
         }

@@ -57,15 +57,18 @@
 use std::collections::HashMap;
 use std::io::{BufReader, Read};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use ureq::http::Response;
 use ureq::tls::{Certificate, RootCerts, TlsConfig};
 use ureq::{Agent, Body};
 
+use super::message_limits;
+use super::queue::{self, QueueReceiver, QueueSender};
+use super::replay::{server_request_id, RecentIds};
 use super::sse_reader::SseReader;
 use super::{Delivery, Incoming, MessageLog, Transport};
 use crate::error::ElicitError;
@@ -79,12 +82,97 @@ const STANDALONE_OPEN_WAIT: Duration = Duration::from_secs(2);
 const MAX_RESUMES: usize = 10;
 /// The wait before resuming when the server gave no `retry:`.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+/// The longest wait before resuming a stream, whatever `retry:` says (a
+/// request's wait also ends a second before its `--timeout`).
+pub const MAX_RETRY: Duration = Duration::from_secs(30);
 const VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
 /// The first revision with the standard request headers.
 const HEADERS_SINCE: &str = "2026-07-28";
 /// Requests sent again after the sign-in hook said so: a sign-in, then up
 /// to the step-ups the hook allows (it enforces its own limits).
 const MAX_AUTH_RETRIES: u32 = 4;
+/// How long each exchange the session waits on (a connecting POST, a
+/// notification, a reply, the closing DELETE, opening a stream) may take
+/// when no `--timeout` says (`proxy`).
+pub const DEFAULT_EXCHANGE_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long the body of an acknowledgement (the 202 to a notification or
+/// a reply) may take: none is expected, and one that trickles must not
+/// hold the session.
+const ACK_BODY_WAIT: Duration = Duration::from_secs(1);
+
+/// How one HTTP exchange is bounded in time.
+#[derive(Clone, Copy)]
+pub(crate) enum Bound {
+    /// A request whose reply may stream for as long as the server works
+    /// (a tool that elicits): only the wait for the response head is
+    /// bounded, by the session's `receive` and the stream's own reads.
+    Stream,
+    /// The whole exchange, body included, within this time.
+    Whole(Duration),
+    /// An acknowledgement: the response within this time, any body within
+    /// [`ACK_BODY_WAIT`].
+    Ack(Duration),
+    /// A stream opened with GET: its response head within this time.
+    Head(Duration),
+}
+
+impl Bound {
+    /// The request with this bound's ureq timeouts.
+    pub(crate) fn apply<B>(self, req: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+        match self {
+            Bound::Stream => req,
+            Bound::Whole(d) => req.config().timeout_global(Some(d)).build(),
+            Bound::Ack(d) => req
+                .config()
+                .timeout_global(Some(d))
+                .timeout_recv_body(Some(d.min(ACK_BODY_WAIT)))
+                .build(),
+            Bound::Head(d) => req.config().timeout_recv_response(Some(d)).build(),
+        }
+    }
+}
+
+/// What is left of `limit`, and of the time until `deadline` when one is
+/// given (at least a millisecond: ureq reads zero as no timeout at all).
+pub(crate) fn within(limit: Duration, deadline: Option<Instant>) -> Duration {
+    let left = deadline.map_or(limit, |d| {
+        limit.min(d.saturating_duration_since(Instant::now()))
+    });
+    left.max(Duration::from_millis(1))
+}
+
+/// Runs one exchange the session thread would otherwise block on, on a
+/// thread of its own, and waits for it: a Ctrl-C for the server ends the
+/// wait at once (a blocked socket read would not notice it); not one that
+/// a prompt owns (it cancels that elicitation), nor one during a sign-in
+/// (it answers Ctrl-C itself). The exchange's own ureq timeouts end the
+/// thread.
+pub(crate) fn off_thread<T: Send + 'static>(
+    client: &Client,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ElicitError> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(work());
+    });
+    let interrupts = crate::signals::ctrl_c_for_server();
+    loop {
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(v) => return Ok(v),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(ElicitError::Server(
+                    "an HTTP exchange ended without an outcome".into(),
+                ))
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if crate::signals::ctrl_c_for_server() != interrupts && !client.sign_in_activity().0 {
+            return Err(ElicitError::Server(
+                "interrupted (Ctrl-C) while waiting for the server".into(),
+            ));
+        }
+    }
+}
 
 /// Supplies credentials for a remote server (the OAuth sign-in plugs in
 /// here). See the module docs.
@@ -119,6 +207,8 @@ pub struct HttpOptions {
     /// Fall back to the legacy HTTP+SSE transport when `initialize` is
     /// refused (`--transport auto`).
     pub legacy_fallback: bool,
+    /// The most each exchange the session waits on may take (`--timeout`).
+    pub timeout: Duration,
 }
 
 /// What the two HTTP transports share: the agent, the headers, the sign-in
@@ -128,12 +218,17 @@ pub(crate) struct Client {
     pub headers: Vec<(String, String)>,
     pub auth: Mutex<Option<Box<dyn Authenticator>>>,
     pub log: Option<MessageLog>,
+    /// The most each exchange the session waits on may take (`--timeout`).
+    pub timeout: Duration,
     /// True while the sign-in hook runs (a person may be signing in: the
     /// time does not count against `--timeout`).
     signing_in: AtomicBool,
     /// Successful sign-ins so far: a request that got 401 while another one
     /// signed in is retried with the new credentials, not signed in again.
     sign_ins: AtomicU64,
+    /// Time spent in the sign-in hook so far, and since when the one
+    /// running (if any) started: credited back to the wait for a reply.
+    sign_in_time: Mutex<(Duration, Option<Instant>)>,
 }
 
 /// The root certificates elicit trusts: the system's store (read by
@@ -181,24 +276,33 @@ impl Client {
         headers: Vec<(String, String)>,
         auth: Option<Box<dyn Authenticator>>,
         log: Option<MessageLog>,
+        timeout: Duration,
     ) -> Self {
         Client {
             agent: new_agent(),
             headers,
             auth: Mutex::new(auth),
             log,
+            timeout,
             signing_in: AtomicBool::new(false),
             sign_ins: AtomicU64::new(0),
+            sign_in_time: Mutex::new((Duration::ZERO, None)),
         }
     }
 
-    /// Whether a sign-in is running, and how many finished: a wait for the
-    /// server restarts its clock when either says a person was busy.
+    /// Whether a sign-in is running, and how many finished.
     pub fn sign_in_activity(&self) -> (bool, u64) {
         (
             self.signing_in.load(Ordering::SeqCst),
             self.sign_ins.load(Ordering::SeqCst),
         )
+    }
+
+    /// The time spent signing in so far (the one running included): a
+    /// wait for the server gets it back.
+    pub fn sign_in_spent(&self) -> Duration {
+        let t = self.sign_in_time.lock().expect("sign-in time lock");
+        t.0 + t.1.map_or(Duration::ZERO, |since| since.elapsed())
     }
 
     /// Sends a request built by `build` (called again for a retry after a
@@ -246,7 +350,14 @@ impl Client {
                 }
                 let a = auth.as_mut().expect("checked above");
                 self.signing_in.store(true, Ordering::SeqCst);
+                let started = Instant::now();
+                self.sign_in_time.lock().expect("sign-in time lock").1 = Some(started);
                 let outcome = a.challenge(url, status, www.as_deref());
+                {
+                    let mut t = self.sign_in_time.lock().expect("sign-in time lock");
+                    t.0 += started.elapsed();
+                    t.1 = None;
+                }
                 self.signing_in.store(false, Ordering::SeqCst);
                 if outcome? {
                     self.sign_ins.fetch_add(1, Ordering::SeqCst);
@@ -317,7 +428,9 @@ pub(crate) fn network_error(url: &str, what: &str, e: ureq::Error) -> ElicitErro
             "TLS failure with {host}: {t} (a self-signed or otherwise untrusted certificate is refused)"
         ),
         ureq::Error::Tls(t) => format!("TLS failure with {host}: {t}"),
-        ureq::Error::Timeout(t) => format!("timed out talking to {host} ({t})"),
+        ureq::Error::Timeout(_) => {
+            format!("timed out talking to {host}: no answer within the time allowed (--timeout)")
+        }
         ureq::Error::BodyExceedsLimit(n) => {
             format!("a message from {host} is over the limit of {n} bytes")
         }
@@ -422,25 +535,38 @@ struct Shared {
     client: Client,
     url: String,
     state: Mutex<State>,
-    tx: Mutex<Sender<Delivery>>,
+    /// Bounded: a reader thread waits here (and stops reading its
+    /// stream) while the session thread is busy.
+    tx: QueueSender<Delivery>,
+    /// SSE event ids seen on any stream of the session (ids are unique
+    /// across a session's streams): a repeat is dropped.
+    seen_events: Mutex<RecentIds>,
+    /// Server requests delivered: one sent again is dropped.
+    seen_requests: Mutex<RecentIds>,
 }
 
 impl Shared {
-    fn push(&self, d: Delivery) {
-        let _ = self.tx.lock().expect("sender lock").send(d);
+    /// Hands one delivery over, `bytes` being the size of the text it was
+    /// read from; waits while the queue is full.
+    fn push(&self, d: Delivery, bytes: usize) {
+        let _ = self.tx.send(d, bytes);
     }
 
     /// Hands one SSE `data` or JSON body to the client; true when it holds
     /// the reply to `pending`.
     fn deliver(&self, text: &str, pending: Option<&str>) -> bool {
-        let value = match serde_json::from_str::<Value>(text) {
+        let (parsed, weight) = message_limits::parse_weighed(text);
+        let value = match parsed {
             Ok(v) => v,
             Err(e) => {
                 self.client.record("recv", Err(text));
-                self.push(Ok(Incoming::Malformed {
-                    line: text.to_string(),
-                    error: e.to_string(),
-                }));
+                self.push(
+                    Ok(Incoming::Malformed {
+                        line: message_limits::excerpt(text),
+                        error: e,
+                    }),
+                    weight,
+                );
                 return false;
             }
         };
@@ -448,8 +574,22 @@ impl Shared {
             Value::Array(items) => items,
             one => vec![one],
         };
+        // The message's weight, shared among the messages of a batch.
+        let share = weight / list.len().max(1) + 1;
         let mut answered = false;
         for mut msg in list {
+            if let Some(rid) = server_request_id(&msg) {
+                let first = self
+                    .seen_requests
+                    .lock()
+                    .expect("ids lock")
+                    .first_time(&rid);
+                if !first {
+                    // Already delivered (answered or being answered).
+                    self.client.record("recv", Ok(&msg));
+                    continue;
+                }
+            }
             let id = msg
                 .get("id")
                 .filter(|i| !i.is_null() && msg.get("method").is_none())
@@ -459,7 +599,7 @@ impl Shared {
                 self.learn(id, &mut msg);
             }
             self.client.record("recv", Ok(&msg));
-            self.push(Ok(Incoming::Message(msg)));
+            self.push(Ok(Incoming::Message(msg)), share);
         }
         answered
     }
@@ -536,10 +676,15 @@ impl Shared {
         h
     }
 
-    fn post(&self, message: &Value, what: &str) -> Result<Response<Body>, ElicitError> {
+    fn post(
+        &self,
+        message: &Value,
+        what: &str,
+        bound: Bound,
+    ) -> Result<Response<Body>, ElicitError> {
         let body = serde_json::to_vec(message).expect("values serialise");
         self.client.execute(&self.url, what, &|agent| {
-            let mut req = agent.post(&self.url);
+            let mut req = bound.apply(agent.post(&self.url));
             for (k, v) in self.post_headers(message) {
                 req = req.header(k, v);
             }
@@ -550,7 +695,7 @@ impl Shared {
     /// GET on the endpoint: the standalone stream, or a resumption.
     fn get(&self, last_event_id: Option<&str>, what: &str) -> Result<Response<Body>, ElicitError> {
         self.client.execute(&self.url, what, &|agent| {
-            let mut req = agent.get(&self.url);
+            let mut req = Bound::Head(self.client.timeout).apply(agent.get(&self.url));
             for (k, v) in self.client.base_headers("GET", &self.url) {
                 req = req.header(k, v);
             }
@@ -622,7 +767,7 @@ fn error_code(ct: &str, bytes: &[u8]) -> Option<i64> {
     if ct != "application/json" {
         return None;
     }
-    serde_json::from_slice::<Value>(bytes)
+    message_limits::parse_bytes(bytes)
         .ok()?
         .get("error")?
         .get("code")?
@@ -638,11 +783,11 @@ fn private_reply(response: Response<Body>, id: &str) -> Option<Value> {
     let ct = content_type(&response);
     let body = response.into_body();
     if ct == "application/json" {
-        return serde_json::from_slice(&read_body(body.into_reader()).ok()?).ok();
+        return message_limits::parse_bytes(&read_body(body.into_reader()).ok()?).ok();
     }
     let sse = SseReader::new(BufReader::new(body.into_reader()));
     for ev in sse.flatten() {
-        if let Ok(v) = serde_json::from_str::<Value>(&ev.data) {
+        if let Ok(v) = message_limits::parse(&ev.data) {
             if v.get("id").and_then(Value::as_str) == Some(id) {
                 return Some(v);
             }
@@ -668,7 +813,8 @@ fn refresh_tool_headers(shared: &Shared, message: &Value) {
             params["cursor"] = c.clone();
         }
         let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": params});
-        let Ok(response) = shared.post(&request, "reading tools/list again") else {
+        let bound = Bound::Whole(shared.client.timeout);
+        let Ok(response) = shared.post(&request, "reading tools/list again", bound) else {
             return;
         };
         let Some(mut reply) = private_reply(response, &id) else {
@@ -714,6 +860,7 @@ fn resend_after_mismatch(shared: &Shared, message: &Value, id: &str, method: &st
     match shared.post(
         message,
         &format!("sending {method} again after a header mismatch"),
+        Bound::Stream,
     ) {
         Ok(response) => handle_request_response(shared, response, id, method, message, false),
         Err(e) => fail_request(shared, id, e),
@@ -741,6 +888,13 @@ fn read_stream(shared: &Shared, body: Body, pending: Option<&str>) -> StreamEnd 
             Ok(ev) => {
                 if ev.data.is_empty() || ev.event != "message" {
                     continue; // priming events, unknown event types
+                }
+                let replayed = ev.own_id
+                    && ev.id.as_deref().is_some_and(|id| {
+                        !shared.seen_events.lock().expect("ids lock").first_time(id)
+                    });
+                if replayed {
+                    continue;
                 }
                 if shared.deliver(&ev.data, pending) {
                     return StreamEnd::Answered;
@@ -774,7 +928,7 @@ fn fail_request(shared: &Shared, id: &str, e: ElicitError) {
         "id": serde_json::from_str::<Value>(id).unwrap_or(Value::Null),
         "error": {"code": crate::error::rpc_code::INTERNAL_ERROR, "message": e.to_string()}});
     shared.client.record("recv", Ok(&reply));
-    shared.push(Ok(Incoming::Message(reply)));
+    shared.push(Ok(Incoming::Message(reply)), 0);
 }
 
 fn try_read_reply(
@@ -792,6 +946,9 @@ fn try_read_reply(
         shared.deliver(&text, Some(id));
         return Ok(());
     }
+    // A resumption waits no later than a second before the request's
+    // --timeout (counted from about when it was sent).
+    let deadline = Instant::now() + shared.client.timeout;
     let mut end = read_stream(shared, body, Some(id));
     for _ in 0..MAX_RESUMES {
         let (last_id, retry, error) = match end {
@@ -808,10 +965,9 @@ fn try_read_reply(
                 "the server closed the stream for {method} before sending its reply{why}"
             )));
         };
-        if shared.state.lock().expect("state lock").closed {
+        if !wait_to_resume(shared, retry, Some(deadline)) {
             return Ok(());
         }
-        std::thread::sleep(retry.unwrap_or(DEFAULT_RETRY));
         let response = shared.get(Some(&last_id), &format!("resuming the stream for {method}"))?;
         let status = response.status().as_u16();
         if let Some(e) = shared.session_gone(status) {
@@ -827,6 +983,28 @@ fn try_read_reply(
     Err(ElicitError::Server(format!(
         "the stream for {method} was cut {MAX_RESUMES} times without a reply; giving up"
     )))
+}
+
+/// Waits before resuming a stream: the server's `retry:` (else a second),
+/// at most [`MAX_RETRY`], and ending a second before `deadline`. False
+/// when the session closed meanwhile (or before).
+fn wait_to_resume(shared: &Shared, retry: Option<Duration>, deadline: Option<Instant>) -> bool {
+    let mut wait = retry.unwrap_or(DEFAULT_RETRY).min(MAX_RETRY);
+    if let Some(d) = deadline {
+        let left = d.saturating_duration_since(Instant::now());
+        wait = wait.min(left.saturating_sub(Duration::from_secs(1)));
+    }
+    let until = Instant::now() + wait;
+    loop {
+        if shared.state.lock().expect("state lock").closed {
+            return false;
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return true;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(100)));
+    }
 }
 
 /// The standalone GET stream of a 2025 session: server messages not tied
@@ -848,11 +1026,10 @@ fn standalone_stream(shared: Arc<Shared>, opened: Sender<()>) {
             StreamEnd::Cut {
                 last_id: id, retry, ..
             } => {
-                if id.is_none() || shared.state.lock().expect("state lock").closed {
+                if id.is_none() || !wait_to_resume(&shared, retry, None) {
                     return;
                 }
                 last_id = id;
-                std::thread::sleep(retry.unwrap_or(DEFAULT_RETRY));
             }
         }
     }
@@ -861,7 +1038,7 @@ fn standalone_stream(shared: Arc<Shared>, opened: Sender<()>) {
 /// The Streamable HTTP transport.
 pub struct HttpTransport {
     shared: Arc<Shared>,
-    rx: Receiver<Delivery>,
+    rx: QueueReceiver<Delivery>,
     legacy: Option<super::sse::SseTransport>,
     legacy_fallback: bool,
 }
@@ -869,13 +1046,15 @@ pub struct HttpTransport {
 impl HttpTransport {
     /// Prepares the transport; nothing is sent until the first message.
     pub fn new(url: &str, options: HttpOptions) -> Self {
-        let (tx, rx) = mpsc::channel();
+        let (tx, rx) = queue::bounded();
         HttpTransport {
             shared: Arc::new(Shared {
-                client: Client::new(options.headers, options.auth, options.log),
+                client: Client::new(options.headers, options.auth, options.log, options.timeout),
                 url: url.to_string(),
                 state: Mutex::new(State::default()),
-                tx: Mutex::new(tx),
+                tx,
+                seen_events: Mutex::new(RecentIds::default()),
+                seen_requests: Mutex::new(RecentIds::default()),
             }),
             rx,
             legacy: None,
@@ -926,20 +1105,26 @@ impl HttpTransport {
     }
 
     /// Switches to the legacy HTTP+SSE transport and sends `message` there.
-    fn fall_back(&mut self, message: &Value, status: u16) -> Result<(), ElicitError> {
+    fn fall_back(
+        &mut self,
+        message: &Value,
+        status: u16,
+        deadline: Option<Instant>,
+    ) -> Result<(), ElicitError> {
         let headers = self.shared.client.headers.clone();
         let log = self.shared.client.log.clone();
         let auth = self.shared.client.auth.lock().expect("auth lock").take();
+        let timeout = self.shared.client.timeout;
         let mut legacy = super::sse::SseTransport::connect(
             &self.shared.url,
-            Client::new(headers, auth, log),
+            Client::new(headers, auth, log, timeout),
         )
         .map_err(|e| {
             ElicitError::Server(format!(
                 "the server refused the Streamable HTTP POST (HTTP {status}), and the legacy HTTP+SSE GET failed too: {e}"
             ))
         })?;
-        legacy.send_unlogged(message)?;
+        legacy.send_unlogged(message, deadline)?;
         self.legacy = Some(legacy);
         Ok(())
     }
@@ -949,6 +1134,7 @@ impl HttpTransport {
         message: &Value,
         id: &Value,
         method: &str,
+        deadline: Option<Instant>,
     ) -> Result<(), ElicitError> {
         let id_text = id.to_string();
         if matches!(method, "initialize" | "tools/list") {
@@ -968,27 +1154,43 @@ impl HttpTransport {
             let shared = self.shared.clone();
             let message = message.clone();
             let method = method.to_string();
-            std::thread::spawn(
-                move || match shared.post(&message, &format!("sending {method}")) {
+            std::thread::spawn(move || {
+                match shared.post(&message, &format!("sending {method}"), Bound::Stream) {
                     Ok(response) => handle_request_response(
                         &shared, response, &id_text, &method, &message, true,
                     ),
                     Err(e) => fail_request(&shared, &id_text, e),
-                },
-            );
+                }
+            });
             return Ok(());
         }
-        let response = self.shared.post(message, &format!("sending {method}"))?;
-        let status = response.status().as_u16();
-        if method == "initialize" && self.legacy_fallback && matches!(status, 400 | 404 | 405) {
-            let ct = content_type(&response);
-            let bytes = read_body(response.into_body().into_reader()).unwrap_or_default();
-            if !is_modern_error(&ct, &bytes) {
-                return self.fall_back(message, status);
+        // Off the session thread, so Ctrl-C ends the wait; within --timeout.
+        let limit = within(self.shared.client.timeout, deadline);
+        let shared = self.shared.clone();
+        let posted = message.clone();
+        let what = format!("sending {method}");
+        let check_refusal = method == "initialize" && self.legacy_fallback;
+        let outcome = off_thread(&self.shared.client, move || {
+            let response = shared.post(&posted, &what, Bound::Whole(limit))?;
+            let status = response.status().as_u16();
+            if check_refusal && matches!(status, 400 | 404 | 405) {
+                let ct = content_type(&response);
+                let bytes = read_body(response.into_body().into_reader()).unwrap_or_default();
+                return Ok(Connecting::Refused { status, ct, bytes });
             }
-            deliver_http_error(&self.shared, status, &ct, &bytes, &id_text, method);
-            return Ok(());
-        }
+            Ok(Connecting::Answered(response))
+        })?;
+        let response = match outcome? {
+            Connecting::Answered(response) => response,
+            Connecting::Refused { status, ct, bytes } => {
+                if !is_modern_error(&ct, &bytes) {
+                    return self.fall_back(message, status, deadline);
+                }
+                deliver_http_error(&self.shared, status, &ct, &bytes, &id_text, method);
+                return Ok(());
+            }
+        };
+        let status = response.status().as_u16();
         if method == "initialize" && (200..300).contains(&status) {
             if let Some(s) = header(&response, "mcp-session-id") {
                 self.shared.state.lock().expect("state lock").session_id = Some(s);
@@ -1074,7 +1276,7 @@ fn deliver_http_error(
     method: &str,
 ) {
     let id_value: Value = serde_json::from_str(id).unwrap_or(Value::Null);
-    let error = serde_json::from_slice::<Value>(bytes)
+    let error = message_limits::parse_bytes(bytes)
         .ok()
         .filter(|_| ct == "application/json")
         .and_then(|v| v.get("error").filter(|e| e.is_object()).cloned());
@@ -1092,7 +1294,7 @@ fn deliver_http_error(
     };
     let reply = json!({"jsonrpc": "2.0", "id": id_value, "error": error});
     shared.client.record("recv", Ok(&reply));
-    shared.push(Ok(Incoming::Message(reply)));
+    shared.push(Ok(Incoming::Message(reply)), 0);
 }
 
 /// A JSON-RPC error only a modern (2026) server sends: unsupported version,
@@ -1101,7 +1303,7 @@ fn is_modern_error(ct: &str, bytes: &[u8]) -> bool {
     if ct != "application/json" {
         return false;
     }
-    let Ok(v) = serde_json::from_slice::<Value>(bytes) else {
+    let Ok(v) = message_limits::parse_bytes(bytes) else {
         return false;
     };
     let code = v
@@ -1116,10 +1318,26 @@ fn is_modern_error(ct: &str, bytes: &[u8]) -> bool {
     has_supported || matches!(code, Some(-32020 | -32021 | -32022 | -32003))
 }
 
+/// The answer to a connecting request (initialize, server/discover).
+enum Connecting {
+    Answered(Response<Body>),
+    /// `initialize` refused with 400/404/405: the legacy transport, unless
+    /// the body is a modern server's JSON-RPC error.
+    Refused {
+        status: u16,
+        ct: String,
+        bytes: Vec<u8>,
+    },
+}
+
 impl Transport for HttpTransport {
     fn send(&mut self, message: &Value) -> Result<(), ElicitError> {
+        self.send_by(message, None)
+    }
+
+    fn send_by(&mut self, message: &Value, deadline: Option<Instant>) -> Result<(), ElicitError> {
         if let Some(l) = self.legacy.as_mut() {
-            return l.send(message);
+            return l.send_by(message, deadline);
         }
         self.shared.client.record("send", Ok(message));
         let method = message.get("method").and_then(Value::as_str);
@@ -1128,27 +1346,36 @@ impl Transport for HttpTransport {
             if method == "tools/call" {
                 self.refuse_rejected(message)?;
             }
-            return self.send_request(message, id, method);
+            return self.send_request(message, id, method, deadline);
         }
         // Notifications and responses: 202 (or any 2xx) expected.
         let what = match method {
             Some(m) => format!("sending {m}"),
             None => "sending a reply to the server".to_string(),
         };
-        let response = self.shared.post(message, &what)?;
-        let status = response.status().as_u16();
-        if let Some(e) = self.shared.session_gone(status) {
-            return Err(e);
-        }
-        if !(200..300).contains(&status) {
-            let bytes = read_body(response.into_body().into_reader()).unwrap_or_default();
-            return Err(ElicitError::Server(format!(
-                "{what}: the server answered HTTP {status}: {}",
-                preview(&bytes)
-            )));
-        }
-        // A body on a 2xx here is not expected; drain it off the connection.
-        let _ = read_body(response.into_body().into_reader());
+        // Off the session thread, so Ctrl-C ends the wait; within --timeout
+        // (and the deadline of the request being waited for).
+        let limit = within(self.shared.client.timeout, deadline);
+        let shared = self.shared.clone();
+        let posted = message.clone();
+        off_thread(&self.shared.client, move || {
+            let response = shared.post(&posted, &what, Bound::Ack(limit))?;
+            let status = response.status().as_u16();
+            if let Some(e) = shared.session_gone(status) {
+                return Err(e);
+            }
+            if !(200..300).contains(&status) {
+                let bytes = read_body(response.into_body().into_reader()).unwrap_or_default();
+                return Err(ElicitError::Server(format!(
+                    "{what}: the server answered HTTP {status}: {}",
+                    preview(&bytes)
+                )));
+            }
+            // A body on a 2xx here is not expected; drained off the
+            // connection (for reuse) within ACK_BODY_WAIT, else dropped.
+            let _ = read_body(response.into_body().into_reader());
+            Ok(())
+        })??;
         if method == Some("notifications/initialized") {
             self.open_standalone_stream();
         }
@@ -1160,15 +1387,26 @@ impl Transport for HttpTransport {
             return l.receive(timeout);
         }
         // A sign-in on a request's thread (a person at the browser) does
-        // not count against the wait for the server: the clock restarts.
+        // not count against the wait for the server: the time it took is
+        // waited again (up to MAX_ANSWER_CREDIT), and while one runs the
+        // wait goes on.
+        let client = &self.shared.client;
+        let mut left = timeout;
+        let mut credited = Duration::ZERO;
         loop {
-            let (_, done_before) = self.shared.client.sign_in_activity();
-            let got = super::receive_delivery(&self.rx, timeout)?;
-            let (busy, done_after) = self.shared.client.sign_in_activity();
-            match got {
-                Incoming::TimedOut if busy || done_after != done_before => continue,
-                other => return Ok(other),
+            let spent_before = client.sign_in_spent();
+            let got = super::receive_delivery(&self.rx, left)?;
+            if !matches!(got, Incoming::TimedOut) {
+                return Ok(got);
             }
+            let spent = client.sign_in_spent().saturating_sub(spent_before);
+            let grant = spent.min(super::MAX_ANSWER_CREDIT.saturating_sub(credited));
+            credited += grant;
+            let busy = client.sign_in_activity().0;
+            if grant.is_zero() && !busy {
+                return Ok(Incoming::TimedOut);
+            }
+            left = Some(grant.max(Duration::from_millis(100)));
         }
     }
 
@@ -1179,12 +1417,15 @@ impl Transport for HttpTransport {
             return None;
         }
         let shared = self.shared.clone();
-        Some(Arc::new(move || shared.push(Ok(Incoming::TimedOut))))
+        // Never waits on a full queue: anything queued wakes the owner too.
+        Some(Arc::new(move || {
+            shared.tx.send_if_empty(Ok(Incoming::TimedOut))
+        }))
     }
 
-    fn close(&mut self, _grace: Duration) {
+    fn close(&mut self, grace: Duration) {
         if let Some(l) = self.legacy.as_mut() {
-            return l.close(_grace);
+            return l.close(grace);
         }
         let session = {
             let mut st = self.shared.state.lock().expect("state lock");
@@ -1192,20 +1433,26 @@ impl Transport for HttpTransport {
             st.session_id.clone()
         };
         if let Some(session) = session {
-            let shared = &self.shared;
-            let _ = shared
-                .client
-                .execute(&shared.url, "ending the session", &|agent| {
-                    let mut req = agent.delete(&shared.url);
-                    for (k, v) in shared.client.base_headers("DELETE", &shared.url) {
-                        req = req.header(k, v);
-                    }
-                    req = req.header("Mcp-Session-Id", &session);
-                    if let Some(v) = &shared.state.lock().expect("state lock").protocol_version {
-                        req = req.header("MCP-Protocol-Version", v);
-                    }
-                    req.call()
-                });
+            // Within `grace` (and --timeout): the result is out already,
+            // and a server that never answers must not hold elicit.
+            let bound = Bound::Whole(grace.min(self.shared.client.timeout));
+            let shared = self.shared.clone();
+            let _ = off_thread(&self.shared.client, move || {
+                shared
+                    .client
+                    .execute(&shared.url, "ending the session", &|agent| {
+                        let mut req = bound.apply(agent.delete(&shared.url));
+                        for (k, v) in shared.client.base_headers("DELETE", &shared.url) {
+                            req = req.header(k, v);
+                        }
+                        req = req.header("Mcp-Session-Id", &session);
+                        if let Some(v) = &shared.state.lock().expect("state lock").protocol_version
+                        {
+                            req = req.header("MCP-Protocol-Version", v);
+                        }
+                        req.call()
+                    })
+            });
         }
     }
 }

@@ -9,7 +9,6 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -19,12 +18,16 @@ use crate::error::ElicitError;
 
 pub mod http;
 pub mod memory;
+pub mod message_limits;
 pub mod process_group;
+pub mod queue;
+pub mod replay;
 pub mod server_stderr;
 pub mod sse;
 pub mod sse_reader;
 pub mod stdio;
 
+use queue::{QueueEmpty, QueueReceiver};
 pub use stdio::ServerProcess;
 
 /// Where the server is: a command to run (stdio) or a URL (remote).
@@ -75,6 +78,11 @@ pub enum TransportChoice {
     Sse,
 }
 
+/// The most time a person's answers (or a sign-in) add back to one
+/// request's deadline: a person may take a while over a form, but a server
+/// that keeps asking cannot keep a request open for ever.
+pub const MAX_ANSWER_CREDIT: Duration = Duration::from_secs(3600);
+
 /// What every transport is opened with.
 #[derive(Default)]
 pub struct ConnectOptions {
@@ -88,6 +96,9 @@ pub struct ConnectOptions {
     pub transport: TransportChoice,
     /// Credentials for remote servers (OAuth sign-in), see [`http`].
     pub auth: Option<Box<dyn http::Authenticator>>,
+    /// The most each HTTP exchange the session waits on may take
+    /// (`--timeout`); None: [`http::DEFAULT_EXCHANGE_TIMEOUT`].
+    pub timeout: Option<Duration>,
 }
 
 /// Reads a `--header 'Name: Value'`. The value is never echoed back in an
@@ -145,10 +156,11 @@ pub fn connect(
                     crate::text::sanitize::sanitize_line(url)
                 );
             }
+            let timeout = options.timeout.unwrap_or(http::DEFAULT_EXCHANGE_TIMEOUT);
             match options.transport {
                 TransportChoice::Sse => Ok(Box::new(sse::SseTransport::connect(
                     url,
-                    http::Client::new(options.headers, options.auth, options.log),
+                    http::Client::new(options.headers, options.auth, options.log, timeout),
                 )?)),
                 choice => Ok(Box::new(http::HttpTransport::new(
                     url,
@@ -157,6 +169,7 @@ pub fn connect(
                         auth: options.auth,
                         log: options.log,
                         legacy_fallback: choice == TransportChoice::Auto,
+                        timeout,
                     },
                 ))),
             }
@@ -168,6 +181,14 @@ pub fn connect(
 pub trait Transport: Send {
     /// Sends one JSON-RPC message (request, response or notification).
     fn send(&mut self, message: &Value) -> Result<(), ElicitError>;
+
+    /// [`Self::send`], with whatever it waits for (an HTTP exchange) ended
+    /// by `deadline` too: a reply sent while waiting for a request's reply
+    /// must not outlast that request's `--timeout`.
+    fn send_by(&mut self, message: &Value, deadline: Option<Instant>) -> Result<(), ElicitError> {
+        let _ = deadline;
+        self.send(message)
+    }
 
     /// Waits for the next message from the server, up to `timeout` (None:
     /// forever). A Ctrl-C pressed meanwhile ends the wait with an error.
@@ -253,7 +274,7 @@ pub type Delivery = Result<Incoming, ElicitError>;
 
 /// [`receive_from`] for a channel of [`Delivery`]s.
 pub fn receive_delivery(
-    incoming: &Receiver<Delivery>,
+    incoming: &QueueReceiver<Delivery>,
     timeout: Option<Duration>,
 ) -> Result<Incoming, ElicitError> {
     match wait_on(incoming, timeout)? {
@@ -266,14 +287,17 @@ pub fn receive_delivery(
 /// (None: forever); [`Incoming::TimedOut`] when it passes. A Ctrl-C pressed
 /// meanwhile ends the wait with an error.
 pub fn receive_from(
-    incoming: &Receiver<Incoming>,
+    incoming: &QueueReceiver<Incoming>,
     timeout: Option<Duration>,
 ) -> Result<Incoming, ElicitError> {
     Ok(wait_on(incoming, timeout)?.unwrap_or(Incoming::TimedOut))
 }
 
 /// The next item of `incoming`, or None when `timeout` passes.
-fn wait_on<T>(incoming: &Receiver<T>, timeout: Option<Duration>) -> Result<Option<T>, ElicitError> {
+fn wait_on<T>(
+    incoming: &QueueReceiver<T>,
+    timeout: Option<Duration>,
+) -> Result<Option<T>, ElicitError> {
     let started = Instant::now();
     let interrupts = crate::signals::interrupt_count();
     loop {
@@ -292,8 +316,8 @@ fn wait_on<T>(incoming: &Receiver<T>, timeout: Option<Duration>) -> Result<Optio
         }
         match incoming.recv_timeout(slice) {
             Ok(m) => return Ok(Some(m)),
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => {
+            Err(QueueEmpty::Timeout) => {}
+            Err(QueueEmpty::Disconnected) => {
                 return Err(ElicitError::Server("the server's output ended".into()))
             }
         }

@@ -8,13 +8,15 @@
 //! backwards-compatibility rule).
 
 use std::io::BufReader;
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::http::{content_type, preview, read_body, Client};
+use super::http::{content_type, off_thread, preview, read_body, within, Bound, Client};
+use super::queue::{self, QueueReceiver, QueueSender};
+use super::replay::{server_request_id, RecentIds};
 use super::sse_reader::SseReader;
 use super::{Delivery, Incoming, Transport};
 use crate::error::ElicitError;
@@ -26,20 +28,26 @@ pub struct SseTransport {
     client: Arc<Client>,
     /// Where messages are POSTed (from the `endpoint` event).
     endpoint: String,
-    rx: Receiver<Delivery>,
+    rx: QueueReceiver<Delivery>,
 }
 
 impl SseTransport {
-    /// Opens the event stream and waits for its `endpoint` event.
+    /// Opens the event stream and waits for its `endpoint` event, each
+    /// within the client's timeout (Ctrl-C ends either wait).
     pub(crate) fn connect(url: &str, client: Client) -> Result<Self, ElicitError> {
         let client = Arc::new(client);
-        let response = client.execute(url, "opening the server's event stream", &|agent| {
-            let mut req = agent.get(url);
-            for (k, v) in client.base_headers("GET", url) {
-                req = req.header(k, v);
-            }
-            req.header("Accept", "text/event-stream").call()
-        })?;
+        let getter = client.clone();
+        let target = url.to_string();
+        let response = off_thread(&client, move || {
+            let url = target.as_str();
+            getter.execute(url, "opening the server's event stream", &|agent| {
+                let mut req = Bound::Head(getter.timeout).apply(agent.get(url));
+                for (k, v) in getter.base_headers("GET", url) {
+                    req = req.header(k, v);
+                }
+                req.header("Accept", "text/event-stream").call()
+            })
+        })??;
         let status = response.status().as_u16();
         let ct = content_type(&response);
         if status != 200 || ct != "text/event-stream" {
@@ -51,7 +59,7 @@ impl SseTransport {
                 preview(&bytes)
             )));
         }
-        let (tx, rx) = mpsc::channel::<Delivery>();
+        let (tx, rx) = queue::bounded::<Delivery>();
         let (endpoint_tx, endpoint_rx) = mpsc::channel::<Result<String, String>>();
         let base = url.to_string();
         let reader_client = client.clone();
@@ -59,14 +67,25 @@ impl SseTransport {
         std::thread::spawn(move || {
             read_events(&reader_client, &base, body, &tx, &endpoint_tx);
         });
-        let endpoint = match endpoint_rx.recv_timeout(ENDPOINT_WAIT) {
-            Ok(Ok(e)) => e,
-            Ok(Err(e)) => return Err(ElicitError::Server(e)),
-            Err(_) => {
-                return Err(ElicitError::Server(format!(
-                    "the server's event stream sent no `endpoint` event within {}s: it is not a legacy HTTP+SSE MCP server",
-                    ENDPOINT_WAIT.as_secs()
-                )))
+        let wait = ENDPOINT_WAIT.min(client.timeout);
+        let started = Instant::now();
+        let interrupts = crate::signals::ctrl_c_for_server();
+        let endpoint = loop {
+            match endpoint_rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(Ok(e)) => break e,
+                Ok(Err(e)) => return Err(ElicitError::Server(e)),
+                Err(mpsc::RecvTimeoutError::Timeout) if started.elapsed() < wait => {}
+                Err(_) => {
+                    return Err(ElicitError::Server(format!(
+                        "the server's event stream sent no `endpoint` event within {}: it is not a legacy HTTP+SSE MCP server",
+                        humantime::format_duration(wait)
+                    )))
+                }
+            }
+            if crate::signals::ctrl_c_for_server() != interrupts {
+                return Err(ElicitError::Server(
+                    "interrupted (Ctrl-C) while waiting for the server".into(),
+                ));
             }
         };
         Ok(SseTransport {
@@ -76,25 +95,36 @@ impl SseTransport {
         })
     }
 
-    /// Sends without recording (the caller recorded it already).
-    pub(crate) fn send_unlogged(&mut self, message: &Value) -> Result<(), ElicitError> {
+    /// Sends without recording (the caller recorded it already), within
+    /// the client's timeout and `deadline`, Ctrl-C ending the wait.
+    pub(crate) fn send_unlogged(
+        &mut self,
+        message: &Value,
+        deadline: Option<Instant>,
+    ) -> Result<(), ElicitError> {
         let body = serde_json::to_vec(message).expect("values serialise");
-        let endpoint = &self.endpoint;
-        let client = &self.client;
+        let endpoint = self.endpoint.clone();
+        let client = self.client.clone();
         let what = match message.get("method").and_then(Value::as_str) {
             Some(m) => format!("sending {m}"),
             None => "sending a reply to the server".into(),
         };
-        let response = client.execute(endpoint, &what, &|agent| {
-            let mut req = agent.post(endpoint);
-            for (k, v) in client.base_headers("POST", endpoint) {
-                req = req.header(k, v);
-            }
-            req.header("Content-Type", "application/json")
-                .send(&body[..])
-        })?;
-        let status = response.status().as_u16();
-        let bytes = read_body(response.into_body().into_reader()).unwrap_or_default();
+        let bound = Bound::Ack(within(client.timeout, deadline));
+        let doing = what.clone();
+        let (status, bytes) = off_thread(&self.client, move || {
+            let endpoint = endpoint.as_str();
+            let response = client.execute(endpoint, &doing, &|agent| {
+                let mut req = bound.apply(agent.post(endpoint));
+                for (k, v) in client.base_headers("POST", endpoint) {
+                    req = req.header(k, v);
+                }
+                req.header("Content-Type", "application/json")
+                    .send(&body[..])
+            })?;
+            let status = response.status().as_u16();
+            let bytes = read_body(response.into_body().into_reader()).unwrap_or_default();
+            Ok::<_, ElicitError>((status, bytes))
+        })??;
         match status {
             200..=299 => Ok(()),
             404 => Err(ElicitError::Server(format!(
@@ -113,18 +143,24 @@ fn read_events(
     client: &Client,
     base: &str,
     body: ureq::Body,
-    tx: &Sender<Delivery>,
+    tx: &QueueSender<Delivery>,
     endpoint_tx: &Sender<Result<String, String>>,
 ) {
     let mut endpoint_sent = false;
+    // A replayed event, or a server request sent again, is acted on once.
+    let mut seen_events = RecentIds::default();
+    let mut seen_requests = RecentIds::default();
     let sse = SseReader::new(BufReader::new(body.into_reader()));
     for event in sse {
         let ev = match event {
             Ok(ev) => ev,
             Err(e) => {
-                let _ = tx.send(Err(ElicitError::Server(format!(
-                    "the server's event stream broke: {e}"
-                ))));
+                let _ = tx.send(
+                    Err(ElicitError::Server(format!(
+                        "the server's event stream broke: {e}"
+                    ))),
+                    0,
+                );
                 return;
             }
         };
@@ -134,20 +170,30 @@ fn read_events(
                 let _ = endpoint_tx.send(resolve_endpoint(base, ev.data.trim()));
             }
             "message" if !ev.data.is_empty() => {
-                let delivery = match serde_json::from_str::<Value>(&ev.data) {
+                if ev.own_id && !ev.id.as_deref().is_none_or(|id| seen_events.first_time(id)) {
+                    continue;
+                }
+                let (parsed, weight) = super::message_limits::parse_weighed(&ev.data);
+                let delivery = match parsed {
                     Ok(v) => {
                         client.record("recv", Ok(&v));
+                        let again =
+                            server_request_id(&v).is_some_and(|id| !seen_requests.first_time(&id));
+                        if again {
+                            continue;
+                        }
                         Ok(Incoming::Message(v))
                     }
                     Err(e) => {
                         client.record("recv", Err(&ev.data));
                         Ok(Incoming::Malformed {
-                            line: ev.data.clone(),
-                            error: e.to_string(),
+                            line: super::message_limits::excerpt(&ev.data),
+                            error: e,
                         })
                     }
                 };
-                if tx.send(delivery).is_err() {
+                // Waits while the queue is full: the stream is not read meanwhile.
+                if tx.send(delivery, weight).is_err() {
                     return;
                 }
             }
@@ -159,7 +205,7 @@ fn read_events(
             "the server's event stream ended before its `endpoint` event".into(),
         ));
     }
-    let _ = tx.send(Ok(Incoming::Closed));
+    let _ = tx.send(Ok(Incoming::Closed), 0);
 }
 
 /// The POST URL from an `endpoint` event, resolved against the stream's
@@ -181,8 +227,12 @@ fn resolve_endpoint(base: &str, data: &str) -> Result<String, String> {
 
 impl Transport for SseTransport {
     fn send(&mut self, message: &Value) -> Result<(), ElicitError> {
+        self.send_by(message, None)
+    }
+
+    fn send_by(&mut self, message: &Value, deadline: Option<Instant>) -> Result<(), ElicitError> {
         self.client.record("send", Ok(message));
-        self.send_unlogged(message)
+        self.send_unlogged(message, deadline)
     }
 
     fn receive(&mut self, timeout: Option<Duration>) -> Result<Incoming, ElicitError> {

@@ -63,6 +63,10 @@ pub struct SseEvent {
     /// `lastEventId`: an `id:` persists until the next one; an empty `id:`
     /// resets it to `None`). Send it as `Last-Event-ID` when reconnecting.
     pub id: Option<String>,
+    /// Whether this event's own block had an `id:` field (else `id`, if
+    /// any, was carried over from an earlier event): only then does `id`
+    /// name this event, for telling a replayed event from a new one.
+    pub own_id: bool,
     /// The stream's reconnection time when this event was dispatched, if any
     /// `retry:` field has been seen on the stream so far.
     pub retry: Option<Duration>,
@@ -77,6 +81,8 @@ pub struct SseReader<R> {
     data: String,
     event_type: String,
     last_event_id: String,
+    /// The block being read has an `id:` field.
+    block_id: bool,
     retry: Option<Duration>,
     /// The previous line ended in CR: a LF at the start of the next read
     /// belongs to that line ending.
@@ -101,6 +107,7 @@ impl<R: BufRead> SseReader<R> {
             data: String::new(),
             event_type: String::new(),
             last_event_id: String::new(),
+            block_id: false,
             retry: None,
             after_cr: false,
             at_start: true,
@@ -226,6 +233,7 @@ impl<R: BufRead> SseReader<R> {
             "id" if !value.contains('\0') => {
                 self.last_event_id.clear();
                 self.last_event_id.push_str(value);
+                self.block_id = true;
             }
             // Only ASCII digits, else ignored. Digits only, so the only
             // parse failure is overflow: saturate (the transport clamps the
@@ -240,6 +248,7 @@ impl<R: BufRead> SseReader<R> {
     }
 
     fn dispatch(&mut self) -> Option<SseEvent> {
+        let own_id = std::mem::take(&mut self.block_id);
         if self.data.is_empty() {
             self.event_type.clear();
             return None;
@@ -255,6 +264,7 @@ impl<R: BufRead> SseReader<R> {
             event,
             data,
             id: self.last_event_id().map(str::to_string),
+            own_id: own_id && !self.last_event_id.is_empty(),
             retry: self.retry,
         })
     }
@@ -316,6 +326,7 @@ mod tests {
             event: event.into(),
             data: data.into(),
             id: None,
+            own_id: false,
             retry: None,
         }
     }
@@ -476,6 +487,9 @@ mod tests {
     fn id_persists_and_is_exposed() {
         let got = events(b"id: 1\ndata: a\n\ndata: b\n\nid\ndata: c\n\n");
         assert_eq!(got[0].id.as_deref(), Some("1"));
+        assert!(got[0].own_id, "the first event has its own id");
+        assert!(!got[1].own_id, "the second's is carried over");
+        assert!(!got[2].own_id, "an empty id names nothing");
         assert_eq!(
             got[1].id.as_deref(),
             Some("1"),

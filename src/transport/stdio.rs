@@ -11,12 +11,12 @@ use std::io::{BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use super::process_group::{self, ProcessGroup};
+use super::queue::{self, QueueReceiver};
 use super::server_stderr::StderrRelay;
 use super::{Incoming, MessageLog, Transport};
 use crate::bounded::LineRead;
@@ -86,7 +86,7 @@ pub struct ServerProcess {
     /// Set once shut down, so that dropping does not do it again.
     ended: Option<Option<ExitStatus>>,
     stdin: Option<ChildStdin>,
-    incoming: Receiver<Incoming>,
+    incoming: QueueReceiver<Incoming>,
     log: Option<MessageLog>,
     pub verbose: bool,
 }
@@ -106,7 +106,9 @@ impl ServerProcess {
         } = spawn_server(command, server_log)?;
         let stdout = child.stdout.take().expect("stdout is piped");
         let stdin = child.stdin.take();
-        let (tx, rx) = mpsc::channel();
+        // Bounded: while the session is busy (a person at a prompt), a
+        // server that keeps writing fills its stdout pipe and waits.
+        let (tx, rx) = queue::bounded();
         let reader_log = log.clone();
         std::thread::spawn(move || {
             let mut reader = BufReader::with_capacity(64 * 1024, stdout);
@@ -122,18 +124,21 @@ impl ServerProcess {
                                 Err("(a line over the 64 MiB message limit; not read)"),
                             );
                         }
-                        let _ = tx.send(Incoming::Malformed {
-                            line: String::new(),
-                            error: format!(
-                                "a line longer than the {} MiB message limit; elicit stopped reading the server",
-                                LINE_LIMIT >> 20
-                            ),
-                        });
-                        let _ = tx.send(Incoming::Closed);
+                        let _ = tx.send(
+                            Incoming::Malformed {
+                                line: String::new(),
+                                error: format!(
+                                    "a line longer than the {} MiB message limit; elicit stopped reading the server",
+                                    LINE_LIMIT >> 20
+                                ),
+                            },
+                            0,
+                        );
+                        let _ = tx.send(Incoming::Closed, 0);
                         return;
                     }
                     Ok(LineRead::Eof) | Err(_) => {
-                        let _ = tx.send(Incoming::Closed);
+                        let _ = tx.send(Incoming::Closed, 0);
                         return;
                     }
                 }
@@ -142,7 +147,8 @@ impl ServerProcess {
                 if line.trim().is_empty() {
                     continue;
                 }
-                let msg = match serde_json::from_str::<Value>(line) {
+                let (parsed, weight) = super::message_limits::parse_weighed(line);
+                let msg = match parsed {
                     Ok(v) => {
                         if let Some(l) = &reader_log {
                             l.record("recv", Ok(&v));
@@ -154,12 +160,12 @@ impl ServerProcess {
                             l.record("recv", Err(line));
                         }
                         Incoming::Malformed {
-                            line: line.to_string(),
-                            error: e.to_string(),
+                            line: super::message_limits::excerpt(line),
+                            error: e,
                         }
                     }
                 };
-                if tx.send(msg).is_err() {
+                if tx.send(msg, weight).is_err() {
                     return;
                 }
             }

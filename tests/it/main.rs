@@ -14,6 +14,8 @@ mod auth;
 /// against a fake authorization server, IdP and resource with independent
 /// verifiers.
 mod auth_extensions;
+/// Memory and time bounds against hostile servers: floods, shapes, stalls.
+mod bounds;
 /// The browser page in headless Chromium (chromedriver, W3C WebDriver).
 mod browser;
 /// `elicit call` against a deterministic fake server of our own.

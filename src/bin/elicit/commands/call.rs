@@ -158,6 +158,7 @@ fn call(args: &CallArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
             )),
             _ => None,
         },
+        timeout: Some(args.timeout),
     };
     let server = transport::connect(&target, options()).context(match target {
         ServerTarget::Command(_) => "starting the server",
@@ -369,14 +370,16 @@ fn call(args: &CallArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
         }
         Err(e) => return Err(e),
     };
-    client.server.close(Duration::from_secs(2));
-    // A person at a terminal reads the result; a pipe gets JSON.
+    // A person at a terminal reads the result; a pipe gets JSON. Printed
+    // before the session is closed: a server slow to end it (DELETE)
+    // must not hold the result back.
     let readable = !args.json && !args.pretty && std::io::stdout().is_terminal();
     let code = if readable {
         print_line(&readable_tool_result(&result))
     } else {
         print_line(&json_text(&result, args.pretty))
     };
+    client.server.close(Duration::from_secs(2));
     if code != 0 {
         return Ok(code);
     }

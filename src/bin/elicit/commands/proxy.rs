@@ -64,6 +64,7 @@ pub fn run(args: &ProxyArgs) -> i32 {
                         headers,
                         transport: args.target.transport,
                         auth,
+                        timeout: None,
                     },
                 )
                 .context("reaching the server")?;

@@ -1,0 +1,423 @@
+//! Memory and time bounds against hostile servers (tests/servers/http_bounds.py, on
+//! 127.0.0.1 or over stdio): a flooding server, messages that parse into far more than their
+//! bytes, stalled HTTP exchanges, slow acknowledgements, a huge `retry:`, replayed events.
+//! Memory is the child's peak RSS (`VmHWM`), against generous bounds; no test waits more
+//! than a few seconds for elicit.
+
+use std::io::Read;
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn server_script() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/servers/http_bounds.py")
+        .display()
+        .to_string()
+}
+
+/// A server process, killed when dropped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `http_bounds.py MODE` on a free port of 127.0.0.1, listening.
+fn server(mode: &str, env: &[(&str, &str)]) -> (Server, String) {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut cmd = Command::new("python3");
+    cmd.arg(server_script())
+        .arg(mode)
+        .arg(port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let server = Server(cmd.spawn().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "the test server did not listen");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (server, format!("http://127.0.0.1:{port}/mcp"))
+}
+
+/// What one run of elicit did.
+#[derive(Debug)]
+struct Run {
+    /// None when it was killed for running past the test's limit.
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    peak_mib: u64,
+    elapsed: Duration,
+    /// When the first byte of stdout came, from the start.
+    first_output: Option<Duration>,
+}
+
+/// The peak resident memory of a running process so far (`VmHWM`), in
+/// KiB; None once it is gone.
+fn peak_kib(pid: libc::pid_t) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// Runs `elicit ARGS` (no terminal), killing it past `limit`. Its peak RSS
+/// is read from /proc while it runs: the `ru_maxrss` of `wait4` would
+/// start from this test binary's own (Linux carries it across exec).
+fn run(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_elicit"));
+    cmd.env("NO_COLOR", "1")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let started = Instant::now();
+    // Reaped by waitpid below, which lets /proc be read until it exits.
+    #[allow(clippy::zombie_processes)]
+    let mut child = cmd.spawn().unwrap();
+    let pid = child.id() as libc::pid_t;
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let mut first = None;
+            let mut buf = [0u8; 8192];
+            while let Ok(n @ 1..) = r.read(&mut buf) {
+                first.get_or_insert_with(|| started.elapsed());
+                v.extend_from_slice(&buf[..n]);
+            }
+            (String::from_utf8_lossy(&v).into_owned(), first)
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let mut status = 0;
+    let mut killed = false;
+    let mut peak = 0;
+    loop {
+        // Before reaping: a zombie has no memory to show.
+        if let Some(kib) = peak_kib(pid) {
+            peak = peak.max(kib);
+        }
+        // SAFETY: waits for our own child, with a valid pointer.
+        let got = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        if got == pid {
+            break;
+        }
+        assert_eq!(got, 0, "waitpid failed");
+        if started.elapsed() > limit && !killed {
+            // SAFETY: ends our own child, not yet reaped.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            killed = true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let elapsed = started.elapsed();
+    let (stdout, first_output) = out.join().unwrap();
+    Run {
+        code: (!killed && libc::WIFEXITED(status)).then(|| libc::WEXITSTATUS(status)),
+        stdout,
+        first_output,
+        stderr: err.join().unwrap().0,
+        peak_mib: peak / 1024,
+        elapsed,
+    }
+}
+
+/// `elicit call --no-input --timeout T --tool t EXTRA…`.
+fn call(timeout: &str, extra: &[&str], limit: Duration) -> Run {
+    let mut args = vec!["call", "--no-input", "--timeout", timeout, "--tool", "t"];
+    args.extend_from_slice(extra);
+    run(&args, &[], limit)
+}
+
+// ---- Memory: a flooding server is held back ----------------------------
+
+/// Loose: the debug binary idles near 15 MiB; a message of 8 MiB held as
+/// text and parsed stays well under this. Before the bounds, the flood
+/// below took 500+ MiB and the shapes below 1-2 GiB.
+const PEAK_LIMIT_MIB: u64 = 150;
+
+#[test]
+fn a_flooding_server_is_held_back_while_the_session_waits_on_a_reply() {
+    // The stream sends a ping; the reply POST is held 2.5 s, while the
+    // stream writes notifications as fast as the socket takes them.
+    let (_server, url) = server("flood", &[("BOUNDS_HOLD", "2.5")]);
+    let r = call("20s", &[&url], Duration::from_secs(30));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stdout.contains("flood over"), "{r:?}");
+    assert!(
+        r.peak_mib < PEAK_LIMIT_MIB,
+        "elicit peaked at {} MiB during the flood (in {:?})",
+        r.peak_mib,
+        r.elapsed
+    );
+}
+
+// ---- Memory: a message's shape, not only its bytes, is bounded ----------
+
+fn refused_shape(r: &Run, what: &str) {
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert!(r.stderr.contains(what), "{what:?} not in {}", r.stderr);
+    assert!(r.stdout.is_empty(), "{r:?}");
+    assert!(
+        r.peak_mib < PEAK_LIMIT_MIB,
+        "elicit peaked at {} MiB",
+        r.peak_mib
+    );
+}
+
+#[test]
+fn many_empty_objects_in_one_http_reply_are_refused_without_building_them() {
+    let (_server, url) = server("wide", &[]);
+    let r = call("20s", &[&url], Duration::from_secs(30));
+    refused_shape(&r, "more than 500000 values in one message");
+}
+
+#[test]
+fn nested_arrays_in_one_http_reply_are_refused_without_building_them() {
+    let (_server, url) = server("deep", &[]);
+    let r = call("20s", &[&url], Duration::from_secs(30));
+    refused_shape(&r, "more than 500000 values in one message");
+}
+
+#[test]
+fn many_empty_objects_in_one_sse_event_are_refused_without_building_them() {
+    let (_server, url) = server("wide_sse", &[]);
+    let r = call("20s", &[&url], Duration::from_secs(30));
+    refused_shape(&r, "more than 500000 values in one message");
+}
+
+#[test]
+fn many_empty_objects_and_nested_arrays_on_a_stdio_line_are_refused() {
+    for mode in ["wide", "deep"] {
+        let script = server_script();
+        let r = call(
+            "20s",
+            &["--", "python3", &script, mode, "stdio"],
+            Duration::from_secs(30),
+        );
+        refused_shape(&r, "more than 500000 values in one message");
+    }
+}
+
+// ---- Time: every synchronous HTTP exchange ends by --timeout -----------
+
+/// A call that must end on its own, soon after its `--timeout`: the test
+/// kills it (and fails) past `limit`.
+fn ends_within(r: &Run, most: Duration) {
+    assert!(r.code.is_some(), "still running at the test's limit: {r:?}");
+    assert!(
+        r.elapsed < most,
+        "took {:?}, more than {most:?}: {r:?}",
+        r.elapsed
+    );
+}
+
+#[test]
+fn a_stalled_initialize_ends_at_the_timeout() {
+    let (_server, url) = server("stall_init", &[]);
+    let r = call("2s", &[&url], Duration::from_secs(10));
+    ends_within(&r, Duration::from_millis(3500));
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert!(r.stderr.contains("timed out"), "{}", r.stderr);
+}
+
+#[test]
+fn a_trickling_body_on_the_initialized_notification_does_not_hold_the_call() {
+    let (_server, url) = server("stall_initialized", &[]);
+    let r = call("3s", &[&url], Duration::from_secs(10));
+    ends_within(&r, Duration::from_secs(4));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stdout.contains("ok"), "{r:?}");
+}
+
+#[test]
+fn the_result_is_printed_before_a_stalled_closing_delete_which_is_bounded() {
+    let (_server, url) = server("stall_delete", &[]);
+    let r = call("3s", &[&url], Duration::from_secs(10));
+    ends_within(&r, Duration::from_secs(4));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stdout.contains("ok"), "{r:?}");
+    // The DELETE gets the 2 s grace: the result came well before the end.
+    let printed = r.first_output.expect("some output");
+    assert!(
+        printed + Duration::from_secs(1) < r.elapsed,
+        "the result came at {printed:?}, the exit at {:?}",
+        r.elapsed
+    );
+}
+
+#[test]
+fn a_stalled_legacy_sse_get_ends_at_the_timeout() {
+    let (_server, url) = server("stall_sse_get", &[]);
+    let r = call("2s", &["--transport", "sse", &url], Duration::from_secs(20));
+    ends_within(&r, Duration::from_millis(3500));
+    assert_eq!(r.code, Some(1), "{r:?}");
+}
+
+#[test]
+fn ctrl_c_ends_a_stalled_initialize_at_once() {
+    let (_server, url) = server("stall_init", &[]);
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_elicit"))
+        .args([
+            "call",
+            "--no-input",
+            "--timeout",
+            "30s",
+            "--tool",
+            "t",
+            &url,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let signalled = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if started.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+    let status = status.unwrap_or_else(|| panic!("Ctrl-C did not end the call: {err}"));
+    assert!(
+        signalled.elapsed() < Duration::from_millis(1500),
+        "took {:?} after Ctrl-C",
+        signalled.elapsed()
+    );
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+}
+
+// ---- Time: only a person's time is credited back to --timeout ----------
+
+#[test]
+fn pings_acknowledged_slowly_do_not_stretch_the_timeout() {
+    // A ping every 0.1 s on the tools/call stream, each reply POST
+    // acknowledged after 0.5 s, and never a result.
+    let (_server, url) = server("slow_ping", &[]);
+    let r = call("3s", &[&url], Duration::from_secs(15));
+    ends_within(&r, Duration::from_millis(4500));
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert!(
+        r.stderr.contains("within 3s (--timeout)") || r.stderr.contains("timed out"),
+        "{}",
+        r.stderr
+    );
+}
+
+// ---- SSE: retry is clamped, replays are dropped ------------------------
+
+#[test]
+fn a_huge_retry_is_clamped_to_resume_before_the_timeout() {
+    // The stream is cut after a priming event asking for an hour's wait;
+    // the resuming GET has the result.
+    let (_server, url) = server("retry_huge", &[]);
+    let r = call("5s", &[&url], Duration::from_secs(15));
+    ends_within(&r, Duration::from_secs(5));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stdout.contains("resumed"), "{r:?}");
+}
+
+#[test]
+fn a_replayed_event_or_server_request_is_acted_on_once() {
+    // One elicitation sent ten times under one event id, then five times
+    // more under new event ids with the same request id.
+    let (_server, url) = server("replay", &[]);
+    let r = call(
+        "10s",
+        &["-a", "accept", "-a", "name=Ada", &url],
+        Duration::from_secs(15),
+    );
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stdout.contains(r#""replies: 1""#), "{r:?}");
+}
+
+#[test]
+fn a_server_request_sent_again_over_stdio_is_answered_once() {
+    let script = server_script();
+    let r = call(
+        "10s",
+        &[
+            "-a", "accept", "-a", "name=Ada", "--", "python3", &script, "replay", "stdio",
+        ],
+        Duration::from_secs(15),
+    );
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stdout.contains(r#""replies: 1""#), "{r:?}");
+}
+
+#[test]
+fn a_person_answering_slowly_still_gets_the_result() {
+    use expectrl::{Eof, Expect};
+    // --timeout 1s, and the person takes 2.5 s over the form: that time is
+    // theirs, not the server's.
+    let script = format!(
+        "exec {} call --timeout 1s --tool t -- python3 {} ask stdio",
+        env!("CARGO_BIN_EXE_elicit"),
+        server_script()
+    );
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c").arg(&script);
+    cmd.env("NO_COLOR", "1").env("TERM", "xterm-256color");
+    let mut s = expectrl::session::OsSession::spawn(cmd).expect("spawn under a pty");
+    s.set_expect_timeout(Some(Duration::from_secs(20)));
+    s.expect("name").expect("the prompt");
+    std::thread::sleep(Duration::from_millis(2500));
+    s.send("Ada\r").unwrap();
+    s.expect("Send these answers?").expect("the review");
+    std::thread::sleep(Duration::from_millis(300));
+    s.send("\r").unwrap();
+    let m = s.expect(Eof).expect("elicit ends");
+    let out = String::from_utf8_lossy(m.as_bytes()).into_owned();
+    assert!(out.contains("answered Ada"), "{out}");
+}
+
+#[test]
+fn the_legacy_sse_transport_drops_replays_and_refuses_oversized_shapes() {
+    let (_server, url) = server("legacy_replay", &[]);
+    let r = call(
+        "10s",
+        &["--transport", "sse", "-a", "accept", "-a", "name=Ada", &url],
+        Duration::from_secs(15),
+    );
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stdout.contains(r#""replies: 1""#), "{r:?}");
+
+    let (_server, url) = server("legacy_wide", &[]);
+    let r = call(
+        "10s",
+        &["--transport", "sse", &url],
+        Duration::from_secs(15),
+    );
+    refused_shape(&r, "more than 500000 values in one message");
+}
