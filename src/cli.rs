@@ -97,6 +97,8 @@ Examples:
   elicit call -- python my_server.py
   # record every message both ways
   elicit call --log session.jsonl --tool ask -- ./server
+  # record a cassette, replay it later with `elicit test`
+  elicit call --record elicit-tests/ask.cassette.json --tool ask -- ./server
   # with credentials (values are never printed)
   elicit call -H 'Authorization: Bearer TOKEN' https://example.com/mcp
 
@@ -145,6 +147,11 @@ pub struct CallArgs {
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
 
+    /// Write a cassette of the call to FILE (the tool, its arguments, each
+    /// elicitation with the answer sent, the result) for `elicit test`.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+
     /// The protocol lifecycle: auto tries 2026-07-28 discovery, then the
     /// initialize handshake.
     #[arg(long, value_enum, default_value = "auto")]
@@ -186,6 +193,67 @@ pub struct TargetArgs {
     /// The stdio server's command and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+pub const TEST_HELP: &str = "\
+Examples:
+  # record once, answering at the terminal
+  elicit call --record elicit-tests/ask.cassette.json --tool ask -- ./server
+  # replay every cassette under ./elicit-tests
+  elicit test
+  # in CI: JUnit XML for the test report
+  elicit test --format junit > elicit-junit.xml
+  # the server's form changed on purpose: rewrite the cassettes
+  elicit test --update
+
+Exit status: 0 every test passed; 1 some failed; 2 a cassette could not be
+read (the message names the file and the JSON pointer) or bad usage.";
+
+#[derive(Debug, Args, Clone)]
+pub struct TestArgs {
+    /// Cassette files, or folders searched for *.cassette.json (default:
+    /// ./elicit-tests).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// Replay against this server instead of each cassette's: a command
+    /// line (split like a shell) or a URL.
+    #[arg(long, value_name = "CMD|URL")]
+    pub server: Option<String>,
+
+    /// An HTTP header for a remote server, 'Name: Value' (repeatable).
+    /// Values are never printed or written to a cassette.
+    #[arg(short = 'H', long = "header", value_name = "'NAME: VALUE'")]
+    pub headers: Vec<String>,
+
+    /// Rewrite each cassette from this run: recorded answers are kept by
+    /// field name.
+    #[arg(long)]
+    pub update: bool,
+
+    /// How many tests run at once (default: the number of CPUs).
+    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    pub jobs: Option<std::num::NonZeroUsize>,
+
+    /// A report on stdout: TAP, JUnit XML or JSON.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<TestFormat>,
+
+    /// How long to wait for each reply from a server.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "60s")]
+    pub timeout: std::time::Duration,
+
+    /// Show the servers' notifications and requests on stderr.
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+/// The report formats of `elicit test --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TestFormat {
+    Tap,
+    Junit,
+    Json,
 }
 
 pub const PROXY_HELP: &str = "\
@@ -405,6 +473,11 @@ pub enum Command {
     /// elicitations here.
     #[command(after_help = PROXY_HELP)]
     Proxy(Box<ProxyArgs>),
+    /// Replay recorded cassettes (`elicit call --record`) against their
+    /// servers: the same elicitations must be asked, and the same result
+    /// returned.
+    #[command(after_help = TEST_HELP)]
+    Test(Box<TestArgs>),
     /// Stored sign-ins for remote servers: list them, sign out.
     #[command(
         subcommand,

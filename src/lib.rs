@@ -19,6 +19,7 @@
 pub mod allocator;
 pub mod answers;
 pub mod auth;
+pub mod cassette;
 pub mod color;
 pub mod contract;
 pub mod error;

@@ -113,12 +113,17 @@ fn run(args: impl Iterator<Item = std::ffi::OsString>) -> i32 {
     elicit::color::set(cli.color);
     // Runs that last as long as a server or a stream does free memory and
     // need it back.
-    if matches!(cli.command, Some(Command::Call(_) | Command::Proxy(_))) || cli.resolve.lines {
+    if matches!(
+        cli.command,
+        Some(Command::Call(_) | Command::Proxy(_) | Command::Test(_))
+    ) || cli.resolve.lines
+    {
         ALLOC.retire();
     }
     let code = match cli.command {
         Some(Command::Call(args)) => commands::call::run(&args),
         Some(Command::Proxy(args)) => commands::proxy::run(&args),
+        Some(Command::Test(args)) => commands::test::run(&args),
         Some(Command::Completions { shell }) => commands::shell::completions(shell),
         Some(Command::Man { command }) => commands::shell::man(command.as_deref()),
         Some(Command::Request { file, pretty }) => {

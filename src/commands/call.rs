@@ -158,9 +158,16 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
         // Checked before calling: a typo should not reach the server.
         return Err(unknown_tool(&tool, &tools).into());
     }
+    let mut recorder = args
+        .record
+        .as_ref()
+        .map(|_| elicit::cassette::record::Recorder::default());
     let mut handler = ElicitHandler::new(&scripted, person.resolver());
     handler.server_name = client.server_name();
     handler.seen_fields = seen_early;
+    handler.observer = recorder
+        .as_mut()
+        .map(|r| r as &mut dyn elicit::session::handler::ElicitObserver);
     let mut arguments = tool_arguments(schema, args.args_json.as_deref(), &args.arg)?;
     if let Some(schema) = schema {
         let nothing_given = args.tool.is_none() && args.args_json.is_none() && args.arg.is_empty();
@@ -235,8 +242,19 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
     for name in handler.unused_answers() {
         super::warn(&elicit::session::handler::unused_answer_warning(&name));
     }
+    drop(handler);
     let result = outcome.with_context(calling)?;
     client.server.close(Duration::from_secs(2));
+    if let (Some(path), Some(recorder)) = (&args.record, &recorder) {
+        let cassette = recorder.cassette(
+            recorded_server(&target, args.target.transport),
+            elicit::cassette::protocol_name(&client.generation),
+            &tool,
+            &arguments,
+            &result,
+        );
+        cassette.write(path)?;
+    }
     // A person at a terminal reads the result; a pipe gets JSON.
     let readable = !args.json && !args.pretty && std::io::stdout().is_terminal();
     let code = if readable {
@@ -254,4 +272,23 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
             0
         },
     )
+}
+
+/// The server as a cassette names it: the command, or the URL and the
+/// transport (never the headers).
+pub(super) fn recorded_server(
+    target: &ServerTarget,
+    transport: elicit::transport::TransportChoice,
+) -> elicit::cassette::ServerSpec {
+    use clap::ValueEnum;
+    match target {
+        ServerTarget::Command(argv) => elicit::cassette::ServerSpec::Command(argv.clone()),
+        ServerTarget::Url(url) => elicit::cassette::ServerSpec::Url {
+            url: url.clone(),
+            transport: transport
+                .to_possible_value()
+                .map(|v| v.get_name().to_string())
+                .unwrap_or_else(|| "auto".into()),
+        },
+    }
 }

@@ -20,6 +20,7 @@ pub mod proxy;
 pub mod request;
 pub mod resolve;
 pub mod shell;
+pub mod test;
 
 /// Prints an error on stderr. Error text can quote server-provided values,
 /// so it is sanitised like everything else that reaches the terminal.

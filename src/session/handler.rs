@@ -22,6 +22,27 @@ pub enum HandlerError {
     Fatal(ElicitError),
 }
 
+/// Watches the elicitations of a session, and may answer them: recording a
+/// cassette (`--record`), replaying one (`elicit test`). Everything it
+/// does lives with it; the handler only calls it.
+pub trait ElicitObserver {
+    /// Called for each elicitation before scripted answers or the person:
+    /// `Some` answers it (an `Err` stops the session). `request` is the
+    /// params as the server sent them; `key` the `inputRequests` key
+    /// (2026-07-28).
+    fn answer(
+        &mut self,
+        _request: &Value,
+        _key: Option<&str>,
+        _elicitation: &Elicitation,
+    ) -> Option<Result<ElicitResult, ElicitError>> {
+        None
+    }
+
+    /// The result sent for `request`, however it was settled.
+    fn answered(&mut self, request: &Value, key: Option<&str>, result: &ElicitResult);
+}
+
 /// Resolves the elicitations of a live session.
 pub struct ElicitHandler<'a> {
     pub scripted: &'a ScriptedAnswers,
@@ -35,6 +56,8 @@ pub struct ElicitHandler<'a> {
     /// is for whichever form has its field (a tool may ask `a`, then `b`),
     /// and one that no form had is reported by [`Self::unused_answers`].
     pub seen_fields: HashSet<String>,
+    /// Told of (and offered) every elicitation, when set.
+    pub observer: Option<&'a mut dyn ElicitObserver>,
 }
 
 impl<'a> ElicitHandler<'a> {
@@ -46,6 +69,7 @@ impl<'a> ElicitHandler<'a> {
             server_name: None,
             answered: Vec::new(),
             seen_fields: HashSet::new(),
+            observer: None,
         }
     }
 
@@ -73,14 +97,16 @@ impl<'a> ElicitHandler<'a> {
         params: &Value,
         position: Option<(usize, usize)>,
     ) -> Result<ElicitResult, HandlerError> {
-        let params = ElicitationParams::from_value(params).map_err(rpc_or_fatal)?;
-        self.elicit_params(params, position)
+        let parsed = ElicitationParams::from_value(params).map_err(rpc_or_fatal)?;
+        self.elicit_params(parsed, position, params, None)
     }
 
     fn elicit_params(
         &mut self,
         params: ElicitationParams,
         position: Option<(usize, usize)>,
+        raw: &Value,
+        key: Option<&str>,
     ) -> Result<ElicitResult, HandlerError> {
         let mut e = Elicitation::prepare(params, &mut self.cache).map_err(rpc_or_fatal)?;
         e.server = self.server_name.clone();
@@ -94,8 +120,18 @@ impl<'a> ElicitHandler<'a> {
         }
         // Not strict: a value for a field this form lacks may be for a later
         // form of the session; see `unused_answers`.
-        let result =
-            resolve::resolve(&e, self.scripted, false, self.person).map_err(HandlerError::Fatal)?;
+        let offered = self
+            .observer
+            .as_deref_mut()
+            .and_then(|o| o.answer(raw, key, &e));
+        let result = match offered {
+            Some(answer) => answer,
+            None => resolve::resolve(&e, self.scripted, false, self.person),
+        }
+        .map_err(HandlerError::Fatal)?;
+        if let Some(o) = self.observer.as_deref_mut() {
+            o.answered(raw, key, &result);
+        }
         self.answered.push(result.clone());
         Ok(result)
     }
@@ -114,8 +150,12 @@ impl<'a> ElicitHandler<'a> {
         let mut out = Map::new();
         for (i, entry) in doc.entries.iter().enumerate() {
             let position = (total > 1).then_some((i + 1, total));
+            let key = entry.key.as_deref();
+            let raw = key
+                .and_then(|k| result.get("inputRequests")?.get(k)?.get("params"))
+                .unwrap_or(&Value::Null);
             let r = self
-                .elicit_params(entry.params.clone(), position)
+                .elicit_params(entry.params.clone(), position, raw, key)
                 .map_err(|e| match e {
                     HandlerError::Fatal(e) => e,
                     HandlerError::Rpc { message, .. } => ElicitError::InvalidParams { message },

@@ -1,0 +1,1 @@
+//! Answer files with rules (`--answers FILE`).
