@@ -134,8 +134,23 @@ impl ElicitObserver for Replayer<'_> {
         let mut nobody = NoTerminal {
             detail: "elicit test answers from the cassette only".into(),
         };
+        let unanswered = |errors: &[crate::error::FieldError]| -> Vec<String> {
+            errors
+                .iter()
+                .filter(|e| e.reason.starts_with("required, has no default"))
+                .map(|e| e.field.clone())
+                .collect()
+        };
         match resolve::resolve(elicitation, &scripted, false, &mut nobody) {
             Ok(r) => Some(Ok(r)),
+            Err(ElicitError::Validation(errors)) if !unanswered(&errors).is_empty() => {
+                self.failure.push(format!(
+                    "elicitation {n} ({}) has required field(s) with no recorded answer and no default: {}; record the cassette again (elicit call --record FILE …)",
+                    describe(request),
+                    unanswered(&errors).iter().map(|f| sanitize_line(f)).collect::<Vec<_>>().join(", ")
+                ));
+                Some(Err(stopped()))
+            }
             Err(ElicitError::NeedsAnswers { fields, .. }) => {
                 self.failure.push(format!(
                     "elicitation {n} ({}) has field(s) with no recorded answer and no default: {}; record the cassette again (elicit call --record FILE …)",
