@@ -83,6 +83,10 @@ pub struct ResolveArgs {
     /// result is cancel.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<std::time::Duration>,
+
+    /// Say on stderr which --answers rule answered what.
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 /// Options shared by every command that resolves elicitations.
@@ -320,6 +324,12 @@ pub struct AnswerArgs {
     /// input carries, else "An MCP server").
     #[arg(long, value_name = "NAME")]
     pub server: Option<String>,
+
+    /// Answer rules for headless runs: a JSON file ("elicit": "answers/1")
+    /// whose first matching rule answers each elicitation, or a cassette.
+    /// With --no-input, what no rule matches is declined.
+    #[arg(long = "answers", value_name = "FILE")]
+    pub answers_file: Option<PathBuf>,
 
     /// Never prompt: fail at once when answers are missing.
     #[arg(long)]

@@ -824,3 +824,274 @@ fn remote_servers_streamable_http_both_eras_and_legacy_sse() {
         assert_eq!(run.code, 0, "{protocol}: {}", run.stderr);
     }
 }
+
+#[test]
+fn answers_given_at_the_terminal_are_recorded_and_replay() {
+    use expectrl::{Eof, Expect};
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tty.cassette.json");
+    let script = format!(
+        "exec {BIN} call --record {} --tool profile -a age=41 -- {}",
+        file.display(),
+        fixture(false).join(" ")
+    );
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c").arg(&script);
+    cmd.env("NO_COLOR", "1").env("TERM", "xterm-256color");
+    let mut s = expectrl::session::OsSession::spawn(cmd).expect("spawn under a pty");
+    s.set_expect_timeout(Some(Duration::from_secs(20)));
+    s.expect("Name").expect("the prompt for name");
+    std::thread::sleep(Duration::from_millis(300));
+    s.send("Grace\r").unwrap();
+    s.expect("tags").expect("the prompt for tags");
+    std::thread::sleep(Duration::from_millis(300));
+    s.send("\r").unwrap();
+    s.expect("Send these answers?").expect("the review");
+    std::thread::sleep(Duration::from_millis(300));
+    s.send("\r").unwrap();
+    s.expect(Eof).expect("elicit ends");
+    let c = read(&file);
+    let content = &c["elicitations"][0]["answer"]["content"];
+    assert_eq!(content["name"], "Grace", "{c}");
+    assert_eq!(content["age"], 41, "{c}");
+    let run = test(&[file.to_str().unwrap()], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+const RULES: &str = r#"{"elicit": "answers/1", "rules": [
+  {"match": {"mode": "url", "host": "example.com"}, "answer": "decline"},
+  {"match": {"tool": "profile", "message": "^Who", "fields": ["name", "age"]}, "answer": {"name": "Rule", "age": "33"}},
+  {"match": {"message": "deployment region"}, "answer": {"region": "eu-west-1"}},
+  {"match": {"message": "^Go"}, "answer": ["go=no"]}
+]}"#;
+
+fn reply_of(result: &Value) -> Value {
+    serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn answer_rules_answer_call_elicitations_and_say_which_with_v() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.json");
+    std::fs::write(&rules, RULES).unwrap();
+    let r = rules.to_str().unwrap();
+    let mut args = vec![
+        "call",
+        "--no-input",
+        "-v",
+        "--answers",
+        r,
+        "--tool",
+        "profile",
+        "--",
+    ];
+    let server = fixture(false);
+    args.extend(server.iter().map(String::as_str));
+    let run = elicit(&args, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        reply_of(&v)["reply"],
+        json!({"action":"accept","content":{"name":"Rule","age":33}})
+    );
+    assert!(
+        run.stderr.contains("rule 2 of ")
+            && run
+                .stderr
+                .contains("answered the form elicitation \"Who are you?\" (accept)"),
+        "{}",
+        run.stderr
+    );
+    // `--answer` values win over a rule's; the rule fills the rest.
+    let mut args = vec![
+        "call",
+        "--no-input",
+        "--answers",
+        r,
+        "-a",
+        "age=50",
+        "--tool",
+        "profile",
+        "--",
+    ];
+    args.extend(server.iter().map(String::as_str));
+    let run = elicit(&args, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        reply_of(&v)["reply"]["content"],
+        json!({"name":"Rule","age":50})
+    );
+    // `steps`: no rule for its first form (rule 2 is for `profile`): with
+    // --no-input it is declined and named; the URL one is declined by rule 1.
+    let mut args = vec![
+        "call",
+        "--no-input",
+        "--answers",
+        r,
+        "--tool",
+        "steps",
+        "--",
+    ];
+    args.extend(server.iter().map(String::as_str));
+    let run = elicit(&args, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        reply_of(&v)["replies"],
+        json!([{"action":"decline"},{"action":"accept","content":{"go":false}},{"action":"decline"}])
+    );
+    assert!(
+        run.stderr.contains("no answer rule in ")
+            && run
+                .stderr
+                .contains("matched the form elicitation \"Who are you?\"; declined"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn answer_rules_in_plain_resolution_and_a_cassette_as_an_answer_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.json");
+    std::fs::write(&rules, RULES).unwrap();
+    let form = root().join("fixtures/shapes/form-region.json");
+    let run = elicit(
+        &[
+            "--no-input",
+            "-v",
+            "--answers",
+            rules.to_str().unwrap(),
+            form.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["action"], "accept", "{v}");
+    assert_eq!(v["content"]["region"], "eu-west-1", "{v}");
+    assert!(run.stderr.contains("rule 3 of"), "{}", run.stderr);
+
+    // A cassette answers the same requests as it recorded.
+    let cassette = dir.path().join("p.cassette.json");
+    record(
+        &cassette,
+        &["--tool", "profile", "-a", "name=Kept", "-a", "accept"],
+        &fixture(false),
+        &[],
+    );
+    let mut args = vec![
+        "call",
+        "--no-input",
+        "--answers",
+        cassette.to_str().unwrap(),
+        "--tool",
+        "profile",
+        "--",
+    ];
+    let server = fixture(false);
+    args.extend(server.iter().map(String::as_str));
+    let run = elicit(&args, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(reply_of(&v)["reply"]["content"]["name"], "Kept");
+    // Another form of the same tool is not the recorded one.
+    let run = elicit(&args, &[("CASSETTE_FORM", "added")]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(reply_of(&v)["reply"], json!({"action": "decline"}));
+
+    // A bad rules file: the file and the pointer, exit 2.
+    for (body, expected) in [
+        (
+            r#"{"elicit":"answers/1","rules":[{"match":{"mood":"x"},"answer":"accept"}]}"#,
+            "at /rules/0/match",
+        ),
+        (
+            r#"{"elicit":"answers/1","rules":[{"match":{"message":"("},"answer":"accept"}]}"#,
+            "at /rules/0/match/message: not a valid regular expression",
+        ),
+        (
+            r#"{"elicit":"answers/7","rules":[]}"#,
+            "at /elicit: must be \"answers/1\"",
+        ),
+        (
+            r#"{"elicit":"answers/1","rules":[{"answer":"perhaps"}]}"#,
+            "at /rules/0/answer",
+        ),
+        (r#"{"elicit":"answers/1","#, "invalid JSON at line 1"),
+    ] {
+        std::fs::write(&rules, body).unwrap();
+        let run = elicit(
+            &[
+                "--no-input",
+                "--answers",
+                rules.to_str().unwrap(),
+                form.to_str().unwrap(),
+            ],
+            &[],
+        );
+        assert_eq!(run.code, 2, "{body}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!("{}: ", rules.display())) && run.stderr.contains(expected),
+            "{body}: no {expected:?} in {}",
+            run.stderr
+        );
+        assert!(run.stdout.is_empty());
+    }
+}
+
+#[test]
+fn answer_rules_answer_in_the_proxy() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.json");
+    std::fs::write(&rules, RULES).unwrap();
+    let mut child = Command::new(BIN)
+        .args([
+            "proxy",
+            "--no-input",
+            "--answers",
+            rules.to_str().unwrap(),
+            "--",
+        ])
+        .args(fixture(false))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
+    send(
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+        "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"plain","version":"1"}}}),
+    );
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+    send(
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"link","arguments":{}}}),
+    );
+    let reply = loop {
+        line.clear();
+        assert!(
+            out.read_line(&mut line).unwrap() > 0,
+            "the proxy ended early"
+        );
+        let msg: Value = serde_json::from_str(&line).unwrap();
+        assert_ne!(msg["method"], "elicitation/create");
+        if msg["id"] == 2 {
+            break msg;
+        }
+    };
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    assert_eq!(
+        reply_of(&reply["result"])["reply"],
+        json!({"action": "decline"})
+    );
+}

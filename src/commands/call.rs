@@ -70,6 +70,7 @@ pub fn run(args: &CallArgs) -> i32 {
 fn call(args: &CallArgs) -> anyhow::Result<i32> {
     use anyhow::Context;
     let scripted = load_answers(&args.answers)?;
+    let rules = super::load_rules(&args.answers)?;
     let mut person = person(&args.answers, args.prompt_timeout);
     elicit::terminal::tty::install_interrupt_handler();
     elicit::transport::process_group::exit_on_signals();
@@ -165,9 +166,6 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
     let mut handler = ElicitHandler::new(&scripted, person.resolver());
     handler.server_name = client.server_name();
     handler.seen_fields = seen_early;
-    handler.observer = recorder
-        .as_mut()
-        .map(|r| r as &mut dyn elicit::session::handler::ElicitObserver);
     let mut arguments = tool_arguments(schema, args.args_json.as_deref(), &args.arg)?;
     if let Some(schema) = schema {
         let nothing_given = args.tool.is_none() && args.args_json.is_none() && args.arg.is_empty();
@@ -200,6 +198,23 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
             }
         }
     }
+    // The call's own handler: the answer rules (never used for the tool's
+    // arguments above) and the recorder watch its elicitations.
+    let seen = std::mem::take(&mut handler.seen_fields);
+    drop(handler);
+    let mut answering = elicit::cassette::rules::RulesResolver::new(
+        rules,
+        person.resolver(),
+        Some(tool.clone()),
+        args.answers.no_input,
+        args.verbose,
+    );
+    let mut handler = ElicitHandler::new(&scripted, &mut answering);
+    handler.server_name = client.server_name();
+    handler.seen_fields = seen;
+    handler.observer = recorder
+        .as_mut()
+        .map(|r| r as &mut dyn elicit::session::handler::ElicitObserver);
     let calling = || {
         format!(
             "calling the tool {}",

@@ -114,6 +114,21 @@ pub fn load_answers(args: &AnswerArgs) -> Result<ScriptedAnswers, ElicitError> {
     ScriptedAnswers::parse(&args.answers, elicit::answers::read_answer_file)
 }
 
+/// Reads `--answers FILE`, when given. An unreadable file is a usage
+/// error (exit 2) naming the file and the JSON pointer.
+pub fn load_rules(
+    args: &AnswerArgs,
+) -> Result<Option<std::sync::Arc<elicit::cassette::rules::AnswerRules>>, ElicitError> {
+    args.answers_file
+        .as_deref()
+        .map(|p| {
+            elicit::cassette::rules::AnswerRules::load(p)
+                .map(std::sync::Arc::new)
+                .map_err(|e| ElicitError::Usage(format!("--answers {e}")))
+        })
+        .transpose()
+}
+
 /// Reads the `--header` options.
 pub fn parse_headers(list: &[String]) -> Result<Vec<(String, String)>, ElicitError> {
     list.iter()

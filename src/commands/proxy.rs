@@ -19,6 +19,14 @@ pub fn run(args: &ProxyArgs) -> i32 {
             Person::Terminal(t) => Box::new(t),
             Person::Nobody(n) => Box::new(n),
         };
+        let person: Box<dyn Resolver + Send> =
+            Box::new(elicit::cassette::rules::RulesResolver::new(
+                super::load_rules(&args.answers)?,
+                person,
+                None,
+                args.answers.no_input,
+                args.verbose,
+            ));
         let log = args.log.as_deref().map(MessageLog::create).transpose()?;
         let command = match target {
             ServerTarget::Command(command) => command,

@@ -15,14 +15,25 @@ pub fn run(args: &ResolveArgs) -> i32 {
         Ok(a) => a,
         Err(e) => return report(&e),
     };
+    let rules = match super::load_rules(&args.answers) {
+        Ok(r) => r,
+        Err(e) => return report(&e),
+    };
     let mut person = person(&args.answers, args.timeout);
     if let Person::Terminal(_) = person {
         // Nothing else to do on SIGTERM/SIGHUP/SIGQUIT here: put the
         // terminal back and die of the signal.
         elicit::terminal::tty::restore_on_fatal_signals();
     }
+    let mut person = elicit::cassette::rules::RulesResolver::new(
+        rules,
+        person.resolver(),
+        None,
+        args.answers.no_input,
+        args.verbose,
+    );
     if args.lines {
-        return run_lines(args, &scripted, person.resolver());
+        return run_lines(args, &scripted, &mut person);
     }
     let bytes = match read_input(args.file.as_deref()) {
         Ok(b) => b,
@@ -33,7 +44,7 @@ pub fn run(args: &ResolveArgs) -> i32 {
         Err(e) => return report(&e),
     };
     let mut cache = SchemaCache::single_use();
-    match elicit::resolve_text(text, &scripted, person.resolver(), &mut cache, args.pretty) {
+    match elicit::resolve_text(text, &scripted, &mut person, &mut cache, args.pretty) {
         Ok(resolved) => {
             for w in &resolved.warnings {
                 warn(w);
