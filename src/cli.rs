@@ -303,6 +303,11 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
 
+    /// Write a cassette for each tool call that elicited (FILE, then FILE
+    /// numbered -2, -3, …), for `elicit test`.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+
     /// Say on stderr what the proxy does.
     #[arg(short, long)]
     pub verbose: bool,

@@ -1095,3 +1095,124 @@ fn answer_rules_answer_in_the_proxy() {
         json!({"action": "decline"})
     );
 }
+
+/// Runs `elicit proxy ARGS -- SERVER` as a client would: each message in
+/// turn, waiting for the reply to each request; returns the replies.
+fn through_proxy(args: &[&str], server: &[String], messages: &[Value]) -> Vec<Value> {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = Command::new(BIN)
+        .arg("proxy")
+        .args(args)
+        .arg("--")
+        .args(server)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut replies = Vec::new();
+    for m in messages {
+        writeln!(stdin, "{m}").unwrap();
+        let Some(id) = m.get("id") else { continue };
+        let mut line = String::new();
+        loop {
+            line.clear();
+            assert!(
+                out.read_line(&mut line).unwrap() > 0,
+                "the proxy ended early"
+            );
+            let msg: Value = serde_json::from_str(&line).unwrap();
+            if msg.get("id") == Some(id) && msg.get("method").is_none() {
+                replies.push(msg);
+                break;
+            }
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    replies
+}
+
+#[test]
+fn the_proxy_records_each_call_that_elicited() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("px.cassette.json");
+    let f = file.to_str().unwrap();
+    let call = |id: i64, tool: &str, meta: Option<Value>| {
+        let mut params = json!({"name": tool, "arguments": {"note": "n"}});
+        if let Some(m) = meta {
+            params["_meta"] = m;
+        }
+        json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":params})
+    };
+    let replies = through_proxy(
+        &[
+            "--no-input",
+            "-a",
+            "name=Px",
+            "-a",
+            "go=yes",
+            "-a",
+            "accept",
+            "--record",
+            f,
+        ],
+        &fixture(false),
+        &[
+            json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+                "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"p","version":"1"}}}),
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+            call(2, "profile", None),
+            json!({"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}),
+            call(4, "link", None),
+        ],
+    );
+    assert_eq!(replies.len(), 4);
+    let first = read(&file);
+    assert_eq!(first["tool"], "profile");
+    assert_eq!(first["arguments"], json!({"note": "n"}));
+    assert_eq!(first["protocol"], "2025-11-25");
+    assert_eq!(first["result"], replies[1]["result"]);
+    let second = read(&dir.path().join("px-2.cassette.json"));
+    assert_eq!(second["tool"], "link");
+    assert_eq!(second["elicitations"][0]["request"]["mode"], "url");
+    let run = test(&[dir.path().to_str().unwrap()], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("2 tests, 2 passed"), "{}", run.stderr);
+
+    // 2026-07-28: the rounds of input_required the proxy answered.
+    let file = dir.path().join("v2026").join("steps.cassette.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":{},
+        "io.modelcontextprotocol/clientInfo":{"name":"p","version":"1"}});
+    let replies = through_proxy(
+        &[
+            "--no-input",
+            "-a",
+            "name=Px",
+            "-a",
+            "go=yes",
+            "-a",
+            "accept",
+            "--record",
+            file.to_str().unwrap(),
+        ],
+        &fixture(true),
+        &[call(7, "steps", Some(meta))],
+    );
+    assert_eq!(replies[0]["result"]["isError"], false, "{}", replies[0]);
+    let c = read(&file);
+    assert_eq!(c["protocol"], "2026-07-28");
+    let keys: Vec<&str> = c["elicitations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["who", "go", "link"]);
+    let run = test(&[file.to_str().unwrap()], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}

@@ -18,6 +18,7 @@ use crate::session::client::{Generation, ProtocolChoice};
 use crate::ScriptedAnswers;
 
 pub mod diff;
+pub mod proxy_record;
 pub mod record;
 pub mod replay;
 pub mod rules;

@@ -30,6 +30,12 @@ pub fn run(args: &ProxyArgs) -> i32 {
         let log = args.log.as_deref().map(MessageLog::create).transpose()?;
         let command = match target {
             ServerTarget::Command(command) => command,
+            ServerTarget::Url(_) if args.record.is_some() => {
+                return Err(elicit::error::ElicitError::Usage(
+                    "--record on the proxy needs a server command (after `--`); for a URL, record with `elicit call --record`".into(),
+                )
+                .into());
+            }
             ServerTarget::Url(ref address) => {
                 let url = target.clone();
                 let headers = parse_headers(&args.target.headers)?;
@@ -68,6 +74,14 @@ pub fn run(args: &ProxyArgs) -> i32 {
                 .context("running the proxy");
             }
         };
+        let record = args.record.as_deref().map(|path| {
+            std::sync::Arc::new(std::sync::Mutex::new(
+                elicit::cassette::proxy_record::ProxyRecorder::new(
+                    path,
+                    elicit::cassette::ServerSpec::Command(command.clone()),
+                ),
+            ))
+        });
         elicit::session::proxy::run_proxy(
             elicit::session::proxy::ProxyOptions {
                 command,
@@ -78,6 +92,7 @@ pub fn run(args: &ProxyArgs) -> i32 {
                 shutdown_grace: args.shutdown_grace,
                 forward_sigint,
                 client_fds: Some((0, 1)),
+                record,
             },
             scripted,
             person,

@@ -59,6 +59,9 @@ pub struct ProxyOptions {
     /// when the relay may move pass-through bytes between them and the
     /// server with splice(2) (see [`splice`]); None: plain reads and writes.
     pub client_fds: Option<(RawFd, RawFd)>,
+    /// `--record`: told of every line relayed and every elicitation
+    /// answered, it writes a cassette for each call that elicited.
+    pub record: Option<Arc<Mutex<crate::cassette::proxy_record::ProxyRecorder>>>,
 }
 
 /// Which elicitation modes the client declared itself.
@@ -180,6 +183,7 @@ struct Shared {
     verbose: bool,
     /// Scripted field answers no form has had so far (warned about at the end).
     unused_answers: Mutex<Vec<String>>,
+    record: Option<Arc<Mutex<crate::cassette::proxy_record::ProxyRecorder>>>,
 }
 
 pub mod classify;
@@ -203,7 +207,18 @@ impl Shared {
         }
     }
 
+    /// Whether every line must be seen one by one (`--log`, `--record`),
+    /// never passed on in bulk.
+    fn sees_every_line(&self) -> bool {
+        self.log.is_some() || self.record.is_some()
+    }
+
     fn log(&self, dir: &str, party: &str, line: &[u8]) {
+        if let Some(record) = &self.record {
+            if let Ok(mut r) = record.lock() {
+                r.line(dir, party, line);
+            }
+        }
         if let Some(log) = &self.log {
             let text = String::from_utf8_lossy(line);
             let text = text.trim_end_matches(['\n', '\r']);
@@ -291,6 +306,7 @@ pub fn run_proxy(
         passthrough_declared: options.passthrough_declared,
         verbose: options.verbose,
         unused_answers: Mutex::new(scripted.field_names().map(str::to_string).collect()),
+        record: options.record.clone(),
     });
     let server_done = Arc::new(AtomicBool::new(false));
     forward_signals(group.clone(), options.forward_sigint);
@@ -319,7 +335,14 @@ pub fn run_proxy(
     {
         let shared = shared.clone();
         std::thread::spawn(move || {
+            let mut recording = options
+                .record
+                .clone()
+                .map(crate::cassette::proxy_record::RecordingObserver);
             let mut handler = ElicitHandler::new(&scripted, person.as_mut());
+            handler.observer = recording
+                .as_mut()
+                .map(|r| r as &mut dyn super::handler::ElicitObserver);
             for job in job_rx {
                 let owned = interrupt::Owned::take();
                 resolve_job(&shared, &mut handler, job);
@@ -573,7 +596,7 @@ fn for_each_line_batch(
 }
 
 fn relay_client(shared: &Shared, client_in: Box<dyn Read + Send>, in_fd: Option<RawFd>) {
-    let bulk = |chunk: &[u8]| !classify::client_chunk_matters(chunk) && shared.log.is_none();
+    let bulk = |chunk: &[u8]| !classify::client_chunk_matters(chunk) && !shared.sees_every_line();
     let mut emit = |bytes: &[u8], single: bool, flush: bool| {
         let rewritten = if single && client_line_matters(bytes) {
             rewrite_client_message(shared, bytes)
@@ -758,7 +781,7 @@ fn relay_server(
     out_fd: Option<RawFd>,
     jobs: &mpsc::Sender<Job>,
 ) {
-    let bulk = |chunk: &[u8]| !server_line_matters(shared, chunk) && shared.log.is_none();
+    let bulk = |chunk: &[u8]| !server_line_matters(shared, chunk) && !shared.sees_every_line();
     let mut emit = |bytes: &[u8], single: bool, flush: bool| {
         if single && server_line_matters(shared, bytes) {
             if let Ok(msg) = serde_json::from_slice::<Value>(bytes) {
