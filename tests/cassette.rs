@@ -1216,3 +1216,37 @@ fn the_proxy_records_each_call_that_elicited() {
     let run = test(&[file.to_str().unwrap()], &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
 }
+
+#[test]
+fn a_record_path_that_cannot_be_written_is_refused_before_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let nowhere = dir.path().join("no-such-folder").join("t.cassette.json");
+    let mut args = vec![
+        "call",
+        "--no-input",
+        "--record",
+        nowhere.to_str().unwrap(),
+        "--tool",
+        "profile",
+        "--",
+    ];
+    let server = fixture(false);
+    args.extend(server.iter().map(String::as_str));
+    let run = elicit(&args, &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("does not exist"), "{}", run.stderr);
+    assert!(run.stdout.is_empty());
+    let mut args = vec![
+        "call",
+        "--no-input",
+        "--record",
+        dir.path().to_str().unwrap(),
+        "--tool",
+        "profile",
+        "--",
+    ];
+    args.extend(server.iter().map(String::as_str));
+    let run = elicit(&args, &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("that is a folder"), "{}", run.stderr);
+}

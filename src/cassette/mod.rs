@@ -524,6 +524,30 @@ fn describe_schema_error(e: &jsonschema::ValidationError<'_>) -> String {
     }
 }
 
+/// Checks, before a session starts, that a cassette can be written at
+/// `path` (its folder exists and is a folder), so that a typo does not
+/// cost a whole answered session.
+pub fn check_writable(path: &Path) -> Result<(), ElicitError> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if path.is_dir() {
+        return Err(ElicitError::Usage(format!(
+            "--record {}: that is a folder; give a file name",
+            path.display()
+        )));
+    }
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        _ => Err(ElicitError::Usage(format!(
+            "--record {}: the folder {} does not exist",
+            path.display(),
+            dir.display()
+        ))),
+    }
+}
+
 /// Writes `bytes` to `path` through a temporary file in the same folder and
 /// a rename.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ElicitError> {

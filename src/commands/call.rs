@@ -71,6 +71,9 @@ fn call(args: &CallArgs) -> anyhow::Result<i32> {
     use anyhow::Context;
     let scripted = load_answers(&args.answers)?;
     let rules = super::load_rules(&args.answers)?;
+    if let Some(path) = &args.record {
+        elicit::cassette::check_writable(path)?;
+    }
     let mut person = person(&args.answers, args.prompt_timeout);
     elicit::terminal::tty::install_interrupt_handler();
     elicit::transport::process_group::exit_on_signals();

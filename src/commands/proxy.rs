@@ -74,6 +74,9 @@ pub fn run(args: &ProxyArgs) -> i32 {
                 .context("running the proxy");
             }
         };
+        if let Some(path) = &args.record {
+            elicit::cassette::check_writable(path)?;
+        }
         let record = args.record.as_deref().map(|path| {
             std::sync::Arc::new(std::sync::Mutex::new(
                 elicit::cassette::proxy_record::ProxyRecorder::new(

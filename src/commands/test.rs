@@ -324,8 +324,7 @@ fn junit(tests: &[Test], elapsed: Duration) -> String {
         let (word, lines, took) = status(t);
         let secs = took.map_or(0.0, |d| d.as_secs_f64());
         cases.push_str(&format!(
-            "    <testcase name=\"{}\" classname=\"elicit.cassette\" file=\"{}\" time=\"{secs:.3}\"",
-            xml(&t.name),
+            "    <testcase name=\"{}\" classname=\"elicit.cassette\" time=\"{secs:.3}\"",
             xml(&t.name)
         ));
         match word {
