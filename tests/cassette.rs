@@ -437,6 +437,10 @@ fn hand_written_cassettes_answer_by_field_name() {
         )
         .unwrap();
     }
+    // Only the elicitations checked: no result, no protocol.
+    let minimal = json!({"elicit":"cassette/1","server":{"command":server},"tool":"profile",
+        "elicitations":[{"request":request,"answer":"name=Eve"}]});
+    std::fs::write(tests.join("minimal.cassette.json"), minimal.to_string()).unwrap();
     // Not a cassette by name: not picked up from a folder.
     std::fs::write(tests.join("notes.json"), "{}").unwrap();
     let mut cmd = Command::new(BIN);
@@ -448,7 +452,7 @@ fn hand_written_cassettes_answer_by_field_name() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(stderr.contains("2 tests, 2 passed"), "{stderr}");
+    assert!(stderr.contains("3 tests, 3 passed"), "{stderr}");
 }
 
 #[test]

@@ -237,7 +237,9 @@ pub struct Cassette {
     pub tool: String,
     pub arguments: Map<String, Value>,
     pub elicitations: Vec<Exchange>,
-    pub result: Value,
+    /// The final result; `None` (a hand-written cassette without one):
+    /// only the elicitations are checked.
+    pub result: Option<Value>,
     /// JSON pointers into the result whose values are not compared.
     pub ignore: Vec<String>,
     /// JSON pointers into the result and the regex each value must match.
@@ -292,7 +294,9 @@ impl Cassette {
             "elicitations".into(),
             self.elicitations.iter().map(Exchange::to_value).collect(),
         );
-        m.insert("result".into(), self.result.clone());
+        if let Some(result) = &self.result {
+            m.insert("result".into(), result.clone());
+        }
         if !self.ignore.is_empty() {
             m.insert("ignore".into(), self.ignore.clone().into());
         }
@@ -434,7 +438,7 @@ impl Cassette {
                 .cloned()
                 .unwrap_or_default(),
             elicitations,
-            result: obj.get("result").cloned().unwrap_or(Value::Null),
+            result: obj.get("result").cloned(),
             ignore: strings("ignore"),
             matches,
             extra,
@@ -597,7 +601,7 @@ mod tests {
                 answer: AnswerSpec::Result(json!({"action":"accept","content":{"name":"Ada"}})),
                 ignore: vec![],
             }],
-            result: json!({"content":[{"type":"text","text":"hi"}]}),
+            result: Some(json!({"content":[{"type":"text","text":"hi"}]})),
             ignore: vec!["/content/0/text".into()],
             matches: vec![],
             extra: Map::new(),

@@ -153,7 +153,7 @@ impl ProxyRecorder {
             tool: call.tool,
             arguments: call.arguments,
             elicitations: call.exchanges,
-            result: result.clone(),
+            result: Some(result.clone()),
             ignore: Vec::new(),
             matches: Vec::new(),
             extra: Map::new(),

@@ -49,7 +49,7 @@ impl Recorder {
             tool: tool.to_string(),
             arguments: arguments.clone(),
             elicitations: self.exchanges.clone(),
-            result: result.clone(),
+            result: Some(result.clone()),
             ignore: Vec::new(),
             matches: Vec::new(),
             extra: Map::new(),

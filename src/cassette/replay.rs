@@ -315,7 +315,9 @@ fn run(cassette: &Cassette, options: &ReplayOptions) -> (Verdict, Option<Cassett
     if options.update {
         let mut updated = cassette.clone();
         updated.elicitations = replayer.seen;
-        updated.result = result;
+        // A cassette written without a result (only its elicitations
+        // checked) stays without one.
+        updated.result = cassette.result.as_ref().map(|_| result);
         if options.server.is_none() {
             updated.protocol = match cassette.protocol.as_str() {
                 "auto" => "auto".into(),
@@ -350,12 +352,10 @@ fn run(cassette: &Cassette, options: &ReplayOptions) -> (Verdict, Option<Cassett
             describe(&next.request)
         ));
     }
-    let diff = result_diff(
-        &cassette.result,
-        &result,
-        &cassette.ignore,
-        &cassette.matches,
-    );
+    let diff = match &cassette.result {
+        Some(recorded) => result_diff(recorded, &result, &cassette.ignore, &cassette.matches),
+        None => Vec::new(),
+    };
     if !diff.is_empty() {
         lines.push("the result differs from the recorded one:".into());
         lines.extend(diff.into_iter().map(|l| format!("  {l}")));
