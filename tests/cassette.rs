@@ -1100,14 +1100,16 @@ fn answer_rules_answer_in_the_proxy() {
     );
 }
 
-/// Runs `elicit proxy ARGS -- SERVER` as a client would: each message in
-/// turn, waiting for the reply to each request; returns the replies.
+/// Runs `elicit proxy ARGS -- SERVER` (or `ARGS URL`, for a URL) as a
+/// client would: each message in turn, waiting for the reply to each
+/// request; returns the replies.
 fn through_proxy(args: &[&str], server: &[String], messages: &[Value]) -> Vec<Value> {
+    let remote = server.len() == 1 && server[0].starts_with("http");
     use std::io::{BufRead, BufReader, Write};
     let mut child = Command::new(BIN)
         .arg("proxy")
         .args(args)
-        .arg("--")
+        .args((!remote).then_some("--"))
         .args(server)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -1253,4 +1255,45 @@ fn a_record_path_that_cannot_be_written_is_refused_before_the_session() {
     let run = elicit(&args, &[]);
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("that is a folder"), "{}", run.stderr);
+}
+
+#[test]
+fn the_proxy_records_a_remote_server_too() {
+    installed();
+    let dir = tempfile::tempdir().unwrap();
+    let everything_js = root()
+        .join(".deps/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let port = free_port();
+    let mut cmd = Command::new("node");
+    cmd.arg(&everything_js)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string());
+    let _server = listen(cmd, port);
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let file = dir.path().join("remote.cassette.json");
+    let replies = through_proxy(
+        &[
+            "--no-input",
+            "-a",
+            "accept",
+            "-a",
+            "name=Ada",
+            "--record",
+            file.to_str().unwrap(),
+        ],
+        std::slice::from_ref(&url),
+        &[
+            json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+                "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"p","version":"1"}}}),
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+            json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"trigger-elicitation-request","arguments":{}}}),
+        ],
+    );
+    assert!(replies[1]["result"]["content"].is_array(), "{}", replies[1]);
+    let c = read(&file);
+    assert_eq!(c["server"], json!({"url": url, "transport": "auto"}));
+    assert_eq!(c["tool"], "trigger-elicitation-request");
+    assert_eq!(c["elicitations"][0]["answer"]["content"]["name"], "Ada");
+    let run = test(&[file.to_str().unwrap()], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
 }

@@ -78,12 +78,17 @@ impl ProxyRecorder {
         if party != "client" {
             return;
         }
-        let Ok(msg) = serde_json::from_slice::<Value>(line) else {
-            return;
-        };
+        if let Ok(msg) = serde_json::from_slice::<Value>(line) {
+            self.message(dir, &msg);
+        }
+    }
+
+    /// One message between the client and the server: `send` from the
+    /// client to the server, `recv` from the server to the client.
+    pub fn message(&mut self, dir: &str, msg: &Value) {
         match dir {
-            "send" => self.client_message(&msg),
-            "recv" => self.server_message(&msg),
+            "send" => self.client_message(msg),
+            "recv" => self.server_message(msg),
             _ => {}
         }
     }

@@ -30,12 +30,6 @@ pub fn run(args: &ProxyArgs) -> i32 {
         let log = args.log.as_deref().map(MessageLog::create).transpose()?;
         let command = match target {
             ServerTarget::Command(command) => command,
-            ServerTarget::Url(_) if args.record.is_some() => {
-                return Err(elicit::error::ElicitError::Usage(
-                    "--record on the proxy needs a server command (after `--`); for a URL, record with `elicit call --record`".into(),
-                )
-                .into());
-            }
             ServerTarget::Url(ref address) => {
                 let url = target.clone();
                 let headers = parse_headers(&args.target.headers)?;
@@ -65,6 +59,10 @@ pub fn run(args: &ProxyArgs) -> i32 {
                     elicit::session::remote_proxy::RemoteProxyOptions {
                         passthrough_declared: args.passthrough_declared,
                         verbose: args.verbose,
+                        record: recorder(
+                            args,
+                            super::call::recorded_server(&url, args.target.transport),
+                        )?,
                     },
                     scripted,
                     person,
@@ -74,17 +72,7 @@ pub fn run(args: &ProxyArgs) -> i32 {
                 .context("running the proxy");
             }
         };
-        if let Some(path) = &args.record {
-            elicit::cassette::check_writable(path)?;
-        }
-        let record = args.record.as_deref().map(|path| {
-            std::sync::Arc::new(std::sync::Mutex::new(
-                elicit::cassette::proxy_record::ProxyRecorder::new(
-                    path,
-                    elicit::cassette::ServerSpec::Command(command.clone()),
-                ),
-            ))
-        });
+        let record = recorder(args, elicit::cassette::ServerSpec::Command(command.clone()))?;
         elicit::session::proxy::run_proxy(
             elicit::session::proxy::ProxyOptions {
                 command,
@@ -108,4 +96,22 @@ pub fn run(args: &ProxyArgs) -> i32 {
         Ok(code) => code,
         Err(e) => report_chain(&e),
     }
+}
+
+/// `--record FILE`: the recorder the proxy feeds, once the file is known
+/// to be writable.
+fn recorder(
+    args: &ProxyArgs,
+    server: elicit::cassette::ServerSpec,
+) -> Result<
+    Option<std::sync::Arc<std::sync::Mutex<elicit::cassette::proxy_record::ProxyRecorder>>>,
+    elicit::error::ElicitError,
+> {
+    let Some(path) = &args.record else {
+        return Ok(None);
+    };
+    elicit::cassette::check_writable(path)?;
+    Ok(Some(std::sync::Arc::new(std::sync::Mutex::new(
+        elicit::cassette::proxy_record::ProxyRecorder::new(path, server),
+    ))))
 }

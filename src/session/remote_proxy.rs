@@ -53,6 +53,9 @@ pub struct RemoteProxyOptions {
     /// Leave elicitations of a mode the client declared to the client.
     pub passthrough_declared: bool,
     pub verbose: bool,
+    /// `--record`: told of every message between the client and the
+    /// server and every elicitation answered (see the stdio proxy's).
+    pub record: Option<Arc<Mutex<crate::cassette::proxy_record::ProxyRecorder>>>,
 }
 
 enum Job {
@@ -79,6 +82,7 @@ impl Relay {
     }
 
     fn to_client(&self, msg: &Value) {
+        self.record("recv", msg);
         let mut line = serde_json::to_vec(msg).expect("values serialise");
         line.push(b'\n');
         let mut w = self.to_client.lock().expect("client writer lock");
@@ -98,6 +102,12 @@ impl Relay {
                 self.to_client(&json!({"jsonrpc": "2.0", "id": id, "error": {
                     "code": rpc_code::INTERNAL_ERROR, "message": e.to_string()}}));
             }
+        }
+    }
+
+    fn record(&self, dir: &str, msg: &Value) {
+        if let Some(Ok(mut r)) = self.options.record.as_ref().map(|r| r.lock()) {
+            r.message(dir, msg);
         }
     }
 
@@ -200,7 +210,15 @@ pub fn run_remote_proxy(
     {
         let relay = relay.clone();
         std::thread::spawn(move || {
+            let mut recording = relay
+                .options
+                .record
+                .clone()
+                .map(crate::cassette::proxy_record::RecordingObserver);
             let mut handler = ElicitHandler::new(&scripted, person.as_mut());
+            handler.observer = recording
+                .as_mut()
+                .map(|r| r as &mut dyn super::handler::ElicitObserver);
             for job in job_rx {
                 let owned = interrupt::Owned::take();
                 resolve_job(&relay, &mut handler, job);
@@ -315,6 +333,7 @@ fn relay_client(relay: &Relay, client_in: Box<dyn Read + Send>) {
             }
         };
         relay.rewrite_client_message(&mut msg);
+        relay.record("send", &msg);
         let id = msg
             .get("id")
             .filter(|i| !i.is_null() && msg.get("method").is_some())
