@@ -180,6 +180,31 @@ fn server_everything_form_records_and_replays_green() {
         run.stderr
     );
     assert!(run.stdout.is_empty(), "no report without --format");
+
+    // As if the server had changed its form since the recording: the
+    // cassette's form lacks `email` and has an older bound on `integer`.
+    let mut older = c.clone();
+    let props = older["elicitations"][0]["request"]["requestedSchema"]["properties"]
+        .as_object_mut()
+        .unwrap();
+    props.shift_remove("email");
+    props["integer"]["maximum"] = json!(50);
+    std::fs::write(&file, serde_json::to_string_pretty(&older).unwrap()).unwrap();
+    let run = test(&[file.to_str().unwrap()], &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("field email added (string")
+            && run
+                .stderr
+                .contains("field integer: maximum changed from 50 to 100"),
+        "{}",
+        run.stderr
+    );
+    let run = test(&["--update", file.to_str().unwrap()], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = test(&[file.to_str().unwrap()], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(read(&file)["elicitations"], c["elicitations"]);
 }
 
 #[test]

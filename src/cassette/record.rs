@@ -5,9 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::{Cassette, Exchange, ServerSpec};
-use crate::error::ElicitError;
 use crate::protocol::ElicitResult;
-use crate::resolve::Elicitation;
 use crate::session::handler::ElicitObserver;
 
 /// Keeps what a session asked and answered, in order.
@@ -17,15 +15,6 @@ pub struct Recorder {
 }
 
 impl ElicitObserver for Recorder {
-    fn answer(
-        &mut self,
-        _request: &Value,
-        _key: Option<&str>,
-        _elicitation: &Elicitation,
-    ) -> Option<Result<ElicitResult, ElicitError>> {
-        None
-    }
-
     fn answered(&mut self, request: &Value, key: Option<&str>, result: &ElicitResult) {
         self.exchanges
             .push(Exchange::recorded(key, request, result));
