@@ -17,7 +17,9 @@ n="${1:-200}"
 # ELICIT_BIN: measure that binary instead of a fresh release build.
 if [[ -z "${ELICIT_BIN:-}" ]]; then cargo build --release -q; fi
 bin="${ELICIT_BIN:-$PWD/target/release/elicit}"
-server=(python3 "$PWD/tests/servers/cassette_server.py")
+# The interpreter itself, not a version manager's shim (pyenv's costs a shell per start).
+python=$(python3 -c 'import sys; print(sys.executable)')
+server=("$python" "$PWD/tests/servers/cassette_server.py")
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 cpus=$(getconf _NPROCESSORS_ONLN)
 

@@ -56,6 +56,11 @@ fn test(args: &TestArgs) -> i32 {
     } else {
         args.paths.clone()
     };
+    if args.paths.is_empty() && !paths[0].exists() {
+        return usage(
+            "no ./elicit-tests folder here: name the cassettes to replay, or record one with `elicit call --record elicit-tests/NAME.cassette.json …`",
+        );
+    }
     let files = match cassette_files(&paths) {
         Ok(f) => f,
         Err(e) => return usage(&e),
