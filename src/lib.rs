@@ -21,6 +21,7 @@
 
 pub mod auth;
 pub mod bounded;
+pub mod cassette;
 pub mod elicitation;
 pub mod error;
 pub mod lint;

@@ -25,6 +25,27 @@ pub enum HandlerError {
     Fatal(ElicitError),
 }
 
+/// Watches the elicitations of a session, and may answer them: recording a
+/// cassette (`--record`), replaying one (`elicit test`). Everything it
+/// does lives with it; the handler only calls it.
+pub trait ElicitObserver {
+    /// Called for each elicitation before scripted answers or the person:
+    /// `Some` answers it (an `Err` stops the session). `request` is the
+    /// params as the server sent them; `key` the `inputRequests` key
+    /// (2026-07-28).
+    fn answer(
+        &mut self,
+        _request: &Value,
+        _key: Option<&str>,
+        _elicitation: &Elicitation,
+    ) -> Option<Result<ElicitResult, ElicitError>> {
+        None
+    }
+
+    /// The result sent for `request`, however it was settled.
+    fn answered(&mut self, request: &Value, key: Option<&str>, result: &ElicitResult);
+}
+
 /// Resolves the elicitations of a live session.
 pub struct ElicitHandler<'a> {
     pub scripted: &'a ScriptedAnswers,
@@ -52,6 +73,8 @@ pub struct ElicitHandler<'a> {
     /// answers take next to none): the only time credited back to a
     /// request's `--timeout`. Automatic replies (`ping`, errors) add none.
     pub answering: Duration,
+    /// Told of (and offered) every elicitation, when set.
+    pub observer: Option<&'a mut dyn ElicitObserver>,
 }
 
 impl<'a> ElicitHandler<'a> {
@@ -67,6 +90,7 @@ impl<'a> ElicitHandler<'a> {
             answering: Duration::ZERO,
             modes: ElicitModes::default(),
             strict: None,
+            observer: None,
         }
     }
 
@@ -107,14 +131,16 @@ impl<'a> ElicitHandler<'a> {
         position: Option<(usize, usize)>,
     ) -> Result<ElicitResult, HandlerError> {
         self.asked += 1;
-        let params = ElicitationParams::from_value(params).map_err(rpc_or_fatal)?;
-        self.elicit_params(params, position)
+        let parsed = ElicitationParams::from_value(params).map_err(rpc_or_fatal)?;
+        self.elicit_params(parsed, position, params, None)
     }
 
     fn elicit_params(
         &mut self,
         params: ElicitationParams,
         position: Option<(usize, usize)>,
+        raw: &Value,
+        key: Option<&str>,
     ) -> Result<ElicitResult, HandlerError> {
         let mode = params.mode();
         if !self.modes.declares(Some(mode.as_str())) {
@@ -147,12 +173,22 @@ impl<'a> ElicitHandler<'a> {
         }
         // Not strict: a value for a field this form lacks may be for a later
         // form of the session; see `unused_answers`.
+        let offered = self
+            .observer
+            .as_deref_mut()
+            .and_then(|o| o.answer(raw, key, &e));
         let started = Instant::now();
-        let result = resolve::resolve(&e, self.scripted, false, self.person);
+        let result = match offered {
+            Some(answer) => answer,
+            None => resolve::resolve(&e, self.scripted, false, self.person),
+        };
         self.answering += started.elapsed();
         let result = result.map_err(HandlerError::Fatal)?;
         if let Some(strict) = &self.strict {
             strict.answered(&asked, &result);
+        }
+        if let Some(o) = self.observer.as_deref_mut() {
+            o.answered(raw, key, &result);
         }
         self.answered.push(result.clone());
         Ok(result)
@@ -186,8 +222,12 @@ impl<'a> ElicitHandler<'a> {
         let mut out = Map::new();
         for (i, entry) in doc.entries.iter().enumerate() {
             let position = (total > 1).then_some((i + 1, total));
+            let key = entry.key.as_deref();
+            let raw = key
+                .and_then(|k| result.get("inputRequests")?.get(k)?.get("params"))
+                .unwrap_or(&Value::Null);
             let r = self
-                .elicit_params(entry.params.clone(), position)
+                .elicit_params(entry.params.clone(), position, raw, key)
                 .map_err(|e| match e {
                     HandlerError::Fatal(e) => e,
                     HandlerError::Rpc { message, .. } => ElicitError::InvalidParams { message },

@@ -202,11 +202,16 @@ impl ServerProcess {
         }
         self.stdin.take();
         let deadline = Instant::now() + grace;
+        // A server usually exits within a few milliseconds of its stdin
+        // closing: look again soon at first, then every 20 ms (a run of
+        // `elicit test` pays this once per cassette).
+        let mut nap = Duration::from_millis(1);
         while Instant::now() < deadline {
             if let Ok(Some(_)) = self.child.try_wait() {
                 break;
             }
-            std::thread::sleep(Duration::from_millis(20));
+            std::thread::sleep(nap);
+            nap = (nap * 2).min(Duration::from_millis(20));
         }
         self.group.terminate(process_group::TERM_GRACE);
         let status = self.child.wait().ok();

@@ -20,6 +20,8 @@ mod bounds;
 mod browser;
 /// `elicit call` against a deterministic fake server of our own.
 mod call;
+/// Cassettes: `elicit call --record` against real servers (npm
+mod cassette;
 /// Every fixture and input shape through the binary; flags, errors, exit codes.
 mod cli;
 /// A server author's first hour: `elicit call` with no `--protocol` flag

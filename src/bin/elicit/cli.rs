@@ -87,6 +87,9 @@ pub struct ResolveArgs {
     /// The same as --timeout, by the name `call` and `proxy` use for it.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub prompt_timeout: Option<std::time::Duration>,
+    /// Say on stderr which --answers rule answered what.
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 /// Options shared by every command that resolves elicitations.
@@ -101,6 +104,8 @@ Examples:
   elicit call -- python my_server.py
   # record every message both ways
   elicit call --log session.jsonl --tool ask -- ./server
+  # record a cassette, replay it later with `elicit test`
+  elicit call --record elicit-tests/ask.cassette.json --tool ask -- ./server
   # with credentials (values are never printed)
   elicit call -H 'Authorization: Bearer TOKEN' https://example.com/mcp
 
@@ -150,6 +155,11 @@ pub struct CallArgs {
     /// Record every message both ways as JSON lines ({dir, time, message}).
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
+
+    /// Write a cassette of the call to FILE (the tool, its arguments, each
+    /// elicitation with the answer sent, the result) for `elicit test`.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
 
     /// The protocol lifecycle: auto tries 2026-07-28 discovery, then the
     /// initialize handshake.
@@ -229,6 +239,67 @@ pub struct TargetArgs {
     pub command: Vec<String>,
 }
 
+pub const TEST_HELP: &str = "\
+Examples:
+  # record once, answering at the terminal
+  elicit call --record elicit-tests/ask.cassette.json --tool ask -- ./server
+  # replay every cassette under ./elicit-tests
+  elicit test
+  # in CI: JUnit XML for the test report
+  elicit test --format junit > elicit-junit.xml
+  # the server's form changed on purpose: rewrite the cassettes
+  elicit test --update
+
+Exit status: 0 every test passed; 1 some failed; 2 a cassette could not be
+read (the message names the file and the JSON pointer) or bad usage.";
+
+#[derive(Debug, Args, Clone)]
+pub struct TestArgs {
+    /// Cassette files, or folders searched for *.cassette.json (default:
+    /// ./elicit-tests).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// Replay against this server instead of each cassette's: a command
+    /// line (split like a shell) or a URL.
+    #[arg(long, value_name = "CMD|URL")]
+    pub server: Option<String>,
+
+    /// An HTTP header for a remote server, 'Name: Value' (repeatable).
+    /// Values are never printed or written to a cassette.
+    #[arg(short = 'H', long = "header", value_name = "'NAME: VALUE'")]
+    pub headers: Vec<String>,
+
+    /// Rewrite each cassette from this run: recorded answers are kept by
+    /// field name.
+    #[arg(long)]
+    pub update: bool,
+
+    /// How many tests run at once (default: the number of CPUs).
+    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    pub jobs: Option<std::num::NonZeroUsize>,
+
+    /// A report on stdout: TAP, JUnit XML or JSON.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<TestFormat>,
+
+    /// How long to wait for each reply from a server.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "60s")]
+    pub timeout: std::time::Duration,
+
+    /// Show the servers' notifications and requests on stderr.
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+/// The report formats of `elicit test --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TestFormat {
+    Tap,
+    Junit,
+    Json,
+}
+
 pub const PROXY_HELP: &str = "\
 Examples:
   # in the client's configuration, instead of the server's command
@@ -279,6 +350,11 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
 
+    /// Write a cassette for each tool call that elicited (FILE, then FILE
+    /// numbered -2, -3, …), for `elicit test`.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+
     /// Say on stderr what the proxy does.
     #[arg(short, long)]
     pub verbose: bool,
@@ -304,6 +380,12 @@ pub struct AnswerArgs {
     /// "An MCP server").
     #[arg(long, value_name = "NAME")]
     pub server: Option<String>,
+
+    /// Answer rules for headless runs: a JSON file ("elicit": "answers/1")
+    /// whose first matching rule answers each elicitation, or a cassette.
+    /// With --no-input, what no rule matches is declined.
+    #[arg(long = "answers", value_name = "FILE")]
+    pub answers_file: Option<PathBuf>,
 
     /// Never prompt: fail at once when answers are missing.
     #[arg(long)]
@@ -644,6 +726,11 @@ pub enum Command {
     /// id, severity, JSON pointer and the spec section it comes from.
     #[command(after_help = LINT_HELP)]
     Lint(Box<LintArgs>),
+    /// Replay recorded cassettes (`elicit call --record`) against their
+    /// servers: the same elicitations must be asked, and the same result
+    /// returned.
+    #[command(after_help = TEST_HELP)]
+    Test(Box<TestArgs>),
     /// Stored sign-ins for remote servers: list them, sign out.
     #[command(
         subcommand,

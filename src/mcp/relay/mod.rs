@@ -143,7 +143,13 @@ pub(crate) struct RelayOptions {
     pub modes: ElicitModes,
     /// `--strict`: every elicitation the server sends is checked.
     pub strict: Option<Strict>,
+    /// `--record`: told of every message relayed and every elicitation
+    /// answered, it writes a cassette for each tool call that elicited.
+    pub record: Option<Recording>,
 }
+
+/// The cassette recorder a proxy shares between its sides and its resolver.
+pub(crate) type Recording = Arc<Mutex<crate::cassette::proxy_record::ProxyRecorder>>;
 
 /// The relay core, over a pair of [`Sides`].
 pub(crate) struct Relay<S: Sides> {
@@ -575,11 +581,18 @@ fn resolver<S: Sides>(
     jobs: mpsc::Receiver<Job>,
 ) {
     let scripted = Arc::new(scripted);
+    let recording = relay.upgrade().and_then(|r| r.options.record.clone());
+    let mut observer = recording
+        .clone()
+        .map(crate::cassette::proxy_record::RecordingObserver);
     let mut handler = ElicitHandler::new(&scripted, person.as_mut());
     if let Some(relay) = relay.upgrade() {
         handler.modes = relay.options.modes;
         handler.strict = relay.options.strict.clone();
     }
+    handler.observer = observer
+        .as_mut()
+        .map(|o| o as &mut dyn crate::mcp::handler::ElicitObserver);
     for job in jobs {
         let Some(relay) = relay.upgrade() else {
             return;
@@ -587,9 +600,16 @@ fn resolver<S: Sides>(
         if let Some(mut alongside) = handler.person.alongside() {
             let scripted = scripted.clone();
             let seen = handler.seen_fields.clone();
+            let recording = recording.clone();
             std::thread::spawn(move || {
+                let mut observer = recording.map(crate::cassette::proxy_record::RecordingObserver);
                 let mut handler = ElicitHandler::new(&scripted, alongside.as_mut());
                 handler.seen_fields = seen;
+                handler.modes = relay.options.modes;
+                handler.strict = relay.options.strict.clone();
+                handler.observer = observer
+                    .as_mut()
+                    .map(|o| o as &mut dyn crate::mcp::handler::ElicitObserver);
                 relay.resolve_timed(&mut handler, job);
             });
             continue;

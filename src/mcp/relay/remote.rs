@@ -89,6 +89,8 @@ pub struct RemoteProxyOptions {
     pub modes: crate::mcp::modes::ElicitModes,
     /// `--strict`: every elicitation the server sends is checked.
     pub strict: Option<crate::mcp::strict::Strict>,
+    /// `--record`: see [`super::RelayOptions::record`].
+    pub record: Option<super::Recording>,
 }
 
 impl Default for RemoteProxyOptions {
@@ -101,6 +103,7 @@ impl Default for RemoteProxyOptions {
             log: None,
             modes: Default::default(),
             strict: None,
+            record: None,
         }
     }
 }
@@ -157,6 +160,7 @@ struct Remote {
     max_in_flight: usize,
     request_timeout: Duration,
     log: Option<crate::transport::MessageLog>,
+    record: Option<super::Recording>,
 }
 
 type RemoteRelay = Relay<Remote>;
@@ -210,6 +214,9 @@ impl Sides for Remote {
     }
 
     fn to_client(&self, message: &Value) {
+        if let Some(Ok(mut r)) = self.record.as_ref().map(|r| r.lock()) {
+            r.message("recv", message);
+        }
         let _ = self.to_client.send(ToClient::Message(message.clone()));
     }
 }
@@ -259,12 +266,14 @@ fn relay(
         max_in_flight: options.max_in_flight.max(1),
         request_timeout: options.request_timeout,
         log: options.log,
+        record: options.record.clone(),
     };
     let relay_options = RelayOptions {
         passthrough_declared: options.passthrough_declared,
         verbose: options.verbose,
         modes: options.modes,
         strict: options.strict.clone(),
+        record: options.record.clone(),
     };
     let relay = Relay::start(sides, relay_options, parties.scripted, parties.person);
     let (client_in, client_out) = (parties.client_in, parties.client_out);
@@ -619,6 +628,9 @@ fn from_client(relay: &RemoteRelay, mut msg: Value) {
     }
     relay.client_message(&mut msg);
     relay.side.log("send", "client", Ok(&msg));
+    if let Some(Ok(mut r)) = relay.side.record.as_ref().map(|r| r.lock()) {
+        r.message("send", &msg);
+    }
     relay.side.queue(msg, request_id);
 }
 

@@ -59,6 +59,8 @@ pub struct ProxyOptions {
     pub modes: crate::mcp::modes::ElicitModes,
     /// `--strict`: every elicitation the server sends is checked.
     pub strict: Option<crate::mcp::strict::Strict>,
+    /// `--record`: see [`super::RelayOptions::record`].
+    pub record: Option<super::Recording>,
 }
 
 /// The two pipes: the server's stdin and the client's stdout, each written
@@ -67,12 +69,24 @@ struct Pipes {
     to_server: Mutex<Option<BufWriter<ChildStdin>>>,
     to_client: Mutex<BufWriter<Box<dyn Write + Send>>>,
     log: Option<MessageLog>,
+    record: Option<super::Recording>,
 }
 
 type StdioRelay = Relay<Pipes>;
 
 impl Pipes {
+    /// Whether every line must be seen one by one (`--log`, `--record`),
+    /// never passed on in bulk.
+    fn sees_every_line(&self) -> bool {
+        self.log.is_some() || self.record.is_some()
+    }
+
     fn log(&self, dir: &str, party: &str, line: &[u8]) {
+        if let Some(record) = &self.record {
+            if let Ok(mut r) = record.lock() {
+                r.line(dir, party, line);
+            }
+        }
         if let Some(log) = &self.log {
             let text = String::from_utf8_lossy(line);
             let text = text.trim_end_matches(['\n', '\r']);
@@ -175,12 +189,14 @@ pub fn run_proxy(options: ProxyOptions, parties: Parties) -> Result<i32, ElicitE
         to_server: Mutex::new(Some(BufWriter::with_capacity(64 * 1024, server_in))),
         to_client: Mutex::new(BufWriter::with_capacity(64 * 1024, parties.client_out)),
         log: options.log.clone(),
+        record: options.record.clone(),
     };
     let relay_options = RelayOptions {
         passthrough_declared: options.passthrough_declared,
         verbose: options.verbose,
         modes: options.modes,
         strict: options.strict.clone(),
+        record: options.record.clone(),
     };
     let relay = Relay::start(pipes, relay_options, parties.scripted, parties.person);
     let client_in = parties.client_in;
@@ -436,7 +452,7 @@ fn for_each_line_batch(
 
 fn relay_client(relay: &StdioRelay, client_in: Box<dyn Read + Send>, in_fd: Option<RawFd>) {
     let pipes = &relay.side;
-    let bulk = |chunk: &[u8]| !classify::client_chunk_matters(chunk) && pipes.log.is_none();
+    let bulk = |chunk: &[u8]| !classify::client_chunk_matters(chunk) && !pipes.sees_every_line();
     let mut emit = |bytes: &[u8], single: bool, flush: bool| {
         let rewritten = if single && client_line_matters(bytes) {
             rewrite_client_message(relay, bytes)
@@ -493,7 +509,7 @@ fn relay_server(
     out_fd: Option<RawFd>,
 ) {
     let pipes = &relay.side;
-    let bulk = |chunk: &[u8]| !server_line_matters(relay, chunk) && pipes.log.is_none();
+    let bulk = |chunk: &[u8]| !server_line_matters(relay, chunk) && !pipes.sees_every_line();
     let mut emit = |bytes: &[u8], single: bool, flush: bool| {
         if single && server_line_matters(relay, bytes) {
             if let Ok(msg) = serde_json::from_slice::<Value>(bytes) {

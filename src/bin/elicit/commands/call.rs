@@ -135,6 +135,10 @@ fn session_revision(generation: &Generation) -> Revision {
 fn call(args: &CallArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
     use anyhow::Context;
     let scripted = load_answers(&args.answers)?;
+    let rules = super::load_rules(&args.answers)?;
+    if let Some(path) = &args.record {
+        elicit::cassette::check_writable(path)?;
+    }
     let mut person = person(&args.answers, args.prompt_timeout, "--prompt-timeout");
     elicit::signals::install_interrupt_handler();
     elicit::transport::process_group::exit_on_signals();
@@ -230,6 +234,10 @@ fn call(args: &CallArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
         // Checked before calling: a typo should not reach the server.
         return Err(unknown_tool(&tool, &tools).into());
     }
+    let mut recorder = args
+        .record
+        .as_ref()
+        .map(|_| elicit::cassette::record::Recorder::default());
     let mut handler = ElicitHandler::new(&scripted, person.resolver());
     handler.server_name = client.server_name();
     handler.seen_fields = seen_early;
@@ -269,6 +277,25 @@ fn call(args: &CallArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
             }
         }
     }
+    // The call's own handler: the answer rules (never used for the tool's
+    // arguments above) and the recorder watch its elicitations.
+    let seen = std::mem::take(&mut handler.seen_fields);
+    drop(handler);
+    let mut answering = elicit::cassette::rules::RulesResolver::new(
+        rules,
+        person.resolver(),
+        Some(tool.clone()),
+        args.answers.no_input,
+        args.verbose,
+    );
+    let mut handler = ElicitHandler::new(&scripted, &mut answering);
+    handler.server_name = client.server_name();
+    handler.seen_fields = seen;
+    handler.modes = args.checks.modes;
+    handler.strict = strict.cloned();
+    handler.observer = recorder
+        .as_mut()
+        .map(|r| r as &mut dyn elicit::mcp::handler::ElicitObserver);
     let calling = || {
         format!(
             "calling the tool {}",
@@ -370,6 +397,17 @@ fn call(args: &CallArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
         }
         Err(e) => return Err(e),
     };
+    drop(handler);
+    if let (Some(path), Some(recorder)) = (&args.record, &recorder) {
+        let cassette = recorder.cassette(
+            recorded_server(&target, args.target.transport),
+            elicit::cassette::protocol_name(&client.generation),
+            &tool,
+            &arguments,
+            &result,
+        );
+        cassette.write(path)?;
+    }
     // A person at a terminal reads the result; a pipe gets JSON. Printed
     // before the session is closed: a server slow to end it (DELETE)
     // must not hold the result back.
@@ -393,4 +431,23 @@ fn call(args: &CallArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
             0
         },
     )
+}
+
+/// The server as a cassette names it: the command, or the URL and the
+/// transport (never the headers).
+pub(super) fn recorded_server(
+    target: &ServerTarget,
+    transport: elicit::transport::TransportChoice,
+) -> elicit::cassette::ServerSpec {
+    use clap::ValueEnum;
+    match target {
+        ServerTarget::Command(argv) => elicit::cassette::ServerSpec::Command(argv.clone()),
+        ServerTarget::Url(url) => elicit::cassette::ServerSpec::Url {
+            url: url.clone(),
+            transport: transport
+                .to_possible_value()
+                .map(|v| v.get_name().to_string())
+                .unwrap_or_else(|| "auto".into()),
+        },
+    }
 }

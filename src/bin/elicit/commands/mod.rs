@@ -22,6 +22,7 @@ pub mod proxy;
 pub mod request;
 pub mod resolve;
 pub mod shell;
+pub mod test;
 
 /// Prints an error on stderr. Error text can quote server-provided values,
 /// so it is sanitised like everything else that reaches the terminal.
@@ -116,6 +117,21 @@ pub fn load_answers(args: &AnswerArgs) -> Result<ScriptedAnswers, ElicitError> {
         &args.answers,
         elicit::elicitation::answers::read_answer_file,
     )
+}
+
+/// Reads `--answers FILE`, when given. An unreadable file is a usage
+/// error (exit 2) naming the file and the JSON pointer.
+pub fn load_rules(
+    args: &AnswerArgs,
+) -> Result<Option<std::sync::Arc<elicit::cassette::rules::AnswerRules>>, ElicitError> {
+    args.answers_file
+        .as_deref()
+        .map(|p| {
+            elicit::cassette::rules::AnswerRules::load(p)
+                .map(std::sync::Arc::new)
+                .map_err(|e| ElicitError::Usage(format!("--answers {e}")))
+        })
+        .transpose()
 }
 
 /// Reads the `--header` options.

@@ -37,6 +37,14 @@ pub fn run(args: &ProxyArgs) -> i32 {
         let person = person(&args.answers, args.prompt_timeout, "--prompt-timeout");
         let forward_sigint = !matches!(person, Person::Terminal(_));
         let person: Box<dyn Resolver + Send> = person.boxed();
+        let person: Box<dyn Resolver + Send> =
+            Box::new(elicit::cassette::rules::RulesResolver::new(
+                super::load_rules(&args.answers)?,
+                person,
+                None,
+                args.answers.no_input,
+                args.verbose,
+            ));
         let log = args.log.as_deref().map(MessageLog::create).transpose()?;
         let command = match target {
             ServerTarget::Command(command) => command,
@@ -78,12 +86,17 @@ pub fn run(args: &ProxyArgs) -> i32 {
                         log,
                         modes: args.checks.modes,
                         strict: strict.clone(),
+                        record: recorder(
+                            args,
+                            super::call::recorded_server(&url, args.target.transport),
+                        )?,
                     },
                     parties(scripted, person),
                 )
                 .context("running the proxy");
             }
         };
+        let record = recorder(args, elicit::cassette::ServerSpec::Command(command.clone()))?;
         elicit::mcp::relay::stdio::run_proxy(
             elicit::mcp::relay::stdio::ProxyOptions {
                 command,
@@ -96,6 +109,7 @@ pub fn run(args: &ProxyArgs) -> i32 {
                 client_fds: Some((0, 1)),
                 modes: args.checks.modes,
                 strict: strict.clone(),
+                record,
             },
             parties(scripted, person),
         )
@@ -116,4 +130,22 @@ pub fn run(args: &ProxyArgs) -> i32 {
         },
         Err(e) => report_chain(&e),
     }
+}
+
+/// `--record FILE`: the recorder the proxy feeds, once the file is known
+/// to be writable.
+fn recorder(
+    args: &ProxyArgs,
+    server: elicit::cassette::ServerSpec,
+) -> Result<
+    Option<std::sync::Arc<std::sync::Mutex<elicit::cassette::proxy_record::ProxyRecorder>>>,
+    elicit::error::ElicitError,
+> {
+    let Some(path) = &args.record else {
+        return Ok(None);
+    };
+    elicit::cassette::check_writable(path)?;
+    Ok(Some(std::sync::Arc::new(std::sync::Mutex::new(
+        elicit::cassette::proxy_record::ProxyRecorder::new(path, server),
+    ))))
 }

@@ -15,6 +15,10 @@ pub fn run(args: &ResolveArgs) -> i32 {
         Ok(a) => a,
         Err(e) => return report(&e),
     };
+    let rules = match super::load_rules(&args.answers) {
+        Ok(r) => r,
+        Err(e) => return report(&e),
+    };
     // One idea, one name everywhere: `--prompt-timeout` as in `call` and
     // `proxy`, `--timeout` kept as it was.
     let mut person = match (args.prompt_timeout, args.timeout) {
@@ -31,8 +35,15 @@ pub fn run(args: &ResolveArgs) -> i32 {
         // terminal back and die of the signal.
         elicit::signals::restore_on_fatal_signals();
     }
+    let mut person = elicit::cassette::rules::RulesResolver::new(
+        rules,
+        person.resolver(),
+        None,
+        args.answers.no_input,
+        args.verbose,
+    );
     if args.lines {
-        return run_lines(args, &scripted, person.resolver());
+        return run_lines(args, &scripted, &mut person);
     }
     let bytes = match read_input(args.file.as_deref()) {
         Ok(b) => b,
@@ -43,13 +54,7 @@ pub fn run(args: &ResolveArgs) -> i32 {
         Err(e) => return report(&e),
     };
     let mut cache = SchemaCache::single_use();
-    match elicit::elicitation::resolve_text(
-        text,
-        &scripted,
-        person.resolver(),
-        &mut cache,
-        args.pretty,
-    ) {
+    match elicit::elicitation::resolve_text(text, &scripted, &mut person, &mut cache, args.pretty) {
         Ok(resolved) => {
             for w in &resolved.warnings {
                 warn(w);

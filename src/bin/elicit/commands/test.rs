@@ -1,0 +1,415 @@
+//! `elicit test`: replays cassettes against their servers, in parallel;
+//! one line per test on stderr and a summary, and a TAP, JUnit or JSON
+//! report on stdout.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use elicit::cassette::replay::{replay, Outcome, ReplayOptions, Verdict};
+use elicit::cassette::{Cassette, LoadError, ServerSpec};
+use elicit::text::sanitize::sanitize_line;
+use serde_json::{json, Value};
+
+use super::parse_headers;
+use crate::cli::{TestArgs, TestFormat};
+
+/// What became of one cassette.
+enum Report {
+    /// It could not be read (exit 2).
+    Unreadable(LoadError),
+    Ran(Outcome),
+    /// `--update` could not write it back.
+    NotWritten(Outcome, String),
+}
+
+struct Test {
+    name: String,
+    report: Report,
+}
+
+pub fn run(args: &TestArgs) -> i32 {
+    elicit::signals::install_interrupt_handler();
+    elicit::transport::process_group::exit_on_signals();
+    let code = test(args);
+    elicit::transport::process_group::defer_to_signal();
+    code
+}
+
+fn usage(message: &str) -> i32 {
+    eprintln!("elicit: {}", sanitize_line(message));
+    2
+}
+
+fn test(args: &TestArgs) -> i32 {
+    let server = match args.server.as_deref().map(ServerSpec::parse).transpose() {
+        Ok(s) => s,
+        Err(e) => return super::report(&e),
+    };
+    let headers = match parse_headers(&args.headers) {
+        Ok(h) => h,
+        Err(e) => return super::report(&e),
+    };
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from("elicit-tests")]
+    } else {
+        args.paths.clone()
+    };
+    if args.paths.is_empty() && !paths[0].exists() {
+        return usage(
+            "no ./elicit-tests folder here: name the cassettes to replay, or record one with `elicit call --record elicit-tests/NAME.cassette.json …`",
+        );
+    }
+    let files = match cassette_files(&paths) {
+        Ok(f) => f,
+        Err(e) => return usage(&e),
+    };
+    if files.is_empty() {
+        return usage(&format!(
+            "no cassettes (*.cassette.json) found in {}",
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let options = ReplayOptions {
+        server,
+        headers,
+        update: args.update,
+        timeout: Some(args.timeout),
+        verbose: args.verbose,
+    };
+    let jobs = args
+        .jobs
+        .map(usize::from)
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(usize::from)
+                .unwrap_or(1)
+        })
+        .min(files.len());
+    let started = Instant::now();
+    let tests = run_all(&files, &options, jobs);
+    let elapsed = started.elapsed();
+    let count = |f: &dyn Fn(&Report) -> bool| tests.iter().filter(|t| f(&t.report)).count();
+    let passed = count(&|r| matches!(r, Report::Ran(o) if o.verdict == Verdict::Pass));
+    let updated = count(&|r| matches!(r, Report::Ran(o) if o.verdict == Verdict::Updated));
+    let unreadable = count(&|r| matches!(r, Report::Unreadable(_)));
+    let failed = tests.len() - passed - updated - unreadable;
+    let mut summary = format!(
+        "elicit test: {} test{}, {passed} passed",
+        tests.len(),
+        if tests.len() == 1 { "" } else { "s" }
+    );
+    if updated > 0 {
+        summary.push_str(&format!(", {updated} updated"));
+    }
+    summary.push_str(&format!(", {failed} failed"));
+    if unreadable > 0 {
+        summary.push_str(&format!(", {unreadable} unreadable"));
+    }
+    summary.push_str(&format!(" ({})", millis(elapsed)));
+    eprintln!("{summary}");
+    let code = if unreadable > 0 {
+        2
+    } else if failed > 0 {
+        1
+    } else {
+        0
+    };
+    if let Some(format) = args.format {
+        let text = match format {
+            TestFormat::Tap => tap(&tests),
+            TestFormat::Junit => junit(&tests, elapsed),
+            TestFormat::Json => json_report(&tests, elapsed, jobs),
+        };
+        let out = super::print_line(text.trim_end());
+        if out != 0 {
+            return out.max(code);
+        }
+    }
+    code
+}
+
+/// Every cassette under `paths`: files as given, folders searched (depth
+/// first, sorted) for `*.cassette.json`.
+fn cassette_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    for p in paths {
+        let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        if meta.is_dir() {
+            walk(p, &mut out, 0).map_err(|e| format!("{}: {e}", p.display()))?;
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) -> std::io::Result<()> {
+    // A link loop or an absurdly deep tree ends the search, not the run.
+    if depth > 32 {
+        return Ok(());
+    }
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for path in entries {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        if path.is_dir() {
+            if !name.as_deref().is_some_and(|n| n.starts_with('.')) {
+                walk(&path, out, depth + 1)?;
+            }
+        } else if name
+            .as_deref()
+            .is_some_and(|n| n.ends_with(".cassette.json"))
+        {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Runs every cassette on `jobs` threads; each result line is printed as
+/// its test ends. The report keeps the files' order.
+fn run_all(files: &[PathBuf], options: &ReplayOptions, jobs: usize) -> Vec<Test> {
+    let next = AtomicUsize::new(0);
+    let done: Mutex<Vec<Option<Test>>> = Mutex::new((0..files.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.max(1) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(path) = files.get(i) else { break };
+                if elicit::signals::interrupted() {
+                    break;
+                }
+                let test = run_one(path, options);
+                print_line_for(&test);
+                done.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(test);
+            });
+        }
+    });
+    done.into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+fn run_one(path: &Path, options: &ReplayOptions) -> Test {
+    let name = path.display().to_string();
+    let cassette = match Cassette::load(path) {
+        Ok(c) => c,
+        Err(e) => {
+            return Test {
+                name,
+                report: Report::Unreadable(e),
+            }
+        }
+    };
+    let outcome = replay(&cassette, options);
+    let report = match &outcome.updated {
+        Some(new) if outcome.verdict == Verdict::Updated => match new.write(path) {
+            Ok(()) => Report::Ran(outcome),
+            Err(e) => {
+                let message = e.to_string();
+                Report::NotWritten(outcome, message)
+            }
+        },
+        _ => Report::Ran(outcome),
+    };
+    Test { name, report }
+}
+
+fn millis(d: Duration) -> String {
+    let ms = d.as_secs_f64() * 1000.0;
+    if ms >= 1000.0 {
+        format!("{:.2} s", ms / 1000.0)
+    } else {
+        format!("{ms:.0} ms")
+    }
+}
+
+/// The status word and the detail lines of a test.
+fn status(test: &Test) -> (&'static str, Vec<String>, Option<Duration>) {
+    match &test.report {
+        Report::Unreadable(e) => ("ERROR", vec![e.to_string()], None),
+        Report::Ran(o) => match &o.verdict {
+            Verdict::Pass => ("ok", Vec::new(), Some(o.elapsed)),
+            Verdict::Updated => ("updated", Vec::new(), Some(o.elapsed)),
+            Verdict::Fail(lines) => ("FAIL", lines.clone(), Some(o.elapsed)),
+        },
+        Report::NotWritten(o, e) => (
+            "FAIL",
+            vec![format!("the updated cassette could not be written: {e}")],
+            Some(o.elapsed),
+        ),
+    }
+}
+
+fn print_line_for(test: &Test) {
+    use std::io::Write;
+    let (word, lines, elapsed) = status(test);
+    let mut text = format!("{word:<7} {}", sanitize_line(&test.name));
+    if let Some(d) = elapsed {
+        text.push_str(&format!(" ({})", millis(d)));
+    }
+    for l in &lines {
+        text.push_str("\n        ");
+        text.push_str(&sanitize_line(l));
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{text}");
+}
+
+fn tap(tests: &[Test]) -> String {
+    let mut out = format!("TAP version 13\n1..{}\n", tests.len());
+    for (i, t) in tests.iter().enumerate() {
+        let (word, lines, elapsed) = status(t);
+        let ok = matches!(word, "ok" | "updated");
+        let name = sanitize_line(&t.name).replace('#', "\\#");
+        out.push_str(&format!(
+            "{} {} - {name}{}\n",
+            if ok { "ok" } else { "not ok" },
+            i + 1,
+            if word == "updated" { " # updated" } else { "" }
+        ));
+        if !lines.is_empty() || elapsed.is_some() {
+            out.push_str("  ---\n");
+            if let Some(d) = elapsed {
+                out.push_str(&format!("  duration_ms: {:.1}\n", d.as_secs_f64() * 1000.0));
+            }
+            if !lines.is_empty() {
+                out.push_str(&format!(
+                    "  message: {}\n",
+                    serde_json::to_string(&sanitize_line(&lines[0])).unwrap_or_default()
+                ));
+                out.push_str("  diff: |\n");
+                for l in &lines {
+                    out.push_str(&format!("    {}\n", sanitize_line(l)));
+                }
+            }
+            out.push_str("  ...\n");
+        }
+    }
+    out
+}
+
+/// XML text with the five special characters escaped, and the characters
+/// XML 1.0 cannot hold at all dropped.
+fn xml(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The JUnit XML that CI systems read: one `<testsuite>` in
+/// `<testsuites>`, one `<testcase>` per cassette, `<failure>` for a failed
+/// test and `<error>` for an unreadable cassette.
+fn junit(tests: &[Test], elapsed: Duration) -> String {
+    let mut failures = 0;
+    let mut errors = 0;
+    let mut cases = String::new();
+    for t in tests {
+        let (word, lines, took) = status(t);
+        let secs = took.map_or(0.0, |d| d.as_secs_f64());
+        cases.push_str(&format!(
+            "    <testcase name=\"{}\" classname=\"elicit.cassette\" time=\"{secs:.3}\"",
+            xml(&t.name)
+        ));
+        match word {
+            "FAIL" | "ERROR" => {
+                let tag = if word == "FAIL" {
+                    failures += 1;
+                    "failure"
+                } else {
+                    errors += 1;
+                    "error"
+                };
+                let body: Vec<String> = lines.iter().map(|l| sanitize_line(l)).collect();
+                cases.push_str(&format!(
+                    ">\n      <{tag} message=\"{}\" type=\"{}\">{}</{tag}>\n    </testcase>\n",
+                    xml(body.first().map(String::as_str).unwrap_or("")),
+                    if tag == "failure" {
+                        "mismatch"
+                    } else {
+                        "unreadable"
+                    },
+                    xml(&body.join("\n"))
+                ));
+            }
+            _ => cases.push_str("/>\n"),
+        }
+    }
+    let secs = elapsed.as_secs_f64();
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"elicit test\" tests=\"{n}\" failures=\"{failures}\" errors=\"{errors}\" time=\"{secs:.3}\">\n  <testsuite name=\"elicit\" tests=\"{n}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"0\" time=\"{secs:.3}\">\n{cases}  </testsuite>\n</testsuites>\n",
+        n = tests.len()
+    )
+}
+
+/// elicit's own processor time so far (user and system, its threads, not
+/// the servers it started): what `bench/replay.sh` reports per test.
+fn own_cpu() -> Duration {
+    // SAFETY: getrusage fills the struct it is given; nothing else.
+    let usage = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        u
+    };
+    let tv = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec.max(0) as u64) + Duration::from_micros(t.tv_usec.max(0) as u64)
+    };
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+fn json_report(tests: &[Test], elapsed: Duration, jobs: usize) -> String {
+    let list: Vec<Value> = tests
+        .iter()
+        .map(|t| {
+            let (word, lines, took) = status(t);
+            let status = match word {
+                "ok" => "pass",
+                "updated" => "updated",
+                "FAIL" => "fail",
+                _ => "error",
+            };
+            json!({
+                "file": t.name,
+                "status": status,
+                "time_ms": took.map(|d| (d.as_secs_f64() * 1000.0 * 10.0).round() / 10.0),
+                "details": lines,
+            })
+        })
+        .collect();
+    let count = |s: &str| list.iter().filter(|t| t["status"] == s).count();
+    let report = json!({
+        "tests": list,
+        "summary": {
+            "total": tests.len(),
+            "passed": count("pass"),
+            "updated": count("updated"),
+            "failed": count("fail"),
+            "errors": count("error"),
+            "jobs": jobs,
+            "time_ms": (elapsed.as_secs_f64() * 1000.0 * 10.0).round() / 10.0,
+            "elicit_cpu_ms": (own_cpu().as_secs_f64() * 1000.0 * 10.0).round() / 10.0,
+        }
+    });
+    serde_json::to_string_pretty(&report).expect("the report serialises")
+}

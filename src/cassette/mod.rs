@@ -1,0 +1,685 @@
+//! Cassettes: one recorded tool call of an MCP server (the elicitations it
+//! asked, the answers sent, the final result), written by `elicit call
+//! --record` and replayed by `elicit test` ([`replay`]); and answer files
+//! with rules for headless runs ([`rules`]).
+//!
+//! The file is meant to be read in review and written by hand: it is
+//! checked against the published JSON Schema (`docs/cassette.schema.json`)
+//! on load, and written pretty with a fixed key order.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde_json::{Map, Value};
+
+use crate::elicitation::answers::ScriptedAnswers;
+use crate::elicitation::protocol::ElicitResult;
+use crate::error::ElicitError;
+use crate::mcp::client::{Generation, ProtocolChoice};
+
+pub mod diff;
+pub mod proxy_record;
+pub mod record;
+pub mod replay;
+pub mod rules;
+
+/// The value of a cassette's `"elicit"` key.
+pub const CASSETTE_VERSION: &str = "cassette/1";
+
+/// The published schema every cassette is checked against.
+pub const CASSETTE_SCHEMA: &str = include_str!("../../docs/cassette.schema.json");
+
+/// How to reach the server a cassette was recorded against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerSpec {
+    /// A stdio server: its argv.
+    Command(Vec<String>),
+    /// A remote server: its URL and the transport (`auto`, `http`, `sse`).
+    Url { url: String, transport: String },
+}
+
+impl ServerSpec {
+    pub fn to_value(&self) -> Value {
+        let mut m = Map::new();
+        match self {
+            ServerSpec::Command(argv) => {
+                m.insert("command".into(), argv.clone().into());
+            }
+            ServerSpec::Url { url, transport } => {
+                m.insert("url".into(), without_credentials(url).into());
+                m.insert("transport".into(), transport.clone().into());
+            }
+        }
+        Value::Object(m)
+    }
+
+    /// The server's name for messages: the command line or the URL.
+    pub fn describe(&self) -> String {
+        match self {
+            ServerSpec::Command(argv) => shell_words::join(argv),
+            ServerSpec::Url { url, .. } => without_credentials(url),
+        }
+    }
+
+    /// `--server CMD|URL` of `elicit test`: a URL, or a command line split
+    /// like a shell.
+    pub fn parse(text: &str) -> Result<Self, ElicitError> {
+        if crate::transport::is_remote(text.trim()) {
+            return Ok(ServerSpec::Url {
+                url: text.trim().to_string(),
+                transport: "auto".into(),
+            });
+        }
+        let argv = shell_words::split(text)
+            .map_err(|e| ElicitError::Usage(format!("--server {text:?}: {e}")))?;
+        if argv.is_empty() {
+            return Err(ElicitError::Usage(
+                "--server is empty: give a command or a URL".into(),
+            ));
+        }
+        Ok(ServerSpec::Command(argv))
+    }
+}
+
+/// A URL with any user name and password taken out: a cassette is
+/// committed, and never carries a secret.
+pub fn without_credentials(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if !u.username().is_empty() || u.password().is_some() => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.to_string()
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// An answer as a cassette holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AnswerSpec {
+    /// The ElicitResult sent (what `--record` writes).
+    Result(Value),
+    /// Written by hand: `--answer` words (`accept`, `NAME=VALUE`, …).
+    Words(Vec<String>),
+    /// Written by hand: values by field name (strings coerced as
+    /// `--answer NAME=VALUE` is).
+    Values(Map<String, Value>),
+}
+
+impl AnswerSpec {
+    pub fn from_value(v: &Value) -> Self {
+        match v {
+            Value::String(s) => AnswerSpec::Words(vec![s.clone()]),
+            Value::Array(a) => AnswerSpec::Words(
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect(),
+            ),
+            Value::Object(o) if o.contains_key("action") => AnswerSpec::Result(v.clone()),
+            Value::Object(o) => AnswerSpec::Values(o.clone()),
+            _ => AnswerSpec::Words(Vec::new()),
+        }
+    }
+
+    pub fn to_value(&self) -> Value {
+        match self {
+            AnswerSpec::Result(v) => v.clone(),
+            AnswerSpec::Words(w) if w.len() == 1 => Value::String(w[0].clone()),
+            AnswerSpec::Words(w) => w.clone().into(),
+            AnswerSpec::Values(m) => Value::Object(m.clone()),
+        }
+    }
+
+    /// The answer as scripted answers, applied by field name to whatever
+    /// form is asked: a recorded ElicitResult gives its action and content;
+    /// words and values are `--answer`s; an accept fills the other fields
+    /// from their defaults.
+    pub fn scripted(&self) -> Result<ScriptedAnswers, ElicitError> {
+        let words = match self {
+            AnswerSpec::Result(v) => {
+                let mut result = Map::new();
+                for key in ["action", "content"] {
+                    if let Some(x) = v.get(key) {
+                        result.insert(key.into(), x.clone());
+                    }
+                }
+                vec![Value::Object(result).to_string()]
+            }
+            AnswerSpec::Words(w) => {
+                let mut words = w.clone();
+                if !w
+                    .iter()
+                    .any(|x| matches!(x.trim(), "accept" | "decline" | "cancel"))
+                {
+                    words.insert(0, "accept".into());
+                }
+                words
+            }
+            AnswerSpec::Values(m) => values_as_words(m),
+        };
+        ScriptedAnswers::parse(&words, |path| {
+            Err(std::io::Error::other(format!(
+                "@{path}: a cassette's answers cannot name files"
+            )))
+        })
+    }
+}
+
+/// Values by field name as `--answer`s: `accept`, then `NAME=VALUE` for each
+/// string (coerced by the field's kind, as on the command line), then one
+/// JSON object of the rest (already typed).
+pub fn values_as_words(values: &Map<String, Value>) -> Vec<String> {
+    let mut words = vec!["accept".to_string()];
+    let mut typed = Map::new();
+    for (name, value) in values {
+        match value {
+            Value::String(s) if s.trim() == s && !name.contains('=') => {
+                words.push(format!("{name}={s}"))
+            }
+            other => {
+                typed.insert(name.clone(), other.clone());
+            }
+        }
+    }
+    if !typed.is_empty() {
+        // As an ElicitResult, so that a field named like a key of one
+        // (`action`, `ok`) is still a field.
+        let mut result = Map::new();
+        result.insert("action".into(), "accept".into());
+        result.insert("content".into(), Value::Object(typed));
+        words.push(Value::Object(result).to_string());
+    }
+    words
+}
+
+/// One elicitation of a cassette and the answer it got.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exchange {
+    /// The `inputRequests` key (2026-07-28).
+    pub key: Option<String>,
+    /// The params as the server sent them.
+    pub request: Value,
+    pub answer: AnswerSpec,
+    /// JSON pointers into the request left out of the comparison.
+    pub ignore: Vec<String>,
+}
+
+impl Exchange {
+    pub fn recorded(key: Option<&str>, request: &Value, result: &ElicitResult) -> Self {
+        Exchange {
+            key: key.map(str::to_string),
+            request: request.clone(),
+            answer: AnswerSpec::Result(result.to_value()),
+            ignore: Vec::new(),
+        }
+    }
+
+    fn to_value(&self) -> Value {
+        let mut m = Map::new();
+        if let Some(k) = &self.key {
+            m.insert("key".into(), k.clone().into());
+        }
+        m.insert("request".into(), self.request.clone());
+        m.insert("answer".into(), self.answer.to_value());
+        if !self.ignore.is_empty() {
+            m.insert("ignore".into(), self.ignore.clone().into());
+        }
+        Value::Object(m)
+    }
+}
+
+/// A cassette, read or about to be written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cassette {
+    pub server: ServerSpec,
+    /// `2025-06-18`, `2025-11-25`, `2026-07-28` (or `auto`, by hand).
+    pub protocol: String,
+    pub tool: String,
+    pub arguments: Map<String, Value>,
+    pub elicitations: Vec<Exchange>,
+    /// The final result; `None` (a hand-written cassette without one):
+    /// only the elicitations are checked.
+    pub result: Option<Value>,
+    /// JSON pointers into the result whose values are not compared.
+    pub ignore: Vec<String>,
+    /// JSON pointers into the result and the regex each value must match.
+    pub matches: Vec<(String, String)>,
+    /// Keys this version does not know, kept as they were.
+    pub extra: Map<String, Value>,
+}
+
+/// The keys a cassette's top level is written in, in order.
+const KEYS: [&str; 9] = [
+    "elicit",
+    "server",
+    "protocol",
+    "tool",
+    "arguments",
+    "elicitations",
+    "result",
+    "ignore",
+    "match",
+];
+
+/// The protocol name recorded for a generation.
+pub fn protocol_name(g: &Generation) -> String {
+    match g {
+        Generation::Handshake(v) => v.clone(),
+        Generation::Stateless => crate::mcp::client::STATELESS_VERSION.into(),
+    }
+}
+
+/// The lifecycle a recorded protocol name is replayed with.
+pub fn protocol_choice(name: &str) -> ProtocolChoice {
+    match name {
+        "2025-06-18" => ProtocolChoice::V2025_06_18,
+        "2026-07-28" => ProtocolChoice::V2026_07_28,
+        "auto" => ProtocolChoice::Auto,
+        // Any other handshake revision: the newest handshake, which
+        // negotiates down.
+        _ => ProtocolChoice::V2025_11_25,
+    }
+}
+
+impl Cassette {
+    /// The cassette as JSON, keys in a fixed order.
+    pub fn to_value(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("elicit".into(), CASSETTE_VERSION.into());
+        m.insert("server".into(), self.server.to_value());
+        m.insert("protocol".into(), self.protocol.clone().into());
+        m.insert("tool".into(), self.tool.clone().into());
+        m.insert("arguments".into(), Value::Object(self.arguments.clone()));
+        m.insert(
+            "elicitations".into(),
+            self.elicitations.iter().map(Exchange::to_value).collect(),
+        );
+        if let Some(result) = &self.result {
+            m.insert("result".into(), result.clone());
+        }
+        if !self.ignore.is_empty() {
+            m.insert("ignore".into(), self.ignore.clone().into());
+        }
+        if !self.matches.is_empty() {
+            let matches: Map<String, Value> = self
+                .matches
+                .iter()
+                .map(|(p, r)| (p.clone(), Value::String(r.clone())))
+                .collect();
+            m.insert("match".into(), Value::Object(matches));
+        }
+        for (k, v) in &self.extra {
+            m.insert(k.clone(), v.clone());
+        }
+        Value::Object(m)
+    }
+
+    /// The file's text: pretty JSON and a final newline.
+    pub fn to_text(&self) -> String {
+        let mut text =
+            serde_json::to_string_pretty(&self.to_value()).expect("a cassette always serialises");
+        text.push('\n');
+        text
+    }
+
+    /// Writes the cassette to `path` atomically: a temporary file beside it,
+    /// then a rename, so a reader never sees half a cassette.
+    pub fn write(&self, path: &Path) -> Result<(), ElicitError> {
+        write_atomically(path, self.to_text().as_bytes())
+    }
+
+    /// Reads and checks a cassette file. Every error names the file and,
+    /// for a bad value, its JSON pointer.
+    pub fn load(path: &Path) -> Result<Self, LoadError> {
+        let value = read_checked(path, cassette_validator())?;
+        Self::from_value(&value).map_err(|(pointer, message)| LoadError {
+            path: path.to_path_buf(),
+            pointer: Some(pointer),
+            message,
+        })
+    }
+
+    /// Builds a cassette from JSON the schema accepted. What the schema
+    /// cannot say (a regex that does not compile) is checked here.
+    pub fn from_value(v: &Value) -> Result<Self, (String, String)> {
+        let obj = v
+            .as_object()
+            .ok_or_else(|| (String::new(), "a cassette is a JSON object".to_string()))?;
+        let server = match obj.get("server") {
+            Some(Value::Object(s)) if s.contains_key("command") => ServerSpec::Command(
+                s["command"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|x| x.as_str().map(str::to_string))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            ),
+            Some(Value::Object(s)) => ServerSpec::Url {
+                url: s
+                    .get("url")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                transport: s
+                    .get("transport")
+                    .and_then(Value::as_str)
+                    .unwrap_or("auto")
+                    .to_string(),
+            },
+            _ => return Err(("/server".into(), "missing or not an object".into())),
+        };
+        let strings = |key: &str| -> Vec<String> {
+            obj.get(key)
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let mut elicitations = Vec::new();
+        for e in obj
+            .get("elicitations")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+        {
+            elicitations.push(Exchange {
+                key: e.get("key").and_then(Value::as_str).map(str::to_string),
+                request: e.get("request").cloned().unwrap_or(Value::Null),
+                answer: AnswerSpec::from_value(e.get("answer").unwrap_or(&Value::Null)),
+                ignore: e
+                    .get("ignore")
+                    .and_then(Value::as_array)
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|x| x.as_str().map(str::to_string))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            });
+        }
+        let mut matches = Vec::new();
+        if let Some(Value::Object(m)) = obj.get("match") {
+            for (pointer, re) in m {
+                let re = re.as_str().unwrap_or_default();
+                if let Err(e) = regex::Regex::new(re) {
+                    return Err((
+                        format!("/match/{}", escape_pointer_token(pointer)),
+                        format!("not a valid regular expression: {e}"),
+                    ));
+                }
+                matches.push((pointer.clone(), re.to_string()));
+            }
+        }
+        let extra = obj
+            .iter()
+            .filter(|(k, _)| !KEYS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        Ok(Cassette {
+            server,
+            protocol: obj
+                .get("protocol")
+                .and_then(Value::as_str)
+                .unwrap_or("auto")
+                .to_string(),
+            tool: obj
+                .get("tool")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            arguments: obj
+                .get("arguments")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
+            elicitations,
+            result: obj.get("result").cloned(),
+            ignore: strings("ignore"),
+            matches,
+            extra,
+        })
+    }
+}
+
+/// A file that could not be used: which file, where in it, what is wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadError {
+    pub path: PathBuf,
+    /// The JSON pointer of the bad value (`""` is the whole document).
+    pub pointer: Option<String>,
+    pub message: String,
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.pointer {
+            Some(p) if p.is_empty() => write!(f, "{}: {}", self.path.display(), self.message),
+            Some(p) => write!(f, "{}: at {p}: {}", self.path.display(), self.message),
+            None => write!(f, "{}: {}", self.path.display(), self.message),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// Escapes one reference token of a JSON pointer (RFC 6901).
+pub fn escape_pointer_token(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+fn compile(schema_text: &str) -> jsonschema::Validator {
+    let schema: Value = serde_json::from_str(schema_text).expect("the published schema is JSON");
+    jsonschema::validator_for(&schema).expect("the published schema compiles")
+}
+
+fn cassette_validator() -> &'static jsonschema::Validator {
+    static V: OnceLock<jsonschema::Validator> = OnceLock::new();
+    V.get_or_init(|| compile(CASSETTE_SCHEMA))
+}
+
+/// Reads a JSON file, within the input limit, and checks it against
+/// `validator`: a file that is not there, not UTF-8, not JSON (with line
+/// and column: a truncated or hand-mangled file) or not of the schema
+/// (with the JSON pointer of the first bad value) is a [`LoadError`].
+pub fn read_checked(path: &Path, validator: &jsonschema::Validator) -> Result<Value, LoadError> {
+    let fail = |pointer: Option<String>, message: String| LoadError {
+        path: path.to_path_buf(),
+        pointer,
+        message,
+    };
+    let text = crate::elicitation::answers::read_answer_file(&path.to_string_lossy())
+        .map_err(|e| fail(None, format!("cannot read it: {e}")))?;
+    if text.trim().is_empty() {
+        return Err(fail(None, "the file is empty".into()));
+    }
+    let value =
+        crate::elicitation::input::parse_json(&text).map_err(|e| fail(None, e.to_string()))?;
+    let errors: Vec<jsonschema::ValidationError<'_>> = validator.iter_errors(&value).collect();
+    if let Some(first) = errors
+        .iter()
+        .max_by_key(|e| e.instance_path().as_str().len())
+    {
+        // The deepest error is the most precise one (a `oneOf` reports at
+        // its own level and again under each branch).
+        let pointer = first.instance_path().as_str().to_string();
+        let mut message = describe_schema_error(first);
+        if errors.len() > 1 {
+            message.push_str(&format!(
+                " (and {} more problem{})",
+                errors.len() - 1,
+                if errors.len() == 2 { "" } else { "s" }
+            ));
+        }
+        return Err(fail(Some(pointer), message));
+    }
+    Ok(value)
+}
+
+fn describe_schema_error(e: &jsonschema::ValidationError<'_>) -> String {
+    use jsonschema::error::ValidationErrorKind as K;
+    match e.kind() {
+        K::Required { property } => format!("missing the required key {property}"),
+        K::Constant { expected_value } => format!("must be {expected_value}"),
+        _ => crate::text::sanitize::sanitize_line(&e.to_string()),
+    }
+}
+
+/// Checks, before a session starts, that a cassette can be written at
+/// `path` (its folder exists and is a folder), so that a typo does not
+/// cost a whole answered session.
+pub fn check_writable(path: &Path) -> Result<(), ElicitError> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if path.is_dir() {
+        return Err(ElicitError::Usage(format!(
+            "--record {}: that is a folder; give a file name",
+            path.display()
+        )));
+    }
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        _ => Err(ElicitError::Usage(format!(
+            "--record {}: the folder {} does not exist",
+            path.display(),
+            dir.display()
+        ))),
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder and
+/// a rename.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ElicitError> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "cassette".into());
+    let tmp = dir.join(format!(
+        ".{name}.{}.{}.tmp",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    ));
+    let result = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        ElicitError::io(format!("writing {}", path.display()), e)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sample() -> Cassette {
+        Cassette {
+            server: ServerSpec::Command(vec!["python".into(), "server.py".into()]),
+            protocol: "2025-11-25".into(),
+            tool: "ask".into(),
+            arguments: Map::new(),
+            elicitations: vec![Exchange {
+                key: None,
+                request: json!({"mode":"form","message":"Who?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}),
+                answer: AnswerSpec::Result(json!({"action":"accept","content":{"name":"Ada"}})),
+                ignore: vec![],
+            }],
+            result: Some(json!({"content":[{"type":"text","text":"hi"}]})),
+            ignore: vec!["/content/0/text".into()],
+            matches: vec![],
+            extra: Map::new(),
+        }
+    }
+
+    #[test]
+    fn a_cassette_round_trips_with_keys_in_order_and_passes_its_schema() {
+        let c = sample();
+        let v = c.to_value();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "elicit",
+                "server",
+                "protocol",
+                "tool",
+                "arguments",
+                "elicitations",
+                "result",
+                "ignore"
+            ]
+        );
+        assert!(cassette_validator().is_valid(&v));
+        assert_eq!(Cassette::from_value(&v).unwrap(), c);
+    }
+
+    #[test]
+    fn schema_errors_name_the_pointer() {
+        let dir = std::env::temp_dir().join(format!("elicit-cassette-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("bad.cassette.json");
+        let mut v = sample().to_value();
+        v["elicitations"][0]["answer"] = json!({"action": "maybe"});
+        std::fs::write(&p, v.to_string()).unwrap();
+        let e = Cassette::load(&p).unwrap_err();
+        assert_eq!(e.pointer.as_deref(), Some("/elicitations/0/answer"), "{e}");
+        v["elicitations"][0]["answer"] = json!("accept");
+        v["elicit"] = json!("cassette/9");
+        std::fs::write(&p, v.to_string()).unwrap();
+        let e = Cassette::load(&p).unwrap_err();
+        assert_eq!(e.pointer.as_deref(), Some("/elicit"), "{e}");
+        assert!(e.to_string().contains("must be \"cassette/1\""), "{e}");
+        std::fs::write(&p, &v.to_string()[..40]).unwrap();
+        let e = Cassette::load(&p).unwrap_err().to_string();
+        assert!(e.contains("invalid JSON at line 1, column"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn hand_written_answers_become_scripted_answers() {
+        let words = values_as_words(
+            json!({"name": "Ada", "age": "7", "tags": ["a"]})
+                .as_object()
+                .unwrap(),
+        );
+        assert_eq!(words[..3], ["accept", "name=Ada", "age=7"]);
+        assert_eq!(words[3], r#"{"action":"accept","content":{"tags":["a"]}}"#);
+        let s = AnswerSpec::Words(vec!["name=Ada".into()])
+            .scripted()
+            .unwrap();
+        assert_eq!(
+            s.decision(),
+            Some(crate::elicitation::protocol::Action::Accept)
+        );
+    }
+
+    #[test]
+    fn urls_lose_their_credentials() {
+        assert_eq!(
+            without_credentials("https://u:secret@example.com/mcp"),
+            "https://example.com/mcp"
+        );
+        assert_eq!(
+            without_credentials("http://127.0.0.1:8/mcp"),
+            "http://127.0.0.1:8/mcp"
+        );
+    }
+}

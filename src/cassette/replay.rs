@@ -1,0 +1,369 @@
+//! `elicit test`: replays one cassette against its server. The tool is
+//! called with the recorded arguments; each elicitation is answered with
+//! the recorded answer when it asks what was recorded, and the run fails
+//! with a diff when it asks something else, asks more or fewer times, or
+//! the result differs. With `update`, the answers are applied by field name
+//! to whatever is asked now and the cassette is rebuilt from the run.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::diff::{request_diff, result_diff, same_request, show};
+use super::{protocol_choice, protocol_name, AnswerSpec, Cassette, Exchange, ServerSpec};
+use crate::elicitation::answers::ScriptedAnswers;
+use crate::elicitation::protocol::ElicitResult;
+use crate::elicitation::resolve::{self, Elicitation, NoTerminal};
+use crate::error::ElicitError;
+use crate::mcp::call::call_tool;
+use crate::mcp::client::McpClient;
+use crate::mcp::handler::{ElicitHandler, ElicitObserver};
+use crate::text::sanitize::sanitize_line;
+use crate::transport::{self, ConnectOptions, ServerTarget, TransportChoice};
+
+/// How a replay runs.
+#[derive(Debug, Clone, Default)]
+pub struct ReplayOptions {
+    /// `--server`: this server instead of the cassette's.
+    pub server: Option<ServerSpec>,
+    /// `--header`s for a remote server (never written to a cassette).
+    pub headers: Vec<(String, String)>,
+    /// `--update`: rebuild the cassette from this run.
+    pub update: bool,
+    /// The wait for each reply from the server.
+    pub timeout: Option<Duration>,
+    pub verbose: bool,
+}
+
+/// How one replay ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    Pass,
+    /// `--update` rebuilt the cassette, and it differs from the file.
+    Updated,
+    /// What went wrong: a headline, then the diff's lines.
+    Fail(Vec<String>),
+}
+
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub verdict: Verdict,
+    pub elapsed: Duration,
+    /// With `--update`: the cassette rebuilt from the run.
+    pub updated: Option<Cassette>,
+}
+
+/// The error a replay stops the session with once it knows the test
+/// failed (the server is told, the details are in the replayer).
+fn stopped() -> ElicitError {
+    ElicitError::Server(
+        "the replay stopped: the server asked something the cassette did not record".into(),
+    )
+}
+
+/// Answers a session's elicitations from a cassette, and notes where the
+/// server strays from it.
+struct Replayer<'c> {
+    recorded: &'c [Exchange],
+    update: bool,
+    next: usize,
+    failure: Vec<String>,
+    seen: Vec<Exchange>,
+}
+
+fn describe(request: &Value) -> String {
+    let mode = request
+        .get("mode")
+        .and_then(Value::as_str)
+        .unwrap_or("form");
+    let message = request.get("message").cloned().unwrap_or(Value::Null);
+    format!(
+        "{} {}",
+        if mode.is_empty() { "form" } else { mode },
+        show(&message)
+    )
+}
+
+impl ElicitObserver for Replayer<'_> {
+    fn answer(
+        &mut self,
+        request: &Value,
+        _key: Option<&str>,
+        elicitation: &Elicitation,
+    ) -> Option<Result<ElicitResult, ElicitError>> {
+        let n = self.next + 1;
+        let recorded = self.recorded.get(self.next);
+        self.next += 1;
+        if !self.update {
+            match recorded {
+                None => {
+                    self.failure.push(format!(
+                        "the server asked more than the {} elicitation(s) recorded: elicitation {n} ({}) is not in the cassette",
+                        self.recorded.len(),
+                        describe(request)
+                    ));
+                    return Some(Err(stopped()));
+                }
+                Some(r) if !same_request(&r.request, request, &r.ignore) => {
+                    self.failure.push(format!(
+                        "elicitation {n} asks something else than recorded:"
+                    ));
+                    self.failure.extend(
+                        request_diff(&r.request, request, &r.ignore)
+                            .into_iter()
+                            .map(|l| format!("  {l}")),
+                    );
+                    return Some(Err(stopped()));
+                }
+                Some(_) => {}
+            }
+        }
+        let answer = recorded
+            .map(|r| r.answer.clone())
+            .unwrap_or_else(|| AnswerSpec::Words(vec!["accept".into()]));
+        let scripted = match answer.scripted() {
+            Ok(s) => s,
+            Err(e) => {
+                self.failure.push(format!(
+                    "elicitation {n}: the recorded answer cannot be used: {e}"
+                ));
+                return Some(Err(stopped()));
+            }
+        };
+        let mut nobody = NoTerminal {
+            detail: "elicit test answers from the cassette only".into(),
+        };
+        let unanswered = |errors: &[crate::error::FieldError]| -> Vec<String> {
+            errors
+                .iter()
+                .filter(|e| e.reason.starts_with("required, has no default"))
+                .map(|e| e.field.clone())
+                .collect()
+        };
+        match resolve::resolve(elicitation, &scripted, false, &mut nobody) {
+            Ok(r) => Some(Ok(r)),
+            Err(ElicitError::Validation(errors)) if !unanswered(&errors).is_empty() => {
+                self.failure.push(format!(
+                    "elicitation {n} ({}) has required field(s) with no recorded answer and no default: {}; record the cassette again (elicit call --record FILE …)",
+                    describe(request),
+                    unanswered(&errors).iter().map(|f| sanitize_line(f)).collect::<Vec<_>>().join(", ")
+                ));
+                Some(Err(stopped()))
+            }
+            Err(ElicitError::NeedsAnswers { fields, .. }) => {
+                self.failure.push(format!(
+                    "elicitation {n} ({}) has field(s) with no recorded answer and no default: {}; record the cassette again (elicit call --record FILE …)",
+                    describe(request),
+                    fields.iter().map(|f| sanitize_line(f)).collect::<Vec<_>>().join(", ")
+                ));
+                Some(Err(stopped()))
+            }
+            Err(e) => {
+                self.failure.push(format!(
+                    "elicitation {n} ({}): the recorded answer does not fit the form: {}; record the cassette again (elicit call --record FILE …)",
+                    describe(request),
+                    sanitize_line(&e.to_string())
+                ));
+                Some(Err(stopped()))
+            }
+        }
+    }
+
+    fn answered(&mut self, request: &Value, key: Option<&str>, result: &ElicitResult) {
+        self.seen.push(Exchange::recorded(key, request, result));
+    }
+}
+
+/// Replays `cassette`; never panics and never waits without bound (each
+/// reply is waited for at most `timeout`).
+pub fn replay(cassette: &Cassette, options: &ReplayOptions) -> Outcome {
+    let start = Instant::now();
+    let (verdict, updated) = run(cassette, options);
+    Outcome {
+        verdict,
+        elapsed: start.elapsed(),
+        updated,
+    }
+}
+
+/// A file for one server's stderr, read back when the test fails.
+struct ServerLog(PathBuf);
+
+impl ServerLog {
+    fn new() -> Self {
+        ServerLog(std::env::temp_dir().join(format!(
+            "elicit-test-{}-{}.log",
+            std::process::id(),
+            uuid::Uuid::new_v4().simple()
+        )))
+    }
+
+    /// The last lines the server wrote, sanitised, for a failure report.
+    fn tail(&self) -> Vec<String> {
+        let text = std::fs::read(&self.0).unwrap_or_default();
+        let text = String::from_utf8_lossy(&text[text.len().saturating_sub(4096)..]).into_owned();
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let from = lines.len().saturating_sub(8);
+        lines[from..]
+            .iter()
+            .map(|l| format!("  server: {}", sanitize_line(l)))
+            .collect()
+    }
+}
+
+impl Drop for ServerLog {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn run(cassette: &Cassette, options: &ReplayOptions) -> (Verdict, Option<Cassette>) {
+    let spec = options
+        .server
+        .clone()
+        .unwrap_or_else(|| cassette.server.clone());
+    let (target, choice) = match &spec {
+        ServerSpec::Command(argv) => (ServerTarget::Command(argv.clone()), TransportChoice::Auto),
+        ServerSpec::Url { url, transport } => (
+            ServerTarget::Url(url.clone()),
+            match transport.as_str() {
+                "http" => TransportChoice::Http,
+                "sse" => TransportChoice::Sse,
+                _ => TransportChoice::Auto,
+            },
+        ),
+    };
+    let log = ServerLog::new();
+    let fail_with_log = |mut lines: Vec<String>| {
+        lines.extend(log.tail());
+        (Verdict::Fail(lines), None)
+    };
+    let server = match transport::connect(
+        &target,
+        ConnectOptions {
+            server_log: matches!(spec, ServerSpec::Command(_)).then(|| log.0.clone()),
+            log: None,
+            headers: options.headers.clone(),
+            transport: choice,
+            auth: None,
+            timeout: options.timeout,
+        },
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            return fail_with_log(vec![format!(
+                "cannot start or reach the server {}: {}",
+                sanitize_line(&spec.describe()),
+                sanitize_line(&e.to_string())
+            )])
+        }
+    };
+    let scripted = ScriptedAnswers::default();
+    let mut nobody = NoTerminal {
+        detail: "elicit test answers from the cassette only".into(),
+    };
+    let mut replayer = Replayer {
+        recorded: &cassette.elicitations,
+        update: options.update,
+        next: 0,
+        failure: Vec::new(),
+        seen: Vec::new(),
+    };
+    let mut handler = ElicitHandler::new(&scripted, &mut nobody);
+    handler.observer = Some(&mut replayer);
+    let mut client = match McpClient::connect(
+        server,
+        protocol_choice(&cassette.protocol),
+        options.timeout,
+        options.verbose,
+        &mut handler,
+    ) {
+        Ok(c) => c,
+        Err(e) => {
+            drop(handler);
+            let mut lines = replayer.failure;
+            lines.push(format!(
+                "connecting to the server: {}",
+                sanitize_line(&e.to_string())
+            ));
+            return fail_with_log(lines);
+        }
+    };
+    let outcome = call_tool(
+        &mut client,
+        &mut handler,
+        &cassette.tool,
+        &cassette.arguments,
+    );
+    client.server.close(Duration::from_secs(2));
+    let generation = client.generation.clone();
+    drop(handler);
+    let result = match outcome {
+        Ok(r) => r,
+        Err(_) if !replayer.failure.is_empty() => return fail_with_log(replayer.failure),
+        Err(e) => {
+            return fail_with_log(vec![format!(
+                "calling the tool {}: {}",
+                sanitize_line(&cassette.tool),
+                sanitize_line(&e.to_string())
+            )])
+        }
+    };
+    if !replayer.failure.is_empty() {
+        return (Verdict::Fail(replayer.failure), None);
+    }
+    if options.update {
+        let mut updated = cassette.clone();
+        updated.elicitations = replayer.seen;
+        // A cassette written without a result (only its elicitations
+        // checked) stays without one.
+        updated.result = cassette.result.as_ref().map(|_| result);
+        if options.server.is_none() {
+            updated.protocol = match cassette.protocol.as_str() {
+                "auto" => "auto".into(),
+                _ => protocol_name(&generation),
+            };
+        }
+        let verdict = if updated.to_value() == cassette.to_value() {
+            Verdict::Pass
+        } else {
+            Verdict::Updated
+        };
+        return (verdict, Some(updated));
+    }
+    let mut lines = Vec::new();
+    if replayer.next < cassette.elicitations.len() {
+        lines.push(if replayer.next == 0 {
+            format!(
+                "the server never asked: the cassette recorded {} elicitation(s)",
+                cassette.elicitations.len()
+            )
+        } else {
+            format!(
+                "the server asked {} time(s); the cassette recorded {}",
+                replayer.next,
+                cassette.elicitations.len()
+            )
+        });
+        let next = &cassette.elicitations[replayer.next];
+        lines.push(format!(
+            "  first one not asked: elicitation {} ({})",
+            replayer.next + 1,
+            describe(&next.request)
+        ));
+    }
+    let diff = match &cassette.result {
+        Some(recorded) => result_diff(recorded, &result, &cassette.ignore, &cassette.matches),
+        None => Vec::new(),
+    };
+    if !diff.is_empty() {
+        lines.push("the result differs from the recorded one:".into());
+        lines.extend(diff.into_iter().map(|l| format!("  {l}")));
+    }
+    if lines.is_empty() {
+        (Verdict::Pass, None)
+    } else {
+        (Verdict::Fail(lines), None)
+    }
+}

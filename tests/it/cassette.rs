@@ -1,0 +1,1324 @@
+//! Cassettes: `elicit call --record` against real servers (npm
+//! server-everything, the PyPI `mcp` SDK server, a fixture server whose form
+//! changes with its environment), then `elicit test` replaying them: green
+//! when the server asks and answers the same, a readable diff when it does
+//! not, `--update`, unreadable cassettes, and the TAP / JUnit / JSON reports.
+
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_elicit");
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs the install script once per test binary (pinned servers in .deps/).
+fn installed() {
+    static DONE: OnceLock<Result<(), String>> = OnceLock::new();
+    let r = DONE.get_or_init(|| {
+        let out = Command::new("bash")
+            .arg(root().join("scripts/install-test-servers"))
+            .output()
+            .map_err(|e| format!("cannot run scripts/install-test-servers: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "scripts/install-test-servers failed:\n{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    });
+    if let Err(e) = r {
+        panic!("{e}");
+    }
+}
+
+fn everything() -> Vec<String> {
+    installed();
+    let bin = root().join(".deps/node/node_modules/.bin/mcp-server-everything");
+    vec![bin.display().to_string(), "stdio".into()]
+}
+
+fn python_sdk() -> Vec<String> {
+    installed();
+    vec![
+        root().join(".deps/venv/bin/python").display().to_string(),
+        root()
+            .join("tests/servers/py_elicit_server.py")
+            .display()
+            .to_string(),
+    ]
+}
+
+/// The fixture server (stdlib Python), optionally speaking 2026-07-28.
+fn fixture(stateless: bool) -> Vec<String> {
+    let mut v = vec![
+        "python3".to_string(),
+        root()
+            .join("tests/servers/cassette_server.py")
+            .display()
+            .to_string(),
+    ];
+    if stateless {
+        v.push("--stateless".into());
+    }
+    v
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs elicit with no terminal and no stdin, `env` added, within 120 s.
+fn elicit(args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let child = cmd.spawn().unwrap();
+    let out = child.wait_with_output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// `elicit call --record FILE ARGS -- SERVER`, which must succeed.
+fn record(file: &Path, args: &[&str], server: &[String], env: &[(&str, &str)]) -> Value {
+    let mut all = vec![
+        "call",
+        "--no-input",
+        "--server-log",
+        "/dev/null",
+        "--record",
+        file.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    all.push("--");
+    all.extend(server.iter().map(String::as_str));
+    let run = elicit(&all, env);
+    assert_eq!(run.code, 0, "elicit {all:?}: {}", run.stderr);
+    read(file)
+}
+
+fn read(file: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap()
+}
+
+fn test(args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut all = vec!["test"];
+    all.extend_from_slice(args);
+    elicit(&all, env)
+}
+
+const PROFILE: &[&str] = &["--tool", "profile", "-a", "name=Ada", "-a", "accept"];
+
+#[test]
+fn server_everything_form_records_and_replays_green() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("everything.cassette.json");
+    let c = record(
+        &file,
+        &[
+            "--tool",
+            "trigger-elicitation-request",
+            "-a",
+            "accept",
+            "-a",
+            "name=Ada",
+            "-a",
+            "check=yes",
+            "-a",
+            "integer=7",
+            "-a",
+            "untitledMultipleSelectEnum=Piano",
+        ],
+        &everything(),
+        &[],
+    );
+    assert_eq!(c["elicit"], "cassette/1");
+    assert_eq!(c["server"], json!({"command": everything()}));
+    assert_eq!(c["protocol"], "2025-11-25");
+    assert_eq!(c["tool"], "trigger-elicitation-request");
+    assert_eq!(c["arguments"], json!({}));
+    let e = c["elicitations"].as_array().unwrap();
+    assert_eq!(e.len(), 1);
+    let props = e[0]["request"]["requestedSchema"]["properties"]
+        .as_object()
+        .unwrap();
+    assert_eq!(props.len(), 13, "server-everything's 13-field form");
+    assert_eq!(e[0]["answer"]["action"], "accept");
+    assert_eq!(e[0]["answer"]["content"]["name"], "Ada");
+    assert_eq!(e[0]["answer"]["content"]["integer"], 7);
+    assert!(c["result"]["content"].is_array());
+    // The file is pretty, with the keys in their fixed order.
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("{\n  \"elicit\": \"cassette/1\",\n  \"server\": {"));
+    assert!(text.ends_with("}\n"));
+
+    let run = test(&[file.to_str().unwrap()], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("ok "), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("1 test, 1 passed, 0 failed"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.is_empty(), "no report without --format");
+
+    // As if the server had changed its form since the recording: the
+    // cassette's form lacks `email` and has an older bound on `integer`.
+    let mut older = c.clone();
+    let props = older["elicitations"][0]["request"]["requestedSchema"]["properties"]
+        .as_object_mut()
+        .unwrap();
+    props.shift_remove("email");
+    props["integer"]["maximum"] = json!(50);
+    std::fs::write(&file, serde_json::to_string_pretty(&older).unwrap()).unwrap();
+    let run = test(&[file.to_str().unwrap()], &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("field email added (string")
+            && run
+                .stderr
+                .contains("field integer: maximum changed from 50 to 100"),
+        "{}",
+        run.stderr
+    );
+    let run = test(&["--update", file.to_str().unwrap()], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = test(&[file.to_str().unwrap()], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(read(&file)["elicitations"], c["elicitations"]);
+}
+
+#[test]
+fn a_form_that_changes_fails_with_a_diff_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("p.cassette.json");
+    record(&file, PROFILE, &fixture(false), &[]);
+    let f = file.to_str().unwrap();
+    assert_eq!(test(&[f], &[]).code, 0);
+    let cases = [
+        ("added", vec!["field email added (string, required)"]),
+        (
+            "renamed",
+            vec![
+                "field name removed (was string, required) (renamed to fullName?)",
+                "field fullName added (string, required)",
+            ],
+        ),
+        ("bound", vec!["field age: maximum changed from 150 to 120"]),
+    ];
+    for (variant, lines) in cases {
+        let run = test(&[f], &[("CASSETTE_FORM", variant)]);
+        assert_eq!(run.code, 1, "{variant}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("FAIL") && run.stderr.contains("elicitation 1 asks something else"),
+            "{variant}: {}",
+            run.stderr
+        );
+        for l in lines {
+            assert!(
+                run.stderr.contains(l),
+                "{variant}: no {l:?} in {}",
+                run.stderr
+            );
+        }
+        assert!(run.stderr.contains("0 passed, 1 failed"), "{}", run.stderr);
+    }
+}
+
+#[test]
+fn update_rewrites_the_cassette_and_keeps_answers_by_field_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("p.cassette.json");
+    record(
+        &file,
+        &[
+            "--tool", "profile", "-a", "name=Ada", "-a", "age=41", "-a", "accept",
+        ],
+        &fixture(false),
+        &[],
+    );
+    let f = file.to_str().unwrap();
+    let before = std::fs::read_to_string(&file).unwrap();
+    for variant in ["bound", "optional"] {
+        let env = [("CASSETTE_FORM", variant)];
+        assert_eq!(test(&[f], &env).code, 1, "{variant} fails before --update");
+        let run = test(&["--update", f], &env);
+        assert_eq!(run.code, 0, "{variant}: {}", run.stderr);
+        assert!(run.stderr.contains("updated"), "{}", run.stderr);
+        let run = test(&[f], &env);
+        assert_eq!(
+            run.code, 0,
+            "{variant} passes after --update: {}",
+            run.stderr
+        );
+        let c = read(&file);
+        let content = &c["elicitations"][0]["answer"]["content"];
+        assert_eq!(content["name"], "Ada", "kept by field name");
+        assert_eq!(content["age"], 41, "kept by field name");
+        if variant == "optional" {
+            assert_eq!(content["nickname"], "x", "a new field takes its default");
+        }
+        // Nothing changed: --update leaves the file as it is.
+        let again = std::fs::read_to_string(&file).unwrap();
+        let run = test(&["--update", f], &env);
+        assert!(run.stderr.contains("ok "), "{}", run.stderr);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), again);
+    }
+    assert_ne!(before, std::fs::read_to_string(&file).unwrap());
+    // A new required field with no default and no recorded answer cannot be
+    // updated: record again.
+    let run = test(&["--update", f], &[("CASSETTE_FORM", "added")]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("no recorded answer and no default: email")
+            && run.stderr.contains("record the cassette again"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn asking_more_fewer_or_never_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("p.cassette.json");
+    record(&file, PROFILE, &fixture(false), &[]);
+    let f = file.to_str().unwrap();
+    let run = test(&[f], &[("CASSETTE_FORM", "twice")]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("asked more than the 1 elicitation(s) recorded: elicitation 2"),
+        "{}",
+        run.stderr
+    );
+    let run = test(&[f], &[("CASSETTE_FORM", "silent")]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("the server never asked"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("the result differs from the recorded one")
+            && run.stderr.contains("~ /content/0/text:"),
+        "{}",
+        run.stderr
+    );
+    // Recorded twice, asked once.
+    let twice = dir.path().join("twice.cassette.json");
+    record(
+        &twice,
+        PROFILE,
+        &fixture(false),
+        &[("CASSETTE_FORM", "twice")],
+    );
+    let run = test(&[twice.to_str().unwrap()], &[]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("the server asked 1 time(s); the cassette recorded 2"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_multi_round_input_required_flow_with_url_mode_replays_byte_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("steps.cassette.json");
+    // A browser that would leave a trace if anything were opened.
+    let opened = dir.path().join("opened");
+    let browser = format!("touch {}", opened.display());
+    let env = [
+        ("ELICIT_BROWSER", browser.as_str()),
+        ("BROWSER", browser.as_str()),
+    ];
+    let c = record(
+        &file,
+        &[
+            "--protocol",
+            "2026-07-28",
+            "--tool",
+            "steps",
+            "-a",
+            "name=Ada",
+            "-a",
+            "go=yes",
+            "-a",
+            "accept",
+        ],
+        &fixture(true),
+        &env,
+    );
+    assert_eq!(c["protocol"], "2026-07-28");
+    let e = c["elicitations"].as_array().unwrap();
+    let keys: Vec<&str> = e.iter().map(|x| x["key"].as_str().unwrap()).collect();
+    assert_eq!(keys, ["who", "go", "link"]);
+    assert_eq!(e[2]["request"]["mode"], "url");
+    assert_eq!(e[2]["answer"], json!({"action": "accept"}));
+    // The server checked each round's requestState; the result says so.
+    let text = c["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(!text.contains("came back changed"), "{text}");
+    assert_eq!(c["result"]["isError"], false, "{}", c["result"]);
+
+    let run = test(&[file.to_str().unwrap()], &env);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!opened.exists(), "the replay opened a browser");
+
+    // The handshake generation of the same flow.
+    let hs = dir.path().join("steps-hs.cassette.json");
+    let c = record(
+        &hs,
+        &[
+            "--tool", "steps", "-a", "name=Ada", "-a", "go=no", "-a", "accept",
+        ],
+        &fixture(false),
+        &env,
+    );
+    assert_eq!(c["elicitations"].as_array().unwrap().len(), 3);
+    assert!(c["elicitations"][0].get("key").is_none());
+    let run = test(&[hs.to_str().unwrap()], &env);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!opened.exists(), "a browser was opened");
+}
+
+#[test]
+fn volatile_results_are_declared_with_ignore_and_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("stamp.cassette.json");
+    record(
+        &file,
+        &["--tool", "stamp", "-a", "name=Ada", "-a", "accept"],
+        &fixture(false),
+        &[],
+    );
+    let f = file.to_str().unwrap();
+    let run = test(&[f], &[]);
+    assert_eq!(run.code, 1, "a new id each run: {}", run.stderr);
+    assert!(
+        run.stderr.contains("~ /content/0/text: \"id "),
+        "{}",
+        run.stderr
+    );
+    let mut c = read(&file);
+    c["ignore"] = json!(["/content/0/text"]);
+    c["match"] = json!({"/content/1/text": "^at \\d\\d:\\d\\d:\\d\\d$"});
+    std::fs::write(&file, serde_json::to_string_pretty(&c).unwrap()).unwrap();
+    let run = test(&[f], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    c["match"] = json!({"/content/1/text": "^never$"});
+    std::fs::write(&file, serde_json::to_string_pretty(&c).unwrap()).unwrap();
+    let run = test(&[f], &[]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("/content/1/text: \"at ")
+            && run.stderr.contains("does not match /^never$/"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn hand_written_cassettes_answer_by_field_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let tests = dir.path().join("elicit-tests");
+    std::fs::create_dir_all(tests.join("nested")).unwrap();
+    let server = fixture(false);
+    let request = json!({"mode":"form","message":"Who are you?","requestedSchema":{"type":"object","properties":{
+        "age":{"type":"integer","minimum":0,"maximum":150,"default":30},
+        "name":{"type":"string","title":"Name","minLength":1},
+        "tags":{"type":"array","items":{"type":"string","enum":["a","b"]}}},"required":["name"]}});
+    let result = json!({"content":[{"type":"text","text":"{\"reply\":{\"action\":\"accept\",\"content\":{\"name\":\"Ada\",\"age\":7}},\"args\":{}}"}],"isError":false});
+    for (name, answer) in [
+        ("words", json!(["name=Ada", "age=7"])),
+        ("values", json!({"name": "Ada", "age": "7"})),
+    ] {
+        let c = json!({"elicit":"cassette/1","server":{"command":server},"protocol":"2025-11-25",
+            "tool":"profile","elicitations":[{"request":request,"answer":answer}],"result":result});
+        std::fs::write(
+            tests.join("nested").join(format!("{name}.cassette.json")),
+            c.to_string(),
+        )
+        .unwrap();
+    }
+    // Only the elicitations checked: no result, no protocol.
+    let minimal = json!({"elicit":"cassette/1","server":{"command":server},"tool":"profile",
+        "elicitations":[{"request":request,"answer":"name=Eve"}]});
+    std::fs::write(tests.join("minimal.cassette.json"), minimal.to_string()).unwrap();
+    // Not a cassette by name: not picked up from a folder.
+    std::fs::write(tests.join("notes.json"), "{}").unwrap();
+    let mut cmd = Command::new(BIN);
+    let out = cmd
+        .arg("test")
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("3 tests, 3 passed"), "{stderr}");
+}
+
+#[test]
+fn unreadable_cassettes_name_the_file_and_the_pointer() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.cassette.json");
+    record(&good, PROFILE, &fixture(false), &[]);
+    let text = std::fs::read_to_string(&good).unwrap();
+    let c = read(&good);
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "truncated",
+            text[..text.len() / 2].to_string(),
+            "invalid JSON at line",
+        ),
+        ("empty", String::new(), "the file is empty"),
+        (
+            "version",
+            {
+                let mut c = c.clone();
+                c["elicit"] = json!("cassette/2");
+                c.to_string()
+            },
+            "at /elicit: must be \"cassette/1\"",
+        ),
+        (
+            "answer",
+            {
+                let mut c = c.clone();
+                c["elicitations"][0]["answer"] = json!({"action": "maybe"});
+                c.to_string()
+            },
+            "at /elicitations/0/answer",
+        ),
+        (
+            "server",
+            {
+                let mut c = c.clone();
+                c["server"] = json!({"command": []});
+                c.to_string()
+            },
+            "at /server",
+        ),
+        (
+            "regex",
+            {
+                let mut c = c.clone();
+                c["match"] = json!({"/content/0/text": "(unclosed"});
+                c.to_string()
+            },
+            "at /match/~1content~10~1text: not a valid regular expression",
+        ),
+        (
+            "tampered",
+            text.replacen("\"elicit\"", "\"elicit\" \"", 1),
+            "invalid JSON at line 2, column",
+        ),
+    ];
+    for (name, body, expected) in cases {
+        let file = dir.path().join(format!("{name}.cassette.json"));
+        std::fs::write(&file, body).unwrap();
+        let run = test(&[file.to_str().unwrap()], &[]);
+        assert_eq!(run.code, 2, "{name}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!("{}: ", file.display())) && run.stderr.contains(expected),
+            "{name}: no {expected:?} in {}",
+            run.stderr
+        );
+        assert!(run.stdout.is_empty(), "{name}");
+    }
+    // A readable cassette beside an unreadable one still runs; exit 2 wins.
+    let bad = dir.path().join("version.cassette.json");
+    let run = test(&[good.to_str().unwrap(), bad.to_str().unwrap()], &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("1 passed"), "{}", run.stderr);
+    // No such path.
+    let run = test(&[dir.path().join("nope").to_str().unwrap()], &[]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("nope"), "{}", run.stderr);
+}
+
+/// Three cassettes (a pass, a failure, an unreadable one) in a folder.
+fn three_cassettes(dir: &Path) -> PathBuf {
+    let tests = dir.join("suite");
+    std::fs::create_dir_all(&tests).unwrap();
+    let pass = tests.join("a-pass.cassette.json");
+    record(&pass, PROFILE, &fixture(false), &[]);
+    let mut fail = read(&pass);
+    fail["elicitations"][0]["request"]["message"] = json!("Who were you?");
+    std::fs::write(tests.join("b-fail.cassette.json"), fail.to_string()).unwrap();
+    std::fs::write(tests.join("c-bad.cassette.json"), "{\"elicit\": ").unwrap();
+    tests
+}
+
+#[test]
+fn junit_output_has_one_testcase_per_cassette() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = three_cassettes(dir.path());
+    let run = test(
+        &["--format", "junit", "-j", "2", suite.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let doc = roxmltree::Document::parse(&run.stdout)
+        .unwrap_or_else(|e| panic!("not XML ({e}): {}", run.stdout));
+    let top = doc.root_element();
+    assert_eq!(top.tag_name().name(), "testsuites");
+    let suites: Vec<_> = top
+        .children()
+        .filter(|n| n.has_tag_name("testsuite"))
+        .collect();
+    assert_eq!(suites.len(), 1);
+    let suite_el = suites[0];
+    assert_eq!(suite_el.attribute("tests"), Some("3"));
+    assert_eq!(suite_el.attribute("failures"), Some("1"));
+    assert_eq!(suite_el.attribute("errors"), Some("1"));
+    let cases: Vec<_> = suite_el
+        .children()
+        .filter(|n| n.has_tag_name("testcase"))
+        .collect();
+    assert_eq!(cases.len(), 3, "one testcase per cassette");
+    for c in &cases {
+        assert!(c.attribute("name").is_some() && c.attribute("classname").is_some());
+        let t: f64 = c.attribute("time").unwrap().parse().unwrap();
+        assert!(t >= 0.0);
+    }
+    assert!(cases[0]
+        .attribute("name")
+        .unwrap()
+        .ends_with("a-pass.cassette.json"));
+    assert_eq!(cases[0].children().filter(|n| n.is_element()).count(), 0);
+    let failure = cases[1]
+        .children()
+        .find(|n| n.has_tag_name("failure"))
+        .expect("the failed test has a <failure>");
+    assert!(failure
+        .text()
+        .unwrap()
+        .contains("message changed: \"Who were you?\" → \"Who are you?\""));
+    let error = cases[2]
+        .children()
+        .find(|n| n.has_tag_name("error"))
+        .expect("the unreadable cassette has an <error>");
+    assert!(error.attribute("message").unwrap().contains("invalid JSON"));
+}
+
+#[test]
+fn tap_and_json_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = three_cassettes(dir.path());
+    let run = test(&["--format", "tap", suite.to_str().unwrap()], &[]);
+    assert_eq!(run.code, 2);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines[0], "TAP version 13");
+    assert_eq!(lines[1], "1..3");
+    let results: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("ok ") || l.starts_with("not ok "))
+        .collect();
+    assert_eq!(results.len(), 3);
+    assert!(results[0].starts_with("ok 1 - ") && results[0].ends_with("a-pass.cassette.json"));
+    assert!(results[1].starts_with("not ok 2 - "));
+    assert!(results[2].starts_with("not ok 3 - "));
+
+    let run = test(&["--format", "json", suite.to_str().unwrap()], &[]);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    let statuses: Vec<&str> = v["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["pass", "fail", "error"]);
+    assert_eq!(v["summary"]["total"], 3);
+    assert_eq!(v["summary"]["passed"], 1);
+    assert!(v["tests"][1]["details"][0]
+        .as_str()
+        .unwrap()
+        .contains("asks something else"));
+    // One line per test on stderr, and the summary.
+    assert_eq!(
+        run.stderr
+            .lines()
+            .filter(|l| l.starts_with("ok ") || l.starts_with("FAIL ") || l.starts_with("ERROR "))
+            .count(),
+        3,
+        "{}",
+        run.stderr
+    );
+    assert!(run
+        .stderr
+        .contains("3 tests, 1 passed, 1 failed, 1 unreadable"));
+}
+
+#[test]
+fn parallel_runs_and_a_server_given_on_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("p0.cassette.json");
+    record(&first, PROFILE, &fixture(false), &[]);
+    let mut c = read(&first);
+    // Cassettes naming a server that does not exist: --server replaces it.
+    c["server"] = json!({"command": ["/nonexistent/server"]});
+    for i in 0..6 {
+        std::fs::write(
+            dir.path().join(format!("p{i}.cassette.json")),
+            c.to_string(),
+        )
+        .unwrap();
+    }
+    let d = dir.path().to_str().unwrap();
+    let run = test(&["-j", "3", d], &[]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("cannot start or reach the server"),
+        "{}",
+        run.stderr
+    );
+    let server = fixture(false).join(" ");
+    let run = test(&["-j", "3", "--server", &server, d], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("6 tests, 6 passed"), "{}", run.stderr);
+}
+
+#[test]
+fn python_sdk_stdio_both_generations() {
+    let dir = tempfile::tempdir().unwrap();
+    for protocol in ["2025-11-25", "2026-07-28"] {
+        for (tool, answers) in [
+            (
+                "ask_profile",
+                vec![
+                    "-a",
+                    "name=Ada",
+                    "-a",
+                    "age=36",
+                    "-a",
+                    "color=Green",
+                    "-a",
+                    "accept",
+                ],
+            ),
+            ("connect_account", vec!["-a", "accept"]),
+        ] {
+            let file = dir.path().join(format!("{tool}-{protocol}.cassette.json"));
+            let mut args = vec!["--protocol", protocol, "--tool", tool];
+            args.extend(answers);
+            let c = record(&file, &args, &python_sdk(), &[]);
+            assert_eq!(c["protocol"], protocol);
+            assert_eq!(
+                c["elicitations"].as_array().unwrap().len(),
+                1,
+                "{tool} {protocol}: {c}"
+            );
+            let run = test(&[file.to_str().unwrap()], &[]);
+            assert_eq!(run.code, 0, "{tool} {protocol}: {}", run.stderr);
+        }
+    }
+}
+
+/// A server listening on 127.0.0.1, ended when dropped.
+struct Listening(Child);
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn listen(mut cmd: Command, port: u16) -> Listening {
+    let child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = Listening(child);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nothing listens on {port}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    server
+}
+
+#[test]
+fn remote_servers_streamable_http_both_eras_and_legacy_sse() {
+    installed();
+    let dir = tempfile::tempdir().unwrap();
+    let everything_js = root()
+        .join(".deps/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    for (mode, path, transport) in [("streamableHttp", "mcp", "auto"), ("sse", "sse", "sse")] {
+        let port = free_port();
+        let mut cmd = Command::new("node");
+        cmd.arg(&everything_js)
+            .arg(mode)
+            .env("PORT", port.to_string());
+        let _server = listen(cmd, port);
+        let url = format!("http://127.0.0.1:{port}/{path}");
+        let file = dir.path().join(format!("{mode}.cassette.json"));
+        let mut all = vec![
+            "call",
+            "--no-input",
+            "--record",
+            file.to_str().unwrap(),
+            "--transport",
+            transport,
+            "-H",
+            "X-Secret: do-not-record-42",
+            "--tool",
+            "trigger-elicitation-request",
+            "-a",
+            "accept",
+            "-a",
+            "name=Ada",
+        ];
+        all.push(&url);
+        let run = elicit(&all, &[]);
+        assert_eq!(run.code, 0, "{mode}: {}", run.stderr);
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            !text.contains("do-not-record-42"),
+            "a header value was recorded"
+        );
+        let c = read(&file);
+        assert_eq!(c["server"], json!({"url": url, "transport": transport}));
+        let run = test(&[file.to_str().unwrap()], &[]);
+        assert_eq!(run.code, 0, "{mode}: {}", run.stderr);
+    }
+    // The PyPI SDK over Streamable HTTP, both generations.
+    let port = free_port();
+    let mut cmd = Command::new(root().join(".deps/venv/bin/python"));
+    cmd.arg(root().join("tests/servers/py_http_server.py"))
+        .arg(port.to_string());
+    let _server = listen(cmd, port);
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    for protocol in ["2025-11-25", "2026-07-28"] {
+        let file = dir.path().join(format!("py-{protocol}.cassette.json"));
+        let run = elicit(
+            &[
+                "call",
+                "--no-input",
+                "--record",
+                file.to_str().unwrap(),
+                "--protocol",
+                protocol,
+                "--tool",
+                "ask_profile",
+                "-a",
+                "name=Ada",
+                "-a",
+                "age=36",
+                "-a",
+                "color=red",
+                "-a",
+                "accept",
+                &url,
+            ],
+            &[],
+        );
+        assert_eq!(run.code, 0, "{protocol}: {}", run.stderr);
+        let c = read(&file);
+        assert_eq!(c["protocol"], protocol);
+        assert_eq!(c["elicitations"].as_array().unwrap().len(), 1);
+        let run = test(&[file.to_str().unwrap()], &[]);
+        assert_eq!(run.code, 0, "{protocol}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn answers_given_at_the_terminal_are_recorded_and_replay() {
+    use expectrl::{Eof, Expect};
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tty.cassette.json");
+    let script = format!(
+        "exec {BIN} call --record {} --tool profile -a age=41 -- {}",
+        file.display(),
+        fixture(false).join(" ")
+    );
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c").arg(&script);
+    cmd.env("NO_COLOR", "1").env("TERM", "xterm-256color");
+    let mut s = expectrl::session::OsSession::spawn(cmd).expect("spawn under a pty");
+    s.set_expect_timeout(Some(Duration::from_secs(20)));
+    s.expect("Name").expect("the prompt for name");
+    std::thread::sleep(Duration::from_millis(300));
+    s.send("Grace\r").unwrap();
+    s.expect("tags").expect("the prompt for tags");
+    std::thread::sleep(Duration::from_millis(300));
+    s.send("\r").unwrap();
+    s.expect("Send these answers?").expect("the review");
+    std::thread::sleep(Duration::from_millis(300));
+    s.send("\r").unwrap();
+    s.expect(Eof).expect("elicit ends");
+    let c = read(&file);
+    let content = &c["elicitations"][0]["answer"]["content"];
+    assert_eq!(content["name"], "Grace", "{c}");
+    assert_eq!(content["age"], 41, "{c}");
+    let run = test(&[file.to_str().unwrap()], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+const RULES: &str = r#"{"elicit": "answers/1", "rules": [
+  {"match": {"mode": "url", "host": "example.com"}, "answer": "decline"},
+  {"match": {"tool": "profile", "message": "^Who", "fields": ["name", "age"]}, "answer": {"name": "Rule", "age": "33"}},
+  {"match": {"message": "deployment region"}, "answer": {"region": "eu-west-1"}},
+  {"match": {"message": "^Go"}, "answer": ["go=no"]}
+]}"#;
+
+fn reply_of(result: &Value) -> Value {
+    serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn answer_rules_answer_call_elicitations_and_say_which_with_v() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.json");
+    std::fs::write(&rules, RULES).unwrap();
+    let r = rules.to_str().unwrap();
+    let mut args = vec![
+        "call",
+        "--no-input",
+        "-v",
+        "--answers",
+        r,
+        "--tool",
+        "profile",
+        "--",
+    ];
+    let server = fixture(false);
+    args.extend(server.iter().map(String::as_str));
+    let run = elicit(&args, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        reply_of(&v)["reply"],
+        json!({"action":"accept","content":{"name":"Rule","age":33}})
+    );
+    assert!(
+        run.stderr.contains("rule 2 of ")
+            && run
+                .stderr
+                .contains("answered the form elicitation \"Who are you?\" (accept)"),
+        "{}",
+        run.stderr
+    );
+    // `--answer` values win over a rule's; the rule fills the rest.
+    let mut args = vec![
+        "call",
+        "--no-input",
+        "--answers",
+        r,
+        "-a",
+        "age=50",
+        "--tool",
+        "profile",
+        "--",
+    ];
+    args.extend(server.iter().map(String::as_str));
+    let run = elicit(&args, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        reply_of(&v)["reply"]["content"],
+        json!({"name":"Rule","age":50})
+    );
+    // `steps`: no rule for its first form (rule 2 is for `profile`): with
+    // --no-input it is declined and named; the URL one is declined by rule 1.
+    let mut args = vec![
+        "call",
+        "--no-input",
+        "--answers",
+        r,
+        "--tool",
+        "steps",
+        "--",
+    ];
+    args.extend(server.iter().map(String::as_str));
+    let run = elicit(&args, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        reply_of(&v)["replies"],
+        json!([{"action":"decline"},{"action":"accept","content":{"go":false}},{"action":"decline"}])
+    );
+    assert!(
+        run.stderr.contains("no answer rule in ")
+            && run
+                .stderr
+                .contains("matched the form elicitation \"Who are you?\"; declined"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn answer_rules_in_plain_resolution_and_a_cassette_as_an_answer_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.json");
+    std::fs::write(&rules, RULES).unwrap();
+    let form = root().join("fixtures/shapes/form-region.json");
+    let run = elicit(
+        &[
+            "--no-input",
+            "-v",
+            "--answers",
+            rules.to_str().unwrap(),
+            form.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["action"], "accept", "{v}");
+    assert_eq!(v["content"]["region"], "eu-west-1", "{v}");
+    assert!(run.stderr.contains("rule 3 of"), "{}", run.stderr);
+
+    // A cassette answers the same requests as it recorded.
+    let cassette = dir.path().join("p.cassette.json");
+    record(
+        &cassette,
+        &["--tool", "profile", "-a", "name=Kept", "-a", "accept"],
+        &fixture(false),
+        &[],
+    );
+    let mut args = vec![
+        "call",
+        "--no-input",
+        "--answers",
+        cassette.to_str().unwrap(),
+        "--tool",
+        "profile",
+        "--",
+    ];
+    let server = fixture(false);
+    args.extend(server.iter().map(String::as_str));
+    let run = elicit(&args, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(reply_of(&v)["reply"]["content"]["name"], "Kept");
+    // Another form of the same tool is not the recorded one.
+    let run = elicit(&args, &[("CASSETTE_FORM", "added")]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(reply_of(&v)["reply"], json!({"action": "decline"}));
+
+    // A bad rules file: the file and the pointer, exit 2.
+    for (body, expected) in [
+        (
+            r#"{"elicit":"answers/1","rules":[{"match":{"mood":"x"},"answer":"accept"}]}"#,
+            "at /rules/0/match",
+        ),
+        (
+            r#"{"elicit":"answers/1","rules":[{"match":{"message":"("},"answer":"accept"}]}"#,
+            "at /rules/0/match/message: not a valid regular expression",
+        ),
+        (
+            r#"{"elicit":"answers/7","rules":[]}"#,
+            "at /elicit: must be \"answers/1\"",
+        ),
+        (
+            r#"{"elicit":"answers/1","rules":[{"answer":"perhaps"}]}"#,
+            "at /rules/0/answer",
+        ),
+        (r#"{"elicit":"answers/1","#, "invalid JSON at line 1"),
+    ] {
+        std::fs::write(&rules, body).unwrap();
+        let run = elicit(
+            &[
+                "--no-input",
+                "--answers",
+                rules.to_str().unwrap(),
+                form.to_str().unwrap(),
+            ],
+            &[],
+        );
+        assert_eq!(run.code, 2, "{body}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!("{}: ", rules.display())) && run.stderr.contains(expected),
+            "{body}: no {expected:?} in {}",
+            run.stderr
+        );
+        assert!(run.stdout.is_empty());
+    }
+}
+
+#[test]
+fn answer_rules_answer_in_the_proxy() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.json");
+    std::fs::write(&rules, RULES).unwrap();
+    let mut child = Command::new(BIN)
+        .args([
+            "proxy",
+            "--no-input",
+            "--answers",
+            rules.to_str().unwrap(),
+            "--",
+        ])
+        .args(fixture(false))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
+    send(
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+        "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"plain","version":"1"}}}),
+    );
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+    send(
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"link","arguments":{}}}),
+    );
+    let reply = loop {
+        line.clear();
+        assert!(
+            out.read_line(&mut line).unwrap() > 0,
+            "the proxy ended early"
+        );
+        let msg: Value = serde_json::from_str(&line).unwrap();
+        assert_ne!(msg["method"], "elicitation/create");
+        if msg["id"] == 2 {
+            break msg;
+        }
+    };
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    assert_eq!(
+        reply_of(&reply["result"])["reply"],
+        json!({"action": "decline"})
+    );
+}
+
+/// Runs `elicit proxy ARGS -- SERVER` (or `ARGS URL`, for a URL) as a
+/// client would: each message in turn, waiting for the reply to each
+/// request; returns the replies.
+fn through_proxy(args: &[&str], server: &[String], messages: &[Value]) -> Vec<Value> {
+    let remote = server.len() == 1 && server[0].starts_with("http");
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = Command::new(BIN)
+        .arg("proxy")
+        .args(args)
+        .args((!remote).then_some("--"))
+        .args(server)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut replies = Vec::new();
+    for m in messages {
+        writeln!(stdin, "{m}").unwrap();
+        let Some(id) = m.get("id") else { continue };
+        let mut line = String::new();
+        loop {
+            line.clear();
+            assert!(
+                out.read_line(&mut line).unwrap() > 0,
+                "the proxy ended early"
+            );
+            let msg: Value = serde_json::from_str(&line).unwrap();
+            if msg.get("id") == Some(id) && msg.get("method").is_none() {
+                replies.push(msg);
+                break;
+            }
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    replies
+}
+
+#[test]
+fn the_proxy_records_each_call_that_elicited() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("px.cassette.json");
+    let f = file.to_str().unwrap();
+    let call = |id: i64, tool: &str, meta: Option<Value>| {
+        let mut params = json!({"name": tool, "arguments": {"note": "n"}});
+        if let Some(m) = meta {
+            params["_meta"] = m;
+        }
+        json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":params})
+    };
+    let replies = through_proxy(
+        &[
+            "--no-input",
+            "-a",
+            "name=Px",
+            "-a",
+            "go=yes",
+            "-a",
+            "accept",
+            "--record",
+            f,
+        ],
+        &fixture(false),
+        &[
+            json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+                "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"p","version":"1"}}}),
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+            call(2, "profile", None),
+            json!({"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}),
+            call(4, "link", None),
+        ],
+    );
+    assert_eq!(replies.len(), 4);
+    let first = read(&file);
+    assert_eq!(first["tool"], "profile");
+    assert_eq!(first["arguments"], json!({"note": "n"}));
+    assert_eq!(first["protocol"], "2025-11-25");
+    assert_eq!(first["result"], replies[1]["result"]);
+    let second = read(&dir.path().join("px-2.cassette.json"));
+    assert_eq!(second["tool"], "link");
+    assert_eq!(second["elicitations"][0]["request"]["mode"], "url");
+    let run = test(&[dir.path().to_str().unwrap()], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("2 tests, 2 passed"), "{}", run.stderr);
+
+    // 2026-07-28: the rounds of input_required the proxy answered.
+    let file = dir.path().join("v2026").join("steps.cassette.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":{},
+        "io.modelcontextprotocol/clientInfo":{"name":"p","version":"1"}});
+    let replies = through_proxy(
+        &[
+            "--no-input",
+            "-a",
+            "name=Px",
+            "-a",
+            "go=yes",
+            "-a",
+            "accept",
+            "--record",
+            file.to_str().unwrap(),
+        ],
+        &fixture(true),
+        &[call(7, "steps", Some(meta))],
+    );
+    assert_eq!(replies[0]["result"]["isError"], false, "{}", replies[0]);
+    let c = read(&file);
+    assert_eq!(c["protocol"], "2026-07-28");
+    let keys: Vec<&str> = c["elicitations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["who", "go", "link"]);
+    let run = test(&[file.to_str().unwrap()], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+#[test]
+fn a_record_path_that_cannot_be_written_is_refused_before_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let nowhere = dir.path().join("no-such-folder").join("t.cassette.json");
+    let mut args = vec![
+        "call",
+        "--no-input",
+        "--record",
+        nowhere.to_str().unwrap(),
+        "--tool",
+        "profile",
+        "--",
+    ];
+    let server = fixture(false);
+    args.extend(server.iter().map(String::as_str));
+    let run = elicit(&args, &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("does not exist"), "{}", run.stderr);
+    assert!(run.stdout.is_empty());
+    let mut args = vec![
+        "call",
+        "--no-input",
+        "--record",
+        dir.path().to_str().unwrap(),
+        "--tool",
+        "profile",
+        "--",
+    ];
+    args.extend(server.iter().map(String::as_str));
+    let run = elicit(&args, &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("that is a folder"), "{}", run.stderr);
+}
+
+#[test]
+fn the_proxy_records_a_remote_server_too() {
+    installed();
+    let dir = tempfile::tempdir().unwrap();
+    let everything_js = root()
+        .join(".deps/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let port = free_port();
+    let mut cmd = Command::new("node");
+    cmd.arg(&everything_js)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string());
+    let _server = listen(cmd, port);
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let file = dir.path().join("remote.cassette.json");
+    let replies = through_proxy(
+        &[
+            "--no-input",
+            "-a",
+            "accept",
+            "-a",
+            "name=Ada",
+            "--record",
+            file.to_str().unwrap(),
+        ],
+        std::slice::from_ref(&url),
+        &[
+            json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+                "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"p","version":"1"}}}),
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+            json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"trigger-elicitation-request","arguments":{}}}),
+        ],
+    );
+    assert!(replies[1]["result"]["content"].is_array(), "{}", replies[1]);
+    let c = read(&file);
+    assert_eq!(c["server"], json!({"url": url, "transport": "auto"}));
+    assert_eq!(c["tool"], "trigger-elicitation-request");
+    assert_eq!(c["elicitations"][0]["answer"]["content"]["name"], "Ada");
+    let run = test(&[file.to_str().unwrap()], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}

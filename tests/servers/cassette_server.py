@@ -1,0 +1,160 @@
+"""A stdio MCP server for elicit's cassette tests and bench (Python stdlib only).
+
+Its form changes with the environment, so a test can record against one form and
+replay against another:
+  CASSETTE_FORM=base     name (string, required), age (integer 0..150, default 30), tags
+  CASSETTE_FORM=added    base + email (string, required, no default)
+  CASSETTE_FORM=optional base + nickname (string, optional, default "x")
+  CASSETTE_FORM=renamed  name renamed to fullName
+  CASSETTE_FORM=bound    age's maximum 150 -> 120
+  CASSETTE_FORM=silent   the tool asks nothing
+  CASSETTE_FORM=twice    the tool asks the base form twice
+
+With --stateless it speaks 2026-07-28 (server/discover; elicitations inside
+input_required results); otherwise the initialize handshake (server-to-client
+elicitation/create). Tools:
+  profile  asks the form; returns {"reply": <ElicitResult>, "args": ...}
+  steps    two rounds: a form, then a form and a URL elicitation together; on
+           2026-07-28 each round's requestState must come back byte for byte
+  link     a URL-mode elicitation
+  stamp    asks the form; the result holds a changing time and id
+"""
+
+import json
+import os
+import sys
+import time
+import uuid
+
+STATELESS = "--stateless" in sys.argv
+VARIANT = os.environ.get("CASSETTE_FORM", "base")
+
+
+def form():
+    props = {
+        "name": {"type": "string", "title": "Name", "minLength": 1},
+        "age": {"type": "integer", "minimum": 0, "maximum": 150, "default": 30},
+        "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
+    }
+    required = ["name"]
+    if VARIANT == "added":
+        props["email"] = {"type": "string", "format": "email"}
+        required.append("email")
+    if VARIANT == "optional":
+        props["nickname"] = {"type": "string", "default": "x"}
+    if VARIANT == "renamed":
+        props = {("fullName" if k == "name" else k): v for k, v in props.items()}
+        required = ["fullName"]
+    if VARIANT == "bound":
+        props["age"]["maximum"] = 120
+    return {"mode": "form", "message": "Who are you?", "requestedSchema": {"type": "object", "properties": props, "required": required}}
+
+
+CONFIRM = {"mode": "form", "message": "Go ahead?", "requestedSchema": {"type": "object", "properties": {"go": {"type": "boolean"}}, "required": ["go"]}}
+URL = {"mode": "url", "message": "Sign in to Example", "url": "https://example.com/connect?session=abc", "elicitationId": "link-1"}
+# Each round's state: a string a client must echo exactly (escapes, non-ASCII).
+STATES = ["round-1 \u00e9 \"q\" \\n \u2603", "round-2 \t tab \u00fc"]
+TOOLS = [{"name": n, "inputSchema": {"type": "object", "properties": {"note": {"type": "string"}}}} for n in ("profile", "steps", "link", "stamp")]
+
+
+def send(msg):
+    sys.stdout.write(json.dumps(msg) + "\n")
+    sys.stdout.flush()
+
+
+def read():
+    line = sys.stdin.readline()
+    if not line:
+        sys.exit(0)
+    return json.loads(line)
+
+
+counter = 0
+
+
+def ask(params):
+    """A server-to-client elicitation (handshake); returns the client's result."""
+    global counter
+    counter += 1
+    rid = "e-%d" % counter
+    send({"jsonrpc": "2.0", "id": rid, "method": "elicitation/create", "params": params})
+    while True:
+        msg = read()
+        if msg.get("id") == rid and "method" not in msg:
+            return msg.get("result", msg.get("error"))
+
+
+def text(obj, is_error=False):
+    return {"content": [{"type": "text", "text": json.dumps(obj, separators=(",", ":"))}], "isError": is_error}
+
+
+def elicit_req(params):
+    return {"method": "elicitation/create", "params": params}
+
+
+def handshake_tool(name, args):
+    if name == "link":
+        return text({"reply": ask(URL)})
+    if name == "steps":
+        first = ask(form())
+        second = ask(CONFIRM)
+        link = ask(URL)
+        return text({"replies": [first, second, link]})
+    if VARIANT == "silent":
+        return text({"reply": None, "args": args})
+    replies = [ask(form())]
+    if VARIANT == "twice":
+        replies.append(ask(form()))
+    out = {"reply": replies[0], "args": args}
+    if name == "stamp":
+        out = {"reply": replies[0], "at": time.strftime("%H:%M:%S"), "id": str(uuid.uuid4())}
+        return {"content": [{"type": "text", "text": "id " + out["id"]}, {"type": "text", "text": "at " + out["at"]}, {"type": "text", "text": json.dumps(replies[0])}], "isError": False}
+    return text(out)
+
+
+def stateless_tool(name, args, p):
+    responses = p.get("inputResponses")
+    state = p.get("requestState")
+    if name == "steps":
+        if responses is None:
+            return {"resultType": "input_required", "inputRequests": {"who": elicit_req(form())}, "requestState": STATES[0]}
+        if "who" in responses:
+            if state != STATES[0]:
+                return dict(text({"error": "requestState of round 1 came back changed", "got": state}, True), resultType="complete")
+            return {"resultType": "input_required", "inputRequests": {"go": elicit_req(CONFIRM), "link": elicit_req({k: v for k, v in URL.items() if k != "elicitationId"})}, "requestState": STATES[1] + "|" + json.dumps(responses["who"], sort_keys=True)}
+        if state is None or not state.startswith(STATES[1] + "|"):
+            return dict(text({"error": "requestState of round 2 came back changed", "got": state}, True), resultType="complete")
+        first = json.loads(state.split("|", 1)[1])
+        return dict(text({"replies": [first, responses.get("go"), responses.get("link")]}), resultType="complete")
+    if name == "link":
+        if responses is None:
+            return {"resultType": "input_required", "inputRequests": {"link": elicit_req({k: v for k, v in URL.items() if k != "elicitationId"})}}
+        return dict(text({"reply": responses.get("link")}), resultType="complete")
+    if VARIANT == "silent":
+        return dict(text({"reply": None, "args": args}), resultType="complete")
+    if responses is None:
+        return {"resultType": "input_required", "inputRequests": {"who": elicit_req(form())}, "requestState": STATES[0]}
+    return dict(text({"reply": responses.get("who"), "args": args}), resultType="complete")
+
+
+while True:
+    msg = read()
+    method, rid = msg.get("method"), msg.get("id")
+    if rid is None or "method" not in msg:
+        continue
+    if method == "server/discover":
+        if STATELESS:
+            send({"jsonrpc": "2.0", "id": rid, "result": {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "serverInfo": {"name": "cassette-fixture", "version": "1"}, "resultType": "complete"}})
+        else:
+            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
+    elif method == "initialize":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "cassette-fixture", "version": "1"}}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": TOOLS}})
+    elif method == "tools/call":
+        p = msg["params"]
+        name, args = p["name"], p.get("arguments", {})
+        result = stateless_tool(name, args, p) if STATELESS else handshake_tool(name, args)
+        send({"jsonrpc": "2.0", "id": rid, "result": result})
+    else:
+        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
