@@ -27,6 +27,8 @@ pub struct SseTransport {
     /// Where messages are POSTed (from the `endpoint` event).
     endpoint: String,
     rx: Receiver<Delivery>,
+    /// Our own way into `rx`, for [`Transport::waker`].
+    wake: Sender<Delivery>,
 }
 
 impl SseTransport {
@@ -52,6 +54,7 @@ impl SseTransport {
             )));
         }
         let (tx, rx) = mpsc::channel::<Delivery>();
+        let wake = tx.clone();
         let (endpoint_tx, endpoint_rx) = mpsc::channel::<Result<String, String>>();
         let base = url.to_string();
         let reader_client = client.clone();
@@ -73,6 +76,7 @@ impl SseTransport {
             client,
             endpoint,
             rx,
+            wake,
         })
     }
 
@@ -190,6 +194,13 @@ impl Transport for SseTransport {
     }
 
     fn close(&mut self, _grace: Duration) {}
+
+    fn waker(&self) -> Option<super::Waker> {
+        let wake = self.wake.clone();
+        Some(Arc::new(move || {
+            let _ = wake.send(Ok(Incoming::TimedOut));
+        }))
+    }
 }
 
 #[cfg(test)]
