@@ -897,6 +897,7 @@ fn read_stream(shared: &Shared, body: Body, pending: Option<&str>) -> StreamEnd 
                     continue;
                 }
                 if shared.deliver(&ev.data, pending) {
+                    read_past_reply(shared, &mut sse);
                     return StreamEnd::Answered;
                 }
             }
@@ -911,6 +912,34 @@ fn read_stream(shared: &Shared, body: Body, pending: Option<&str>) -> StreamEnd 
         retry: sse.retry(),
         error,
     }
+}
+
+/// How many request streams may be read on past their reply at once.
+const MAX_READ_PAST_REPLY: usize = 8;
+/// Request streams being read on past their reply.
+static READING_PAST_REPLY: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// After the reply, a server ends the stream (the spec says it should), and
+/// its end is usually in the same read as the reply: reading on to it hands
+/// the connection back to the agent's pool, where dropping the body would
+/// close it and cost the next request a new connection. What else comes on
+/// the stream meanwhile is delivered. A server that holds streams open
+/// holds at most [`MAX_READ_PAST_REPLY`] of these threads; past that, a
+/// stream is dropped at its reply.
+fn read_past_reply<R: std::io::BufRead>(shared: &Shared, sse: &mut SseReader<R>) {
+    use std::sync::atomic::Ordering;
+    if READING_PAST_REPLY.fetch_add(1, Ordering::SeqCst) < MAX_READ_PAST_REPLY {
+        for ev in sse.by_ref() {
+            match ev {
+                Ok(ev) if !ev.data.is_empty() && ev.event == "message" => {
+                    shared.deliver(&ev.data, None);
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+    }
+    READING_PAST_REPLY.fetch_sub(1, Ordering::SeqCst);
 }
 
 /// Reads a request's reply (JSON or a stream, resumed as needed); every
@@ -1411,10 +1440,9 @@ impl Transport for HttpTransport {
     }
 
     fn waker(&self) -> Option<super::Waker> {
-        // After a fall-back to the legacy transport, messages arrive on its
-        // channel, not this one: no waker then (the owner waits in slices).
-        if self.legacy.is_some() {
-            return None;
+        // After a fall-back, messages arrive on the legacy transport's channel.
+        if let Some(l) = &self.legacy {
+            return l.waker();
         }
         let shared = self.shared.clone();
         // Never waits on a full queue: anything queued wakes the owner too.

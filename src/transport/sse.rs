@@ -29,6 +29,8 @@ pub struct SseTransport {
     /// Where messages are POSTed (from the `endpoint` event).
     endpoint: String,
     rx: QueueReceiver<Delivery>,
+    /// Our own way into `rx`, for [`Transport::waker`].
+    wake: QueueSender<Delivery>,
 }
 
 impl SseTransport {
@@ -60,6 +62,7 @@ impl SseTransport {
             )));
         }
         let (tx, rx) = queue::bounded::<Delivery>();
+        let wake = tx.clone();
         let (endpoint_tx, endpoint_rx) = mpsc::channel::<Result<String, String>>();
         let base = url.to_string();
         let reader_client = client.clone();
@@ -92,6 +95,7 @@ impl SseTransport {
             client,
             endpoint,
             rx,
+            wake,
         })
     }
 
@@ -240,6 +244,13 @@ impl Transport for SseTransport {
     }
 
     fn close(&mut self, _grace: Duration) {}
+
+    fn waker(&self) -> Option<super::Waker> {
+        let wake = self.wake.clone();
+        Some(Arc::new(move || {
+            wake.send_if_empty(Ok(Incoming::TimedOut));
+        }))
+    }
 }
 
 #[cfg(test)]

@@ -170,3 +170,45 @@ fn the_client_hanging_up_ends_the_proxy_while_a_send_never_completes() {
     assert_eq!(status.code(), Some(0));
     assert!(started.elapsed() < Duration::from_secs(4));
 }
+
+// Fails before the event stream of a request was read to its end: each
+// request's connection was closed at its reply, and the next one opened
+// another.
+#[test]
+fn sequential_requests_reuse_one_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("posts.jsonl");
+    let server = http_server(
+        "python3",
+        &[
+            "tests/servers/http_stalling.py",
+            "count",
+            record.to_str().unwrap(),
+        ],
+    );
+    let (mut child, mut stdin, out) = proxy(&server, &[]);
+    handshake(&mut stdin, &out);
+    for id in 1..=5 {
+        send(
+            &mut stdin,
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "t"}}),
+        );
+        let reply = out.recv_timeout(Duration::from_secs(20)).expect("a reply");
+        assert_eq!(reply["id"], id, "{reply}");
+    }
+    drop(stdin);
+    wait_at_most(&mut child, Duration::from_secs(10));
+    let ports: std::collections::HashSet<u64> = std::fs::read_to_string(&record)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|p| p["method"] == "tools/call")
+        .map(|p| p["port"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        ports.len(),
+        1,
+        "five calls came on {} connections",
+        ports.len()
+    );
+}

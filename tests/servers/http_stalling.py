@@ -6,6 +6,8 @@ Usage: python3 tests/servers/http_stalling.py MODE [RECORD] PORT
   stall-notify  every notification or reply POST is held open, never answered
   ask           tools/call streams an elicitation/create (id "q-5") and waits for its answer,
                 which is written as a JSON line to RECORD, then the tool's result
+  count         answers at once (tools/call as a short event stream) over HTTP/1.1 keep-alive,
+                and writes each POST's method and client port (its connection) to RECORD
 Binds 127.0.0.1 only.
 """
 
@@ -22,6 +24,9 @@ ANSWERED = threading.Event()
 
 
 class Handler(BaseHTTPRequestHandler):
+    if MODE == "count":
+        protocol_version = "HTTP/1.1"
+
     def log_message(self, *args):
         pass
 
@@ -48,6 +53,9 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         msg = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
         method, mid = msg.get("method"), msg.get("id")
+        if MODE == "count":
+            with open(RECORD, "a") as f:
+                f.write(json.dumps({"method": method, "port": self.client_address[1]}) + "\n")
         if method == "initialize":
             result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
                       "serverInfo": {"name": "stalling", "version": "1"}}
@@ -63,6 +71,10 @@ class Handler(BaseHTTPRequestHandler):
             return self.reply(202)
         if MODE == "silent":
             return self.hold()
+        if MODE == "count" and method == "tools/call":
+            done = {"jsonrpc": "2.0", "id": mid, "result": {"content": []}}
+            body = b"event: message\ndata: " + json.dumps(done).encode() + b"\n\n"
+            return self.reply(200, body, "text/event-stream")
         if MODE == "ask" and method == "tools/call":
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")

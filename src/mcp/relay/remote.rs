@@ -7,7 +7,7 @@
 //! bodies, not lines), so messages are parsed and re-serialised: their
 //! order and content (as JSON values) are kept.
 //!
-//! Threads, and why no lock is ever held across a blocking call:
+//! Threads, and why no lock is ever held across a wait on the server:
 //!
 //! - the server thread owns the transport: it sends what the others queue
 //!   for it (woken at once through [`Transport::waker`]) and waits for the
@@ -15,14 +15,16 @@
 //!   POST) stalls only this thread;
 //! - the client reader parses the client's lines, refuses requests past
 //!   [`MAX_IN_FLIGHT`], and queues the rest for the server thread;
-//! - the client writer writes what goes to the client (a bounded queue: a
-//!   client that stops reading slows the server thread down, never grows
-//!   memory);
 //! - the core's resolver answers elicitations, one at a time;
 //! - this thread watches: the client hanging up, signals, the server going
 //!   away, and requests the server has not answered in time
-//!   (`--request-timeout`). It never waits on the server, so it ends the
-//!   run at once whatever the server does.
+//!   (`--request-timeout`). It never waits on the server, nor on the
+//!   client's pipe (it only tries its lock), so it ends the run at once
+//!   whatever the server does.
+//!
+//! What goes to the client is written whole, message by message, under the
+//! lock of the client's stdout (held for that write only): no thread hop on
+//! the way back, which is most of a round trip's cost on a busy machine.
 //!
 //! Signals, as for a stdio server: Ctrl-C at a prompt cancels that
 //! elicitation only, decided when it arrives ([`crate::signals`]); a Ctrl-C with
@@ -34,7 +36,7 @@
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender, TryRecvError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -60,14 +62,12 @@ pub const TOO_MANY_IN_FLIGHT: i64 = -32000;
 /// The JSON-RPC error for a request the server did not answer in time (the
 /// code the MCP SDKs use for a request timeout).
 pub const REQUEST_TIMED_OUT: i64 = -32001;
-/// Messages queued for the client before the server thread waits.
-const TO_CLIENT_QUEUE: usize = 256;
 /// How often the watching thread looks at signals and timeouts.
-const TICK: Duration = Duration::from_millis(20);
+const TICK: Duration = Duration::from_millis(50);
 /// How long the server thread waits for the server between sends; with a
 /// waker a send ends the wait at once, without one this is the latency.
 const SLICE_WOKEN: Duration = Duration::from_millis(500);
-const SLICE_UNWOKEN: Duration = Duration::from_millis(5);
+const SLICE_UNWOKEN: Duration = Duration::from_millis(20);
 /// How long ending the session (and delivering what is queued for the
 /// client) may take before elicit exits regardless.
 const END_WAIT: Duration = Duration::from_secs(2);
@@ -120,13 +120,6 @@ enum Outgoing {
     Close,
 }
 
-/// What goes to the client writer.
-enum ToClient {
-    Message(Value),
-    /// Everything before this was written: say so.
-    Flushed(Sender<()>),
-}
-
 /// A request sent to the server and not answered yet.
 struct Flight {
     /// The client's id, for an error reply.
@@ -154,7 +147,8 @@ enum Event {
 struct Remote {
     outbox: Sender<Outgoing>,
     waker: Mutex<Option<Waker>>,
-    to_client: SyncSender<ToClient>,
+    /// The client's stdout: one whole message per write, then a flush.
+    client_out: Mutex<Box<dyn Write + Send>>,
     /// By the id (JSON text) the server was sent.
     flights: Mutex<HashMap<String, Flight>>,
     max_in_flight: usize,
@@ -217,8 +211,16 @@ impl Sides for Remote {
         if let Some(Ok(mut r)) = self.record.as_ref().map(|r| r.lock()) {
             r.message("recv", message);
         }
-        let _ = self.to_client.send(ToClient::Message(message.clone()));
+        let mut out = self.client_out.lock().unwrap_or_else(|e| e.into_inner());
+        write_line(&mut **out, message);
     }
+}
+
+/// One message as one line, in one write.
+fn write_line(out: &mut dyn Write, message: &Value) {
+    let mut line = serde_json::to_vec(message).expect("values serialise");
+    line.push(b'\n');
+    let _ = out.write_all(&line).and_then(|_| out.flush());
 }
 
 fn method_of(message: &Value) -> &str {
@@ -256,12 +258,11 @@ fn relay(
     signalled: &dyn Fn() -> Option<(i32, &'static str)>,
 ) -> i32 {
     let (outbox, outgoing) = mpsc::channel();
-    let (to_client, client_queue) = mpsc::sync_channel(TO_CLIENT_QUEUE);
     let (events, event_rx) = mpsc::channel();
     let sides = Remote {
         outbox,
         waker: Mutex::new(server.waker()),
-        to_client,
+        client_out: Mutex::new(parties.client_out),
         flights: Mutex::new(HashMap::new()),
         max_in_flight: options.max_in_flight.max(1),
         request_timeout: options.request_timeout,
@@ -276,8 +277,7 @@ fn relay(
         record: options.record.clone(),
     };
     let relay = Relay::start(sides, relay_options, parties.scripted, parties.person);
-    let (client_in, client_out) = (parties.client_in, parties.client_out);
-    std::thread::spawn(move || write_client(client_out, client_queue));
+    let client_in = parties.client_in;
     {
         let relay = relay.clone();
         let events = events.clone();
@@ -305,7 +305,6 @@ fn relay(
             }
             Some(Event::ServerClosed) | Some(Event::Closed) => {
                 eprintln!("elicit proxy: the server closed the connection");
-                flush_client(&relay);
                 relay.warn_unused();
                 return 1;
             }
@@ -345,20 +344,6 @@ fn end_session(relay: &RemoteRelay, events: &Receiver<Event>) {
     }
 }
 
-/// Waits (at most [`END_WAIT`]) until what was queued for the client is
-/// written.
-fn flush_client(relay: &RemoteRelay) {
-    let (done, flushed) = mpsc::channel();
-    if relay
-        .side
-        .to_client
-        .try_send(ToClient::Flushed(done))
-        .is_ok()
-    {
-        let _ = flushed.recv_timeout(END_WAIT);
-    }
-}
-
 /// Answers, with [`REQUEST_TIMED_OUT`], the client's requests the server
 /// has not answered within the timeout. Their slots stay taken until the
 /// transport is done with them (a late reply is dropped).
@@ -386,16 +371,14 @@ fn time_out_requests(relay: &RemoteRelay) {
                     humantime::format_duration(timeout)
                 ),
             );
-            // A full queue to the client: try again on the next tick.
-            if relay
-                .side
-                .to_client
-                .try_send(ToClient::Message(reply))
-                .is_ok()
-            {
-                f.answered = true;
-                late.push(f.client_id.to_string());
-            }
+            // A write to the client under way (a client that does not read):
+            // try again on the next tick, never wait here.
+            let Ok(mut out) = relay.side.client_out.try_lock() else {
+                break;
+            };
+            write_line(&mut **out, &reply);
+            f.answered = true;
+            late.push(f.client_id.to_string());
         }
     }
     for client_id in late {
@@ -458,11 +441,14 @@ fn serve(
             }
             // A Ctrl-C ended the wait: whose it was is decided elsewhere.
             Err(_) if crate::signals::interrupt_count() != ctrl_c => {}
+            // Anything else ends the connection (the event stream broke).
             Err(e) => {
                 eprintln!(
                     "elicit proxy: {}",
                     crate::text::sanitize::sanitize_block(&e.to_string())
                 );
+                let _ = events.send(Event::ServerClosed);
+                return;
             }
         }
     }
@@ -530,29 +516,6 @@ fn from_server(relay: &RemoteRelay, msg: Value) {
             relay.side.log("recv", "client", Ok(&msg));
             relay.side.to_client(&msg)
         }
-    }
-}
-
-/// The client writer: one line per message, flushed when the queue is
-/// empty (a burst goes out in one write).
-fn write_client(out: Box<dyn Write + Send>, queue: Receiver<ToClient>) {
-    let mut out = std::io::BufWriter::with_capacity(64 * 1024, out);
-    while let Ok(first) = queue.recv() {
-        let mut next = Some(first);
-        while let Some(item) = next {
-            match item {
-                ToClient::Message(m) => {
-                    let _ = serde_json::to_writer(&mut out, &m);
-                    let _ = out.write_all(b"\n");
-                }
-                ToClient::Flushed(done) => {
-                    let _ = out.flush();
-                    let _ = done.send(());
-                }
-            }
-            next = queue.try_recv().ok();
-        }
-        let _ = out.flush();
     }
 }
 
