@@ -133,9 +133,9 @@ pub struct Parties {
     pub client_out: Box<dyn std::io::Write + Send>,
 }
 
-/// The settings the core needs.
+/// What both proxies share: the settings of the relay core.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct RelayOptions {
+pub struct RelayOptions {
     /// Leave elicitations of a mode the client declared to the client.
     pub passthrough_declared: bool,
     pub verbose: bool,
@@ -149,7 +149,7 @@ pub(crate) struct RelayOptions {
 }
 
 /// The cassette recorder a proxy shares between its sides and its resolver.
-pub(crate) type Recording = Arc<Mutex<crate::cassette::proxy_record::ProxyRecorder>>;
+pub type Recording = Arc<Mutex<crate::cassette::proxy_record::ProxyRecorder>>;
 
 /// The relay core, over a pair of [`Sides`].
 pub(crate) struct Relay<S: Sides> {

@@ -42,7 +42,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::{Parties, Relay, RelayOptions, Sides, Taken};
+use super::{Parties, Relay, Sides, Taken};
 use crate::error::{rpc_code, ElicitError};
 use crate::transport::{Incoming, Transport, Waker};
 
@@ -74,9 +74,6 @@ const END_WAIT: Duration = Duration::from_secs(2);
 
 /// Settings of a remote relay.
 pub struct RemoteProxyOptions {
-    /// Leave elicitations of a mode the client declared to the client.
-    pub passthrough_declared: bool,
-    pub verbose: bool,
     /// See [`MAX_IN_FLIGHT`].
     pub max_in_flight: usize,
     /// See [`REQUEST_TIMEOUT`].
@@ -85,25 +82,17 @@ pub struct RemoteProxyOptions {
     /// (`by`) or got it (`to`): `client` or `elicit`, as the stdio proxy
     /// writes. Kept here, not in the transport, which cannot tell.
     pub log: Option<crate::transport::MessageLog>,
-    /// The modes elicit declares on the client's behalf (`--modes`).
-    pub modes: crate::mcp::modes::ElicitModes,
-    /// `--strict`: every elicitation the server sends is checked.
-    pub strict: Option<crate::mcp::strict::Strict>,
-    /// `--record`: see [`super::RelayOptions::record`].
-    pub record: Option<super::Recording>,
+    /// What both proxies share: the relay core's options.
+    pub relay: super::RelayOptions,
 }
 
 impl Default for RemoteProxyOptions {
     fn default() -> Self {
         RemoteProxyOptions {
-            passthrough_declared: false,
-            verbose: false,
             max_in_flight: MAX_IN_FLIGHT,
             request_timeout: REQUEST_TIMEOUT,
             log: None,
-            modes: Default::default(),
-            strict: None,
-            record: None,
+            relay: super::RelayOptions::default(),
         }
     }
 }
@@ -267,17 +256,11 @@ fn relay(
         max_in_flight: options.max_in_flight.max(1),
         request_timeout: options.request_timeout,
         log: options.log,
-        record: options.record.clone(),
+        record: options.relay.record.clone(),
     };
-    let relay_options = RelayOptions {
-        passthrough_declared: options.passthrough_declared,
-        verbose: options.verbose,
-        modes: options.modes,
-        strict: options.strict.clone(),
-        record: options.record.clone(),
-    };
-    let relay = Relay::start(sides, relay_options, parties.scripted, parties.person);
     let client_in = parties.client_in;
+    let core = options.relay.clone();
+    let relay = Relay::start(sides, core, parties.scripted, parties.person);
     {
         let relay = relay.clone();
         let events = events.clone();

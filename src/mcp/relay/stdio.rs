@@ -30,7 +30,7 @@ use serde_json::{json, Value};
 
 #[cfg(target_os = "linux")]
 use super::splice;
-use super::{classify, Parties, Relay, RelayOptions, Sides, Taken};
+use super::{classify, Parties, Relay, Sides, Taken};
 use crate::error::ElicitError;
 use crate::transport::process_group::ProcessGroup;
 use crate::transport::stdio::spawn_server;
@@ -42,9 +42,6 @@ pub struct ProxyOptions {
     pub command: Vec<String>,
     pub server_log: Option<PathBuf>,
     pub log: Option<MessageLog>,
-    /// Leave elicitations of a mode the client declared to the client.
-    pub passthrough_declared: bool,
-    pub verbose: bool,
     /// After the client hangs up, how long the server has to exit before it
     /// is sent SIGTERM (and SIGKILL two seconds later).
     pub shutdown_grace: Duration,
@@ -55,12 +52,8 @@ pub struct ProxyOptions {
     /// when the relay may move pass-through bytes between them and the
     /// server with splice(2) (see [`splice`]); None: plain reads and writes.
     pub client_fds: Option<(RawFd, RawFd)>,
-    /// The modes elicit declares on the client's behalf (`--modes`).
-    pub modes: crate::mcp::modes::ElicitModes,
-    /// `--strict`: every elicitation the server sends is checked.
-    pub strict: Option<crate::mcp::strict::Strict>,
-    /// `--record`: see [`super::RelayOptions::record`].
-    pub record: Option<super::Recording>,
+    /// What both proxies share: the relay core's options.
+    pub relay: super::RelayOptions,
 }
 
 /// The two pipes: the server's stdin and the client's stdout, each written
@@ -189,16 +182,10 @@ pub fn run_proxy(options: ProxyOptions, parties: Parties) -> Result<i32, ElicitE
         to_server: Mutex::new(Some(BufWriter::with_capacity(64 * 1024, server_in))),
         to_client: Mutex::new(BufWriter::with_capacity(64 * 1024, parties.client_out)),
         log: options.log.clone(),
-        record: options.record.clone(),
+        record: options.relay.record.clone(),
     };
-    let relay_options = RelayOptions {
-        passthrough_declared: options.passthrough_declared,
-        verbose: options.verbose,
-        modes: options.modes,
-        strict: options.strict.clone(),
-        record: options.record.clone(),
-    };
-    let relay = Relay::start(pipes, relay_options, parties.scripted, parties.person);
+    let core = options.relay.clone();
+    let relay = Relay::start(pipes, core, parties.scripted, parties.person);
     let client_in = parties.client_in;
     let server_done = Arc::new(AtomicBool::new(false));
     forward_signals(group.clone(), options.forward_sigint);

@@ -46,6 +46,13 @@ pub fn run(args: &ProxyArgs) -> i32 {
                 args.verbose,
             ));
         let log = args.log.as_deref().map(MessageLog::create).transpose()?;
+        let relay = |record| elicit::mcp::relay::RelayOptions {
+            passthrough_declared: args.passthrough_declared,
+            verbose: args.verbose,
+            modes: args.checks.modes,
+            strict: strict.clone(),
+            record,
+        };
         let command = match target {
             ServerTarget::Command(command) => command,
             ServerTarget::Url(ref address) => {
@@ -79,17 +86,13 @@ pub fn run(args: &ProxyArgs) -> i32 {
                 return elicit::mcp::relay::remote::run_remote_proxy(
                     server,
                     elicit::mcp::relay::remote::RemoteProxyOptions {
-                        passthrough_declared: args.passthrough_declared,
-                        verbose: args.verbose,
                         max_in_flight: elicit::mcp::relay::remote::MAX_IN_FLIGHT,
                         request_timeout: args.request_timeout,
                         log,
-                        modes: args.checks.modes,
-                        strict: strict.clone(),
-                        record: recorder(
+                        relay: relay(recorder(
                             args,
                             super::call::recorded_server(&url, args.target.transport),
-                        )?,
+                        )?),
                     },
                     parties(scripted, person),
                 )
@@ -102,14 +105,10 @@ pub fn run(args: &ProxyArgs) -> i32 {
                 command,
                 server_log: args.server_log.clone(),
                 log,
-                passthrough_declared: args.passthrough_declared,
-                verbose: args.verbose,
                 shutdown_grace: args.shutdown_grace,
                 forward_sigint,
                 client_fds: Some((0, 1)),
-                modes: args.checks.modes,
-                strict: strict.clone(),
-                record,
+                relay: relay(record),
             },
             parties(scripted, person),
         )
