@@ -133,9 +133,9 @@ pub struct Parties {
     pub client_out: Box<dyn std::io::Write + Send>,
 }
 
-/// The settings the core needs.
+/// What the core decides by, the same for both proxies.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct RelayOptions {
+pub struct RelayOptions {
     /// Leave elicitations of a mode the client declared to the client.
     pub passthrough_declared: bool,
     pub verbose: bool,

@@ -74,9 +74,8 @@ const END_WAIT: Duration = Duration::from_secs(2);
 
 /// Settings of a remote relay.
 pub struct RemoteProxyOptions {
-    /// Leave elicitations of a mode the client declared to the client.
-    pub passthrough_declared: bool,
-    pub verbose: bool,
+    /// What the relay core decides by (modes, `--strict`, `-v`).
+    pub relay: RelayOptions,
     /// See [`MAX_IN_FLIGHT`].
     pub max_in_flight: usize,
     /// See [`REQUEST_TIMEOUT`].
@@ -85,22 +84,15 @@ pub struct RemoteProxyOptions {
     /// (`by`) or got it (`to`): `client` or `elicit`, as the stdio proxy
     /// writes. Kept here, not in the transport, which cannot tell.
     pub log: Option<crate::transport::MessageLog>,
-    /// The modes elicit declares on the client's behalf (`--modes`).
-    pub modes: crate::mcp::modes::ElicitModes,
-    /// `--strict`: every elicitation the server sends is checked.
-    pub strict: Option<crate::mcp::strict::Strict>,
 }
 
 impl Default for RemoteProxyOptions {
     fn default() -> Self {
         RemoteProxyOptions {
-            passthrough_declared: false,
-            verbose: false,
+            relay: RelayOptions::default(),
             max_in_flight: MAX_IN_FLIGHT,
             request_timeout: REQUEST_TIMEOUT,
             log: None,
-            modes: Default::default(),
-            strict: None,
         }
     }
 }
@@ -261,13 +253,12 @@ fn relay(
         request_timeout: options.request_timeout,
         log: options.log,
     };
-    let relay_options = RelayOptions {
-        passthrough_declared: options.passthrough_declared,
-        verbose: options.verbose,
-        modes: options.modes,
-        strict: options.strict.clone(),
-    };
-    let relay = Relay::start(sides, relay_options, parties.scripted, parties.person);
+    let relay = Relay::start(
+        sides,
+        options.relay.clone(),
+        parties.scripted,
+        parties.person,
+    );
     let client_in = parties.client_in;
     {
         let relay = relay.clone();

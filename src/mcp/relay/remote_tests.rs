@@ -235,6 +235,8 @@ fn a_request_the_server_does_not_answer_times_out_and_its_late_reply_is_dropped(
     // ...and the late reply is not relayed.
     s.server
         .send(json!({"jsonrpc": "2.0", "id": "slow", "result": {}}));
+    // (The slot frees when the server thread has taken the late reply.)
+    std::thread::sleep(Duration::from_millis(300));
     s.send(ping(3));
     assert_eq!(s.server.receive(WAIT).unwrap()["id"], 3);
     s.server

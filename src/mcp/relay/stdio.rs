@@ -42,9 +42,8 @@ pub struct ProxyOptions {
     pub command: Vec<String>,
     pub server_log: Option<PathBuf>,
     pub log: Option<MessageLog>,
-    /// Leave elicitations of a mode the client declared to the client.
-    pub passthrough_declared: bool,
-    pub verbose: bool,
+    /// What the relay core decides by (modes, `--strict`, `-v`).
+    pub relay: RelayOptions,
     /// After the client hangs up, how long the server has to exit before it
     /// is sent SIGTERM (and SIGKILL two seconds later).
     pub shutdown_grace: Duration,
@@ -55,10 +54,6 @@ pub struct ProxyOptions {
     /// when the relay may move pass-through bytes between them and the
     /// server with splice(2) (see [`splice`]); None: plain reads and writes.
     pub client_fds: Option<(RawFd, RawFd)>,
-    /// The modes elicit declares on the client's behalf (`--modes`).
-    pub modes: crate::mcp::modes::ElicitModes,
-    /// `--strict`: every elicitation the server sends is checked.
-    pub strict: Option<crate::mcp::strict::Strict>,
 }
 
 /// The two pipes: the server's stdin and the client's stdout, each written
@@ -176,14 +171,13 @@ pub fn run_proxy(options: ProxyOptions, parties: Parties) -> Result<i32, ElicitE
         to_client: Mutex::new(BufWriter::with_capacity(64 * 1024, parties.client_out)),
         log: options.log.clone(),
     };
-    let relay_options = RelayOptions {
-        passthrough_declared: options.passthrough_declared,
-        verbose: options.verbose,
-        modes: options.modes,
-        strict: options.strict.clone(),
-    };
-    let relay = Relay::start(pipes, relay_options, parties.scripted, parties.person);
     let client_in = parties.client_in;
+    let relay = Relay::start(
+        pipes,
+        options.relay.clone(),
+        parties.scripted,
+        parties.person,
+    );
     let server_done = Arc::new(AtomicBool::new(false));
     forward_signals(group.clone(), options.forward_sigint);
     if !options.forward_sigint {

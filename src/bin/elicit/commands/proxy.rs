@@ -34,6 +34,12 @@ pub fn run(args: &ProxyArgs) -> i32 {
         use anyhow::Context;
         let target = ServerTarget::from_args(args.target.url.as_deref(), &args.target.command)?;
         let scripted = load_answers(&args.answers)?;
+        let relay_options = elicit::mcp::relay::RelayOptions {
+            passthrough_declared: args.passthrough_declared,
+            verbose: args.verbose,
+            modes: args.checks.modes,
+            strict: strict.clone(),
+        };
         let person = person(&args.answers, args.prompt_timeout, "--prompt-timeout");
         let forward_sigint = matches!(person, Person::Nobody(_));
         let person: Box<dyn Resolver + Send> = match person {
@@ -72,13 +78,10 @@ pub fn run(args: &ProxyArgs) -> i32 {
                 return elicit::mcp::relay::remote::run_remote_proxy(
                     server,
                     elicit::mcp::relay::remote::RemoteProxyOptions {
-                        passthrough_declared: args.passthrough_declared,
-                        verbose: args.verbose,
+                        relay: relay_options,
                         max_in_flight: elicit::mcp::relay::remote::MAX_IN_FLIGHT,
                         request_timeout: args.request_timeout,
                         log,
-                        modes: args.checks.modes,
-                        strict: strict.clone(),
                     },
                     parties(scripted, person),
                 )
@@ -90,13 +93,10 @@ pub fn run(args: &ProxyArgs) -> i32 {
                 command,
                 server_log: args.server_log.clone(),
                 log,
-                passthrough_declared: args.passthrough_declared,
-                verbose: args.verbose,
+                relay: relay_options,
                 shutdown_grace: args.shutdown_grace,
                 forward_sigint,
                 client_fds: Some((0, 1)),
-                modes: args.checks.modes,
-                strict: strict.clone(),
             },
             parties(scripted, person),
         )
