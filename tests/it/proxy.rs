@@ -804,7 +804,12 @@ fn remote_proxy_client_hang_up_mid_elicitation_tells_the_server_cancel() {
             record.to_str().unwrap(),
         ],
     );
+    // The directory holds the client's fifo and the proxy's stdout: bound
+    // (not left to `..`, which drops it here) so it outlives the shell's
+    // redirections; dropped early, sh fails on `> out.jsonl` and the proxy
+    // never runs.
     let PtyProxy {
+        dir: _dir,
         mut session,
         mut client,
         ..
