@@ -34,6 +34,11 @@ pub struct ReplayOptions {
     /// The wait for each reply from the server.
     pub timeout: Option<Duration>,
     pub verbose: bool,
+    /// `--modes`: the elicitation modes declared to the server.
+    pub modes: crate::mcp::modes::ElicitModes,
+    /// `--strict` (with its `--allow`/`--deny`): the lint and session rules
+    /// on every elicitation of the replay; an error finding fails the test.
+    pub strict: Option<crate::lint::Levels>,
 }
 
 /// How one replay ended.
@@ -270,8 +275,18 @@ fn run(cassette: &Cassette, options: &ReplayOptions) -> (Verdict, Option<Cassett
         failure: Vec::new(),
         seen: Vec::new(),
     };
+    let strict = options.strict.clone().map(|levels| {
+        crate::mcp::strict::Strict::new(
+            levels,
+            options.modes,
+            revision_of(&cassette.protocol),
+            false,
+        )
+    });
     let mut handler = ElicitHandler::new(&scripted, &mut nobody);
     handler.observer = Some(&mut replayer);
+    handler.modes = options.modes;
+    handler.strict = strict.clone();
     let mut client = match McpClient::connect(
         server,
         protocol_choice(&cassette.protocol),
@@ -312,6 +327,21 @@ fn run(cassette: &Cassette, options: &ReplayOptions) -> (Verdict, Option<Cassett
     };
     if !replayer.failure.is_empty() {
         return (Verdict::Fail(replayer.failure), None);
+    }
+    if let Some(strict) = strict.filter(|s| s.has_errors()) {
+        let errors: Vec<String> = strict
+            .findings()
+            .iter()
+            .filter(|f| f.severity == crate::lint::Severity::Error)
+            .map(crate::mcp::strict::finding_line)
+            .collect();
+        let mut lines = vec![format!(
+            "--strict: the server's elicitations broke {} rule{} of error severity",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        )];
+        lines.extend(errors);
+        return (Verdict::Fail(lines), None);
     }
     if options.update {
         let mut updated = cassette.clone();
@@ -365,5 +395,16 @@ fn run(cassette: &Cassette, options: &ReplayOptions) -> (Verdict, Option<Cassett
         (Verdict::Pass, None)
     } else {
         (Verdict::Fail(lines), None)
+    }
+}
+
+/// The revision `--strict` follows for a cassette: the one it was recorded
+/// with (`auto` and unknown names: the newest).
+fn revision_of(protocol: &str) -> crate::lint::Revision {
+    use crate::lint::Revision;
+    match protocol {
+        "2025-06-18" => Revision::V2025_06_18,
+        "2025-11-25" => Revision::V2025_11_25,
+        _ => Revision::V2026_07_28,
     }
 }

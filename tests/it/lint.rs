@@ -1158,3 +1158,55 @@ mod any_schema {
         }
     }
 }
+
+/// `elicit test --strict`: a recorded flow whose form breaks a rule of
+/// error severity replays green without `--strict` and fails with the
+/// finding under it (the finding named, the exit status 1 of a failed test).
+#[test]
+fn test_strict_fails_a_replay_whose_elicitation_breaks_a_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("nested.cassette.json");
+    let record = cassette.to_str().unwrap();
+    let (code, _, err) = call(
+        &[
+            "--record",
+            record,
+            "--tool",
+            "nested_form",
+            "-a",
+            "name=Ada",
+            "-a",
+            r#"address={"street":"Main"}"#,
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let replay = |extra: &[&str]| {
+        let o = Command::cargo_bin("elicit")
+            .unwrap()
+            .current_dir(root())
+            .arg("test")
+            .args(extra)
+            .arg(&cassette)
+            .env("NO_COLOR", "1")
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, err) = replay(&[]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, err) = replay(&["--strict"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("--strict: the server's elicitations broke 1 rule"),
+        "{err}"
+    );
+    assert!(err.contains("form-nested-property"), "{err}");
+    // --allow puts the rule out of the way again.
+    let (code, err) = replay(&["--strict", "--allow", "form-nested-property"]);
+    assert_eq!(code, Some(0), "{err}");
+}

@@ -290,6 +290,11 @@ pub struct TestArgs {
     /// Show the servers' notifications and requests on stderr.
     #[arg(short, long)]
     pub verbose: bool,
+
+    // --modes, --strict, --allow, --deny: as for `call`; under --strict a
+    // test with an error finding fails, with the findings as its reason.
+    #[command(flatten)]
+    pub checks: StrictArgs,
 }
 
 /// The report formats of `elicit test --format`.

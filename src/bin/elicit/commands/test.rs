@@ -75,12 +75,22 @@ fn test(args: &TestArgs) -> i32 {
                 .join(", ")
         ));
     }
+    let strict = if args.checks.strict {
+        match elicit::lint::Levels::new(&args.checks.allow, &args.checks.deny) {
+            Ok(levels) => Some(levels),
+            Err(message) => return usage(&message),
+        }
+    } else {
+        None
+    };
     let options = ReplayOptions {
         server,
         headers,
         update: args.update,
         timeout: Some(args.timeout),
         verbose: args.verbose,
+        modes: args.checks.modes,
+        strict,
     };
     let jobs = args
         .jobs
