@@ -266,6 +266,10 @@ impl<R: Resolver + ?Sized> Resolver for &mut R {
     fn warn_early(&mut self, warnings: &[String]) -> bool {
         (**self).warn_early(warnings)
     }
+
+    fn alongside(&self) -> Option<Box<dyn Resolver + Send>> {
+        (**self).alongside()
+    }
 }
 
 impl<R: Resolver + ?Sized> Resolver for Box<R> {
@@ -275,6 +279,10 @@ impl<R: Resolver + ?Sized> Resolver for Box<R> {
 
     fn warn_early(&mut self, warnings: &[String]) -> bool {
         (**self).warn_early(warnings)
+    }
+
+    fn alongside(&self) -> Option<Box<dyn Resolver + Send>> {
+        (**self).alongside()
     }
 }
 
@@ -321,6 +329,20 @@ impl<R: Resolver> RulesResolver<R> {
 impl<R: Resolver> Resolver for RulesResolver<R> {
     fn warn_early(&mut self, warnings: &[String]) -> bool {
         self.inner.warn_early(warnings)
+    }
+
+    /// The person's resolver may show several elicitations at once (the
+    /// browser page): so may the rules in front of it, each handle with the
+    /// same rules. Without this, a wrapped page answered one at a time.
+    fn alongside(&self) -> Option<Box<dyn Resolver + Send>> {
+        let inner = self.inner.alongside()?;
+        Some(Box::new(RulesResolver {
+            rules: self.rules.clone(),
+            inner,
+            tool: self.tool.clone(),
+            no_input: self.no_input,
+            verbose: self.verbose,
+        }))
     }
 
     fn resolve(&mut self, e: &Elicitation, pending: Pending) -> Result<Answer, ElicitError> {
