@@ -520,7 +520,7 @@ fn read_client(relay: &RemoteRelay, client_in: Box<dyn Read + Send>) {
         if text.is_empty() {
             continue;
         }
-        match serde_json::from_str::<Value>(text) {
+        match crate::transport::message_limits::parse(text) {
             Ok(msg) => from_client(relay, msg),
             Err(e) => eprintln!(
                 "elicit proxy: the client sent a line that is not JSON ({e}); not relayed"

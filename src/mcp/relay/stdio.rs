@@ -83,7 +83,7 @@ impl Pipes {
         if let Some(log) = &self.log {
             let text = String::from_utf8_lossy(line);
             let text = text.trim_end_matches(['\n', '\r']);
-            match serde_json::from_str::<Value>(text) {
+            match crate::transport::message_limits::parse(text) {
                 Ok(v) => log.record_party(dir, party, Ok(&v)),
                 Err(_) => log.record_party(dir, party, Err(text)),
             }
@@ -476,7 +476,7 @@ fn relay_client(relay: &StdioRelay, client_in: Box<dyn Read + Send>, in_fd: Opti
 /// The client's request or notification as the core rewrites it, or `None`
 /// to relay the original bytes.
 fn rewrite_client_message(relay: &StdioRelay, line: &[u8]) -> Option<Value> {
-    let mut msg: Value = serde_json::from_slice(line).ok()?;
+    let mut msg: Value = crate::transport::message_limits::parse_bytes(line).ok()?;
     relay.client_message(&mut msg).then_some(msg)
 }
 
@@ -499,7 +499,7 @@ fn relay_server(
     let bulk = |chunk: &[u8]| !server_line_matters(relay, chunk) && !pipes.sees_every_line();
     let mut emit = |bytes: &[u8], single: bool, flush: bool| {
         if single && server_line_matters(relay, bytes) {
-            if let Ok(msg) = serde_json::from_slice::<Value>(bytes) {
+            if let Ok(msg) = crate::transport::message_limits::parse_bytes(bytes) {
                 match relay.server_message(&msg) {
                     Taken::Withheld => {
                         pipes.log("recv", "elicit", bytes);
