@@ -23,8 +23,7 @@ pub mod process_group;
 pub mod queue;
 pub mod replay;
 pub mod server_stderr;
-pub mod sse;
-pub mod sse_reader;
+
 pub mod stdio;
 
 use queue::{QueueEmpty, QueueReceiver};
@@ -158,7 +157,7 @@ pub fn connect(
             }
             let timeout = options.timeout.unwrap_or(http::DEFAULT_EXCHANGE_TIMEOUT);
             match options.transport {
-                TransportChoice::Sse => Ok(Box::new(sse::SseTransport::connect(
+                TransportChoice::Sse => Ok(Box::new(http::sse::SseTransport::connect(
                     url,
                     http::Client::new(options.headers, options.auth, options.log, timeout),
                 )?)),

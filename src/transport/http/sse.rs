@@ -3,7 +3,7 @@
 //! `endpoint` event names the URL to POST messages to; every reply and
 //! server request arrives on that one stream.
 //!
-//! Reached with `--transport sse`, or from [`super::http`] when a Streamable
+//! Reached with `--transport sse`, or from [`super`] when a Streamable
 //! HTTP `initialize` POST is refused with 400/404/405 (the spec's
 //! backwards-compatibility rule).
 
@@ -14,12 +14,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::http::{content_type, off_thread, preview, read_body, within, Bound, Client};
-use super::queue::{self, QueueReceiver, QueueSender};
-use super::replay::{server_request_id, RecentIds};
 use super::sse_reader::SseReader;
-use super::{Delivery, Incoming, Transport};
+use super::{content_type, off_thread, preview, read_body, within, Bound, Client};
 use crate::error::ElicitError;
+use crate::transport::queue::{self, QueueReceiver, QueueSender};
+use crate::transport::replay::{server_request_id, RecentIds};
+use crate::transport::{Delivery, Incoming, Transport};
 
 /// How long the server has to send its `endpoint` event.
 const ENDPOINT_WAIT: Duration = Duration::from_secs(15);
@@ -177,7 +177,7 @@ fn read_events(
                 if ev.own_id && !ev.id.as_deref().is_none_or(|id| seen_events.first_time(id)) {
                     continue;
                 }
-                let (parsed, weight) = super::message_limits::parse_weighed(&ev.data);
+                let (parsed, weight) = crate::transport::message_limits::parse_weighed(&ev.data);
                 let delivery = match parsed {
                     Ok(v) => {
                         client.record("recv", Ok(&v));
@@ -191,7 +191,7 @@ fn read_events(
                     Err(e) => {
                         client.record("recv", Err(&ev.data));
                         Ok(Incoming::Malformed {
-                            line: super::message_limits::excerpt(&ev.data),
+                            line: crate::transport::message_limits::excerpt(&ev.data),
                             error: e,
                         })
                     }
@@ -240,12 +240,12 @@ impl Transport for SseTransport {
     }
 
     fn receive(&mut self, timeout: Option<Duration>) -> Result<Incoming, ElicitError> {
-        super::receive_delivery(&self.rx, timeout)
+        crate::transport::receive_delivery(&self.rx, timeout)
     }
 
     fn close(&mut self, _grace: Duration) {}
 
-    fn waker(&self) -> Option<super::Waker> {
+    fn waker(&self) -> Option<crate::transport::Waker> {
         let wake = self.wake.clone();
         Some(Arc::new(move || {
             wake.send_if_empty(Ok(Incoming::TimedOut));
