@@ -54,6 +54,8 @@
 //!    comparison when present and required when advertised, `resource`
 //!    (RFC 8707) on the authorization and token requests.
 
+mod accounts;
+mod browser;
 pub mod challenge;
 pub mod discovery;
 pub mod dpop;
@@ -64,6 +66,10 @@ pub mod http;
 pub mod jwt;
 pub mod loopback;
 pub mod store;
+
+pub use accounts::{list, logout};
+use browser::launch;
+pub use browser::unattended_url;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -765,151 +771,8 @@ impl Authenticator {
     }
 }
 
-/// Launches `--browser COMMAND` with the URL, detached with null stdio, the
-/// same way the URL flow does (a command line split like a shell, `%s` or a
-/// last argument for the URL); it plays the browser (the conformance
-/// suite's runner is such a program).
-///
-/// The URL is judged first by the same checks as the terminal's URL flow
-/// ([`unattended_url`]), and the program gets what was judged.
-fn launch(program: &str, url: &str) -> Result<(), AuthError> {
-    let url = unattended_url(url)?;
-    crate::opener::launch_program(&url, program).map_err(|e| AuthError::Browser {
-        program: program.to_string(),
-        detail: e.to_string(),
-    })
-}
-
-/// The sign-in URL as it may be handed to a program with nobody asked:
-/// the terminal flow's checks ([`crate::text::url_safety::assess_url`]), where a
-/// blocking warning (not http(s), unparseable, control characters) means
-/// it is never opened, and any other warning (plain http off this machine,
-/// Punycode, a bare IP address, user info, ...) means the terminal would
-/// start on "Show only" and wait for a person's choice; without a person,
-/// it is not opened either. `Ok` is the normalised URL, the one judged.
-pub fn unattended_url(raw: &str) -> Result<String, AuthError> {
-    use crate::text::url_safety::{assess_url, UrlWarning};
-    let a = assess_url(raw);
-    let objections: Vec<String> = a
-        .warnings
-        .iter()
-        .filter(|w| !matches!(w, UrlWarning::LoopbackHttp))
-        .map(|w| w.to_string())
-        .collect();
-    match a.normalized {
-        Some(url) if a.openable && objections.is_empty() => Ok(url),
-        _ => Err(AuthError::BadUrl(format!(
-            "the sign-in page {} is not opened without a person to judge it ({}): run the command on a terminal without --no-input to see it and choose",
-            a.display,
-            objections.join("; ")
-        ))),
-    }
-}
-
-/// `elicit auth list`: one line per stored server, no secrets.
-pub fn list(store_dir: Option<PathBuf>) -> Result<String, AuthError> {
-    let store = match store_dir {
-        Some(d) => TokenStore::at(d),
-        None => TokenStore::open_default()?,
-    };
-    let (entries, bad) = store.list()?;
-    let mut out = String::new();
-    if entries.is_empty() && bad.is_empty() {
-        out.push_str(&format!(
-            "no stored sign-ins (store: {})\n",
-            store.dir().display()
-        ));
-    }
-    let now = store::now();
-    for s in entries {
-        let status = match (s.issuer.as_ref(), s.expires_at) {
-            (None, _) => "registered, not signed in".to_string(),
-            (Some(_), Some(t)) if t <= now => {
-                if s.has_refresh_token {
-                    "expired (will refresh)".into()
-                } else {
-                    "expired".into()
-                }
-            }
-            (Some(_), Some(t)) => format!(
-                "valid for {}",
-                humantime::format_duration(Duration::from_secs(t - now))
-            ),
-            (Some(_), None) => "signed in".into(),
-        };
-        // A DPoP-bound token (RFC 9449) is useless without its key, which
-        // the entry keeps (and `auth logout` removes with it).
-        let status = if s.dpop_bound {
-            format!("{status}, DPoP-bound")
-        } else {
-            status
-        };
-        // Every field on its own line (the store holds what servers said).
-        out.push_str(&format!(
-            "{}{}\n  {status}{}{}\n",
-            one_line(&s.server_url),
-            s.server_name
-                .map(|n| format!("  ({})", one_line(&n)))
-                .unwrap_or_default(),
-            s.issuer
-                .map(|i| format!(" · issuer {}", one_line(&i)))
-                .unwrap_or_default(),
-            s.scope
-                .map(|sc| format!(" · scope {}", one_line(&sc)))
-                .unwrap_or_default(),
-        ));
-    }
-    for b in bad {
-        out.push_str(&format!("warning: {}\n", one_line(&b.to_string())));
-    }
-    Ok(out)
-}
-
-/// `elicit auth logout [URL]`: forgets one server's tokens and client
-/// registrations, or every server's.
-pub fn logout(url: Option<&str>, store_dir: Option<PathBuf>) -> Result<String, AuthError> {
-    let store = match store_dir {
-        Some(d) => TokenStore::at(d),
-        None => TokenStore::open_default()?,
-    };
-    let key = url.map(server_key).transpose()?;
-    let removed = store.remove(key.as_deref())?;
-    Ok(match (key, removed.len()) {
-        (Some(k), 0) => format!("nothing stored for {k}\n"),
-        (Some(k), _) => format!("signed out of {k}\n"),
-        (None, n) => format!("removed {n} stored sign-in(s)\n"),
-    })
-}
-
 #[cfg(test)]
 mod tests {
-    use super::unattended_url;
-
-    /// Only a URL the terminal flow would open without a warning is
-    /// launched with nobody asked, and it is launched as normalised.
-    #[test]
-    fn unattended_launch_takes_only_clean_http_urls() {
-        for bad in [
-            "javascript:alert(1)",
-            "file:///etc/passwd",
-            "data:text/html,<script>alert(1)</script>",
-            "http://as.example.com/authorize",
-            "https://xn--pple-43d.com/authorize",
-            "https://203.0.113.9/authorize",
-            "https://accounts.example.com@evil.example/authorize",
-            "https://as.example.com/author\u{202e}ize",
-            "https://as.example.com/a b",
-            "not a url",
-        ] {
-            assert!(unattended_url(bad).is_err(), "{bad}");
-        }
-        assert_eq!(
-            unattended_url("https://AS.example.com/authorize?x=1").unwrap(),
-            "https://as.example.com/authorize?x=1"
-        );
-        assert!(unattended_url("http://127.0.0.1:9/authorize").is_ok());
-    }
-
     /// The authenticator, with whatever resolver it is handed, may be moved
     /// to another thread by the transport.
     #[test]

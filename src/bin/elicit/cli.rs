@@ -291,8 +291,7 @@ pub struct TestArgs {
     #[arg(short, long)]
     pub verbose: bool,
 
-    // --modes, --strict, --allow, --deny: as for `call`; under --strict a
-    // test with an error finding fails, with the findings as its reason.
+    // As for `call`; under --strict an error finding fails the test.
     #[command(flatten)]
     pub checks: StrictArgs,
 }
