@@ -4,10 +4,10 @@
 //! when the server asks and answers the same, a readable diff when it does
 //! not, `--update`, unreadable cassettes, and the TAP / JUnit / JSON reports.
 
+use crate::common::installed;
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -16,29 +16,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_elicit");
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Runs the install script once per test binary (pinned servers in .deps/).
-fn installed() {
-    static DONE: OnceLock<Result<(), String>> = OnceLock::new();
-    let r = DONE.get_or_init(|| {
-        let out = Command::new("bash")
-            .arg(root().join("scripts/install-test-servers"))
-            .output()
-            .map_err(|e| format!("cannot run scripts/install-test-servers: {e}"))?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "scripts/install-test-servers failed:\n{}\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ))
-        }
-    });
-    if let Err(e) = r {
-        panic!("{e}");
-    }
 }
 
 fn everything() -> Vec<String> {
