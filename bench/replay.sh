@@ -5,8 +5,9 @@
 # Not a test: run it by hand.
 #   bench/replay.sh [N]      (ELICIT_BIN=path: that binary, no build; ROUNDS=3)
 # Reports, in one run:
-#   - the server alone: N runs of the same conversation fed from a file (start-up, one
-#     form asked and answered, the result), one after the other, spawned from Python;
+#   - the server alone: N runs of the same conversation held by a minimal Python client
+#     (start-up, the call, one form asked and answered, the result, the exit), one after
+#     the other;
 #   - elicit test -j 1 over the N cassettes: wall time, and elicit's own CPU time (user +
 #     system of elicit itself, not of the servers: its JSON report's elicit_cpu_ms);
 #   - elicit's own time per test: (elicit -j 1 wall - server alone wall) / N, and its CPU / N;
@@ -29,22 +30,6 @@ cpus=$(getconf _NPROCESSORS_ONLN)
 mkdir "$work/cassettes"
 for i in $(seq 1 "$n"); do cp "$work/one.json" "$work/cassettes/t$i.cassette.json"; done
 
-# The same conversation as a file the server reads alone: initialize, initialized, the call,
-# and the answer to the elicitation it will send (id "e-1"), then end of input.
-python3 - "$work/one.json" > "$work/conversation.jsonl" <<'PY'
-import json, sys
-c = json.load(open(sys.argv[1]))
-msgs = [
-    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": c["protocol"], "capabilities": {"elicitation": {"form": {}, "url": {}}}, "clientInfo": {"name": "bench", "version": "1"}}},
-    {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
-    {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": c["tool"], "arguments": c["arguments"]}},
-    {"jsonrpc": "2.0", "id": "e-1", "result": c["elicitations"][0]["answer"]},
-]
-for m in msgs:
-    print(json.dumps(m))
-PY
-
 now() { date +%s.%N; }
 echo "## $n cassettes, server: ${server[*]}; $cpus CPUs; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -52,17 +37,33 @@ echo "## $n cassettes, server: ${server[*]}; $cpus CPUs; load before: $(cut -d' 
 # shared machine, load that comes and goes then weighs on every side alike.
 rounds="${ROUNDS:-3}"
 alone=""
-declare -A wall
+# An indexed array: an associative one lists its values in hash order, which
+# swapped the -j columns of an earlier version of this script.
+wall=()
 for r in $(seq 1 "$rounds"); do
-  # Started the way elicit starts them (a spawn from a running process, not a shell's
-  # fork of itself), one after the other.
-  a=$("$python" - "$n" "$work/conversation.jsonl" "${server[@]}" <<'PY'
-import subprocess, sys, time
-n, conversation, server = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+  # The server alone, driven by the smallest client that holds the same
+  # conversation: each message sent once the reply it follows has come, stdin
+  # closed, the exit waited for. (Fed all at once from a file, a server does
+  # not wait between messages, and that is not the work elicit is measured
+  # against.) Spawned from a running process, as elicit spawns them.
+  a=$("$python" - "$n" "$work/one.json" "${server[@]}" <<'PY'
+import json, subprocess, sys, time
+n, cassette, server = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+c = json.load(open(cassette))
+def line(m):
+    return (json.dumps(m) + "\n").encode()
+init = line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": c["protocol"], "capabilities": {"elicitation": {"form": {}, "url": {}}}, "clientInfo": {"name": "bench", "version": "1"}}})
+call = line({"jsonrpc": "2.0", "method": "notifications/initialized"}) + line({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": c["tool"], "arguments": c["arguments"]}})
+answer = line({"jsonrpc": "2.0", "id": "e-1", "result": c["elicitations"][0]["answer"]})
 start = time.monotonic()
 for _ in range(n):
-    with open(conversation, "rb") as f:
-        subprocess.run(server, stdin=f, stdout=subprocess.DEVNULL, check=True)
+    p = subprocess.Popen(server, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    for message in (init, call, answer):
+        p.stdin.write(message)
+        if not p.stdout.readline():
+            sys.exit("the server ended early")
+    p.stdin.close()
+    p.wait()
 print(time.monotonic() - start)
 PY
 )
