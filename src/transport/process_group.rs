@@ -17,6 +17,7 @@
 //! reparented. A process that clears its environment (`env -i`) and leaves
 //! the group escapes both; that is the documented limit.
 
+use std::process::{Child, ExitStatus};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -32,6 +33,10 @@ pub const TERM_GRACE: Duration = Duration::from_millis(500);
 pub struct ProcessGroup {
     pgid: libc::pid_t,
     tag: String,
+    /// When the leader started (`/proc/PID/stat` field 22, clock ticks
+    /// since boot; 0 when unknown): no process older than that can be one
+    /// of its descendants, so the tag is looked for only in younger ones.
+    started: u64,
 }
 
 /// Groups not yet ended, for [`terminate_all`] (a signal handler).
@@ -50,9 +55,14 @@ impl ProcessGroup {
     /// Records the group led by `leader` (started with `process_group(0)`
     /// and `TAG_VAR=tag`), so that a signal to elicit can end it too.
     pub fn register(leader: u32, tag: String) -> Self {
+        let started = std::fs::read_to_string(format!("/proc/{leader}/stat"))
+            .ok()
+            .and_then(|stat| StatFields::parse(&stat))
+            .map_or(0, |f| f.started);
         let group = ProcessGroup {
             pgid: leader as libc::pid_t,
             tag,
+            started,
         };
         live().push(group.clone());
         group
@@ -132,26 +142,89 @@ impl ProcessGroup {
             let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
                 continue;
             };
-            // After the command name (which may hold anything, even ')'):
-            // state ppid pgrp …
-            let Some((_, rest)) = stat.rsplit_once(')') else {
+            let Some(fields) = StatFields::parse(&stat) else {
                 continue;
             };
-            let mut fields = rest.split_whitespace();
-            let state = fields.next().unwrap_or("");
-            if state == "Z" || state == "X" {
+            if fields.state == 'Z' || fields.state == 'X' {
                 continue;
             }
-            let pgrp = fields.nth(1).and_then(|p| p.parse::<libc::pid_t>().ok());
-            if pgrp == Some(self.pgid) {
+            if fields.pgrp == self.pgid {
                 out.push((pid, true));
-            } else if std::fs::read(format!("/proc/{pid}/environ"))
-                .is_ok_and(|env| memchr::memmem::find(&env, needle.as_bytes()).is_some())
+            } else if fields.started >= self.started
+                && std::fs::read(format!("/proc/{pid}/environ"))
+                    .is_ok_and(|env| memchr::memmem::find(&env, needle.as_bytes()).is_some())
             {
                 out.push((pid, false));
             }
         }
         out
+    }
+}
+
+/// What [`ProcessGroup::members`] needs of a `/proc/PID/stat` line.
+struct StatFields {
+    state: char,
+    pgrp: libc::pid_t,
+    started: u64,
+}
+
+impl StatFields {
+    fn parse(stat: &str) -> Option<Self> {
+        // After the command name (which may hold anything, even ')'):
+        // state ppid pgrp … with the start time the 20th field from there.
+        let (_, rest) = stat.rsplit_once(')')?;
+        let fields: Vec<&str> = rest.split_whitespace().take(20).collect();
+        Some(StatFields {
+            state: fields.first()?.chars().next()?,
+            pgrp: fields.get(2)?.parse().ok()?,
+            started: fields.get(19)?.parse().ok()?,
+        })
+    }
+}
+
+/// Waits up to `limit` for `child` to exit, and returns how it ended (the
+/// `Child` keeps the status for a later `wait`). On Linux the wait is a
+/// pidfd's readiness, so it ends the moment the child does; elsewhere, or
+/// where pidfds are refused, it looks again every few milliseconds.
+pub fn wait_for_exit(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let deadline = Instant::now() + limit;
+    #[cfg(target_os = "linux")]
+    if let Ok(pidfd) = rustix::process::pidfd_open(
+        rustix::process::Pid::from_child(child),
+        rustix::process::PidfdFlags::empty(),
+    ) {
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Some(status);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            let Ok(timeout) = rustix::event::Timespec::try_from(left) else {
+                break;
+            };
+            let mut fds = [rustix::event::PollFd::new(
+                &pidfd,
+                rustix::event::PollFlags::IN,
+            )];
+            match rustix::event::poll(&mut fds, Some(&timeout)) {
+                Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                Err(_) => break,
+            }
+        }
+    }
+    let mut nap = Duration::from_millis(1);
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return None;
+        }
+        std::thread::sleep(nap.min(left));
+        nap = (nap * 2).min(Duration::from_millis(20));
     }
 }
 
@@ -183,4 +256,68 @@ pub fn exit_on_signals() {
 /// [`crate::signals::defer_to_termination`]).
 pub fn defer_to_signal() {
     crate::signals::defer_to_termination();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+    use std::process::Command;
+
+    #[test]
+    fn stat_fields_are_read_after_the_last_parenthesis() {
+        // A command name may hold spaces and ')' of its own.
+        let stat =
+            "4242 (a) b) c) S 1 4240 4240 0 -1 4194560 10 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10";
+        let f = StatFields::parse(stat).expect("parsed");
+        assert_eq!(f.state, 'S');
+        assert_eq!(f.pgrp, 4240);
+        assert_eq!(f.started, 987654);
+        assert!(StatFields::parse("4242 (cut short) S 1").is_none());
+    }
+
+    #[test]
+    fn wait_for_exit_returns_when_the_child_ends_and_not_before() {
+        let mut quick = Command::new("sh").args(["-c", "exit 3"]).spawn().unwrap();
+        let status = wait_for_exit(&mut quick, Duration::from_secs(10)).expect("exited");
+        assert_eq!(status.code(), Some(3));
+
+        let mut slow = Command::new("sleep").arg("30").spawn().unwrap();
+        let began = Instant::now();
+        assert!(wait_for_exit(&mut slow, Duration::from_millis(100)).is_none());
+        assert!(began.elapsed() >= Duration::from_millis(100));
+        slow.kill().unwrap();
+        let status = wait_for_exit(&mut slow, Duration::from_secs(10)).expect("killed");
+        assert_eq!(status.code(), None);
+        // The status stays with the Child for its own wait.
+        assert_eq!(slow.wait().unwrap().code(), None);
+    }
+
+    #[test]
+    fn members_finds_the_group_and_a_tagged_process_outside_it() {
+        let tag = new_tag();
+        let mut leader = Command::new("sh")
+            .args(["-c", "setsid sleep 30 & exec sleep 30"])
+            .env(TAG_VAR, &tag)
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let group = ProcessGroup::register(leader.id(), tag);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while group.members().len() < 2 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let members = group.members();
+        assert!(
+            members.contains(&(leader.id() as libc::pid_t, true)),
+            "{members:?}"
+        );
+        assert!(
+            members.iter().any(|&(_, in_group)| !in_group),
+            "{members:?}"
+        );
+        group.terminate(TERM_GRACE);
+        assert!(group.members().is_empty());
+        leader.wait().unwrap();
+    }
 }

@@ -11,7 +11,7 @@ use std::io::{BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -201,18 +201,9 @@ impl ServerProcess {
             return status;
         }
         self.stdin.take();
-        let deadline = Instant::now() + grace;
         // A server usually exits within a few milliseconds of its stdin
-        // closing: look again soon at first, then every 20 ms (a run of
-        // `elicit test` pays this once per cassette).
-        let mut nap = Duration::from_millis(1);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                break;
-            }
-            std::thread::sleep(nap);
-            nap = (nap * 2).min(Duration::from_millis(20));
-        }
+        // closing; `elicit test` pays this wait once per cassette.
+        process_group::wait_for_exit(&mut self.child, grace);
         self.group.terminate(process_group::TERM_GRACE);
         let status = self.child.wait().ok();
         self.ended = Some(status);
@@ -255,8 +246,7 @@ impl Transport for ServerProcess {
     fn gone_detail(&mut self) -> Option<String> {
         // The reader sees the pipe close a moment before the exit is
         // reaped: give it that moment.
-        std::thread::sleep(Duration::from_millis(50));
-        self.exit_status()
+        process_group::wait_for_exit(&mut self.child, Duration::from_millis(50))
             .map(|status| format!("the server exited ({status})"))
     }
 }
