@@ -290,7 +290,8 @@ impl<R: Resolver + ?Sized> Resolver for Box<R> {
 pub struct RulesResolver<R> {
     pub rules: std::sync::Arc<AnswerRules>,
     pub inner: R,
-    /// The tool being called, when known (`elicit call`).
+    /// The tool being called, when known for the whole session (`elicit
+    /// call`); an elicitation that names its own tool (the proxy's) wins.
     pub tool: Option<String>,
     /// `--no-input`: decline what no rule matches, and say so.
     pub no_input: bool,
@@ -353,7 +354,7 @@ impl<R: Resolver> Resolver for RulesResolver<R> {
             .unwrap_or_default();
         let asked = Asked {
             server: e.server.as_deref(),
-            tool: self.tool.as_deref(),
+            tool: e.tool.as_deref().or(self.tool.as_deref()),
             mode: e.mode(),
             message: &e.params.message,
             fields,

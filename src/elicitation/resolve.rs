@@ -42,6 +42,9 @@ pub struct Elicitation {
     /// The server's name when the input carries one (2026 results put it in
     /// `_meta["io.modelcontextprotocol/serverInfo"]`).
     pub server: Option<String>,
+    /// The tool whose call the elicitation belongs to, when the session
+    /// knows it (answer rules match on it).
+    pub tool: Option<String>,
     /// elicit's own form (a tool's arguments for `call`), not a server's:
     /// the header names elicit, whatever `--server` says.
     pub asked_by_elicit: bool,
@@ -86,6 +89,7 @@ impl Elicitation {
             key: None,
             position: None,
             server: None,
+            tool: None,
             asked_by_elicit: false,
         }
     }

@@ -53,6 +53,9 @@ pub struct ElicitHandler<'a> {
     pub cache: SchemaCache,
     /// The server's name from `serverInfo`, for the prompt header.
     pub server_name: Option<String>,
+    /// The tool being called, when the session knows which call an
+    /// elicitation belongs to (for answer rules).
+    pub tool_name: Option<String>,
     /// Every result sent, in order (for tests and `--verbose`).
     pub answered: Vec<ElicitResult>,
     /// The fields of every form asked in this session: a scripted answer
@@ -84,6 +87,7 @@ impl<'a> ElicitHandler<'a> {
             person,
             cache: SchemaCache::default(),
             server_name: None,
+            tool_name: None,
             answered: Vec::new(),
             seen_fields: HashSet::new(),
             asked: 0,
@@ -160,6 +164,7 @@ impl<'a> ElicitHandler<'a> {
         let asked = params.clone();
         let mut e = Elicitation::prepare(params, &mut self.cache).map_err(rpc_or_fatal)?;
         e.server = self.server_name.clone();
+        e.tool = self.tool_name.clone();
         e.position = position;
         if let Some(form) = &e.form {
             for w in form.warnings_once() {

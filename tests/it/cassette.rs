@@ -1102,6 +1102,78 @@ fn answer_rules_answer_in_the_proxy() {
     );
 }
 
+/// A rule's `tool` in the proxy: the tool of the call an elicitation
+/// belongs to (the call in flight, for the handshake's `elicitation/create`;
+/// the call that came back `input_required`, for 2026-07-28).
+#[test]
+fn answer_rules_match_the_tool_of_the_call_in_the_proxy() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.json");
+    std::fs::write(
+        &rules,
+        r#"{"elicit": "answers/1", "rules": [
+  {"match": {"tool": "profile"}, "answer": {"name": "ByTool"}},
+  {"match": {}, "answer": "decline"}
+]}"#,
+    )
+    .unwrap();
+    let args = ["--no-input", "--answers", rules.to_str().unwrap()];
+    let call = |id: i64, tool: &str, meta: Option<&Value>| {
+        let mut params = json!({"name": tool, "arguments": {}});
+        if let Some(m) = meta {
+            params["_meta"] = m.clone();
+        }
+        json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":params})
+    };
+    // `stamp` asks the same form as `profile`: only the tool tells them apart.
+    let replies = through_proxy(
+        &args,
+        &fixture(false),
+        &[
+            json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+                "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"p","version":"1"}}}),
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+            call(2, "profile", None),
+            call(3, "stamp", None),
+        ],
+    );
+    assert_eq!(
+        reply_of(&replies[1]["result"])["reply"],
+        json!({"action": "accept", "content": {"name": "ByTool", "age": 30}}),
+        "{}",
+        replies[1]
+    );
+    let stamp = replies[2]["result"]["content"][2]["text"].as_str().unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(stamp).unwrap(),
+        json!({"action": "decline"})
+    );
+
+    let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":{},
+        "io.modelcontextprotocol/clientInfo":{"name":"p","version":"1"}});
+    let replies = through_proxy(
+        &args,
+        &fixture(true),
+        &[
+            call(4, "profile", Some(&meta)),
+            call(5, "steps", Some(&meta)),
+        ],
+    );
+    assert_eq!(
+        reply_of(&replies[0]["result"])["reply"],
+        json!({"action": "accept", "content": {"name": "ByTool", "age": 30}}),
+        "{}",
+        replies[0]
+    );
+    assert_eq!(
+        reply_of(&replies[1]["result"])["replies"][0],
+        json!({"action": "decline"}),
+        "{}",
+        replies[1]
+    );
+}
+
 /// Runs `elicit proxy ARGS -- SERVER` (or `ARGS URL`, for a URL) as a
 /// client would: each message in turn, waiting for the reply to each
 /// request; returns the replies.

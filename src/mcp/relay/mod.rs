@@ -100,6 +100,11 @@ pub(crate) struct State {
     pub(crate) info_ids: HashSet<String>,
     /// The server's name from that reply, for the prompt header.
     pub(crate) server_name: Option<String>,
+    /// The client's `tools/call` requests in flight: id text → tool name.
+    /// An elicitation of the handshake does not say which call it is for;
+    /// with one call in flight it is that one's (answer rules match on
+    /// the tool), with several it is not known.
+    pub(crate) tool_calls: HashMap<String, String>,
     /// The client hung up: pending elicitations were answered cancel and no
     /// more are asked.
     pub(crate) client_gone: bool,
@@ -256,6 +261,13 @@ impl<S: Sides> Relay<S> {
         ) {
             self.lock().info_ids.insert(id.clone());
         }
+        if let (true, Some(id), Some(tool)) = (
+            method == "tools/call",
+            id_text.as_ref(),
+            msg.pointer("/params/name").and_then(Value::as_str),
+        ) {
+            self.lock().tool_calls.insert(id.clone(), tool.to_string());
+        }
         if method == "initialize" {
             if let Some(params) = msg.get_mut("params").and_then(Value::as_object_mut) {
                 let caps = params.entry("capabilities").or_insert_with(|| json!({}));
@@ -374,7 +386,10 @@ impl<S: Sides> Relay<S> {
         let (client_id, ours) = match st.retries.remove(&id) {
             Some(client_id) => (client_id, true),
             None if st.tracked.contains_key(&id) => (id, false),
-            None => return Taken::Relay,
+            None => {
+                st.tool_calls.remove(&id);
+                return Taken::Relay;
+            }
         };
         drop(st);
         self.observe(msg, Some(&client_id));
@@ -415,6 +430,7 @@ impl<S: Sides> Relay<S> {
     pub(crate) fn untrack(&self, client_id: &str) {
         let mut st = self.lock();
         st.tracked.remove(client_id);
+        st.tool_calls.remove(client_id);
         st.rounds.remove(client_id);
         st.retries.retain(|_, c| c != client_id);
     }
@@ -480,6 +496,10 @@ impl<S: Sides> Relay<S> {
                 return;
             }
             handler.server_name = st.server_name.clone();
+            handler.tool_name = match st.tool_calls.len() {
+                1 => st.tool_calls.values().next().cloned(),
+                _ => None,
+            };
         }
         let reply = match handler.elicit(&params, None) {
             Ok(r) => json!({"jsonrpc": "2.0", "id": id, "result": r.to_value()}),
@@ -518,6 +538,7 @@ impl<S: Sides> Relay<S> {
                 return;
             }
             handler.server_name = notes::server_name(&result).or(st.server_name.clone());
+            handler.tool_name = st.tool_calls.get(&client_id).cloned();
             let n = st.rounds.entry(client_id.clone()).or_insert(0);
             *n += 1;
             (*n, st.tracked.get(&client_id).cloned())
