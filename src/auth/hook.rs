@@ -7,7 +7,7 @@
 //! transport's error, prefixed with what elicit was doing.
 
 use super::Authenticator;
-use crate::error::ElicitError;
+use crate::error::{ElicitError, ServerError};
 
 /// [`Authenticator`] as the transport's credentials hook.
 pub struct SignInHook {
@@ -52,11 +52,11 @@ impl crate::transport::http::Authenticator for SignInHook {
             .map_err(|e| {
                 // One line, whatever a server put in the fields the error
                 // quotes: it cannot add lines of its own to elicit's output.
-                ElicitError::Server(format!(
-                    "signing in to {} (HTTP {status}): {} (a server without MCP sign-in takes credentials with --header 'Authorization: Bearer TOKEN')",
-                    crate::text::sanitize::sanitize_line(&self.server_url),
-                    crate::text::sanitize::sanitize_line(&e.to_string())
-                ))
+                ElicitError::Server(ServerError::SignIn {
+                    server: crate::text::sanitize::sanitize_line(&self.server_url),
+                    status,
+                    error: e,
+                })
             })
     }
 }

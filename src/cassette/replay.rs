@@ -15,7 +15,7 @@ use super::{protocol_choice, protocol_name, AnswerSpec, Cassette, Exchange, Serv
 use crate::elicitation::answers::ScriptedAnswers;
 use crate::elicitation::protocol::ElicitResult;
 use crate::elicitation::resolve::{self, Elicitation, NoTerminal};
-use crate::error::ElicitError;
+use crate::error::{ElicitError, ServerError};
 use crate::mcp::call::call_tool;
 use crate::mcp::client::McpClient;
 use crate::mcp::handler::{ElicitHandler, ElicitObserver};
@@ -62,9 +62,7 @@ pub struct Outcome {
 /// The error a replay stops the session with once it knows the test
 /// failed (the server is told, the details are in the replayer).
 fn stopped() -> ElicitError {
-    ElicitError::Server(
-        "the replay stopped: the server asked something the cassette did not record".into(),
-    )
+    ElicitError::Server(ServerError::ReplayStopped)
 }
 
 /// Answers a session's elicitations from a cassette, and notes where the

@@ -8,7 +8,7 @@ use super::client::{
 };
 use super::handler::ElicitHandler;
 use crate::elicitation::protocol::URL_ELICITATION_REQUIRED;
-use crate::error::ElicitError;
+use crate::error::{ElicitError, ServerError};
 
 /// At most this many `input_required` rounds for one call: a server that
 /// keeps asking forever (a lost `requestState`, say) is stopped, not obeyed.
@@ -28,7 +28,10 @@ pub fn call_tool(
 ) -> Result<Value, ElicitError> {
     match call_tool_end(client, handler, tool, arguments)? {
         CallEnd::Result(result) => Ok(result),
-        CallEnd::Refused { message, .. } => Err(ElicitError::Server(message)),
+        CallEnd::Refused { error, message } => Err(ElicitError::Server(ServerError::CallRefused {
+            error,
+            message,
+        })),
     }
 }
 
@@ -84,14 +87,13 @@ pub fn call_tool_end(
                     let result = handler.elicit(item, position).map_err(|e| match e {
                         super::handler::HandlerError::Fatal(e) => e,
                         super::handler::HandlerError::Rpc { message, .. } => {
-                            ElicitError::Server(format!("bad -32042 elicitation: {message}"))
+                            ElicitError::Server(ServerError::BadUrlRequired(message))
                         }
                     })?;
                     if result.action != crate::elicitation::protocol::Action::Accept {
-                        return Err(ElicitError::Server(format!(
-                            "tools/call needs a URL elicitation first, and it was {}d",
-                            result.action.as_str().trim_end_matches('e')
-                        )));
+                        return Err(ElicitError::Server(ServerError::UrlRequiredNotAccepted {
+                            action: result.action.as_str(),
+                        }));
                     }
                 }
                 params = call_params(tool, arguments);
@@ -109,9 +111,9 @@ pub fn call_tool_end(
             }
         }
     }
-    Err(ElicitError::Server(format!(
-        "the server asked for input {MAX_INPUT_ROUNDS} times in a row; giving up"
-    )))
+    Err(ElicitError::Server(ServerError::TooManyRounds {
+        rounds: MAX_INPUT_ROUNDS,
+    }))
 }
 
 /// Builds a tool's arguments from `--args JSON` and `--arg KEY=VALUE`

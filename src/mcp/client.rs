@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use super::handler::{ElicitHandler, HandlerError};
-use crate::error::ElicitError;
+use crate::error::{ElicitError, ServerError};
 use crate::text::sanitize::sanitize_line;
 use crate::transport::{Incoming, Transport};
 
@@ -205,21 +205,24 @@ impl McpClient {
             // 2026-07-28 and refused this request, so the handshake would
             // not help (the spec's era detection).
             Reply::Error(e) if modern_refusal(&e) => {
-                return Err(ElicitError::Server(format!(
-                    "the server speaks {STATELESS_VERSION} but refused server/discover: {}",
-                    short(&e)
-                )))
+                return Err(ElicitError::Server(ServerError::DiscoverRefused {
+                    version: STATELESS_VERSION,
+                    detail: short(&e),
+                }))
             }
             Reply::Error(e) if !required => {
                 self.why = format!("server/discover was refused ({})", short(&e));
-                self.note(&format!("server/discover refused ({}); using the initialize handshake", short(&e)));
+                self.note(&format!(
+                    "server/discover refused ({}); using the initialize handshake",
+                    short(&e)
+                ));
                 return Ok(false);
             }
             Reply::Error(e) => {
-                return Err(ElicitError::Server(format!(
-                    "server/discover failed: {}; the server may not speak {STATELESS_VERSION} (try --protocol auto)",
-                    short(&e)
-                )))
+                return Err(ElicitError::Server(ServerError::DiscoverFailed {
+                    version: STATELESS_VERSION,
+                    detail: short(&e),
+                }))
             }
         };
         let speaks = result
@@ -228,9 +231,9 @@ impl McpClient {
             .is_some_and(|v| v.iter().any(|x| x.as_str() == Some(STATELESS_VERSION)));
         if !speaks {
             if required {
-                return Err(ElicitError::Server(format!(
-                    "the server does not list {STATELESS_VERSION} in supportedVersions"
-                )));
+                return Err(ElicitError::Server(ServerError::VersionNotSupported {
+                    version: STATELESS_VERSION,
+                }));
             }
             self.why =
                 format!("server/discover does not list {STATELESS_VERSION} in supportedVersions");
@@ -259,10 +262,9 @@ impl McpClient {
         let result = match self.request("initialize", params, handler)? {
             Reply::Result(r) => r,
             Reply::Error(e) => {
-                return Err(ElicitError::Server(format!(
-                    "initialize failed: {}",
-                    short(&e)
-                )))
+                return Err(ElicitError::Server(ServerError::InitializeFailed {
+                    detail: short(&e),
+                }))
             }
         };
         let negotiated = result
@@ -322,30 +324,26 @@ impl McpClient {
             let msg = match msg {
                 Incoming::Message(m) => m,
                 Incoming::Malformed { line, error } => {
-                    return Err(ElicitError::Server(format!(
-                        "the server wrote a line that is not JSON-RPC ({error}): {}",
-                        crate::terminal::render::truncate(&sanitize_line(&line), 200)
-                    )))
+                    return Err(ElicitError::Server(ServerError::NotJsonRpc {
+                        error,
+                        line: crate::terminal::render::truncate(&sanitize_line(&line), 200),
+                    }))
                 }
                 Incoming::Closed => {
-                    return Err(self.explain(
-                        ElicitError::Server("the server closed its output".into()),
-                        method,
-                    ))
+                    return Err(self.explain(ElicitError::Server(ServerError::ClosedOutput), method))
                 }
                 Incoming::TimedOut => {
                     let waited = self.timeout.unwrap_or_default();
-                    return Err(ElicitError::Server(format!(
-                        "no reply to {method} within {} (--timeout)",
-                        humantime::format_duration(waited)
-                    )));
+                    return Err(ElicitError::Server(ServerError::NoReply {
+                        method: method.to_string(),
+                        waited,
+                    }));
                 }
             };
             let Some(obj) = msg.as_object() else {
-                return Err(ElicitError::Server(format!(
-                    "the server sent {} instead of a JSON-RPC message",
-                    crate::elicitation::json_kind(&msg)
-                )));
+                return Err(ElicitError::Server(ServerError::NotAMessage {
+                    kind: crate::elicitation::json_kind(&msg),
+                }));
             };
             // Rounds of one call are compared by the method retried.
             handler.observe(&msg, Some(method));
@@ -468,14 +466,13 @@ impl McpClient {
 
     /// Adds the server's exit status to a failure, when it has exited.
     fn explain(&mut self, e: ElicitError, method: &str) -> ElicitError {
-        match (e, self.server.gone_detail()) {
-            (ElicitError::Server(msg), Some(detail)) => ElicitError::Server(format!(
-                "{msg} while waiting for the reply to {method}: {detail}"
-            )),
-            (ElicitError::Server(msg), None) => {
-                ElicitError::Server(format!("{msg} while waiting for the reply to {method}"))
-            }
-            (other, _) => other,
+        match e {
+            ElicitError::Server(cause) => ElicitError::Server(ServerError::WhileWaiting {
+                cause: Box::new(cause),
+                method: method.to_string(),
+                detail: self.server.gone_detail(),
+            }),
+            other => other,
         }
     }
 
@@ -508,10 +505,9 @@ impl McpClient {
                     }
                 }
                 Reply::Error(e) => {
-                    return Err(ElicitError::Server(format!(
-                        "tools/list failed: {}",
-                        short(&e)
-                    )))
+                    return Err(ElicitError::Server(ServerError::ToolsListFailed {
+                        detail: short(&e),
+                    }))
                 }
             }
         }

@@ -13,7 +13,7 @@ use super::strict::Strict;
 use crate::elicitation::answers::ScriptedAnswers;
 use crate::elicitation::protocol::{ElicitResult, ElicitationParams, ELICITATION_METHOD};
 use crate::elicitation::resolve::{self, Elicitation, Resolver, SchemaCache};
-use crate::error::{rpc_code, ElicitError};
+use crate::error::{rpc_code, ElicitError, ServerError};
 
 /// Why a server request got no result.
 #[derive(Debug)]
@@ -205,10 +205,9 @@ impl<'a> ElicitHandler<'a> {
         self.asked += 1;
         let doc = crate::elicitation::input::read_input_required(result)?;
         if !doc.skipped.is_empty() {
-            return Err(ElicitError::Server(format!(
-                "the server asked for input elicit cannot give: {}",
-                doc.skipped.join(", ")
-            )));
+            return Err(ElicitError::Server(ServerError::CannotGive {
+                skipped: doc.skipped,
+            }));
         }
         // No reply can refuse one entry in 2026-07-28: a mode elicit did
         // not declare is the server's failure, as a missing capability is.
@@ -217,11 +216,10 @@ impl<'a> ElicitHandler<'a> {
             .iter()
             .find(|e| !self.modes.declares(Some(e.params.mode().as_str())))
         {
-            return Err(ElicitError::Server(format!(
-                "the server asked for a {} elicitation, which elicit did not declare (--modes {})",
-                entry.params.mode().as_str(),
-                self.modes.describe()
-            )));
+            return Err(ElicitError::Server(ServerError::UndeclaredMode {
+                mode: entry.params.mode().as_str(),
+                declared: self.modes.describe().to_string(),
+            }));
         }
         let total = doc.entries.len();
         let mut out = Map::new();

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{Incoming, Transport, Waker};
-use crate::error::ElicitError;
+use crate::error::{ElicitError, ServerError};
 
 /// The transport's end: what it sends reaches the [`MemoryServer`], what
 /// that sends arrives here.
@@ -98,7 +98,7 @@ impl Transport for MemoryTransport {
         drop(stalled);
         self.outgoing
             .send(message.clone())
-            .map_err(|_| ElicitError::Server("the in-memory server is gone".into()))
+            .map_err(|_| ElicitError::Server(ServerError::InMemoryGone))
     }
 
     fn receive(&mut self, timeout: Option<Duration>) -> Result<Incoming, ElicitError> {

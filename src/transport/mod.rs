@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{json, Value};
 
-use crate::error::ElicitError;
+use crate::error::{ElicitError, ServerError};
 
 pub mod http;
 pub mod memory;
@@ -301,9 +301,7 @@ fn wait_on<T>(
     let interrupts = crate::signals::interrupt_count();
     loop {
         if crate::signals::interrupt_count() != interrupts {
-            return Err(ElicitError::Server(
-                "interrupted (Ctrl-C) while waiting for the server".into(),
-            ));
+            return Err(ElicitError::Server(ServerError::Interrupted));
         }
         let mut slice = Duration::from_millis(100);
         if let Some(t) = timeout {
@@ -317,7 +315,7 @@ fn wait_on<T>(
             Ok(m) => return Ok(Some(m)),
             Err(QueueEmpty::Timeout) => {}
             Err(QueueEmpty::Disconnected) => {
-                return Err(ElicitError::Server("the server's output ended".into()))
+                return Err(ElicitError::Server(ServerError::OutputEnded))
             }
         }
     }

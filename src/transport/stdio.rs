@@ -20,7 +20,7 @@ use super::queue::{self, QueueReceiver};
 use super::server_stderr::StderrRelay;
 use super::{Incoming, MessageLog, Transport};
 use crate::bounded::LineRead;
-use crate::error::ElicitError;
+use crate::error::{ElicitError, ServerError};
 
 /// The most one message from a server may take: the input limit
 /// ([`crate::elicitation::protocol::MAX_MESSAGE_BYTES`], 64 MiB). A longer line ends the
@@ -224,15 +224,13 @@ impl Transport for ServerProcess {
         let stdin = self
             .stdin
             .as_mut()
-            .ok_or_else(|| ElicitError::Server("the server's stdin is closed".into()))?;
+            .ok_or(ElicitError::Server(ServerError::StdinClosed))?;
         let mut line = serde_json::to_vec(message).expect("values serialise");
         line.push(b'\n');
         stdin
             .write_all(&line)
             .and_then(|_| stdin.flush())
-            .map_err(|e| {
-                ElicitError::Server(format!("cannot write to the server: {e} (did it exit?)"))
-            })
+            .map_err(|e| ElicitError::Server(ServerError::CannotWrite(e)))
     }
 
     fn receive(&mut self, timeout: Option<Duration>) -> Result<Incoming, ElicitError> {

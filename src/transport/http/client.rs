@@ -14,7 +14,7 @@ use ureq::tls::{Certificate, RootCerts, TlsConfig};
 use ureq::{Agent, Body};
 
 use super::*;
-use crate::error::ElicitError;
+use crate::error::{ElicitError, ServerError};
 use crate::transport::MessageLog;
 
 /// How one HTTP exchange is bounded in time.
@@ -77,16 +77,12 @@ pub(crate) fn off_thread<T: Send + 'static>(
         match rx.recv_timeout(Duration::from_millis(50)) {
             Ok(v) => return Ok(v),
             Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(ElicitError::Server(
-                    "an HTTP exchange ended without an outcome".into(),
-                ))
+                return Err(ElicitError::Server(ServerError::NoOutcome))
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
         if crate::signals::ctrl_c_for_server() != interrupts && !client.sign_in_activity().0 {
-            return Err(ElicitError::Server(
-                "interrupted (Ctrl-C) while waiting for the server".into(),
-            ));
+            return Err(ElicitError::Server(ServerError::Interrupted));
         }
     }
 }
@@ -360,7 +356,10 @@ pub(crate) fn network_error(url: &str, what: &str, e: ureq::Error) -> ElicitErro
         ureq::Error::Io(io) => format!("connection to {host} failed: {io}"),
         other => format!("request to {host} failed: {other}"),
     };
-    ElicitError::Server(format!("{what}: {text}"))
+    ElicitError::Server(ServerError::Network {
+        what: what.to_string(),
+        detail: text,
+    })
 }
 
 pub(super) fn is_https(url: &str) -> bool {
@@ -384,26 +383,13 @@ pub(super) fn looks_like_tls(io: &std::io::Error) -> bool {
 }
 
 pub(super) fn auth_error(status: u16, www: Option<&str>, had_hook: bool) -> ElicitError {
-    let scheme = www
-        .and_then(|w| w.split_whitespace().next())
-        .map(|s| {
-            format!(
-                " (it asks for {} credentials)",
-                crate::text::sanitize::sanitize_line(s)
-            )
-        })
-        .unwrap_or_default();
-    let what = if status == 401 {
-        "401 Unauthorized: the server needs credentials"
-    } else {
-        "403 Forbidden: the credentials sent are not enough"
-    };
-    let hint = if had_hook {
-        "sign-in did not succeed"
-    } else {
-        "pass them with --header 'Authorization: Bearer TOKEN' (or sign in, where supported)"
-    };
-    ElicitError::Server(format!("HTTP {what}{scheme}; {hint}"))
+    ElicitError::Server(ServerError::Unauthorized {
+        status,
+        scheme: www
+            .and_then(|w| w.split_whitespace().next())
+            .map(crate::text::sanitize::sanitize_line),
+        tried_sign_in: had_hook,
+    })
 }
 
 /// Reads a whole body up to [`MAX_MESSAGE_BYTES`].

@@ -11,7 +11,7 @@ use ureq::Body;
 
 use super::sse_reader::SseReader;
 use super::*;
-use crate::error::ElicitError;
+use crate::error::{ElicitError, ServerError};
 use crate::transport::message_limits;
 
 /// Learns the `x-mcp-header` parameters of the tools in a `tools/list`
@@ -139,11 +139,14 @@ pub(super) fn resend_after_mismatch(shared: &Shared, message: &Value, id: &str, 
             .get(name)
             .cloned();
         if let Some(reason) = rejected {
-            return fail_request(shared, id, ElicitError::Server(format!(
-                "the server refused the headers of tools/call (-32020 header mismatch), and its tool {} now breaks the x-mcp-header rules ({}): not calling it",
-                crate::text::sanitize::sanitize_line(name),
-                crate::text::sanitize::sanitize_line(&reason)
-            )));
+            return fail_request(
+                shared,
+                id,
+                ElicitError::Server(ServerError::HeaderMismatch {
+                    tool: crate::text::sanitize::sanitize_line(name),
+                    reason: crate::text::sanitize::sanitize_line(&reason),
+                }),
+            );
         }
     }
     match shared.post(

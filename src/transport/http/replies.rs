@@ -13,7 +13,7 @@ use ureq::Body;
 
 use super::sse_reader::SseReader;
 use super::*;
-use crate::error::ElicitError;
+use crate::error::{ElicitError, ServerError};
 use crate::transport::Incoming;
 
 /// How a stream ended.
@@ -118,8 +118,12 @@ pub(super) fn try_read_reply(
     let kind = content_type(&response);
     let body = response.into_body();
     if kind == "application/json" {
-        let bytes = read_body(body.into_reader())
-            .map_err(|e| ElicitError::Server(format!("reading the reply to {method}: {e}")))?;
+        let bytes = read_body(body.into_reader()).map_err(|e| {
+            ElicitError::Server(ServerError::ReadingReply {
+                method: method.to_string(),
+                detail: e.to_string(),
+            })
+        })?;
         let text = String::from_utf8_lossy(&bytes);
         shared.deliver(&text, Some(id));
         return Ok(());
@@ -138,10 +142,10 @@ pub(super) fn try_read_reply(
             } => (last_id, retry, error),
         };
         let Some(last_id) = last_id else {
-            let why = error.map(|e| format!(" ({e})")).unwrap_or_default();
-            return Err(ElicitError::Server(format!(
-                "the server closed the stream for {method} before sending its reply{why}"
-            )));
+            return Err(ElicitError::Server(ServerError::StreamClosed {
+                method: method.to_string(),
+                why: error.map(|e| e.to_string()),
+            }));
         };
         if !wait_to_resume(shared, retry, Some(deadline)) {
             return Ok(());
@@ -152,15 +156,17 @@ pub(super) fn try_read_reply(
             return Err(e);
         }
         if status != 200 || content_type(&response) != "text/event-stream" {
-            return Err(ElicitError::Server(format!(
-                "the server closed the stream for {method} before its reply, and refused to resume it (GET with Last-Event-ID: HTTP {status})"
-            )));
+            return Err(ElicitError::Server(ServerError::ResumeRefused {
+                method: method.to_string(),
+                status,
+            }));
         }
         end = read_stream(shared, response.into_body(), Some(id));
     }
-    Err(ElicitError::Server(format!(
-        "the stream for {method} was cut {MAX_RESUMES} times without a reply; giving up"
-    )))
+    Err(ElicitError::Server(ServerError::StreamCutTooOften {
+        method: method.to_string(),
+        resumes: MAX_RESUMES,
+    }))
 }
 
 /// Waits before resuming a stream: the server's `retry:` (else a second),

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::sse_reader::SseReader;
 use super::{content_type, off_thread, preview, read_body, within, Bound, Client};
-use crate::error::ElicitError;
+use crate::error::{ElicitError, ServerError};
 use crate::transport::queue::{self, QueueReceiver, QueueSender};
 use crate::transport::replay::{server_request_id, RecentIds};
 use crate::transport::{Delivery, Incoming, Transport};
@@ -54,12 +54,16 @@ impl SseTransport {
         let ct = content_type(&response);
         if status != 200 || ct != "text/event-stream" {
             let bytes = read_body(response.into_body().into_reader()).unwrap_or_default();
-            return Err(ElicitError::Server(format!(
-                "GET {} answered HTTP {status} ({}) instead of an event stream: is it an MCP endpoint? {}",
-                crate::text::sanitize::sanitize_line(url),
-                if ct.is_empty() { "no content type" } else { &ct },
-                preview(&bytes)
-            )));
+            return Err(ElicitError::Server(ServerError::NotEventStream {
+                url: crate::text::sanitize::sanitize_line(url),
+                status,
+                content_type: if ct.is_empty() {
+                    "no content type".into()
+                } else {
+                    crate::text::sanitize::sanitize_line(&ct)
+                },
+                body: preview(&bytes),
+            }));
         }
         let (tx, rx) = queue::bounded::<Delivery>();
         let wake = tx.clone();
@@ -76,19 +80,16 @@ impl SseTransport {
         let endpoint = loop {
             match endpoint_rx.recv_timeout(Duration::from_millis(50)) {
                 Ok(Ok(e)) => break e,
-                Ok(Err(e)) => return Err(ElicitError::Server(e)),
+                Ok(Err(e)) => return Err(ElicitError::Server(ServerError::BadEndpoint(e))),
                 Err(mpsc::RecvTimeoutError::Timeout) if started.elapsed() < wait => {}
                 Err(_) => {
-                    return Err(ElicitError::Server(format!(
-                        "the server's event stream sent no `endpoint` event within {}: it is not a legacy HTTP+SSE MCP server",
-                        humantime::format_duration(wait)
-                    )))
+                    return Err(ElicitError::Server(ServerError::NoEndpointEvent {
+                        waited: wait,
+                    }))
                 }
             }
             if crate::signals::ctrl_c_for_server() != interrupts {
-                return Err(ElicitError::Server(
-                    "interrupted (Ctrl-C) while waiting for the server".into(),
-                ));
+                return Err(ElicitError::Server(ServerError::Interrupted));
             }
         };
         Ok(SseTransport {
@@ -131,13 +132,14 @@ impl SseTransport {
         })??;
         match status {
             200..=299 => Ok(()),
-            404 => Err(ElicitError::Server(format!(
-                "{what}: the server no longer knows this session (HTTP 404 from its message endpoint): it ended or expired; run the command again"
-            ))),
-            _ => Err(ElicitError::Server(format!(
-                "{what}: the server answered HTTP {status}: {}",
-                preview(&bytes)
-            ))),
+            404 => Err(ElicitError::Server(ServerError::SessionExpired {
+                during: Some(what.to_string()),
+            })),
+            _ => Err(ElicitError::Server(ServerError::HttpStatus {
+                what: what.to_string(),
+                status,
+                body: preview(&bytes),
+            })),
         }
     }
 }
@@ -160,9 +162,7 @@ fn read_events(
             Ok(ev) => ev,
             Err(e) => {
                 let _ = tx.send(
-                    Err(ElicitError::Server(format!(
-                        "the server's event stream broke: {e}"
-                    ))),
+                    Err(ElicitError::Server(ServerError::StreamBroke(e.to_string()))),
                     0,
                 );
                 return;

@@ -11,7 +11,7 @@ use ureq::http::Response;
 use ureq::Body;
 
 use super::*;
-use crate::error::ElicitError;
+use crate::error::{ElicitError, ServerError};
 use crate::transport::message_limits;
 use crate::transport::queue::{self, QueueReceiver};
 use crate::transport::replay::{server_request_id, RecentIds};
@@ -193,11 +193,8 @@ impl Shared {
 
     pub(super) fn session_gone(&self, status: u16) -> Option<ElicitError> {
         let st = self.state.lock().expect("state lock");
-        (status == 404 && st.session_id.is_some()).then(|| {
-            ElicitError::Server(
-                "the server no longer knows this session (HTTP 404): it ended or expired on the server's side; run the command again to start a new one".into(),
-            )
-        })
+        (status == 404 && st.session_id.is_some())
+            .then(|| ElicitError::Server(ServerError::SessionExpired { during: None }))
     }
 }
 
@@ -260,12 +257,18 @@ impl HttpTransport {
             .and_then(|p| p.get("name"))
             .and_then(Value::as_str)
             .unwrap_or("");
-        match self.shared.state.lock().expect("state lock").rejected.get(name) {
-            Some(reason) => Err(ElicitError::Server(format!(
-                "not calling the tool {}: its definition breaks the x-mcp-header rules ({}), so elicit set it aside as the MCP spec requires",
-                crate::text::sanitize::sanitize_line(name),
-                crate::text::sanitize::sanitize_line(reason)
-            ))),
+        match self
+            .shared
+            .state
+            .lock()
+            .expect("state lock")
+            .rejected
+            .get(name)
+        {
+            Some(reason) => Err(ElicitError::Server(ServerError::ToolSetAside {
+                tool: crate::text::sanitize::sanitize_line(name),
+                reason: crate::text::sanitize::sanitize_line(reason),
+            })),
             None => Ok(()),
         }
     }
@@ -286,9 +289,10 @@ impl HttpTransport {
             Client::new(headers, auth, log, timeout),
         )
         .map_err(|e| {
-            ElicitError::Server(format!(
-                "the server refused the Streamable HTTP POST (HTTP {status}), and the legacy HTTP+SSE GET failed too: {e}"
-            ))
+            ElicitError::Server(ServerError::NoTransport {
+                status,
+                legacy: Box::new(e),
+            })
         })?;
         legacy.send_unlogged(message, deadline)?;
         self.legacy = Some(legacy);
@@ -393,9 +397,9 @@ pub(super) fn handle_request_response(
                 fail_request(
                     shared,
                     id,
-                    ElicitError::Server(format!(
-                        "the server accepted {method} (HTTP 202) but sent no reply"
-                    )),
+                    ElicitError::Server(ServerError::AcceptedWithoutReply {
+                        method: method.to_string(),
+                    }),
                 );
             } else {
                 let shown = if ct.is_empty() {
@@ -403,18 +407,28 @@ pub(super) fn handle_request_response(
                 } else {
                     crate::text::sanitize::sanitize_line(&ct)
                 };
-                fail_request(shared, id, ElicitError::Server(format!(
-                    "the server answered {method} with {shown}, not MCP (application/json or text/event-stream): is {} an MCP endpoint?",
-                    crate::text::sanitize::sanitize_line(&shared.url)
-                )));
+                fail_request(
+                    shared,
+                    id,
+                    ElicitError::Server(ServerError::NotMcpReply {
+                        method: method.to_string(),
+                        content_type: shown,
+                        url: crate::text::sanitize::sanitize_line(&shared.url),
+                    }),
+                );
             }
         }
         300..=399 => {
             let to = header(&response, "location").unwrap_or_default();
-            fail_request(shared, id, ElicitError::Server(format!(
-                "the server redirected {method} (HTTP {status}) to {}; elicit does not follow redirects for POST: use that URL",
-                crate::text::sanitize::sanitize_line(&to)
-            )));
+            fail_request(
+                shared,
+                id,
+                ElicitError::Server(ServerError::Redirected {
+                    method: method.to_string(),
+                    status,
+                    to: crate::text::sanitize::sanitize_line(&to),
+                }),
+            );
         }
         _ => {
             if let Some(e) = shared.session_gone(status) {
@@ -532,10 +546,11 @@ impl Transport for HttpTransport {
             }
             if !(200..300).contains(&status) {
                 let bytes = read_body(response.into_body().into_reader()).unwrap_or_default();
-                return Err(ElicitError::Server(format!(
-                    "{what}: the server answered HTTP {status}: {}",
-                    preview(&bytes)
-                )));
+                return Err(ElicitError::Server(ServerError::HttpStatus {
+                    what: what.to_string(),
+                    status,
+                    body: preview(&bytes),
+                }));
             }
             // A body on a 2xx here is not expected; drained off the
             // connection (for reuse) within ACK_BODY_WAIT, else dropped.

@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use elicit::error::ElicitError;
+use elicit::error::{ElicitError, ServerError};
 use elicit::lint::{Levels, Revision};
 use elicit::mcp::call::{
     ask_arguments, call_tool_end, handshake_retry_reason, input_schema, missing_required,
@@ -212,7 +212,7 @@ fn call(args: &CallArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
                 unreachable!("picker is true only with a terminal")
             };
             if choices.is_empty() {
-                return Err(ElicitError::Server("the server lists no tools".into()).into());
+                return Err(ElicitError::Server(ServerError::NoTools).into());
             }
             let labels: Vec<String> = choices.iter().map(|(_, label)| label.clone()).collect();
             match term.pick("Which tool?", &labels)? {
@@ -379,7 +379,10 @@ fn call(args: &CallArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
     }
     let outcome = outcome.and_then(|end| match end {
         CallEnd::Result(r) => Ok(r),
-        CallEnd::Refused { message, .. } => Err(ElicitError::Server(message)),
+        CallEnd::Refused { error, message } => Err(ElicitError::Server(ServerError::CallRefused {
+            error,
+            message,
+        })),
     });
     // With -e, a declined or cancelled elicitation of the call decides the
     // exit (cancel outranks decline), over the tool's isError and over a

@@ -4,6 +4,12 @@
 
 use std::fmt;
 
+pub mod server;
+pub mod sign_in;
+
+pub use server::ServerError;
+pub use sign_in::AuthError;
+
 /// A problem with one form field's value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldError {
@@ -83,9 +89,10 @@ pub enum ElicitError {
     #[error("terminal error: {0}")]
     Terminal(String),
 
-    /// A live server misbehaved: exited, sent malformed JSON, never answered.
-    #[error("{0}")]
-    Server(String),
+    /// A live server misbehaved, refused, or could not be reached (or
+    /// signed in to): exited, sent malformed JSON, never answered.
+    #[error(transparent)]
+    Server(ServerError),
 
     #[error("{context}: {source}")]
     Io {
