@@ -13,6 +13,7 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value};
 
 use crate::elicitation::answers::ScriptedAnswers;
+use crate::elicitation::protocol::wire;
 use crate::elicitation::protocol::ElicitResult;
 use crate::error::ElicitError;
 use crate::mcp::client::{Generation, ProtocolChoice};
@@ -272,8 +273,8 @@ pub fn protocol_name(g: &Generation) -> String {
 /// The lifecycle a recorded protocol name is replayed with.
 pub fn protocol_choice(name: &str) -> ProtocolChoice {
     match name {
-        "2025-06-18" => ProtocolChoice::V2025_06_18,
-        "2026-07-28" => ProtocolChoice::V2026_07_28,
+        wire::V2025_06_18 => ProtocolChoice::V2025_06_18,
+        wire::V2026_07_28 => ProtocolChoice::V2026_07_28,
         "auto" => ProtocolChoice::Auto,
         // Any other handshake revision: the newest handshake, which
         // negotiates down.

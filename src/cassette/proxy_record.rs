@@ -17,8 +17,7 @@ use super::{Cassette, Exchange, ServerSpec};
 use crate::elicitation::protocol::ElicitResult;
 use crate::mcp::handler::ElicitObserver;
 
-/// `_meta` key of the protocol version on a 2026-07-28 request.
-const VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
+use crate::elicitation::protocol::wire::VERSION_META;
 
 #[derive(Debug)]
 struct Call {
@@ -96,7 +95,9 @@ impl ProxyRecorder {
     }
 
     fn client_message(&mut self, msg: &Value) {
-        if msg.get("method").and_then(Value::as_str) != Some("tools/call") {
+        if msg.get("method").and_then(Value::as_str)
+            != Some(crate::elicitation::protocol::wire::TOOLS_CALL)
+        {
             return;
         }
         let Some(id) = msg.get("id").filter(|i| !i.is_null()) else {

@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::diff::{request_diff, result_diff, same_request, show};
 use super::{protocol_choice, protocol_name, AnswerSpec, Cassette, Exchange, ServerSpec};
 use crate::elicitation::answers::ScriptedAnswers;
+use crate::elicitation::protocol::wire;
 use crate::elicitation::protocol::ElicitResult;
 use crate::elicitation::resolve::{self, Elicitation, NoTerminal};
 use crate::error::{ElicitError, ServerError};
@@ -401,8 +402,8 @@ fn run(cassette: &Cassette, options: &ReplayOptions) -> (Verdict, Option<Cassett
 fn revision_of(protocol: &str) -> crate::lint::Revision {
     use crate::lint::Revision;
     match protocol {
-        "2025-06-18" => Revision::V2025_06_18,
-        "2025-11-25" => Revision::V2025_11_25,
+        wire::V2025_06_18 => Revision::V2025_06_18,
+        wire::V2025_11_25 => Revision::V2025_11_25,
         _ => Revision::V2026_07_28,
     }
 }

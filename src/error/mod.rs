@@ -128,13 +128,12 @@ fn needs_answers_message(fields: &[String], detail: Option<&str>) -> String {
     )
 }
 
-/// JSON-RPC error codes elicit sends back for a bad request.
+/// JSON-RPC error codes elicit sends back for a bad request (the wire's
+/// constants, under the name callers know them by).
 pub mod rpc_code {
-    pub const PARSE_ERROR: i64 = -32700;
-    pub const INVALID_REQUEST: i64 = -32600;
-    pub const METHOD_NOT_FOUND: i64 = -32601;
-    pub const INVALID_PARAMS: i64 = -32602;
-    pub const INTERNAL_ERROR: i64 = -32603;
+    pub use crate::elicitation::protocol::wire::{
+        INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
+    };
 }
 
 impl ElicitError {

@@ -7,6 +7,7 @@ use super::client::{
     call_params, short, Generation, McpClient, ProtocolChoice, Reply, STATELESS_VERSION,
 };
 use super::handler::ElicitHandler;
+use crate::elicitation::protocol::wire;
 use crate::elicitation::protocol::URL_ELICITATION_REQUIRED;
 use crate::error::{ElicitError, ServerError};
 
@@ -56,7 +57,7 @@ pub fn call_tool_end(
     let mut retried_url_required = false;
     let mut params = call_params(tool, arguments);
     for _ in 0..MAX_INPUT_ROUNDS {
-        match client.request("tools/call", params.clone(), handler)? {
+        match client.request(wire::TOOLS_CALL, params.clone(), handler)? {
             Reply::Result(result)
                 if result.get("resultType").and_then(Value::as_str) == Some("input_required") =>
             {

@@ -14,17 +14,17 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use super::handler::{ElicitHandler, HandlerError};
+use crate::elicitation::protocol::wire;
 use crate::error::{ElicitError, ServerError};
 use crate::text::sanitize::sanitize_line;
 use crate::transport::{Incoming, Transport};
 
 /// The newest handshake revision elicit speaks.
-pub const HANDSHAKE_VERSION: &str = "2025-11-25";
+pub const HANDSHAKE_VERSION: &str = wire::V2025_11_25;
 /// The stateless revision.
-pub const STATELESS_VERSION: &str = "2026-07-28";
+pub const STATELESS_VERSION: &str = wire::V2026_07_28;
 
-/// `UnsupportedProtocolVersionError` (2026-07-28).
-pub const UNSUPPORTED_VERSION: i64 = -32022;
+pub use wire::UNSUPPORTED_VERSION;
 
 pub use crate::transport::MAX_ANSWER_CREDIT;
 
@@ -32,7 +32,10 @@ pub use crate::transport::MAX_ANSWER_CREDIT;
 /// the request itself: `HeaderMismatchError` (-32020) or
 /// `MissingRequiredClientCapabilityError` (-32021).
 fn modern_refusal(e: &Value) -> bool {
-    matches!(e.get("code").and_then(Value::as_i64), Some(-32020 | -32021))
+    matches!(
+        e.get("code").and_then(Value::as_i64),
+        Some(wire::HEADER_MISMATCH | wire::MISSING_CAPABILITY)
+    )
 }
 
 /// Which lifecycle to use.
@@ -143,7 +146,7 @@ impl McpClient {
                 client.why = format!("--protocol {STATELESS_VERSION} given");
             }
             ProtocolChoice::V2025_06_18 => {
-                handshake(&mut client, handler, "2025-06-18")?;
+                handshake(&mut client, handler, wire::V2025_06_18)?;
                 client.why = "--protocol 2025-06-18 given".into();
             }
             ProtocolChoice::V2025_11_25 => {
@@ -182,7 +185,7 @@ impl McpClient {
         required: bool,
     ) -> Result<bool, ElicitError> {
         self.generation = Generation::Stateless;
-        let mut reply = self.request("server/discover", json!({}), handler)?;
+        let mut reply = self.request(wire::SERVER_DISCOVER, json!({}), handler)?;
         // A modern server that refuses the version once but lists it as
         // supported (UnsupportedProtocolVersionError) is asked again.
         if let Reply::Error(e) = &reply {
@@ -195,7 +198,7 @@ impl McpClient {
                 self.note(
                     "server/discover refused the version it lists as supported; asking again",
                 );
-                reply = self.request("server/discover", json!({}), handler)?;
+                reply = self.request(wire::SERVER_DISCOVER, json!({}), handler)?;
             }
         }
         let result = match reply {
@@ -259,7 +262,7 @@ impl McpClient {
             "capabilities": capabilities_for(handler.modes),
             "clientInfo": client_info(),
         });
-        let result = match self.request("initialize", params, handler)? {
+        let result = match self.request(wire::INITIALIZE, params, handler)? {
             Reply::Result(r) => r,
             Reply::Error(e) => {
                 return Err(ElicitError::Server(ServerError::InitializeFailed {
@@ -275,7 +278,7 @@ impl McpClient {
         self.server_info = result.get("serverInfo").cloned();
         self.generation = Generation::Handshake(negotiated);
         self.server
-            .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+            .send(&json!({"jsonrpc": "2.0", "method": wire::INITIALIZED}))?;
         Ok(())
     }
 
@@ -294,15 +297,9 @@ impl McpClient {
                 .entry("_meta")
                 .or_insert_with(|| json!({}));
             if let Some(m) = meta.as_object_mut() {
-                m.insert(
-                    "io.modelcontextprotocol/protocolVersion".into(),
-                    json!(STATELESS_VERSION),
-                );
-                m.insert("io.modelcontextprotocol/clientInfo".into(), client_info());
-                m.insert(
-                    "io.modelcontextprotocol/clientCapabilities".into(),
-                    capabilities_for(handler.modes),
-                );
+                m.insert(wire::VERSION_META.into(), json!(STATELESS_VERSION));
+                m.insert(wire::CLIENT_INFO_META.into(), client_info());
+                m.insert(wire::CAPS_META.into(), capabilities_for(handler.modes));
             }
         }
         self.next_id += 1;
@@ -494,7 +491,7 @@ impl McpClient {
                 Some(c) => json!({"cursor": c}),
                 None => json!({}),
             };
-            match self.request("tools/list", params, handler)? {
+            match self.request(wire::TOOLS_LIST, params, handler)? {
                 Reply::Result(r) => {
                     if let Some(list) = r.get("tools").and_then(Value::as_array) {
                         tools.extend(list.iter().cloned());

@@ -11,6 +11,7 @@ use serde_json::{json, Map, Value};
 use super::modes::ElicitModes;
 use super::strict::Strict;
 use crate::elicitation::answers::ScriptedAnswers;
+use crate::elicitation::protocol::wire;
 use crate::elicitation::protocol::{ElicitResult, ElicitationParams, ELICITATION_METHOD};
 use crate::elicitation::resolve::{self, Elicitation, Resolver, SchemaCache};
 use crate::error::{rpc_code, ElicitError, ServerError};
@@ -109,7 +110,7 @@ impl<'a> ElicitHandler<'a> {
 
     /// Handles one server-to-client request.
     pub fn handle(&mut self, method: &str, params: Option<&Value>) -> Result<Value, HandlerError> {
-        if method != "ping" {
+        if method != wire::PING {
             self.asked += 1;
         }
         match method {
@@ -117,7 +118,7 @@ impl<'a> ElicitHandler<'a> {
                 let params = params.cloned().unwrap_or(Value::Null);
                 self.elicit(&params, None).map(|r| r.to_value())
             }
-            "ping" => Ok(json!({})),
+            wire::PING => Ok(json!({})),
             other => Err(HandlerError::Rpc {
                 code: rpc_code::METHOD_NOT_FOUND,
                 message: format!(

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 use crate::elicitation::input;
+use crate::elicitation::protocol::wire;
 use crate::elicitation::protocol::{
     Action, ElicitResult, ElicitationParams, Mode, ELICITATION_METHOD,
 };
@@ -83,7 +84,7 @@ impl Strict {
     /// rounds of one request are compared.
     pub fn observe(&self, msg: &Value, request: Option<&str>) {
         let method = msg.get("method").and_then(Value::as_str);
-        if method == Some("notifications/elicitation/complete") {
+        if method == Some(wire::ELICITATION_COMPLETE) {
             if let Some(id) = msg
                 .get("params")
                 .and_then(|p| p.get("elicitationId"))
@@ -204,7 +205,7 @@ impl Strict {
         let mut st = self.state();
         let place = match msg.get("id") {
             Some(id) => format!("elicitation/create (id {id})"),
-            None => "elicitation/create".into(),
+            None => wire::ELICITATION_METHOD.into(),
         };
         let found = session_finding(
             "session-concurrent-elicitations",

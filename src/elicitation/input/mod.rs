@@ -99,7 +99,7 @@ pub struct Document {
 }
 
 /// `_meta` key under which 2026-07-28 results name the server.
-pub const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
+pub use crate::elicitation::protocol::wire::SERVER_INFO_META;
 
 fn server_name(value: &Value) -> Option<String> {
     let from = |v: &Value| {

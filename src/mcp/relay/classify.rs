@@ -25,14 +25,11 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::elicitation::protocol::ELICITATION_METHOD;
+use crate::elicitation::protocol::wire::{
+    CAPS_META, ELICITATION_METHOD, INITIALIZE, META_PREFIX, RETRYABLE, SERVER_DISCOVER as DISCOVER,
+    VERSION_META,
+};
 
-/// Client requests that may come back `input_required` (2026-07-28).
-pub const RETRYABLE: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
-/// Per-request client capabilities (2026-07-28).
-pub const CAPS_META: &str = "io.modelcontextprotocol/clientCapabilities";
-/// Per-request protocol version (2026-07-28).
-pub const VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
 /// The id prefix of the proxy's own retries.
 pub const RETRY_PREFIX: &str = "elicit-proxy-";
 
@@ -49,21 +46,14 @@ fn found(needle: &Finder, hay: &[u8]) -> bool {
     needle.find(hay).is_some()
 }
 
-/// What the 2026 `_meta` keys start with.
-const META_PREFIX: &str = "io.modelcontextprotocol/";
-
 fn has_backslash(bytes: &[u8]) -> bool {
     memchr::memchr(b'\\', bytes).is_some()
 }
 
 /// Whether a client method is one the proxy rewrites or tracks.
 fn client_method_matters(method: &str, has_2026_meta: bool) -> bool {
-    method == "initialize" || method == DISCOVER || RETRYABLE.contains(&method) || has_2026_meta
+    method == INITIALIZE || method == DISCOVER || RETRYABLE.contains(&method) || has_2026_meta
 }
-
-/// The 2026-07-28 request whose reply names the server (as `initialize`'s
-/// does for the handshake): the proxy reads the name for its prompts.
-const DISCOVER: &str = "server/discover";
 
 /// The exact decision: a client message is an `initialize` or a
 /// `server/discover` (their replies name the server), carries
@@ -110,6 +100,8 @@ struct ParamsSkim {
     meta: Option<MetaSkim>,
 }
 
+/// serde's names must be literals: they are [`CAPS_META`] and
+/// [`VERSION_META`] (a test holds them to it).
 #[derive(Deserialize)]
 struct MetaSkim {
     #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
@@ -155,7 +147,7 @@ fn names_a_client_method(text: &[u8]) -> bool {
         };
         let name = &value[..memchr::memchr(b'"', value).unwrap_or(value.len())];
         // Compared as bytes: no UTF-8 check on every message's method.
-        name == b"initialize"
+        name == INITIALIZE.as_bytes()
             || name == DISCOVER.as_bytes()
             || RETRYABLE.iter().any(|r| name == r.as_bytes())
     })
@@ -259,6 +251,13 @@ pub fn server_chunk_matters(chunk: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_skim_reads_the_wire_meta_keys() {
+        let meta = serde_json::json!({CAPS_META: {}, VERSION_META: "v"});
+        let skim: MetaSkim = serde_json::from_value(meta).unwrap();
+        assert!(skim.caps.is_some() && skim.version.is_some());
+    }
 
     #[test]
     fn escaped_names_are_caught() {

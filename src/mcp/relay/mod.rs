@@ -31,6 +31,7 @@ use super::handler::{ElicitHandler, HandlerError};
 use super::modes::ElicitModes;
 use super::strict::Strict;
 use crate::elicitation::answers::ScriptedAnswers;
+use crate::elicitation::protocol::wire;
 use crate::elicitation::protocol::ELICITATION_METHOD;
 use crate::elicitation::resolve::Resolver;
 use crate::error::rpc_code;
@@ -43,7 +44,8 @@ pub mod remote;
 pub mod splice;
 pub mod stdio;
 
-pub(crate) use classify::{CAPS_META, RETRYABLE, RETRY_PREFIX, VERSION_META};
+use crate::elicitation::protocol::wire::{CAPS_META, RETRYABLE, VERSION_META};
+pub(crate) use classify::RETRY_PREFIX;
 
 /// The two ends a relay writes to. Each call delivers one whole message;
 /// a side never blocks the core on the other side's behalf for long (the
@@ -256,19 +258,19 @@ impl<S: Sides> Relay<S> {
         let id_text = msg.get("id").filter(|i| !i.is_null()).map(Value::to_string);
         let mut changed = false;
         if let (true, Some(id)) = (
-            method == "initialize" || method == "server/discover",
+            method == wire::INITIALIZE || method == wire::SERVER_DISCOVER,
             id_text.as_ref(),
         ) {
             self.lock().info_ids.insert(id.clone());
         }
         if let (true, Some(id), Some(tool)) = (
-            method == "tools/call",
+            method == wire::TOOLS_CALL,
             id_text.as_ref(),
             msg.pointer("/params/name").and_then(Value::as_str),
         ) {
             self.lock().tool_calls.insert(id.clone(), tool.to_string());
         }
-        if method == "initialize" {
+        if method == wire::INITIALIZE {
             if let Some(params) = msg.get_mut("params").and_then(Value::as_object_mut) {
                 let caps = params.entry("capabilities").or_insert_with(|| json!({}));
                 let target = notes::capability_target(&method, None, false);

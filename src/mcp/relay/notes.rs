@@ -152,7 +152,7 @@ mod tests {
             r#"answered the server's elicitation "q-1" (form mode): accept"#
         );
         let n = capability_added(
-            &capability_target("initialize", None, false),
+            &capability_target(crate::elicitation::protocol::wire::INITIALIZE, None, false),
             Modes::default(),
         );
         assert_eq!(

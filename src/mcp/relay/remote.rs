@@ -56,12 +56,12 @@ pub const MAX_IN_FLIGHT: usize = 64;
 /// How long a request may wait for the server's reply by default (the time
 /// a person spends answering its elicitations does not count).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
-/// The JSON-RPC error for a request refused because [`MAX_IN_FLIGHT`]
-/// requests already wait for the server (a server error, JSON-RPC 2.0 §5.1).
-pub const TOO_MANY_IN_FLIGHT: i64 = -32000;
 /// The JSON-RPC error for a request the server did not answer in time (the
 /// code the MCP SDKs use for a request timeout).
-pub const REQUEST_TIMED_OUT: i64 = -32001;
+pub use crate::elicitation::protocol::wire::REQUEST_TIMED_OUT;
+/// The JSON-RPC error for a request refused because [`MAX_IN_FLIGHT`]
+/// requests already wait for the server (a server error, JSON-RPC 2.0 §5.1).
+pub use crate::elicitation::protocol::wire::TOO_MANY_IN_FLIGHT;
 /// How often the watching thread looks at signals and timeouts.
 const TICK: Duration = Duration::from_millis(50);
 /// How long the server thread waits for the server between sends; with a
@@ -563,7 +563,7 @@ fn from_client(relay: &RemoteRelay, mut msg: Value) {
                 },
             );
         }
-    } else if method_of(&msg) == "notifications/cancelled" {
+    } else if method_of(&msg) == crate::elicitation::protocol::wire::CANCELLED {
         // The client gave up on a request: a reply is no longer wanted,
         // nor an error when it times out.
         if let Some(id) = msg.pointer("/params/requestId") {

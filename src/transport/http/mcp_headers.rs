@@ -11,6 +11,7 @@ use ureq::Body;
 
 use super::sse_reader::SseReader;
 use super::*;
+use crate::elicitation::protocol::wire;
 use crate::error::{ElicitError, ServerError};
 use crate::transport::message_limits;
 
@@ -47,7 +48,7 @@ pub(super) fn learn_tools(st: &mut State, result: &mut Value, warn: bool) {
 
 /// `HeaderMismatchError` (2026-07-28): the request's headers do not match
 /// its body, as the server reads them.
-pub(super) const HEADER_MISMATCH: i64 = -32020;
+pub(super) use crate::elicitation::protocol::wire::HEADER_MISMATCH;
 /// How many `tools/list` pages a refresh after a header mismatch reads.
 pub(super) const MAX_REFRESH_PAGES: usize = 20;
 
@@ -101,7 +102,8 @@ pub(super) fn refresh_tool_headers(shared: &Shared, message: &Value) {
         if let Some(c) = &cursor {
             params["cursor"] = c.clone();
         }
-        let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": params});
+        let request =
+            json!({"jsonrpc": "2.0", "id": id, "method": wire::TOOLS_LIST, "params": params});
         let bound = Bound::Whole(shared.client.timeout);
         let Ok(response) = shared.post(&request, "reading tools/list again", bound) else {
             return;
@@ -124,7 +126,7 @@ pub(super) fn refresh_tool_headers(shared: &Shared, message: &Value) {
 /// headers rebuilt (for `tools/call`, from a fresh `tools/list`). Sends the
 /// request again, or refuses it when the tool is now set aside.
 pub(super) fn resend_after_mismatch(shared: &Shared, message: &Value, id: &str, method: &str) {
-    if method == "tools/call" {
+    if method == wire::TOOLS_CALL {
         refresh_tool_headers(shared, message);
         let name = message
             .get("params")

@@ -74,9 +74,9 @@ const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 /// The longest wait before resuming a stream, whatever `retry:` says (a
 /// request's wait also ends a second before its `--timeout`).
 pub const MAX_RETRY: Duration = Duration::from_secs(30);
-const VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
+use crate::elicitation::protocol::wire::VERSION_META;
 /// The first revision with the standard request headers.
-const HEADERS_SINCE: &str = "2026-07-28";
+const HEADERS_SINCE: &str = crate::elicitation::protocol::wire::V2026_07_28;
 /// Requests sent again after the sign-in hook said so: a sign-in, then up
 /// to the step-ups the hook allows (it enforces its own limits).
 const MAX_AUTH_RETRIES: u32 = 4;

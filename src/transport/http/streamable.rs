@@ -11,6 +11,7 @@ use ureq::http::Response;
 use ureq::Body;
 
 use super::*;
+use crate::elicitation::protocol::wire;
 use crate::error::{ElicitError, ServerError};
 use crate::transport::message_limits;
 use crate::transport::queue::{self, QueueReceiver};
@@ -87,13 +88,13 @@ impl Shared {
             return;
         };
         match method.as_str() {
-            "initialize" => {
+            wire::INITIALIZE => {
                 st.protocol_version = result
                     .get("protocolVersion")
                     .and_then(Value::as_str)
                     .map(str::to_string);
             }
-            "tools/list" => learn_tools(&mut st, result, true),
+            wire::TOOLS_LIST => learn_tools(&mut st, result, true),
             _ => {}
         }
     }
@@ -123,7 +124,7 @@ impl Shared {
         if let (Some(method), Some(v)) = (method, version) {
             if v >= HEADERS_SINCE {
                 h.push(("Mcp-Method".into(), method.to_string()));
-                if matches!(method, "tools/call" | "resources/read" | "prompts/get") {
+                if wire::RETRYABLE.contains(&method) {
                     let name = params
                         .and_then(|p| p.get("name").or_else(|| p.get("uri")))
                         .and_then(Value::as_str);
@@ -131,7 +132,7 @@ impl Shared {
                         h.push(("Mcp-Name".into(), encode_header_value(name)));
                     }
                 }
-                if method == "tools/call" {
+                if method == wire::TOOLS_CALL {
                     let tool = params
                         .and_then(|p| p.get("name"))
                         .and_then(Value::as_str)
@@ -307,7 +308,7 @@ impl HttpTransport {
         deadline: Option<Instant>,
     ) -> Result<(), ElicitError> {
         let id_text = id.to_string();
-        if matches!(method, "initialize" | "tools/list") {
+        if matches!(method, wire::INITIALIZE | wire::TOOLS_LIST) {
             self.shared
                 .state
                 .lock()
@@ -319,7 +320,7 @@ impl HttpTransport {
         // decides the era and the transport. Later requests are sent on their
         // own thread, so a server that holds the POST open while it elicits
         // on the GET stream is still answered.
-        let connecting = matches!(method, "initialize" | "server/discover");
+        let connecting = matches!(method, wire::INITIALIZE | wire::SERVER_DISCOVER);
         if !connecting {
             let shared = self.shared.clone();
             let message = message.clone();
@@ -339,7 +340,7 @@ impl HttpTransport {
         let shared = self.shared.clone();
         let posted = message.clone();
         let what = format!("sending {method}");
-        let check_refusal = method == "initialize" && self.legacy_fallback;
+        let check_refusal = method == wire::INITIALIZE && self.legacy_fallback;
         let outcome = off_thread(&self.shared.client, move || {
             let response = shared.post(&posted, &what, Bound::Whole(limit))?;
             let status = response.status().as_u16();
@@ -361,7 +362,7 @@ impl HttpTransport {
             }
         };
         let status = response.status().as_u16();
-        if method == "initialize" && (200..300).contains(&status) {
+        if method == wire::INITIALIZE && (200..300).contains(&status) {
             if let Some(s) = header(&response, "mcp-session-id") {
                 self.shared.state.lock().expect("state lock").session_id = Some(s);
             }
@@ -495,7 +496,16 @@ pub(super) fn is_modern_error(ct: &str, bytes: &[u8]) -> bool {
         .and_then(|e| e.get("data"))
         .and_then(|d| d.get("supported"))
         .is_some();
-    has_supported || matches!(code, Some(-32020 | -32021 | -32022 | -32003))
+    has_supported
+        || matches!(
+            code,
+            Some(
+                wire::HEADER_MISMATCH
+                    | wire::MISSING_CAPABILITY
+                    | wire::UNSUPPORTED_VERSION
+                    | wire::DRAFT_MISSING_CAPABILITY
+            )
+        )
 }
 
 /// The answer to a connecting request (initialize, server/discover).
@@ -523,7 +533,7 @@ impl Transport for HttpTransport {
         let method = message.get("method").and_then(Value::as_str);
         let id = message.get("id").filter(|i| !i.is_null());
         if let (Some(method), Some(id)) = (method, id) {
-            if method == "tools/call" {
+            if method == wire::TOOLS_CALL {
                 self.refuse_rejected(message)?;
             }
             return self.send_request(message, id, method, deadline);
@@ -557,7 +567,7 @@ impl Transport for HttpTransport {
             let _ = read_body(response.into_body().into_reader());
             Ok(())
         })??;
-        if method == Some("notifications/initialized") {
+        if method == Some(wire::INITIALIZED) {
             self.open_standalone_stream();
         }
         Ok(())

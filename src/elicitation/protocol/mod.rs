@@ -11,19 +11,12 @@ use serde_json::{Map, Value};
 
 use crate::error::ElicitError;
 
-/// The method name of an elicitation request in every protocol revision.
-pub const ELICITATION_METHOD: &str = "elicitation/create";
+pub mod wire;
 
-/// `_meta` key that ties a message to a task (2025-11-25); echoed into the result.
-pub const RELATED_TASK_META: &str = "io.modelcontextprotocol/related-task";
-
-/// JSON-RPC error code of `URLElicitationRequiredError` (2025-11-25).
-pub const URL_ELICITATION_REQUIRED: i64 = -32042;
-
-/// The most one message may take, on every channel (a document, a `--lines`
-/// line, a line from a stdio server, an HTTP body, an SSE event): elicit
-/// holds no more of a message than this.
-pub const MAX_MESSAGE_BYTES: u64 = 64 * 1024 * 1024;
+// The wire's names and numbers, where code has always found them.
+pub use wire::{
+    ELICITATION_METHOD, MAX_MESSAGE_BYTES, RELATED_TASK_META, URL_ELICITATION_REQUIRED,
+};
 
 /// The two elicitation modes. A missing or empty `mode` means [`Mode::Form`]
 /// (kept for 2025-06-18 clients, see the 2025-11-25 spec).
