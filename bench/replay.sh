@@ -3,7 +3,8 @@
 # server (tests/servers/cassette_server.py, Python stdlib), side by side with the server
 # alone doing the same work, so that what is left is elicit's own time per test.
 # Not a test: run it by hand.
-#   bench/replay.sh [N]      (ELICIT_BIN=path: that binary, no build; ROUNDS=3)
+#   bench/replay.sh [N]      (ELICIT_BIN=path: that binary, no build; ROUNDS=3;
+#                             BEFORE_BIN=path: another build at -j 1 in the same rounds)
 # Reports, in one run:
 #   - the server alone: N runs of the same conversation held by a minimal Python client
 #     (start-up, the call, one form asked and answered, the result, the exit), one after
@@ -68,6 +69,16 @@ print(time.monotonic() - start)
 PY
 )
   if [[ -z "$alone" ]] || (( $(echo "$a < $alone" | bc -l) )); then alone=$a; fi
+  if [[ -n "${BEFORE_BIN:-}" ]]; then
+    t0=$(now)
+    "$BEFORE_BIN" test -j 1 --format json "$work/cassettes" > "$work/before-$r.json" 2> /dev/null
+    t1=$(now)
+    w=$(echo "$t1 - $t0" | bc -l)
+    if [[ -z "${before:-}" ]] || (( $(echo "$w < $before" | bc -l) )); then
+      before=$w
+      cp "$work/before-$r.json" "$work/before.json"
+    fi
+  fi
   for j in $(seq 1 "$cpus"); do
     t0=$(now)
     "$bin" test -j "$j" --format json "$work/cassettes" > "$work/report-$j-$r.json" 2> /dev/null
@@ -94,4 +105,13 @@ print("elicit's own CPU per test (user+system of elicit, not its servers): %.2f 
 for j, w in enumerate(walls, 1):
     print("-j %d: %.2f s, %.2fx -j 1" % (j, w, walls[0] / w))
 PY
+if [[ -n "${BEFORE_BIN:-}" ]]; then
+  python3 - "$n" "$alone" "$before" "$work/before.json" <<'PY'
+import json, sys
+n, alone, before = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+r = json.load(open(sys.argv[4]))["summary"]
+print("BEFORE_BIN test -j 1: %.2f s; own time per test %.2f ms; own CPU per test %.2f ms" % (
+    before, (before - alone) / n * 1e3, r["elicit_cpu_ms"] / n))
+PY
+fi
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

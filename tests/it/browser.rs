@@ -332,16 +332,24 @@ impl NoTerminal {
 
     /// The page's address, from elicit's stderr.
     fn page_address(&self) -> String {
+        self.nth_page_address(1)
+    }
+
+    /// The address of the `n`th time (from 1) the page opened: it closes
+    /// while nothing waits and opens again for the next elicitation, so a
+    /// later one must wait for its own announcement, not reuse the first.
+    fn nth_page_address(&self, n: usize) -> String {
+        const SAID: &str = "answer on the page ";
         let deadline = Instant::now() + LIMIT;
         loop {
             let err = self.stderr();
-            if let Some(at) = err.find("answer on the page ") {
-                let rest = &err[at + "answer on the page ".len()..];
+            if let Some((at, _)) = err.match_indices(SAID).nth(n - 1) {
+                let rest = &err[at + SAID.len()..];
                 return rest.split_whitespace().next().unwrap().to_string();
             }
             assert!(
                 Instant::now() < deadline,
-                "elicit printed no page address:\n{err}"
+                "elicit did not announce the page {n} time(s):\n{err}"
             );
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -571,9 +579,12 @@ fn server_everything_form_filled_in_chromium_through_the_proxy_with_no_terminal(
 fn decline_and_cancel_on_the_page_reach_the_server_and_send_no_content() {
     let b = Browser::start();
     let mut p = proxy(&["--ui", "browser", "--no-open"], &everything());
-    for (id, button, action) in [(2, "decline", "decline"), (3, "cancel", "cancel")] {
+    for (n, (id, button, action)) in [(2, "decline", "decline"), (3, "cancel", "cancel")]
+        .into_iter()
+        .enumerate()
+    {
         call_tool(&mut p, id, "trigger-elicitation-request", json!({}));
-        b.goto(&p.page_address());
+        b.goto(&p.nth_page_address(n + 1));
         b.type_into("[name=name]", "not to be sent");
         b.click(&format!("button[name=action][value={button}]"));
         assert_eq!(raw_result(&p.reply(id)), json!({ "action": action }));
