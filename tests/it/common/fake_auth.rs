@@ -508,7 +508,8 @@ fn answer(cfg: &Config, base: &str, req: &Req, st: &Mutex<State>) -> Resp {
     }
 }
 
-fn as_metadata(cfg: &Config, base: &str) -> Value {
+/// The authorization server metadata `cfg` makes the fake at `base` serve.
+pub fn as_metadata(cfg: &Config, base: &str) -> Value {
     let p = cfg.as_prefix;
     let mut doc = json!({
         "issuer": cfg.metadata_issuer.clone().unwrap_or_else(|| format!("{base}{p}")),
