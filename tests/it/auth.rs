@@ -1,5 +1,5 @@
 //! Sign-in against a fake authorization server and protected resource,
-//! both served by std `TcpListener` threads on 127.0.0.1 from this file.
+//! both served on 127.0.0.1 by the shared fake in `common::fake_auth`.
 //!
 //! The fake authorization server verifies PKCE S256 itself, checks client
 //! authentication, and records every request, so each test asserts on what

@@ -1,9 +1,10 @@
 //! Sign-in against hostile authorization servers and protected resources.
 //!
-//! Every server here is a std `TcpListener` on 127.0.0.1 started by the
-//! test: a protected MCP server (the resource, with its RFC 9728 metadata)
-//! and one or more authorization servers, each on its own port, whose
-//! metadata, token and redirect answers a test can replace. Every request
+//! Every server here is the shared fake of `common::fake_auth` on
+//! 127.0.0.1, started by the test: a protected MCP server (the resource,
+//! with its RFC 9728 metadata) and one or more authorization servers, each
+//! on its own port, whose metadata, token and redirect answers a test
+//! replaces with hooks. Every request
 //! is recorded, so a test asserts on what elicit really sent (above all:
 //! what it did not send, and to whom).
 
