@@ -1,5 +1,5 @@
 //! Sign-in against a fake authorization server and protected resource,
-//! both served by std `TcpListener` threads on 127.0.0.1 from this file.
+//! both served on 127.0.0.1 by the shared fake in `common::fake_auth`.
 //!
 //! The fake authorization server verifies PKCE S256 itself, checks client
 //! authentication, and records every request, so each test asserts on what
@@ -9,382 +9,17 @@
 //! with curl.
 
 use crate::common;
+use crate::common::fake_auth::{call_echo, curl_browser, Config, FakeAuth, Iss, Req};
 
-use std::collections::HashMap;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::os::unix::fs::PermissionsExt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-use base64::Engine;
-use sha2::{Digest, Sha256};
 
 use elicit::auth::store::{Entry, Secret, TokenRecord, TokenStore};
 use elicit::auth::{AuthError, AuthOptions, Authenticator};
 use elicit::elicitation::contract::Answer;
 use elicit::elicitation::resolve::{Elicitation, Pending, Resolver};
 use elicit::error::ElicitError;
-
-#[derive(Debug, Clone)]
-struct Req {
-    method: String,
-    path: String,
-    query: HashMap<String, String>,
-    form: HashMap<String, String>,
-    json: Option<serde_json::Value>,
-    headers: HashMap<String, String>,
-}
-
-/// What the fake servers do. Paths are on the one listener: the resource
-/// at `/mcp`, the authorization server under `as_prefix`.
-#[derive(Clone)]
-struct Config {
-    /// Where protected resource metadata is served (None: nowhere).
-    prm_path: Option<&'static str>,
-    prm_resource: Option<String>,
-    prm_scopes: Option<Vec<&'static str>>,
-    as_prefix: &'static str,
-    /// Where the authorization server metadata is served (None: nowhere).
-    as_metadata_path: Option<String>,
-    metadata_issuer: Option<String>,
-    auth_methods: Vec<&'static str>,
-    pkce_methods: Option<Vec<&'static str>>,
-    iss_supported: bool,
-    /// "correct", "wrong", "omit".
-    iss_mode: &'static str,
-    registration: bool,
-    cimd: bool,
-    as_scopes: Option<Vec<&'static str>>,
-    /// Pre-registered client expected at the token endpoint.
-    client: Option<(&'static str, &'static str)>,
-    expires_in: u64,
-    /// The MCP endpoint at `/mcp` answers 401 even to issued tokens.
-    reject_tokens: bool,
-    /// `grant_types_supported` of the authorization server.
-    grants: Vec<&'static str>,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            prm_path: Some("/.well-known/oauth-protected-resource/mcp"),
-            prm_resource: None,
-            prm_scopes: None,
-            as_prefix: "",
-            as_metadata_path: Some("/.well-known/oauth-authorization-server".into()),
-            metadata_issuer: None,
-            auth_methods: vec!["none"],
-            pkce_methods: Some(vec!["S256"]),
-            iss_supported: true,
-            iss_mode: "correct",
-            registration: true,
-            cimd: false,
-            as_scopes: None,
-            client: None,
-            expires_in: 3600,
-            reject_tokens: false,
-            grants: vec!["authorization_code", "refresh_token"],
-        }
-    }
-}
-
-struct Fake {
-    base: String,
-    log: Arc<Mutex<Vec<Req>>>,
-}
-
-impl Fake {
-    fn start(cfg: Config) -> Fake {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let state = Arc::new(Mutex::new(Shared::default()));
-        {
-            let (base, log) = (base.clone(), log.clone());
-            std::thread::spawn(move || {
-                for s in listener.incoming().flatten() {
-                    let (cfg, base, log, state) =
-                        (cfg.clone(), base.clone(), log.clone(), state.clone());
-                    std::thread::spawn(move || serve(s, &cfg, &base, &log, &state));
-                }
-            });
-        }
-        Fake { base, log }
-    }
-
-    fn url(&self) -> String {
-        format!("{}/mcp", self.base)
-    }
-
-    fn requests(&self) -> Vec<Req> {
-        self.log.lock().unwrap().clone()
-    }
-
-    fn paths(&self) -> Vec<String> {
-        self.requests()
-            .iter()
-            .map(|r| format!("{} {}", r.method, r.path))
-            .collect()
-    }
-
-    fn find(&self, path_end: &str) -> Vec<Req> {
-        self.requests()
-            .into_iter()
-            .filter(|r| r.path.ends_with(path_end))
-            .collect()
-    }
-
-    fn challenge(&self, scope: Option<&str>) -> String {
-        let mut h = format!(
-            "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\"",
-            self.base
-        );
-        if let Some(s) = scope {
-            h.push_str(&format!(", scope=\"{s}\""));
-        }
-        h
-    }
-}
-
-#[derive(Default)]
-struct Shared {
-    challenge: Option<String>,
-    tokens: u32,
-}
-
-fn read_req(s: &mut TcpStream) -> Option<Req> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    let head_end = loop {
-        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break p + 4;
-        }
-        let n = s.read(&mut chunk).ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    };
-    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
-    let mut lines = head.lines();
-    let mut first = lines.next()?.split_whitespace();
-    let method = first.next()?.to_string();
-    let target = first.next()?.to_string();
-    let mut headers = HashMap::new();
-    for l in lines {
-        if let Some((k, v)) = l.split_once(':') {
-            headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
-        }
-    }
-    let len: usize = headers
-        .get("content-length")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    let mut body = buf[head_end..].to_vec();
-    while body.len() < len {
-        let n = s.read(&mut chunk).ok()?;
-        if n == 0 {
-            break;
-        }
-        body.extend_from_slice(&chunk[..n]);
-    }
-    let url = url::Url::parse(&format!("http://x{target}")).ok()?;
-    let query = url.query_pairs().into_owned().collect();
-    let form = url::form_urlencoded::parse(&body).into_owned().collect();
-    let json = serde_json::from_slice(&body).ok();
-    Some(Req {
-        method,
-        path: url.path().to_string(),
-        query,
-        form,
-        json,
-        headers,
-    })
-}
-
-fn reply(s: &mut TcpStream, status: u16, extra: &str, body: &str) {
-    let ctype = if body.starts_with('{') {
-        "application/json"
-    } else {
-        "text/plain"
-    };
-    let _ = write!(
-        s,
-        "HTTP/1.1 {status} X\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n{body}",
-        body.len()
-    );
-}
-
-fn serve(mut s: TcpStream, cfg: &Config, base: &str, log: &Mutex<Vec<Req>>, st: &Mutex<Shared>) {
-    let Some(req) = read_req(&mut s) else { return };
-    log.lock().unwrap().push(req.clone());
-    let p = cfg.as_prefix;
-    let issuer = cfg
-        .metadata_issuer
-        .clone()
-        .unwrap_or_else(|| format!("{base}{p}"));
-    let path = req.path.as_str();
-    if Some(path) == cfg.prm_path {
-        let mut doc = serde_json::json!({
-            "resource": cfg.prm_resource.clone().unwrap_or_else(|| format!("{base}/mcp")),
-            "authorization_servers": [format!("{base}{p}")],
-        });
-        if let Some(sc) = &cfg.prm_scopes {
-            doc["scopes_supported"] = serde_json::json!(sc);
-        }
-        return reply(&mut s, 200, "", &doc.to_string());
-    }
-    if Some(path) == cfg.as_metadata_path.as_deref() {
-        let mut doc = serde_json::json!({
-            "issuer": issuer,
-            "authorization_endpoint": format!("{base}{p}/authorize"),
-            "token_endpoint": format!("{base}{p}/token"),
-            "response_types_supported": ["code"],
-            "grant_types_supported": cfg.grants,
-            "token_endpoint_auth_methods_supported": cfg.auth_methods,
-            "authorization_response_iss_parameter_supported": cfg.iss_supported,
-            "client_id_metadata_document_supported": cfg.cimd,
-        });
-        if cfg.registration {
-            doc["registration_endpoint"] = serde_json::json!(format!("{base}{p}/register"));
-        }
-        if let Some(m) = &cfg.pkce_methods {
-            doc["code_challenge_methods_supported"] = serde_json::json!(m);
-        }
-        if let Some(sc) = &cfg.as_scopes {
-            doc["scopes_supported"] = serde_json::json!(sc);
-        }
-        return reply(&mut s, 200, "", &doc.to_string());
-    }
-    if path == format!("{p}/register") && req.method == "POST" {
-        let body = serde_json::json!({
-            "client_id": "dcr-client",
-            "client_secret": "dcr-secret-XYZ",
-            "token_endpoint_auth_method": cfg.auth_methods[0],
-            "redirect_uris": req.json.as_ref().and_then(|j| j.get("redirect_uris")).cloned(),
-        });
-        return reply(&mut s, 201, "", &body.to_string());
-    }
-    if path == format!("{p}/authorize") {
-        st.lock().unwrap().challenge = req.query.get("code_challenge").cloned();
-        let mut to = url::Url::parse(&req.query["redirect_uri"]).unwrap();
-        to.query_pairs_mut()
-            .append_pair("code", "the-code")
-            .append_pair(
-                "state",
-                req.query.get("state").map(String::as_str).unwrap_or(""),
-            );
-        match cfg.iss_mode {
-            "correct" => {
-                to.query_pairs_mut().append_pair("iss", &issuer);
-            }
-            "wrong" => {
-                to.query_pairs_mut()
-                    .append_pair("iss", "https://evil.example.com");
-            }
-            _ => {}
-        }
-        return reply(&mut s, 302, &format!("Location: {to}\r\n"), "");
-    }
-    if path == format!("{p}/token") && req.method == "POST" {
-        let f = &req.form;
-        if let Some((id, secret)) = cfg.client {
-            let basic = format!(
-                "Basic {}",
-                base64::engine::general_purpose::STANDARD.encode(format!("{id}:{secret}"))
-            );
-            let ok = match cfg.auth_methods[0] {
-                "client_secret_basic" => req.headers.get("authorization") == Some(&basic),
-                _ => {
-                    f.get("client_id").map(String::as_str) == Some(id)
-                        && f.get("client_secret").map(String::as_str) == Some(secret)
-                }
-            };
-            if !ok {
-                return reply(&mut s, 401, "", r#"{"error":"invalid_client"}"#);
-            }
-        }
-        if f.get("grant_type").map(String::as_str) == Some("authorization_code") {
-            let verifier = f.get("code_verifier").cloned().unwrap_or_default();
-            let computed = base64::engine::general_purpose::URL_SAFE_NO_PAD
-                .encode(Sha256::digest(verifier.as_bytes()));
-            if Some(computed) != st.lock().unwrap().challenge.clone() {
-                return reply(
-                    &mut s,
-                    400,
-                    "",
-                    r#"{"error":"invalid_grant","error_description":"PKCE verification failed"}"#,
-                );
-            }
-        }
-        let n = {
-            let mut g = st.lock().unwrap();
-            g.tokens += 1;
-            g.tokens
-        };
-        let body = serde_json::json!({
-            "access_token": format!("SECRET-ACCESS-{n}"),
-            "refresh_token": format!("SECRET-REFRESH-{n}"),
-            "token_type": "Bearer",
-            "expires_in": cfg.expires_in,
-        });
-        return reply(&mut s, 200, "", &body.to_string());
-    }
-    if path == "/mcp" {
-        return serve_mcp(&mut s, cfg, base, &req, st);
-    }
-    reply(&mut s, 404, "", "not found");
-}
-
-/// A protected MCP server (2025-11-25, JSON replies, no session): like the
-/// conformance suite's, `initialize` and notifications need no token; every
-/// other request needs `Bearer SECRET-ACCESS-N` for an N the token endpoint
-/// issued, else 401 with the challenge. One tool, `echo`.
-fn serve_mcp(s: &mut TcpStream, cfg: &Config, base: &str, req: &Req, st: &Mutex<Shared>) {
-    if req.method != "POST" {
-        return reply(s, 405, "", "");
-    }
-    let Some(msg) = req.json.clone() else {
-        return reply(s, 400, "", "not json");
-    };
-    let method = msg["method"].as_str().unwrap_or("");
-    let id = msg.get("id").cloned();
-    if id.is_none() {
-        return reply(s, 202, "", "");
-    }
-    if method != "initialize" {
-        let issued = st.lock().unwrap().tokens;
-        let good = req
-            .headers
-            .get("authorization")
-            .and_then(|v| v.strip_prefix("Bearer SECRET-ACCESS-"))
-            .and_then(|n| n.parse::<u32>().ok())
-            .is_some_and(|n| n >= 1 && n <= issued);
-        if !good || cfg.reject_tokens {
-            let challenge = format!(
-                "WWW-Authenticate: Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\"\r\n"
-            );
-            return reply(s, 401, &challenge, r#"{"error":"invalid_token"}"#);
-        }
-    }
-    let result = match method {
-        "initialize" => serde_json::json!({
-            "protocolVersion": "2025-11-25",
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "protected", "version": "1.0.0"}
-        }),
-        "tools/list" => serde_json::json!({"tools": [{
-            "name": "echo",
-            "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
-        }]}),
-        "tools/call" => serde_json::json!({"content": [{"type": "text",
-            "text": format!("echo: {}", msg["params"]["arguments"]["text"].as_str().unwrap_or(""))}]}),
-        _ => serde_json::json!({}),
-    };
-    let body = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result});
-    reply(s, 200, "", &body.to_string());
-}
 
 /// What the consent flow was shown: (server name, URL).
 type Shown = Arc<Mutex<Vec<(Option<String>, String)>>>;
@@ -457,7 +92,7 @@ fn setup(opts: AuthOptions) -> Setup {
 
 #[test]
 fn full_flow_with_dynamic_registration_pkce_resource_and_iss() {
-    let fake = Fake::start(Config::default());
+    let fake = FakeAuth::start(Config::default());
     let mut s = setup(AuthOptions::default());
     assert_eq!(s.auth.authorization_header(&fake.url()), None);
     s.auth
@@ -518,7 +153,7 @@ fn full_flow_with_dynamic_registration_pkce_resource_and_iss() {
 fn discovery_falls_back_through_the_spec_order() {
     // No resource_metadata in the header, metadata only at the root;
     // the AS has a path and only OpenID discovery appended to it.
-    let fake = Fake::start(Config {
+    let fake = FakeAuth::start(Config {
         prm_path: Some("/.well-known/oauth-protected-resource"),
         prm_resource: None,
         as_prefix: "/tenant1",
@@ -548,7 +183,7 @@ fn discovery_falls_back_through_the_spec_order() {
 
 #[test]
 fn a_2025_03_26_server_uses_root_metadata_then_default_endpoints() {
-    let fake = Fake::start(Config {
+    let fake = FakeAuth::start(Config {
         prm_path: None,
         ..Default::default()
     });
@@ -559,10 +194,10 @@ fn a_2025_03_26_server_uses_root_metadata_then_default_endpoints() {
     assert!(s.auth.authorization_header(&fake.url()).is_some());
 
     // No metadata at all: /authorize, /token, /register at the origin.
-    let bare = Fake::start(Config {
+    let bare = FakeAuth::start(Config {
         prm_path: None,
         as_metadata_path: None,
-        iss_mode: "omit",
+        iss: Iss::Omit,
         ..Default::default()
     });
     let mut s = setup(AuthOptions::default());
@@ -577,7 +212,7 @@ fn a_2025_03_26_server_uses_root_metadata_then_default_endpoints() {
 #[test]
 fn pre_registered_client_with_basic_and_post() {
     for method in ["client_secret_basic", "client_secret_post"] {
-        let fake = Fake::start(Config {
+        let fake = FakeAuth::start(Config {
             registration: false,
             auth_methods: vec![method],
             client: Some(("pre-id", "pre-secret")),
@@ -608,7 +243,7 @@ fn pre_registered_client_with_basic_and_post() {
 
 #[test]
 fn without_registration_or_client_id_the_error_says_what_to_pass() {
-    let fake = Fake::start(Config {
+    let fake = FakeAuth::start(Config {
         registration: false,
         ..Default::default()
     });
@@ -623,7 +258,7 @@ fn without_registration_or_client_id_the_error_says_what_to_pass() {
 
 #[test]
 fn client_id_metadata_document_when_advertised() {
-    let fake = Fake::start(Config {
+    let fake = FakeAuth::start(Config {
         cimd: true,
         ..Default::default()
     });
@@ -643,9 +278,9 @@ fn client_id_metadata_document_when_advertised() {
 
 #[test]
 fn iss_mismatch_and_missing_iss_are_refused_before_the_token_request() {
-    for (mode, supported) in [("wrong", true), ("wrong", false), ("omit", true)] {
-        let fake = Fake::start(Config {
-            iss_mode: mode,
+    for (mode, supported) in [(Iss::Wrong, true), (Iss::Wrong, false), (Iss::Omit, true)] {
+        let fake = FakeAuth::start(Config {
+            iss: mode,
             iss_supported: supported,
             ..Default::default()
         });
@@ -654,12 +289,15 @@ fn iss_mismatch_and_missing_iss_are_refused_before_the_token_request() {
             .auth
             .on_unauthorized(&fake.url(), Some(&fake.challenge(None)), 401)
             .unwrap_err();
-        assert!(matches!(e, AuthError::IssuerMismatch { .. }), "{mode}: {e}");
-        assert!(fake.find("/token").is_empty(), "{mode}: no token request");
+        assert!(
+            matches!(e, AuthError::IssuerMismatch { .. }),
+            "{mode:?}: {e}"
+        );
+        assert!(fake.find("/token").is_empty(), "{mode:?}: no token request");
     }
     // Not advertised and absent: fine.
-    let fake = Fake::start(Config {
-        iss_mode: "omit",
+    let fake = FakeAuth::start(Config {
+        iss: Iss::Omit,
         iss_supported: false,
         ..Default::default()
     });
@@ -702,7 +340,7 @@ fn refused_servers_no_pkce_wrong_resource_wrong_issuer() {
         ),
     ];
     for (cfg, says) in cases {
-        let fake = Fake::start(cfg);
+        let fake = FakeAuth::start(cfg);
         let mut s = setup(AuthOptions::default());
         let e = s
             .auth
@@ -716,7 +354,7 @@ fn refused_servers_no_pkce_wrong_resource_wrong_issuer() {
 
 #[test]
 fn scopes_from_header_then_resource_metadata_plus_offline_access() {
-    let fake = Fake::start(Config {
+    let fake = FakeAuth::start(Config {
         prm_scopes: Some(vec!["mcp:read", "mcp:write"]),
         as_scopes: Some(vec!["mcp:read", "mcp:write", "offline_access"]),
         ..Default::default()
@@ -742,7 +380,7 @@ fn scopes_from_header_then_resource_metadata_plus_offline_access() {
 
 #[test]
 fn step_up_asks_for_the_union_and_stops_after_the_limit() {
-    let fake = Fake::start(Config::default());
+    let fake = FakeAuth::start(Config::default());
     let mut s = setup(AuthOptions::default());
     s.auth
         .on_unauthorized(&fake.url(), Some(&fake.challenge(Some("mcp:basic"))), 401)
@@ -777,7 +415,7 @@ fn step_up_asks_for_the_union_and_stops_after_the_limit() {
 
 #[test]
 fn expired_token_is_refreshed_before_asking_again() {
-    let fake = Fake::start(Config {
+    let fake = FakeAuth::start(Config {
         expires_in: 1, // within the minute of slack: counts as expired
         ..Default::default()
     });
@@ -810,7 +448,7 @@ fn expired_token_is_refreshed_before_asking_again() {
 
 #[test]
 fn no_input_launches_the_browser_program_or_explains() {
-    let fake = Fake::start(Config::default());
+    let fake = FakeAuth::start(Config::default());
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("browser.sh");
     std::fs::write(&script, "#!/bin/sh\nexec curl -sSL -o /dev/null \"$1\"\n").unwrap();
@@ -829,7 +467,7 @@ fn no_input_launches_the_browser_program_or_explains() {
         .unwrap();
     assert!(auth.authorization_header(&fake.url()).is_some());
 
-    let fake = Fake::start(Config::default());
+    let fake = FakeAuth::start(Config::default());
     let mut auth = Authenticator::new(
         AuthOptions {
             no_input: true,
@@ -848,7 +486,7 @@ fn no_input_launches_the_browser_program_or_explains() {
 
 #[test]
 fn store_files_are_private() {
-    let fake = Fake::start(Config::default());
+    let fake = FakeAuth::start(Config::default());
     let s = {
         let mut s = setup(AuthOptions::default());
         s.auth
@@ -997,7 +635,7 @@ fn concurrent_processes_never_corrupt_the_store() {
 
 #[test]
 fn a_damaged_store_file_is_a_clear_error_not_a_crash() {
-    let fake = Fake::start(Config::default());
+    let fake = FakeAuth::start(Config::default());
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().join("tokens");
     let store = TokenStore::at(&d);
@@ -1044,7 +682,7 @@ fn a_damaged_store_file_is_a_clear_error_not_a_crash() {
 #[test]
 fn no_token_or_secret_in_errors_or_debug() {
     // A flow that gets a token, then failures after it.
-    let fake = Fake::start(Config {
+    let fake = FakeAuth::start(Config {
         auth_methods: vec!["client_secret_post"],
         client: Some(("pre-id", "PRE-SECRET-VALUE")),
         registration: false,
@@ -1157,37 +795,6 @@ fn auth_list_and_logout_on_the_command_line() {
     assert!(err.contains("not a server URL"), "{err}");
 }
 
-/// `elicit call` against the fake protected server, as a process.
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-fn elicit_call(store: &std::path::Path, extra: &[&str], url: &str) -> Run {
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_elicit"))
-        .arg("call")
-        .args(["--protocol", "2025-11-25", "--timeout", "20s"])
-        .args(extra)
-        .args(["--tool", "echo", "--arg", "text=hi", url])
-        .env("ELICIT_DATA_DIR", store)
-        .env_remove("ELICIT_BROWSER")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    Run {
-        code: o.status.code(),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
-
-/// The conformance suite's "person with a browser": curl follows the
-/// authorization redirect to elicit's loopback listener.
-fn curl_browser() -> String {
-    format!("{}/scripts/conformance-browser", env!("CARGO_MANIFEST_DIR"))
-}
-
 /// Every secret the fake hands out or is handed: none may show.
 const SECRETS: [&str; 4] = [
     "SECRET-ACCESS",
@@ -1208,7 +815,7 @@ fn assert_no_secret(what: &str, text: &str) {
 /// `--verbose`) or in the `--log`; a second run reuses the stored token.
 #[test]
 fn call_signs_in_without_a_terminal_and_leaks_no_secret() {
-    let fake = Fake::start(Config {
+    let fake = FakeAuth::start(Config {
         registration: false,
         auth_methods: vec!["client_secret_post"],
         client: Some(("pre-id", "PRE-SECRET-VALUE")),
@@ -1219,10 +826,9 @@ fn call_signs_in_without_a_terminal_and_leaks_no_secret() {
     let log = dir.path().join("session.jsonl");
     let browser = curl_browser();
     let log_arg = log.to_str().unwrap();
-    let r = elicit_call(
+    let r = call_echo(
         &store,
         &[
-            "--no-input",
             "--browser",
             &browser,
             "--client-id",
@@ -1233,6 +839,7 @@ fn call_signs_in_without_a_terminal_and_leaks_no_secret() {
             log_arg,
             "--verbose",
         ],
+        &[],
         &fake.url(),
     );
     assert_eq!(r.code, Some(0), "stderr: {}", r.stderr);
@@ -1259,7 +866,7 @@ fn call_signs_in_without_a_terminal_and_leaks_no_secret() {
     }
     // A second run: no browser, no sign-in, the stored token.
     let authorizations = fake.find("/authorize").len();
-    let r = elicit_call(&store, &["--no-input"], &fake.url());
+    let r = call_echo(&store, &[], &[], &fake.url());
     assert_eq!(r.code, Some(0), "stderr: {}", r.stderr);
     assert!(r.stdout.contains("echo: hi"), "{}", r.stdout);
     assert_eq!(fake.find("/authorize").len(), authorizations);
@@ -1271,22 +878,22 @@ fn call_signs_in_without_a_terminal_and_leaks_no_secret() {
 /// sign in.
 #[test]
 fn failed_sign_in_errors_hold_no_secret() {
-    let fake = Fake::start(Config {
+    let fake = FakeAuth::start(Config {
         reject_tokens: true,
         ..Default::default()
     });
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("tokens");
     let browser = curl_browser();
-    let r = elicit_call(&store, &["--no-input", "--browser", &browser], &fake.url());
+    let r = call_echo(&store, &["--browser", &browser], &[], &fake.url());
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert!(r.stderr.contains("401"), "{}", r.stderr);
     assert_no_secret("stderr", &r.stderr);
     assert_no_secret("stdout", &r.stdout);
     assert!(!r.stderr.contains("dcr-secret-XYZ"), "{}", r.stderr);
 
-    let fresh = Fake::start(Config::default());
-    let r = elicit_call(&dir.path().join("other"), &["--no-input"], &fresh.url());
+    let fresh = FakeAuth::start(Config::default());
+    let r = call_echo(&dir.path().join("other"), &[], &[], &fresh.url());
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert!(
         r.stderr.contains("needs you to sign in") && r.stderr.contains("--browser"),
@@ -1300,7 +907,7 @@ fn failed_sign_in_errors_hold_no_secret() {
 /// the client credentials grant, signs in without any browser.
 #[test]
 fn client_credentials_grant_needs_no_browser() {
-    let fake = Fake::start(Config {
+    let fake = FakeAuth::start(Config {
         registration: false,
         auth_methods: vec!["client_secret_basic"],
         client: Some(("pre-id", "PRE-SECRET-VALUE")),
@@ -1309,15 +916,15 @@ fn client_credentials_grant_needs_no_browser() {
         ..Default::default()
     });
     let dir = tempfile::tempdir().unwrap();
-    let r = elicit_call(
+    let r = call_echo(
         &dir.path().join("tokens"),
         &[
-            "--no-input",
             "--client-id",
             "pre-id",
             "--client-secret",
             "PRE-SECRET-VALUE",
         ],
+        &[],
         &fake.url(),
     );
     assert_eq!(r.code, Some(0), "stderr: {}", r.stderr);
@@ -1336,7 +943,7 @@ fn client_credentials_grant_needs_no_browser() {
 /// result is printed. A second run reuses the stored token without asking.
 #[test]
 fn call_on_a_terminal_asks_opens_finishes_by_itself_then_reuses_the_token() {
-    let fake = Fake::start(Config::default());
+    let fake = FakeAuth::start(Config::default());
     let store = tempfile::tempdir().unwrap();
     let store_path = store.path().join("tokens");
     let args = [

@@ -1,224 +1,38 @@
 //! Sign-in against hostile authorization servers and protected resources.
 //!
-//! Every server here is a std `TcpListener` on 127.0.0.1 started by the
-//! test: a protected MCP server (the resource, with its RFC 9728 metadata)
-//! and one or more authorization servers, each on its own port, whose
-//! metadata, token and redirect answers a test can replace. Every request
+//! Every server here is the shared fake of `common::fake_auth` on
+//! 127.0.0.1, started by the test: a protected MCP server (the resource,
+//! with its RFC 9728 metadata) and one or more authorization servers, each
+//! on its own port, whose metadata, token and redirect answers a test
+//! replaces with hooks. Every request
 //! is recorded, so a test asserts on what elicit really sent (above all:
 //! what it did not send, and to whom).
 
 use crate::common;
+use crate::common::fake_auth::{
+    as_metadata, call_echo, curl_browser, Config, FakeAuth, Handler, Http, Req, Resp,
+};
 
-use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 
-#[derive(Debug, Clone)]
-struct Req {
-    method: String,
-    path: String,
-    query: HashMap<String, String>,
-    form: HashMap<String, String>,
-    headers: HashMap<String, String>,
-    body: Vec<u8>,
-}
-
-impl Req {
-    fn json(&self) -> Option<Value> {
-        serde_json::from_slice(&self.body).ok()
+/// An authorization server of these tests: it registers public clients,
+/// and its token endpoint answers a Bearer `tok-1` (no refresh token) to
+/// any request, checking nothing; its metadata offers client_secret_basic
+/// and none.
+fn as_config() -> Config {
+    Config {
+        auth_methods: vec!["client_secret_basic", "none"],
+        register: Some(Arc::new(|_| {
+            Resp::json(json!({"client_id": "dcr-client", "token_endpoint_auth_method": "none"}))
+        })),
+        token: Some(Arc::new(bearer_token)),
+        ..Default::default()
     }
-}
-
-struct Resp {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-impl Resp {
-    fn json(v: Value) -> Resp {
-        Resp {
-            status: 200,
-            headers: vec![("Content-Type".into(), "application/json".into())],
-            body: v.to_string(),
-        }
-    }
-    fn status(status: u16, body: &str) -> Resp {
-        Resp {
-            status,
-            headers: vec![("Content-Type".into(), "application/json".into())],
-            body: body.into(),
-        }
-    }
-    fn redirect(to: &str) -> Resp {
-        Resp {
-            status: 302,
-            headers: vec![("Location".into(), to.into())],
-            body: String::new(),
-        }
-    }
-}
-
-type Handler = Arc<dyn Fn(&str, &Req) -> Resp + Send + Sync>;
-
-/// One HTTP server on 127.0.0.1: `handler(base, request)` answers, every
-/// request is logged.
-struct Http {
-    base: String,
-    log: Arc<Mutex<Vec<Req>>>,
-}
-
-impl Http {
-    fn start(handler: Handler) -> Http {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
-        let log = Arc::new(Mutex::new(Vec::new()));
-        {
-            let (base, log) = (base.clone(), log.clone());
-            std::thread::spawn(move || {
-                for s in listener.incoming().flatten() {
-                    let (base, log, handler) = (base.clone(), log.clone(), handler.clone());
-                    std::thread::spawn(move || serve(s, &base, &log, &*handler));
-                }
-            });
-        }
-        Http { base, log }
-    }
-
-    fn requests(&self) -> Vec<Req> {
-        self.log.lock().unwrap().clone()
-    }
-
-    fn find(&self, path: &str) -> Vec<Req> {
-        self.requests()
-            .into_iter()
-            .filter(|r| r.path == path)
-            .collect()
-    }
-}
-
-fn read_req(s: &mut TcpStream) -> Option<Req> {
-    let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    let head_end = loop {
-        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break p + 4;
-        }
-        let n = s.read(&mut chunk).ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    };
-    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
-    let mut lines = head.lines();
-    let mut first = lines.next()?.split_whitespace();
-    let method = first.next()?.to_string();
-    let target = first.next()?.to_string();
-    let mut headers = HashMap::new();
-    for l in lines {
-        if let Some((k, v)) = l.split_once(':') {
-            headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
-        }
-    }
-    let len: usize = headers
-        .get("content-length")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    let mut body = buf[head_end..].to_vec();
-    while body.len() < len {
-        let n = s.read(&mut chunk).ok()?;
-        if n == 0 {
-            break;
-        }
-        body.extend_from_slice(&chunk[..n]);
-    }
-    let url = url::Url::parse(&format!("http://x{target}")).ok()?;
-    Some(Req {
-        method,
-        path: url.path().to_string(),
-        query: url.query_pairs().into_owned().collect(),
-        form: url::form_urlencoded::parse(&body).into_owned().collect(),
-        headers,
-        body,
-    })
-}
-
-fn serve(
-    mut s: TcpStream,
-    base: &str,
-    log: &Mutex<Vec<Req>>,
-    handler: &dyn Fn(&str, &Req) -> Resp,
-) {
-    let Some(req) = read_req(&mut s) else { return };
-    log.lock().unwrap().push(req.clone());
-    let r = handler(base, &req);
-    if r.status == 0 {
-        return reset(s);
-    }
-    let mut head = format!("HTTP/1.1 {} X\r\n", r.status);
-    for (k, v) in &r.headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    head.push_str(&format!(
-        "Content-Length: {}\r\nConnection: close\r\n\r\n",
-        r.body.len()
-    ));
-    let _ = s.write_all(head.as_bytes());
-    let _ = s.write_all(r.body.as_bytes());
-}
-
-/// Closes `s` with a TCP reset (SO_LINGER 0), as a server dropping a
-/// kept-alive connection under a request does.
-fn reset(s: TcpStream) {
-    use std::os::unix::io::AsRawFd;
-    let linger = libc::linger {
-        l_onoff: 1,
-        l_linger: 0,
-    };
-    // SAFETY: a valid socket and a correctly sized option value.
-    unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            &linger as *const libc::linger as *const libc::c_void,
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        );
-    }
-    drop(s);
-}
-
-/// What a test may change about an authorization server.
-#[derive(Clone)]
-struct AsCfg {
-    /// The metadata document, from the server's base URL.
-    meta: Arc<dyn Fn(&str) -> Value + Send + Sync>,
-    /// The token endpoint's answer.
-    token: Arc<dyn Fn(&Req) -> Resp + Send + Sync>,
-    /// The authorization endpoint's answer, from the issuer it serves.
-    authorize: Handler,
-    /// The registration endpoint's answer.
-    register: Arc<dyn Fn(&Req) -> Resp + Send + Sync>,
-}
-
-fn default_meta(base: &str) -> Value {
-    json!({
-        "issuer": base,
-        "authorization_endpoint": format!("{base}/authorize"),
-        "token_endpoint": format!("{base}/token"),
-        "registration_endpoint": format!("{base}/register"),
-        "response_types_supported": ["code"],
-        "grant_types_supported": ["authorization_code", "refresh_token"],
-        "token_endpoint_auth_methods_supported": ["client_secret_basic", "none"],
-        "code_challenge_methods_supported": ["S256"],
-        "authorization_response_iss_parameter_supported": true,
-    })
 }
 
 fn bearer_token(_: &Req) -> Resp {
@@ -229,166 +43,48 @@ fn bearer_token(_: &Req) -> Resp {
     }))
 }
 
-/// Redirects to the loopback listener with a code, our state and `iss`.
-fn redirect_with_code(issuer: &str, req: &Req) -> Resp {
-    let mut to = url::Url::parse(&req.query["redirect_uri"]).unwrap();
-    to.query_pairs_mut()
-        .append_pair("code", "the-code")
-        .append_pair(
-            "state",
-            req.query.get("state").map(String::as_str).unwrap_or(""),
-        )
-        .append_pair("iss", issuer);
-    Resp::redirect(to.as_str())
-}
-
-impl Default for AsCfg {
-    fn default() -> Self {
-        AsCfg {
-            meta: Arc::new(default_meta),
-            token: Arc::new(bearer_token),
-            authorize: Arc::new(redirect_with_code),
-            register: Arc::new(|_| {
-                Resp::json(json!({"client_id": "dcr-client", "token_endpoint_auth_method": "none"}))
-            }),
-        }
+/// A protected MCP server at `/mcp` (and its metadata), protected by the
+/// authorization server at `as_base`: it takes that server's `tok-…`
+/// tokens and serves no authorization server of its own.
+fn resource_config(as_base: &str) -> Config {
+    Config {
+        authorization_server: Some(as_base.into()),
+        foreign_tokens: Some("tok-"),
+        ..Default::default()
     }
 }
 
-fn start_as(cfg: AsCfg) -> Http {
-    Http::start(Arc::new(move |base: &str, req: &Req| {
-        let meta = (cfg.meta)(base);
-        match (req.method.as_str(), req.path.as_str()) {
-            ("GET", "/.well-known/oauth-authorization-server") => Resp::json(meta),
-            ("GET", "/authorize") => {
-                let issuer = meta["issuer"].as_str().unwrap_or(base).to_string();
-                (cfg.authorize)(&issuer, req)
-            }
-            ("POST", "/token") => (cfg.token)(req),
-            ("POST", "/register") => (cfg.register)(req),
-            _ => Resp::status(404, "{}"),
-        }
-    }))
-}
-
-/// A protected MCP server at `/mcp` (2025-11-25, JSON replies): every
-/// request but `initialize` and notifications needs `Bearer tok-…`.
-/// `prm(base)` is its protected resource metadata.
-fn start_resource(prm: Arc<dyn Fn(&str) -> Value + Send + Sync>) -> Http {
-    start_resource_with(Arc::new(move |base: &str, _: &Req| Resp::json(prm(base))))
-}
-
-/// [`start_resource`] with the metadata URL's whole answer up to `prm`.
-fn start_resource_with(prm: Handler) -> Http {
-    start_resource_gated(prm, false)
-}
-
-/// [`start_resource_with`]; `strict`: `initialize` needs a token too (as
-/// on most real servers), so sign-in happens while connecting.
-fn start_resource_gated(prm: Handler, strict: bool) -> Http {
-    Http::start(Arc::new(move |base: &str, req: &Req| {
-        let challenge =
-            format!("Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\"");
-        match (req.method.as_str(), req.path.as_str()) {
-            ("GET", "/.well-known/oauth-protected-resource/mcp") => prm(base, req),
-            ("POST", "/mcp") => {
-                let Some(msg) = req.json() else {
-                    return Resp::status(400, "{}");
-                };
-                let Some(id) = msg.get("id").cloned() else {
-                    return Resp::status(202, "");
-                };
-                let method = msg["method"].as_str().unwrap_or("");
-                let authorized = req
-                    .headers
-                    .get("authorization")
-                    .is_some_and(|v| v.starts_with("Bearer tok-"));
-                if (strict || method != "initialize") && !authorized {
-                    let mut r = Resp::status(401, r#"{"error":"invalid_token"}"#);
-                    r.headers.push(("WWW-Authenticate".into(), challenge));
-                    return r;
-                }
-                let result = match method {
-                    "initialize" => json!({
-                        "protocolVersion": "2025-11-25",
-                        "capabilities": {"tools": {}},
-                        "serverInfo": {"name": "protected", "version": "1.0.0"}
-                    }),
-                    "tools/list" => json!({"tools": [{
-                        "name": "echo",
-                        "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}
-                    }]}),
-                    "tools/call" => json!({"content": [{"type": "text", "text": "echo: hi"}]}),
-                    _ => json!({}),
-                };
-                Resp::json(json!({"jsonrpc": "2.0", "id": id, "result": result}))
-            }
-            _ => Resp::status(404, "{}"),
-        }
-    }))
-}
-
 /// A resource protected by the authorization server at `as_base`.
-fn resource_for(as_base: &str) -> Http {
-    let as_base = as_base.to_string();
-    start_resource(Arc::new(
-        move |base| json!({"resource": format!("{base}/mcp"), "authorization_servers": [as_base]}),
-    ))
+fn resource_for(as_base: &str) -> FakeAuth {
+    FakeAuth::start(resource_config(as_base))
+}
+
+/// A resource protected by the authorization server at `as_base` whose
+/// metadata URL answers `prm(base, request)`; `strict`: `initialize`
+/// needs a token too (as on most real servers), so sign-in happens while
+/// connecting.
+fn resource_answering(as_base: &str, prm: Handler, strict: bool) -> FakeAuth {
+    FakeAuth::start(Config {
+        prm: Some(prm),
+        initialize_needs_token: strict,
+        ..resource_config(as_base)
+    })
 }
 
 /// An authorization server that offers only the client credentials grant
 /// (no person involved: nothing stands between the secret and the wire).
-fn client_credentials_as() -> Http {
-    start_as(AsCfg {
-        meta: Arc::new(|base| {
-            let mut m = default_meta(base);
-            m["grant_types_supported"] = json!(["client_credentials"]);
-            m
-        }),
-        ..Default::default()
+fn client_credentials_as() -> FakeAuth {
+    FakeAuth::start(Config {
+        grants: vec!["client_credentials"],
+        ..as_config()
     })
-}
-
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-/// `elicit call --tool echo URL` as a process, with its own token store,
-/// no terminal, `extra` flags (`--timeout 20s` unless they hold one) and
-/// `env` variables (ELICIT_CLIENT_* and ELICIT_BROWSER are cleared first).
-fn elicit_call(store: &std::path::Path, extra: &[&str], env: &[(&str, &str)], url: &str) -> Run {
-    let mut cmd = std::process::Command::new(common::BIN);
-    cmd.arg("call")
-        .args(["--protocol", "2025-11-25", "--no-input"])
-        .args(extra);
-    if !extra.contains(&"--timeout") {
-        cmd.args(["--timeout", "20s"]);
-    }
-    cmd.args(["--tool", "echo", "--arg", "text=hi", url])
-        .env("ELICIT_DATA_DIR", store)
-        .env_remove("ELICIT_BROWSER")
-        .env_remove("ELICIT_CLIENT_ID")
-        .env_remove("ELICIT_CLIENT_SECRET")
-        .env_remove("ELICIT_CLIENT_ISSUER")
-        .stdin(std::process::Stdio::null());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let o = cmd.output().unwrap();
-    Run {
-        code: o.status.code(),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
 }
 
 const SECRET: &str = "PRE-SECRET-VALUE";
 
 /// Whether any request to `server` carried the client secret (HTTP Basic
 /// or in the form).
-fn saw_secret(server: &Http) -> bool {
+fn saw_secret(server: &FakeAuth) -> bool {
     use base64::Engine;
     let basic = base64::engine::general_purpose::STANDARD.encode(format!("pre-id:{SECRET}"));
     server.requests().iter().any(|r| {
@@ -419,7 +115,7 @@ fn client_credentials_go_only_to_the_named_issuer() {
         "--client-issuer",
         &good.base,
     ];
-    let r = elicit_call(
+    let r = call_echo(
         &dir.path().join("t"),
         &creds,
         &[],
@@ -437,7 +133,7 @@ fn client_credentials_go_only_to_the_named_issuer() {
     assert!(!r.stderr.contains(SECRET));
 
     let server = resource_for(&good.base);
-    let r = elicit_call(
+    let r = call_echo(
         &dir.path().join("t"),
         &creds,
         &[],
@@ -460,13 +156,13 @@ fn client_credentials_are_bound_to_the_first_issuer() {
     let store = dir.path().join("t");
     let creds = ["--client-id", "pre-id", "--client-secret", SECRET];
     let a = resource_for(&first.base);
-    let r = elicit_call(&store, &creds, &[], &format!("{}/mcp", a.base));
+    let r = call_echo(&store, &creds, &[], &format!("{}/mcp", a.base));
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert!(saw_secret(&first));
     assert!(r.stderr.contains("bound to"), "{}", r.stderr);
 
     let b = resource_for(&other.base);
-    let r = elicit_call(&store, &creds, &[], &format!("{}/mcp", b.base));
+    let r = call_echo(&store, &creds, &[], &format!("{}/mcp", b.base));
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert!(other.find("/token").is_empty(), "{:?}", other.requests());
     assert!(!saw_secret(&other));
@@ -476,7 +172,7 @@ fn client_credentials_are_bound_to_the_first_issuer() {
         r.stderr
     );
     // Naming the other issuer explicitly re-binds the client.
-    let r = elicit_call(
+    let r = call_echo(
         &store,
         &[&creds[..], &["--client-issuer", &other.base]].concat(),
         &[],
@@ -501,7 +197,7 @@ fn an_environment_secret_needs_a_named_issuer() {
         ("ELICIT_CLIENT_SECRET", SECRET),
     ];
     let url = format!("{}/mcp", server.base);
-    let r = elicit_call(&store, &[], &env, &url);
+    let r = call_echo(&store, &[], &env, &url);
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert!(authz.find("/token").is_empty(), "{:?}", authz.requests());
     assert!(!saw_secret(&authz));
@@ -509,15 +205,9 @@ fn an_environment_secret_needs_a_named_issuer() {
     assert!(!r.stderr.contains(SECRET));
 
     let named = [&env[..], &[("ELICIT_CLIENT_ISSUER", authz.base.as_str())]].concat();
-    let r = elicit_call(&store, &[], &named, &url);
+    let r = call_echo(&store, &[], &named, &url);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert!(saw_secret(&authz));
-}
-
-/// The conformance suite's "person with a browser": curl follows the
-/// authorization redirect to elicit's loopback listener.
-fn curl_browser() -> String {
-    format!("{}/scripts/conformance-browser", env!("CARGO_MANIFEST_DIR"))
 }
 
 // ---- 2. Authorization servers: https only, no cross-origin redirects ---
@@ -533,17 +223,15 @@ fn plain_http_authorization_server_endpoints_are_refused() {
         "authorization_endpoint",
         "registration_endpoint",
     ] {
-        let authz = start_as(AsCfg {
-            meta: Arc::new(move |base| {
-                let mut m = default_meta(base);
-                m[field] = json!("http://0.0.0.0:9/oauth");
-                m
-            }),
-            ..Default::default()
+        let authz = FakeAuth::start(Config {
+            meta: Some(Arc::new(move |_, m| {
+                m[field] = json!("http://0.0.0.0:9/oauth")
+            })),
+            ..as_config()
         });
         let server = resource_for(&authz.base);
         let dir = tempfile::tempdir().unwrap();
-        let r = elicit_call(
+        let r = call_echo(
             &dir.path().join("t"),
             &["--browser", &curl_browser()],
             &[],
@@ -570,13 +258,11 @@ fn metadata_redirects_stay_on_their_origin() {
     // The attacker's origin: it serves metadata claiming to be `victim`'s.
     let victim_base = Arc::new(Mutex::new(String::new()));
     let claimed = victim_base.clone();
-    let evil = start_as(AsCfg {
-        meta: Arc::new(move |base| {
-            let mut m = default_meta(base);
-            m["issuer"] = json!(*claimed.lock().unwrap());
-            m
-        }),
-        ..Default::default()
+    let evil = FakeAuth::start(Config {
+        meta: Some(Arc::new(move |_, m| {
+            m["issuer"] = json!(*claimed.lock().unwrap())
+        })),
+        ..as_config()
     });
     let evil_meta = format!("{}/.well-known/oauth-authorization-server", evil.base);
     let victim = Http::start(Arc::new(move |_base: &str, req: &Req| {
@@ -588,7 +274,7 @@ fn metadata_redirects_stay_on_their_origin() {
     *victim_base.lock().unwrap() = victim.base.clone();
     let server = resource_for(&victim.base);
     let dir = tempfile::tempdir().unwrap();
-    let r = elicit_call(
+    let r = call_echo(
         &dir.path().join("t"),
         &["--browser", &curl_browser()],
         &[],
@@ -600,9 +286,12 @@ fn metadata_redirects_stay_on_their_origin() {
 
     // The resource metadata redirecting away: not followed either.
     let evil_prm = format!("{}/prm", evil.base);
-    let redirecting =
-        start_resource_with(Arc::new(move |_: &str, _: &Req| Resp::redirect(&evil_prm)));
-    let r = elicit_call(
+    let redirecting = resource_answering(
+        &victim.base,
+        Arc::new(move |_: &str, _: &Req| Resp::redirect(&evil_prm)),
+        false,
+    );
+    let r = call_echo(
         &dir.path().join("t2"),
         &["--browser", &curl_browser()],
         &[],
@@ -615,12 +304,12 @@ fn metadata_redirects_stay_on_their_origin() {
     let moved = Http::start(Arc::new(move |base: &str, req: &Req| {
         match req.path.as_str() {
             "/.well-known/oauth-authorization-server" => Resp::redirect("/meta"),
-            "/meta" => Resp::json(default_meta(base)),
+            "/meta" => Resp::json(as_metadata(&as_config(), base)),
             _ => Resp::status(404, "{}"),
         }
     }));
     let server = resource_for(&moved.base);
-    let r = elicit_call(
+    let r = call_echo(
         &dir.path().join("t3"),
         &["--browser", &curl_browser()],
         &[],
@@ -647,13 +336,11 @@ fn an_unattended_browser_is_not_given_a_suspicious_sign_in_url() {
         &recorder,
         &format!("#!/bin/sh\nprintf '%s\\n' \"$1\" >> '{}'\n", seen.display()),
     );
-    let authz = start_as(AsCfg {
-        meta: Arc::new(|base| {
-            let mut m = default_meta(base);
-            m["authorization_endpoint"] = json!("https://xn--pple-43d.com/authorize");
-            m
-        }),
-        ..Default::default()
+    let authz = FakeAuth::start(Config {
+        meta: Some(Arc::new(|_, m| {
+            m["authorization_endpoint"] = json!("https://xn--pple-43d.com/authorize")
+        })),
+        ..as_config()
     });
     let server = resource_for(&authz.base);
     let url = format!("{}/mcp", server.base);
@@ -664,7 +351,7 @@ fn an_unattended_browser_is_not_given_a_suspicious_sign_in_url() {
     ] {
         let mut flags = flags;
         flags.extend(["--timeout", "3s"]);
-        let r = elicit_call(&dir.path().join("t"), &flags, &env, &url);
+        let r = call_echo(&dir.path().join("t"), &flags, &env, &url);
         assert_eq!(r.code, Some(1), "{}", r.stderr);
         assert!(r.stderr.contains("Punycode"), "{}", r.stderr);
         assert!(
@@ -674,9 +361,9 @@ fn an_unattended_browser_is_not_given_a_suspicious_sign_in_url() {
         );
     }
     // The same program with a clean sign-in URL is launched.
-    let authz = start_as(AsCfg::default());
+    let authz = FakeAuth::start(as_config());
     let server = resource_for(&authz.base);
-    let r = elicit_call(
+    let r = call_echo(
         &dir.path().join("t"),
         &["--browser", recorder, "--timeout", "3s"],
         &[],
@@ -853,13 +540,16 @@ fn elicit_is_root() -> bool {
 /// requires it): no authorization server is contacted.
 #[test]
 fn resource_metadata_without_resource_is_refused() {
-    let authz = start_as(AsCfg::default());
+    let authz = FakeAuth::start(as_config());
     let as_base = authz.base.clone();
-    let server = start_resource(Arc::new(
-        move |_| json!({"authorization_servers": [as_base]}),
-    ));
+    let prm = json!({"authorization_servers": [as_base]});
+    let server = resource_answering(
+        &as_base,
+        Arc::new(move |_: &str, _: &Req| Resp::json(prm.clone())),
+        false,
+    );
     let dir = tempfile::tempdir().unwrap();
-    let r = elicit_call(
+    let r = call_echo(
         &dir.path().join("t"),
         &["--browser", &curl_browser()],
         &[],
@@ -876,15 +566,15 @@ fn resource_metadata_without_resource_is_refused() {
 #[test]
 fn tokens_that_are_not_bearer_are_never_sent_as_bearer() {
     for token_type in ["mac", "DPoP", "N_A", "bearer"] {
-        let authz = start_as(AsCfg {
-            token: Arc::new(move |_| {
+        let authz = FakeAuth::start(Config {
+            token: Some(Arc::new(move |_| {
                 Resp::json(json!({"access_token": "tok-typed", "token_type": token_type}))
-            }),
-            ..Default::default()
+            })),
+            ..as_config()
         });
         let server = resource_for(&authz.base);
         let dir = tempfile::tempdir().unwrap();
-        let r = elicit_call(
+        let r = call_echo(
             &dir.path().join("t"),
             &["--browser", &curl_browser()],
             &[],
@@ -918,13 +608,17 @@ fn tokens_that_are_not_bearer_are_never_sent_as_bearer() {
 /// warning that names it (the token is valid for every server under it).
 #[test]
 fn a_parent_path_resource_is_warned_about() {
-    let authz = start_as(AsCfg::default());
+    let authz = FakeAuth::start(as_config());
     let as_base = authz.base.clone();
-    let server = start_resource(Arc::new(
-        move |base| json!({"resource": format!("{base}/"), "authorization_servers": [as_base]}),
-    ));
+    let server = resource_answering(
+        &authz.base,
+        Arc::new(move |base: &str, _: &Req| {
+            Resp::json(json!({"resource": format!("{base}/"), "authorization_servers": [as_base]}))
+        }),
+        false,
+    );
     let dir = tempfile::tempdir().unwrap();
-    let r = elicit_call(
+    let r = call_echo(
         &dir.path().join("t"),
         &["--browser", &curl_browser()],
         &[],
@@ -959,32 +653,32 @@ fn assert_not_forged(what: &str, text: &str) {
 fn error_descriptions_cannot_forge_lines() {
     let hostile = format!("nope\r\n{FORGED}\n\u{1b}[2K");
     let h = hostile.clone();
-    let token = AsCfg {
-        token: Arc::new(move |_| Resp {
+    let token = Config {
+        token: Some(Arc::new(move |_| Resp {
             status: 400,
             ..Resp::json(json!({"error": "invalid_grant", "error_description": h}))
-        }),
-        ..Default::default()
+        })),
+        ..as_config()
     };
     let h = hostile.clone();
-    let register = AsCfg {
-        register: Arc::new(move |_| Resp {
+    let register = Config {
+        register: Some(Arc::new(move |_| Resp {
             status: 400,
             ..Resp::json(json!({"error": "invalid_client_metadata", "error_description": h}))
-        }),
-        ..Default::default()
+        })),
+        ..as_config()
     };
     let h = hostile.clone();
-    let redirect = AsCfg {
-        authorize: Arc::new(move |_, req| {
+    let redirect = Config {
+        authorize: Some(Arc::new(move |_, req| {
             let mut to = url::Url::parse(&req.query["redirect_uri"]).unwrap();
             to.query_pairs_mut()
                 .append_pair("error", "access_denied")
                 .append_pair("error_description", &h)
                 .append_pair("state", &req.query["state"]);
             Resp::redirect(to.as_str())
-        }),
-        ..Default::default()
+        })),
+        ..as_config()
     };
     let cases = [
         ("token", token),
@@ -995,16 +689,16 @@ fn error_descriptions_cannot_forge_lines() {
         .into_iter()
         .flat_map(|c| [(c.clone(), false), (c, true)])
     {
-        let authz = start_as(cfg);
+        let authz = FakeAuth::start(cfg);
         let as_base = authz.base.clone();
         let prm: Handler = Arc::new(move |base: &str, _: &Req| {
             Resp::json(
                 json!({"resource": format!("{base}/mcp"), "authorization_servers": [as_base]}),
             )
         });
-        let server = start_resource_gated(prm, strict);
+        let server = resource_answering(&authz.base, prm, strict);
         let dir = tempfile::tempdir().unwrap();
-        let r = elicit_call(
+        let r = call_echo(
             &dir.path().join("t"),
             &["--browser", &curl_browser()],
             &[],
@@ -1023,18 +717,16 @@ fn error_descriptions_cannot_forge_lines() {
 #[test]
 fn an_issuer_with_a_line_break_is_refused_not_stored() {
     let issuer_of = |base: &str| format!("{base}?\n{FORGED}");
-    let authz = start_as(AsCfg {
-        meta: Arc::new(move |base| {
-            let mut m = default_meta(base);
-            m["issuer"] = json!(issuer_of(base));
-            m
-        }),
-        ..Default::default()
+    let authz = FakeAuth::start(Config {
+        meta: Some(Arc::new(move |base, m| {
+            m["issuer"] = json!(issuer_of(base))
+        })),
+        ..as_config()
     });
     let server = resource_for(&issuer_of(&authz.base));
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("data");
-    let r = elicit_call(
+    let r = call_echo(
         &store,
         &["--browser", &curl_browser()],
         &[],
@@ -1178,20 +870,20 @@ fn a_trickling_local_client_cannot_stall_the_sign_in_listener() {
 #[test]
 fn a_metadata_get_on_a_dropped_connection_is_sent_again_once() {
     for resets in [1, 2] {
-        let authz = start_as(AsCfg::default());
+        let authz = FakeAuth::start(as_config());
         let as_base = authz.base.clone();
         let seen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let prm: Handler = Arc::new(move |base: &str, _: &Req| {
             if seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < resets {
-                return Resp::status(0, "");
+                return Resp::reset();
             }
             Resp::json(
                 json!({"resource": format!("{base}/mcp"), "authorization_servers": [as_base]}),
             )
         });
-        let server = start_resource_gated(prm, true);
+        let server = resource_answering(&authz.base, prm, true);
         let dir = tempfile::tempdir().unwrap();
-        let r = elicit_call(
+        let r = call_echo(
             &dir.path().join("t"),
             &["--browser", &curl_browser()],
             &[],
