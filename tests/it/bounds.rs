@@ -1,6 +1,7 @@
 //! Memory and time bounds against hostile servers (tests/servers/http_bounds.py, on
 //! 127.0.0.1 or over stdio): a flooding server, messages that parse into far more than their
-//! bytes, stalled HTTP exchanges, slow acknowledgements, a huge `retry:`, replayed events.
+//! bytes, stalled HTTP exchanges, slow acknowledgements, a huge `retry:`, replayed events
+//! (on one stream, and on the stream resumed with `Last-Event-ID`).
 //! Memory is the child's peak RSS (`VmHWM`), against generous bounds; no test waits more
 //! than a few seconds for elicit.
 
@@ -9,6 +10,8 @@ use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
 
 fn server_script() -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -360,6 +363,157 @@ fn a_replayed_event_or_server_request_is_acted_on_once() {
     );
     assert_eq!(r.code, Some(0), "{r:?}");
     assert!(r.stdout.contains(r#""replies: 1""#), "{r:?}");
+}
+
+/// The result `resume_replay` gives when it got one answer, and was resumed
+/// once, after the elicitation's event.
+fn resumed_once_answered_once() -> Value {
+    json!({"content": [{"type": "text", "text": "replies: 1; resumed after: ev-2"}]})
+}
+
+#[test]
+fn a_stream_resumed_with_last_event_id_drops_the_events_replayed_on_it() {
+    // The tools/call stream brings a log notification (event ev-1) and an
+    // elicitation (ev-2) and is cut; the GET resuming it after ev-2 gets
+    // both again, under the same ids, before the result.
+    let (_server, url) = server("resume_replay", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("messages.jsonl");
+    let r = call(
+        "10s",
+        &[
+            "--log",
+            log.to_str().unwrap(),
+            "-a",
+            "accept",
+            "-a",
+            "name=Ada",
+            &url,
+        ],
+        Duration::from_secs(15),
+    );
+    assert_eq!(r.code, Some(0), "{r:?}");
+    // The server counted one answer, and one result was printed.
+    let printed: Vec<Value> = serde_json::Deserializer::from_str(&r.stdout)
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|e| panic!("stdout is not JSON values ({e}): {r:?}"));
+    assert_eq!(printed, [resumed_once_answered_once()], "{r:?}");
+    // The replays were dropped at the stream, as replays: each message was
+    // taken in once (a message dropped later, as a request already
+    // answered, would still be logged as received).
+    let entries: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let count = |dir: &str, pick: &dyn Fn(&Value) -> bool| {
+        entries
+            .iter()
+            .filter(|e| e["dir"] == dir && pick(&e["message"]))
+            .count()
+    };
+    let log_text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        count("recv", &|m| m["method"] == "notifications/message"),
+        1,
+        "{log_text}"
+    );
+    assert_eq!(
+        count("recv", &|m| m["method"] == "elicitation/create"),
+        1,
+        "{log_text}"
+    );
+    assert_eq!(
+        count("send", &|m| m["id"] == "e-1" && m.get("method").is_none()),
+        1,
+        "{log_text}"
+    );
+}
+
+#[test]
+fn the_proxy_hands_a_resumed_streams_replays_to_its_client_once() {
+    use std::io::{BufRead, BufReader, Write};
+    let (_server, url) = server("resume_replay", &[]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_elicit"))
+        .args([
+            "proxy",
+            "--no-input",
+            "-a",
+            "accept",
+            "-a",
+            "name=Ada",
+            &url,
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (tx, lines) = std::sync::mpsc::channel::<Value>();
+    let out = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            let _ = tx.send(serde_json::from_str(&line).unwrap_or(json!({"unparsed": line})));
+        }
+    });
+    let mut send = move |m: Value| {
+        writeln!(stdin, "{m}").unwrap();
+        stdin.flush().unwrap();
+    };
+    let mut seen = Vec::new();
+    let until_reply = |id: i64, seen: &mut Vec<Value>| loop {
+        let m = lines
+            .recv_timeout(Duration::from_secs(15))
+            .unwrap_or_else(|_| panic!("no reply {id} from the proxy; it sent {seen:?}"));
+        let done = m["id"] == json!(id) && m.get("method").is_none();
+        seen.push(m);
+        if done {
+            break;
+        }
+    };
+    send(
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"0"}}}),
+    );
+    until_reply(1, &mut seen);
+    send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+    send(
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":{}}}),
+    );
+    until_reply(2, &mut seen);
+    // The client hangs up: whatever else the proxy had for it comes first.
+    drop(send);
+    let status = crate::common::wait_at_most(&mut child, Duration::from_secs(15));
+    assert!(status.success(), "{status:?}");
+    loop {
+        match lines.recv_timeout(Duration::from_secs(15)) {
+            Ok(m) => seen.push(m),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(e) => panic!("the proxy's stdout did not end ({e}); it sent {seen:?}"),
+        }
+    }
+    let of = |pick: &dyn Fn(&Value) -> bool| seen.iter().filter(|m| pick(m)).count();
+    assert_eq!(
+        of(&|m| m["method"] == "notifications/message"),
+        1,
+        "{seen:?}"
+    );
+    assert_eq!(
+        of(&|m| m["method"] == "elicitation/create"),
+        0,
+        "the proxy answers; {seen:?}"
+    );
+    let replies: Vec<&Value> = seen
+        .iter()
+        .filter(|m| m["id"] == json!(2) && m.get("method").is_none())
+        .collect();
+    assert_eq!(replies.len(), 1, "{seen:?}");
+    assert_eq!(
+        replies[0]["result"],
+        resumed_once_answered_once(),
+        "{seen:?}"
+    );
 }
 
 #[test]

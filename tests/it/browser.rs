@@ -1200,3 +1200,146 @@ fn secrets_are_masked_and_a_required_yes_no_starts_unchosen() {
         json!({"action": "accept", "content": {"apiToken": "s3cret", "agree": true, "tags": ["a"]}})
     );
 }
+
+/// The cassette fixture server (stdlib Python): its `profile` tool asks
+/// name (required), age (default 30) and tags, and returns the answer it got.
+fn cassette_server() -> Vec<String> {
+    vec![
+        "python3".to_string(),
+        root()
+            .join("tests/servers/cassette_server.py")
+            .display()
+            .to_string(),
+    ]
+}
+
+/// Fills the cassette fixture's form on the page: a name typed in, a tag
+/// ticked, the age's default changed (to a refused value first, then a
+/// good one); and sends it.
+fn answer_profile_on_the_page(b: &Browser, address: &str) {
+    b.goto(address);
+    assert_eq!(
+        b.exec(
+            "return document.querySelector('[name=age]').value",
+            json!([])
+        ),
+        json!("30"),
+        "the default is pre-filled"
+    );
+    b.type_into("[name=name]", "Grace Hopper");
+    b.click(&choice("tags", "b"));
+    // Over the maximum of 150 first: refused on the page, so neither sent
+    // nor recorded.
+    b.type_into("[name=age]", "200");
+    b.click("button[name=action][value=accept]");
+    b.wait_for(
+        "the age's error",
+        "return document.querySelector('p.error') !== null",
+    );
+    b.type_into("[name=age]", "85");
+    b.click("button[name=action][value=accept]");
+}
+
+/// What answer_profile_on_the_page sends.
+fn profile_answer() -> Value {
+    json!({"action": "accept", "content": {"name": "Grace Hopper", "age": 85, "tags": ["b"]}})
+}
+
+/// `elicit test FILE`: its exit code and stderr.
+fn replay(file: &Path) -> (i32, String) {
+    let out = Command::new(BIN)
+        .args(["test", file.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The cassette holds the answer given on the page, `elicit test` replays it
+/// green, and fails once the recorded answer no longer gives the recorded
+/// result (so the answer is what the replay sends, not a note on the side).
+fn check_page_answer_recorded(file: &Path) {
+    let mut c: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let e = c["elicitations"].as_array().unwrap();
+    assert_eq!(e.len(), 1, "{c}");
+    assert_eq!(e[0]["request"]["message"], "Who are you?", "{c}");
+    assert_eq!(e[0]["answer"], profile_answer(), "{c}");
+    let (code, stderr) = replay(file);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("1 test, 1 passed, 0 failed"), "{stderr}");
+
+    c["elicitations"][0]["answer"]["content"]["age"] = json!(86);
+    std::fs::write(file, serde_json::to_string_pretty(&c).unwrap()).unwrap();
+    let (code, stderr) = replay(file);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("the result differs from the recorded one"),
+        "{stderr}"
+    );
+}
+
+/// Answers given on the page are recorded as terminal ones are: `elicit
+/// call --ui browser --record` writes the page's answer into the cassette.
+#[test]
+fn answers_given_on_the_page_are_recorded_by_call_and_replay() {
+    let b = Browser::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("page.cassette.json");
+    let mut args = vec![
+        "call",
+        "--ui",
+        "browser",
+        "--no-open",
+        "--server-log",
+        "/dev/null",
+        "--record",
+        file.to_str().unwrap(),
+        "--tool",
+        "profile",
+        "--",
+    ];
+    let server = cassette_server();
+    args.extend(server.iter().map(String::as_str));
+    let p = NoTerminal::spawn(&args, None);
+    answer_profile_on_the_page(&b, &p.page_address());
+    let out = p
+        .lines
+        .recv_timeout(LIMIT)
+        .unwrap_or_else(|_| panic!("no result from the call; stderr:\n{}", p.stderr()));
+    let result: Value = serde_json::from_str(&out).unwrap();
+    let echoed: Value =
+        serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(echoed["reply"], profile_answer(), "{result}");
+    let stderr = p.stderr();
+    assert!(p.finish().success(), "{stderr}");
+    check_page_answer_recorded(&file);
+}
+
+/// The same through the proxy: a client's tool call, answered on the page.
+#[test]
+fn answers_given_on_the_page_are_recorded_by_the_proxy_and_replay() {
+    let b = Browser::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("proxy-page.cassette.json");
+    let mut p = proxy(
+        &[
+            "--ui",
+            "browser",
+            "--no-open",
+            "--record",
+            file.to_str().unwrap(),
+        ],
+        &cassette_server(),
+    );
+    call_tool(&mut p, 2, "profile", json!({"note": "n"}));
+    answer_profile_on_the_page(&b, &p.page_address());
+    let reply = p.reply(2);
+    let echoed: Value =
+        serde_json::from_str(reply["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(echoed["reply"], profile_answer(), "{reply}");
+    assert!(p.finish().success());
+    check_page_answer_recorded(&file);
+}

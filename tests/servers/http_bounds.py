@@ -26,6 +26,10 @@ what happens around tools/call:
   replay     the tools/call stream sends one elicitation ten times (same event id), then the
              same request id under new event ids, then the result: the text says how many
              replies the server got (stdio: three times, then a ping whose reply ends it)
+  resume_replay  the tools/call stream sends a log notification (event ev-1, retry: 100 ms)
+             and an elicitation (ev-2), and is cut; the GET resuming it (Last-Event-ID)
+             replays both under the same ids, then the result (ev-3): the text says how many
+             replies the server got and the Last-Event-ID of each resume
   ask        (stdio only) tools/call asks for a name, and answers with it
   legacy_replay, legacy_wide  a legacy HTTP+SSE server (GET opens the stream, its `endpoint`
              event names where to POST): `replay` and `wide` on that stream
@@ -51,8 +55,14 @@ TOOLS = {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}
 FORM = {"mode": "form", "message": "Name?",
         "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}
 
+ASK = {"jsonrpc": "2.0", "id": "e-1", "method": "elicitation/create", "params": FORM}
+LOG_NOTE = {"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info", "logger": "bounds", "data": "working on it"}}
+
 replies = []
 replies_lock = threading.Lock()
+# resume_replay: the Last-Event-ID of each GET that resumed the stream.
+resumed_after = []
 # The legacy transport's one stream: what the POST handlers send on it.
 legacy_stream = queue.Queue()
 
@@ -82,6 +92,22 @@ def sse(msg, event_id=None):
     if event_id is not None:
         out += b"id: " + event_id.encode() + b"\n"
     return out + b"data: " + json.dumps(msg).encode() + b"\n\n"
+
+
+def wait_for_replies(rid):
+    """How many replies to request `rid` came: counted once none has come for a second
+    after the first (or after 8 s)."""
+    until = time.time() + 8
+    seen, quiet_since = -1, time.time()
+    while time.time() < until:
+        with replies_lock:
+            got = [r for r in replies if r.get("id") == rid]
+        if len(got) != seen:
+            seen, quiet_since = len(got), time.time()
+        elif got and time.time() - quiet_since > 1.0:
+            break
+        time.sleep(0.05)
+    return len(got)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -123,6 +149,21 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
         if MODE == "stall_sse_get":
             time.sleep(120)
+            return
+        if MODE == "resume_replay" and self.headers.get("Last-Event-ID"):
+            with replies_lock:
+                resumed_after.append(self.headers.get("Last-Event-ID"))
+            self.start_stream()
+            # A server that replays from the stream's start, not from the
+            # event the client names: both events again, under their ids.
+            self.wfile.write(sse(LOG_NOTE, "ev-1") + sse(ASK, "ev-2"))
+            self.wfile.flush()
+            got = wait_for_replies("e-1")
+            with replies_lock:
+                after = ",".join(resumed_after)
+            text = f"replies: {got}; resumed after: {after}"
+            self.wfile.write(sse(text_result(Handler.call_id, text), "ev-3"))
+            self.wfile.flush()
             return
         if MODE == "retry_huge" and self.headers.get("Last-Event-ID") == "prime-1":
             self.start_stream()
@@ -196,6 +237,11 @@ class Handler(BaseHTTPRequestHandler):
             self.start_stream()
             self.wfile.write(b"id: prime-1\nretry: 3600000\ndata: \n\n")
             return
+        if MODE == "resume_replay":
+            self.start_stream()
+            self.wfile.write(b"retry: 100\n" + sse(LOG_NOTE, "ev-1") + sse(ASK, "ev-2"))
+            self.wfile.flush()
+            return  # the stream is cut: the connection closes
         if MODE == "replay":
             self.start_stream()
             ask = {"jsonrpc": "2.0", "id": "e-1", "method": "elicitation/create", "params": FORM}
@@ -204,19 +250,9 @@ class Handler(BaseHTTPRequestHandler):
             for n in range(5):
                 self.wfile.write(sse(ask, f"ev-again-{n}"))
             self.wfile.flush()
-            # The answers arrive by POST meanwhile: counted once none has
-            # come for a second (or after 8 s).
-            until = time.time() + 8
-            seen, quiet_since = -1, time.time()
-            while time.time() < until:
-                with replies_lock:
-                    got = [r for r in replies if r.get("id") == "e-1"]
-                if len(got) != seen:
-                    seen, quiet_since = len(got), time.time()
-                elif got and time.time() - quiet_since > 1.0:
-                    break
-                time.sleep(0.05)
-            self.wfile.write(sse(text_result(mid, f"replies: {len(got)}"), "ev-end"))
+            # The answers arrive by POST meanwhile.
+            got = wait_for_replies("e-1")
+            self.wfile.write(sse(text_result(mid, f"replies: {got}"), "ev-end"))
             return
         return self.json_reply(text_result(mid, "ok"))
 
