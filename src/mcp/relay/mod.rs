@@ -27,6 +27,11 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use super::call::MAX_INPUT_ROUNDS;
+
+/// The most elicitations a server may have waiting for an answer at once:
+/// each is held until a person answers, so a server that floods them is
+/// refused past this rather than growing elicit without bound.
+pub const MAX_PENDING_ELICITATIONS: usize = 64;
 use super::handler::{ElicitHandler, HandlerError};
 use super::modes::ElicitModes;
 use super::strict::Strict;
@@ -351,6 +356,16 @@ impl<S: Sides> Relay<S> {
                     let earlier = {
                         let mut st = self.lock();
                         let earlier = st.pending.len();
+                        if earlier >= MAX_PENDING_ELICITATIONS {
+                            drop(st);
+                            let refusal = json!({"jsonrpc": "2.0", "id": id, "error": {
+                                "code": wire::TOO_MANY_IN_FLIGHT,
+                                "message": format!("elicit refused this elicitation: {MAX_PENDING_ELICITATIONS} of the server's elicitations already wait for an answer"),
+                            }});
+                            self.note(&notes::answered(id, mode, &refusal));
+                            self.side.to_server(&refusal, None);
+                            return Taken::Withheld;
+                        }
                         st.pending.insert(id.to_string());
                         earlier
                     };

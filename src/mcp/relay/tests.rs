@@ -306,3 +306,42 @@ fn time_spent_resolving_is_counted() {
     std::thread::sleep(Duration::from_millis(30));
     assert_eq!(c.relay.resolving_time(), done, "the clock stops when idle");
 }
+
+#[test]
+fn a_flood_of_elicitations_is_refused_past_the_bound() {
+    let (person, asked, release) = slow_person();
+    let c = core_with(&[], person, false);
+    for n in 0..MAX_PENDING_ELICITATIONS {
+        assert_eq!(
+            c.relay.server_message(&elicitation(json!(n), None)),
+            Taken::Withheld
+        );
+    }
+    asked
+        .recv_timeout(WAIT)
+        .expect("the person is asked the first");
+    // One past the bound: refused at once, not queued.
+    assert_eq!(
+        c.relay
+            .server_message(&elicitation(json!("one-too-many"), None)),
+        Taken::Withheld
+    );
+    let refusal = c.to_server.recv_timeout(WAIT).expect("a refusal");
+    assert_eq!(refusal["id"], "one-too-many");
+    assert_eq!(refusal["error"]["code"], wire::TOO_MANY_IN_FLIGHT);
+    // Answering one makes room for one more.
+    release.send(()).unwrap();
+    let first = c.to_server.recv_timeout(WAIT).expect("the first's reply");
+    assert_eq!(first["id"], 0);
+    assert_eq!(
+        c.relay.server_message(&elicitation(json!("room"), None)),
+        Taken::Withheld
+    );
+    assert!(
+        c.to_server
+            .recv_timeout(Duration::from_millis(300))
+            .is_err(),
+        "nothing refused once there is room"
+    );
+    drop(release);
+}
