@@ -35,6 +35,11 @@ pub enum ServerError {
     #[error("cannot write to the server: {0} (did it exit?)")]
     CannotWrite(#[source] std::io::Error),
 
+    /// A stdio server left this many bytes elicit sent unread, and more
+    /// would pass the bound on what elicit holds for it.
+    #[error("the server is not reading its stdin: {pending} bytes elicit sent wait unread")]
+    NotReadingStdin { pending: usize },
+
     /// The other end of an in-memory transport (tests) was dropped.
     #[error("the in-memory server is gone")]
     InMemoryGone,

@@ -24,6 +24,7 @@ pub mod queue;
 pub mod replay;
 pub mod server_stderr;
 
+pub mod stdin_writer;
 pub mod stdio;
 
 use queue::{QueueEmpty, QueueReceiver};

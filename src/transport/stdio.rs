@@ -7,10 +7,10 @@
 //! ended on the way out: no child is left behind ([`super::process_group`]).
 
 use std::fs::File;
-use std::io::{BufReader, Write};
+use std::io::BufReader;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -18,6 +18,7 @@ use serde_json::Value;
 use super::process_group::{self, ProcessGroup};
 use super::queue::{self, QueueReceiver};
 use super::server_stderr::StderrRelay;
+use super::stdin_writer::{Refused, StdinWriter};
 use super::{Incoming, MessageLog, Transport};
 use crate::bounded::LineRead;
 use crate::error::{ElicitError, ServerError};
@@ -85,7 +86,9 @@ pub struct ServerProcess {
     group: ProcessGroup,
     /// Set once shut down, so that dropping does not do it again.
     ended: Option<Option<ExitStatus>>,
-    stdin: Option<ChildStdin>,
+    /// The server's stdin, written on a thread of its own: a server that
+    /// stops reading cannot stall the session past `--timeout` or Ctrl-C.
+    stdin: StdinWriter,
     incoming: QueueReceiver<Incoming>,
     log: Option<MessageLog>,
     pub verbose: bool,
@@ -105,7 +108,7 @@ impl ServerProcess {
             group,
         } = spawn_server(command, server_log)?;
         let stdout = child.stdout.take().expect("stdout is piped");
-        let stdin = child.stdin.take();
+        let stdin = StdinWriter::start(child.stdin.take().expect("stdin is piped"));
         // Bounded: while the session is busy (a person at a prompt), a
         // server that keeps writing fills its stdout pipe and waits.
         let (tx, rx) = queue::bounded();
@@ -200,7 +203,7 @@ impl ServerProcess {
         if let Some(status) = self.ended {
             return status;
         }
-        self.stdin.take();
+        self.stdin.close();
         // A server usually exits within a few milliseconds of its stdin
         // closing; `elicit test` pays this wait once per cassette.
         process_group::wait_for_exit(&mut self.child, grace);
@@ -221,16 +224,15 @@ impl Transport for ServerProcess {
         if let Some(l) = &self.log {
             l.record("send", Ok(message));
         }
-        let stdin = self
-            .stdin
-            .as_mut()
-            .ok_or(ElicitError::Server(ServerError::StdinClosed))?;
         let mut line = serde_json::to_vec(message).expect("values serialise");
         line.push(b'\n');
-        stdin
-            .write_all(&line)
-            .and_then(|_| stdin.flush())
-            .map_err(|e| ElicitError::Server(ServerError::CannotWrite(e)))
+        self.stdin.send(line).map_err(|refused| {
+            ElicitError::Server(match refused {
+                Refused::Failed(e) => ServerError::CannotWrite(e),
+                Refused::Closed => ServerError::StdinClosed,
+                Refused::NotReading { pending } => ServerError::NotReadingStdin { pending },
+            })
+        })
     }
 
     fn receive(&mut self, timeout: Option<Duration>) -> Result<Incoming, ElicitError> {

@@ -575,3 +575,65 @@ fn the_legacy_sse_transport_drops_replays_and_refuses_oversized_shapes() {
     );
     refused_shape(&r, "more than 500000 values in one message");
 }
+
+// ---- Time: a server that stops reading its stdin -----------------------
+
+/// `call` with arguments larger than a pipe holds, to a server that never
+/// reads them (tests/servers/stdio_not_reading.py).
+fn call_a_server_not_reading(timeout: &str) -> Command {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/servers/stdio_not_reading.py")
+        .display()
+        .to_string();
+    let note = "x".repeat(120_000);
+    let args = json!({ "note": note }).to_string();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_elicit"));
+    cmd.args(["call", "--no-input", "--protocol", "2025-11-25"])
+        .args(["--timeout", timeout, "--tool", "t", "--args", &args])
+        .args(["--", "python3", &script])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Waits up to `limit` for `child`; kills it and returns None past that.
+fn wait_up_to(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let started = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return Some(s);
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_server_that_stops_reading_its_stdin_ends_at_the_timeout() {
+    let mut child = call_a_server_not_reading("2s").spawn().unwrap();
+    let status = wait_up_to(&mut child, Duration::from_secs(20));
+    let mut err = String::new();
+    let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+    let status = status.unwrap_or_else(|| panic!("the call never ended: {err}"));
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("no reply to tools/call within 2s"), "{err}");
+}
+
+#[test]
+fn ctrl_c_ends_a_call_whose_server_stopped_reading() {
+    let mut child = call_a_server_not_reading("60s").spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let status = wait_up_to(&mut child, Duration::from_secs(15));
+    let mut err = String::new();
+    let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+    let status = status.unwrap_or_else(|| panic!("Ctrl-C did not end the call: {err}"));
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+}
