@@ -9,9 +9,8 @@
 //! | input_required | `{"resultType":"input_required","inputRequests",…}`, bare or as a JSON-RPC `result` | `{"inputResponses":{…},"requestState":…}` |
 //! | -32042 error | `{"code":-32042,"data":{"elicitations":[…]}}`, bare or as a JSON-RPC `error` | `{"elicitationResults":{ID: ElicitResult}}` |
 
-use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use std::sync::Arc;
 

@@ -3,7 +3,12 @@
 //! and a schema the cache already holds never built again. Anything unusual
 //! goes to the two-pass reader, so errors are the same either way.
 
-use super::*;
+use super::{
+    finish_document, nesting, Document, InputFailure, KnownSchema, RawBits, Shape, MAX_NESTING,
+};
+use serde_json::value::RawValue;
+use serde_json::Map;
+use serde_json::Value;
 /// Marks the one-pass reader's own refusals (the two-pass reader decides).
 pub(super) const NOT_ONE_PASS: &str = "elicit: not for the one-pass reader";
 
@@ -340,7 +345,12 @@ pub(super) fn read_in_one_pass(
 
 #[cfg(test)]
 mod one_pass_tests {
+    use super::super::{
+        read_document, read_document_two_pass, read_document_with, read_single_document,
+        without_schema_texts, FormSchema,
+    };
     use super::*;
+    use std::sync::Arc;
 
     fn describe(r: Result<Document, InputFailure>) -> String {
         match r {

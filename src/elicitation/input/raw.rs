@@ -2,7 +2,9 @@
 //! borrowing pass over the document, because a parsed `Value` may re-write
 //! numbers and escapes that must go back to the server byte for byte.
 
-use super::*;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
 #[derive(Deserialize)]
 pub(super) struct RawTop<'a> {
     #[serde(borrow, default)]

@@ -2,7 +2,14 @@
 //! a request object, a JSON-RPC request, an `input_required` result, a
 //! `-32042` error.
 
-use super::*;
+use super::{
+    server_name, Document, ElicitationParams, Entry, InputFailure, RawBits, Shape,
+    ELICITATION_METHOD, URL_ELICITATION_REQUIRED,
+};
+use crate::error::ElicitError;
+use serde_json::value::RawValue;
+use serde_json::Map;
+use serde_json::Value;
 /// Owns the document, so the params of a request can be moved out (a large
 /// schema is never copied).
 pub(super) fn read_shape(mut value: Value, raw: RawBits) -> Result<Document, InputFailure> {

@@ -2,7 +2,12 @@
 //! second pass ([`super::raw`]); refuses duplicate keys where they change
 //! the meaning.
 
-use super::*;
+use super::{
+    parse_json, raw_bits, read_shape, server_name, Document, InputFailure, RawBits, Shape,
+};
+use crate::error::ElicitError;
+use serde::Deserialize;
+use serde_json::Value;
 /// The two passes: the whole document parsed, then its exact bits read again.
 pub(super) fn read_document_two_pass(text: &str) -> Result<Document, InputFailure> {
     let value = parse_json(text)?;

@@ -2,7 +2,11 @@
 //! by a validator compiled once from the property schema, with messages
 //! written for a person.
 
-use super::*;
+use super::{
+    exact_integer, shown_number, FieldKind, FieldRules, FormField, McpFormat, NotInteger, Violation,
+};
+use serde_json::Value;
+use std::sync::Arc;
 
 impl FormField {
     /// Checks one value against the field's constraints. The message is

@@ -2,7 +2,9 @@
 //! decided on their decimal text, yes/no words, choices by value or label,
 //! and the hint that says what a field accepts.
 
-use super::*;
+use super::{plural, Choice, FieldKind, FieldRules, FormField};
+use serde_json::Number;
+use serde_json::Value;
 
 impl FormField {
     /// Reads one scripted or typed answer (`VALUE` of `NAME=VALUE`) into the

@@ -2,7 +2,10 @@
 //! warnings for what a lenient reader ignores (keywords outside MCP's form
 //! subset, unknown formats, shapes answered as raw JSON).
 
-use super::*;
+use super::{compile, Choice, FieldKind, FieldRules, FormField, NativeRules, StringFormat};
+use serde_json::Map;
+use serde_json::Value;
+use std::sync::OnceLock;
 
 impl FormField {
     pub(super) fn parse(name: &str, prop: &Value, required: bool) -> Self {

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use super::*;
+use super::{has_link, Findings};
 use crate::elicitation::schema::{exact_integer, FieldKind, FormField, FormSchema, StringFormat};
 use crate::lint::{pointer, Revision};
 

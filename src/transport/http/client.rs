@@ -13,7 +13,7 @@ use ureq::http::Response;
 use ureq::tls::{Certificate, RootCerts, TlsConfig};
 use ureq::{Agent, Body};
 
-use super::*;
+use super::{ACK_BODY_WAIT, MAX_AUTH_RETRIES, MAX_MESSAGE_BYTES};
 use crate::error::{ElicitError, ServerError};
 use crate::transport::MessageLog;
 

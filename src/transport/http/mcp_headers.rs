@@ -10,7 +10,7 @@ use ureq::http::Response;
 use ureq::Body;
 
 use super::sse_reader::SseReader;
-use super::*;
+use super::{content_type, fail_request, handle_request_response, read_body, Bound, Shared, State};
 use crate::elicitation::protocol::wire;
 use crate::error::{ElicitError, ServerError};
 use crate::transport::message_limits;

@@ -12,7 +12,7 @@ use ureq::http::Response;
 use ureq::Body;
 
 use super::sse_reader::SseReader;
-use super::*;
+use super::{content_type, read_body, Shared, DEFAULT_RETRY, MAX_RESUMES, MAX_RETRY};
 use crate::error::{ElicitError, ServerError};
 use crate::transport::Incoming;
 

@@ -10,7 +10,12 @@ use serde_json::{json, Value};
 use ureq::http::Response;
 use ureq::Body;
 
-use super::*;
+use super::{
+    content_type, encode_header_value, error_code, fail_request, header, learn_tools, off_thread,
+    preview, read_body, read_reply, resend_after_mismatch, standalone_stream, value_at, within,
+    Bound, Client, HttpOptions, Shared, State, HEADERS_SINCE, HEADER_MISMATCH,
+    STANDALONE_OPEN_WAIT, VERSION_META,
+};
 use crate::elicitation::protocol::wire;
 use crate::error::{ElicitError, ServerError};
 use crate::transport::message_limits;
