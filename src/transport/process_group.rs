@@ -189,31 +189,11 @@ impl StatFields {
 pub fn wait_for_exit(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
     let deadline = Instant::now() + limit;
     #[cfg(target_os = "linux")]
-    if let Ok(pidfd) = rustix::process::pidfd_open(
+    let mut pidfd = rustix::process::pidfd_open(
         rustix::process::Pid::from_child(child),
         rustix::process::PidfdFlags::empty(),
-    ) {
-        loop {
-            if let Ok(Some(status)) = child.try_wait() {
-                return Some(status);
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return None;
-            }
-            let Ok(timeout) = rustix::event::Timespec::try_from(left) else {
-                break;
-            };
-            let mut fds = [rustix::event::PollFd::new(
-                &pidfd,
-                rustix::event::PollFlags::IN,
-            )];
-            match rustix::event::poll(&mut fds, Some(&timeout)) {
-                Ok(_) | Err(rustix::io::Errno::INTR) => {}
-                Err(_) => break,
-            }
-        }
-    }
+    )
+    .ok();
     let mut nap = Duration::from_millis(1);
     loop {
         if let Ok(Some(status)) = child.try_wait() {
@@ -223,9 +203,34 @@ pub fn wait_for_exit(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
         if left.is_zero() {
             return None;
         }
+        #[cfg(target_os = "linux")]
+        if let Some(fd) = &pidfd {
+            if exit_or_timeout(fd, left) {
+                continue;
+            }
+            // Refused: naps from here on.
+            pidfd = None;
+        }
         std::thread::sleep(nap.min(left));
         nap = (nap * 2).min(Duration::from_millis(20));
     }
+}
+
+/// Waits up to `left` for the process behind `pidfd` to exit (it becomes
+/// readable then); false when the wait itself failed.
+#[cfg(target_os = "linux")]
+fn exit_or_timeout(pidfd: &std::os::fd::OwnedFd, left: Duration) -> bool {
+    let Ok(timeout) = rustix::event::Timespec::try_from(left) else {
+        return false;
+    };
+    let mut fds = [rustix::event::PollFd::new(
+        pidfd,
+        rustix::event::PollFlags::IN,
+    )];
+    matches!(
+        rustix::event::poll(&mut fds, Some(&timeout)),
+        Ok(_) | Err(rustix::io::Errno::INTR)
+    )
 }
 
 /// Ends every server still running (TERM, `grace`, KILL).

@@ -597,26 +597,10 @@ fn call_a_server_not_reading(timeout: &str) -> Command {
     cmd
 }
 
-/// Waits up to `limit` for `child`; kills it and returns None past that.
-fn wait_up_to(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
-    let started = Instant::now();
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            return Some(s);
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn a_server_that_stops_reading_its_stdin_ends_at_the_timeout() {
     let mut child = call_a_server_not_reading("2s").spawn().unwrap();
-    let status = wait_up_to(&mut child, Duration::from_secs(20));
+    let status = crate::common::wait_up_to(&mut child, Duration::from_secs(20));
     let mut err = String::new();
     let _ = child.stderr.take().unwrap().read_to_string(&mut err);
     let status = status.unwrap_or_else(|| panic!("the call never ended: {err}"));
@@ -630,7 +614,7 @@ fn ctrl_c_ends_a_call_whose_server_stopped_reading() {
     std::thread::sleep(Duration::from_millis(1500));
     // SAFETY: signals our own child.
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
-    let status = wait_up_to(&mut child, Duration::from_secs(15));
+    let status = crate::common::wait_up_to(&mut child, Duration::from_secs(15));
     let mut err = String::new();
     let _ = child.stderr.take().unwrap().read_to_string(&mut err);
     let status = status.unwrap_or_else(|| panic!("Ctrl-C did not end the call: {err}"));

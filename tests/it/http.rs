@@ -530,7 +530,7 @@ fn a_dropped_keep_alive_connection_is_retried_on_a_new_one() {
                 let _ = s.flush();
                 // Give the client time to reuse the connection, then reset it.
                 std::thread::sleep(Duration::from_millis(50));
-                let _ = socket2_linger_zero(&s);
+                crate::common::close_with_reset(s);
             });
         }
     });
@@ -542,27 +542,4 @@ fn a_dropped_keep_alive_connection_is_retried_on_a_new_one() {
         &format!("http://127.0.0.1:{port}/mcp"),
     ]);
     assert_eq!(text_of(&result), "ok");
-}
-
-/// Closes `s` with a reset (SO_LINGER 0) rather than a clean FIN.
-fn socket2_linger_zero(s: &TcpStream) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let linger = libc::linger {
-        l_onoff: 1,
-        l_linger: 0,
-    };
-    // SAFETY: a valid socket fd and a linger struct of the right size.
-    let rc = unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            &linger as *const libc::linger as *const libc::c_void,
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        )
-    };
-    if rc != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    s.shutdown(std::net::Shutdown::Both)
 }

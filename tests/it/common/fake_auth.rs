@@ -195,7 +195,7 @@ fn serve(
     log.lock().unwrap().push(req.clone());
     let r = handler(base, &req);
     if r.status == 0 {
-        return reset(s);
+        return super::close_with_reset(s);
     }
     let mut head = format!("HTTP/1.1 {} X\r\n", r.status);
     for (k, v) in &r.headers {
@@ -207,27 +207,6 @@ fn serve(
     ));
     let _ = s.write_all(head.as_bytes());
     let _ = s.write_all(r.body.as_bytes());
-}
-
-/// Closes `s` with a TCP reset (SO_LINGER 0), as a server dropping a
-/// kept-alive connection under a request does.
-fn reset(s: TcpStream) {
-    use std::os::unix::io::AsRawFd;
-    let linger = libc::linger {
-        l_onoff: 1,
-        l_linger: 0,
-    };
-    // SAFETY: a valid socket and a correctly sized option value.
-    unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            &linger as *const libc::linger as *const libc::c_void,
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        );
-    }
-    drop(s);
 }
 
 // ---- The fake -----------------------------------------------------------

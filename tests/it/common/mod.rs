@@ -419,15 +419,24 @@ impl Pty {
 /// Waits for `child` at most `limit`; kills it and fails the test past
 /// that, so a regression hangs nothing.
 pub fn wait_at_most(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {
+    wait_up_to(child, limit).unwrap_or_else(|| panic!("elicit did not exit within {limit:?}"))
+}
+
+/// Waits for `child` at most `limit`; past that kills it and returns None
+/// (for a test that still wants to read what it said).
+pub fn wait_up_to(
+    child: &mut std::process::Child,
+    limit: Duration,
+) -> Option<std::process::ExitStatus> {
     let started = Instant::now();
     loop {
         if let Some(status) = child.try_wait().unwrap() {
-            return status;
+            return Some(status);
         }
         if started.elapsed() > limit {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("elicit did not exit within {limit:?}");
+            return None;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -537,4 +546,25 @@ pub fn http_server(program: &str, args: &[&str]) -> HttpServer {
         std::thread::sleep(Duration::from_millis(100));
     }
     panic!("{script} did not listen on {port}");
+}
+
+/// Closes `s` with a TCP reset (SO_LINGER 0) rather than a clean FIN, as a
+/// server dropping a kept-alive connection under a request does.
+pub fn close_with_reset(s: std::net::TcpStream) {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: a valid socket and a correctly sized option value.
+    unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            &linger as *const libc::linger as *const libc::c_void,
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
+    drop(s);
 }
