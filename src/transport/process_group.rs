@@ -53,12 +53,9 @@ pub fn new_tag() -> String {
 
 impl ProcessGroup {
     /// Records the group led by `leader` (started with `process_group(0)`
-    /// and `TAG_VAR=tag`), so that a signal to elicit can end it too.
-    pub fn register(leader: u32, tag: String) -> Self {
-        let started = std::fs::read_to_string(format!("/proc/{leader}/stat"))
-            .ok()
-            .and_then(|stat| StatFields::parse(&stat))
-            .map_or(0, |f| f.started);
+    /// and `TAG_VAR=tag`, after `started`: [`ticks_since_boot`] read just
+    /// before the spawn), so that a signal to elicit can end it too.
+    pub fn register(leader: u32, tag: String, started: u64) -> Self {
         let group = ProcessGroup {
             pgid: leader as libc::pid_t,
             tag,
@@ -158,6 +155,25 @@ impl ProcessGroup {
             }
         }
         out
+    }
+}
+
+/// Now, in the clock `/proc/PID/stat` gives a process's start in (ticks of
+/// the boot-time clock): read before a spawn, no process the spawn starts
+/// can have an earlier start. Taken from the clock rather than from the
+/// new process's `stat`, which would be read while it is being exec'd.
+/// 0 (no process excluded) where the clock cannot be read.
+pub fn ticks_since_boot() -> u64 {
+    #[cfg(target_os = "linux")]
+    {
+        let now = rustix::time::clock_gettime(rustix::time::ClockId::Boottime);
+        let per_second = rustix::param::clock_ticks_per_second();
+        let ns = now.tv_sec as u128 * 1_000_000_000 + now.tv_nsec as u128;
+        (ns * per_second as u128 / 1_000_000_000) as u64
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        0
     }
 }
 
@@ -270,6 +286,21 @@ mod tests {
     use std::process::Command;
 
     #[test]
+    fn the_clock_before_a_spawn_is_not_after_the_process_start() {
+        let before = ticks_since_boot();
+        let child = Command::new("sleep").arg("5").spawn().unwrap();
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", child.id())).unwrap();
+        let started = StatFields::parse(&stat).unwrap().started;
+        let mut child = child;
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(before > 0);
+        assert!(before <= started, "{before} > {started}");
+        // And not far before it: the same clock.
+        assert!(started - before < 100, "{before} vs {started}");
+    }
+
+    #[test]
     fn stat_fields_are_read_after_the_last_parenthesis() {
         // A command name may hold spaces and ')' of its own.
         let stat =
@@ -301,13 +332,14 @@ mod tests {
     #[test]
     fn members_finds_the_group_and_a_tagged_process_outside_it() {
         let tag = new_tag();
+        let started = ticks_since_boot();
         let mut leader = Command::new("sh")
             .args(["-c", "setsid sleep 30 & exec sleep 30"])
             .env(TAG_VAR, &tag)
             .process_group(0)
             .spawn()
             .unwrap();
-        let group = ProcessGroup::register(leader.id(), tag);
+        let group = ProcessGroup::register(leader.id(), tag, started);
         let deadline = Instant::now() + Duration::from_secs(10);
         while group.members().len() < 2 && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));

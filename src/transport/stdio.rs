@@ -51,6 +51,7 @@ pub fn spawn_server(command: &[String], server_log: Option<&Path>) -> Result<Spa
         None => Stdio::piped(),
     };
     let tag = process_group::new_tag();
+    let started = process_group::ticks_since_boot();
     let mut child = Command::new(program)
         .args(args)
         .env(process_group::TAG_VAR, &tag)
@@ -60,7 +61,7 @@ pub fn spawn_server(command: &[String], server_log: Option<&Path>) -> Result<Spa
         .process_group(0)
         .spawn()
         .map_err(|e| ElicitError::io(format!("cannot start server {program:?}"), e))?;
-    let group = ProcessGroup::register(child.id(), tag);
+    let group = ProcessGroup::register(child.id(), tag, started);
     let stderr = child.stderr.take().map(StderrRelay::start);
     Ok(Spawned {
         child,
