@@ -409,23 +409,6 @@ impl Drop for NoTerminal {
     }
 }
 
-fn everything() -> Vec<String> {
-    install("install-test-servers");
-    let bin = root().join(".deps/node/node_modules/.bin/mcp-server-everything");
-    vec![bin.display().to_string(), "stdio".into()]
-}
-
-fn python_server() -> Vec<String> {
-    install("install-test-servers");
-    vec![
-        root().join(".deps/venv/bin/python").display().to_string(),
-        root()
-            .join("tests/servers/py_elicit_server.py")
-            .display()
-            .to_string(),
-    ]
-}
-
 /// `elicit proxy EXTRA -- SERVER` (or `elicit proxy EXTRA URL`), with no terminal, initialised as a
 /// client that lacks elicitation.
 fn proxy(extra: &[&str], server: &[String]) -> NoTerminal {
@@ -468,7 +451,7 @@ fn choice(name: &str, value: &str) -> String {
 fn server_everything_form_filled_in_chromium_through_the_proxy_with_no_terminal() {
     let b = Browser::start();
     // No --ui: `auto` finds no terminal and serves the page.
-    let mut p = proxy(&["--no-open"], &everything());
+    let mut p = proxy(&["--no-open"], &crate::common::server_everything());
     call_tool(&mut p, 2, "trigger-elicitation-request", json!({}));
     let address = p.page_address();
     assert!(
@@ -578,7 +561,10 @@ fn server_everything_form_filled_in_chromium_through_the_proxy_with_no_terminal(
 #[test]
 fn decline_and_cancel_on_the_page_reach_the_server_and_send_no_content() {
     let b = Browser::start();
-    let mut p = proxy(&["--ui", "browser", "--no-open"], &everything());
+    let mut p = proxy(
+        &["--ui", "browser", "--no-open"],
+        &crate::common::server_everything(),
+    );
     for (n, (id, button, action)) in [(2, "decline", "decline"), (3, "cancel", "cancel")]
         .into_iter()
         .enumerate()
@@ -598,7 +584,7 @@ fn decline_and_cancel_on_the_page_reach_the_server_and_send_no_content() {
 #[test]
 fn two_pending_elicitations_share_the_page_and_each_is_answered_once() {
     let b = Browser::start();
-    let mut p = proxy(&["--no-open"], &everything());
+    let mut p = proxy(&["--no-open"], &crate::common::server_everything());
     call_tool(&mut p, 2, "trigger-elicitation-request", json!({}));
     let address = p.page_address();
     b.goto(&address);
@@ -710,7 +696,7 @@ fn url_mode_opens_nothing_by_itself_and_the_link_only_on_a_click() {
     let target = format!("http://127.0.0.1:{port}/connect?session=abc");
     let mut p = proxy(
         &["--browser", &stub.display().to_string()],
-        &python_server(),
+        &crate::common::python_sdk_server(),
     );
     call_tool(
         &mut p,
@@ -770,7 +756,10 @@ fn url_mode_opens_nothing_by_itself_and_the_link_only_on_a_click() {
 #[test]
 fn prompt_timeout_expires_the_elicitation_on_the_page_as_a_cancel() {
     let b = Browser::start();
-    let mut p = proxy(&["--no-open", "--prompt-timeout", "4s"], &everything());
+    let mut p = proxy(
+        &["--no-open", "--prompt-timeout", "4s"],
+        &crate::common::server_everything(),
+    );
     call_tool(&mut p, 2, "trigger-elicitation-request", json!({}));
     b.goto(&p.page_address());
     let said = b.text("p.deadline");
@@ -1127,7 +1116,7 @@ fn call_without_a_terminal_asks_on_the_page() {
         "/dev/null",
         "--",
     ];
-    let server = everything();
+    let server = crate::common::server_everything();
     args.extend(server.iter().map(String::as_str));
     let p = NoTerminal::spawn(&args, None);
     b.goto(&p.page_address());

@@ -18,23 +18,6 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn everything() -> Vec<String> {
-    installed();
-    let bin = root().join(".deps/node/node_modules/.bin/mcp-server-everything");
-    vec![bin.display().to_string(), "stdio".into()]
-}
-
-fn python_sdk() -> Vec<String> {
-    installed();
-    vec![
-        root().join(".deps/venv/bin/python").display().to_string(),
-        root()
-            .join("tests/servers/py_elicit_server.py")
-            .display()
-            .to_string(),
-    ]
-}
-
 /// The fixture server (stdlib Python), optionally speaking 2026-07-28.
 fn fixture(stateless: bool) -> Vec<String> {
     let mut v = vec![
@@ -125,11 +108,14 @@ fn server_everything_form_records_and_replays_green() {
             "-a",
             "untitledMultipleSelectEnum=Piano",
         ],
-        &everything(),
+        &crate::common::server_everything(),
         &[],
     );
     assert_eq!(c["elicit"], "cassette/1");
-    assert_eq!(c["server"], json!({"command": everything()}));
+    assert_eq!(
+        c["server"],
+        json!({"command": crate::common::server_everything()})
+    );
     assert_eq!(c["protocol"], "2025-11-25");
     assert_eq!(c["tool"], "trigger-elicitation-request");
     assert_eq!(c["arguments"], json!({}));
@@ -701,7 +687,7 @@ fn python_sdk_stdio_both_generations() {
             let file = dir.path().join(format!("{tool}-{protocol}.cassette.json"));
             let mut args = vec!["--protocol", protocol, "--tool", tool];
             args.extend(answers);
-            let c = record(&file, &args, &python_sdk(), &[]);
+            let c = record(&file, &args, &crate::common::python_sdk_server(), &[]);
             assert_eq!(c["protocol"], protocol);
             assert_eq!(
                 c["elicitations"].as_array().unwrap().len(),

@@ -4,33 +4,11 @@
 //! `scripts/install-test-servers` (into .deps/) on first use; when a
 //! registry cannot be reached these tests fail loudly, never skip.
 
-use crate::common::installed;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use assert_cmd::Command;
 use serde_json::{json, Value};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn everything() -> Vec<String> {
-    installed();
-    let bin = root().join(".deps/node/node_modules/.bin/mcp-server-everything");
-    vec![bin.display().to_string(), "stdio".into()]
-}
-
-fn python_server() -> Vec<String> {
-    installed();
-    vec![
-        root().join(".deps/venv/bin/python").display().to_string(),
-        root()
-            .join("tests/servers/py_elicit_server.py")
-            .display()
-            .to_string(),
-    ]
-}
 
 fn call(server: &[String], args: &[&str], log: &Path) -> Value {
     let out = Command::cargo_bin("elicit")
@@ -86,7 +64,7 @@ fn server_everything_form_receives_exactly_what_elicit_sent() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("s.jsonl");
     let result = call(
-        &everything(),
+        &crate::common::server_everything(),
         &[
             "--tool",
             "trigger-elicitation-request",
@@ -130,7 +108,7 @@ fn server_everything_decline_and_cancel_reach_the_tool() {
     for word in ["decline", "cancel"] {
         let log = dir.path().join(format!("{word}.jsonl"));
         let result = call(
-            &everything(),
+            &crate::common::server_everything(),
             &["--tool", "trigger-elicitation-request", "-a", word],
             &log,
         );
@@ -143,7 +121,7 @@ fn server_everything_url_mode() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("u.jsonl");
     let result = call(
-        &everything(),
+        &crate::common::server_everything(),
         &[
             "--tool",
             "trigger-url-elicitation",
@@ -175,7 +153,7 @@ fn python_sdk_form_url_and_decline_on_both_generations() {
     for protocol in ["2025-11-25", "2026-07-28"] {
         let log = dir.path().join(format!("{protocol}.jsonl"));
         let result = call(
-            &python_server(),
+            &crate::common::python_sdk_server(),
             &[
                 "--protocol",
                 protocol,
@@ -205,7 +183,7 @@ fn python_sdk_form_url_and_decline_on_both_generations() {
 
         let log = dir.path().join(format!("{protocol}-decline.jsonl"));
         let result = call(
-            &python_server(),
+            &crate::common::python_sdk_server(),
             &[
                 "--protocol",
                 protocol,
@@ -224,7 +202,7 @@ fn python_sdk_form_url_and_decline_on_both_generations() {
 
         let log = dir.path().join(format!("{protocol}-url.jsonl"));
         let result = call(
-            &python_server(),
+            &crate::common::python_sdk_server(),
             &[
                 "--protocol",
                 protocol,
@@ -244,7 +222,7 @@ fn python_sdk_receives_the_raw_answer_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("raw.jsonl");
     let result = call(
-        &python_server(),
+        &crate::common::python_sdk_server(),
         &[
             "--protocol",
             "2025-11-25",
@@ -290,7 +268,7 @@ fn python_sdk_url_required_error_is_resolved() {
         ])
         .arg(&log)
         .arg("--")
-        .args(python_server())
+        .args(crate::common::python_sdk_server())
         .timeout(Duration::from_secs(120))
         .output()
         .unwrap();
@@ -346,7 +324,7 @@ fn dumb_client(proxy_args: &[&str], server: &[String], messages: &[Value]) -> Va
 fn proxy_gives_a_client_without_elicitation_the_server_everything_form() {
     let reply = dumb_client(
         &["-a", "accept", "-a", "name=Ada"],
-        &everything(),
+        &crate::common::server_everything(),
         &[
             json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"dumb","version":"0"}}}),
             json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
@@ -373,7 +351,7 @@ fn proxy_resolves_2026_input_required_for_the_client() {
             "-a",
             "color=blue",
         ],
-        &python_server(),
+        &crate::common::python_sdk_server(),
         &[
             json!({"jsonrpc":"2.0","id":"c-9","method":"tools/call","params":{"name":"ask_profile","arguments":{},"_meta":meta}}),
         ],
@@ -406,7 +384,7 @@ fn auto_falls_back_to_the_handshake_for_a_tool_that_needs_a_back_channel() {
             "/dev/null",
         ])
         .args(["--tool", "confirm_delete", "-a", "decline", "--"])
-        .args(python_server())
+        .args(crate::common::python_sdk_server())
         .timeout(std::time::Duration::from_secs(120))
         .output()
         .unwrap();

@@ -568,3 +568,24 @@ pub fn close_with_reset(s: std::net::TcpStream) {
     }
     drop(s);
 }
+
+/// The argv of server-everything over stdio (installed first).
+pub fn server_everything() -> Vec<String> {
+    installed();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bin = root.join(".deps/node/node_modules/.bin/mcp-server-everything");
+    vec![bin.display().to_string(), "stdio".into()]
+}
+
+/// The argv of the PyPI `mcp` SDK server of the tests over stdio
+/// (tests/servers/py_elicit_server.py, installed first).
+pub fn python_sdk_server() -> Vec<String> {
+    installed();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    vec![
+        root.join(".deps/venv/bin/python").display().to_string(),
+        root.join("tests/servers/py_elicit_server.py")
+            .display()
+            .to_string(),
+    ]
+}
