@@ -290,9 +290,6 @@ impl<R: Resolver + ?Sized> Resolver for Box<R> {
 pub struct RulesResolver<R> {
     pub rules: std::sync::Arc<AnswerRules>,
     pub inner: R,
-    /// The tool being called, when known for the whole session (`elicit
-    /// call`); an elicitation that names its own tool (the proxy's) wins.
-    pub tool: Option<String>,
     /// `--no-input`: decline what no rule matches, and say so.
     pub no_input: bool,
     /// `-v`: say which rule answered what.
@@ -312,7 +309,6 @@ impl<R: Resolver> RulesResolver<R> {
     pub fn new(
         rules: Option<std::sync::Arc<AnswerRules>>,
         inner: R,
-        tool: Option<String>,
         no_input: bool,
         verbose: bool,
     ) -> Self {
@@ -321,7 +317,6 @@ impl<R: Resolver> RulesResolver<R> {
             no_input: no_input && rules.is_some(),
             rules: rules.unwrap_or_default(),
             inner,
-            tool,
             verbose,
         }
     }
@@ -340,7 +335,6 @@ impl<R: Resolver> Resolver for RulesResolver<R> {
         Some(Box::new(RulesResolver {
             rules: self.rules.clone(),
             inner,
-            tool: self.tool.clone(),
             no_input: self.no_input,
             verbose: self.verbose,
         }))
@@ -354,7 +348,7 @@ impl<R: Resolver> Resolver for RulesResolver<R> {
             .unwrap_or_default();
         let asked = Asked {
             server: e.server.as_deref(),
-            tool: e.tool.as_deref().or(self.tool.as_deref()),
+            tool: e.tool.as_deref(),
             mode: e.mode(),
             message: &e.params.message,
             fields,

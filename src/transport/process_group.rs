@@ -33,9 +33,10 @@ pub const TERM_GRACE: Duration = Duration::from_millis(500);
 pub struct ProcessGroup {
     pgid: libc::pid_t,
     tag: String,
-    /// When the leader started (`/proc/PID/stat` field 22, clock ticks
-    /// since boot; 0 when unknown): no process older than that can be one
-    /// of its descendants, so the tag is looked for only in younger ones.
+    /// The boot-time clock just before the leader was spawned, in the
+    /// ticks of `/proc/PID/stat`'s start time (0 when unknown): no process
+    /// older than that can be one of its descendants, so the tag is looked
+    /// for only in younger ones.
     started: u64,
 }
 

@@ -96,8 +96,10 @@ impl StdinWriter {
         Ok(())
     }
 
-    /// Bytes sent that the server has not read yet, when there are any.
-    pub fn unread(&self) -> usize {
+    /// Bytes sent that the server has not read yet (for tests: the session
+    /// learns of them only when the bound refuses a message).
+    #[cfg(test)]
+    fn unread(&self) -> usize {
         self.shared
             .0
             .lock()

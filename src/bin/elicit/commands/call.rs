@@ -284,12 +284,12 @@ fn call(args: &CallArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
     let mut answering = elicit::cassette::rules::RulesResolver::new(
         rules,
         person.resolver(),
-        Some(tool.clone()),
         args.answers.no_input,
         args.verbose,
     );
     let mut handler = ElicitHandler::new(&scripted, &mut answering);
     handler.server_name = client.server_name();
+    handler.tool_name = Some(tool.clone());
     handler.seen_fields = seen;
     handler.modes = args.checks.modes;
     handler.strict = strict.cloned();

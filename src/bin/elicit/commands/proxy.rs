@@ -41,7 +41,6 @@ pub fn run(args: &ProxyArgs) -> i32 {
             Box::new(elicit::cassette::rules::RulesResolver::new(
                 super::load_rules(&args.answers)?,
                 person,
-                None,
                 args.answers.no_input,
                 args.verbose,
             ));

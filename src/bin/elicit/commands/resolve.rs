@@ -38,7 +38,6 @@ pub fn run(args: &ResolveArgs) -> i32 {
     let mut person = elicit::cassette::rules::RulesResolver::new(
         rules,
         person.resolver(),
-        None,
         args.answers.no_input,
         args.verbose,
     );
