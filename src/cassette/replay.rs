@@ -17,11 +17,11 @@ use crate::elicitation::protocol::wire;
 use crate::elicitation::protocol::ElicitResult;
 use crate::elicitation::resolve::{self, Elicitation, NoTerminal};
 use crate::error::{ElicitError, ServerError};
-use crate::mcp::call::call_tool;
-use crate::mcp::client::McpClient;
+use crate::mcp::call::CallEnd;
 use crate::mcp::handler::{ElicitHandler, ElicitObserver};
+use crate::mcp::session::{ConnectError, Session, SessionOptions};
 use crate::text::sanitize::sanitize_line;
-use crate::transport::{self, ConnectOptions, ServerTarget, TransportChoice};
+use crate::transport::{ConnectOptions, ServerTarget, TransportChoice};
 
 /// How a replay runs.
 #[derive(Debug, Clone, Default)]
@@ -243,26 +243,6 @@ fn run(cassette: &Cassette, options: &ReplayOptions) -> (Verdict, Option<Cassett
         lines.extend(log.tail());
         (Verdict::Fail(lines), None)
     };
-    let server = match transport::connect(
-        &target,
-        ConnectOptions {
-            server_log: matches!(spec, ServerSpec::Command(_)).then(|| log.0.clone()),
-            log: None,
-            headers: options.headers.clone(),
-            transport: choice,
-            auth: None,
-            timeout: options.timeout,
-        },
-    ) {
-        Ok(s) => s,
-        Err(e) => {
-            return fail_with_log(vec![format!(
-                "cannot start or reach the server {}: {}",
-                sanitize_line(&spec.describe()),
-                sanitize_line(&e.to_string())
-            )])
-        }
-    };
     let scripted = ScriptedAnswers::default();
     let mut nobody = NoTerminal {
         detail: "elicit test answers from the cassette only".into(),
@@ -286,15 +266,36 @@ fn run(cassette: &Cassette, options: &ReplayOptions) -> (Verdict, Option<Cassett
     handler.observer = Some(&mut replayer);
     handler.modes = options.modes;
     handler.strict = strict.clone();
-    let mut client = match McpClient::connect(
-        server,
-        protocol_choice(&cassette.protocol),
-        options.timeout,
-        options.verbose,
+    let server_log = matches!(spec, ServerSpec::Command(_)).then(|| log.0.clone());
+    let connect = || ConnectOptions {
+        server_log: server_log.clone(),
+        log: None,
+        headers: options.headers.clone(),
+        transport: choice,
+        auth: None,
+        timeout: options.timeout,
+    };
+    let session = Session::connect(
+        SessionOptions {
+            target,
+            protocol: protocol_choice(&cassette.protocol),
+            timeout: options.timeout,
+            verbose: options.verbose,
+            strict: strict.clone(),
+        },
+        connect,
         &mut handler,
-    ) {
-        Ok(c) => c,
-        Err(e) => {
+    );
+    let mut session = match session {
+        Ok(s) => s,
+        Err(ConnectError::Start(e)) => {
+            return fail_with_log(vec![format!(
+                "cannot start or reach the server {}: {}",
+                sanitize_line(&spec.describe()),
+                sanitize_line(&e.to_string())
+            )])
+        }
+        Err(ConnectError::Negotiate(e)) => {
             drop(handler);
             let mut lines = replayer.failure;
             lines.push(format!(
@@ -304,14 +305,16 @@ fn run(cassette: &Cassette, options: &ReplayOptions) -> (Verdict, Option<Cassett
             return fail_with_log(lines);
         }
     };
-    let outcome = call_tool(
-        &mut client,
-        &mut handler,
-        &cassette.tool,
-        &cassette.arguments,
-    );
-    client.server.close(Duration::from_secs(2));
-    let generation = client.generation.clone();
+    let outcome = session
+        .call_tool(&mut handler, &cassette.tool, &cassette.arguments)
+        .and_then(|end| match end {
+            CallEnd::Result(result) => Ok(result),
+            CallEnd::Refused { error, message } => Err(ElicitError::Server(
+                crate::error::ServerError::CallRefused { error, message },
+            )),
+        });
+    let generation = session.generation().clone();
+    session.close();
     drop(handler);
     let result = match outcome {
         Ok(r) => r,

@@ -122,7 +122,7 @@ fn needs_answers_message(fields: &[String], detail: Option<&str>) -> String {
         );
     }
     format!(
-        "{} left to answer and {why}: {}\nhint: give them with --answer NAME=VALUE, or --answer accept to take the defaults",
+        "{} left to answer and {why}: {}\nhint: give them with --answer NAME=VALUE (--answer accept takes the defaults) or answer rules with --answers FILE; --no-input never asks",
         if fields.len() == 1 { "1 field is" } else { "fields are" },
         fields.join(", ")
     )

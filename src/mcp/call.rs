@@ -3,9 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::client::{
-    call_params, short, Generation, McpClient, ProtocolChoice, Reply, STATELESS_VERSION,
-};
+use super::client::{call_params, short, McpClient, Reply};
 use super::handler::ElicitHandler;
 use crate::elicitation::protocol::wire;
 use crate::elicitation::protocol::URL_ELICITATION_REQUIRED;
@@ -320,57 +318,6 @@ pub fn unknown_tool(name: &str, tools: &[Value]) -> ElicitError {
     ))
 }
 
-/// Why a call made over 2026-07-28 by `--protocol auto` should be made
-/// again over the `initialize` handshake, or `None` when it should not.
-///
-/// Decided on protocol facts, never on the failure's wording: the
-/// connection is the stateless one that `auto` chose (not one the person
-/// asked for), the tool failed (an `isError` result, or a JSON-RPC error
-/// other than one about the request itself), and it failed before the
-/// server asked elicit anything (`asked` is false: no `input_required`
-/// round, no request of its own, no -32042 elicitation). A server that
-/// asks through `input_required` keeps 2026-07-28; one whose tool gives up
-/// without asking may be one whose elicitations need a request of its own,
-/// which only the handshake carries.
-pub fn handshake_retry_reason(
-    choice: ProtocolChoice,
-    generation: &Generation,
-    end: &CallEnd,
-    asked: bool,
-) -> Option<String> {
-    if choice != ProtocolChoice::Auto || *generation != Generation::Stateless || asked {
-        return None;
-    }
-    let failure = match end {
-        CallEnd::Result(r) if r.get("isError").and_then(Value::as_bool) == Some(true) => {
-            "returned an error result".to_string()
-        }
-        CallEnd::Result(_) => return None,
-        CallEnd::Refused { error, .. } => {
-            let code = error.get("code").and_then(Value::as_i64);
-            // The request itself was wrong (no such method or tool, bad
-            // arguments, a header or capability the server wants): another
-            // lifecycle would not change that.
-            if matches!(
-                code,
-                Some(
-                    crate::error::rpc_code::METHOD_NOT_FOUND
-                        | crate::error::rpc_code::INVALID_PARAMS
-                        | -32020
-                        | -32021
-                        | super::client::UNSUPPORTED_VERSION
-                )
-            ) {
-                return None;
-            }
-            format!("failed with a JSON-RPC error ({})", short(error))
-        }
-    };
-    Some(format!(
-        "the tool {failure} on {STATELESS_VERSION} before the server asked anything (no input_required, no request of its own); a server asks with requests of its own only over the initialize handshake"
-    ))
-}
-
 /// A tool result for a person at a terminal: each text block as text,
 /// other content named (`[image image/png, 2.1 KiB]`), structured content
 /// as indented JSON, an error marked. Everything is server text, so all of
@@ -489,33 +436,6 @@ mod tests {
         assert!(text.contains("[image image/png, 4 B of base64 data]"));
         assert!(text.contains("[link file:///x]"));
         assert!(text.contains("Structured content:\n{\n  \"n\": 1\n}"));
-    }
-
-    #[test]
-    fn the_handshake_retry_is_decided_on_protocol_facts() {
-        let failed = CallEnd::Result(
-            json!({"isError": true, "content": [{"type":"text","text":"whatever words"}]}),
-        );
-        let fine = CallEnd::Result(json!({"content": []}));
-        let refused = |code: i64| CallEnd::Refused {
-            error: json!({"code": code, "message": "m"}),
-            message: String::new(),
-        };
-        let stateless = Generation::Stateless;
-        let auto = ProtocolChoice::Auto;
-        assert!(handshake_retry_reason(auto, &stateless, &failed, false).is_some());
-        assert!(handshake_retry_reason(auto, &stateless, &refused(-32603), false).is_some());
-        // Asked something first, succeeded, or the request itself was wrong.
-        assert!(handshake_retry_reason(auto, &stateless, &failed, true).is_none());
-        assert!(handshake_retry_reason(auto, &stateless, &fine, false).is_none());
-        for code in [-32601, -32602, -32020, -32021, -32022] {
-            assert!(handshake_retry_reason(auto, &stateless, &refused(code), false).is_none());
-        }
-        // Not a choice `auto` made.
-        let handshake = Generation::Handshake("2025-11-25".into());
-        assert!(handshake_retry_reason(auto, &handshake, &failed, false).is_none());
-        let forced = ProtocolChoice::V2026_07_28;
-        assert!(handshake_retry_reason(forced, &stateless, &failed, false).is_none());
     }
 
     #[test]

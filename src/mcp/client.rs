@@ -41,8 +41,11 @@ fn modern_refusal(e: &Value) -> bool {
 /// Which lifecycle to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ProtocolChoice {
-    /// Try `server/discover` (2026-07-28); fall back to the `initialize`
-    /// handshake when the server does not know it.
+    /// The `initialize` handshake, where a server can ask in every way
+    /// (its own requests, and the SDKs' resolvers); `server/discover`
+    /// (2026-07-28) when the server refuses it. A tool refused on the
+    /// handshake because it asks with `input_required` is called over
+    /// 2026-07-28 (see [`crate::mcp::session`]).
     Auto,
     #[value(name = "2025-06-18")]
     V2025_06_18,
@@ -97,7 +100,7 @@ pub struct McpClient {
     held: std::collections::VecDeque<Result<Incoming, ElicitError>>,
     /// Server requests answered in this session: one sent again (same id)
     /// is not answered twice.
-    answered_requests: crate::transport::replay::RecentIds,
+    answered_requests: crate::transport::recent_ids::RecentIds,
 }
 
 /// The capabilities elicit declares: the two modes it really handles.
@@ -142,7 +145,7 @@ impl McpClient {
             |c: &mut McpClient, h: &mut ElicitHandler<'_>, version: &str| c.handshake(version, h);
         match choice {
             ProtocolChoice::V2026_07_28 => {
-                client.discover(handler, true)?;
+                client.discover(handler)?;
                 client.why = format!("--protocol {STATELESS_VERSION} given");
             }
             ProtocolChoice::V2025_06_18 => {
@@ -153,16 +156,20 @@ impl McpClient {
                 handshake(&mut client, handler, HANDSHAKE_VERSION)?;
                 client.why = format!("--protocol {HANDSHAKE_VERSION} given");
             }
-            ProtocolChoice::Auto => {
-                if client.discover(handler, false)? {
-                    client.why = format!(
-                        "--protocol auto, and server/discover lists {STATELESS_VERSION} in supportedVersions"
-                    );
-                } else {
-                    handshake(&mut client, handler, HANDSHAKE_VERSION)?;
-                    client.why = format!("--protocol auto, and {}", client.why);
+            ProtocolChoice::Auto => match client.try_handshake(HANDSHAKE_VERSION, handler)? {
+                None => {
+                    client.why = "--protocol auto, and the server accepted the initialize handshake, where it can ask in every way".into();
                 }
-            }
+                Some(refusal) => {
+                    client.note(&format!(
+                        "initialize refused ({refusal}); trying server/discover ({STATELESS_VERSION})"
+                    ));
+                    client.discover(handler)?;
+                    client.why = format!(
+                        "--protocol auto, initialize was refused ({refusal}), and server/discover lists {STATELESS_VERSION}"
+                    );
+                }
+            },
         }
         handler.server_name = client.server_name();
         Ok(client)
@@ -177,13 +184,8 @@ impl McpClient {
             .map(str::to_string)
     }
 
-    /// `server/discover`. Returns false when the server does not speak
-    /// 2026-07-28 (and `required` is false).
-    fn discover(
-        &mut self,
-        handler: &mut ElicitHandler<'_>,
-        required: bool,
-    ) -> Result<bool, ElicitError> {
+    /// `server/discover`: an error unless the server speaks 2026-07-28.
+    fn discover(&mut self, handler: &mut ElicitHandler<'_>) -> Result<(), ElicitError> {
         self.generation = Generation::Stateless;
         let mut reply = self.request(wire::SERVER_DISCOVER, json!({}), handler)?;
         // A modern server that refuses the version once but lists it as
@@ -213,14 +215,6 @@ impl McpClient {
                     detail: short(&e),
                 }))
             }
-            Reply::Error(e) if !required => {
-                self.why = format!("server/discover was refused ({})", short(&e));
-                self.note(&format!(
-                    "server/discover refused ({}); using the initialize handshake",
-                    short(&e)
-                ));
-                return Ok(false);
-            }
             Reply::Error(e) => {
                 return Err(ElicitError::Server(ServerError::DiscoverFailed {
                     version: STATELESS_VERSION,
@@ -233,14 +227,9 @@ impl McpClient {
             .and_then(Value::as_array)
             .is_some_and(|v| v.iter().any(|x| x.as_str() == Some(STATELESS_VERSION)));
         if !speaks {
-            if required {
-                return Err(ElicitError::Server(ServerError::VersionNotSupported {
-                    version: STATELESS_VERSION,
-                }));
-            }
-            self.why =
-                format!("server/discover does not list {STATELESS_VERSION} in supportedVersions");
-            return Ok(false);
+            return Err(ElicitError::Server(ServerError::VersionNotSupported {
+                version: STATELESS_VERSION,
+            }));
         }
         self.server_info = result.get("serverInfo").cloned().or_else(|| {
             result
@@ -248,7 +237,7 @@ impl McpClient {
                 .and_then(|m| m.get(crate::elicitation::input::SERVER_INFO_META))
                 .cloned()
         });
-        Ok(true)
+        Ok(())
     }
 
     fn handshake(
@@ -256,6 +245,21 @@ impl McpClient {
         version: &str,
         handler: &mut ElicitHandler<'_>,
     ) -> Result<(), ElicitError> {
+        match self.try_handshake(version, handler)? {
+            None => Ok(()),
+            Some(detail) => Err(ElicitError::Server(ServerError::InitializeFailed {
+                detail,
+            })),
+        }
+    }
+
+    /// The `initialize` handshake; `Some` holds the server's refusal in
+    /// words (the connection is still open, for `server/discover`).
+    fn try_handshake(
+        &mut self,
+        version: &str,
+        handler: &mut ElicitHandler<'_>,
+    ) -> Result<Option<String>, ElicitError> {
         self.generation = Generation::Handshake(version.to_string());
         let params = json!({
             "protocolVersion": version,
@@ -264,11 +268,7 @@ impl McpClient {
         });
         let result = match self.request(wire::INITIALIZE, params, handler)? {
             Reply::Result(r) => r,
-            Reply::Error(e) => {
-                return Err(ElicitError::Server(ServerError::InitializeFailed {
-                    detail: short(&e),
-                }))
-            }
+            Reply::Error(e) => return Ok(Some(short(&e))),
         };
         let negotiated = result
             .get("protocolVersion")
@@ -279,7 +279,7 @@ impl McpClient {
         self.generation = Generation::Handshake(negotiated);
         self.server
             .send(&json!({"jsonrpc": "2.0", "method": wire::INITIALIZED}))?;
-        Ok(())
+        Ok(None)
     }
 
     /// Sends a request and waits for its reply, answering the server's own

@@ -10,4 +10,5 @@ pub mod client;
 pub mod handler;
 pub mod modes;
 pub mod relay;
+pub mod session;
 pub mod strict;

@@ -43,6 +43,11 @@ pub struct PageOptions {
     pub browser: Option<String>,
     /// `--no-open`: print the page's address on stderr, open nothing.
     pub no_open: bool,
+    /// Nobody asked for the page (`--ui auto` with no terminal): an
+    /// elicitation fails at once, as with no terminal, when no browser
+    /// opens the page, instead of waiting for a person who will never see
+    /// it.
+    pub fail_unless_opened: bool,
 }
 
 /// Resolves elicitations on the local page. Cheap to clone: clones share
@@ -297,7 +302,27 @@ impl Resolver for BrowserResolver {
             (id, opened)
         };
         if let Some(opened) = opened {
-            server::announce(page, opened);
+            if let Err(why) = server::announce(page, opened) {
+                if page.options.fail_unless_opened {
+                    let missing = {
+                        let mut state = page.lock();
+                        let at = state.pending.iter().position(|x| x.id == id);
+                        let entry = at.map(|at| state.pending.remove(at));
+                        state.version += 1;
+                        page.changed.notify_all();
+                        entry
+                    };
+                    server::close_when_idle(page);
+                    let detail = format!("no terminal, and no browser opened the page: {why}");
+                    return Err(match missing.map(|e| e.ask) {
+                        Some(Ask::Form { missing, .. }) => ElicitError::NeedsAnswers {
+                            fields: missing,
+                            detail: Some(detail),
+                        },
+                        _ => ElicitError::NeedsUrlAnswer { detail },
+                    });
+                }
+            }
         }
         let outcome = {
             let mut state = page.lock();

@@ -92,18 +92,36 @@ pub(super) fn ensure_listening(
 }
 
 /// Says where the page is, and opens it unless `--no-open` (or a page is
-/// open already).
-pub(super) fn announce(page: &Page, opened: Opened) {
+/// open already). `Err` says why no browser could be opened.
+pub(super) fn announce(page: &Page, opened: Opened) -> Result<(), String> {
     let address = &opened.address;
-    eprintln!("elicit: answer on the page {address}");
+    let say = || eprintln!("elicit: answer on the page {address}");
     if opened.page_is_open || page.options.no_open {
-        return;
+        say();
+        return Ok(());
     }
-    if let Err(e) = super::opener(&page.options).launch(address) {
-        eprintln!(
-            "elicit: could not open a browser ({}); open the address above yourself",
-            crate::text::sanitize::sanitize_line(&e.to_string())
-        );
+    // A page only a browser could show is announced once one opened it:
+    // nobody will open the address by hand.
+    let unattended = page.options.fail_unless_opened;
+    if !unattended {
+        say();
+    }
+    match super::opener(&page.options).launch(address) {
+        Ok(()) => {
+            if unattended {
+                say();
+            }
+            Ok(())
+        }
+        Err(e) => {
+            let why = crate::text::sanitize::sanitize_line(&e.to_string());
+            if !unattended {
+                eprintln!(
+                    "elicit: could not open a browser ({why}); open the address above yourself"
+                );
+            }
+            Err(why)
+        }
     }
 }
 

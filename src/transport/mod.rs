@@ -21,7 +21,7 @@ pub mod memory;
 pub mod message_limits;
 pub mod process_group;
 pub mod queue;
-pub mod replay;
+pub mod recent_ids;
 pub mod server_stderr;
 
 pub mod stdin_writer;

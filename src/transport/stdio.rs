@@ -37,6 +37,14 @@ pub struct Spawned {
     pub group: ProcessGroup,
 }
 
+/// Empties (or creates) a `--server-log` file before a session's first
+/// server starts; every server run of the session then adds to it.
+pub fn start_server_log(path: &Path) -> Result<(), ElicitError> {
+    File::create(path)
+        .map(drop)
+        .map_err(|e| ElicitError::io(format!("cannot create server log {}", path.display()), e))
+}
+
 /// Starts a server command with piped stdin/stdout, in its own process
 /// group. Its stderr goes to `server_log`, or through the sanitising relay
 /// ([`super::server_stderr`]) to ours: never raw to a terminal.
@@ -45,9 +53,17 @@ pub fn spawn_server(command: &[String], server_log: Option<&Path>) -> Result<Spa
         .split_first()
         .ok_or_else(|| ElicitError::Usage("no server command given: put it after `--`".into()))?;
     let stderr = match server_log {
-        Some(p) => Stdio::from(File::create(p).map_err(|e| {
-            ElicitError::io(format!("cannot create server log {}", p.display()), e)
-        })?),
+        // Appended to: a session that starts its server twice keeps both
+        // runs' words ([`start_server_log`] empties it once, first).
+        Some(p) => Stdio::from(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .map_err(|e| {
+                    ElicitError::io(format!("cannot create server log {}", p.display()), e)
+                })?,
+        ),
         None => Stdio::piped(),
     };
     let tag = process_group::new_tag();

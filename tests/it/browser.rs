@@ -279,6 +279,8 @@ impl NoTerminal {
             .env_remove("ELICIT_BROWSER")
             .env_remove("BROWSER")
             .env_remove("ELICIT_UI")
+            // These runs stand for a desktop client, not a CI job.
+            .env_remove("CI")
             .env("NO_COLOR", "1")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

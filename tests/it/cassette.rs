@@ -1357,3 +1357,75 @@ fn the_proxy_records_a_remote_server_too() {
     let run = test(&[file.to_str().unwrap()], &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
 }
+
+/// `elicit test` chooses the protocol exactly as `elicit call` does (one
+/// session type): a cassette that says `auto`, of a FastMCP guard-pattern
+/// tool, replays through the handshake's refusal and 2026-07-28, and a
+/// tool that charged and failed is replayed once, never twice.
+#[test]
+fn a_replay_negotiates_the_protocol_as_call_does() {
+    installed();
+    let python = root().join(".deps/venv/bin/python").display().to_string();
+    let server = vec![
+        python,
+        root()
+            .join("tests/servers/fastmcp_server.py")
+            .display()
+            .to_string(),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("guard.cassette.json");
+    let recorded = record(
+        &file,
+        &["--tool", "guard_form", "-a", "name=Bo", "-a", "accept"],
+        &server,
+        &[],
+    );
+    assert_eq!(recorded["protocol"], "2026-07-28");
+    let mut auto = recorded.clone();
+    auto["protocol"] = json!("auto");
+    std::fs::write(&file, auto.to_string()).unwrap();
+    let call_run = elicit(
+        &[
+            &["call", "-v", "--no-input", "--server-log", "/dev/null"][..],
+            &[
+                "--tool",
+                "guard_form",
+                "-a",
+                "name=Bo",
+                "-a",
+                "accept",
+                "--",
+            ],
+            &server.iter().map(String::as_str).collect::<Vec<_>>(),
+        ]
+        .concat(),
+        &[],
+    );
+    let test_run = elicit(&["test", "-v", file.to_str().unwrap()], &[]);
+    assert_eq!(test_run.code, 0, "{}\n{}", test_run.stdout, test_run.stderr);
+    for said in [
+        "because the tool asks with input_required",
+        "calling it again over 2026-07-28",
+    ] {
+        assert!(
+            call_run.stderr.contains(said),
+            "call: {said:?}: {}",
+            call_run.stderr
+        );
+        assert!(
+            test_run.stderr.contains(said),
+            "test: {said:?}: {}",
+            test_run.stderr
+        );
+    }
+    // A cassette of a tool that charged and failed: replayed, it charges once.
+    let ledger = dir.path().join("ledger.txt");
+    let charge = json!({"elicit":"cassette/1","server":{"command":server},"protocol":"auto",
+        "tool":"charge","arguments":{"ledger":ledger.display().to_string()},"elicitations":[]});
+    let charge_file = dir.path().join("charge.cassette.json");
+    std::fs::write(&charge_file, charge.to_string()).unwrap();
+    let run = elicit(&["test", charge_file.to_str().unwrap()], &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(std::fs::read_to_string(&ledger).unwrap(), "charged 5\n");
+}

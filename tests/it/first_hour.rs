@@ -161,8 +161,8 @@ fn assert_form_accepted(out: &Out) {
     assert!(!out.stderr.contains("unused answer"), "{}", out.stderr);
 }
 
-/// FastMCP's `ctx.elicit` fails on 2026-07-28 connections before asking:
-/// `--protocol auto` calls the tool again over the handshake, where it works.
+/// FastMCP's `ctx.elicit` works only over the handshake, which
+/// `--protocol auto` chooses before any tool runs.
 #[test]
 fn fastmcp_form_over_stdio_with_no_protocol_flag() {
     assert_form_accepted(&call(&FORM_ARGS, &fastmcp()));
@@ -191,10 +191,11 @@ fn fastmcp_choice_url_and_decline_tools_work_with_no_protocol_flag() {
     );
 }
 
-/// A tool that asks with `input_required` keeps 2026-07-28: nothing is
-/// called twice, and `-v` says which protocol and why.
+/// A guard-pattern tool (it asks with `input_required`) is refused on the
+/// handshake before it does anything, and called over 2026-07-28, where
+/// it works; `-v` says which protocol and why.
 #[test]
-fn fastmcp_guard_pattern_stays_on_2026_07_28() {
+fn fastmcp_guard_pattern_is_called_over_2026_07_28_after_the_handshake_refused_it() {
     let log = tempfile::NamedTempFile::new().unwrap();
     let path = log.path().to_str().unwrap();
     let out = call(
@@ -215,36 +216,150 @@ fn fastmcp_guard_pattern_stays_on_2026_07_28() {
         echoed(&out),
         json!({"action":"accept","content":{"name":"Bo"}})
     );
+    for said in [
+        "(protocol 2025-11-25, initialize handshake): --protocol auto, and the server accepted the initialize handshake",
+        "because the tool asks with input_required",
+        "calling it again over 2026-07-28",
+        "connected again (protocol 2026-07-28, stateless)",
+    ] {
+        assert!(out.stderr.contains(said), "{said:?} not in:\n{}", out.stderr);
+    }
+    let sent = std::fs::read_to_string(log.path()).unwrap();
+    assert!(sent.contains("\"server/discover\""), "{sent}");
+}
+
+#[test]
+fn verbose_says_which_protocol_and_why() {
+    let mut args = vec!["-v"];
+    args.extend_from_slice(&FORM_ARGS);
+    let out = call(&args, &fastmcp());
+    assert_form_accepted(&out);
     assert!(
         out.stderr.contains(
-            "(protocol 2026-07-28, stateless): --protocol auto, and server/discover lists 2026-07-28"
+            "(protocol 2025-11-25, initialize handshake): --protocol auto, and the server accepted the initialize handshake, where it can ask in every way"
         ),
         "{}",
         out.stderr
     );
     assert!(!out.stderr.contains("again"), "{}", out.stderr);
-    let sent = std::fs::read_to_string(log.path()).unwrap();
-    assert!(!sent.contains("\"initialize\""), "{sent}");
 }
 
+fn ledger_lines(ledger: &tempfile::NamedTempFile) -> Vec<String> {
+    std::fs::read_to_string(ledger.path())
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+/// The class of issue #29's blocker: a tool that did its work and then
+/// failed is never called again, over stdio or HTTP, with no flag.
 #[test]
-fn verbose_says_why_a_call_is_made_again_over_the_handshake() {
-    let mut args = vec!["-v"];
-    args.extend_from_slice(&FORM_ARGS);
-    let out = call(&args, &fastmcp());
-    assert_form_accepted(&out);
-    for said in [
-        "(protocol 2026-07-28, stateless): --protocol auto",
-        "the tool returned an error result on 2026-07-28 before the server asked anything",
-        "calling it again over the initialize handshake (2025-11-25)",
-        "connected again (protocol 2025-11-25, initialize handshake)",
-    ] {
+fn a_tool_that_charged_and_then_failed_runs_once() {
+    let http = HttpServer::start("fastmcp_server.py");
+    for server in [fastmcp(), http.url()] {
+        let ledger = tempfile::NamedTempFile::new().unwrap();
+        let arg = format!("ledger={}", ledger.path().display());
+        let out = call(&["-v", "--tool", "charge", "--arg", &arg], &server);
+        assert_eq!(out.code, 1, "{}", out.stderr);
         assert!(
-            out.stderr.contains(said),
-            "{said:?} not in:\n{}",
-            out.stderr
+            out.stdout
+                .contains("the card was declined after the charge"),
+            "{}",
+            out.stdout
         );
+        assert_eq!(ledger_lines(&ledger), ["charged 5"], "{}", out.stderr);
+        assert!(!out.stderr.contains("again"), "{}", out.stderr);
     }
+}
+
+/// A tool that charges, then asks, then charges nothing more: once; and a
+/// guard-pattern tool that asks first and charges on the answer: once too,
+/// although its call is made on two connections.
+#[test]
+fn tools_that_charge_around_an_elicitation_run_once() {
+    let ledger = tempfile::NamedTempFile::new().unwrap();
+    let arg = format!("ledger={}", ledger.path().display());
+    let out = call(
+        &[
+            "--tool",
+            "charge_then_ask",
+            "--arg",
+            &arg,
+            "-a",
+            "value=true",
+            "-a",
+            "accept",
+        ],
+        &fastmcp(),
+    );
+    assert_eq!(echoed(&out), json!({"action":"accept","content":true}));
+    assert_eq!(ledger_lines(&ledger), ["charged 5"]);
+    let ledger = tempfile::NamedTempFile::new().unwrap();
+    let arg = format!("ledger={}", ledger.path().display());
+    let out = call(
+        &[
+            "-v",
+            "--tool",
+            "guard_charge",
+            "--arg",
+            &arg,
+            "-a",
+            "ok=true",
+            "-a",
+            "accept",
+        ],
+        &fastmcp(),
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("calling it again over 2026-07-28"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(ledger_lines(&ledger), ["charged 5"], "{}", out.stderr);
+}
+
+/// A refusal that does not say the tool needs input_required stands: the
+/// tool may have done its work before the server refused.
+#[test]
+fn a_refusal_that_names_nothing_is_not_tried_again() {
+    let out = call(&["-v", "--tool", "refuses"], &two_era());
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("Internal error after the work was done"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("again"), "{}", out.stderr);
+}
+
+/// `--server-log` keeps what every server run of the call said.
+#[test]
+fn the_server_log_keeps_both_runs_of_a_call_made_again() {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(log.path(), "from an earlier call\n").unwrap();
+    let out = Command::new(BIN)
+        .args(["call", "--timeout", "60s", "--server-log"])
+        .arg(log.path())
+        .args([
+            "--tool",
+            "asks_then_fails",
+            "-a",
+            "name=Bo",
+            "-a",
+            "accept",
+            "--",
+        ])
+        .args(two_era())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = std::fs::read_to_string(log.path()).unwrap();
+    assert_eq!(text.matches("two-era server started").count(), 2, "{text}");
+    assert!(!text.contains("from an earlier call"), "{text}");
 }
 
 /// PyPI `mcp` 2.3.0: the imperative `ctx.elicit` (handshake only) and the
@@ -835,7 +950,7 @@ fn an_explicit_2026_protocol_is_kept_and_verbose_says_what_auto_would_do() {
     assert!(out.stdout.contains("stateless"), "{}", out.stdout);
     assert!(
         out.stderr
-            .contains("--protocol auto would call it again over the initialize handshake"),
+            .contains("--protocol auto would use the initialize handshake"),
         "{}",
         out.stderr
     );

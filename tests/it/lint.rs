@@ -799,7 +799,7 @@ fn strict_call_checks_the_session_rules() {
         &["--stateless"],
     );
     assert_eq!(code, Some(5), "{err}");
-    assert!(err.contains("error[session-mode-undeclared] the reply to request 3 /result/inputRequests/k/params/mode"), "{err}");
+    assert!(err.contains("error[session-mode-undeclared] the reply to request 4 /result/inputRequests/k/params/mode"), "{err}");
     assert!(
         err.contains(
             "the server asked for a url elicitation, which elicit did not declare (--modes form)"

@@ -65,3 +65,5 @@ mod real_servers;
 mod request_result;
 /// Sign-in against hostile authorization servers and protected resources.
 mod signin_hostile;
+/// Nobody at a terminal: fail at once rather than wait on a page nobody sees.
+mod unattended;

@@ -367,11 +367,11 @@ fn proxy_resolves_2026_input_required_for_the_client() {
     );
 }
 
-/// Under `--protocol auto` the Python SDK serves 2026-07-28, where its
-/// imperative `ctx.elicit` has no channel for the elicitation: elicit calls
-/// the tool again over the handshake, where it works (and `-v` says so).
+/// Under `--protocol auto` the Python SDK's imperative `ctx.elicit`
+/// works at once: auto chooses the handshake, where it has a channel for
+/// the elicitation, before the tool runs (and `-v` says so).
 #[test]
-fn auto_falls_back_to_the_handshake_for_a_tool_that_needs_a_back_channel() {
+fn auto_chooses_the_handshake_for_a_tool_that_needs_a_back_channel() {
     let out = Command::cargo_bin("elicit")
         .unwrap()
         .args([
@@ -391,9 +391,10 @@ fn auto_falls_back_to_the_handshake_for_a_tool_that_needs_a_back_channel() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(
-        stderr.contains("calling it again over the initialize handshake"),
+        stderr.contains("(protocol 2025-11-25, initialize handshake)"),
         "{stderr}"
     );
+    assert!(!stderr.contains("again"), "{stderr}");
     let result: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(py_echo(&result)["action"], "decline");
 }

@@ -15,6 +15,10 @@ Tools:
   always_decline ctx.elicit, then reports the action; a decline reaches the tool as a result.
   guard_form    the 2026-07-28 guard pattern: returns an InputRequiredResult first and reads
                 ctx.input_responses on the retry (works on 2026-07-28 connections only).
+  charge        a side effect, then a failure: appends "charged AMOUNT" to the file LEDGER (an
+                argument), then raises ToolError. A client that calls it twice charges twice.
+  charge_then_ask  appends "charged AMOUNT" to LEDGER, then asks with ctx.elicit (handshake only).
+  guard_charge  the guard pattern asking for a confirmation, then the charge and a ToolError.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from fastmcp import Context, FastMCP
+from fastmcp.exceptions import ToolError
 from mcp_types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
 
 server = FastMCP("fastmcp-elicit-test")
@@ -104,6 +109,50 @@ async def guard_form(ctx: Context) -> str | InputRequiredResult:
     if not isinstance(answer, ElicitResult):
         answer = ElicitResult.model_validate(answer)
     return _echo(answer.action, answer.content)
+
+
+def _charge(ledger: str, amount: int) -> None:
+    with open(ledger, "a", encoding="utf-8") as f:
+        f.write(f"charged {amount}\n")
+
+
+@server.tool
+async def charge(ledger: str, amount: int = 5) -> str:
+    """Charge a card, then fail."""
+    _charge(ledger, amount)
+    raise ToolError("the card was declined after the charge")
+
+
+@server.tool
+async def charge_then_ask(ctx: Context, ledger: str, amount: int = 5) -> str:
+    """Charge a card, then ask for a confirmation."""
+    _charge(ledger, amount)
+    result = await ctx.elicit("Keep the receipt?", bool)
+    return _echo(result.action, result.data if result.action == "accept" else None)
+
+
+@server.tool
+async def guard_charge(ctx: Context, ledger: str, amount: int = 5) -> str | InputRequiredResult:
+    """Ask first (input_required), then charge and fail."""
+    answer = (ctx.input_responses or {}).get("confirm")
+    if answer is None:
+        return InputRequiredResult(
+            input_requests={
+                "confirm": ElicitRequest(
+                    params=ElicitRequestFormParams(
+                        message=f"Charge {amount}?",
+                        requested_schema={
+                            "type": "object",
+                            "properties": {"ok": {"type": "boolean"}},
+                            "required": ["ok"],
+                        },
+                    )
+                )
+            },
+            request_state="charge-1",
+        )
+    _charge(ledger, amount)
+    raise ToolError("the card was declined after the charge")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """A stdio MCP server that breaks elicitation rules on purpose, for the
 `--strict` and `--modes` tests of tests/lint.rs (Python stdlib only).
 
-Handshake by default; with --stateless it serves 2026-07-28 discovery and
+Handshake by default; with --stateless it serves 2026-07-28 discovery only
+(initialize refused with -32022) and
 asks through input_required results. It sends what each tool asks for
 whatever the client declared: checking capabilities is what a correct
 server does and this one must not. Every result echoes what the server got
@@ -92,6 +93,9 @@ while True:
             send({"jsonrpc": "2.0", "id": rid, "result": {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "serverInfo": {"name": "lint-stateless", "version": "1"}, "resultType": "complete"}})
         else:
             send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
+    elif method == "initialize" and STATELESS:
+        # A 2026-07-28-only server: no handshake.
+        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32022, "message": "Unsupported protocol version", "data": {"supported": ["2026-07-28"], "requested": msg["params"].get("protocolVersion")}}})
     elif method == "initialize":
         declared.update(msg["params"].get("capabilities", {}))
         send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "lint", "version": "1"}}})

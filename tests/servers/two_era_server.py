@@ -6,9 +6,14 @@ decides on protocol facts, not on an error's wording.
 Tools (each returns compact JSON text with "era": "handshake" | "stateless"):
   ask             stateless: an isError result before asking anything; handshake: a
                   server-to-client elicitation/create (one string field `name`).
-  asks_then_fails stateless: input_required first, then an isError result for the answer.
+  asks_then_fails stateless: input_required first, then an isError result for the answer;
+                  handshake: refused (-32602) naming input_required and 2026-07-28, as FastMCP
+                  refuses a guard-pattern tool there.
+  refuses         handshake: a JSON-RPC error (-32603) that names nothing; a client that calls
+                  again elsewhere would run the tool twice.
   broken          an isError result in both lifecycles, before asking anything.
-  bad_params      stateless: JSON-RPC error -32602; handshake: a normal result.
+  bad_params      JSON-RPC error -32602 in both lifecycles.
+Writes "two-era server started" to stderr when it starts.
   asks_twice      handshake: the same form twice (its schema has a top-level "x-layout"),
                   for warnings that come once per schema.
 """
@@ -17,12 +22,14 @@ import json
 import sys
 
 era = "stateless"
+sys.stderr.write("two-era server started\n")
+sys.stderr.flush()
 FORM = {
     "mode": "form",
     "message": "Your name?",
     "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
 }
-TOOLS = [{"name": n, "inputSchema": {"type": "object"}} for n in ("ask", "asks_then_fails", "broken", "bad_params", "asks_twice")]
+TOOLS = [{"name": n, "inputSchema": {"type": "object"}} for n in ("ask", "asks_then_fails", "broken", "bad_params", "asks_twice", "refuses")]
 
 
 def send(msg):
@@ -54,11 +61,15 @@ def call_tool(params):
     name = params["name"]
     if name == "broken":
         return {"result": text({"error": "the disk is full"}, error=True)}
+    if name == "bad_params":
+        return {"error": {"code": -32602, "message": "Invalid params: no such argument"}}
+    if era == "handshake" and name == "asks_then_fails":
+        return {"error": {"code": -32602, "message": "the tool returned input_required, which needs protocol 2026-07-28; this connection negotiated 2025-11-25"}}
+    if era == "handshake" and name == "refuses":
+        return {"error": {"code": -32603, "message": "Internal error after the work was done"}}
     if era == "stateless":
         if name == "ask":
             return {"result": text({"error": "Cannot prompt the user from here."}, error=True)}
-        if name == "bad_params":
-            return {"error": {"code": -32602, "message": "Invalid params: no such argument"}}
         if name == "asks_then_fails":
             if params.get("inputResponses") is None:
                 return {"result": {"resultType": "input_required", "inputRequests": {"q": {"method": "elicitation/create", "params": FORM}}, "requestState": "s1"}}

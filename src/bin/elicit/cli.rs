@@ -404,8 +404,8 @@ pub struct AnswerArgs {
 
     /// Never launch a browser for URL elicitations: show the URL to copy.
     /// With the page (--ui browser), print its address on stderr instead
-    /// of opening it.
-    #[arg(long)]
+    /// of opening it (ELICIT_NO_OPEN=1 for clients that cannot pass flags).
+    #[arg(long, env = "ELICIT_NO_OPEN", value_parser = clap::builder::FalseyValueParser::new())]
     pub no_open: bool,
 
     /// Where a person answers: `auto` asks at the terminal when there is
@@ -586,7 +586,6 @@ impl SignInArgs {
 
 /// `elicit auth …`.
 #[derive(Debug, Subcommand)]
-#[command(defer = true)]
 pub enum AuthCommand {
     /// List the servers elicit holds sign-ins for (never the tokens).
     List,
@@ -707,14 +706,10 @@ Examples:
   echo '{\"id\":\"r1\",\"ok\":false,\"reason\":\"declined\"}' | elicit result
   elicit request req.json | my-resolver | elicit result --input req.json";
 
-/// `defer`: a subcommand's arguments are only built when that subcommand is
-/// used (or its help shown). Building all of them cost a plain `elicit`
-/// run 0.1 M instructions, an eighth of its work. (It is also why the
-/// flattened argument structs below carry `//` comments rather than doc
-/// comments: deferred, a struct's doc comment would replace the
-/// subcommand's `about`.)
+/// The subcommands. (The flattened argument structs below carry `//`
+/// comments rather than doc comments: a struct's doc comment would replace
+/// the subcommand's `about`.)
 #[derive(Debug, Subcommand)]
-#[command(defer = true)]
 pub enum Command {
     /// Connect to an MCP server (a command run over stdio, or a URL), call
     /// one of its tools, resolve every elicitation it sends on the way, and

@@ -59,7 +59,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use super::queue::QueueSender;
-use super::replay::RecentIds;
+use super::recent_ids::RecentIds;
 use super::Delivery;
 
 /// The largest single message (a JSON body or one SSE event) elicit reads.

@@ -18,7 +18,7 @@ use super::sse_reader::SseReader;
 use super::{content_type, off_thread, preview, read_body, within, Bound, Client};
 use crate::error::{ElicitError, ServerError};
 use crate::transport::queue::{self, QueueReceiver, QueueSender};
-use crate::transport::replay::{server_request_id, RecentIds};
+use crate::transport::recent_ids::{server_request_id, RecentIds};
 use crate::transport::{Delivery, Incoming, Transport};
 
 /// How long the server has to send its `endpoint` event.

@@ -20,7 +20,7 @@ use crate::elicitation::protocol::wire;
 use crate::error::{ElicitError, ServerError};
 use crate::transport::message_limits;
 use crate::transport::queue::{self, QueueReceiver};
-use crate::transport::replay::{server_request_id, RecentIds};
+use crate::transport::recent_ids::{server_request_id, RecentIds};
 use crate::transport::{Delivery, Incoming, Transport};
 
 impl Shared {

@@ -17,6 +17,7 @@ use crate::cli::{AnswerArgs, Ui};
 
 pub mod auth;
 pub mod call;
+pub mod connect;
 pub mod lint;
 pub mod proxy;
 pub mod request;
@@ -179,12 +180,13 @@ pub fn person(args: &AnswerArgs, timeout: Option<Duration>, flag: &'static str) 
             detail: "--no-input was given".into(),
         });
     }
-    let page = || {
+    let page = |unattended: bool| {
         BrowserResolver::new(PageOptions {
             server: args.server.clone(),
             timeout,
             browser: args.browser.clone(),
             no_open: args.no_open,
+            fail_unless_opened: unattended,
         })
         .map(Person::Page)
         .unwrap_or_else(|e| {
@@ -194,7 +196,7 @@ pub fn person(args: &AnswerArgs, timeout: Option<Duration>, flag: &'static str) 
         })
     };
     if args.ui == Ui::Browser {
-        return page();
+        return page(false);
     }
     match TerminalResolver::open(TerminalOptions {
         server: args.server.clone(),
@@ -203,9 +205,51 @@ pub fn person(args: &AnswerArgs, timeout: Option<Duration>, flag: &'static str) 
         no_open: args.no_open,
     }) {
         Ok(t) => Person::Terminal(t.with_timeout_flag(flag)),
-        Err(_) if args.ui == Ui::Auto => page(),
+        Err(detail) if args.ui == Ui::Auto => match page_fallback(args) {
+            PageFallback::Asked => page(false),
+            PageFallback::IfABrowserOpens => page(true),
+            PageFallback::Never(why) => Person::Nobody(NoTerminal {
+                detail: format!("{detail}; {why}"),
+            }),
+        },
         Err(detail) => Person::Nobody(NoTerminal { detail }),
     }
+}
+
+/// Whether `--ui auto` with no terminal may fall back to the browser page.
+#[derive(Debug, PartialEq, Eq)]
+enum PageFallback {
+    /// The person asked for the page (`--no-open`: they will open its
+    /// address themselves).
+    Asked,
+    /// Only when a browser really opens: a page nobody sees would wait
+    /// until a limit instead of failing at once.
+    IfABrowserOpens,
+    /// Never, for the reason given.
+    Never(String),
+}
+
+fn page_fallback(args: &AnswerArgs) -> PageFallback {
+    if args.no_open {
+        PageFallback::Asked
+    } else if in_ci(|name| std::env::var_os(name)) {
+        PageFallback::Never(
+            "CI is set, so elicit does not fall back to a browser page nobody would see (--ui browser or --no-open asks for the page)".into(),
+        )
+    } else {
+        PageFallback::IfABrowserOpens
+    }
+}
+
+/// Whether the environment says this is a CI job: `CI` set to anything
+/// but an empty string, `0` or `false` (the convention GitHub Actions,
+/// GitLab, CircleCI, Travis and Buildkite share).
+fn in_ci(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> bool {
+    var("CI").is_some_and(|v| {
+        let v = v.to_string_lossy();
+        let v = v.trim();
+        !(v.is_empty() || v == "0" || v.eq_ignore_ascii_case("false"))
+    })
 }
 
 /// Reports an error with its context chain ("starting the server: cannot

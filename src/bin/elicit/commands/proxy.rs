@@ -23,7 +23,7 @@ fn parties(
 /// `elicit proxy`: relay between the client on stdin/stdout and the server.
 pub fn run(args: &ProxyArgs) -> i32 {
     // The proxy's revision is learnt from the session; until then 2025-11-25.
-    let strict = match super::call::strict_checker(
+    let strict = match super::connect::strict_checker(
         &args.checks,
         elicit::mcp::client::ProtocolChoice::V2025_11_25,
     ) {
@@ -58,8 +58,8 @@ pub fn run(args: &ProxyArgs) -> i32 {
                 let url = target.clone();
                 args.target.sign_in.refuse_stdin("proxy")?;
                 let headers = parse_headers(&args.target.headers)?;
-                let auth = (!super::call::own_authorization(&headers)).then(|| {
-                    super::call::sign_in_hook(
+                let auth = (!super::connect::own_authorization(&headers)).then(|| {
+                    super::connect::sign_in_hook(
                         &args.target.sign_in,
                         &args.answers,
                         address,
@@ -90,7 +90,7 @@ pub fn run(args: &ProxyArgs) -> i32 {
                         log,
                         relay: relay(recorder(
                             args,
-                            super::call::recorded_server(&url, args.target.transport),
+                            super::connect::recorded_server(&url, args.target.transport),
                         )?),
                     },
                     parties(scripted, person),
@@ -99,6 +99,9 @@ pub fn run(args: &ProxyArgs) -> i32 {
             }
         };
         let record = recorder(args, elicit::cassette::ServerSpec::Command(command.clone()))?;
+        if let Some(path) = &args.server_log {
+            elicit::transport::stdio::start_server_log(path)?;
+        }
         elicit::mcp::relay::stdio::run_proxy(
             elicit::mcp::relay::stdio::ProxyOptions {
                 command,
