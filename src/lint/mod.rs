@@ -17,7 +17,7 @@ pub mod locate;
 pub mod render;
 pub mod rules;
 
-pub use check::{lint_text, DocumentLint, LintFailure};
+pub use check::{lint_text, DocumentLint, LintFailure, LogStream};
 pub use rules::{rule, Rule, Scope, RULES};
 
 /// How bad a finding is.

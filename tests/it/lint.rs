@@ -1210,3 +1210,51 @@ fn test_strict_fails_a_replay_whose_elicitation_breaks_a_rule() {
     let (code, err) = replay(&["--strict", "--allow", "form-nested-property"]);
     assert_eq!(code, Some(0), "{err}");
 }
+
+/// elicit's own `--log`, linted line by line: the lines elicit sent and
+/// the server's other messages are not findings; the server's
+/// elicitations are checked at the revision the session negotiated.
+#[test]
+fn lint_reads_elicits_own_log_at_the_revision_it_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = root().join("tests/servers/fake_server.py");
+    for (flags, revision) in [(&[][..], "2025-11-25"), (&["--stateless"][..], "2026-07-28")] {
+        let log = dir.path().join(format!("session-{revision}.jsonl"));
+        let out = elicit(
+            &[
+                &["call", "--no-input", "--log", log.to_str().unwrap()][..],
+                &["--tool", "form", "-a", "name=Ada", "-a", "accept", "--", "python3"],
+                &[server.to_str().unwrap()],
+                flags,
+            ]
+            .concat(),
+        );
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let lint = elicit(&["lint", "--lines", "--format", "json", log.to_str().unwrap()]);
+        let text = stdout(&lint);
+        assert_eq!(lint.status.code(), Some(0), "{text}");
+        assert!(!text.contains("params-invalid"), "{text}");
+        // The one elicitation was read, at the session's revision.
+        let human = stdout(&elicit(&["lint", "--lines", log.to_str().unwrap()]));
+        assert!(human.contains(revision), "{revision}: {human}");
+    }
+}
+
+/// A cassette is linted at the revision it was recorded with: URL mode in
+/// a 2025-06-18 cassette breaks a rule that 2026-07-28 does not have.
+#[test]
+fn lint_of_a_cassette_follows_its_protocol() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = serde_json::json!({"mode": "url", "message": "Connect", "url": "https://example.com/c", "elicitationId": "e-1"});
+    for (protocol, code) in [("2025-06-18", 1), ("2026-07-28", 0)] {
+        let file = dir.path().join(format!("{protocol}.cassette.json"));
+        let c = serde_json::json!({"elicit": "cassette/1", "server": {"command": ["x"]},
+            "protocol": protocol, "tool": "t",
+            "elicitations": [{"request": url, "answer": "accept"}]});
+        std::fs::write(&file, c.to_string()).unwrap();
+        let out = elicit(&["lint", file.to_str().unwrap()]);
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(code), "{protocol}: {text}");
+        assert_eq!(text.contains("mode-not-in-revision"), code == 1, "{text}");
+    }
+}

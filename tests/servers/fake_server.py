@@ -1,8 +1,8 @@
 """A deterministic stdio MCP server for elicit's `call` tests (Python stdlib only).
 
-Speaks both lifecycles: the initialize handshake (elicitations as server-to-client
-requests) and, when started with --stateless, 2026-07-28 discovery (elicitations
-inside input_required results). Each tool exercises one behaviour; every result
+Speaks one lifecycle: the initialize handshake (elicitations as server-to-client
+requests) or, when started with --stateless, only 2026-07-28 discovery (elicitations
+inside input_required results; initialize refused with -32601). Each tool exercises one behaviour; every result
 echoes what the server received so a test can compare exactly.
 
 Env FAKE_PID_FILE: write our pid there (tests check nothing is left behind).
@@ -133,6 +133,9 @@ while True:
             send({"jsonrpc": "2.0", "id": rid, "result": {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "serverInfo": {"name": "fake-stateless", "version": "1"}, "resultType": "complete"}})
         else:
             send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
+    elif method == "initialize" and STATELESS:
+        # A 2026-07-28-only server has no handshake.
+        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
     elif method == "initialize":
         send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "fake", "version": "1"}, "client": msg["params"]}})
     elif method == "tools/list":

@@ -36,13 +36,93 @@ pub type LintFailure = ElicitError;
 /// Lints one document: a bare params object, a request, a JSON-RPC request,
 /// an `input_required` result, a -32042 error, or a cassette.
 pub fn lint_text(text: &str, protocol: Option<Revision>) -> Result<DocumentLint, LintFailure> {
-    let raw = input::parse_json(text)?;
-    if let Some(tag) = raw.get("elicit").and_then(Value::as_str) {
-        if tag.starts_with("cassette/") {
-            return lint_cassette(&raw, protocol);
+    LogStream::default().lint_line(text, protocol)
+}
+
+/// Lines of one stream (`--lines`): elicit's own `--log` lines
+/// (`{"dir", "time", "message"}`) are read as a session, each server
+/// message linted at the revision the session negotiated (the
+/// `initialize` result's `protocolVersion`, or the 2026-07-28 `_meta` on
+/// what elicit sent); any other line is a document of its own.
+#[derive(Debug, Default)]
+pub struct LogStream {
+    /// The revision the logged session speaks, once seen.
+    revision: Option<Revision>,
+}
+
+impl LogStream {
+    /// Lints one line (or a whole document).
+    pub fn lint_line(
+        &mut self,
+        text: &str,
+        protocol: Option<Revision>,
+    ) -> Result<DocumentLint, LintFailure> {
+        let raw = input::parse_json(text)?;
+        if let Some(tag) = raw.get("elicit").and_then(Value::as_str) {
+            if tag.starts_with("cassette/") {
+                return lint_cassette(&raw, protocol);
+            }
         }
+        let Some((dir, message)) = log_entry(&raw) else {
+            return lint_value(&raw, text, "", protocol);
+        };
+        if let Some(seen) = logged_revision(dir, message) {
+            self.revision = Some(seen);
+        }
+        let chosen = protocol.or(self.revision);
+        if dir != "recv" || !carries_elicitation(message) {
+            // What elicit sent, and server messages that ask nothing.
+            return Ok(DocumentLint {
+                revision: chosen.unwrap_or(Revision::NEWEST),
+                revision_from: "the logged session".into(),
+                findings: Vec::new(),
+                elicitations: Vec::new(),
+            });
+        }
+        let mut one = lint_value(message, &message.to_string(), "/message", chosen)?;
+        if protocol.is_none() && self.revision.is_some() {
+            one.revision_from = "the session in the log".into();
+        }
+        Ok(one)
     }
-    lint_value(&raw, text, "", protocol)
+}
+
+/// `(dir, message)` of a line of elicit's `--log`.
+fn log_entry(raw: &Value) -> Option<(&str, &Value)> {
+    let obj = raw.as_object()?;
+    let dir = obj.get("dir")?.as_str()?;
+    obj.get("time")?.as_str()?;
+    let message = obj.get("message").or_else(|| obj.get("raw"))?;
+    matches!(dir, "send" | "recv").then_some((dir, message))
+}
+
+/// The revision a logged message shows the session speaks.
+fn logged_revision(dir: &str, message: &Value) -> Option<Revision> {
+    let version = match dir {
+        "recv" => message.get("result")?.get("protocolVersion"),
+        _ => message
+            .get("params")?
+            .get("_meta")?
+            .get(crate::elicitation::protocol::wire::VERSION_META),
+    };
+    Revision::from_version(version?.as_str()?)
+}
+
+/// Whether a server message asks something: an `elicitation/create`
+/// request, an `input_required` result, or a -32042 error.
+fn carries_elicitation(message: &Value) -> bool {
+    let method = message.get("method").and_then(Value::as_str);
+    let result_type = message
+        .get("result")
+        .and_then(|r| r.get("resultType"))
+        .and_then(Value::as_str);
+    let code = message
+        .get("error")
+        .and_then(|e| e.get("code"))
+        .and_then(Value::as_i64);
+    method == Some(crate::elicitation::protocol::ELICITATION_METHOD)
+        || result_type == Some("input_required")
+        || code == Some(crate::elicitation::protocol::URL_ELICITATION_REQUIRED)
 }
 
 /// A cassette: `{"elicit": "cassette/1", "elicitations": [{"request": …}]}`,
@@ -54,9 +134,12 @@ fn lint_cassette(raw: &Value, protocol: Option<Revision>) -> Result<DocumentLint
         .ok_or_else(|| ElicitError::UnknownShape {
             message: "a cassette without an `elicitations` array".into(),
         })?;
+    // A cassette names its revision `protocol` ("auto" names none); an
+    // entry may carry its own `protocolVersion`.
     let version = |v: &Value| {
-        v.get("protocolVersion")
-            .and_then(Value::as_str)
+        ["protocol", "protocolVersion"]
+            .iter()
+            .find_map(|k| v.get(*k).and_then(Value::as_str))
             .and_then(Revision::from_version)
     };
     let mut out = DocumentLint {

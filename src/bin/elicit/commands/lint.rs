@@ -65,8 +65,9 @@ pub fn run(args: &LintArgs) -> i32 {
         } else {
             vec![(None, text)]
         };
+        let mut stream = lint::LogStream::default();
         for (line, doc) in documents {
-            match lint::lint_text(doc, args.protocol) {
+            match stream.lint_line(doc, args.protocol) {
                 Ok(lint) => {
                     let findings = levels.apply(lint.findings.clone());
                     linted.push(Linted::new(&name, from_file, line, doc, lint, findings));
