@@ -58,6 +58,9 @@ pub struct Outcome {
     pub elapsed: Duration,
     /// With `--update`: the cassette rebuilt from the run.
     pub updated: Option<Cassette>,
+    /// `--strict` findings that do not fail the test (warnings, infos), and
+    /// the summary, as `call --strict` prints them.
+    pub notes: Vec<String>,
 }
 
 /// The error a replay stops the session with once it knows the test
@@ -183,11 +186,33 @@ impl ElicitObserver for Replayer<'_> {
 /// reply is waited for at most `timeout`).
 pub fn replay(cassette: &Cassette, options: &ReplayOptions) -> Outcome {
     let start = Instant::now();
-    let (verdict, updated) = run(cassette, options);
+    let strict = options.strict.clone().map(|levels| {
+        crate::mcp::strict::Strict::new(
+            levels,
+            options.modes,
+            revision_of(&cassette.protocol),
+            false,
+        )
+    });
+    let (verdict, updated) = run(cassette, options, strict.as_ref());
+    let notes = match &strict {
+        Some(strict) => {
+            let mut notes: Vec<String> = strict
+                .findings()
+                .iter()
+                .filter(|f| f.severity != crate::lint::Severity::Error)
+                .map(|f| format!("strict: {}", crate::mcp::strict::finding_line(f)))
+                .collect();
+            notes.push(strict.summary());
+            notes
+        }
+        None => Vec::new(),
+    };
     Outcome {
         verdict,
         elapsed: start.elapsed(),
         updated,
+        notes,
     }
 }
 
@@ -222,7 +247,11 @@ impl Drop for ServerLog {
     }
 }
 
-fn run(cassette: &Cassette, options: &ReplayOptions) -> (Verdict, Option<Cassette>) {
+fn run(
+    cassette: &Cassette,
+    options: &ReplayOptions,
+    strict: Option<&crate::mcp::strict::Strict>,
+) -> (Verdict, Option<Cassette>) {
     let spec = options
         .server
         .clone()
@@ -254,18 +283,10 @@ fn run(cassette: &Cassette, options: &ReplayOptions) -> (Verdict, Option<Cassett
         failure: Vec::new(),
         seen: Vec::new(),
     };
-    let strict = options.strict.clone().map(|levels| {
-        crate::mcp::strict::Strict::new(
-            levels,
-            options.modes,
-            revision_of(&cassette.protocol),
-            false,
-        )
-    });
     let mut handler = ElicitHandler::new(&scripted, &mut nobody);
     handler.observer = Some(&mut replayer);
     handler.modes = options.modes;
-    handler.strict = strict.clone();
+    handler.strict = strict.cloned();
     let server_log = matches!(spec, ServerSpec::Command(_)).then(|| log.0.clone());
     let connect = || ConnectOptions {
         server_log: server_log.clone(),
@@ -281,7 +302,7 @@ fn run(cassette: &Cassette, options: &ReplayOptions) -> (Verdict, Option<Cassett
             protocol: protocol_choice(&cassette.protocol),
             timeout: options.timeout,
             verbose: options.verbose,
-            strict: strict.clone(),
+            strict: strict.cloned(),
         },
         connect,
         &mut handler,
@@ -316,6 +337,9 @@ fn run(cassette: &Cassette, options: &ReplayOptions) -> (Verdict, Option<Cassett
     let generation = session.generation().clone();
     session.close();
     drop(handler);
+    if let Some(strict) = strict {
+        strict.end_session();
+    }
     let result = match outcome {
         Ok(r) => r,
         Err(_) if !replayer.failure.is_empty() => return fail_with_log(replayer.failure),

@@ -352,7 +352,8 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         id: "session-url-completion-missing",
-        severity: Severity::Warning,
+        // The spec lets servers leave it out (a MAY): worth knowing, no fault.
+        severity: Severity::Info,
         scope: Scope::Session,
         since: Revision::V2025_11_25,
         until: Some(Revision::V2026_07_28),

@@ -223,6 +223,23 @@ impl Strict {
     /// Ends the session: a URL elicitation still awaiting its completion is
     /// reported, the summary goes to stderr, and the counts come back.
     pub fn finish(&self) -> Counts {
+        self.end_session();
+        let st = self.state();
+        let counts = Counts::of(&st.findings);
+        eprintln!(
+            "elicit: strict: {counts} in {} elicitation{} (MCP {})",
+            st.elicitations,
+            if st.elicitations == 1 { "" } else { "s" },
+            st.revision
+        );
+        counts
+    }
+
+    /// The session ended: the rules that look at a whole session (a URL
+    /// elicitation still awaiting its completion) have their say. Every
+    /// caller (`call`, `proxy`, `test`) ends a session through here, so
+    /// each reports the same findings.
+    pub fn end_session(&self) {
         let mut st = self.state();
         let awaiting = std::mem::take(&mut st.awaiting);
         let revision = st.revision;
@@ -240,14 +257,18 @@ impl Strict {
             ));
         }
         st.add(found);
-        let counts = Counts::of(&st.findings);
-        eprintln!(
-            "elicit: strict: {counts} in {} elicitation{} (MCP {})",
+    }
+
+    /// The summary line `finish` prints, without printing it.
+    pub fn summary(&self) -> String {
+        let st = self.state();
+        format!(
+            "strict: {} in {} elicitation{} (MCP {})",
+            Counts::of(&st.findings),
             st.elicitations,
             if st.elicitations == 1 { "" } else { "s" },
             st.revision
-        );
-        counts
+        )
     }
 
     /// Every finding so far (after `--allow`/`--deny`).

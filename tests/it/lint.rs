@@ -711,11 +711,12 @@ fn strict_call_checks_the_session_rules() {
     assert_eq!(code, Some(5), "{err}");
     assert!(err.contains("error[session-no-capability]"), "{err}");
     assert_eq!(tool_echo(&out)["capabilities"], serde_json::json!({}));
-    // An accepted URL elicitation whose completion never came (a warning).
+    // An accepted URL elicitation whose completion never came (an info:
+    // the spec lets a server leave it out).
     let (code, _, err) = call(&["--strict", "--tool", "url_anyway", "-a", "accept"], &[]);
     assert_eq!(code, Some(0), "{err}");
     assert!(
-        err.contains("warning[session-url-completion-missing] the URL elicitation \"e-1\""),
+        err.contains("info[session-url-completion-missing] the URL elicitation \"e-1\""),
         "{err}"
     );
     // --deny/--allow adjust them as in `elicit lint`.
@@ -723,7 +724,7 @@ fn strict_call_checks_the_session_rules() {
         &[
             "--strict",
             "--deny",
-            "warnings",
+            "session-url-completion-missing",
             "--tool",
             "url_anyway",
             "-a",
@@ -1218,18 +1219,27 @@ fn test_strict_fails_a_replay_whose_elicitation_breaks_a_rule() {
 fn lint_reads_elicits_own_log_at_the_revision_it_records() {
     let dir = tempfile::tempdir().unwrap();
     let server = root().join("tests/servers/fake_server.py");
-    for (flags, revision) in [(&[][..], "2025-11-25"), (&["--stateless"][..], "2026-07-28")] {
+    for (flags, revision) in [
+        (&[][..], "2025-11-25"),
+        (&["--stateless"][..], "2026-07-28"),
+    ] {
         let log = dir.path().join(format!("session-{revision}.jsonl"));
         let out = elicit(
             &[
                 &["call", "--no-input", "--log", log.to_str().unwrap()][..],
-                &["--tool", "form", "-a", "name=Ada", "-a", "accept", "--", "python3"],
+                &[
+                    "--tool", "form", "-a", "name=Ada", "-a", "accept", "--", "python3",
+                ],
                 &[server.to_str().unwrap()],
                 flags,
             ]
             .concat(),
         );
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let lint = elicit(&["lint", "--lines", "--format", "json", log.to_str().unwrap()]);
         let text = stdout(&lint);
         assert_eq!(lint.status.code(), Some(0), "{text}");
@@ -1257,4 +1267,57 @@ fn lint_of_a_cassette_follows_its_protocol() {
         assert_eq!(out.status.code(), Some(code), "{protocol}: {text}");
         assert_eq!(text.contains("mode-not-in-revision"), code == 1, "{text}");
     }
+}
+
+/// One `--strict`: `elicit test --strict` reports the session rules `call
+/// --strict` reports on the same flow, warnings and infos included, and
+/// `--deny` turns them into a failed test.
+#[test]
+fn strict_test_reports_what_strict_call_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("url.cassette.json");
+    let script = root().join("tests/servers/lint_server.py");
+    let script = script.to_str().unwrap();
+    let recorded = elicit(&[
+        "call",
+        "--no-input",
+        "--record",
+        cassette.to_str().unwrap(),
+        "--tool",
+        "url_anyway",
+        "-a",
+        "accept",
+        "--",
+        "python3",
+        script,
+    ]);
+    assert!(
+        recorded.status.success(),
+        "{}",
+        String::from_utf8_lossy(&recorded.stderr)
+    );
+    let (_, _, call_err) = call(&["--strict", "--tool", "url_anyway", "-a", "accept"], &[]);
+    let test = elicit(&["test", "--strict", cassette.to_str().unwrap()]);
+    let test_err = String::from_utf8_lossy(&test.stderr).into_owned();
+    assert_eq!(test.status.code(), Some(0), "{test_err}");
+    let said = "info[session-url-completion-missing] the URL elicitation \"e-1\"";
+    assert!(call_err.contains(said), "{call_err}");
+    assert!(test_err.contains(said), "{test_err}");
+    assert!(
+        test_err.contains("strict: 0 errors, 0 warnings, 1 info"),
+        "{test_err}"
+    );
+    let denied = elicit(&[
+        "test",
+        "--strict",
+        "--deny",
+        "session-url-completion-missing",
+        cassette.to_str().unwrap(),
+    ]);
+    let denied_err = String::from_utf8_lossy(&denied.stderr);
+    assert_ne!(denied.status.code(), Some(0), "{denied_err}");
+    assert!(
+        denied_err.contains("error[session-url-completion-missing]"),
+        "{denied_err}"
+    );
 }

@@ -249,9 +249,14 @@ fn status(test: &Test) -> (&'static str, Vec<String>, Option<Duration>) {
     match &test.report {
         Report::Unreadable(e) => ("ERROR", vec![e.to_string()], None),
         Report::Ran(o) => match &o.verdict {
-            Verdict::Pass => ("ok", Vec::new(), Some(o.elapsed)),
-            Verdict::Updated => ("updated", Vec::new(), Some(o.elapsed)),
-            Verdict::Fail(lines) => ("FAIL", lines.clone(), Some(o.elapsed)),
+            // `--strict` warnings and infos are shown as `call --strict`
+            // shows them, under the test they belong to.
+            Verdict::Pass => ("ok", o.notes.clone(), Some(o.elapsed)),
+            Verdict::Updated => ("updated", o.notes.clone(), Some(o.elapsed)),
+            Verdict::Fail(lines) => {
+                let all = lines.iter().chain(&o.notes).cloned().collect();
+                ("FAIL", all, Some(o.elapsed))
+            }
         },
         Report::NotWritten(o, e) => (
             "FAIL",
