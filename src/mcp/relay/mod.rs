@@ -277,9 +277,11 @@ impl<S: Sides> Relay<S> {
         }
         if method == wire::INITIALIZE {
             if let Some(params) = msg.get_mut("params").and_then(Value::as_object_mut) {
+                let version = params.get("protocolVersion").and_then(Value::as_str);
+                let modes = modes_in_revision(self.options.modes, version);
                 let caps = params.entry("capabilities").or_insert_with(|| json!({}));
                 let target = notes::capability_target(&method, None, false);
-                changed |= self.declare_elicitation(caps, &target);
+                changed |= self.declare_elicitation(caps, &target, modes);
             }
         }
         let meta = msg
@@ -295,16 +297,15 @@ impl<S: Sides> Relay<S> {
         }
         let caps = meta.entry(CAPS_META).or_insert_with(|| json!({}));
         let target = notes::capability_target(&method, id_text.as_deref(), true);
-        changed |= self.declare_elicitation(caps, &target);
+        changed |= self.declare_elicitation(caps, &target, self.options.modes);
         if let (true, Some(id)) = (RETRYABLE.contains(&method.as_str()), id_text) {
             self.lock().tracked.insert(id, msg.clone());
         }
         changed
     }
 
-    /// Adds the modes the client lacks to `capabilities.elicitation`.
-    fn declare_elicitation(&self, caps: &mut Value, target: &str) -> bool {
-        let modes = self.options.modes;
+    /// Adds the `modes` the client lacks to `capabilities.elicitation`.
+    fn declare_elicitation(&self, caps: &mut Value, target: &str, modes: ElicitModes) -> bool {
         let Some((declared, changed)) = add_elicitation_modes(caps, modes) else {
             return false;
         };
@@ -745,6 +746,25 @@ fn is_resolvable(result: &Value, handles: impl Fn(Option<&str>) -> bool) -> bool
                         .and_then(Value::as_str),
                 )
         })
+}
+
+/// The modes elicit may declare to a server that the client asked to speak
+/// `version` with: what that revision defines, no more. URL mode came
+/// with 2025-11-25 and elicitation itself with 2025-06-18; a server that
+/// agrees to an older revision must not be led to send what it has not.
+/// An unknown (newer) version keeps every mode asked for.
+fn modes_in_revision(modes: ElicitModes, version: Option<&str>) -> ElicitModes {
+    match version {
+        Some(v) if v < wire::V2025_06_18 => ElicitModes {
+            form: false,
+            url: false,
+        },
+        Some(wire::V2025_06_18) => ElicitModes {
+            form: modes.form,
+            url: false,
+        },
+        _ => modes,
+    }
 }
 
 /// The capability rewrite: adds the modes of `modes` (`--modes`) the

@@ -120,6 +120,29 @@ fn initialize_declares_both_modes_and_remembers_what_the_client_declared() {
     assert!(!c.relay.client_message(&mut list));
 }
 
+/// What the proxy declares follows the revision the client asked for: URL
+/// mode is not declared to a 2025-06-18 server, elicitation not at all to
+/// an older one.
+#[test]
+fn initialize_declares_only_what_the_clients_revision_defines() {
+    for (version, expected) in [
+        ("2025-06-18", Some(json!({"form": {}}))),
+        ("2024-11-05", None),
+        ("2025-11-25", Some(json!({"form": {}, "url": {}}))),
+        ("2026-07-28", Some(json!({"form": {}, "url": {}}))),
+    ] {
+        let c = core(&[]);
+        let mut msg = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": version, "capabilities": {}}});
+        c.relay.client_message(&mut msg);
+        assert_eq!(
+            msg["params"]["capabilities"].get("elicitation"),
+            expected.as_ref(),
+            "{version}"
+        );
+    }
+}
+
 #[test]
 fn the_server_name_comes_from_the_initialize_reply() {
     let c = core(&[]);
