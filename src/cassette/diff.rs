@@ -255,6 +255,49 @@ pub fn request_diff(recorded: &Value, actual: &Value, ignore: &[String]) -> Vec<
     lines
 }
 
+/// The fields of `old`'s form that `new` renamed, when the guess is
+/// unambiguous: a field gone from `new` whose schema (but for its title and
+/// description) is that of exactly one field new to `new`, and no other
+/// gone field claims it. The requests are elicitation params.
+pub fn renamed_fields(old: &Value, new: &Value) -> Vec<(String, String)> {
+    let schema = |r: &Value| r.get("requestedSchema").cloned().unwrap_or(Value::Null);
+    let (op, np) = (properties(&schema(old)), properties(&schema(new)));
+    let removed: Vec<&String> = op.keys().filter(|k| !np.contains_key(*k)).collect();
+    let added: Vec<&String> = np.keys().filter(|k| !op.contains_key(*k)).collect();
+    let matches = |from: &str| -> Vec<&String> {
+        added
+            .iter()
+            .copied()
+            .filter(|to| same_but_title(&op[from], &np[to.as_str()]))
+            .collect()
+    };
+    removed
+        .iter()
+        .filter_map(|from| match matches(from).as_slice() {
+            [to] if removed
+                .iter()
+                .filter(|other| matches(other).contains(to))
+                .count()
+                == 1 =>
+            {
+                Some(((*from).clone(), (*to).clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The names of a request's form fields.
+pub fn field_names(request: &Value) -> Vec<String> {
+    request
+        .get("requestedSchema")
+        .map(properties)
+        .unwrap_or_default()
+        .keys()
+        .cloned()
+        .collect()
+}
+
 fn properties(schema: &Value) -> Map<String, Value> {
     schema
         .get("properties")
@@ -429,6 +472,28 @@ mod tests {
             ]
         );
         assert!(!same_request(&a, &b, &[]));
+    }
+
+    #[test]
+    fn a_rename_is_guessed_only_when_unambiguous() {
+        let form = |props: Value| json!({"message": "m", "requestedSchema": {"type": "object", "properties": props}});
+        let old =
+            form(json!({"name": {"type": "string", "title": "Name"}, "age": {"type": "integer"}}));
+        let new = form(
+            json!({"fullName": {"type": "string", "title": "Full name"}, "age": {"type": "integer"}}),
+        );
+        assert_eq!(
+            renamed_fields(&old, &new),
+            [("name".to_string(), "fullName".to_string())]
+        );
+        // Two strings gone, one string new: which was renamed is a guess.
+        let old = form(json!({"a": {"type": "string"}, "b": {"type": "string"}}));
+        let new = form(json!({"c": {"type": "string"}}));
+        assert!(renamed_fields(&old, &new).is_empty());
+        // One string gone, two new: as ambiguous.
+        let old = form(json!({"a": {"type": "string"}}));
+        let new = form(json!({"b": {"type": "string"}, "c": {"type": "string"}}));
+        assert!(renamed_fields(&old, &new).is_empty());
     }
 
     #[test]

@@ -136,7 +136,17 @@ impl AnswerSpec {
     /// words and values are `--answer`s; an accept fills the other fields
     /// from their defaults.
     pub fn scripted(&self) -> Result<ScriptedAnswers, ElicitError> {
-        let words = match self {
+        let words = self.scripted_words()?;
+        ScriptedAnswers::parse(&words, |path| {
+            Err(std::io::Error::other(format!(
+                "@{path}: a cassette's answers cannot name files"
+            )))
+        })
+    }
+
+    /// The answer as `--answer` words (what [`Self::scripted`] parses).
+    pub fn scripted_words(&self) -> Result<Vec<String>, ElicitError> {
+        Ok(match self {
             AnswerSpec::Result(v) => {
                 let mut result = Map::new();
                 for key in ["action", "content"] {
@@ -157,11 +167,6 @@ impl AnswerSpec {
                 words
             }
             AnswerSpec::Values(m) => values_as_words(m),
-        };
-        ScriptedAnswers::parse(&words, |path| {
-            Err(std::io::Error::other(format!(
-                "@{path}: a cassette's answers cannot name files"
-            )))
         })
     }
 }
@@ -215,6 +220,35 @@ impl Exchange {
         }
     }
 
+    /// `before` (the entry as it was written) with this exchange's request
+    /// and key, and its answer when `before` held a recorded result.
+    fn patch(&self, before: &Map<String, Value>) -> Value {
+        let mut out = before.clone();
+        out.insert("request".into(), self.request.clone());
+        match &self.key {
+            Some(k) => {
+                out.insert("key".into(), k.clone().into());
+            }
+            None => {
+                out.remove("key");
+            }
+        }
+        // A hand-written answer stays while the form's fields are the
+        // same; once fields were added or renamed (answered by `-a` or a
+        // rename), the answer sent now is the one to keep.
+        let recorded =
+            matches!(before.get("answer"), Some(Value::Object(a)) if a.contains_key("action"));
+        let old_fields = before
+            .get("request")
+            .map(diff::field_names)
+            .unwrap_or_default();
+        let same_fields = old_fields == diff::field_names(&self.request);
+        if recorded || !same_fields || !before.contains_key("answer") {
+            out.insert("answer".into(), self.answer.to_value());
+        }
+        Value::Object(out)
+    }
+
     fn to_value(&self) -> Value {
         let mut m = Map::new();
         if let Some(k) = &self.key {
@@ -247,6 +281,11 @@ pub struct Cassette {
     pub matches: Vec<(String, String)>,
     /// Keys this version does not know, kept as they were.
     pub extra: Map<String, Value>,
+    /// The file as it was read: what `--update` rewrites in place, so
+    /// every key a person wrote (per-elicitation `ignore`, names, notes,
+    /// hand-written answers) and their order survive. `None` for a
+    /// cassette just recorded.
+    pub source: Option<Value>,
 }
 
 /// The keys a cassette's top level is written in, in order.
@@ -283,8 +322,54 @@ pub fn protocol_choice(name: &str) -> ProtocolChoice {
 }
 
 impl Cassette {
-    /// The cassette as JSON, keys in a fixed order.
+    /// The cassette as JSON: a cassette read from a file is that file with
+    /// what changed written into it ([`Self::source`]); a new one has its
+    /// keys in a fixed order.
     pub fn to_value(&self) -> Value {
+        match &self.source {
+            Some(source) => self.patch(source),
+            None => self.fresh_value(),
+        }
+    }
+
+    /// `source` with this cassette's protocol, result and elicitations
+    /// written into it, everything else as it was. An elicitation keeps its
+    /// keys and a hand-written answer (applied by field name, it answers
+    /// the new form too); a recorded ElicitResult is replaced by the one
+    /// sent now.
+    fn patch(&self, source: &Value) -> Value {
+        let Some(obj) = source.as_object() else {
+            return self.fresh_value();
+        };
+        let mut out = obj.clone();
+        let fresh = self.fresh_value();
+        for key in ["protocol", "result"] {
+            if let Some(v) = fresh.get(key) {
+                if obj.contains_key(key) || key == "protocol" && self.protocol != "auto" {
+                    out.insert(key.into(), v.clone());
+                }
+            }
+        }
+        let old = obj
+            .get("elicitations")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let list: Vec<Value> = self
+            .elicitations
+            .iter()
+            .enumerate()
+            .map(|(i, exchange)| match old.get(i) {
+                Some(Value::Object(before)) => exchange.patch(before),
+                _ => exchange.to_value(),
+            })
+            .collect();
+        out.insert("elicitations".into(), Value::Array(list));
+        Value::Object(out)
+    }
+
+    /// The cassette as JSON, keys in a fixed order.
+    fn fresh_value(&self) -> Value {
         let mut m = Map::new();
         m.insert("elicit".into(), CASSETTE_VERSION.into());
         m.insert("server".into(), self.server.to_value());
@@ -443,6 +528,7 @@ impl Cassette {
             ignore: strings("ignore"),
             matches,
             extra,
+            source: Some(v.clone()),
         })
     }
 }
@@ -607,6 +693,7 @@ mod tests {
             ignore: vec!["/content/0/text".into()],
             matches: vec![],
             extra: Map::new(),
+            source: None,
         }
     }
 
@@ -629,7 +716,65 @@ mod tests {
             ]
         );
         assert!(cassette_validator().is_valid(&v));
-        assert_eq!(Cassette::from_value(&v).unwrap(), c);
+        let mut back = Cassette::from_value(&v).unwrap();
+        assert_eq!(back.source.take(), Some(v));
+        assert_eq!(back, c);
+    }
+
+    /// `--update` writes into the file as it was: a person's keys, their
+    /// order and a hand-written answer stay; the request, the recorded
+    /// result and the protocol are the new ones.
+    #[test]
+    fn an_update_keeps_every_key_a_person_wrote() {
+        let text = r#"{"x-owner": "payments team", "elicit": "cassette/1",
+            "server": {"command": ["srv"]}, "protocol": "2025-11-25", "tool": "t",
+            "arguments": {}, "ignore": ["/content/0/text"],
+            "elicitations": [
+              {"name": "login", "request": {"message": "old"}, "answer": "name=Ada",
+               "ignore": ["/url"], "x-note": "keep me"},
+              {"request": {"message": "two"}, "answer": {"action": "decline"}}
+            ],
+            "result": {"content": []}}"#;
+        let source: Value = serde_json::from_str(text).unwrap();
+        let mut c = Cassette::from_value(&source).unwrap();
+        c.elicitations[0].request = json!({"message": "new"});
+        c.elicitations[0].answer =
+            AnswerSpec::Result(json!({"action": "accept", "content": {"name": "Ada"}}));
+        c.elicitations[1].request = json!({"message": "two, changed"});
+        c.elicitations[1].answer = AnswerSpec::Result(json!({"action": "cancel"}));
+        c.result = Some(json!({"content": [{"type": "text", "text": "new"}]}));
+        c.protocol = "2026-07-28".into();
+        let v = c.to_value();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "x-owner",
+                "elicit",
+                "server",
+                "protocol",
+                "tool",
+                "arguments",
+                "ignore",
+                "elicitations",
+                "result"
+            ]
+        );
+        assert_eq!(v["protocol"], "2026-07-28");
+        assert_eq!(v["ignore"], json!(["/content/0/text"]));
+        let first = &v["elicitations"][0];
+        assert_eq!(first["name"], "login");
+        assert_eq!(first["ignore"], json!(["/url"]));
+        assert_eq!(first["x-note"], "keep me");
+        assert_eq!(first["answer"], "name=Ada", "a hand-written answer stays");
+        assert_eq!(first["request"], json!({"message": "new"}));
+        let second = &v["elicitations"][1];
+        assert_eq!(
+            second["answer"],
+            json!({"action": "cancel"}),
+            "a recorded result is replaced"
+        );
+        assert_eq!(v["result"]["content"][0]["text"], "new");
     }
 
     #[test]

@@ -165,6 +165,7 @@ impl ProxyRecorder {
             ignore: Vec::new(),
             matches: Vec::new(),
             extra: Map::new(),
+            source: None,
         };
         let path = self.nth_path(self.written.len() + 1);
         match cassette.write(&path) {

@@ -42,6 +42,7 @@ impl Recorder {
             ignore: Vec::new(),
             matches: Vec::new(),
             extra: Map::new(),
+            source: None,
         }
     }
 }

@@ -40,6 +40,11 @@ pub struct ReplayOptions {
     /// `--strict` (with its `--allow`/`--deny`): the lint and session rules
     /// on every elicitation of the replay; an error finding fails the test.
     pub strict: Option<crate::lint::Levels>,
+    /// `-a NAME=VALUE`: values for fields the cassette has no answer for
+    /// (a field the server added since the recording).
+    pub answers: Vec<String>,
+    /// `--answers FILE`: answer rules for what the cassette and `-a` leave.
+    pub rules: Option<std::sync::Arc<super::rules::AnswerRules>>,
 }
 
 /// How one replay ended.
@@ -74,9 +79,73 @@ fn stopped() -> ElicitError {
 struct Replayer<'c> {
     recorded: &'c [Exchange],
     update: bool,
+    /// `-a` and `--answers` of `elicit test`.
+    answers: &'c [String],
+    rules: Option<std::sync::Arc<super::rules::AnswerRules>>,
     next: usize,
     failure: Vec<String>,
+    /// What `--update` did on its own (a rename applied), said on stderr.
+    notes: Vec<String>,
     seen: Vec<Exchange>,
+}
+
+/// The recorded answer as `--answer` words, with `renames` applied to the
+/// values and `extra` (`-a NAME=VALUE`) added for fields it has no value
+/// for.
+fn answer_words(
+    answer: &AnswerSpec,
+    renames: &[(String, String)],
+    extra: &[String],
+) -> Vec<String> {
+    let rename = |mut m: serde_json::Map<String, Value>| {
+        for (from, to) in renames {
+            if let Some(v) = m.shift_remove(from) {
+                m.insert(to.clone(), v);
+            }
+        }
+        m
+    };
+    let (mut words, names): (Vec<String>, Vec<String>) = match answer {
+        AnswerSpec::Result(v) if v.get("action").and_then(Value::as_str) == Some("accept") => {
+            let content = v
+                .get("content")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            let content = rename(content);
+            let names = content.keys().cloned().collect();
+            (super::values_as_words(&content), names)
+        }
+        AnswerSpec::Values(m) => {
+            let m = rename(m.clone());
+            let names = m.keys().cloned().collect();
+            (super::values_as_words(&m), names)
+        }
+        other => match other.scripted_words() {
+            Ok(words) => {
+                let names = words
+                    .iter()
+                    .filter_map(|w| w.split_once('=').map(|(n, _)| n.to_string()))
+                    .collect();
+                (words, names)
+            }
+            Err(_) => return Vec::new(),
+        },
+    };
+    let declined = words
+        .iter()
+        .any(|w| matches!(w.trim(), "decline" | "cancel"));
+    if !declined {
+        words.extend(
+            extra
+                .iter()
+                .filter(
+                    |w| matches!(w.split_once('='), Some((n, _)) if !names.iter().any(|x| x == n)),
+                )
+                .cloned(),
+        );
+    }
+    words
 }
 
 fn describe(request: &Value) -> String {
@@ -129,7 +198,23 @@ impl ElicitObserver for Replayer<'_> {
         let answer = recorded
             .map(|r| r.answer.clone())
             .unwrap_or_else(|| AnswerSpec::Words(vec!["accept".into()]));
-        let scripted = match answer.scripted() {
+        let renames = match (self.update, recorded) {
+            (true, Some(r)) => super::diff::renamed_fields(&r.request, request),
+            _ => Vec::new(),
+        };
+        for (from, to) in &renames {
+            self.notes.push(format!(
+                "elicitation {n}: field {} renamed to {}: its recorded answer moved",
+                sanitize_line(from),
+                sanitize_line(to)
+            ));
+        }
+        let words = answer_words(&answer, &renames, self.answers);
+        let scripted = match ScriptedAnswers::parse(&words, |path| {
+            Err(std::io::Error::other(format!(
+                "@{path}: a cassette's answers cannot name files"
+            )))
+        }) {
             Ok(s) => s,
             Err(e) => {
                 self.failure.push(format!(
@@ -138,8 +223,17 @@ impl ElicitObserver for Replayer<'_> {
                 return Some(Err(stopped()));
             }
         };
-        let mut nobody = NoTerminal {
-            detail: "elicit test answers from the cassette only".into(),
+        let nobody = NoTerminal {
+            detail: "elicit test answers from the cassette, -a and --answers only".into(),
+        };
+        let mut person: Box<dyn resolve::Resolver> = match &self.rules {
+            Some(rules) => Box::new(super::rules::RulesResolver::new(
+                Some(rules.clone()),
+                nobody,
+                false,
+                false,
+            )),
+            None => Box::new(nobody),
         };
         let unanswered = |errors: &[crate::error::FieldError]| -> Vec<String> {
             errors
@@ -148,11 +242,11 @@ impl ElicitObserver for Replayer<'_> {
                 .map(|e| e.field.clone())
                 .collect()
         };
-        match resolve::resolve(elicitation, &scripted, false, &mut nobody) {
+        match resolve::resolve(elicitation, &scripted, false, person.as_mut()) {
             Ok(r) => Some(Ok(r)),
             Err(ElicitError::Validation(errors)) if !unanswered(&errors).is_empty() => {
                 self.failure.push(format!(
-                    "elicitation {n} ({}) has required field(s) with no recorded answer and no default: {}; record the cassette again (elicit call --record FILE …)",
+                    "elicitation {n} ({}) has required field(s) with no recorded answer and no default: {}; give them with `elicit test --update -a NAME=VALUE` (or --answers FILE), or record the cassette again",
                     describe(request),
                     unanswered(&errors).iter().map(|f| sanitize_line(f)).collect::<Vec<_>>().join(", ")
                 ));
@@ -160,7 +254,7 @@ impl ElicitObserver for Replayer<'_> {
             }
             Err(ElicitError::NeedsAnswers { fields, .. }) => {
                 self.failure.push(format!(
-                    "elicitation {n} ({}) has field(s) with no recorded answer and no default: {}; record the cassette again (elicit call --record FILE …)",
+                    "elicitation {n} ({}) has field(s) with no recorded answer and no default: {}; give them with `elicit test --update -a NAME=VALUE` (or --answers FILE), or record the cassette again",
                     describe(request),
                     fields.iter().map(|f| sanitize_line(f)).collect::<Vec<_>>().join(", ")
                 ));
@@ -194,20 +288,18 @@ pub fn replay(cassette: &Cassette, options: &ReplayOptions) -> Outcome {
             false,
         )
     });
-    let (verdict, updated) = run(cassette, options, strict.as_ref());
-    let notes = match &strict {
-        Some(strict) => {
-            let mut notes: Vec<String> = strict
+    let mut notes = Vec::new();
+    let (verdict, updated) = run(cassette, options, strict.as_ref(), &mut notes);
+    if let Some(strict) = &strict {
+        notes.extend(
+            strict
                 .findings()
                 .iter()
                 .filter(|f| f.severity != crate::lint::Severity::Error)
-                .map(|f| format!("strict: {}", crate::mcp::strict::finding_line(f)))
-                .collect();
-            notes.push(strict.summary());
-            notes
-        }
-        None => Vec::new(),
-    };
+                .map(|f| format!("strict: {}", crate::mcp::strict::finding_line(f))),
+        );
+        notes.push(strict.summary());
+    }
     Outcome {
         verdict,
         elapsed: start.elapsed(),
@@ -251,6 +343,7 @@ fn run(
     cassette: &Cassette,
     options: &ReplayOptions,
     strict: Option<&crate::mcp::strict::Strict>,
+    notes: &mut Vec<String>,
 ) -> (Verdict, Option<Cassette>) {
     let spec = options
         .server
@@ -279,8 +372,11 @@ fn run(
     let mut replayer = Replayer {
         recorded: &cassette.elicitations,
         update: options.update,
+        answers: &options.answers,
+        rules: options.rules.clone(),
         next: 0,
         failure: Vec::new(),
+        notes: Vec::new(),
         seen: Vec::new(),
     };
     let mut handler = ElicitHandler::new(&scripted, &mut nobody);
@@ -337,6 +433,7 @@ fn run(
     let generation = session.generation().clone();
     session.close();
     drop(handler);
+    notes.append(&mut replayer.notes);
     if let Some(strict) = strict {
         strict.end_session();
     }

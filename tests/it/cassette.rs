@@ -1429,3 +1429,52 @@ fn a_replay_negotiates_the_protocol_as_call_does() {
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(std::fs::read_to_string(&ledger).unwrap(), "charged 5\n");
 }
+
+/// A field the server added is answered with `--update -a`, a field it
+/// renamed keeps its answer (said on stderr), and what a person wrote in
+/// the cassette survives the update.
+#[test]
+fn update_answers_new_fields_follows_renames_and_keeps_what_a_person_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("p.cassette.json");
+    record(&file, PROFILE, &fixture(false), &[]);
+    let f = file.to_str().unwrap();
+    // What a person adds by hand: a note, a name and an ignore on the step.
+    let mut c = read(&file);
+    c["x-owner"] = json!("payments team");
+    c["elicitations"][0]["name"] = json!("profile step");
+    c["elicitations"][0]["ignore"] = json!(["/message"]);
+    std::fs::write(&file, serde_json::to_string_pretty(&c).unwrap()).unwrap();
+    let added = [("CASSETTE_FORM", "added")];
+    let run = test(&["--update", f], &added);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--update -a NAME=VALUE"),
+        "{}",
+        run.stderr
+    );
+    let run = test(&["--update", "-a", "email=ada@example.com", f], &added);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = test(&[f], &added);
+    assert_eq!(run.code, 0, "after --update -a: {}", run.stderr);
+    let c = read(&file);
+    assert_eq!(c["x-owner"], "payments team");
+    assert_eq!(c["elicitations"][0]["name"], "profile step");
+    assert_eq!(c["elicitations"][0]["ignore"], json!(["/message"]));
+    let content = &c["elicitations"][0]["answer"]["content"];
+    assert_eq!(content["email"], "ada@example.com");
+    assert_eq!(content["name"], "Ada");
+    // A rename (name -> fullName): the answer moves, and it is said.
+    let renamed = [("CASSETTE_FORM", "renamed")];
+    let run = test(&["--update", f], &renamed);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("field name renamed to fullName: its recorded answer moved"),
+        "{}",
+        run.stderr
+    );
+    let c = read(&file);
+    assert_eq!(c["elicitations"][0]["answer"]["content"]["fullName"], "Ada");
+    assert_eq!(test(&[f], &renamed).code, 0);
+}

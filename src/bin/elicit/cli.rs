@@ -271,9 +271,20 @@ pub struct TestArgs {
     pub headers: Vec<String>,
 
     /// Rewrite each cassette from this run: recorded answers are kept by
-    /// field name.
+    /// field name, a field renamed (unambiguously) keeps its answer, and
+    /// everything else written in the cassette stays.
     #[arg(long)]
     pub update: bool,
+
+    /// A value for a field the cassette has no answer for (a field the
+    /// server added since it was recorded): NAME=VALUE, repeatable. The
+    /// cassette's own answers come first.
+    #[arg(short = 'a', long = "answer", value_name = "NAME=VALUE")]
+    pub answers: Vec<String>,
+
+    /// Answer rules (as for `call`) for what the cassette and -a leave.
+    #[arg(long = "answers", value_name = "FILE")]
+    pub answers_file: Option<PathBuf>,
 
     /// How many tests run at once (default: the number of CPUs).
     #[arg(short = 'j', long = "jobs", value_name = "N")]

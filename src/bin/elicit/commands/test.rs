@@ -83,6 +83,15 @@ fn test(args: &TestArgs) -> i32 {
     } else {
         None
     };
+    let rules = match args
+        .answers_file
+        .as_deref()
+        .map(elicit::cassette::rules::AnswerRules::load)
+        .transpose()
+    {
+        Ok(rules) => rules.map(std::sync::Arc::new),
+        Err(e) => return usage(&format!("--answers {e}")),
+    };
     let options = ReplayOptions {
         server,
         headers,
@@ -91,6 +100,8 @@ fn test(args: &TestArgs) -> i32 {
         verbose: args.verbose,
         modes: args.checks.modes,
         strict,
+        answers: args.answers.clone(),
+        rules,
     };
     let jobs = args
         .jobs
