@@ -49,16 +49,94 @@ impl Change {
         }
     }
 
-    /// `- /a: 1` / `+ /a: 2` / `~ /a: 1 → 2`.
+    /// The change in lines: one, or one per difference inside a string
+    /// that holds JSON.
+    pub fn lines(&self) -> Vec<String> {
+        match self {
+            Change::Changed {
+                pointer,
+                old: Value::String(a),
+                new: Value::String(b),
+            } => changed_text(pointer, a, b),
+            _ => vec![self.line()],
+        }
+    }
+
+    /// `- /a: 1` / `+ /a: 2` / `~ /a: 1 → 2` (a string that differs far
+    /// from its start: around its first difference).
     pub fn line(&self) -> String {
         match self {
             Change::Added { pointer, new } => format!("+ {}: {}", at(pointer), show(new)),
             Change::Removed { pointer, old } => format!("- {}: {}", at(pointer), show(old)),
+            Change::Changed {
+                pointer,
+                old: Value::String(a),
+                new: Value::String(b),
+            } => changed_string(pointer, a, b),
             Change::Changed { pointer, old, new } => {
                 format!("~ {}: {} → {}", at(pointer), show(old), show(new))
             }
         }
     }
+}
+
+/// Characters of context shown on each side of a string's first
+/// difference.
+const AROUND: usize = 40;
+
+/// Two strings that differ: JSON inside them (a tool's text result often
+/// is) is compared by its own pointers; other text is shown around its
+/// first difference, where a diff cut at the start would show two equal
+/// beginnings.
+fn changed_text(pointer: &str, a: &str, b: &str) -> Vec<String> {
+    let parse = |t: &str| {
+        serde_json::from_str::<Value>(t)
+            .ok()
+            .filter(|v| v.is_object() || v.is_array())
+    };
+    if let (Some(va), Some(vb)) = (parse(a), parse(b)) {
+        let inner: Vec<String> = json_diff(&va, &vb)
+            .iter()
+            .map(|c| {
+                let line = c.line();
+                // "~ /x: …" → "~ POINTER (JSON) /x: …"
+                let (mark, rest) = line.split_at(2);
+                format!("{mark}{} (JSON text) {rest}", at(pointer))
+            })
+            .collect();
+        if !inner.is_empty() {
+            return inner;
+        }
+    }
+    vec![changed_string(pointer, a, b)]
+}
+
+/// Two plain strings that differ, on one line.
+fn changed_string(pointer: &str, a: &str, b: &str) -> String {
+    let (ca, cb): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let first = ca.iter().zip(&cb).take_while(|(x, y)| x == y).count();
+    if ca.len() <= SHOWN && cb.len() <= SHOWN || first < AROUND {
+        return format!(
+            "~ {}: {} → {}",
+            at(pointer),
+            show(&Value::String(a.into())),
+            show(&Value::String(b.into()))
+        );
+    }
+    let window = |c: &[char]| {
+        let from = first.saturating_sub(AROUND);
+        let to = (first + AROUND).min(c.len());
+        let text: String = c[from..to].iter().collect();
+        let tail = if to < c.len() { "…" } else { "" };
+        format!("…{}{tail}", sanitize_line(&text))
+    };
+    format!(
+        "~ {} (from character {}): {:?} → {:?}",
+        at(pointer),
+        first + 1,
+        window(&ca),
+        window(&cb)
+    )
 }
 
 fn at(pointer: &str) -> String {
@@ -187,7 +265,7 @@ pub fn result_diff(
         remove_at(&mut old, pointer);
         remove_at(&mut new, pointer);
     }
-    lines.extend(json_diff(&old, &new).iter().map(Change::line));
+    lines.extend(json_diff(&old, &new).iter().flat_map(Change::lines));
     lines
 }
 
@@ -197,6 +275,13 @@ pub fn result_diff(
 pub fn comparable_request(request: &Value, ignore: &[String]) -> Value {
     let mut v = request.clone();
     if let Some(o) = v.as_object_mut() {
+        let id = o
+            .get("elicitationId")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        if let Some(Value::String(url)) = o.get_mut("url") {
+            *url = comparable_url(url, id.as_deref());
+        }
         o.shift_remove("elicitationId");
         o.shift_remove("_meta");
         if o.get("mode").and_then(Value::as_str) == Some("") {
@@ -213,6 +298,22 @@ pub fn comparable_request(request: &Value, ignore: &[String]) -> Value {
         remove_at(&mut v, p);
     }
     v
+}
+
+/// A URL as it is compared: the elicitation's own id and any UUID in it
+/// are placeholders (`{elicitationId}`, `{uuid}`), since a server makes
+/// them afresh for every elicitation; everything else must be equal.
+pub fn comparable_url(url: &str, elicitation_id: Option<&str>) -> String {
+    static UUID: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let uuid = UUID.get_or_init(|| {
+        regex::Regex::new("(?i)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+            .expect("a fixed pattern")
+    });
+    let url = match elicitation_id.filter(|id| id.len() >= 4) {
+        Some(id) => url.replace(id, "{elicitationId}"),
+        None => url.to_string(),
+    };
+    uuid.replace_all(&url, "{uuid}").into_owned()
 }
 
 /// Whether a replayed elicitation asks what the recorded one asked.
@@ -472,6 +573,43 @@ mod tests {
             ]
         );
         assert!(!same_request(&a, &b, &[]));
+    }
+
+    #[test]
+    fn a_long_text_is_shown_around_its_first_difference() {
+        let pad = "x".repeat(300);
+        let a = json!(format!("{pad} owner ada@example.com end"));
+        let b = json!(format!("{pad} owner bob@example.com end"));
+        let line = json_diff(&a, &b)[0].line();
+        assert!(line.contains("(from character 308)"), "{line}");
+        assert!(
+            line.contains("ada@example.com") && line.contains("bob@example.com"),
+            "{line}"
+        );
+        // JSON inside a string: its own path.
+        let a = json!(format!(
+            r#"{{"deployment": "{pad}", "owner_email": "ada@example.com"}}"#
+        ));
+        let b = json!(format!(
+            r#"{{"deployment": "{pad}", "owner_email": "bob@example.com"}}"#
+        ));
+        let lines = json_diff(&json!({"t": a}), &json!({"t": b}))[0].lines();
+        assert_eq!(
+            lines[0],
+            "~ /t (JSON text) /owner_email: \"ada@example.com\" → \"bob@example.com\""
+        );
+    }
+
+    #[test]
+    fn a_url_with_a_fresh_id_or_uuid_compares_equal() {
+        let a = json!({"mode": "url", "message": "m", "elicitationId": "el-123",
+            "url": "https://x.example/c?e=el-123&s=0b5e0c2c-3f1a-4c4e-9a2b-6d7f8e9a0b1c"});
+        let b = json!({"mode": "url", "message": "m", "elicitationId": "el-456",
+            "url": "https://x.example/c?e=el-456&s=7c2d1e0f-aaaa-4bbb-8ccc-123456789abc"});
+        assert!(same_request(&a, &b, &[]));
+        let c = json!({"mode": "url", "message": "m", "elicitationId": "el-456",
+            "url": "https://evil.example/c?e=el-456&s=7c2d1e0f-aaaa-4bbb-8ccc-123456789abc"});
+        assert!(!same_request(&a, &c, &[]));
     }
 
     #[test]

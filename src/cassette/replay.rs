@@ -55,6 +55,42 @@ pub enum Verdict {
     Updated,
     /// What went wrong: a headline, then the diff's lines.
     Fail(Vec<String>),
+    /// The test could not run (the server could not be started or
+    /// reached, broke the session, or did not answer in time): no
+    /// comparison was made.
+    Error(Vec<String>),
+}
+
+/// Whether a failure is the session's (the test could not run) rather
+/// than a difference from the recording.
+fn session_broke(e: &ElicitError) -> bool {
+    use crate::error::ServerError as S;
+    matches!(
+        e,
+        ElicitError::Io { .. }
+            | ElicitError::Server(
+                S::Interrupted
+                    | S::OutputEnded
+                    | S::ClosedOutput
+                    | S::StdinClosed
+                    | S::CannotWrite(_)
+                    | S::NotReadingStdin { .. }
+                    | S::NoReply { .. }
+                    | S::NotJsonRpc { .. }
+                    | S::NotAMessage { .. }
+                    | S::WhileWaiting { .. }
+                    | S::Network { .. }
+                    | S::HttpStatus { .. }
+                    | S::Unauthorized { .. }
+                    | S::SignIn { .. }
+                    | S::SessionExpired { .. }
+                    | S::NoTransport { .. }
+                    | S::NotMcpReply { .. }
+                    | S::ReadingReply { .. }
+                    | S::StreamClosed { .. }
+                    | S::StreamCutTooOften { .. }
+            )
+    )
 }
 
 #[derive(Debug, Clone)]
@@ -66,6 +102,16 @@ pub struct Outcome {
     /// `--strict` findings that do not fail the test (warnings, infos), and
     /// the summary, as `call --strict` prints them.
     pub notes: Vec<String>,
+    /// The last lines the server wrote on stderr (sanitised), when the
+    /// test failed: kept apart from the failure (a traceback is no diff).
+    pub server_stderr: Vec<String>,
+}
+
+/// What a run leaves besides its verdict.
+#[derive(Default)]
+struct Extras {
+    notes: Vec<String>,
+    server_stderr: Vec<String>,
 }
 
 /// The error a replay stops the session with once it knows the test
@@ -182,14 +228,35 @@ impl ElicitObserver for Replayer<'_> {
                     return Some(Err(stopped()));
                 }
                 Some(r) if !same_request(&r.request, request, &r.ignore) => {
+                    // The server skipped a step: say so rather than diff
+                    // two different questions.
+                    let later = self.recorded[self.next..]
+                        .iter()
+                        .position(|e| same_request(&e.request, request, &e.ignore));
+                    if let Some(k) = later {
+                        self.failure.push(match k {
+                            0 => format!(
+                                "elicitation {n} ({}) is no longer asked: the server asked elicitation {} next",
+                                describe(&r.request),
+                                n + 1
+                            ),
+                            _ => format!(
+                                "elicitations {n} to {} are no longer asked: the server asked elicitation {} next",
+                                n + k,
+                                n + k + 1
+                            ),
+                        });
+                        return Some(Err(stopped()));
+                    }
+                    let diff = request_diff(&r.request, request, &r.ignore);
                     self.failure.push(format!(
-                        "elicitation {n} asks something else than recorded:"
+                        "elicitation {n} asks something else than recorded: {}",
+                        diff.first()
+                            .map(String::as_str)
+                            .unwrap_or("(see the request)")
                     ));
-                    self.failure.extend(
-                        request_diff(&r.request, request, &r.ignore)
-                            .into_iter()
-                            .map(|l| format!("  {l}")),
-                    );
+                    self.failure
+                        .extend(diff.iter().skip(1).map(|l| format!("  {l}")));
                     return Some(Err(stopped()));
                 }
                 Some(_) => {}
@@ -288,8 +355,12 @@ pub fn replay(cassette: &Cassette, options: &ReplayOptions) -> Outcome {
             false,
         )
     });
-    let mut notes = Vec::new();
-    let (verdict, updated) = run(cassette, options, strict.as_ref(), &mut notes);
+    let mut extras = Extras::default();
+    let (verdict, updated) = run(cassette, options, strict.as_ref(), &mut extras);
+    let Extras {
+        mut notes,
+        server_stderr,
+    } = extras;
     if let Some(strict) = &strict {
         notes.extend(
             strict
@@ -305,6 +376,7 @@ pub fn replay(cassette: &Cassette, options: &ReplayOptions) -> Outcome {
         elapsed: start.elapsed(),
         updated,
         notes,
+        server_stderr,
     }
 }
 
@@ -326,10 +398,7 @@ impl ServerLog {
         let text = String::from_utf8_lossy(&text[text.len().saturating_sub(4096)..]).into_owned();
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
         let from = lines.len().saturating_sub(8);
-        lines[from..]
-            .iter()
-            .map(|l| format!("  server: {}", sanitize_line(l)))
-            .collect()
+        lines[from..].iter().map(|l| sanitize_line(l)).collect()
     }
 }
 
@@ -343,7 +412,7 @@ fn run(
     cassette: &Cassette,
     options: &ReplayOptions,
     strict: Option<&crate::mcp::strict::Strict>,
-    notes: &mut Vec<String>,
+    extras: &mut Extras,
 ) -> (Verdict, Option<Cassette>) {
     let spec = options
         .server
@@ -361,9 +430,10 @@ fn run(
         ),
     };
     let log = ServerLog::new();
-    let fail_with_log = |mut lines: Vec<String>| {
-        lines.extend(log.tail());
-        (Verdict::Fail(lines), None)
+    // A failed test keeps the server's last words apart from its own.
+    let mut with_log = |verdict: Verdict| {
+        extras.server_stderr = log.tail();
+        (verdict, None)
     };
     let scripted = ScriptedAnswers::default();
     let mut nobody = NoTerminal {
@@ -406,11 +476,11 @@ fn run(
     let mut session = match session {
         Ok(s) => s,
         Err(ConnectError::Start(e)) => {
-            return fail_with_log(vec![format!(
+            return with_log(Verdict::Error(vec![format!(
                 "cannot start or reach the server {}: {}",
                 sanitize_line(&spec.describe()),
                 sanitize_line(&e.to_string())
-            )])
+            )]))
         }
         Err(ConnectError::Negotiate(e)) => {
             drop(handler);
@@ -419,7 +489,7 @@ fn run(
                 "connecting to the server: {}",
                 sanitize_line(&e.to_string())
             ));
-            return fail_with_log(lines);
+            return with_log(Verdict::Error(lines));
         }
     };
     let outcome = session
@@ -433,19 +503,24 @@ fn run(
     let generation = session.generation().clone();
     session.close();
     drop(handler);
-    notes.append(&mut replayer.notes);
+    extras.notes.append(&mut replayer.notes);
     if let Some(strict) = strict {
         strict.end_session();
     }
     let result = match outcome {
         Ok(r) => r,
-        Err(_) if !replayer.failure.is_empty() => return fail_with_log(replayer.failure),
+        Err(_) if !replayer.failure.is_empty() => return with_log(Verdict::Fail(replayer.failure)),
         Err(e) => {
-            return fail_with_log(vec![format!(
+            let line = format!(
                 "calling the tool {}: {}",
                 sanitize_line(&cassette.tool),
                 sanitize_line(&e.to_string())
-            )])
+            );
+            return with_log(if session_broke(&e) {
+                Verdict::Error(vec![line])
+            } else {
+                Verdict::Fail(vec![line])
+            });
         }
     };
     if !replayer.failure.is_empty() {
@@ -510,9 +585,9 @@ fn run(
         Some(recorded) => result_diff(recorded, &result, &cassette.ignore, &cassette.matches),
         None => Vec::new(),
     };
-    if !diff.is_empty() {
-        lines.push("the result differs from the recorded one:".into());
-        lines.extend(diff.into_iter().map(|l| format!("  {l}")));
+    if let Some(first) = diff.first() {
+        lines.push(format!("the result differs from the recorded one: {first}"));
+        lines.extend(diff.iter().skip(1).map(|l| format!("  {l}")));
     }
     if lines.is_empty() {
         (Verdict::Pass, None)

@@ -282,9 +282,9 @@ fn asking_more_fewer_or_never_fails() {
         run.stderr
     );
     assert!(
-        run.stderr
-            .contains("the result differs from the recorded one")
-            && run.stderr.contains("~ /content/0/text:"),
+        run.stderr.contains(
+            "the result differs from the recorded one: ~ /content/0/text (JSON text) /reply:"
+        ),
         "{}",
         run.stderr
     );
@@ -1477,4 +1477,91 @@ fn update_answers_new_fields_follows_renames_and_keeps_what_a_person_wrote() {
     let c = read(&file);
     assert_eq!(c["elicitations"][0]["answer"]["content"]["fullName"], "Ada");
     assert_eq!(test(&[f], &renamed).code, 0);
+}
+
+/// A step the server no longer asks is named as such, and a URL carrying
+/// a fresh elicitation id and UUID replays green the first time.
+#[test]
+fn a_skipped_step_is_named_and_a_fresh_url_id_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let steps = dir.path().join("steps.cassette.json");
+    record(
+        &steps,
+        &[
+            "--tool", "steps", "-a", "name=Ada", "-a", "go=true", "-a", "accept",
+        ],
+        &fixture(false),
+        &[],
+    );
+    let run = test(&[steps.to_str().unwrap()], &[("CASSETTE_FORM", "skip")]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "elicitation 2 (form \"Go ahead?\") is no longer asked: the server asked elicitation 3 next"
+        ),
+        "{}",
+        run.stderr
+    );
+    let link = dir.path().join("link.cassette.json");
+    let fresh = [("CASSETTE_FORM", "fresh")];
+    record(
+        &link,
+        &["--tool", "link", "-a", "accept"],
+        &fixture(false),
+        &fresh,
+    );
+    let run = test(&[link.to_str().unwrap()], &fresh);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+/// Reports CI can act on: a failure's message is the change itself; a
+/// server that cannot be reached or breaks the session is an `<error>`,
+/// not a mismatch; its traceback goes to `<system-err>`, never into the
+/// failure text (TAP and the human report alike).
+#[test]
+fn reports_carry_the_change_errors_and_keep_tracebacks_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let changed = dir.path().join("changed.cassette.json");
+    record(&changed, PROFILE, &fixture(false), &[]);
+    let crash = dir.path().join("crash.cassette.json");
+    let script = "import sys; sys.stderr.write('Traceback (most recent call last):\\n  File x\\nValueError: boom\\n'); sys.exit(1)";
+    let c = json!({"elicit": "cassette/1", "server": {"command": ["python3", "-c", script]},
+        "tool": "profile", "elicitations": []});
+    std::fs::write(&crash, c.to_string()).unwrap();
+    let files = [changed.to_str().unwrap(), crash.to_str().unwrap()];
+    let bound = [("CASSETTE_FORM", "bound")];
+    let run = test(&[&["--format", "junit"][..], &files].concat(), &bound);
+    let doc = roxmltree::Document::parse(&run.stdout).unwrap();
+    let failure = doc
+        .descendants()
+        .find(|n| n.has_tag_name("failure"))
+        .unwrap();
+    let message = failure.attribute("message").unwrap();
+    assert!(
+        message.contains("field age: maximum changed from 150 to 120"),
+        "{message}"
+    );
+    let error = doc.descendants().find(|n| n.has_tag_name("error")).unwrap();
+    assert_eq!(error.attribute("type"), Some("not-run"));
+    assert!(
+        !error.text().unwrap_or("").contains("Traceback"),
+        "{}",
+        run.stdout
+    );
+    let system_err = doc
+        .descendants()
+        .find(|n| n.has_tag_name("system-err"))
+        .expect("the server's stderr in <system-err>");
+    assert!(system_err.text().unwrap().contains("ValueError: boom"));
+    let tap = test(&[&["--format", "tap"][..], &files].concat(), &bound);
+    let (diff, stderr) = tap.stdout.split_once("server_stderr").unwrap();
+    assert!(!diff.contains("Traceback"), "{}", tap.stdout);
+    assert!(stderr.contains("ValueError: boom"), "{}", tap.stdout);
+    let human = test(&files, &bound);
+    assert!(human.stderr.contains("ERROR   "), "{}", human.stderr);
+    assert!(
+        human.stderr.contains("server: ValueError: boom"),
+        "{}",
+        human.stderr
+    );
 }

@@ -9,6 +9,8 @@ replay against another:
   CASSETTE_FORM=bound    age's maximum 150 -> 120
   CASSETTE_FORM=silent   the tool asks nothing
   CASSETTE_FORM=twice    the tool asks the base form twice
+  CASSETTE_FORM=skip     `steps` no longer asks its confirmation (its second step)
+  CASSETTE_FORM=fresh    `link` makes a fresh elicitationId and a UUID in its URL every time
 
 With --stateless it speaks 2026-07-28 (server/discover; elicitations inside
 input_required results); otherwise the initialize handshake (server-to-client
@@ -52,6 +54,13 @@ def form():
 
 CONFIRM = {"mode": "form", "message": "Go ahead?", "requestedSchema": {"type": "object", "properties": {"go": {"type": "boolean"}}, "required": ["go"]}}
 URL = {"mode": "url", "message": "Sign in to Example", "url": "https://example.com/connect?session=abc", "elicitationId": "link-1"}
+
+
+def url_params():
+    if VARIANT != "fresh":
+        return URL
+    eid = "el-" + uuid.uuid4().hex[:8]
+    return dict(URL, elicitationId=eid, url="https://example.com/connect?e=%s&s=%s" % (eid, uuid.uuid4()))
 # Each round's state: a string a client must echo exactly (escapes, non-ASCII).
 STATES = ["round-1 \u00e9 \"q\" \\n \u2603", "round-2 \t tab \u00fc"]
 TOOLS = [{"name": n, "inputSchema": {"type": "object", "properties": {"note": {"type": "string"}}}} for n in ("profile", "steps", "link", "stamp")]
@@ -94,10 +103,10 @@ def elicit_req(params):
 
 def handshake_tool(name, args):
     if name == "link":
-        return text({"reply": ask(URL)})
+        return text({"reply": ask(url_params())})
     if name == "steps":
         first = ask(form())
-        second = ask(CONFIRM)
+        second = ask(CONFIRM) if VARIANT != "skip" else None
         link = ask(URL)
         return text({"replies": [first, second, link]})
     if VARIANT == "silent":

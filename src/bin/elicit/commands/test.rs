@@ -268,12 +268,25 @@ fn status(test: &Test) -> (&'static str, Vec<String>, Option<Duration>) {
                 let all = lines.iter().chain(&o.notes).cloned().collect();
                 ("FAIL", all, Some(o.elapsed))
             }
+            Verdict::Error(lines) => {
+                let all = lines.iter().chain(&o.notes).cloned().collect();
+                ("ERROR", all, Some(o.elapsed))
+            }
         },
         Report::NotWritten(o, e) => (
             "FAIL",
             vec![format!("the updated cassette could not be written: {e}")],
             Some(o.elapsed),
         ),
+    }
+}
+
+/// The server's last words when the test failed (kept out of the
+/// failure's own lines).
+fn server_stderr(test: &Test) -> &[String] {
+    match &test.report {
+        Report::Ran(o) | Report::NotWritten(o, _) => &o.server_stderr,
+        Report::Unreadable(_) => &[],
     }
 }
 
@@ -286,6 +299,10 @@ fn print_line_for(test: &Test) {
     }
     for l in &lines {
         text.push_str("\n        ");
+        text.push_str(&sanitize_line(l));
+    }
+    for l in server_stderr(test) {
+        text.push_str("\n        server: ");
         text.push_str(&sanitize_line(l));
     }
     let mut err = std::io::stderr().lock();
@@ -316,6 +333,13 @@ fn tap(tests: &[Test]) -> String {
                 ));
                 out.push_str("  diff: |\n");
                 for l in &lines {
+                    out.push_str(&format!("    {}\n", sanitize_line(l)));
+                }
+            }
+            let stderr = server_stderr(t);
+            if !stderr.is_empty() {
+                out.push_str("  server_stderr: |\n");
+                for l in stderr {
                     out.push_str(&format!("    {}\n", sanitize_line(l)));
                 }
             }
@@ -368,14 +392,21 @@ fn junit(tests: &[Test], elapsed: Duration) -> String {
                     "error"
                 };
                 let body: Vec<String> = lines.iter().map(|l| sanitize_line(l)).collect();
+                let kind = match (tag, &t.report) {
+                    ("failure", _) => "mismatch",
+                    (_, Report::Unreadable(_)) => "unreadable",
+                    _ => "not-run",
+                };
+                let stderr = server_stderr(t);
+                let system_err = if stderr.is_empty() {
+                    String::new()
+                } else {
+                    let text: Vec<String> = stderr.iter().map(|l| sanitize_line(l)).collect();
+                    format!("\n      <system-err>{}</system-err>", xml(&text.join("\n")))
+                };
                 cases.push_str(&format!(
-                    ">\n      <{tag} message=\"{}\" type=\"{}\">{}</{tag}>\n    </testcase>\n",
+                    ">\n      <{tag} message=\"{}\" type=\"{kind}\">{}</{tag}>{system_err}\n    </testcase>\n",
                     xml(body.first().map(String::as_str).unwrap_or("")),
-                    if tag == "failure" {
-                        "mismatch"
-                    } else {
-                        "unreadable"
-                    },
                     xml(&body.join("\n"))
                 ));
             }
@@ -420,6 +451,7 @@ fn json_report(tests: &[Test], elapsed: Duration, jobs: usize) -> String {
                 "status": status,
                 "time_ms": took.map(|d| (d.as_secs_f64() * 1000.0 * 10.0).round() / 10.0),
                 "details": lines,
+                "server_stderr": server_stderr(t),
             })
         })
         .collect();
