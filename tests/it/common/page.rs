@@ -286,6 +286,16 @@ pub struct NoTerminal {
 
 impl NoTerminal {
     pub fn spawn(args: &[&str], stdin_text: Option<&str>) -> NoTerminal {
+        NoTerminal::spawn_limited(args, stdin_text, None)
+    }
+
+    /// [`NoTerminal::spawn`], with at most `open_files` file descriptors
+    /// (soft and hard `RLIMIT_NOFILE`) when given.
+    pub fn spawn_limited(
+        args: &[&str],
+        stdin_text: Option<&str>,
+        open_files: Option<u64>,
+    ) -> NoTerminal {
         let mut cmd = Command::new(BIN);
         cmd.args(args)
             .env_remove("ELICIT_BROWSER")
@@ -298,8 +308,15 @@ impl NoTerminal {
         // SAFETY: setsid is async-signal-safe; the child gets no
         // controlling terminal, as under a desktop app.
         unsafe {
-            cmd.pre_exec(|| {
+            cmd.pre_exec(move || {
                 libc::setsid();
+                if let Some(n) = open_files {
+                    let limit = libc::rlimit {
+                        rlim_cur: n,
+                        rlim_max: n,
+                    };
+                    libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+                }
                 Ok(())
             });
         }
@@ -338,6 +355,10 @@ impl NoTerminal {
         }
     }
 
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()
     }
@@ -347,9 +368,10 @@ impl NoTerminal {
         self.nth_page_address(1)
     }
 
-    /// The address of the `n`th time (from 1) the page opened: it closes
-    /// while nothing waits and opens again for the next elicitation, so a
-    /// later one must wait for its own announcement, not reuse the first.
+    /// The address of the `n`th time (from 1) the page was announced (each
+    /// time an elicitation arrives while nothing waits, with a new one-time
+    /// address, the earlier one being spent), so a later one must wait for
+    /// its own announcement, not reuse the first.
     pub fn nth_page_address(&self, n: usize) -> String {
         const SAID: &str = "answer on the page ";
         let deadline = Instant::now() + LIMIT;
@@ -459,8 +481,13 @@ pub fn choice(name: &str, value: &str) -> String {
 
 /// One HTTP request by hand (headers a browser would never send).
 pub fn http(port: u16, head: &str, body: &str) -> (u16, String) {
+    http_within(port, head, body, LIMIT)
+}
+
+/// [`http`], waiting at most `limit` for the response (status 0 past it).
+pub fn http_within(port: u16, head: &str, body: &str, limit: Duration) -> (u16, String) {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(LIMIT)).unwrap();
+    s.set_read_timeout(Some(limit)).unwrap();
     write!(
         s,
         "{head}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -500,28 +527,50 @@ impl PageSession {
     /// A request on the page with its cookie: `METHOD PATH-UNDER-THE-PAGE`
     /// and extra header lines (each ending in `\r\n`).
     pub fn request(&self, method: &str, under: &str, headers: &str, body: &str) -> (u16, String) {
+        self.request_within(method, under, headers, body, LIMIT)
+    }
+
+    /// [`PageSession::request`], waiting at most `limit` for the response.
+    pub fn request_within(
+        &self,
+        method: &str,
+        under: &str,
+        headers: &str,
+        body: &str,
+        limit: Duration,
+    ) -> (u16, String) {
         let port = self.port;
-        http(
+        http_within(
             port,
             &format!(
                 "{method} {}{under} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nCookie: {}\r\n{headers}X-Pad: 1",
                 self.path, self.cookie
             ),
             body,
+            limit,
         )
     }
 }
 
-/// Uses the one-time `address` by hand: expects the redirect with the
-/// cookie.
+/// Opens the page by hand as a browser would: the one-time `address`
+/// answers with a redirect to the page and its cookie (a bare page address
+/// is the page itself, with no cookie).
 pub fn open_page(address: &str) -> PageSession {
     let port = page_port(address);
-    let once = &address[address.find("/open/").expect("a one-time address")..];
+    let at = address["http://127.0.0.1:".len()..].find('/').unwrap() + "http://127.0.0.1:".len();
+    let path = &address[at..];
     let (status, head) = http(
         port,
-        &format!("GET {once} HTTP/1.1\r\nHost: 127.0.0.1:{port}"),
+        &format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}"),
         "",
     );
+    if status == 200 {
+        return PageSession {
+            port,
+            path: path.to_string(),
+            cookie: String::new(),
+        };
+    }
     assert_eq!(status, 303, "{head}");
     let header = |name: &str| {
         head.lines()
@@ -538,4 +587,33 @@ pub fn open_page(address: &str) -> PageSession {
         path: header("Location"),
         cookie,
     }
+}
+
+/// `program ARGS` as another local user (`nobody`/`nogroup`, no
+/// supplementary groups, through `setpriv`), for the attacks that need
+/// one. `None` when the tests do not run as root (then they cannot switch
+/// user, and the caller skips, saying so on stderr).
+pub fn as_other_user(program: &str, args: &[&str]) -> Option<Command> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!(
+            "SKIPPED: this attack needs a second local user; run the tests as root to run it as nobody"
+        );
+        return None;
+    }
+    let mut cmd = Command::new("setpriv");
+    cmd.args([
+        "--reuid",
+        "nobody",
+        "--regid",
+        "nogroup",
+        "--clear-groups",
+        "--",
+        program,
+    ])
+    .args(args)
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    Some(cmd)
 }
