@@ -132,11 +132,13 @@ fn another_user_cannot_take_the_port_of_an_open_page_between_elicitations() {
     assert_eq!(
         said.first().map(|v| v["bound"].clone()),
         Some(json!(false)),
-        "another user bound the page's port while elicit runs: {said:?}"
+        "another user bound the page's port while elicit runs: {:?}",
+        &said[..said.len().min(3)]
     );
     assert!(
         !said.iter().any(|v| v.get("request").is_some()),
-        "the tab's requests reached another user: {said:?}"
+        "the tab's requests reached another user: {:?}",
+        &said[..said.len().min(3)]
     );
 
     p.send(&form("Second?"));
@@ -306,10 +308,15 @@ fn idle_connections_never_stop_the_page() {
     let flood: Vec<TcpStream> = (0..1500)
         .map_while(|_| TcpStream::connect_timeout(&to, Duration::from_secs(2)).ok())
         .collect();
-    assert!(flood.len() > 1100, "only {} connections", flood.len());
     let quick = Duration::from_secs(10);
     let (status, _) = page.request_within("GET", "", "", "", quick);
-    assert_eq!(status, 200, "the page stopped answering under the flood");
+    assert_eq!(
+        status,
+        200,
+        "the page stopped answering under the flood ({} connections made)",
+        flood.len()
+    );
+    assert_eq!(flood.len(), 1500, "elicit stopped taking connections");
     drop(flood);
     let (status, html) = page.request_within("GET", "", "", "", quick);
     assert_eq!(status, 200, "the page did not come back after the flood");

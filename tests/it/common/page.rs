@@ -484,9 +484,13 @@ pub fn http(port: u16, head: &str, body: &str) -> (u16, String) {
     http_within(port, head, body, LIMIT)
 }
 
-/// [`http`], waiting at most `limit` for the response (status 0 past it).
+/// [`http`], waiting at most `limit` for the response (status 0 past it,
+/// or when nothing listens).
 pub fn http_within(port: u16, head: &str, body: &str, limit: Duration) -> (u16, String) {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut s = match TcpStream::connect(("127.0.0.1", port)) {
+        Ok(s) => s,
+        Err(e) => return (0, format!("cannot connect: {e}")),
+    };
     s.set_read_timeout(Some(limit)).unwrap();
     write!(
         s,
