@@ -28,8 +28,10 @@ use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// The request line and headers, together.
-pub const MAX_HEAD: usize = 16 * 1024;
+/// The request line and headers, together (room for a browser's cookies
+/// for 127.0.0.1 from other local servers too; 64 connections' heads are
+/// then 4 MiB at most).
+pub const MAX_HEAD: usize = 64 * 1024;
 
 /// Header lines in one request.
 pub const MAX_HEADERS: usize = 64;
@@ -111,19 +113,26 @@ impl Request {
         Ok(body)
     }
 
-    /// Writes the whole response and ends the connection.
+    /// Writes the whole response and ends the sending side (the
+    /// connection's thread then drains and closes it).
     pub fn respond(self, response: &[u8]) {
-        finish(self.stream, response);
+        write_response(&self.stream, response);
     }
 }
 
-/// Writes `response`, then reads (and drops) what the client still sends
-/// for a bounded time, and closes.
-fn finish(mut stream: TcpStream, response: &[u8]) {
+/// Writes `response` and ends the sending side.
+fn write_response(mut stream: &TcpStream, response: &[u8]) {
     let _ = stream.set_write_timeout(Some(IO_TIME));
     let _ = stream.write_all(response);
     let _ = stream.flush();
     let _ = stream.shutdown(Shutdown::Write);
+}
+
+/// Reads (and drops) what the client still sends, for a bounded time and
+/// amount, so that closing does not reset the connection before the client
+/// has read the response. The connection counts as idle meanwhile: it is
+/// the first shed.
+fn drain(mut stream: TcpStream) {
     let _ = stream.set_read_timeout(Some(DRAIN_TIME));
     let until = Instant::now() + DRAIN_TIME;
     let mut sink = [0u8; 8192];
@@ -251,12 +260,17 @@ fn busy(stream: TcpStream) {
 }
 
 fn connection<F: Fn(Request)>(mut stream: TcpStream, id: u64, table: &Table, handle: &F) {
+    let set_idle = |idle: bool| match lock(table).open.get_mut(&id) {
+        Some(slot) => {
+            slot.idle = idle;
+            true
+        }
+        None => false, // shed meanwhile
+    };
     match read_head(&mut stream) {
         Ok(request) => {
-            if let Some(slot) = lock(table).open.get_mut(&id) {
-                slot.idle = false;
-            } else {
-                return; // shed while its head was being parsed
+            if !set_idle(false) {
+                return;
             }
             handle(request);
         }
@@ -266,9 +280,12 @@ fn connection<F: Fn(Request)>(mut stream: TcpStream, id: u64, table: &Table, han
                  Content-Length: {}\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n{text}\n",
                 text.len() + 1
             );
-            finish(stream, response.as_bytes());
+            write_response(&stream, response.as_bytes());
         }
-        Err(None) => {}
+        Err(None) => return,
+    }
+    if set_idle(true) {
+        drain(stream);
     }
 }
 
@@ -380,5 +397,22 @@ mod tests {
         let ok = get(port, b"GET /y HTTP/1.1\r\n\r\n");
         assert!(ok.ends_with("/y"), "{ok}");
         drop(idle);
+    }
+
+    /// Answered connections the client keeps open are idle while elicit
+    /// waits for them to close: they are shed too, never a reason for 503.
+    #[test]
+    fn answered_connections_left_open_are_shed_too() {
+        let port = echo();
+        let held: Vec<TcpStream> = (0..MAX_CONNECTIONS * 2)
+            .map(|_| {
+                let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+                s.write_all(b"GET /held HTTP/1.1\r\n\r\n").unwrap();
+                s
+            })
+            .collect();
+        let ok = get(port, b"GET /z HTTP/1.1\r\n\r\n");
+        assert!(ok.ends_with("/z"), "{ok}");
+        drop(held);
     }
 }

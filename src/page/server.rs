@@ -319,7 +319,8 @@ fn route(page: &Arc<Page>, request: &mut Request, port: u16) -> (Reply, Answered
 /// made), it gives nothing. The addresses made before it are dropped too:
 /// the browser that has the page needs none of them.
 fn open_once(page: &Page, request: &Request, once: &str) -> Reply {
-    if !matches!(request.method(), "GET" | "HEAD") {
+    // Only a GET spends it (a HEAD, a prefetch of another kind, does not).
+    if request.method() != "GET" {
         return plain(405, "method not allowed");
     }
     let mut state = page.lock();

@@ -204,6 +204,59 @@ fn after_elicit_exits_the_open_tab_shows_nothing_from_whoever_takes_its_port() {
     assert_eq!(b.count("form, section[data-id='99']"), 0);
 }
 
+/// The proof the page's script checks: only a request with the page's
+/// cookie gets one, and it is the HMAC of the request's challenge under the
+/// key in the page (so only elicit, which made the page, can give it).
+#[test]
+fn the_page_proves_itself_only_to_its_own_session() {
+    let p = NoTerminal::spawn(
+        &["--ui", "browser", "--no-open"],
+        Some(&form("Proof?").to_string()),
+    );
+    let page = open_page(&p.page_address());
+    let (status, html) = page.request("GET", "", "", "");
+    assert_eq!(status, 200);
+    let key = html
+        .split("data-key=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .expect("the page carries its proof key");
+    let challenge = "0123456789abcdef0123456789abcdef";
+    let proof_in = |response: &str| {
+        response
+            .lines()
+            .take_while(|l| !l.is_empty())
+            .find_map(|l| l.strip_prefix("X-Elicit-Proof: "))
+            .map(str::to_string)
+    };
+    let (status, with) = page.request(
+        "GET",
+        "events?since=0",
+        &format!("X-Elicit-Challenge: {challenge}\r\n"),
+        "",
+    );
+    assert_eq!(status, 200, "{with}");
+    let tag = ring::hmac::sign(
+        &ring::hmac::Key::new(ring::hmac::HMAC_SHA256, key.as_bytes()),
+        challenge.as_bytes(),
+    );
+    let expected: String = tag.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(proof_in(&with), Some(expected));
+    // The same request without the cookie: refused, and nothing proved.
+    let port = page.port;
+    let (status, without) = http_within(
+        port,
+        &format!(
+            "GET {}events?since=0 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Elicit-Challenge: {challenge}",
+            page.path
+        ),
+        "",
+        LIMIT,
+    );
+    assert_eq!(status, 403);
+    assert_eq!(proof_in(&without), None, "{without}");
+}
+
 // ---------------------------------------------------------------------------
 // 2. The page's address in a browser's command line.
 
