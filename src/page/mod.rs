@@ -137,6 +137,9 @@ struct State {
     port: Option<u16>,
     /// One-time addresses handed out and not yet used (newest last).
     one_time: VecDeque<String>,
+    /// The last one-time addresses spent (newest last): one used again
+    /// is said on stderr.
+    spent: VecDeque<String>,
     /// When a page last asked for news, and how many are asking now: a
     /// page that is open does not need the browser opened again.
     last_seen: Option<Instant>,

@@ -325,13 +325,31 @@ fn open_once(page: &Page, request: &Request, once: &str) -> Reply {
     }
     let mut state = page.lock();
     let Some(at) = state.one_time.iter().position(|o| same_secret(o, once)) else {
+        // A spent address used again: the person's browser arriving after
+        // something else used it first, or the person opening it twice.
+        // Said once per address, on stderr and on the page.
+        if let Some(at) = state.spent.iter().position(|o| same_secret(o, once)) {
+            state.spent.remove(at);
+            eprintln!(
+                "elicit: the page's one-time address was opened a second time; if your browser \
+                 says it was used already, something else opened it first and could answer in \
+                 your place: stop elicit"
+            );
+        }
         return plain(
             410,
-            "this one-time address of elicit's page was used already: go back to the tab \
-             it opened, or use the new address elicit gives with its next request",
+            "This one-time address of elicit's page was used already. If you opened it before, \
+             go back to that tab. If you did not, something else on this computer opened it first \
+             and could answer in your place: stop elicit.",
         );
     };
-    state.one_time.drain(..=at);
+    let spent: Vec<String> = state.one_time.drain(..=at).collect();
+    for o in spent {
+        if state.spent.len() >= super::ONE_TIME {
+            state.spent.pop_front();
+        }
+        state.spent.push_back(o);
+    }
     let mut reply = plain(303, "on to the page");
     reply.extra.push(("Location", format!("/{}/", page.token)));
     reply.extra.push((

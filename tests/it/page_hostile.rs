@@ -323,6 +323,19 @@ fn a_page_address_read_from_the_browsers_command_line_answers_nothing() {
         p.lines.recv_timeout(Duration::from_millis(300)).is_err(),
         "elicit answered before the person did"
     );
+    // And elicit says the address was used twice.
+    let deadline = Instant::now() + LIMIT;
+    while !p
+        .stderr()
+        .contains("one-time address was opened a second time")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "elicit said nothing of the second use:\n{}",
+            p.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     answer_in_the_tab(&b, "the person");
     assert_eq!(
         next_answer(&p),
