@@ -42,7 +42,8 @@ pub const MAX_CONNECTIONS: usize = 64;
 /// How long a connection may take to send its whole request head.
 pub const HEAD_TIME: Duration = Duration::from_secs(10);
 
-/// How long one read of a body, or one write of a response, may wait.
+/// How long a whole body may take to arrive, and one write of a response
+/// may wait.
 const IO_TIME: Duration = Duration::from_secs(10);
 
 /// After a response, how much of what the client still sends is read and
@@ -97,18 +98,26 @@ impl Request {
     }
 
     /// Reads the body of `length` bytes (checked by the caller against its
-    /// own cap), each read waiting at most [`IO_TIME`].
+    /// own cap), all of it within [`IO_TIME`].
     pub fn read_body(&mut self, length: u64) -> io::Result<Vec<u8>> {
         let length = usize::try_from(length).map_err(io::Error::other)?;
         let mut body = std::mem::take(&mut self.leftover);
         body.truncate(length);
-        if body.len() < length {
-            self.stream.set_read_timeout(Some(IO_TIME))?;
-            let need = (length - body.len()) as u64;
-            (&mut self.stream).take(need).read_to_end(&mut body)?;
-        }
-        if body.len() < length {
-            return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
+        let deadline = Instant::now() + IO_TIME;
+        let mut chunk = [0u8; 8192];
+        while body.len() < length {
+            let left = deadline
+                .checked_duration_since(Instant::now())
+                .filter(|d| !d.is_zero())
+                .ok_or_else(|| io::Error::from(io::ErrorKind::TimedOut))?;
+            self.stream.set_read_timeout(Some(left))?;
+            let room = (length - body.len()).min(chunk.len());
+            match self.stream.read(&mut chunk[..room]) {
+                Ok(0) => return Err(io::Error::from(io::ErrorKind::UnexpectedEof)),
+                Ok(n) => body.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
         }
         Ok(body)
     }
