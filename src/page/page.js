@@ -158,12 +158,12 @@
         failures += 1;
         disabled = true;
         sendable(false);
-        if (failures > 5) {
-          stop("elicit no longer serves this page (it has ended). Close it; elicit gives a new address when it asks again.");
-          return;
-        }
-        status.textContent = "elicit is not answering this page just now; trying again.";
-        setTimeout(watch, 1000);
+        // Not answering (ended, or too busy just now): ask again, less and
+        // less often, with nothing sendable until a proven answer.
+        status.textContent = failures > 5
+          ? "elicit is not answering this page; it may have ended. Nothing can be sent from here until it answers again."
+          : "elicit is not answering this page just now; trying again.";
+        setTimeout(watch, Math.min(1000 * Math.pow(2, Math.min(failures, 6) - 1), 30000));
       });
   }
   watch();

@@ -204,6 +204,37 @@ fn after_elicit_exits_the_open_tab_shows_nothing_from_whoever_takes_its_port() {
     assert_eq!(b.count("form, section[data-id='99']"), 0);
 }
 
+/// elicit killed while a form is on the page: the tab disables the form at
+/// once, so nothing typed there can be sent to whatever takes the port next.
+#[test]
+fn when_elicit_stops_answering_nothing_can_be_sent_from_the_tab() {
+    let b = Browser::start();
+    let mut p = NoTerminal::spawn(
+        &["--ui", "browser", "--no-open"],
+        Some(&form("Killed?").to_string()),
+    );
+    b.goto(&p.page_address());
+    b.type_into("[name=name]", "typed before the end");
+    assert_eq!(
+        b.exec(
+            "return document.querySelector('button[name=action]').disabled",
+            json!([])
+        ),
+        json!(false)
+    );
+    p.child.kill().unwrap();
+    p.child.wait().unwrap();
+    b.wait_for(
+        "the form to be disabled",
+        "return [...document.querySelectorAll('#pending button, #pending input')].every(e => e.disabled)",
+    );
+    assert!(
+        b.text("#status").contains("not answering"),
+        "{}",
+        b.body_text()
+    );
+}
+
 /// The proof the page's script checks: only a request with the page's
 /// cookie gets one, and it is the HMAC of the request's challenge under the
 /// key in the page (so only elicit, which made the page, can give it).
