@@ -52,9 +52,19 @@ def page_ready():
     t0 = arrive(p)
     line = p.stderr.readline().decode()
     t1 = time.perf_counter()
-    m = re.search(r"http://127\.0\.0\.1:(\d+)(/\w+/)", line)
+    m = re.search(r"http://127\.0\.0\.1:(\d+)(/open/\w+)", line)
     assert m, line
-    return p, t1 - t0, int(m.group(1)), m.group(2)
+    # The one-time address: a redirect to the page and its session cookie.
+    port = int(m.group(1))
+    c = http.client.HTTPConnection("127.0.0.1", port)
+    c.request("GET", m.group(2))
+    r = c.getresponse()
+    r.read()
+    c.close()
+    assert r.status == 303, r.status
+    global cookie
+    cookie = r.getheader("Set-Cookie").split(";")[0]
+    return p, t1 - t0, port, r.getheader("Location")
 
 def scripted():
     p = spawn(["--no-input", "-a", "accept", "-a", "name=Ada"])
@@ -64,10 +74,12 @@ def scripted():
     p.wait()
     return t1 - t0
 
+cookie = ""
+
 def get(port, path):
     t0 = time.perf_counter()
     c = http.client.HTTPConnection("127.0.0.1", port)
-    c.request("GET", path)
+    c.request("GET", path, headers={"Cookie": cookie})
     r = c.getresponse()
     body = r.read()
     t1 = time.perf_counter()
@@ -79,7 +91,8 @@ def cancel(p, port, base):
     csrf = re.search(rb'name="csrf" value="(\w+)"', body).group(1).decode()
     c = http.client.HTTPConnection("127.0.0.1", port)
     c.request("POST", base + "answer/1", urllib.parse.urlencode({"csrf": csrf, "action": "cancel"}),
-              {"Origin": f"http://127.0.0.1:{port}", "Content-Type": "application/x-www-form-urlencoded"})
+              {"Origin": f"http://127.0.0.1:{port}", "Content-Type": "application/x-www-form-urlencoded",
+               "Cookie": cookie})
     c.getresponse().read()
     p.wait(timeout=10)
 

@@ -63,7 +63,7 @@ pub(super) fn page(
                 title { (title) }
                 style nonce=(nonce) { (PreEscaped(STYLE)) }
             }
-            body data-base=(base) data-version=(state.version) {
+            body data-base=(base) data-version=(state.version) data-key=(page.proof_key) {
                 header {
                     h1 { "elicit" }
                     p #status role="status" aria-live="polite" {}

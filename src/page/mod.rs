@@ -9,11 +9,14 @@
 //! schema model ([`crate::elicitation::schema`]): the page renders its fields
 //! ([`html`]), and a submission is coerced and validated by it
 //! ([`submit`]) before anything is sent. The HTTP side ([`server`]) is a
-//! `tiny_http` listener that is open only while something waits, and
-//! refuses whatever does not carry the page's token, host, origin and CSRF
-//! token.
+//! listener of our own ([`http`]) opened at the first elicitation and kept
+//! for the process's life (so no other user can take its port over), which
+//! refuses whatever does not carry the page's session cookie (given in
+//! exchange for a one-time address), host, origin and CSRF token, and
+//! proves itself to the page's script on every response.
 
 mod html;
+mod http;
 mod server;
 mod submit;
 
@@ -74,11 +77,13 @@ impl BrowserResolver {
         })
     }
 
-    /// The page's address while its listener is open (tests and the bench
-    /// read it from stderr; this is for callers in the same process).
+    /// A fresh one-time address of the page once it is served (tests and
+    /// the bench read it from stderr; this is for callers in the same
+    /// process). It is good for one visit, which sets the page's cookie.
     pub fn address(&self) -> Option<String> {
-        let state = self.page.lock();
-        state.listener.as_ref().map(|l| self.page.address(l.port))
+        let mut state = self.page.lock();
+        let port = state.port?;
+        self.page.one_time_address(&mut state, port).ok()
     }
 }
 
@@ -123,13 +128,6 @@ struct Finished {
     what: String,
 }
 
-/// The open listener.
-struct Listener {
-    port: u16,
-    server: Arc<tiny_http::Server>,
-    accept: Option<std::thread::JoinHandle<()>>,
-}
-
 #[derive(Default)]
 struct State {
     next_id: u64,
@@ -139,10 +137,14 @@ struct State {
     /// Answers given on the page, waiting for their resolver to take them.
     answered: HashMap<u64, Outcome>,
     recent: VecDeque<Finished>,
-    listener: Option<Listener>,
-    /// The port of the last listener: reused when free, so a page left
-    /// open in the browser finds the next elicitation by itself.
-    last_port: Option<u16>,
+    /// The listener's port, once opened: it stays bound for the process's
+    /// life, so no one else can take the port a page in the browser uses.
+    port: Option<u16>,
+    /// One-time addresses handed out and not yet used (newest last).
+    one_time: VecDeque<String>,
+    /// The last one-time addresses spent (newest last): one used again
+    /// is said on stderr.
+    spent: VecDeque<String>,
     /// When a page last asked for news, and how many are asking now: a
     /// page that is open does not need the browser opened again.
     last_seen: Option<Instant>,
@@ -156,19 +158,35 @@ const UNKNOWN_SERVER: &str = "An MCP server";
 /// How many finished elicitations the page remembers.
 const RECENT: usize = 20;
 
+/// How many one-time addresses wait to be used at most (the oldest is
+/// dropped past it).
+const ONE_TIME: usize = 8;
+
 pub(crate) struct Page {
     options: PageOptions,
-    /// The path secret: 128 random bits, hex.
+    /// The path secret: 128 random bits, hex. Never in a browser's command
+    /// line: only in the redirect that answers a one-time address.
     token: String,
+    /// The session cookie's value: 128 random bits, hex. HttpOnly.
+    session: String,
     /// The CSRF token every POST must carry: 128 random bits, hex.
     csrf: String,
+    /// The key the server proves itself with to the page's script (HMAC
+    /// over the script's challenge): 256 random bits, hex. Only in the
+    /// page itself, never sent by the script.
+    proof_key: String,
     state: Mutex<State>,
     changed: Condvar,
 }
 
 /// 128 random bits as 32 hex digits.
 fn random_hex() -> Result<String, ElicitError> {
-    let mut bytes = [0u8; 16];
+    random_hex_of::<16>()
+}
+
+/// `N` random bytes as hex.
+fn random_hex_of<const N: usize>() -> Result<String, ElicitError> {
+    let mut bytes = [0u8; N];
     getrandom::fill(&mut bytes).map_err(|e| {
         ElicitError::io(
             "no randomness for the page's secret token",
@@ -183,7 +201,9 @@ impl Page {
         Ok(Page {
             options,
             token: random_hex()?,
+            session: random_hex()?,
             csrf: random_hex()?,
+            proof_key: random_hex_of::<32>()?,
             state: Mutex::new(State::default()),
             changed: Condvar::new(),
         })
@@ -194,8 +214,17 @@ impl Page {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn address(&self, port: u16) -> String {
-        format!("http://127.0.0.1:{port}/{}/", self.token)
+    /// A new one-time address: good for one visit, which sets the page's
+    /// cookie and redirects to the page. This is what a browser is given
+    /// (its command line is readable by every local user) and what stderr
+    /// shows.
+    fn one_time_address(&self, state: &mut State, port: u16) -> Result<String, ElicitError> {
+        let once = random_hex()?;
+        if state.one_time.len() >= ONE_TIME {
+            state.one_time.pop_front();
+        }
+        state.one_time.push_back(once.clone());
+        Ok(format!("http://127.0.0.1:{port}/open/{once}"))
     }
 
     /// Takes `id` off the list for the answer given on the page, if it
@@ -281,6 +310,9 @@ impl Resolver for BrowserResolver {
             let mut state = page.lock();
             state.next_id += 1;
             let id = state.next_id;
+            // The page is announced (a new one-time address, the browser
+            // opened) when nothing waited before this one.
+            let announce = state.pending.is_empty();
             state.pending.push(Entry {
                 id,
                 server,
@@ -291,7 +323,7 @@ impl Resolver for BrowserResolver {
                 warnings,
             });
             state.version += 1;
-            let opened = match server::ensure_listening(page, &mut state) {
+            let opened = match server::ensure_listening(page, &mut state, announce) {
                 Ok(o) => o,
                 Err(err) => {
                     state.pending.retain(|x| x.id != id);
@@ -312,7 +344,6 @@ impl Resolver for BrowserResolver {
                         page.changed.notify_all();
                         entry
                     };
-                    server::close_when_idle(page);
                     let detail = format!("no terminal, and no browser opened the page: {why}");
                     return Err(match missing.map(|e| e.ask) {
                         Some(Ask::Form { missing, .. }) => ElicitError::NeedsAnswers {
@@ -361,7 +392,6 @@ impl Resolver for BrowserResolver {
                     .0;
             }
         };
-        server::close_when_idle(page);
         Ok(match outcome {
             Some(Outcome::Accept(data)) => Answer::accepted(&request_id, data),
             Some(Outcome::Decline) => Answer::refused(&request_id, REASON_DECLINED),

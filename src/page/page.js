@@ -70,9 +70,65 @@
     document.title = doc.title;
   }
 
+  // Every response the script uses must prove it comes from this elicit:
+  // an HMAC of a fresh challenge, keyed with the secret this page was
+  // served with (the script never sends it). Whatever else may answer at
+  // this address one day (another user's program, once elicit has exited
+  // and the port is free) cannot, and nothing it sends is shown.
+  var key = body.getAttribute("data-key");
+  body.removeAttribute("data-key");
+  var hmac = (window.crypto && crypto.subtle && key)
+    ? crypto.subtle.importKey("raw", new TextEncoder().encode(key),
+        { name: "HMAC", hash: "SHA-256" }, false, ["sign"])
+    : Promise.reject(new Error("no WebCrypto"));
+  hmac.catch(function () {});
+
+  function hex(buf) {
+    return Array.prototype.map.call(new Uint8Array(buf), function (b) {
+      return ("0" + b.toString(16)).slice(-2);
+    }).join("");
+  }
+
+  function Impostor() {}
+
+  // fetch(url), resolved only with a response that carries the proof.
+  function proven(url) {
+    var challenge = hex(crypto.getRandomValues(new Uint8Array(16)));
+    return fetch(url, {
+      cache: "no-store", credentials: "same-origin", redirect: "error",
+      headers: { "X-Elicit-Challenge": challenge }
+    }).then(function (r) {
+      return hmac.then(function (k) {
+        return crypto.subtle.sign("HMAC", k, new TextEncoder().encode(challenge));
+      }).then(function (sig) {
+        if (r.headers.get("X-Elicit-Proof") !== hex(sig)) {
+          // A busy listener may answer before reading the request.
+          if (r.status === 503) throw new Error("busy");
+          throw new Impostor();
+        }
+        if (!r.ok) throw new Error(String(r.status));
+        return r;
+      });
+    });
+  }
+
+  // Until a proven answer comes back, nothing on the page can be sent:
+  // the address may no longer be elicit's.
+  function sendable(yes) {
+    document.querySelectorAll("#pending button, #pending input, #pending select, #pending textarea")
+      .forEach(function (el) { el.disabled = !yes; });
+  }
+
+  // For good: the forms leave the page and nothing is asked again.
+  function stop(text) {
+    var list = document.getElementById("pending");
+    if (list) list.replaceChildren();
+    status.textContent = text;
+  }
+
   function refresh() {
-    return fetch(base, { cache: "no-store", credentials: "same-origin" })
-      .then(function (r) { if (!r.ok) throw new Error(String(r.status)); return r.text(); })
+    return proven(base)
+      .then(function (r) { return r.text(); })
       .then(function (text) {
         var doc = new DOMParser().parseFromString(text, "text/html");
         version = doc.body.getAttribute("data-version");
@@ -80,17 +136,34 @@
       });
   }
 
+  var failures = 0;
+  var disabled = false;
   function watch() {
-    fetch(base + "events?since=" + encodeURIComponent(version), { cache: "no-store", credentials: "same-origin" })
-      .then(function (r) { if (!r.ok) throw new Error(String(r.status)); return r.json(); })
+    proven(base + "events?since=" + encodeURIComponent(version))
+      .then(function (r) { return r.json(); })
       .then(function (news) {
-        status.textContent = "";
         if (String(news.version) !== String(version)) return refresh();
       })
-      .then(function () { setTimeout(watch, 0); })
-      .catch(function () {
-        status.textContent = "elicit is not serving this page now: nothing is waiting, or the session ended. It comes back here when asked again.";
-        setTimeout(watch, 1000);
+      .then(function () {
+        failures = 0;
+        status.textContent = "";
+        if (disabled) { disabled = false; sendable(true); }
+        setTimeout(watch, 0);
+      })
+      .catch(function (err) {
+        if (err instanceof Impostor) {
+          stop("Something that is not this elicit answers at this page's address: this page stops here. Close it; elicit gives a new address with its next request.");
+          return;
+        }
+        failures += 1;
+        disabled = true;
+        sendable(false);
+        // Not answering (ended, or too busy just now): ask again, less and
+        // less often, with nothing sendable until a proven answer.
+        status.textContent = failures > 5
+          ? "elicit is not answering this page; it may have ended. Nothing can be sent from here until it answers again."
+          : "elicit is not answering this page just now; trying again.";
+        setTimeout(watch, Math.min(1000 * Math.pow(2, Math.min(failures, 6) - 1), 30000));
       });
   }
   watch();

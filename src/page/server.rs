@@ -1,23 +1,35 @@
-//! The page's HTTP side: a `tiny_http` listener on 127.0.0.1, open only
-//! while an elicitation waits, and the checks every request passes before
-//! anything is shown or answered.
+//! The page's HTTP side: a listener on 127.0.0.1 ([`super::http`]),
+//! opened at the first elicitation and kept for the process's life, and
+//! the checks every request passes before anything is shown or answered.
 //!
-//! Any local process, and any web page in the person's browser, can reach a
-//! port on 127.0.0.1. So: nothing is served outside the random token's path
-//! (404); the `Host` must be this listener's own (a DNS-rebinding page
-//! sends its own name); a POST must come from the page itself (its
-//! `Origin`) and carry the page's CSRF token; bodies are capped; every
-//! response forbids framing, caching, referrers, sniffing and any script
-//! or style but the page's own (a CSP nonce).
+//! Any local process, any other local user, and any web page in the
+//! person's browser can reach a port on 127.0.0.1. So:
+//!
+//! - the port is never given up while elicit runs: nobody else can bind it
+//!   and stand in for elicit before a page that is open in the browser;
+//! - the browser is handed a one-time address (`/open/ONCE`): its first
+//!   visit gets the session cookie (HttpOnly, SameSite=Strict, scoped to
+//!   the page's secret path) and a redirect to the page; a second visit
+//!   gets nothing (`410`), so the address read from the browser's command
+//!   line (`/proc/PID/cmdline`, readable by every user) answers nothing;
+//! - the page's path holds a second secret, and every request under it
+//!   must carry the session cookie;
+//! - the `Host` must be this listener's own (a DNS-rebinding page sends its
+//!   own name); a POST must come from the page itself (its `Origin`) and
+//!   carry the page's CSRF token; bodies and heads are capped;
+//! - every response to the page's script carries a proof (HMAC over the
+//!   script's challenge, keyed with a secret that only the page holds), so
+//!   the script never shows anything from whatever else may one day answer
+//!   at this port (after elicit exits);
+//! - every response forbids framing, caching, referrers, sniffing and any
+//!   script or style but the page's own (a CSP nonce).
 
-use std::io::{Read, Write};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::net::TcpListener;
 use std::sync::{Arc, MutexGuard};
 use std::time::{Duration, Instant};
 
-use tiny_http::{Method, Request, Server};
-
-use super::{html, submit, Listener, Outcome, Page, State};
+use super::http::Request;
+use super::{html, submit, Outcome, Page, State};
 use crate::error::ElicitError;
 
 /// The largest request body read (a form of many long fields fits).
@@ -26,11 +38,17 @@ pub const MAX_BODY: usize = 256 * 1024;
 /// How long the page's script waits on one request for news.
 const WATCH: Duration = Duration::from_secs(20);
 
-/// Requests handled at once; past it the listener answers 503.
-const MAX_IN_FLIGHT: usize = 32;
-
 /// How recently a page must have asked for news to count as open.
 const SEEN_RECENTLY: Duration = Duration::from_secs(5);
+
+/// The session cookie's name (its path is the page's secret path, so the
+/// cookies of several elicit processes do not clash).
+const COOKIE: &str = "elicit";
+
+/// The header the page's script sends its challenge in, and the one the
+/// proof comes back in.
+const CHALLENGE: &str = "X-Elicit-Challenge";
+const PROOF: &str = "X-Elicit-Proof";
 
 /// What [`ensure_listening`] did.
 pub(super) struct Opened {
@@ -39,54 +57,36 @@ pub(super) struct Opened {
     page_is_open: bool,
 }
 
-/// Opens the listener if it is closed. `Some` when it was opened now.
+/// Opens the listener if it is not open yet (it then stays open for the
+/// process's life), and when `announce`, makes a one-time address for it.
 pub(super) fn ensure_listening(
     page: &Arc<Page>,
     state: &mut MutexGuard<'_, State>,
+    announce: bool,
 ) -> Result<Option<Opened>, ElicitError> {
-    if state.listener.is_some() {
+    let port = match state.port {
+        Some(port) => port,
+        None => {
+            let cannot =
+                |e: std::io::Error| ElicitError::io("cannot serve the page on 127.0.0.1", e);
+            let listener = TcpListener::bind(("127.0.0.1", 0)).map_err(cannot)?;
+            let port = listener.local_addr().map_err(cannot)?.port();
+            let handler = {
+                let page = page.clone();
+                move |request: Request| handle(&page, request, port)
+            };
+            super::http::serve(listener, handler).map_err(cannot)?;
+            state.port = Some(port);
+            port
+        }
+    };
+    if !announce {
         return Ok(None);
     }
-    let bind = |port: u16| Server::http(("127.0.0.1", port));
-    // The last port first: a page left open finds the new elicitation.
-    let (server, reused) = match state.last_port.map(bind) {
-        Some(Ok(s)) => (s, true),
-        _ => (
-            bind(0).map_err(|e| {
-                ElicitError::io(
-                    "cannot serve the page on 127.0.0.1",
-                    std::io::Error::other(e.to_string()),
-                )
-            })?,
-            false,
-        ),
-    };
-    let port = server
-        .server_addr()
-        .to_ip()
-        .map(|a| a.port())
-        .ok_or_else(|| {
-            ElicitError::io(
-                "serving the page",
-                std::io::Error::other("the listener has no port"),
-            )
-        })?;
-    let server = Arc::new(server);
-    let accept = {
-        let server = server.clone();
-        let page = page.clone();
-        std::thread::spawn(move || accept_loop(&page, &server, port))
-    };
-    let page_is_open = reused
-        && (state.watching > 0 || state.last_seen.is_some_and(|t| t.elapsed() < SEEN_RECENTLY));
-    state.listener = Some(Listener {
-        port,
-        server,
-        accept: Some(accept),
-    });
-    state.last_port = Some(port);
+    let page_is_open =
+        state.watching > 0 || state.last_seen.is_some_and(|t| t.elapsed() < SEEN_RECENTLY);
     Ok(Some(Opened {
-        address: page.address(port),
+        address: page.one_time_address(state, port)?,
         page_is_open,
     }))
 }
@@ -125,48 +125,14 @@ pub(super) fn announce(page: &Page, opened: Opened) -> Result<(), String> {
     }
 }
 
-/// Closes the listener when nothing waits.
-pub(super) fn close_when_idle(page: &Page) {
-    let listener = {
-        let mut state = page.lock();
-        if !state.pending.is_empty() {
-            return;
-        }
-        state.listener.take()
-    };
-    if let Some(mut l) = listener {
-        l.server.unblock();
-        if let Some(accept) = l.accept.take() {
-            let _ = accept.join();
-        }
-        // Pages watching for news hear of the change and find the door shut.
-        page.changed.notify_all();
-    }
-}
-
-fn accept_loop(page: &Arc<Page>, server: &Arc<Server>, port: u16) {
-    let in_flight = Arc::new(AtomicUsize::new(0));
-    for request in server.incoming_requests() {
-        if in_flight.fetch_add(1, Ordering::SeqCst) >= MAX_IN_FLIGHT {
-            in_flight.fetch_sub(1, Ordering::SeqCst);
-            send(request, plain(503, "busy"));
-            continue;
-        }
-        let page = page.clone();
-        let in_flight = in_flight.clone();
-        std::thread::spawn(move || {
-            handle(&page, request, port);
-            in_flight.fetch_sub(1, Ordering::SeqCst);
-        });
-    }
-}
-
 /// A response, written by [`send`].
 pub(super) struct Reply {
     status: u16,
     content_type: &'static str,
     /// The page's CSP nonce: its own style and script may run.
     nonce: Option<String>,
+    /// Headers of this response only (a cookie, a redirect, a proof).
+    extra: Vec<(&'static str, String)>,
     body: Vec<u8>,
 }
 
@@ -175,6 +141,7 @@ fn plain(status: u16, text: &str) -> Reply {
         status,
         content_type: "text/plain; charset=utf-8",
         nonce: None,
+        extra: Vec::new(),
         body: format!("{text}\n").into_bytes(),
     }
 }
@@ -184,6 +151,7 @@ fn page_reply(status: u16, body: String, nonce: &str) -> Reply {
         status,
         content_type: "text/html; charset=utf-8",
         nonce: Some(nonce.to_string()),
+        extra: Vec::new(),
         body: body.into_bytes(),
     }
 }
@@ -193,6 +161,7 @@ fn json_reply(body: String) -> Reply {
         status: 200,
         content_type: "application/json",
         nonce: None,
+        extra: Vec::new(),
         body: body.into_bytes(),
     }
 }
@@ -200,11 +169,14 @@ fn json_reply(body: String) -> Reply {
 fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
+        303 => "See Other",
         400 => "Bad Request",
         403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
         409 => "Conflict",
+        410 => "Gone",
+        411 => "Length Required",
         413 => "Content Too Large",
         415 => "Unsupported Media Type",
         421 => "Misdirected Request",
@@ -215,11 +187,8 @@ fn reason(status: u16) -> &'static str {
 }
 
 /// Writes the reply with the headers every response carries, and
-/// `Connection: close`. tiny_http parses the requests, but drops a
-/// `Connection` header a handler sets, and a connection the browser keeps
-/// alive would outlive the listener: reused for the next elicitation's page,
-/// it would wait forever on a server that is gone. So the head is written
-/// here, through the request's own writer.
+/// `Connection: close` (one request per connection: no browser connection
+/// is kept waiting on the listener).
 fn send(request: Request, reply: Reply) {
     let csp = match &reply.nonce {
         Some(n) => format!(
@@ -229,7 +198,7 @@ fn send(request: Request, reply: Reply) {
         ),
         None => "default-src 'none'; frame-ancestors 'none'; base-uri 'none'".into(),
     };
-    let head_only = *request.method() == Method::Head;
+    let head_only = request.method() == "HEAD";
     let mut head = format!(
         "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n",
         reply.status,
@@ -237,7 +206,7 @@ fn send(request: Request, reply: Reply) {
         reply.content_type,
         reply.body.len()
     );
-    for (name, value) in [
+    let common = [
         ("Content-Security-Policy", csp.as_str()),
         ("Cache-Control", "no-store"),
         ("Referrer-Policy", "no-referrer"),
@@ -245,27 +214,24 @@ fn send(request: Request, reply: Reply) {
         ("X-Frame-Options", "DENY"),
         ("Cross-Origin-Opener-Policy", "same-origin"),
         ("Cross-Origin-Resource-Policy", "same-origin"),
-    ] {
+    ];
+    let extra = reply.extra.iter().map(|(k, v)| (*k, v.as_str()));
+    for (name, value) in common.into_iter().chain(extra) {
         head.push_str(name);
         head.push_str(": ");
         head.push_str(value);
         head.push_str("\r\n");
     }
     head.push_str("\r\n");
-    let mut writer = request.into_writer();
-    let _ = writer.write_all(head.as_bytes());
+    let mut out = head.into_bytes();
     if !head_only {
-        let _ = writer.write_all(&reply.body);
+        out.extend_from_slice(&reply.body);
     }
-    let _ = writer.flush();
+    request.respond(&out);
 }
 
 fn header_value<'a>(request: &'a Request, name: &'static str) -> Option<&'a str> {
-    request
-        .headers()
-        .iter()
-        .find(|h| h.field.equiv(name))
-        .map(|h| h.value.as_str())
+    request.header(name)
 }
 
 /// Equal strings, compared in time that does not depend on where they
@@ -303,25 +269,58 @@ fn origin_is_ours(origin: Option<&str>, fetch_site: Option<&str>, port: u16) -> 
 type Answered = Option<(u64, Outcome)>;
 
 fn handle(page: &Arc<Page>, mut request: Request, port: u16) {
-    let (reply, answered) = route(page, &mut request, port);
+    let (mut reply, answered) = route(page, &mut request, port);
+    if let Some(proof) = proof(page, &request) {
+        reply.extra.push((PROOF, proof));
+    }
     send(request, reply);
     if let Some((id, outcome)) = answered {
         page.deliver(id, outcome);
     }
 }
 
-fn route(page: &Arc<Page>, request: &mut Request, port: u16) -> (Reply, Answered) {
-    match request.method() {
-        Method::Post => post_route(page, request, port),
-        _ => (get_route(page, request, port), None),
+/// The proof for the script's challenge, for a request that carries the
+/// page's session (nothing is proved to anyone else): HMAC-SHA256 keyed
+/// with the page's proof key, hex. The script checks it before it uses a
+/// response.
+fn proof(page: &Page, request: &Request) -> Option<String> {
+    let challenge = request.header(CHALLENGE)?;
+    if challenge.is_empty() || challenge.len() > 128 || !has_session(page, request) {
+        return None;
     }
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, page.proof_key.as_bytes());
+    let tag = ring::hmac::sign(&key, challenge.as_bytes());
+    Some(tag.as_ref().iter().map(|b| format!("{b:02x}")).collect())
 }
 
-fn post_route(page: &Arc<Page>, request: &mut Request, port: u16) -> (Reply, Answered) {
+/// Whether the request carries the page's session cookie.
+fn has_session(page: &Page, request: &Request) -> bool {
+    request
+        .all("Cookie")
+        .flat_map(|h| h.split(';'))
+        .filter_map(|c| c.trim().split_once('='))
+        .any(|(name, value)| name == COOKIE && same_secret(value, &page.session))
+}
+
+fn route(page: &Arc<Page>, request: &mut Request, port: u16) -> (Reply, Answered) {
+    if !host_is_ours(header_value(request, "Host"), port) {
+        let refused = plain(
+            421,
+            "this page answers only at 127.0.0.1 or localhost with its own port",
+        );
+        return (refused, None);
+    }
     let url = request.url().to_string();
-    match checked_path(page, request, port, &url) {
-        Err(reply) => (reply, None),
-        Ok(rest) => match rest.strip_prefix("answer/").map(str::parse::<u64>) {
+    let path = url.split_once('?').map_or(url.as_str(), |(p, _)| p);
+    if let Some(once) = path.strip_prefix("/open/") {
+        return (open_once(page, request, once), None);
+    }
+    let rest = match checked_path(page, request, path) {
+        Ok(rest) => rest.to_string(),
+        Err(reply) => return (reply, None),
+    };
+    match request.method() {
+        "POST" => match rest.strip_prefix("answer/").map(str::parse::<u64>) {
             Some(Ok(id)) => {
                 let mut answered = None;
                 let reply = post_answer(page, request, port, id, &mut answered);
@@ -329,39 +328,81 @@ fn post_route(page: &Arc<Page>, request: &mut Request, port: u16) -> (Reply, Ans
             }
             _ => (plain(404, "not found"), None),
         },
+        _ => (get_route(page, request, &url, &rest), None),
     }
 }
 
-/// The path after the token, when the Host is ours and the token right.
-fn checked_path<'a>(
-    page: &Page,
-    request: &Request,
-    port: u16,
-    url: &'a str,
-) -> Result<&'a str, Reply> {
-    if !host_is_ours(header_value(request, "Host"), port) {
-        return Err(plain(
-            421,
-            "this page answers only at 127.0.0.1 or localhost with its own port",
-        ));
+/// `GET /open/ONCE`: a one-time address. Used now, it gives the session
+/// cookie and sends the browser on to the page; used before (or never
+/// made), it gives nothing. The addresses made before it are dropped too:
+/// the browser that has the page needs none of them.
+fn open_once(page: &Page, request: &Request, once: &str) -> Reply {
+    // Only a GET spends it (a HEAD, a prefetch of another kind, does not).
+    if request.method() != "GET" {
+        return plain(405, "method not allowed");
     }
-    let path = url.split_once('?').map_or(url, |(p, _)| p);
-    path.strip_prefix('/')
+    let mut state = page.lock();
+    let Some(at) = state.one_time.iter().position(|o| same_secret(o, once)) else {
+        // A spent address used again: the person's browser arriving after
+        // something else used it first, or the person opening it twice.
+        // Said once per address, on stderr and on the page.
+        if let Some(at) = state.spent.iter().position(|o| same_secret(o, once)) {
+            state.spent.remove(at);
+            eprintln!(
+                "elicit: the page's one-time address was opened a second time; if your browser \
+                 says it was used already, something else opened it first and could answer in \
+                 your place: stop elicit"
+            );
+        }
+        return plain(
+            410,
+            "This one-time address of elicit's page was used already. If you opened it before, \
+             go back to that tab. If you did not, something else on this computer opened it first \
+             and could answer in your place: stop elicit.",
+        );
+    };
+    let spent: Vec<String> = state.one_time.drain(..=at).collect();
+    for o in spent {
+        if state.spent.len() >= super::ONE_TIME {
+            state.spent.pop_front();
+        }
+        state.spent.push_back(o);
+    }
+    let mut reply = plain(303, "on to the page");
+    reply.extra.push(("Location", format!("/{}/", page.token)));
+    reply.extra.push((
+        "Set-Cookie",
+        format!(
+            "{COOKIE}={}; Path=/{}/; HttpOnly; SameSite=Strict",
+            page.session, page.token
+        ),
+    ));
+    reply
+}
+
+/// The path after the page's secret path, when the request carries the
+/// session cookie.
+fn checked_path<'a>(page: &Page, request: &Request, path: &'a str) -> Result<&'a str, Reply> {
+    let rest = path
+        .strip_prefix('/')
         .and_then(|p| p.split_once('/'))
         .filter(|(token, _)| same_secret(token, &page.token))
         .map(|(_, rest)| rest)
-        .ok_or_else(|| plain(404, "not found"))
+        .ok_or_else(|| plain(404, "not found"))?;
+    if !has_session(page, request) {
+        return Err(plain(
+            403,
+            "refused: this browser has not opened the page through elicit's one-time \
+             address (elicit prints a new one with its next request)",
+        ));
+    }
+    Ok(rest)
 }
 
-fn get_route(page: &Arc<Page>, request: &mut Request, port: u16) -> Reply {
-    let url = request.url().to_string();
-    let rest = match checked_path(page, request, port, &url) {
-        Ok(rest) => rest,
-        Err(reply) => return reply,
-    };
+fn get_route(page: &Arc<Page>, request: &Request, url: &str, rest: &str) -> Reply {
     let query = url.split_once('?').map_or("", |(_, q)| q);
     match (request.method(), rest) {
-        (Method::Get, "") => {
+        ("GET", "") => {
             let nonce = match super::random_hex() {
                 Ok(n) => n,
                 Err(_) => return plain(500, "no randomness"),
@@ -369,8 +410,8 @@ fn get_route(page: &Arc<Page>, request: &mut Request, port: u16) -> Reply {
             let state = page.lock();
             page_reply(200, html::page(page, &state, &nonce, None), &nonce)
         }
-        (Method::Get, "events") => watch(page, query),
-        (Method::Get | Method::Head, _) => plain(404, "not found"),
+        ("GET", "events") => watch(page, query),
+        ("GET" | "HEAD", _) => plain(404, "not found"),
         _ => plain(405, "method not allowed"),
     }
 }
@@ -384,7 +425,7 @@ fn watch(page: &Arc<Page>, query: &str) -> Reply {
     let until = Instant::now() + WATCH;
     let mut state = page.lock();
     state.watching += 1;
-    while since == Some(state.version) && state.listener.is_some() {
+    while since == Some(state.version) {
         let now = Instant::now();
         if now >= until {
             break;
@@ -424,21 +465,14 @@ fn post_answer(
     if form_type != Some("application/x-www-form-urlencoded") {
         return plain(415, "refused: expected a form submission");
     }
-    if request.body_length().is_some_and(|n| n > MAX_BODY) {
-        return plain(413, "refused: the answer is too large");
-    }
-    let mut body = Vec::new();
-    if request
-        .as_reader()
-        .take(MAX_BODY as u64 + 1)
-        .read_to_end(&mut body)
-        .is_err()
-    {
+    let length = match request.body_length() {
+        Ok(n) if n > MAX_BODY as u64 => return plain(413, "refused: the answer is too large"),
+        Ok(n) => n,
+        Err(()) => return plain(411, "refused: an answer needs its Content-Length"),
+    };
+    let Ok(body) = request.read_body(length) else {
         return plain(400, "the answer could not be read");
-    }
-    if body.len() > MAX_BODY {
-        return plain(413, "refused: the answer is too large");
-    }
+    };
     let pairs: Vec<(String, String)> = url::form_urlencoded::parse(&body)
         .map(|(k, v)| (k.into_owned(), v.into_owned()))
         .collect();

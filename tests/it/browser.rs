@@ -9,445 +9,19 @@
 //! (setsid) with pipes, as a desktop app starts its `mcpServers`.
 
 use crate::common;
+use crate::common::page::{
+    call_tool, choice, free_port, http, install, open_page, page_port, proxy, raw_result, root,
+    Browser, NoTerminal, BIN, LIMIT,
+};
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use base64::Engine;
 use serde_json::{json, Value};
-
-const BIN: &str = env!("CARGO_BIN_EXE_elicit");
-
-/// How long anything here waits before failing the test.
-const LIMIT: Duration = Duration::from_secs(30);
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Runs an install script once per test binary (each takes its own lock).
-fn install(script: &str) {
-    use std::sync::{Mutex, OnceLock};
-    static DONE: OnceLock<Mutex<Vec<String>>> = OnceLock::new();
-    let done = DONE.get_or_init(|| Mutex::new(Vec::new()));
-    let mut done = done.lock().unwrap_or_else(|e| e.into_inner());
-    if done.iter().any(|s| s == script) {
-        return;
-    }
-    let out = Command::new("bash")
-        .arg(root().join("scripts").join(script))
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run scripts/{script}: {e}"));
-    assert!(
-        out.status.success(),
-        "scripts/{script} failed; the browser tests need it.\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    done.push(script.to_string());
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-// ---------------------------------------------------------------------------
-// WebDriver
-
-/// A headless Chromium session through chromedriver; both end when dropped.
-struct Browser {
-    driver: Child,
-    base: String,
-    agent: ureq::Agent,
-}
-
-impl Browser {
-    fn start() -> Browser {
-        install("install-browser");
-        let port = free_port();
-        let driver = Command::new("chromedriver")
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start chromedriver");
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(Duration::from_secs(60)))
-            .build()
-            .into();
-        let mut b = Browser {
-            driver,
-            base: format!("http://127.0.0.1:{port}"),
-            agent,
-        };
-        let deadline = Instant::now() + LIMIT;
-        while b.raw("GET", "/status", None).1["value"]["ready"] != json!(true) {
-            assert!(Instant::now() < deadline, "chromedriver did not start");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let chromium = which("chromium");
-        let caps = json!({"capabilities": {"alwaysMatch": {
-            "browserName": "chrome",
-            "goog:chromeOptions": {
-                "binary": chromium,
-                "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
-                         "--disable-dev-shm-usage", "--window-size=900,2100",
-                         "--lang=en-US", "--no-first-run", "--no-default-browser-check",
-                         // Made-up names for the rebinding and other-origin
-                         // attacks, all on this machine.
-                         "--host-resolver-rules=MAP rebind.test 127.0.0.1, MAP attacker.test 127.0.0.1"]
-            }
-        }}});
-        let (status, v) = b.raw("POST", "/session", Some(caps));
-        assert_eq!(status, 200, "no browser session: {v}");
-        let id = v["value"]["sessionId"].as_str().unwrap().to_string();
-        b.base = format!("{}/session/{id}", b.base);
-        b
-    }
-
-    fn raw(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-        let url = format!("{}{path}", self.base);
-        let resp = match method {
-            "GET" => self.agent.get(&url).call(),
-            "DELETE" => self.agent.delete(&url).call(),
-            _ => self
-                .agent
-                .post(&url)
-                .header("Content-Type", "application/json")
-                .send(body.unwrap_or(json!({})).to_string().as_bytes()),
-        };
-        match resp {
-            Ok(mut r) => {
-                let status = r.status().as_u16();
-                let text = r.body_mut().read_to_string().unwrap_or_default();
-                (status, serde_json::from_str(&text).unwrap_or(Value::Null))
-            }
-            Err(e) => (0, json!({"error": e.to_string()})),
-        }
-    }
-
-    /// A WebDriver command that must succeed; its `value`.
-    fn cmd(&self, method: &str, path: &str, body: Option<Value>) -> Value {
-        let (status, v) = self.raw(method, path, body);
-        assert_eq!(status, 200, "WebDriver {method} {path}: {v}");
-        v["value"].clone()
-    }
-
-    fn goto(&self, url: &str) {
-        self.cmd("POST", "/url", Some(json!({ "url": url })));
-    }
-
-    /// The element `css` selects, waited for.
-    fn find(&self, css: &str) -> String {
-        let deadline = Instant::now() + LIMIT;
-        loop {
-            let (status, v) = self.raw(
-                "POST",
-                "/element",
-                Some(json!({"using": "css selector", "value": css})),
-            );
-            if status == 200 {
-                return element_id(&v["value"]);
-            }
-            assert!(Instant::now() < deadline, "no element {css:?}: {v}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn count(&self, css: &str) -> usize {
-        self.cmd(
-            "POST",
-            "/elements",
-            Some(json!({"using": "css selector", "value": css})),
-        )
-        .as_array()
-        .map_or(0, Vec::len)
-    }
-
-    fn click(&self, css: &str) {
-        let el = self.find(css);
-        self.cmd("POST", &format!("/element/{el}/click"), None);
-    }
-
-    /// Clears the field and types `text` into it, key by key.
-    fn type_into(&self, css: &str, text: &str) {
-        let el = self.find(css);
-        self.cmd("POST", &format!("/element/{el}/clear"), None);
-        self.cmd(
-            "POST",
-            &format!("/element/{el}/value"),
-            Some(json!({ "text": text })),
-        );
-    }
-
-    fn exec(&self, script: &str, args: Value) -> Value {
-        self.cmd(
-            "POST",
-            "/execute/sync",
-            Some(json!({"script": script, "args": args})),
-        )
-    }
-
-    fn text(&self, css: &str) -> String {
-        let el = self.find(css);
-        self.cmd("GET", &format!("/element/{el}/text"), None)
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
-    }
-
-    fn body_text(&self) -> String {
-        self.exec("return document.body.innerText", json!([]))
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
-    }
-
-    /// Waits until the script returns true.
-    fn wait_for(&self, what: &str, script: &str) {
-        let deadline = Instant::now() + LIMIT;
-        while self.exec(script, json!([])) != json!(true) {
-            assert!(
-                Instant::now() < deadline,
-                "waited in vain for {what}; the page says:\n{}",
-                self.body_text()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn screenshot(&self, path: &Path) {
-        let b64 = self.cmd("GET", "/screenshot", None);
-        let png = base64::engine::general_purpose::STANDARD
-            .decode(b64.as_str().unwrap())
-            .unwrap();
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, png).unwrap();
-    }
-}
-
-impl Drop for Browser {
-    fn drop(&mut self) {
-        let _ = self.raw("DELETE", "", None);
-        let _ = self.driver.kill();
-        let _ = self.driver.wait();
-    }
-}
-
-fn element_id(v: &Value) -> String {
-    v["element-6066-11e4-a52e-4f735466cecf"]
-        .as_str()
-        .unwrap_or_else(|| panic!("not an element reference: {v}"))
-        .to_string()
-}
-
-fn which(program: &str) -> String {
-    let out = Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-// ---------------------------------------------------------------------------
-// elicit with no terminal
-
-/// An elicit process in its own session (no controlling terminal) with
-/// pipes: its stdout lines and the page address from its stderr arrive on
-/// channels.
-struct NoTerminal {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<String>,
-    stderr: std::sync::Arc<std::sync::Mutex<String>>,
-}
-
-impl NoTerminal {
-    fn spawn(args: &[&str], stdin_text: Option<&str>) -> NoTerminal {
-        let mut cmd = Command::new(BIN);
-        cmd.args(args)
-            .env_remove("ELICIT_BROWSER")
-            .env_remove("BROWSER")
-            .env_remove("ELICIT_UI")
-            // These runs stand for a desktop client, not a CI job.
-            .env_remove("CI")
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        // SAFETY: setsid is async-signal-safe; the child gets no
-        // controlling terminal, as under a desktop app.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::setsid();
-                Ok(())
-            });
-        }
-        let mut child = cmd.spawn().expect("start elicit");
-        let mut stdin = child.stdin.take();
-        if let Some(text) = stdin_text {
-            let mut s = stdin.take().unwrap();
-            s.write_all(text.as_bytes()).unwrap();
-        }
-        let (tx, lines) = mpsc::channel();
-        let out = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-        {
-            let stderr = stderr.clone();
-            let err = child.stderr.take().unwrap();
-            std::thread::spawn(move || {
-                for line in BufReader::new(err).lines().map_while(Result::ok) {
-                    let mut s = stderr.lock().unwrap();
-                    s.push_str(&line);
-                    s.push('\n');
-                }
-            });
-        }
-        NoTerminal {
-            child,
-            stdin,
-            lines,
-            stderr,
-        }
-    }
-
-    fn stderr(&self) -> String {
-        self.stderr.lock().unwrap().clone()
-    }
-
-    /// The page's address, from elicit's stderr.
-    fn page_address(&self) -> String {
-        self.nth_page_address(1)
-    }
-
-    /// The address of the `n`th time (from 1) the page opened: it closes
-    /// while nothing waits and opens again for the next elicitation, so a
-    /// later one must wait for its own announcement, not reuse the first.
-    fn nth_page_address(&self, n: usize) -> String {
-        const SAID: &str = "answer on the page ";
-        let deadline = Instant::now() + LIMIT;
-        loop {
-            let err = self.stderr();
-            if let Some((at, _)) = err.match_indices(SAID).nth(n - 1) {
-                let rest = &err[at + SAID.len()..];
-                return rest.split_whitespace().next().unwrap().to_string();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "elicit did not announce the page {n} time(s):\n{err}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn send(&mut self, message: &Value) {
-        let stdin = self.stdin.as_mut().expect("stdin is open");
-        writeln!(stdin, "{message}").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    /// Fails when the reply with this id comes within `wait` (other lines,
-    /// such as the server's notifications, are passed over).
-    fn no_reply_within(&self, id: i64, wait: Duration) {
-        let until = Instant::now() + wait;
-        while let Ok(line) = self
-            .lines
-            .recv_timeout(until.saturating_duration_since(Instant::now()))
-        {
-            let v: Value = serde_json::from_str(&line).unwrap();
-            assert!(
-                v["id"] != json!(id),
-                "something was sent before the person answered: {line}"
-            );
-        }
-    }
-
-    /// The reply with this JSON-RPC id (other lines are skipped, but no
-    /// elicitation may reach the client).
-    fn reply(&self, id: i64) -> Value {
-        let deadline = Instant::now() + LIMIT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = self.lines.recv_timeout(left).unwrap_or_else(|_| {
-                panic!("no reply {id} from the proxy; stderr:\n{}", self.stderr())
-            });
-            let v: Value = serde_json::from_str(&line).unwrap();
-            assert_ne!(v["method"], "elicitation/create", "reached the client");
-            if v["id"] == json!(id) && v.get("method").is_none() {
-                return v;
-            }
-        }
-    }
-
-    fn finish(mut self) -> std::process::ExitStatus {
-        drop(self.stdin.take());
-        common::wait_at_most(&mut self.child, LIMIT)
-    }
-}
-
-impl Drop for NoTerminal {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-/// `elicit proxy EXTRA -- SERVER` (or `elicit proxy EXTRA URL`), with no terminal, initialised as a
-/// client that lacks elicitation.
-fn proxy(extra: &[&str], server: &[String]) -> NoTerminal {
-    let mut args = vec!["proxy", "--server-log", "/dev/null"];
-    args.extend_from_slice(extra);
-    // A URL is the remote proxy's target; a command comes after `--`.
-    if !matches!(server, [url] if url.starts_with("http://")) {
-        args.push("--");
-    }
-    args.extend(server.iter().map(String::as_str));
-    let mut p = NoTerminal::spawn(&args, None);
-    p.send(&json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"desktop-app","version":"0"}}}));
-    p.reply(1);
-    p.send(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
-    p
-}
-
-fn call_tool(p: &mut NoTerminal, id: i64, name: &str, arguments: Value) {
-    p.send(&json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":name,"arguments":arguments}}));
-}
-
-/// server-everything's echo of the ElicitResult it got.
-fn raw_result(reply: &Value) -> Value {
-    let blocks = reply["result"]["content"].as_array().unwrap();
-    let last = blocks.last().unwrap()["text"].as_str().unwrap();
-    let at = last
-        .find("Raw result: ")
-        .unwrap_or_else(|| panic!("no raw result in {reply}"));
-    serde_json::from_str(&last[at + "Raw result: ".len()..]).unwrap()
-}
-
-/// The selector of the control for property `name` with `value`.
-fn choice(name: &str, value: &str) -> String {
-    format!("[name={name:?}][value={value:?}]")
-}
-
-// ---------------------------------------------------------------------------
 
 #[test]
 fn server_everything_form_filled_in_chromium_through_the_proxy_with_no_terminal() {
@@ -455,12 +29,14 @@ fn server_everything_form_filled_in_chromium_through_the_proxy_with_no_terminal(
     // No --ui: `auto` finds no terminal and serves the page.
     let mut p = proxy(&["--no-open"], &crate::common::server_everything());
     call_tool(&mut p, 2, "trigger-elicitation-request", json!({}));
+    // A one-time address: the browser is sent on to the page itself.
     let address = p.page_address();
     assert!(
-        address.starts_with("http://127.0.0.1:") && address.ends_with('/'),
+        address.starts_with("http://127.0.0.1:") && address.contains("/open/"),
         "{address}"
     );
     b.goto(&address);
+    assert!(!b.location().contains("/open/"), "{}", b.location());
     b.find("form[action$='/answer/1']");
     // The CSRF token, 13 fields: 3 yes/no radios (optional), 8 checkboxes.
     assert_eq!(b.count("form input, form select, form textarea"), 1 + 21);
@@ -588,8 +164,8 @@ fn two_pending_elicitations_share_the_page_and_each_is_answered_once() {
     let b = Browser::start();
     let mut p = proxy(&["--no-open"], &crate::common::server_everything());
     call_tool(&mut p, 2, "trigger-elicitation-request", json!({}));
-    let address = p.page_address();
-    b.goto(&address);
+    b.goto(&p.page_address());
+    let address = b.location();
     b.find("section[data-id='1'] [name=name]");
     b.type_into("section[data-id='1'] [name=name]", "First");
     call_tool(&mut p, 3, "trigger-elicitation-request", json!({}));
@@ -766,46 +342,25 @@ fn prompt_timeout_expires_the_elicitation_on_the_page_as_a_cancel() {
     b.goto(&p.page_address());
     let said = b.text("p.deadline");
     assert!(said.starts_with("Answer within"), "{said}");
+    let csrf_token = csrf(&b);
     assert_eq!(raw_result(&p.reply(2)), json!({ "action": "cancel" }));
+    // The listener stays open, so the page hears of it: the form leaves,
+    // and the list of answers says it expired.
     b.wait_for(
         "the page to say the time is up",
-        "return document.querySelector('p.deadline').textContent.includes('Time is up')",
+        "return document.querySelector('p.deadline') === null
+            && document.getElementById('recent').innerText.includes('expired: no answer within 4s')",
     );
     assert!(p.stderr().contains("no answer on the page within 4s"));
-    // Sending now is refused: nothing waits, and the listener is closed.
-    let address = p.page_address();
-    let port: u16 = address
-        .trim_start_matches("http://127.0.0.1:")
-        .split('/')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    assert!(
-        TcpStream::connect(("127.0.0.1", port)).is_err(),
-        "the listener stayed open"
+    // Sending now is refused: nothing waits. The listener stays open (its
+    // port is elicit's for as long as elicit runs), and answers nothing.
+    let sent = b.exec(
+        "const f = new URLSearchParams(); f.set('csrf', arguments[0]); f.set('action', 'accept');
+         return fetch(location.href + 'answer/1', {method: 'POST', body: f}).then(r => r.status);",
+        json!([csrf_token]),
     );
+    assert_eq!(sent, json!(409));
     assert!(p.finish().success());
-}
-
-/// One HTTP request by hand (headers a browser would never send).
-fn http(port: u16, head: &str, body: &str) -> (u16, String) {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(LIMIT)).unwrap();
-    write!(
-        s,
-        "{head}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut out = String::new();
-    let _ = s.read_to_string(&mut out);
-    let status = out
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    (status, out)
 }
 
 /// Server text that tries to be HTML, script, a link and reversed text.
@@ -827,22 +382,35 @@ fn attacks_on_the_page_are_refused_and_server_text_is_inert() {
         &["--ui", "browser", "--no-open", "--server", HOSTILE],
         Some(&request),
     );
-    let address = p.page_address();
-    let port: u16 = address
-        .trim_start_matches("http://127.0.0.1:")
-        .split('/')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let once = p.page_address();
+    let port = page_port(&once);
+    b.goto(&once);
+    // The page's own address (its secret path) and the session cookie the
+    // one-time address gave this browser.
+    let address = b.location();
     let token = address
         .trim_end_matches('/')
         .rsplit('/')
         .next()
         .unwrap()
         .to_string();
-
-    b.goto(&address);
+    let cookie = format!("elicit={}", b.cookie("elicit").expect("the page's cookie"));
+    // The one-time address is spent: a second use gets nothing.
+    let once_path = &once[once.find("/open/").unwrap()..];
+    let (status, head) = http(
+        port,
+        &format!("GET {once_path} HTTP/1.1\r\nHost: 127.0.0.1:{port}"),
+        "",
+    );
+    assert_eq!(status, 410, "{head}");
+    assert!(!head.to_ascii_lowercase().contains("set-cookie"), "{head}");
+    // The page's path without the cookie: refused.
+    let (status, _) = http(
+        port,
+        &format!("GET /{token}/ HTTP/1.1\r\nHost: 127.0.0.1:{port}"),
+        "",
+    );
+    assert_eq!(status, 403);
     b.find("form");
     // Inert: the page's own script is the only one, nothing ran, nothing
     // was injected, and the text shows as text.
@@ -910,7 +478,7 @@ fn attacks_on_the_page_are_refused_and_server_text_is_inert() {
     // The page's headers.
     let (status, head) = http(
         port,
-        &format!("GET /{token}/ HTTP/1.1\r\nHost: localhost:{port}"),
+        &format!("GET /{token}/ HTTP/1.1\r\nHost: localhost:{port}\r\nCookie: {cookie}"),
         "",
     );
     assert_eq!(status, 200);
@@ -935,7 +503,7 @@ fn attacks_on_the_page_are_refused_and_server_text_is_inert() {
     assert_eq!(no_token, json!(403));
     let form = format!("csrf={csrf}&pick=a&action=accept");
     let form_head = |origin: &str| {
-        format!("POST /{token}/answer/1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/x-www-form-urlencoded{origin}")
+        format!("POST /{token}/answer/1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nCookie: {cookie}\r\nContent-Type: application/x-www-form-urlencoded{origin}")
     };
     assert_eq!(http(port, &form_head(""), &form).0, 403, "no Origin");
     assert_eq!(
@@ -980,7 +548,9 @@ fn attacks_on_the_page_are_refused_and_server_text_is_inert() {
     b.click("#go");
     b.wait_for(
         "elicit's refusal",
-        "return document.body.innerText.includes('refused: this answer does not come from')",
+        // The page's cookie is SameSite=Strict, so another site's POST does
+        // not even carry it; its Origin would be refused next.
+        "return document.body.innerText.includes('refused: this browser has not opened the page')",
     );
     assert!(
         p.lines.try_recv().is_err(),
@@ -1025,25 +595,20 @@ fn the_confirmation_is_written_before_elicit_exits() {
     let request = common::fixture("server-everything/form.request.json");
     for _ in 0..5 {
         let p = NoTerminal::spawn(&["--ui", "browser", "--no-open"], Some(&request));
-        let address = p.page_address();
-        let rest = address.trim_start_matches("http://127.0.0.1:");
-        let (port, path) = rest.split_once('/').unwrap();
-        let port: u16 = port.parse().unwrap();
-        let (status, page) = http(
-            port,
-            &format!("GET /{path} HTTP/1.1\r\nHost: 127.0.0.1:{port}"),
-            "",
-        );
+        let page = open_page(&p.page_address());
+        let port = page.port;
+        let (status, html) = page.request("GET", "", "", "");
         assert_eq!(status, 200);
-        let csrf = page
+        let csrf = html
             .split("name=\"csrf\" value=\"")
             .nth(1)
             .and_then(|s| s.split('"').next())
             .unwrap()
             .to_string();
-        let (status, reply) = http(
-            port,
-            &format!("POST /{path}answer/1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nOrigin: http://127.0.0.1:{port}\r\nContent-Type: application/x-www-form-urlencoded"),
+        let (status, reply) = page.request(
+            "POST",
+            "answer/1",
+            &format!("Origin: http://127.0.0.1:{port}\r\nContent-Type: application/x-www-form-urlencoded\r\n"),
             &format!("csrf={csrf}&action=cancel"),
         );
         assert_eq!(status, 200, "{reply}");

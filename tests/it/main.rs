@@ -41,6 +41,10 @@ mod lines_cache;
 /// `elicit lint` (the rule corpus, the formats, SARIF against its schema)
 /// and `--strict`/`--modes` on `call` and `proxy`.
 mod lint;
+/// Attacks on the browser page from this machine: another local user (run
+/// as `nobody`) taking its port or its address, idle connections, endless
+/// request heads.
+mod page_hostile;
 /// Property tests (proptest) of the schema model, answers and input paths.
 mod properties;
 /// `elicit proxy` between a fake client and a fake server.

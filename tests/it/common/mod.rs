@@ -8,6 +8,7 @@
 #![allow(dead_code)]
 
 pub mod fake_auth;
+pub mod page;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
