@@ -94,7 +94,29 @@ pub fn render(shape: &Shape, results: &[(Option<String>, ElicitResult)], pretty:
             },
             pretty,
         ),
+        Shape::ClaudeCodeHook => match results.first() {
+            Some((_, r)) => to_text(&claude_code_hook_output(r), pretty),
+            None => to_text(&Value::Object(Map::new()), pretty),
+        },
     }
+}
+
+/// What Claude Code's `Elicitation` hook prints to answer:
+/// `{"hookSpecificOutput": {"hookEventName": "Elicitation", "action": …,
+/// "content": …}}` (no `content` unless accepted with some).
+pub fn claude_code_hook_output(result: &ElicitResult) -> Value {
+    let mut out = Map::new();
+    out.insert("hookEventName".into(), "Elicitation".into());
+    let value = result.to_value();
+    if let Some(action) = value.get("action") {
+        out.insert("action".into(), action.clone());
+    }
+    if let Some(content) = value.get("content").filter(|c| !c.is_null()) {
+        out.insert("content".into(), content.clone());
+    }
+    let mut top = Map::new();
+    top.insert("hookSpecificOutput".into(), Value::Object(out));
+    Value::Object(top)
 }
 
 /// A JSON-RPC error response to hand back to the server.

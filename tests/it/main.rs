@@ -30,6 +30,8 @@ mod first_hour;
 mod fuzz_regressions;
 /// Every example `--help` prints runs; every man page can be produced.
 mod help_examples;
+/// `elicit hook claude-code`: Claude Code's Elicitation hook, in and out.
+mod hook;
 /// Hostile stdio servers through `call` and `proxy`.
 mod hostile;
 /// Hostile input documents: huge numbers, duplicate keys, odd files.

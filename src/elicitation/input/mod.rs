@@ -52,6 +52,10 @@ pub enum Shape {
         request_state: Option<Box<RawValue>>,
     },
     UrlElicitationRequired,
+    /// Claude Code's `Elicitation` hook input (`hook_event_name`,
+    /// `mcp_server_name`, `message`, `mode`, `url`, `elicitation_id`,
+    /// `requested_schema`): answered with its `hookSpecificOutput`.
+    ClaudeCodeHook,
 }
 
 /// One elicitation found in the input.

@@ -3,6 +3,7 @@
 //! and a schema the cache already holds never built again. Anything unusual
 //! goes to the two-pass reader, so errors are the same either way.
 
+use super::shapes::HOOK_EVENT;
 use super::{
     finish_document, nesting, Document, InputFailure, KnownSchema, RawBits, Shape, MAX_NESTING,
 };
@@ -98,9 +99,10 @@ impl<'de> serde::de::DeserializeSeed<'de> for OnePassSeed {
                         let params = map.next_value_seed(ParamsSeed(self.0))?;
                         out.params_schema = params.schema;
                         Value::Object(params.members)
-                    } else if key == "result" {
+                    } else if key == "result" || key == HOOK_EVENT {
                         // Its `requestState` is kept as text too: the
-                        // two-pass reader does that.
+                        // two-pass reader does that (and reads the hook
+                        // input's own names).
                         return Err(Error::custom(NOT_ONE_PASS));
                     } else {
                         map.next_value::<Value>()?
@@ -329,7 +331,9 @@ pub(super) fn read_in_one_pass(
             let here = match doc.shape {
                 Shape::BareParams => SchemaAt::Top,
                 Shape::RequestObject | Shape::JsonRpcRequest { .. } => SchemaAt::Params,
-                _ => return doc,
+                Shape::InputRequired { .. }
+                | Shape::UrlElicitationRequired
+                | Shape::ClaudeCodeHook => return doc,
             };
             if here == at {
                 if let Some(entry) = doc.entries.first_mut() {

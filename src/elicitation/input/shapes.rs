@@ -12,10 +12,57 @@ use serde_json::Map;
 use serde_json::Value;
 /// Owns the document, so the params of a request can be moved out (a large
 /// schema is never copied).
+/// The key that marks a Claude Code hook input.
+pub(crate) const HOOK_EVENT: &str = "hook_event_name";
+
+/// Claude Code's `Elicitation` hook input, read as the elicitation it
+/// carries (its own snake_case names for the MCP params). Any other hook
+/// event is not an elicitation.
+fn claude_code_hook(obj: &Map<String, Value>) -> Result<Document, ElicitError> {
+    let event = obj.get(HOOK_EVENT).and_then(Value::as_str).unwrap_or("");
+    if event != "Elicitation" {
+        return Err(ElicitError::UnknownShape {
+            message: format!(
+                "a Claude Code hook input for the {:?} event: only \"Elicitation\" carries an elicitation (`elicit hook claude-code` also takes \"ElicitationResult\")",
+                crate::text::sanitize::sanitize_line(event)
+            ),
+        });
+    }
+    let mut params = Map::new();
+    for (theirs, ours) in [
+        ("message", "message"),
+        ("mode", "mode"),
+        ("url", "url"),
+        ("elicitation_id", "elicitationId"),
+        ("requested_schema", "requestedSchema"),
+    ] {
+        if let Some(v) = obj.get(theirs) {
+            params.insert(ours.into(), v.clone());
+        }
+    }
+    Ok(Document {
+        shape: Shape::ClaudeCodeHook,
+        entries: vec![Entry {
+            key: None,
+            params: ElicitationParams::from_owned(Value::Object(params))?,
+            schema_text: None,
+            form: None,
+        }],
+        skipped: vec![],
+        server: obj
+            .get("mcp_server_name")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    })
+}
+
 pub(super) fn read_shape(mut value: Value, raw: RawBits) -> Result<Document, InputFailure> {
     let obj = value
         .as_object_mut()
         .expect("read_document checked for an object");
+    if obj.contains_key(HOOK_EVENT) {
+        return claude_code_hook(obj).map_err(Into::into);
+    }
     // JSON-RPC: a request (method), a response (result) or an error.
     if obj.contains_key("jsonrpc") || (obj.contains_key("id") && obj.contains_key("method")) {
         if obj.contains_key("method") {

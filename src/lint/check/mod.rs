@@ -306,6 +306,32 @@ fn detect(doc: &Document) -> (Revision, String) {
     }
 }
 
+/// The MCP params names and the names Claude Code's hook input gives them.
+const HOOK_NAMES: [(&str, &str); 2] = [
+    ("requestedSchema", "requested_schema"),
+    ("elicitationId", "elicitation_id"),
+];
+
+/// The params of a Claude Code `Elicitation` hook input, by MCP's names.
+fn hook_params(raw: &Value) -> Option<Value> {
+    let obj = raw.as_object()?;
+    if obj.get("hook_event_name")?.as_str()? != "Elicitation" {
+        return None;
+    }
+    let mut params = Map::new();
+    for key in ["message", "mode", "url"] {
+        if let Some(v) = obj.get(key) {
+            params.insert(key.into(), v.clone());
+        }
+    }
+    for (ours, theirs) in HOOK_NAMES {
+        if let Some(v) = obj.get(theirs) {
+            params.insert(ours.into(), v.clone());
+        }
+    }
+    Some(Value::Object(params))
+}
+
 /// Lints `raw` (parsed from `text`), whose pointers start at `base`.
 fn lint_value(
     raw: &Value,
@@ -313,6 +339,20 @@ fn lint_value(
     base: &str,
     protocol: Option<Revision>,
 ) -> Result<DocumentLint, LintFailure> {
+    if let Some(params) = hook_params(raw) {
+        // Claude Code's hook input: its elicitation linted as bare params,
+        // each pointer then named as the hook input spells it.
+        let mut lint = lint_value(&params, &params.to_string(), base, protocol)?;
+        for f in &mut lint.findings {
+            for (ours, theirs) in HOOK_NAMES {
+                let from = format!("{base}/{ours}");
+                if f.pointer == from || f.pointer.starts_with(&format!("{from}/")) {
+                    f.pointer = format!("{base}/{theirs}{}", &f.pointer[from.len()..]);
+                }
+            }
+        }
+        return Ok(lint);
+    }
     let doc = match input::read_document(text) {
         Ok(doc) => doc,
         Err(failure) => return unreadable_params(raw, base, protocol, failure.error),
@@ -373,6 +413,8 @@ fn lint_value(
                 .map(|i| format!("{at}/data/elicitations/{i}"))
                 .collect()
         }
+        // Read above, as bare params.
+        Shape::ClaudeCodeHook => vec![base.to_string()],
     };
     let url_required = matches!(doc.shape, Shape::UrlElicitationRequired);
     for (i, (entry, at)) in doc.entries.iter().zip(&entry_base).enumerate() {

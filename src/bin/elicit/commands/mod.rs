@@ -18,6 +18,7 @@ use crate::cli::{AnswerArgs, Ui};
 pub mod auth;
 pub mod call;
 pub mod connect;
+pub mod hook;
 pub mod lint;
 pub mod proxy;
 pub mod request;

@@ -1,0 +1,190 @@
+//! `elicit hook claude-code`: a command for Claude Code's `Elicitation`
+//! hook. The hook input is one more shape elicit reads
+//! ([`elicit::elicitation::input::Shape::ClaudeCodeHook`]); this adds what
+//! a hook needs around it: answer rules first, nothing printed (so Claude
+//! Code asks itself) when nobody may answer, and a record of what was
+//! answered.
+//!
+//! Exit statuses: 0 whenever the hook did its job (answered, or left the
+//! question to Claude Code); 1 for a bad input. Never 2, which Claude Code
+//! reads as "deny".
+
+use std::io::Write;
+use std::path::Path;
+
+use serde_json::{json, Map, Value};
+
+use elicit::elicitation::resolve::SchemaCache;
+use elicit::elicitation::{input, output};
+use elicit::error::ElicitError;
+use elicit::text::sanitize::sanitize_block;
+use elicit::{Action, ElicitResult};
+
+use super::{load_answers, person, print_line, read_input, warn};
+use crate::cli::{ClaudeCodeHookArgs, HookFallback};
+
+/// The hook's exit status for a failure: a non-blocking error in Claude
+/// Code (2 would deny the elicitation).
+const EXIT_HOOK_ERROR: i32 = 1;
+
+fn fail(e: &ElicitError) -> i32 {
+    eprintln!("elicit: {}", sanitize_block(&e.to_string()));
+    EXIT_HOOK_ERROR
+}
+
+pub fn claude_code(args: &ClaudeCodeHookArgs) -> i32 {
+    let bytes = match read_input(args.file.as_deref()) {
+        Ok(b) => b,
+        Err(e) => return fail(&e),
+    };
+    let text = match input::decode(&bytes) {
+        Ok(t) => t,
+        Err(e) => return fail(&e),
+    };
+    let event = match input::parse_json(text) {
+        Ok(v) => v,
+        Err(e) => return fail(&e),
+    };
+    match event.get("hook_event_name").and_then(Value::as_str) {
+        Some("Elicitation") => answer(args, text, &event),
+        Some("ElicitationResult") => {
+            // Claude Code says what was answered; the hook only keeps it.
+            if let Some(path) = &args.record {
+                if let Err(e) = append_record(path, &result_record(&event)) {
+                    return fail(&e);
+                }
+            }
+            0
+        }
+        other => fail(&ElicitError::UnknownShape {
+            message: format!(
+                "not a Claude Code Elicitation or ElicitationResult hook input (hook_event_name: {}); configure it under hooks.Elicitation",
+                other.map_or_else(|| "missing".to_string(), |e| format!("{e:?}"))
+            ),
+        }),
+    }
+}
+
+/// An `Elicitation` event: rules and `-a`, then a person (the page, as a
+/// hook has no terminal); nobody to ask leaves it to Claude Code.
+fn answer(args: &ClaudeCodeHookArgs, text: &str, event: &Value) -> i32 {
+    let scripted = match load_answers(&args.answers) {
+        Ok(a) => a,
+        Err(e) => return fail(&e),
+    };
+    let rules = match super::load_rules(&args.answers) {
+        Ok(r) => r,
+        Err(e) => return fail(&e),
+    };
+    let mut who = person(&args.answers, args.prompt_timeout, "--prompt-timeout");
+    // A rule that does not match falls through to the person (or to
+    // nobody): with the hook, "nobody" means Claude Code asks, not decline.
+    let mut answering =
+        elicit::cassette::rules::RulesResolver::new(rules, who.resolver(), false, false);
+    let mut cache = SchemaCache::single_use();
+    let resolved =
+        elicit::elicitation::resolve_text(text, &scripted, &mut answering, &mut cache, false);
+    let result = match resolved {
+        Ok(resolved) => {
+            for w in &resolved.warnings {
+                warn(w);
+            }
+            let Some((_, result)) = resolved.results.into_iter().next() else {
+                return fail(&ElicitError::UnknownShape {
+                    message: "the hook input carries no elicitation".into(),
+                });
+            };
+            result
+        }
+        Err(failure) => match failure.error {
+            ElicitError::NeedsAnswers { .. } | ElicitError::NeedsUrlAnswer { .. } => {
+                let why = match &failure.error {
+                    ElicitError::NeedsAnswers { fields, .. } if !fields.is_empty() => {
+                        format!("no rule or person for {}", fields.join(", "))
+                    }
+                    _ => "no rule or person".to_string(),
+                };
+                let why = sanitize_block(&why);
+                let Some(fallback) = args.fallback else {
+                    eprintln!("elicit: nobody may answer here ({why}); Claude Code asks instead");
+                    return 0;
+                };
+                eprintln!("elicit: nobody may answer here ({why}); --fallback answers it");
+                let action = match fallback {
+                    HookFallback::Decline => Action::Decline,
+                    HookFallback::Cancel => Action::Cancel,
+                };
+                ElicitResult::new(action)
+            }
+            other => return fail(&other),
+        },
+    };
+    if let Some(path) = &args.record {
+        if let Err(e) = append_record(path, &answer_record(event, &result)) {
+            return fail(&e);
+        }
+    }
+    print_line(&output::claude_code_hook_output(&result).to_string())
+}
+
+/// A line of `--record` for an answer this hook gave.
+fn answer_record(event: &Value, result: &ElicitResult) -> Value {
+    let mut line = Map::new();
+    line.insert("event".into(), "Elicitation".into());
+    for key in [
+        "mcp_server_name",
+        "message",
+        "mode",
+        "url",
+        "elicitation_id",
+        "requested_schema",
+    ] {
+        if let Some(v) = event.get(key) {
+            line.insert(key.into(), v.clone());
+        }
+    }
+    line.insert("answered_by".into(), "elicit".into());
+    line.insert("result".into(), result.to_value());
+    Value::Object(line)
+}
+
+/// A line of `--record` for Claude Code's `ElicitationResult` event.
+fn result_record(event: &Value) -> Value {
+    let mut line = Map::new();
+    line.insert("event".into(), "ElicitationResult".into());
+    for key in [
+        "mcp_server_name",
+        "action",
+        "mode",
+        "elicitation_id",
+        "content",
+    ] {
+        if let Some(v) = event.get(key) {
+            line.insert(key.into(), v.clone());
+        }
+    }
+    Value::Object(line)
+}
+
+/// Appends one JSON line to the record, created readable by its owner only
+/// (answers may hold what a person typed).
+fn append_record(path: &Path, line: &Value) -> Result<(), ElicitError> {
+    let mut stamped =
+        json!({"time": humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()});
+    if let (Some(s), Some(l)) = (stamped.as_object_mut(), line.as_object()) {
+        s.extend(l.clone());
+    }
+    let mut text = stamped.to_string();
+    text.push('\n');
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options
+        .open(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .map_err(|e| ElicitError::io(format!("cannot write the record {}", path.display()), e))
+}

@@ -1,0 +1,262 @@
+//! `elicit hook claude-code`: Claude Code's documented `Elicitation` hook
+//! input in (form and URL mode), the exact `hookSpecificOutput` out; the
+//! empty, exit-0 fall-through when nobody may answer; the page in headless
+//! Chromium; the `ElicitationResult` record.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::common::page::{Browser, NoTerminal, LIMIT};
+use crate::common::{wait_up_to, BIN};
+
+/// The common fields Claude Code gives every hook, then the event's own.
+fn hook_input(event: Value) -> Value {
+    let mut input = json!({
+        "session_id": "9f1c2d3e-0000-4000-8000-000000000001",
+        "transcript_path": "/home/ada/.claude/projects/shop/9f1c2d3e.jsonl",
+        "cwd": "/home/ada/shop",
+        "permission_mode": "default",
+    });
+    input
+        .as_object_mut()
+        .unwrap()
+        .extend(event.as_object().unwrap().clone());
+    input
+}
+
+fn form_event(server: &str) -> Value {
+    hook_input(json!({
+        "hook_event_name": "Elicitation",
+        "mcp_server_name": server,
+        "message": "Where should we deploy?",
+        "mode": "form",
+        "elicitation_id": "el-7",
+        "requested_schema": {
+            "type": "object",
+            "properties": {
+                "region": {"type": "string", "enum": ["eu-west-1", "us-east-1"]},
+                "replicas": {"type": "integer", "minimum": 1, "maximum": 9, "default": 3},
+                "dryRun": {"type": "boolean", "default": true}
+            },
+            "required": ["region"]
+        }
+    }))
+}
+
+fn url_event(server: &str) -> Value {
+    hook_input(json!({
+        "hook_event_name": "Elicitation",
+        "mcp_server_name": server,
+        "message": "Connect your GitHub account",
+        "mode": "url",
+        "url": "https://github.example/login/oauth?state=abc",
+        "elicitation_id": "el-8"
+    }))
+}
+
+struct Ran {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// `elicit hook claude-code ARGS` with `input` on stdin and no terminal,
+/// as Claude Code runs a hook.
+fn hook(args: &[&str], input: &Value) -> Ran {
+    let mut cmd = Command::new(BIN);
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("CI")
+        .env_remove("ELICIT_UI")
+        .env_remove("ELICIT_BROWSER")
+        .env_remove("BROWSER")
+        .args(["hook", "claude-code"])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    let status = wait_up_to(&mut child, Duration::from_secs(30));
+    let out = child.wait_with_output().unwrap();
+    Ran {
+        code: status.and_then(|s| s.code()),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn rules(dir: &std::path::Path) -> String {
+    let path = dir.join("answers.json");
+    std::fs::write(
+        &path,
+        json!({"elicit": "answers/1", "rules": [
+            {"match": {"server": "deploy-bot", "fields": ["region"]}, "answer": {"region": "eu-west-1", "replicas": "5"}},
+            {"match": {"server": "deploy-bot", "mode": "url"}, "answer": "decline"}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn rules_answer_the_documented_input_with_the_exact_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let answers = rules(dir.path());
+    let form = hook(
+        &["--answers", &answers, "--no-input"],
+        &form_event("deploy-bot"),
+    );
+    assert_eq!(form.code, Some(0), "{}", form.stderr);
+    assert_eq!(
+        serde_json::from_str::<Value>(&form.stdout).unwrap(),
+        json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept",
+            "content": {"region": "eu-west-1", "replicas": 5, "dryRun": true}}})
+    );
+    let url = hook(
+        &["--answers", &answers, "--no-input"],
+        &url_event("deploy-bot"),
+    );
+    assert_eq!(url.code, Some(0), "{}", url.stderr);
+    assert_eq!(
+        serde_json::from_str::<Value>(&url.stdout).unwrap(),
+        json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "decline"}})
+    );
+    // -a works as everywhere; a URL accepted carries no content.
+    let accepted = hook(&["-a", "accept"], &url_event("other"));
+    assert_eq!(
+        serde_json::from_str::<Value>(&accepted.stdout).unwrap(),
+        json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept"}})
+    );
+}
+
+/// No rule matches (another server) and nobody may be asked: nothing on
+/// stdout and exit 0, so Claude Code shows its own dialog; `--fallback`
+/// answers instead. Never exit 2, which Claude Code reads as a denial.
+#[test]
+fn nobody_to_ask_falls_through_to_claude_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let answers = rules(dir.path());
+    for event in [form_event("billing"), url_event("billing")] {
+        let ran = hook(&["--answers", &answers, "--no-input"], &event);
+        assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+        assert_eq!(ran.stdout, "", "{}", ran.stderr);
+        assert!(
+            ran.stderr.contains("Claude Code asks instead"),
+            "{}",
+            ran.stderr
+        );
+        let declined = hook(
+            &["--answers", &answers, "--no-input", "--fallback", "decline"],
+            &event,
+        );
+        assert_eq!(
+            serde_json::from_str::<Value>(&declined.stdout).unwrap(),
+            json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "decline"}})
+        );
+    }
+    // Under CI with no terminal, the page is never a fallback either.
+    let mut cmd = Command::new(BIN);
+    cmd.args(["hook", "claude-code"])
+        .env("CI", "true")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    // SAFETY: setsid is async-signal-safe; no controlling terminal.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(form_event("billing").to_string().as_bytes())
+        .unwrap();
+    let status = wait_up_to(&mut child, Duration::from_secs(15)).expect("no wait under CI");
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(child.wait_with_output().unwrap().stdout, b"");
+    // A bad input is a non-blocking error (1), never a denial (2).
+    let bad = hook(
+        &[],
+        &json!({"hook_event_name": "PreToolUse", "tool_name": "Bash"}),
+    );
+    assert_eq!(bad.code, Some(1), "{}", bad.stderr);
+    let bad = hook(&[], &json!([1, 2]));
+    assert_eq!(bad.code, Some(1), "{}", bad.stderr);
+}
+
+/// The `ElicitationResult` event is kept in the record, as are the hook's
+/// own answers; the record is readable by its owner only.
+#[test]
+fn the_record_keeps_what_was_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("answered.jsonl");
+    let record_arg = record.to_str().unwrap();
+    let answers = rules(dir.path());
+    let ran = hook(
+        &["--answers", &answers, "--no-input", "--record", record_arg],
+        &form_event("deploy-bot"),
+    );
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    let result = hook_input(json!({"hook_event_name": "ElicitationResult",
+        "mcp_server_name": "billing", "action": "accept", "mode": "form",
+        "elicitation_id": "el-9", "content": {"plan": "pro"}}));
+    let ran = hook(&["--record", record_arg], &result);
+    assert_eq!(
+        (ran.code, ran.stdout.as_str()),
+        (Some(0), ""),
+        "{}",
+        ran.stderr
+    );
+    let lines: Vec<Value> = std::fs::read_to_string(&record)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["event"], "Elicitation");
+    assert_eq!(lines[0]["result"]["content"]["region"], "eu-west-1");
+    assert_eq!(lines[1]["event"], "ElicitationResult");
+    assert_eq!(lines[1]["content"], json!({"plan": "pro"}));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&record).unwrap().permissions().mode();
+    assert_eq!(mode & 0o077, 0, "the record is private: {mode:o}");
+}
+
+/// A person answers on the page, in headless Chromium: the hook prints
+/// what they gave.
+#[test]
+fn the_page_answers_a_hook_in_chromium() {
+    let b = Browser::start();
+    let p = NoTerminal::spawn(
+        &["hook", "claude-code", "--no-open"],
+        Some(&form_event("deploy-bot").to_string()),
+    );
+    b.goto(&p.page_address());
+    b.find("form[action$='/answer/1']");
+    b.click("select[name=region] option[value=us-east-1]");
+    b.type_into("[name=replicas]", "7");
+    b.click("button[name=action][value=accept]");
+    let out = p.lines.recv_timeout(LIMIT).expect("the hook answered");
+    let answer: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(answer["hookSpecificOutput"]["hookEventName"], "Elicitation");
+    assert_eq!(answer["hookSpecificOutput"]["action"], "accept");
+    assert_eq!(
+        answer["hookSpecificOutput"]["content"]["region"],
+        "us-east-1"
+    );
+    assert_eq!(answer["hookSpecificOutput"]["content"]["replicas"], 7);
+}
