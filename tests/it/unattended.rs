@@ -244,3 +244,35 @@ fn no_open_asks_for_the_page_with_no_opener() {
     }
     assert_eq!(opened(openers.path()), "", "--no-open opens nothing");
 }
+
+/// Every flag a client's `mcpServers` entry may need has an environment
+/// form (an MCP Inspector CLI run swallowed `--no-open --`), listed in
+/// `elicit man`, and it works.
+#[test]
+fn the_proxy_flags_have_environment_forms_listed_in_man() {
+    let man = Command::new(BIN).args(["man", "proxy"]).output().unwrap();
+    let page = String::from_utf8_lossy(&man.stdout);
+    for var in [
+        "ELICIT_NO_OPEN",
+        "ELICIT_NO_INPUT",
+        "ELICIT_ANSWERS",
+        "ELICIT_UI",
+        "ELICIT_PROMPT_TIMEOUT",
+        "ELICIT_SERVER_LOG",
+        "ELICIT_STRICT",
+        "ELICIT_MODES",
+        "CI",
+    ] {
+        assert!(page.contains(var), "elicit man proxy lacks {var}");
+    }
+    let openers = tempfile::tempdir().unwrap();
+    stub_openers(openers.path(), 0);
+    // ELICIT_NO_INPUT: fails at once, and nothing is opened.
+    let end = run(unattended(
+        &[FORM],
+        openers.path(),
+        &[("ELICIT_NO_INPUT", "1")],
+    ));
+    assert_fails_at_once(&end, &["--no-input was given"]);
+    assert_eq!(opened(openers.path()), "");
+}

@@ -161,8 +161,9 @@ pub struct CallArgs {
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
 
-    /// The protocol lifecycle: auto tries 2026-07-28 discovery, then the
-    /// initialize handshake.
+    /// The protocol lifecycle: auto uses the initialize handshake (where a
+    /// server can ask in every way), and 2026-07-28 discovery when the
+    /// server refuses it; a tool is never called twice.
     #[arg(long, value_enum, default_value = "auto")]
     pub protocol: elicit::mcp::client::ProtocolChoice,
 
@@ -193,13 +194,13 @@ pub struct StrictArgs {
     /// The elicitation modes elicit declares to the server: form, url,
     /// form,url or none. An elicitation of another mode is refused with
     /// -32602, as the spec requires of a client.
-    #[arg(long, value_name = "MODES", default_value = "form,url", value_parser = elicit::mcp::modes::ElicitModes::parse)]
+    #[arg(long, value_name = "MODES", default_value = "form,url", value_parser = elicit::mcp::modes::ElicitModes::parse, env = "ELICIT_MODES")]
     pub modes: elicit::mcp::modes::ElicitModes,
 
     /// Check every elicitation the server sends against the lint rules
     /// (`elicit lint`) and the session rules; findings go to stderr as
     /// they happen, with a summary at the end. Exit 5 on an error finding.
-    #[arg(long)]
+    #[arg(long, env = "ELICIT_STRICT", value_parser = clap::builder::FalseyValueParser::new())]
     pub strict: bool,
 
     /// With --strict: do not report RULE (repeatable); `warnings` and
@@ -338,40 +339,40 @@ pub struct ProxyArgs {
     pub answers: AnswerArgs,
 
     /// Leave elicitations of a mode the client declared itself to the client.
-    #[arg(long)]
+    #[arg(long, env = "ELICIT_PASSTHROUGH_DECLARED", value_parser = clap::builder::FalseyValueParser::new())]
     pub passthrough_declared: bool,
 
     /// Give up waiting for the person after DURATION: the elicitation is
     /// answered cancel.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, env = "ELICIT_PROMPT_TIMEOUT")]
     pub prompt_timeout: Option<std::time::Duration>,
 
     /// After the client hangs up, how long the server has to exit before it
     /// is sent SIGTERM.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10s")]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10s", env = "ELICIT_SHUTDOWN_GRACE")]
     pub shutdown_grace: std::time::Duration,
 
     /// With a server URL: how long a request may wait for the server's reply
     /// before the client gets a JSON-RPC error (time spent answering its
     /// elicitations does not count).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5m")]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5m", env = "ELICIT_REQUEST_TIMEOUT")]
     pub request_timeout: std::time::Duration,
 
     /// Send the server's stderr to FILE instead of elicit's stderr.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", env = "ELICIT_SERVER_LOG")]
     pub server_log: Option<PathBuf>,
 
     /// Record every message both ways as JSON lines ({dir, by|to, time, message}).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", env = "ELICIT_LOG")]
     pub log: Option<PathBuf>,
 
     /// Write a cassette for each tool call that elicited (FILE, then FILE
     /// numbered -2, -3, …), for `elicit test`.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", env = "ELICIT_RECORD")]
     pub record: Option<PathBuf>,
 
     /// Say on stderr what the proxy does.
-    #[arg(short, long)]
+    #[arg(short, long, env = "ELICIT_VERBOSE", value_parser = clap::builder::FalseyValueParser::new())]
     pub verbose: bool,
 
     #[command(flatten)]
@@ -399,11 +400,11 @@ pub struct AnswerArgs {
     /// Answer rules for headless runs: a JSON file ("elicit": "answers/1")
     /// whose first matching rule answers each elicitation, or a cassette.
     /// With --no-input, what no rule matches is declined.
-    #[arg(long = "answers", value_name = "FILE")]
+    #[arg(long = "answers", value_name = "FILE", env = "ELICIT_ANSWERS")]
     pub answers_file: Option<PathBuf>,
 
     /// Never prompt: fail at once when answers are missing.
-    #[arg(long)]
+    #[arg(long, env = "ELICIT_NO_INPUT", value_parser = clap::builder::FalseyValueParser::new())]
     pub no_input: bool,
 
     /// Open URL elicitations with this command instead of the system opener:
