@@ -594,7 +594,8 @@ pub fn read_checked(path: &Path, validator: &jsonschema::Validator) -> Result<Va
         // The deepest error is the most precise one (a `oneOf` reports at
         // its own level and again under each branch).
         let pointer = first.instance_path().as_str().to_string();
-        let mut message = describe_schema_error(first);
+        let mut message = misspelt_answer(&value, &pointer)
+            .unwrap_or_else(|| describe_schema_error(first));
         if errors.len() > 1 {
             message.push_str(&format!(
                 " (and {} more problem{})",
@@ -605,6 +606,29 @@ pub fn read_checked(path: &Path, validator: &jsonschema::Validator) -> Result<Va
         return Err(fail(Some(pointer), message));
     }
     Ok(value)
+}
+
+/// An answer (`…/answer`) that is none of the words a cassette takes,
+/// said as such: the key, the value and the nearest word, rather than the
+/// schema's `oneOf` in general.
+fn misspelt_answer(doc: &Value, pointer: &str) -> Option<String> {
+    if !pointer.ends_with("/answer") {
+        return None;
+    }
+    let word = doc.pointer(pointer)?.as_str()?;
+    if word.contains('=') {
+        return None;
+    }
+    const WORDS: [&str; 3] = ["accept", "decline", "cancel"];
+    let nearest = WORDS
+        .iter()
+        .min_by_key(|w| strsim::levenshtein(w, &word.trim().to_ascii_lowercase()))
+        .copied()
+        .unwrap_or("accept");
+    Some(format!(
+        "answer {:?} is not one of accept, decline, cancel (nearest: {nearest}) nor a NAME=VALUE answer",
+        crate::text::sanitize::sanitize_line(word)
+    ))
 }
 
 fn describe_schema_error(e: &jsonschema::ValidationError<'_>) -> String {

@@ -1565,3 +1565,23 @@ fn reports_carry_the_change_errors_and_keep_tracebacks_apart() {
         human.stderr
     );
 }
+
+/// A misspelt action names the key, the value and the nearest word.
+#[test]
+fn a_misspelt_action_names_the_nearest_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("typo.cassette.json");
+    let c = json!({"elicit": "cassette/1", "server": {"command": ["x"]}, "tool": "t",
+        "elicitations": [{"request": {"message": "m"}, "answer": "decilne"}]});
+    std::fs::write(&file, c.to_string()).unwrap();
+    let run = test(&[file.to_str().unwrap()], &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "at /elicitations/0/answer: answer \"decilne\" is not one of accept, decline, cancel (nearest: decline)"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("oneOf"), "{}", run.stderr);
+}
