@@ -594,8 +594,8 @@ pub fn read_checked(path: &Path, validator: &jsonschema::Validator) -> Result<Va
         // The deepest error is the most precise one (a `oneOf` reports at
         // its own level and again under each branch).
         let pointer = first.instance_path().as_str().to_string();
-        let mut message = misspelt_answer(&value, &pointer)
-            .unwrap_or_else(|| describe_schema_error(first));
+        let mut message =
+            misspelt_answer(&value, &pointer).unwrap_or_else(|| describe_schema_error(first));
         if errors.len() > 1 {
             message.push_str(&format!(
                 " (and {} more problem{})",

@@ -84,7 +84,8 @@ pub(super) fn page(
                             @for f in &state.recent {
                                 li data-id=(f.id) {
                                     span.server { (sanitize_line(&f.server)) }
-                                    ": " (f.what)
+                                    ": " (f.what) " — "
+                                    span.message { (crate::text::truncate(&sanitize_line(&f.message), 80)) }
                                 }
                             }
                         }
@@ -102,11 +103,17 @@ fn notice_markup(n: &Notice) -> Markup {
         Notice::Sent(s) => ("ok", format!("Sent to {}.", sanitize_line(s))),
         Notice::Declined(s) => (
             "ok",
-            format!("Declined: nothing was sent to {}.", sanitize_line(s)),
+            format!(
+                "Declined: {} was told, and got none of the answers.",
+                sanitize_line(s)
+            ),
         ),
         Notice::Cancelled(s) => (
             "ok",
-            format!("Cancelled: nothing was sent to {}.", sanitize_line(s)),
+            format!(
+                "Cancelled: {} was told, and got none of the answers.",
+                sanitize_line(s)
+            ),
         ),
         Notice::Gone(Some(what)) => (
             "bad",
@@ -275,7 +282,21 @@ fn control(entry: u64, index: usize, field: &FormField, retry: Option<&Retry<'_>
     let hint_id = format!("{cid}-h");
     let err_id = format!("{cid}-e");
     let error = retry.and_then(|r| r.errors.iter().find(|p| p.field == field.name));
-    let hint = field.hint().map(|h| sanitize_line(&h));
+    // A date picker shows the date in the browser's own format: the
+    // format the terminal names (YYYY-MM-DD) would contradict it.
+    let hint = match &field.kind {
+        FieldKind::Text {
+            format: Some(StringFormat::Date),
+            ..
+        } => field.hint().and_then(|h| {
+            let rest: Vec<&str> = h
+                .split(", ")
+                .filter(|p| *p != StringFormat::Date.hint())
+                .collect();
+            (!rest.is_empty()).then(|| sanitize_line(&rest.join(", ")))
+        }),
+        _ => field.hint().map(|h| sanitize_line(&h)),
+    };
     let mut described: Vec<&str> = Vec::new();
     if field.description.is_some() {
         described.push(&desc_id);

@@ -125,6 +125,8 @@ struct Entry {
 struct Finished {
     id: u64,
     server: String,
+    /// The question, so a list of answers says which was which.
+    message: String,
     what: String,
 }
 
@@ -238,7 +240,7 @@ impl Page {
         };
         let entry = state.pending.remove(at);
         let what = match outcome {
-            Outcome::Accept(_) => "sent",
+            Outcome::Accept(_) => "answered (accept)",
             Outcome::Decline => "declined",
             Outcome::Cancel => "cancelled",
         };
@@ -262,6 +264,7 @@ fn remember(state: &mut State, entry: &Entry, what: String) {
     state.recent.push_front(Finished {
         id: entry.id,
         server: entry.server.clone(),
+        message: entry.message.clone(),
         what,
     });
 }

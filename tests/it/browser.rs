@@ -150,9 +150,26 @@ fn decline_and_cancel_on_the_page_reach_the_server_and_send_no_content() {
         call_tool(&mut p, id, "trigger-elicitation-request", json!({}));
         b.goto(&p.nth_page_address(n + 1));
         b.type_into("[name=name]", "not to be sent");
+        // A date picker shows the browser's own format: no YYYY-MM-DD hint.
+        assert!(!b.body_text().contains("YYYY-MM-DD"), "{}", b.body_text());
         b.click(&format!("button[name=action][value={button}]"));
         assert_eq!(raw_result(&p.reply(id)), json!({ "action": action }));
+        // The server was told: the page does not say nothing was sent.
+        let said = b.body_text();
+        assert!(
+            said.contains("was told, and got none of the answers"),
+            "{said}"
+        );
+        assert!(!said.contains("nothing was sent"), "{said}");
     }
+    // What was answered here says which question and what was done.
+    b.wait_for(
+        "the list of answers",
+        "return document.querySelectorAll('#recent li').length >= 2",
+    );
+    let recent = b.text("#recent");
+    assert!(recent.contains("declined — "), "{recent}");
+    assert!(recent.contains("cancelled — "), "{recent}");
     assert!(p.finish().success());
 }
 
@@ -612,7 +629,8 @@ fn the_confirmation_is_written_before_elicit_exits() {
             &format!("csrf={csrf}&action=cancel"),
         );
         assert_eq!(status, 200, "{reply}");
-        assert!(reply.contains("Cancelled: nothing was sent"), "{reply}");
+        assert!(reply.contains("Cancelled: "), "{reply}");
+        assert!(reply.contains("got none of the answers"), "{reply}");
         let out = p.lines.recv_timeout(LIMIT).expect("elicit answered");
         assert!(out.contains(r#""action":"cancel""#), "{out}");
     }
