@@ -355,7 +355,32 @@ pub fn readable_tool_result(result: &Value) -> String {
             other => format!("[{} content]", sanitize_line(other)),
         });
     }
-    if let Some(structured) = result.get("structuredContent") {
+    // Structured content that only repeats a text block (FastMCP wraps a
+    // string result as {"result": TEXT}; SDKs put the JSON of a text block
+    // there too) is not shown twice.
+    let texts: Vec<&str> = result
+        .get("content")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter(|i| i.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|i| i.get("text").and_then(Value::as_str))
+                .collect()
+        })
+        .unwrap_or_default();
+    let repeats = |structured: &Value| {
+        let wrapped = structured
+            .as_object()
+            .filter(|o| o.len() == 1)
+            .and_then(|o| o.get("result"));
+        texts.iter().any(|t| {
+            wrapped.and_then(Value::as_str) == Some(*t)
+                || serde_json::from_str::<Value>(t).ok().as_ref() == Some(structured)
+                || wrapped
+                    .is_some_and(|w| serde_json::from_str::<Value>(t).ok().as_ref() == Some(w))
+        })
+    };
+    if let Some(structured) = result.get("structuredContent").filter(|s| !repeats(s)) {
         let json = serde_json::to_string_pretty(structured).unwrap_or_default();
         parts.push(format!("Structured content:\n{}", sanitize_block(&json)));
     }
@@ -436,6 +461,19 @@ mod tests {
         assert!(text.contains("[image image/png, 4 B of base64 data]"));
         assert!(text.contains("[link file:///x]"));
         assert!(text.contains("Structured content:\n{\n  \"n\": 1\n}"));
+    }
+
+    #[test]
+    fn structured_content_that_repeats_a_text_block_is_shown_once() {
+        let fastmcp = json!({"content": [{"type": "text", "text": "deployed to eu"}],
+            "structuredContent": {"result": "deployed to eu"}, "isError": false});
+        assert_eq!(readable_tool_result(&fastmcp), "deployed to eu");
+        let sdk = json!({"content": [{"type": "text", "text": "{\"n\": 1}"}],
+            "structuredContent": {"n": 1}});
+        assert!(!readable_tool_result(&sdk).contains("Structured content"));
+        let other = json!({"content": [{"type": "text", "text": "done"}],
+            "structuredContent": {"n": 1}});
+        assert!(readable_tool_result(&other).contains("Structured content"));
     }
 
     #[test]

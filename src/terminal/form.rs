@@ -22,17 +22,30 @@ pub enum FormOutcome {
 
 const SKIP: &str = "— skip —";
 
+/// Who asks, and what the person may answer.
+pub struct Asking<'a> {
+    pub server: &'a str,
+    pub message: &'a str,
+    pub position: Option<(usize, usize)>,
+    /// Whether declining is a choice (not for elicit's own forms).
+    pub decline: bool,
+}
+
 /// Runs the whole form. `values` were given by `--answer`; `missing` are
 /// asked. Cancel comes back as `Err(Interrupt::Cancelled)`.
 pub fn run(
     term: &Term,
-    server: &str,
-    message: &str,
-    position: Option<(usize, usize)>,
+    asking: &Asking<'_>,
     form: &FormSchema,
     mut values: Map<String, Value>,
     missing: &[String],
 ) -> Prompted<FormOutcome> {
+    let Asking {
+        server,
+        message,
+        position,
+        decline,
+    } = *asking;
     // Keys typed before the form appeared (while a server worked) answer
     // no question the person has seen; keys typed once it is up are kept.
     discard_typeahead(term);
@@ -69,7 +82,18 @@ pub fn run(
             Step::Back => i -= 1,
         }
     }
-    review(term, form, values)
+    // A lone yes/no, just answered, is its own review: the choice was the
+    // person's consent to send it.
+    if let ([field], [asked]) = (form.fields.as_slice(), asked.as_slice()) {
+        if matches!(field.kind, FieldKind::Boolean) && field.name == asked.name {
+            if let Some(v) = values.get(&field.name) {
+                let mut content = Map::new();
+                content.insert(field.name.clone(), v.clone());
+                return Ok(FormOutcome::Submit(content));
+            }
+        }
+    }
+    review(term, form, values, decline)
 }
 
 /// The key line under the header: how many fields are asked (not those
@@ -90,12 +114,20 @@ fn form_hint(form: &FormSchema, missing: &[String]) -> String {
         parts.push("* required".into());
     }
     parts.push("Enter keeps the pre-filled value (empty: skip)".into());
+    if asked.len() > 1 {
+        parts.push("↑ on an empty field goes back".into());
+    }
     parts.push("Esc cancels".into());
     parts.join(" · ")
 }
 
 /// Shows every answer, then: submit (Enter), edit a field, decline, cancel.
-fn review(term: &Term, form: &FormSchema, mut values: Map<String, Value>) -> Prompted<FormOutcome> {
+fn review(
+    term: &Term,
+    form: &FormSchema,
+    mut values: Map<String, Value>,
+    decline: bool,
+) -> Prompted<FormOutcome> {
     loop {
         let _ = term.write_line("");
         let _ = term.write_line(&format!("{}", style("Review your answers").bold()));
@@ -121,13 +153,19 @@ fn review(term: &Term, form: &FormSchema, mut values: Map<String, Value>) -> Pro
                 sanitize_line(&p.to_string())
             ));
         }
-        let items = [
-            "Submit (accept)",
-            "Edit a field",
-            "Decline (send nothing)",
-            "Cancel",
-        ]
-        .map(String::from);
+        let items: Vec<String> = if decline {
+            vec![
+                "Submit (accept)",
+                "Edit a field",
+                "Decline (send nothing)",
+                "Cancel",
+            ]
+        } else {
+            vec!["Use these", "Edit a field", "Cancel"]
+        }
+        .into_iter()
+        .map(String::from)
+        .collect();
         let default = if problems.is_empty() { 0 } else { 1 };
         consent_pause(term)?;
         match select(term, "Send these answers?", &items, Some(default))? {
@@ -164,7 +202,7 @@ fn review(term: &Term, form: &FormSchema, mut values: Map<String, Value>) -> Pro
                     }
                 }
             }
-            2 => return Ok(FormOutcome::Decline),
+            2 if decline => return Ok(FormOutcome::Decline),
             _ => return Err(Interrupt::Cancelled),
         }
     }
@@ -212,6 +250,29 @@ fn ask_step(
     // going back, for the field before.
     if drawn.went_back.get() || matches!(result, Err(Interrupt::Cancelled | Interrupt::Abandoned)) {
         drawn.wipe();
+    }
+    // A text answer collapses to one `✔ question · answer` line under its
+    // description, as a list's does: the hints, errors and input line go.
+    let is_list = matches!(
+        field.kind,
+        FieldKind::Boolean | FieldKind::Select { .. } | FieldKind::MultiSelect { .. }
+    );
+    if let (Ok(answer), false, false) = (&result, drawn.went_back.get(), is_list) {
+        drawn.wipe();
+        let shown = match answer {
+            None => "skipped".to_string(),
+            Some(_) if looks_like_secret(&field.name, field.title.as_deref()) => "••••••".into(),
+            Some(Value::String(text)) => sanitize_line(text),
+            Some(other) => sanitize_line(&other.to_string()),
+        };
+        let _ = term.write_line("");
+        if let Some(d) = &field.description {
+            for line in crate::text::sanitize::sanitize_block(d).lines() {
+                let _ = term.write_line(&format!("  {}", style(line).dim()));
+            }
+        }
+        let line = super::widgets::answered_line(&field_question(field), &shown);
+        let _ = term.write_line(&line);
     }
     match result {
         Ok(_) if drawn.went_back.get() => Ok(Step::Back),
@@ -310,7 +371,7 @@ fn prompt_field(
     match &field.kind {
         FieldKind::Boolean => ask_boolean(term, field, current, &question),
         FieldKind::Select { choices } => {
-            let mut items: Vec<String> = choices.iter().map(choice_text).collect();
+            let mut items = choice_texts(choices);
             let at = current
                 .and_then(Value::as_str)
                 .and_then(|v| choices.iter().position(|c| c.value == v));
@@ -322,7 +383,7 @@ fn prompt_field(
             Ok(choices.get(i).map(|c| Value::String(c.value.clone())))
         }
         FieldKind::MultiSelect { choices, .. } => {
-            let items: Vec<String> = choices.iter().map(choice_text).collect();
+            let items = choice_texts(choices);
             let ticked: Vec<bool> = choices
                 .iter()
                 .map(|c| {
@@ -445,15 +506,28 @@ fn ask_boolean(
     )
 }
 
-fn choice_text(c: &crate::elicitation::schema::Choice) -> String {
-    match &c.label {
-        Some(l) if l != &c.value => format!(
-            "{} {}",
-            sanitize_line(l),
-            style(format!("({})", sanitize_line(&c.value))).dim()
-        ),
-        _ => sanitize_line(&c.value),
+/// Each choice by its title; the value sent is shown beside a title only
+/// when another choice has the same one (else the person could not tell
+/// them apart).
+fn choice_texts(choices: &[crate::elicitation::schema::Choice]) -> Vec<String> {
+    fn shown(c: &crate::elicitation::schema::Choice) -> &str {
+        c.label.as_deref().unwrap_or(&c.value)
     }
+    choices
+        .iter()
+        .map(|c| {
+            let title = shown(c);
+            let twins = choices.iter().filter(|o| shown(o) == title).count() > 1;
+            match &c.label {
+                Some(l) if twins && l != &c.value => format!(
+                    "{} {}",
+                    sanitize_line(l),
+                    style(format!("({})", sanitize_line(&c.value))).dim()
+                ),
+                _ => sanitize_line(title),
+            }
+        })
+        .collect()
 }
 
 /// A value as editable text: strings bare, everything else as JSON.

@@ -232,9 +232,14 @@ impl Resolver for TerminalResolver {
             let outcome = match (job.mode(), pending, &job.form) {
                 (Mode::Form, Pending::Form { values, missing }, Some(form)) => form::run(
                     &term,
-                    &server,
-                    message,
-                    job.position,
+                    &form::Asking {
+                        server: &server,
+                        message,
+                        position: job.position,
+                        // elicit's own form (a tool's arguments) has no
+                        // server to decline to: only calling or not.
+                        decline: !job.asked_by_elicit,
+                    },
                     form,
                     values,
                     &missing,

@@ -109,7 +109,7 @@ fn call_on_pty(args: &str) -> expectrl::session::OsSession {
 /// The tool-argument form is elicit asking, not the server; declining it
 /// calls nothing and exits with the decline code, not a usage error.
 #[test]
-fn declining_the_tool_arguments_form_exits_with_the_decline_code() {
+fn cancelling_the_tool_arguments_form_exits_with_the_cancel_code_and_offers_no_decline() {
     use expectrl::Expect;
     let mut s = call_on_pty("call --tool sum --arg a=2");
     let header = s.expect("b *").expect("the prompt for b");
@@ -121,7 +121,11 @@ fn declining_the_tool_arguments_form_exits_with_the_decline_code() {
     );
     std::thread::sleep(std::time::Duration::from_millis(300));
     s.send("40\r").unwrap();
-    s.expect("Send these answers?").expect("the review");
+    // elicit's own form has no server to decline to: use, edit or cancel.
+    let review = s.expect("Cancel").expect("the review");
+    let review = String::from_utf8_lossy(review.before()).into_owned();
+    assert!(review.contains("Use these"), "{review}");
+    assert!(!review.contains("Decline"), "{review}");
     std::thread::sleep(std::time::Duration::from_millis(300));
     s.send(format!("{DOWN}{DOWN}{ENTER}")).unwrap();
     let end = s
@@ -129,9 +133,9 @@ fn declining_the_tool_arguments_form_exits_with_the_decline_code() {
         .expect("the exit status");
     let said = String::from_utf8_lossy(end.before()).into_owned();
     let code = String::from_utf8_lossy(end.get(0).unwrap()).into_owned();
-    assert_eq!(code, "exit=3", "{said}");
+    assert_eq!(code, "exit=4", "{said}");
     assert!(
-        said.contains("the arguments of the tool sum were declined; it was not called"),
+        said.contains("the arguments of the tool sum were cancelled; it was not called"),
         "{said}"
     );
 }

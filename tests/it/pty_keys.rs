@@ -211,10 +211,15 @@ fn required_boolean_without_default_needs_a_choice() {
     p.answer("? Agree to terms", ENTER)
         .expect("nothing is chosen")
         .send(&format!("{DOWN}{DOWN}{ENTER}"))
-        .expect("✔ Agree to terms * (yes/no) · No")
-        .answer("Send these answers?", ENTER);
+        .expect("✔ Agree to terms * (yes/no) · No");
+    // A lone yes/no is its own review: the choice is sent as made.
     let f = p.finish_with(json!({"action": "accept", "content": {"agree": false}}));
     assert!(!f.visible().contains("❯ Yes"), "{}", f.visible());
+    assert!(
+        !f.visible().contains("Send these answers?"),
+        "{}",
+        f.visible()
+    );
 }
 
 /// A secret-looking field is masked as it is typed; Ctrl-R reveals it.
@@ -311,4 +316,27 @@ fn form_header_counts_asked_fields_and_required_only_when_any() {
         .answer("Send these answers?", ENTER);
     let f = p.finish_with(json!({"action": "accept", "content": {"a": "x", "b": "y"}}));
     assert!(!f.visible().contains("* required"), "{}", f.visible());
+}
+
+/// Titled options read as their titles; the value sent is shown only when
+/// two titles are the same. The header says ↑ goes back.
+#[test]
+fn titled_options_show_the_value_only_beside_equal_titles() {
+    let schema = json!({"type": "object", "properties": {
+        "shipping": {"type": "string", "title": "Shipping", "oneOf": [
+            {"const": "std", "title": "Standard (3-5 days)"},
+            {"const": "exp", "title": "Express"},
+            {"const": "exp-eu", "title": "Express"}
+        ]},
+        "note": {"type": "string", "title": "Note"}
+    }, "required": ["shipping"]});
+    let mut p = elicit(&form("Ship", schema)).spawn();
+    p.expect("↑ on an empty field goes back")
+        .expect("Standard (3-5 days)")
+        .expect("Express (exp-eu)")
+        .send(ENTER)
+        .answer("? Note", ENTER)
+        .answer("Send these answers?", ENTER);
+    let f = p.finish_with(json!({"action": "accept", "content": {"shipping": "std"}}));
+    assert!(!f.visible().contains("(std)"), "{}", f.visible());
 }
