@@ -119,7 +119,6 @@ fn launch_system_opener(url: &str) -> io::Result<()> {
 
 /// Runs `argv` detached (see [`launch_program`]).
 fn launch_argv(argv: Vec<String>) -> io::Result<()> {
-    use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
     let program = argv[0].clone();
     let mut cmd = Command::new(&program);
@@ -127,16 +126,9 @@ fn launch_argv(argv: Vec<String>) -> io::Result<()> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    // SAFETY: setsid is async-signal-safe; it detaches the browser from our
-    // terminal so Ctrl-C or closing the terminal does not reach it.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::setsid() == -1 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    // Detached from our terminal, so Ctrl-C or closing it does not reach
+    // the browser.
+    crate::platform::process::detach(&mut cmd);
     let mut child = cmd.spawn().map_err(|e| {
         let why = match e.kind() {
             io::ErrorKind::NotFound => "not found".to_string(),

@@ -5,6 +5,10 @@
 //! file. Each module's own doc comment says what belongs in it; shared
 //! helpers (the command builder, pseudo-terminal sessions, server starters,
 //! waits with a limit) are in `common`.
+//!
+//! Built on Unix hosts only: the tests use a pseudo-terminal, `sh` and Unix
+//! signals. The Windows build is checked from Linux under Wine (`wine`).
+#![cfg(unix)]
 
 mod common;
 
