@@ -33,7 +33,7 @@ impl Tty {
         console::set_colors_enabled_stderr(colors);
         console::set_colors_enabled(colors);
         crate::signals::install_interrupt_handler();
-        let term = Term::read_write_pair(read, write);
+        let term = terminal::term(read, write)?;
         Ok(Tty {
             term,
             saved,

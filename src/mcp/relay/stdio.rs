@@ -421,6 +421,8 @@ fn for_each_line_batch(
 fn relay_client(relay: &StdioRelay, client_in: Box<dyn Read + Send>, in_fd: Option<i32>) {
     let pipes = &relay.side;
     let bulk = |chunk: &[u8]| !classify::client_chunk_matters(chunk) && !pipes.sees_every_line();
+    // Borrowed mutably only by the spliced path (Linux).
+    #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
     let mut emit = |bytes: &[u8], single: bool, flush: bool| {
         let rewritten = if single && client_line_matters(bytes) {
             rewrite_client_message(relay, bytes)
@@ -478,6 +480,8 @@ fn relay_server(
 ) {
     let pipes = &relay.side;
     let bulk = |chunk: &[u8]| !server_line_matters(relay, chunk) && !pipes.sees_every_line();
+    // Borrowed mutably only by the spliced path (Linux).
+    #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
     let mut emit = |bytes: &[u8], single: bool, flush: bool| {
         if single && server_line_matters(relay, bytes) {
             if let Ok(msg) = crate::transport::message_limits::parse_bytes(bytes) {

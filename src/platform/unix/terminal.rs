@@ -285,3 +285,8 @@ fn escape(fd: BorrowedFd<'_>) -> Result<Key, Failed> {
         }
     })
 }
+
+/// The `console::Term` prompts are drawn on: the terminal just opened.
+pub fn term(read: File, write: File) -> Result<Term, String> {
+    Ok(Term::read_write_pair(read, write))
+}

@@ -222,6 +222,22 @@ pub(crate) fn key(k: KeyEvent) -> Key {
     }
 }
 
+/// The `console::Term` prompts are drawn on. `console` draws on Windows
+/// only through the standard handles, so this is stderr, which must then
+/// be the console: with stderr redirected there is nowhere to draw a
+/// prompt (never on stdout, which carries the result).
+pub fn term(_read: File, _write: File) -> Result<Term, String> {
+    let term = Term::stderr();
+    if term.is_term() {
+        Ok(term)
+    } else {
+        Err(
+            "on Windows a prompt is drawn on stderr, which is redirected here (not the console)"
+                .into(),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
