@@ -1,6 +1,9 @@
 //! The token store: one JSON file per MCP server URL in
-//! `$ELICIT_DATA_DIR/tokens`, else `$XDG_DATA_HOME/elicit/tokens`, else
-//! `~/.local/share/elicit/tokens`.
+//! `$ELICIT_DATA_DIR/tokens`, else `elicit/tokens` in the user's data
+//! directory ([`crate::platform::fs::user_data_dir`]: `$XDG_DATA_HOME`,
+//! else `~/.local/share`; `~/Library/Application Support` on macOS;
+//! `%LOCALAPPDATA%` on Windows, where the modes and owners below are the
+//! profile's inherited access list instead, not read back).
 //!
 //! Safety rules, each tested:
 //! - the directory is 0700 and every file 0600 (created so, never widened);

@@ -69,3 +69,6 @@ mod real_servers;
 mod request_result;
 /// Sign-in against hostile authorization servers and protected resources.
 mod signin_hostile;
+/// The Windows build under Wine: the same bytes as Linux, `call` and
+/// `proxy` against a Windows stdio server, nothing left behind.
+mod wine;
