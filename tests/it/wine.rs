@@ -341,3 +341,102 @@ fn proxy_answers_the_elicitation_and_leaves_no_process_behind() {
     let left = none_left(&marker, Duration::from_secs(10));
     assert!(left.is_empty(), "left behind: {left:#?}");
 }
+
+/// A request to the page (HTTP/1.1, one per connection); the response's
+/// status and body.
+fn http(address: &str, method: &str, path: &str, body: Option<(&str, &str)>) -> (u16, String) {
+    use std::io::Read;
+    let host = address
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let mut s = std::net::TcpStream::connect(&host).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
+    if let Some((origin, form)) = body {
+        req.push_str(&format!(
+            "Origin: {origin}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{form}",
+            form.len()
+        ));
+    } else {
+        req.push_str("\r\n");
+    }
+    s.write_all(req.as_bytes()).unwrap();
+    let mut text = String::new();
+    let _ = s.read_to_string(&mut text);
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// Resolves the region form on the page (`--ui browser --no-open`),
+/// answered over HTTP as a browser would; the build's stdout.
+fn answered_on_the_page(mut command: Command) -> Vec<u8> {
+    command
+        .args([
+            "--ui",
+            "browser",
+            "--no-open",
+            "fixtures/shapes/form-region.json",
+        ])
+        .current_dir(repo())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let address = loop {
+        assert!(Instant::now() < deadline, "no page announced");
+        let line = lines.next().expect("the page's address on stderr").unwrap();
+        if let Some(at) = line.find("http://") {
+            break line[at..].split_whitespace().next().unwrap().to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    let path = address.split_once("//").unwrap().1;
+    let path = &path[path.find('/').unwrap()..];
+    let (status, page) = http(&address, "GET", path, None);
+    assert_eq!(status, 200, "{page}");
+    let csrf = page
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .expect("the page's CSRF token")
+        .to_string();
+    let origin = address[..address.find(path).unwrap()].to_string();
+    let form = format!("csrf={csrf}&region=us-east-1&replicas=4&dryRun=false&action=accept");
+    let (status, reply) = http(
+        &address,
+        "POST",
+        &format!("{path}answer/1"),
+        Some((&origin, &form)),
+    );
+    assert_eq!(status, 200, "{reply}");
+    wait_output(child, Duration::from_secs(60)).stdout
+}
+
+#[test]
+fn the_page_answered_over_http_gives_the_same_result_as_on_linux() {
+    let Some(w) = wine() else { return };
+    let linux = answered_on_the_page(Command::new(env!("CARGO_BIN_EXE_elicit")));
+    assert_eq!(
+        String::from_utf8_lossy(&linux),
+        "{\"action\":\"accept\",\"content\":{\"region\":\"us-east-1\",\"replicas\":4,\"dryRun\":false}}\n"
+    );
+    let windows = answered_on_the_page(w.command(&w.elicit));
+    assert_eq!(
+        String::from_utf8_lossy(&windows),
+        String::from_utf8_lossy(&linux)
+    );
+}
