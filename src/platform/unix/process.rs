@@ -322,7 +322,9 @@ mod tests {
         let mut leader = cmd.spawn().unwrap();
         let tree = Tree::adopt(&leader, how).unwrap();
         let deadline = Instant::now() + Duration::from_secs(10);
-        while tree.members().len() < 2 && Instant::now() < deadline {
+        // Until the background child has called setsid (before, it is
+        // still in the group, and counting members would race it).
+        while !tree.members().iter().any(|&(_, in_group)| !in_group) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
         let members = tree.members();
