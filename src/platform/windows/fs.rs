@@ -99,7 +99,8 @@ pub fn lock_exclusive(file: &File) -> io::Result<()> {
     file.lock()
 }
 
-/// Releases a lock [`lock_exclusive`] took.
+/// Releases a lock [`lock_exclusive`] took (closing the file releases it
+/// too; callers may ignore an error here).
 pub fn unlock(file: &File) -> io::Result<()> {
     file.unlock()
 }
@@ -123,4 +124,37 @@ pub fn stdin_file() -> Option<File> {
         .try_clone_to_owned()
         .ok()
         .map(File::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_private_file_is_created_locked_and_read_back() {
+        let dir = std::env::temp_dir().join(format!("elicit-fs-{}", uuid::Uuid::new_v4()));
+        create_private_dir(&dir).unwrap();
+        let path = dir.join("entry.json");
+        let mut options = OpenOptions::new();
+        options.create_new(true).write(true);
+        let f = no_follow(private(&mut options)).open(&path).unwrap();
+        lock_exclusive(&f).unwrap();
+        // Another handle cannot have it while it is held; closing the file
+        // releases it (as the token store relies on: its unlock is best
+        // effort; under Wine 8 std's `unlock` reports a lock violation on
+        // its second UnlockFile, where Windows says "not locked").
+        let other = OpenOptions::new().write(true).open(&path).unwrap();
+        assert!(other.try_lock().is_err());
+        drop(f);
+        assert!(other.try_lock().is_ok());
+        drop(other);
+        let f = no_follow_non_blocking(OpenOptions::new().read(true))
+            .open(&path)
+            .unwrap();
+        let meta = f.metadata().unwrap();
+        assert!(meta.is_file());
+        assert!(owner(&meta).mine && writable_by_others(&meta).is_none());
+        drop(f);
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }

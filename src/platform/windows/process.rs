@@ -208,3 +208,42 @@ pub fn cpu_time() -> Duration {
     // 100-nanosecond units.
     Duration::from_nanos((ticks(kernel) + ticks(user)).saturating_mul(100))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_holds_the_tree_and_kill_ends_all_of_it() {
+        // cmd starts ping: two processes, both in the job.
+        let mut cmd = Command::new("cmd.exe");
+        cmd.args(["/c", "ping -n 60 127.0.0.1 > NUL"]);
+        let how = isolate(&mut cmd);
+        let mut leader = cmd.spawn().unwrap();
+        let tree = Tree::adopt(&leader, how).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while tree.members().len() < 2 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let members = tree.members();
+        assert!(members.contains(&(leader.id(), true)), "{members:?}");
+        assert!(members.len() >= 2, "{members:?}");
+        tree.signal(Signal::Kill);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !tree.members().is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(tree.members().is_empty(), "{:?}", tree.members());
+        assert_eq!(exit_code(leader.wait().unwrap()), 1);
+    }
+
+    #[test]
+    fn cpu_time_is_read() {
+        let mut x = 0u64;
+        let until = Instant::now() + Duration::from_millis(50);
+        while Instant::now() < until {
+            x = x.wrapping_add(1);
+        }
+        assert!(x > 0 && cpu_time() > Duration::ZERO);
+    }
+}
