@@ -32,7 +32,6 @@
 use std::collections::VecDeque;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
-
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -109,8 +108,6 @@ impl Drop for PromptOwnsCtrlC {
 
 // ---------------------------------------------------------- the terminal
 
-/// True once a terminal was registered to put back.
-static GUARDED: AtomicBool = AtomicBool::new(false);
 /// True while a prompt may hold the terminal (raw mode, hidden cursor).
 static PROMPTING: AtomicBool = AtomicBool::new(false);
 
@@ -119,7 +116,8 @@ static PROMPTING: AtomicBool = AtomicBool::new(false);
 /// with `panic = "abort"`) and an exit function (a return from `main`, or
 /// `std::process::exit` from any thread).
 pub fn guard_terminal(saved: &platform::terminal::SavedMode) {
-    if !platform::terminal::remember(saved) || GUARDED.swap(true, Ordering::SeqCst) {
+    // True the first time only: the hooks are installed once.
+    if !platform::terminal::remember(saved) {
         return;
     }
     let previous = std::panic::take_hook();
