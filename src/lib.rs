@@ -28,6 +28,7 @@ pub mod lint;
 pub mod mcp;
 pub mod opener;
 pub mod page;
+pub mod platform;
 pub mod signals;
 pub mod terminal;
 pub mod text;

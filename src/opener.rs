@@ -100,11 +100,10 @@ fn launch_system_opener(url: &str) -> io::Result<()> {
     let mut failed: Option<io::Error> = None;
     let mut missing: Option<io::Error> = None;
     for cmd in open::commands(url) {
-        let argv: Vec<String> = std::iter::once(cmd.get_program())
-            .chain(cmd.get_args())
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        match launch_argv(argv) {
+        // The command as the crate made it: on Windows it may carry the URL
+        // in its environment (PowerShell) rather than in its arguments.
+        let program = cmd.get_program().to_string_lossy().into_owned();
+        match launch(cmd, program) {
             Ok(()) => return Ok(()),
             Err(e) if e.kind() == io::ErrorKind::NotFound => missing = Some(e),
             Err(e) => {
@@ -119,24 +118,22 @@ fn launch_system_opener(url: &str) -> io::Result<()> {
 
 /// Runs `argv` detached (see [`launch_program`]).
 fn launch_argv(argv: Vec<String>) -> io::Result<()> {
-    use std::os::unix::process::CommandExt;
-    use std::process::{Command, Stdio};
     let program = argv[0].clone();
-    let mut cmd = Command::new(&program);
-    cmd.args(&argv[1..])
-        .stdin(Stdio::null())
+    let mut cmd = std::process::Command::new(&program);
+    cmd.args(&argv[1..]);
+    launch(cmd, program)
+}
+
+/// Runs `cmd` (`program`, for messages) detached, watched for
+/// [`LAUNCH_CHECK`].
+fn launch(mut cmd: std::process::Command, program: String) -> io::Result<()> {
+    use std::process::Stdio;
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    // SAFETY: setsid is async-signal-safe; it detaches the browser from our
-    // terminal so Ctrl-C or closing the terminal does not reach it.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::setsid() == -1 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    // Detached from our terminal, so Ctrl-C or closing it does not reach
+    // the browser.
+    crate::platform::process::detach(&mut cmd);
     let mut child = cmd.spawn().map_err(|e| {
         let why = match e.kind() {
             io::ErrorKind::NotFound => "not found".to_string(),

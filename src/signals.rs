@@ -1,7 +1,8 @@
 //! Every signal handler elicit installs, and the state a prompt shares with
-//! them. Nothing else in elicit registers a handler (one crate,
-//! `signal-hook`): what a signal does depends on what is on the screen,
-//! and that is known here.
+//! them. Nothing else in elicit registers a handler (the operating system's
+//! side is [`crate::platform::signals`]: signal-hook on Unix, a console
+//! control handler on Windows): what a signal does depends on what is on
+//! the screen, and that is known here.
 //!
 //! - **Ctrl-C** (SIGINT): one handler counts presses. While a prompt is up
 //!   ([`PromptOwnsCtrlC`]), a press is the prompt's (it cancels that
@@ -30,10 +31,11 @@
 
 use std::collections::VecDeque;
 use std::io::Write;
-use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
+
+use crate::platform::{self, Signal};
 
 // ---------------------------------------------------------------- Ctrl-C
 
@@ -53,19 +55,17 @@ static FOR_SERVER: AtomicUsize = AtomicUsize::new(0);
 /// Installs the SIGINT handler (once; later calls do nothing).
 pub fn install_interrupt_handler() {
     static ONCE: OnceLock<()> = OnceLock::new();
-    ONCE.get_or_init(|| {
-        // SAFETY: the action only loads and stores atomics, which is
-        // async-signal-safe (no lock, no allocation).
-        let _ = unsafe {
-            signal_hook::low_level::register(signal_hook::consts::SIGINT, || {
-                INTERRUPTS.fetch_add(1, Ordering::SeqCst);
-                INTERRUPTED.store(true, Ordering::SeqCst);
-                if !PROMPT_OWNS_CTRL_C.load(Ordering::SeqCst) {
-                    FOR_SERVER.fetch_add(1, Ordering::SeqCst);
-                }
-            })
-        };
-    });
+    ONCE.get_or_init(|| platform::signals::on_interrupt(on_ctrl_c));
+}
+
+/// What a Ctrl-C does, in the handler: only loads and stores atomics,
+/// which is async-signal-safe (no lock, no allocation).
+fn on_ctrl_c() {
+    INTERRUPTS.fetch_add(1, Ordering::SeqCst);
+    INTERRUPTED.store(true, Ordering::SeqCst);
+    if !PROMPT_OWNS_CTRL_C.load(Ordering::SeqCst) {
+        FOR_SERVER.fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 /// True once Ctrl-C was pressed since the last [`clear_interrupt`].
@@ -108,25 +108,16 @@ impl Drop for PromptOwnsCtrlC {
 
 // ---------------------------------------------------------- the terminal
 
-/// The terminal as it was when elicit opened it: a descriptor of our own
-/// (never closed) and the saved mode, readable without a lock from a signal
-/// handler or an `atexit` function.
-struct SavedTerminal {
-    fd: RawFd,
-    termios: libc::termios,
-}
-
-static TERMINAL: OnceLock<SavedTerminal> = OnceLock::new();
 /// True while a prompt may hold the terminal (raw mode, hidden cursor).
 static PROMPTING: AtomicBool = AtomicBool::new(false);
 
 /// Registers, once, the terminal to put back and the restore no exit path
 /// can skip: a panic hook (any thread; runs before the default hook, even
-/// with `panic = "abort"`) and an `atexit` function (a return from `main`,
-/// or `std::process::exit` from any thread). `fd` must stay open for the
-/// life of the process (the caller passes a duplicate it never closes).
-pub fn guard_terminal(fd: RawFd, termios: libc::termios) {
-    if TERMINAL.set(SavedTerminal { fd, termios }).is_err() {
+/// with `panic = "abort"`) and an exit function (a return from `main`, or
+/// `std::process::exit` from any thread).
+pub fn guard_terminal(saved: &platform::terminal::SavedMode) {
+    // True the first time only: the hooks are installed once.
+    if !platform::terminal::remember(saved) {
         return;
     }
     let previous = std::panic::take_hook();
@@ -137,12 +128,7 @@ pub fn guard_terminal(fd: RawFd, termios: libc::termios) {
     extern "C" fn at_exit() {
         restore_if_changed(false);
     }
-    // SAFETY: registers a plain function that only calls
-    // restore_if_changed, which does no allocation, takes no lock and
-    // cannot unwind.
-    unsafe {
-        libc::atexit(at_exit);
-    }
+    platform::signals::at_exit(at_exit);
 }
 
 /// Marks the span during which a prompt may have changed the terminal:
@@ -164,60 +150,25 @@ pub fn restore_terminal() {
     restore_if_changed(true);
 }
 
-/// Only `tcgetattr`, `tcsetattr` and `write` on a descriptor opened
-/// beforehand: no lock, no allocation, so it may run in a signal handler.
+/// See [`platform::terminal::restore_remembered`]: no lock, no
+/// allocation, so it may run in a signal handler.
 fn restore_if_changed(show_cursor: bool) {
-    let Some(t) = TERMINAL.get() else {
-        return;
-    };
-    let prompting = PROMPTING.load(Ordering::SeqCst);
-    let mut now = std::mem::MaybeUninit::<libc::termios>::uninit();
-    // SAFETY: t.fd is open for the life of the process; `now` is written by
-    // a successful tcgetattr before it is read.
-    let changed = unsafe {
-        if libc::tcgetattr(t.fd, now.as_mut_ptr()) != 0 {
-            false
-        } else {
-            let now = now.assume_init();
-            now.c_lflag != t.termios.c_lflag
-                || now.c_iflag != t.termios.c_iflag
-                || now.c_oflag != t.termios.c_oflag
-                || now.c_cflag != t.termios.c_cflag
-        }
-    };
-    if changed {
-        // SAFETY: as above; termios was filled in by tcgetattr at open.
-        unsafe {
-            libc::tcsetattr(t.fd, libc::TCSANOW, &t.termios);
-        }
-    }
-    if changed || prompting || show_cursor {
-        const SHOW_CURSOR: &[u8] = b"\x1b[?25h";
-        // SAFETY: writes a static buffer to an open descriptor.
-        unsafe {
-            libc::write(t.fd, SHOW_CURSOR.as_ptr().cast(), SHOW_CURSOR.len());
-        }
-    }
+    platform::terminal::restore_remembered(show_cursor || PROMPTING.load(Ordering::SeqCst));
 }
 
 /// For a run that has nothing else to do on SIGTERM, SIGHUP or SIGQUIT
 /// (resolving a document): restore the terminal, then die of the signal as
 /// if no handler were installed (the exit status still says which signal).
 pub fn restore_on_fatal_signals() {
-    use signal_hook::consts::{SIGHUP, SIGQUIT, SIGTERM};
     static ONCE: OnceLock<()> = OnceLock::new();
     ONCE.get_or_init(|| {
-        for sig in [SIGTERM, SIGHUP, SIGQUIT] {
-            // SAFETY: the action is async-signal-safe: restore_if_changed
-            // (see there) and signal-hook's emulate_default_handler, which
-            // resets the default action and raises the signal again.
-            let _ = unsafe {
-                signal_hook::low_level::register(sig, move || {
-                    restore_if_changed(false);
-                    let _ = signal_hook::low_level::emulate_default_handler(sig);
-                })
-            };
+        fn restore() {
+            restore_if_changed(false);
         }
+        platform::signals::then_default(
+            &[Signal::Terminate, Signal::HangUp, Signal::Quit],
+            restore,
+        );
     });
 }
 
@@ -232,16 +183,13 @@ static TERMINATING: AtomicI32 = AtomicI32::new(0);
 /// terminal hang-up would kill elicit and leave a server, in its own
 /// process group and out of the terminal's reach, running.
 pub fn exit_on_termination(clean_up: impl FnOnce() + Send + 'static) {
-    use signal_hook::consts::{SIGHUP, SIGTERM};
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP]) else {
-        return;
-    };
-    std::thread::spawn(move || {
-        if let Some(sig) = signals.forever().next() {
-            TERMINATING.store(sig, Ordering::SeqCst);
+    let mut clean_up = Some(clean_up);
+    platform::signals::on_thread(&[Signal::Terminate, Signal::HangUp], move |sig| {
+        if let Some(clean_up) = clean_up.take() {
+            TERMINATING.store(sig.number(), Ordering::SeqCst);
             restore_terminal();
             clean_up();
-            std::process::exit(128 + sig);
+            std::process::exit(sig.exit_code());
         }
     });
 }
@@ -262,29 +210,15 @@ pub fn defer_to_termination() {
 
 /// Runs `on_signal` on a thread of its own for every arrival of one of
 /// `signals` (the stdio proxy passes them on to its server's group).
-pub fn forward(signals: &[i32], mut on_signal: impl FnMut(i32) + Send + 'static) {
-    if let Ok(mut signals) = signal_hook::iterator::Signals::new(signals) {
-        std::thread::spawn(move || {
-            for sig in signals.forever() {
-                on_signal(sig);
-            }
-        });
-    }
+pub fn forward(signals: &[Signal], on_signal: impl FnMut(Signal) + Send + 'static) {
+    platform::signals::on_thread(signals, on_signal);
 }
 
 /// A flag SIGTERM and SIGHUP set (to the signal's number) instead of ending
 /// the process, for a loop that ends its own session and exits.
 pub fn termination_flag() -> Arc<AtomicUsize> {
     let flag = Arc::new(AtomicUsize::new(0));
-    for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
-        let flag = flag.clone();
-        // SAFETY: the action only stores into an atomic (async-signal-safe).
-        let _ = unsafe {
-            signal_hook::low_level::register(sig, move || {
-                flag.store(sig as usize, Ordering::SeqCst);
-            })
-        };
-    }
+    platform::signals::set_flag(&[Signal::Terminate, Signal::HangUp], &flag);
     flag
 }
 

@@ -1,6 +1,9 @@
 //! The token store: one JSON file per MCP server URL in
-//! `$ELICIT_DATA_DIR/tokens`, else `$XDG_DATA_HOME/elicit/tokens`, else
-//! `~/.local/share/elicit/tokens`.
+//! `$ELICIT_DATA_DIR/tokens`, else `elicit/tokens` in the user's data
+//! directory ([`crate::platform::fs::user_data_dir`]: `$XDG_DATA_HOME`,
+//! else `~/.local/share`; `~/Library/Application Support` on macOS;
+//! `%LOCALAPPDATA%` on Windows, where the modes and owners below are the
+//! profile's inherited access list instead, not read back).
 //!
 //! Safety rules, each tested:
 //! - the directory is 0700 and every file 0600 (created so, never widened);
@@ -22,8 +25,6 @@
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -31,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::AuthError;
+use crate::platform::fs as pfs;
 
 /// The file of the store that binds pre-registered client ids to the one
 /// issuer each may be presented to (not a `.json` entry: `list` skips it).
@@ -158,15 +160,13 @@ pub fn default_dir() -> Result<PathBuf, AuthError> {
     if let Some(d) = env("ELICIT_DATA_DIR") {
         return Ok(PathBuf::from(d).join("tokens"));
     }
-    if let Some(d) = env("XDG_DATA_HOME") {
-        return Ok(PathBuf::from(d).join("elicit").join("tokens"));
+    if let Some(d) = pfs::user_data_dir() {
+        return Ok(d.join("elicit").join("tokens"));
     }
-    if let Some(h) = env("HOME") {
-        return Ok(PathBuf::from(h).join(".local/share/elicit/tokens"));
-    }
-    Err(AuthError::Store(
-        "no place for the token store: set ELICIT_DATA_DIR, XDG_DATA_HOME or HOME".into(),
-    ))
+    Err(AuthError::Store(format!(
+        "no place for the token store: set ELICIT_DATA_DIR, {}",
+        pfs::DATA_DIR_SOURCES
+    )))
 }
 
 /// Holds the store's exclusive lock until dropped.
@@ -174,28 +174,20 @@ struct Lock(File);
 
 impl Drop for Lock {
     fn drop(&mut self) {
-        // SAFETY: a valid open descriptor; unlocking cannot fail in a way
-        // that matters (closing the file releases the lock anyway).
-        unsafe {
-            libc::flock(self.0.as_raw_fd(), libc::LOCK_UN);
-        }
+        // Unlocking cannot fail in a way that matters (closing the file
+        // releases the lock anyway).
+        let _ = pfs::unlock(&self.0);
     }
 }
 
 fn store_err(what: &str, path: &Path, e: std::io::Error) -> AuthError {
-    if e.raw_os_error() == Some(libc::ELOOP) {
+    if pfs::is_link_refused(&e) {
         return AuthError::Store(format!(
             "{what} {}: it is a symbolic link, which the token store never follows; remove it",
             path.display()
         ));
     }
     AuthError::Store(format!("{what} {}: {e}", path.display()))
-}
-
-/// The user elicit runs as.
-fn my_uid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
 }
 
 /// Refuses a store file that another user could have written: a file of
@@ -211,18 +203,18 @@ fn check_trusted(path: &Path, meta: &fs::Metadata) -> Result<(), AuthError> {
             path.display()
         )));
     }
-    if meta.uid() != my_uid() {
+    let owner = pfs::owner(meta);
+    if !owner.mine {
         return Err(AuthError::Store(format!(
-            "{} belongs to another user (uid {}): elicit does not trust a token store file it did not write; {fix}",
+            "{} belongs to another user ({}): elicit does not trust a token store file it did not write; {fix}",
             path.display(),
-            meta.uid()
+            owner.who
         )));
     }
-    if meta.mode() & 0o022 != 0 {
+    if let Some(why) = pfs::writable_by_others(meta) {
         return Err(AuthError::Store(format!(
-            "{} is writable by other users (mode {:o}): anyone could have changed it, so elicit does not trust it; {fix}",
+            "{} is writable by other users ({why}): anyone could have changed it, so elicit does not trust it; {fix}",
             path.display(),
-            meta.mode() & 0o7777
         )));
     }
     Ok(())
@@ -231,9 +223,9 @@ fn check_trusted(path: &Path, meta: &fs::Metadata) -> Result<(), AuthError> {
 /// A temporary file name next to `path` that nobody can guess ahead.
 fn temp_name(path: &Path, attempt: u32) -> PathBuf {
     let mut seed = [0u8; 8];
-    // Without /dev/urandom the exclusive create still holds; the name is
-    // then only easier to guess.
-    let _ = File::open("/dev/urandom").and_then(|mut r| r.read_exact(&mut seed));
+    // Without the system's random source the exclusive create still
+    // holds; the name is then only easier to guess.
+    let _ = getrandom::fill(&mut seed);
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
@@ -280,10 +272,7 @@ impl TokenStore {
 
     /// Creates the directory 0700 (and tightens it if it exists wider).
     fn ensure_dir(&self) -> Result<(), AuthError> {
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&self.dir)
+        pfs::create_private_dir(&self.dir)
             .map_err(|e| store_err("cannot create the token store", &self.dir, e))?;
         let meta = fs::metadata(&self.dir)
             .map_err(|e| store_err("cannot read the token store", &self.dir, e))?;
@@ -293,15 +282,16 @@ impl TokenStore {
                 self.dir.display()
             )));
         }
-        if meta.uid() != my_uid() {
+        let owner = pfs::owner(&meta);
+        if !owner.mine {
             return Err(AuthError::Store(format!(
-                "the token store {} belongs to another user (uid {}): elicit keeps and reads tokens only in a directory of yours (set ELICIT_DATA_DIR to one)",
+                "the token store {} belongs to another user ({}): elicit keeps and reads tokens only in a directory of yours (set ELICIT_DATA_DIR to one)",
                 self.dir.display(),
-                meta.uid()
+                owner.who
             )));
         }
-        if meta.permissions().mode() & 0o077 != 0 {
-            fs::set_permissions(&self.dir, fs::Permissions::from_mode(0o700))
+        if pfs::open_to_others(&meta) {
+            pfs::make_private(&self.dir, &meta)
                 .map_err(|e| store_err("cannot restrict the token store", &self.dir, e))?;
         }
         Ok(())
@@ -310,27 +300,16 @@ impl TokenStore {
     fn lock(&self) -> Result<Lock, AuthError> {
         self.ensure_dir()?;
         let path = self.dir.join(".lock");
-        let f = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        let mut options = OpenOptions::new();
+        options.create(true).truncate(false).write(true);
+        let f = pfs::no_follow_non_blocking(pfs::private(&mut options))
             .open(&path)
             .map_err(|e| store_err("cannot open the lock", &path, e))?;
         let meta = f
             .metadata()
             .map_err(|e| store_err("cannot open the lock", &path, e))?;
         check_trusted(&path, &meta)?;
-        // SAFETY: a valid open descriptor.
-        let rc = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) };
-        if rc != 0 {
-            return Err(store_err(
-                "cannot lock",
-                &path,
-                std::io::Error::last_os_error(),
-            ));
-        }
+        pfs::lock_exclusive(&f).map_err(|e| store_err("cannot lock", &path, e))?;
         Ok(Lock(f))
     }
 
@@ -342,11 +321,7 @@ impl TokenStore {
     fn read_doc<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, AuthError> {
         // Not through a link; and a FIFO planted under the name must not
         // block the open (it is refused as not a regular file).
-        let f = match OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(path)
-        {
+        let f = match pfs::no_follow_non_blocking(OpenOptions::new().read(true)).open(path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(store_err("cannot open", path, e)),
@@ -355,10 +330,10 @@ impl TokenStore {
             .metadata()
             .map_err(|e| store_err("cannot open", path, e))?;
         check_trusted(path, &meta)?;
-        if meta.mode() & 0o077 != 0 {
+        if pfs::open_to_others(&meta) {
             // Readable by others (never written so by elicit): no wider
             // than it must be from now on.
-            let _ = f.set_permissions(fs::Permissions::from_mode(0o600));
+            let _ = pfs::make_file_private(&f);
         }
         let mut bytes = Vec::new();
         f.take(MAX_FILE + 1)
@@ -389,13 +364,9 @@ impl TokenStore {
         let mut attempt = 0;
         let (tmp, mut f) = loop {
             let tmp = temp_name(path, attempt);
-            match OpenOptions::new()
-                .create_new(true)
-                .write(true)
-                .mode(0o600)
-                .custom_flags(libc::O_NOFOLLOW)
-                .open(&tmp)
-            {
+            let mut options = OpenOptions::new();
+            options.create_new(true).write(true);
+            match pfs::no_follow(pfs::private(&mut options)).open(&tmp) {
                 Ok(f) => break (tmp, f),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 8 => {
                     attempt += 1;

@@ -22,26 +22,11 @@ use crate::error::{ElicitError, FieldError};
 /// the check and the read.
 pub fn read_answer_file(path: &str) -> Result<String, std::io::Error> {
     use std::io::Read;
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
+    let file =
+        crate::platform::fs::non_blocking(std::fs::OpenOptions::new().read(true)).open(path)?;
     let kind = file.metadata()?.file_type();
     if !kind.is_file() {
-        let what = if kind.is_fifo() {
-            "a FIFO"
-        } else if kind.is_char_device() {
-            "a character device"
-        } else if kind.is_block_device() {
-            "a block device"
-        } else if kind.is_socket() {
-            "a socket"
-        } else if kind.is_dir() {
-            "a directory"
-        } else {
-            "not a regular file"
-        };
+        let what = crate::platform::fs::describe_kind(kind);
         return Err(std::io::Error::other(format!(
             "it is {what}: @FILE reads only regular files"
         )));

@@ -210,10 +210,7 @@ where
             Err(e) => {
                 // Out of descriptors (EMFILE, ENFILE) or memory: make room
                 // by shedding an idle connection, and go on accepting.
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
-                ) {
+                if crate::platform::fs::out_of_descriptors(&e) {
                     lock(&table).shed_idle();
                     std::thread::sleep(Duration::from_millis(10));
                 }

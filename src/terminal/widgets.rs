@@ -49,12 +49,7 @@ pub const CONSENT_PAUSE: std::time::Duration = std::time::Duration::from_millis(
 /// or picker appears, never between ordinary fields: there keys typed
 /// ahead belong to the next field.
 pub fn discard_typeahead(term: &Term) {
-    use std::os::fd::AsRawFd;
-    // SAFETY: tcflush on the terminal's descriptor; it fails harmlessly
-    // (ENOTTY) on anything else.
-    unsafe {
-        libc::tcflush(term.as_raw_fd(), libc::TCIFLUSH);
-    }
+    crate::platform::terminal::discard_input(term);
 }
 
 /// Leaves a consent screen up for [`CONSENT_PAUSE`] with keys ignored, then

@@ -8,7 +8,6 @@
 
 use std::fs::File;
 use std::io::BufReader;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::Duration;
@@ -66,34 +65,33 @@ pub fn spawn_server(command: &[String], server_log: Option<&Path>) -> Result<Spa
         ),
         None => Stdio::piped(),
     };
-    let tag = process_group::new_tag();
-    let started = process_group::ticks_since_boot();
-    let mut child = Command::new(program)
-        .args(args)
-        .env(process_group::TAG_VAR, &tag)
+    let mut cmd = Command::new(program);
+    cmd.args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(stderr)
-        .process_group(0)
+        .stderr(stderr);
+    let how = process_group::isolate(&mut cmd);
+    let mut child = cmd
         .spawn()
         .map_err(|e| ElicitError::io(format!("cannot start server {program:?}"), e))?;
-    let group = ProcessGroup::register(child.id(), tag, started);
+    let group = match ProcessGroup::register(&child, how) {
+        Ok(group) => group,
+        Err(e) => {
+            // Not started in a tree of its own: it must not run untracked.
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(ElicitError::io(
+                format!("cannot start server {program:?}"),
+                e,
+            ));
+        }
+    };
     let stderr = child.stderr.take().map(StderrRelay::start);
     Ok(Spawned {
         child,
         stderr,
         group,
     })
-}
-
-/// Sends `signal` to the process group led by `pid` (our server and
-/// whatever it started).
-pub fn signal_group(pid: u32, signal: libc::c_int) {
-    // SAFETY: kill has no memory-safety preconditions; a negative pid names
-    // the process group created with process_group(0).
-    unsafe {
-        libc::kill(-(pid as libc::pid_t), signal);
-    }
 }
 
 /// A running server.

@@ -5,6 +5,10 @@
 //! file. Each module's own doc comment says what belongs in it; shared
 //! helpers (the command builder, pseudo-terminal sessions, server starters,
 //! waits with a limit) are in `common`.
+//!
+//! Built on Unix hosts only: the tests use a pseudo-terminal, `sh` and Unix
+//! signals. The Windows build is checked from Linux under Wine (`wine`).
+#![cfg(unix)]
 
 mod common;
 
@@ -73,3 +77,6 @@ mod request_result;
 mod signin_hostile;
 /// Nobody at a terminal: fail at once rather than wait on a page nobody sees.
 mod unattended;
+/// The Windows build under Wine: the same bytes as Linux, `call` and
+/// `proxy` against a Windows stdio server, nothing left behind.
+mod wine;

@@ -806,7 +806,7 @@ pub enum Command {
     /// Stored sign-ins for remote servers: list them, sign out.
     #[command(
         subcommand,
-        after_help = "Tokens live in $ELICIT_DATA_DIR/tokens, else $XDG_DATA_HOME/elicit/tokens,\nelse ~/.local/share/elicit/tokens (directory 0700, files 0600).\n\nExamples:\n  elicit auth list\n  elicit auth logout https://mcp.example.com/mcp\n  elicit auth logout                 forget every server"
+        after_help = "Tokens live in $ELICIT_DATA_DIR/tokens, else $XDG_DATA_HOME/elicit/tokens,\nelse ~/.local/share/elicit/tokens (directory 0700, files 0600;\non macOS ~/Library/Application Support/elicit/tokens; on Windows\n%LOCALAPPDATA%\\elicit\\tokens).\n\nExamples:\n  elicit auth list\n  elicit auth logout https://mcp.example.com/mcp\n  elicit auth logout                 forget every server"
     )]
     Auth(AuthCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).

@@ -45,8 +45,6 @@ use crate::lint::Revision;
 pub mod classify;
 pub(crate) mod notes;
 pub mod remote;
-#[cfg(target_os = "linux")]
-pub mod splice;
 pub mod stdio;
 
 use crate::elicitation::protocol::wire::{CAPS_META, RETRYABLE, VERSION_META};

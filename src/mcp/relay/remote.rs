@@ -44,6 +44,7 @@ use serde_json::{json, Value};
 
 use super::{Parties, Relay, Sides, Taken};
 use crate::error::{rpc_code, ElicitError};
+use crate::platform::Signal;
 use crate::transport::{Incoming, Transport, Waker};
 
 /// The longest line read from the client.
@@ -230,10 +231,10 @@ pub fn run_remote_proxy(
 ) -> Result<i32, ElicitError> {
     crate::signals::install_interrupt_handler();
     let terminated = crate::signals::termination_flag();
-    let ended = move || match terminated.load(Ordering::SeqCst) as i32 {
-        0 => None,
-        libc::SIGHUP => Some((128 + libc::SIGHUP, "SIGHUP")),
-        sig => Some((128 + sig, "SIGTERM")),
+    let ended = move || match Signal::from_number(terminated.load(Ordering::SeqCst) as i32) {
+        None => None,
+        Some(Signal::HangUp) => Some((Signal::HangUp.exit_code(), "SIGHUP")),
+        Some(sig) => Some((sig.exit_code(), "SIGTERM")),
     };
     Ok(relay(server, options, parties, &ended))
 }
@@ -292,7 +293,7 @@ fn relay(
                 return 1;
             }
             None if crate::signals::ctrl_c_for_server() != interrupts => {
-                Some((128 + libc::SIGINT, "Ctrl-C with no prompt up"))
+                Some((Signal::Interrupt.exit_code(), "Ctrl-C with no prompt up"))
             }
             None => signalled(),
         };

@@ -276,8 +276,14 @@ fn a_send_that_never_completes_does_not_stop_a_signal() {
     s.send(ping(1));
     std::thread::sleep(Duration::from_millis(100));
     let started = Instant::now();
-    s.signal.store(libc::SIGTERM, Ordering::SeqCst);
-    assert_eq!(s.exit.recv_timeout(WAIT), Ok(128 + libc::SIGTERM));
+    s.signal.store(
+        crate::platform::Signal::Terminate.number(),
+        Ordering::SeqCst,
+    );
+    assert_eq!(
+        s.exit.recv_timeout(WAIT),
+        Ok(crate::platform::Signal::Terminate.exit_code())
+    );
     assert!(started.elapsed() < END_WAIT + Duration::from_secs(1));
     s.server.stall_sends(false);
 }

@@ -18,7 +18,6 @@
 //! traffic passes at pipe speed and unaltered (splice(2) on Linux).
 
 use std::io::{BufWriter, Read, Write};
-use std::os::fd::{AsRawFd, RawFd};
 use std::path::PathBuf;
 use std::process::ChildStdin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -28,10 +27,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-#[cfg(target_os = "linux")]
-use super::splice;
 use super::{classify, Parties, Relay, Sides, Taken};
 use crate::error::ElicitError;
+#[cfg(target_os = "linux")]
+use crate::platform::pipe::{self as splice, AsRawFd, RawFd};
+use crate::platform::Signal;
 use crate::transport::process_group::ProcessGroup;
 use crate::transport::stdio::spawn_server;
 use crate::transport::MessageLog;
@@ -51,7 +51,7 @@ pub struct ProxyOptions {
     /// The descriptors behind `client_in` and `client_out` (stdin, stdout),
     /// when the relay may move pass-through bytes between them and the
     /// server with splice(2) (see [`splice`]); None: plain reads and writes.
-    pub client_fds: Option<(RawFd, RawFd)>,
+    pub client_fds: Option<(i32, i32)>,
     /// What both proxies share: the relay core's options.
     pub relay: super::RelayOptions,
 }
@@ -174,8 +174,9 @@ pub fn run_proxy(options: ProxyOptions, parties: Parties) -> Result<i32, ElicitE
     } = spawn_server(&options.command, options.server_log.as_deref())?;
     let server_out = child.stdout.take().expect("stdout is piped");
     let server_in = child.stdin.take().expect("stdin is piped");
+    #[cfg(target_os = "linux")]
     for fd in [server_out.as_raw_fd(), server_in.as_raw_fd(), 0, 1] {
-        grow_pipe(fd);
+        splice::grow(fd);
     }
     let client_in_fd = options.client_fds.map(|(fd, _)| fd);
     let pipes = Pipes {
@@ -201,7 +202,7 @@ pub fn run_proxy(options: ProxyOptions, parties: Parties) -> Result<i32, ElicitE
                 std::thread::sleep(Duration::from_millis(50));
                 let now = crate::signals::ctrl_c_for_server();
                 for _ in seen..now {
-                    group.signal(libc::SIGINT);
+                    group.signal(Signal::Interrupt);
                 }
                 seen = now;
             }
@@ -272,12 +273,7 @@ pub fn run_proxy(options: ProxyOptions, parties: Parties) -> Result<i32, ElicitE
         stderr_relay.drain(Duration::from_millis(300));
     }
     relay.warn_unused();
-    use std::os::unix::process::ExitStatusExt;
-    Ok(match (status.code(), status.signal()) {
-        (Some(c), _) => c,
-        (None, Some(sig)) => 128 + sig,
-        _ => 1,
-    })
+    Ok(crate::platform::process::exit_code(status))
 }
 
 /// The longest line held whole (a message and its newline); longer ones
@@ -310,25 +306,10 @@ impl<R: Read> Read for WatchedRead<'_, R> {
     }
 }
 
-/// Asks for a 1 MiB pipe buffer (Linux; the default is 64 KiB): with two
-/// extra hops on the path, fewer context switches is most of the relay cost.
-/// A descriptor that is not a pipe just refuses, harmlessly.
-fn grow_pipe(fd: std::os::fd::RawFd) {
-    #[cfg(target_os = "linux")]
-    // SAFETY: fcntl on a descriptor number; F_SETPIPE_SZ only resizes a
-    // pipe's buffer and fails with EBADF/EINVAL on anything else.
-    unsafe {
-        libc::fcntl(fd, libc::F_SETPIPE_SZ, 1024 * 1024);
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = fd;
-}
-
 fn forward_signals(group: ProcessGroup, sigint: bool) {
-    use libc::{SIGHUP, SIGINT, SIGTERM};
-    let mut list = vec![SIGTERM, SIGHUP];
+    let mut list = vec![Signal::Terminate, Signal::HangUp];
     if sigint {
-        list.push(SIGINT);
+        list.push(Signal::Interrupt);
     }
     crate::signals::forward(&list, move |sig| group.signal(sig));
 }
@@ -437,9 +418,11 @@ fn for_each_line_batch(
     }
 }
 
-fn relay_client(relay: &StdioRelay, client_in: Box<dyn Read + Send>, in_fd: Option<RawFd>) {
+fn relay_client(relay: &StdioRelay, client_in: Box<dyn Read + Send>, in_fd: Option<i32>) {
     let pipes = &relay.side;
     let bulk = |chunk: &[u8]| !classify::client_chunk_matters(chunk) && !pipes.sees_every_line();
+    // Borrowed mutably only by the spliced path (Linux).
+    #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
     let mut emit = |bytes: &[u8], single: bool, flush: bool| {
         let rewritten = if single && client_line_matters(bytes) {
             rewrite_client_message(relay, bytes)
@@ -493,10 +476,12 @@ fn relay_server(
     relay: &StdioRelay,
     server_out: std::process::ChildStdout,
     reading_since: &AtomicU64,
-    out_fd: Option<RawFd>,
+    out_fd: Option<i32>,
 ) {
     let pipes = &relay.side;
     let bulk = |chunk: &[u8]| !server_line_matters(relay, chunk) && !pipes.sees_every_line();
+    // Borrowed mutably only by the spliced path (Linux).
+    #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
     let mut emit = |bytes: &[u8], single: bool, flush: bool| {
         if single && server_line_matters(relay, bytes) {
             if let Ok(msg) = crate::transport::message_limits::parse_bytes(bytes) {

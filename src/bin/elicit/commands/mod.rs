@@ -61,13 +61,7 @@ pub fn read_input(file: Option<&Path>) -> Result<Vec<u8>, ElicitError> {
                 eprintln!("elicit: reading the elicitation JSON from the terminal; end it with Ctrl-D (or pass a FILE)");
             }
             // stdin redirected from a file (`< big.json`) has a known size.
-            let size = {
-                use std::os::fd::{AsFd, BorrowedFd};
-                let fd: BorrowedFd<'_> = stdin.as_fd();
-                fd.try_clone_to_owned()
-                    .ok()
-                    .and_then(|owned| file_size(&std::fs::File::from(owned)))
-            };
+            let size = elicit::platform::fs::stdin_file().and_then(|f| file_size(&f));
             reserve_for(&mut bytes, size, limit);
             stdin
                 .lock()

@@ -423,16 +423,7 @@ fn junit(tests: &[Test], elapsed: Duration) -> String {
 /// elicit's own processor time so far (user and system, its threads, not
 /// the servers it started): what `bench/replay.sh` reports per test.
 fn own_cpu() -> Duration {
-    // SAFETY: getrusage fills the struct it is given; nothing else.
-    let usage = unsafe {
-        let mut u: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut u);
-        u
-    };
-    let tv = |t: libc::timeval| {
-        Duration::from_secs(t.tv_sec.max(0) as u64) + Duration::from_micros(t.tv_usec.max(0) as u64)
-    };
-    tv(usage.ru_utime) + tv(usage.ru_stime)
+    elicit::platform::process::cpu_time()
 }
 
 fn json_report(tests: &[Test], elapsed: Duration, jobs: usize) -> String {

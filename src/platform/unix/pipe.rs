@@ -23,7 +23,11 @@
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::os::fd::BorrowedFd;
+pub use std::os::fd::{AsRawFd, RawFd};
+
+use rustix::io::Errno;
+use rustix::pipe::SpliceFlags;
 
 /// What happened to a run handed to the mover.
 pub enum Moved {
@@ -38,72 +42,67 @@ pub enum Moved {
     Failed { moved: usize },
 }
 
+/// The descriptor numbered `fd`, for one call.
+fn borrow<'a>(fd: RawFd) -> BorrowedFd<'a> {
+    // SAFETY: the relay hands this module descriptor numbers, not owned
+    // handles (its own stdin and stdout, and the server's pipes it holds),
+    // and keeps each open for as long as it relays through it: every
+    // borrow here lives for one system call within that time.
+    unsafe { BorrowedFd::borrow_raw(fd) }
+}
+
 /// Whether `fd` is a pipe (FIFO).
 fn is_pipe(fd: RawFd) -> bool {
-    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
-    // SAFETY: fstat writes into `st` on success; we read it only then.
-    unsafe {
-        libc::fstat(fd, st.as_mut_ptr()) == 0
-            && (st.assume_init().st_mode & libc::S_IFMT) == libc::S_IFIFO
-    }
+    rustix::fs::fstat(borrow(fd)).is_ok_and(|st| {
+        rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Fifo
+    })
 }
 
 /// Bytes waiting in a pipe (0 when unknown): lets a batch skip its flush
 /// when more input is already there.
 pub fn pending(fd: RawFd) -> usize {
-    let mut n: libc::c_int = 0;
-    // SAFETY: FIONREAD writes one int; harmless on any descriptor.
-    if unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) } == 0 {
-        n.max(0) as usize
-    } else {
-        0
-    }
+    rustix::io::ioctl_fionread(borrow(fd)).map_or(0, |n| n as usize)
+}
+
+/// Asks for a 1 MiB pipe buffer (the default is 64 KiB): with two extra
+/// hops on the path, fewer context switches is most of the relay cost. A
+/// descriptor that is not a pipe just refuses, harmlessly.
+pub fn grow(fd: RawFd) {
+    let _ = rustix::pipe::fcntl_setpipe_size(borrow(fd), 1024 * 1024);
 }
 
 /// Moves exactly `len` bytes from the pipe `from` to `to`.
 pub fn splice_exact(from: RawFd, to: RawFd, len: usize) -> Moved {
     let mut moved = 0;
     while moved < len {
-        // SAFETY: splice between two open descriptors, no offsets.
-        let r = unsafe {
-            libc::splice(
-                from,
-                std::ptr::null_mut(),
-                to,
-                std::ptr::null_mut(),
-                len - moved,
-                libc::SPLICE_F_MOVE,
-            )
-        };
-        if r < 0 {
-            match io::Error::last_os_error().raw_os_error() {
-                Some(libc::EINTR) => continue,
-                Some(libc::EAGAIN) => {
-                    wait_writable(to);
-                    continue;
-                }
-                Some(libc::EINVAL) if moved == 0 => return Moved::Unsupported,
-                _ => return Moved::Failed { moved },
-            }
+        match rustix::pipe::splice(
+            borrow(from),
+            None,
+            borrow(to),
+            None,
+            len - moved,
+            SpliceFlags::MOVE,
+        ) {
+            Ok(0) => return Moved::Failed { moved },
+            Ok(r) => moved += r,
+            Err(Errno::INTR) => continue,
+            Err(Errno::AGAIN) => wait_for(to, rustix::event::PollFlags::OUT, Some(1000)),
+            Err(Errno::INVAL) if moved == 0 => return Moved::Unsupported,
+            Err(_) => return Moved::Failed { moved },
         }
-        if r == 0 {
-            return Moved::Failed { moved };
-        }
-        moved += r as usize;
     }
     Moved::Done
 }
 
-fn wait_writable(fd: RawFd) {
-    let mut p = libc::pollfd {
-        fd,
-        events: libc::POLLOUT,
-        revents: 0,
-    };
-    // SAFETY: one pollfd, valid for the call.
-    unsafe {
-        libc::poll(&mut p, 1, 1000);
-    }
+/// Waits (up to `millis`, or for ever) for `fd` to be ready for `flags`.
+fn wait_for(fd: RawFd, flags: rustix::event::PollFlags, millis: Option<u64>) {
+    let timeout = millis.map(|m| rustix::event::Timespec {
+        tv_sec: (m / 1000) as _,
+        tv_nsec: ((m % 1000) * 1_000_000) as _,
+    });
+    let fd = borrow(fd);
+    let mut p = [rustix::event::PollFd::new(&fd, flags)];
+    let _ = rustix::event::poll(&mut p, timeout.as_ref());
 }
 
 /// The most looked at per batch. Each batch's bytes are copied into memory
@@ -126,26 +125,20 @@ struct Scratch {
 
 impl Scratch {
     fn new(like: RawFd) -> Option<Scratch> {
-        let mut fds = [0 as libc::c_int; 2];
-        // SAFETY: pipe2 fills two descriptors on success.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return None;
-        }
-        // SAFETY: both descriptors are fresh and owned from here on.
-        let (read, write) = unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
-        // SAFETY: fcntl on pipes we hold.
-        let capacity = unsafe {
-            let want = libc::fcntl(like, libc::F_GETPIPE_SZ).clamp(64 * 1024, PEEK as libc::c_int);
-            libc::fcntl(write.as_raw_fd(), libc::F_SETPIPE_SZ, want);
-            libc::fcntl(write.as_raw_fd(), libc::F_GETPIPE_SZ)
-        };
-        if capacity <= 0 {
+        let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).ok()?;
+        let (read, write) = (File::from(read), File::from(write));
+        let want = rustix::pipe::fcntl_getpipe_size(borrow(like))
+            .unwrap_or(0)
+            .clamp(64 * 1024, PEEK);
+        let _ = rustix::pipe::fcntl_setpipe_size(&write, want);
+        let capacity = rustix::pipe::fcntl_getpipe_size(&write).ok()?;
+        if capacity == 0 {
             return None;
         }
         Some(Scratch {
             read,
             write,
-            capacity: (capacity as usize).min(PEEK),
+            capacity: capacity.min(PEEK),
             null: std::fs::OpenOptions::new()
                 .write(true)
                 .open("/dev/null")
@@ -157,24 +150,16 @@ impl Scratch {
     /// scratch pipe. `Ok(0)`: end of input.
     fn tee(&self, input: RawFd) -> io::Result<usize> {
         loop {
-            // SAFETY: tee between two open pipes.
-            let r = unsafe { libc::tee(input, self.write.as_raw_fd(), self.capacity, 0) };
-            if r >= 0 {
-                return Ok(r as usize);
-            }
-            let e = io::Error::last_os_error();
-            match e.raw_os_error() {
-                Some(libc::EINTR) => continue,
-                Some(libc::EAGAIN) => {
-                    let mut p = libc::pollfd {
-                        fd: input,
-                        events: libc::POLLIN,
-                        revents: 0,
-                    };
-                    // SAFETY: one pollfd, valid for the call.
-                    unsafe { libc::poll(&mut p, 1, -1) };
-                }
-                _ => return Err(e),
+            match rustix::pipe::tee(
+                borrow(input),
+                &self.write,
+                self.capacity,
+                SpliceFlags::empty(),
+            ) {
+                Ok(n) => return Ok(n),
+                Err(Errno::INTR) => continue,
+                Err(Errno::AGAIN) => wait_for(input, rustix::event::PollFlags::IN, None),
+                Err(e) => return Err(e.into()),
             }
         }
     }
@@ -190,13 +175,15 @@ impl Scratch {
             }
         }
         spare.resize(left.min(1 << 20), 0);
-        // SAFETY: `input` stays open for the call; ManuallyDrop keeps the
-        // borrowed descriptor from being closed.
-        let mut f = std::mem::ManuallyDrop::new(unsafe { File::from_raw_fd(input) });
+        let input = borrow(input);
         while left > 0 {
             let n = left.min(spare.len());
-            f.read_exact(&mut spare[..n])?;
-            left -= n;
+            match rustix::io::read(input, &mut spare[..n]) {
+                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                Ok(got) => left -= got,
+                Err(Errno::INTR) => {}
+                Err(e) => return Err(e.into()),
+            }
         }
         Ok(())
     }
@@ -406,14 +393,10 @@ mod tests {
         claim: &'static [u8],
         piece: usize,
     ) -> (Vec<u8>, Vec<(String, bool)>) {
-        let mut fds = [0; 2];
-        // SAFETY: pipe fills two fds.
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-        let (r, mut w) = unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
-        let mut ofds = [0; 2];
-        // SAFETY: as above.
-        assert_eq!(unsafe { libc::pipe(ofds.as_mut_ptr()) }, 0);
-        let (mut or, ow) = unsafe { (File::from_raw_fd(ofds[0]), File::from_raw_fd(ofds[1])) };
+        let (r, w) = rustix::pipe::pipe().unwrap();
+        let (r, mut w) = (File::from(r), File::from(w));
+        let (or, ow) = rustix::pipe::pipe().unwrap();
+        let (mut or, ow) = (File::from(or), File::from(ow));
         let writer = std::thread::spawn(move || {
             for piece in input.chunks(piece) {
                 w.write_all(piece).unwrap();

@@ -1,0 +1,151 @@
+//! Private files on Unix: modes 0700/0600, owners by uid, `O_NOFOLLOW`,
+//! `flock` (through std's `File::lock`).
+
+use std::fs::{self, File, FileType, Metadata, OpenOptions};
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// The user's data directory, where elicit keeps what it keeps between
+/// runs: `$XDG_DATA_HOME`, else `~/.local/share` (on macOS,
+/// `~/Library/Application Support`). `None` when neither variable is set.
+pub fn user_data_dir() -> Option<PathBuf> {
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    if let Some(d) = env("XDG_DATA_HOME") {
+        return Some(PathBuf::from(d));
+    }
+    let home = PathBuf::from(env("HOME")?);
+    if cfg!(target_os = "macos") {
+        Some(home.join("Library/Application Support"))
+    } else {
+        Some(home.join(".local/share"))
+    }
+}
+
+/// How [`user_data_dir`] is chosen, for messages and help.
+pub const DATA_DIR_SOURCES: &str = "XDG_DATA_HOME or HOME";
+
+/// Creates `dir` (and its parents) readable by the owner alone (0700).
+/// An existing directory is left as it is (see [`make_private`]).
+pub fn create_private_dir(dir: &Path) -> io::Result<()> {
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+/// Makes a new file created through `options` readable by the owner alone
+/// (mode 0600).
+pub fn private(options: &mut OpenOptions) -> &mut OpenOptions {
+    options.mode(0o600)
+}
+
+/// Makes the open refuse a symbolic link as the last component
+/// (`O_NOFOLLOW`); see [`is_link_refused`].
+pub fn no_follow(options: &mut OpenOptions) -> &mut OpenOptions {
+    options.custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+}
+
+/// Makes the open not wait for a writer (a FIFO), nor the file's later
+/// reads (`O_NONBLOCK`).
+pub fn non_blocking(options: &mut OpenOptions) -> &mut OpenOptions {
+    options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+}
+
+/// [`no_follow`] and [`non_blocking`] together.
+pub fn no_follow_non_blocking(options: &mut OpenOptions) -> &mut OpenOptions {
+    options
+        .custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32)
+}
+
+/// Whether an open failed because [`no_follow`] met a symbolic link.
+pub fn is_link_refused(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error())
+}
+
+/// Who owns a file, as far as trusting it goes.
+pub struct Owner {
+    /// The file belongs to the user elicit runs as.
+    pub mine: bool,
+    /// The owner, for a message (`uid 1000`).
+    pub who: String,
+}
+
+/// The owner of the file `meta` describes.
+pub fn owner(meta: &Metadata) -> Owner {
+    Owner {
+        mine: meta.uid() == rustix::process::geteuid().as_raw(),
+        who: format!("uid {}", meta.uid()),
+    }
+}
+
+/// Why others than the owner could write the file (`mode 664`), if they
+/// can.
+pub fn writable_by_others(meta: &Metadata) -> Option<String> {
+    (meta.mode() & 0o022 != 0).then(|| format!("mode {:o}", meta.mode() & 0o7777))
+}
+
+/// Whether others than the owner have any access to the file.
+pub fn open_to_others(meta: &Metadata) -> bool {
+    meta.mode() & 0o077 != 0
+}
+
+/// Takes every access away from others than the owner (0700 for a
+/// directory, 0600 for a file).
+pub fn make_private(path: &Path, meta: &Metadata) -> io::Result<()> {
+    let mode = if meta.is_dir() { 0o700 } else { 0o600 };
+    fs::set_permissions(path, fs::Permissions::from_mode(mode))
+}
+
+/// As [`make_private`], for a file already open.
+pub fn make_file_private(file: &File) -> io::Result<()> {
+    file.set_permissions(fs::Permissions::from_mode(0o600))
+}
+
+/// Waits for an exclusive lock on `file` (released when it is closed, or
+/// by [`unlock`]).
+pub fn lock_exclusive(file: &File) -> io::Result<()> {
+    file.lock()
+}
+
+/// Releases a lock [`lock_exclusive`] took.
+pub fn unlock(file: &File) -> io::Result<()> {
+    file.unlock()
+}
+
+/// What a file that is not a regular file is, for a message.
+pub fn describe_kind(kind: FileType) -> &'static str {
+    if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// A second handle on elicit's stdin, as a file (to ask for its size when
+/// it is redirected from one).
+pub fn stdin_file() -> Option<File> {
+    use std::os::fd::AsFd;
+    std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .ok()
+        .map(File::from)
+}
+
+/// Whether a failed `accept` (or open) ran out of descriptors or buffers:
+/// the process or system limit, which closing an idle connection relieves.
+pub fn out_of_descriptors(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+    )
+}

@@ -1,0 +1,8 @@
+//! Unix (Linux and macOS): `rustix`, `signal-hook` and std.
+
+pub mod fs;
+#[cfg(target_os = "linux")]
+pub mod pipe;
+pub mod process;
+pub mod signals;
+pub mod terminal;

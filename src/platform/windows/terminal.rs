@@ -1,0 +1,268 @@
+//! The console on Windows: `CONIN$`/`CONOUT$` (never stdin/stdout, so a
+//! prompt works in the middle of a pipe), console modes through
+//! `windows-sys`, keys as console input events through `crossterm`.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::windows::io::AsRawHandle;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use console::{Key, Term};
+use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use windows_sys::Win32::System::Console::{
+    FlushConsoleInputBuffer, GetConsoleMode, SetConsoleMode, CONSOLE_MODE, ENABLE_ECHO_INPUT,
+    ENABLE_LINE_INPUT, ENABLE_PROCESSED_INPUT, ENABLE_VIRTUAL_TERMINAL_PROCESSING,
+};
+
+/// Where prompts are drawn and keys read: the console.
+pub const NAME: &str = "the console (CONIN$/CONOUT$)";
+
+fn open_console(name: &str) -> io::Result<File> {
+    OpenOptions::new().read(true).write(true).open(name)
+}
+
+/// The console mode of `file`, if it is a console.
+fn mode_of(file: &File) -> Option<CONSOLE_MODE> {
+    let mut mode: CONSOLE_MODE = 0;
+    // SAFETY: FFI without a safe wrapper in windows-sys; the handle is
+    // open (owned by `file`) and `mode` is a valid place for the result.
+    let ok = unsafe { GetConsoleMode(file.as_raw_handle(), &mut mode) };
+    (ok != 0).then_some(mode)
+}
+
+fn set_mode(file: &File, mode: CONSOLE_MODE) -> io::Result<()> {
+    // SAFETY: FFI without a safe wrapper; the handle is open (owned by
+    // `file`); SetConsoleMode only reads its arguments.
+    if unsafe { SetConsoleMode(file.as_raw_handle(), mode) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Opens the console for reading (`CONIN$`) and writing (`CONOUT$`).
+/// Fails, with the reason as text, when the process has no console (a
+/// service, a detached process).
+pub fn open() -> Result<(File, File), String> {
+    let read = open_console("CONIN$").map_err(|e| format!("cannot open CONIN$: {e}"))?;
+    let write = open_console("CONOUT$").map_err(|e| format!("cannot open CONOUT$: {e}"))?;
+    if mode_of(&read).is_none() || mode_of(&write).is_none() {
+        return Err("CONIN$/CONOUT$ is not a console".into());
+    }
+    Ok((read, write))
+}
+
+/// The console's input and output modes when elicit opened it, to put
+/// back on the way out.
+pub struct SavedMode {
+    input: File,
+    input_mode: CONSOLE_MODE,
+    output: File,
+    output_mode: CONSOLE_MODE,
+}
+
+impl SavedMode {
+    /// The modes of the console `output` is open on (and of its input);
+    /// `None` if it is not a console. The output then also interprets the
+    /// VT sequences elicit draws with (colours, cursor moves), which
+    /// [`SavedMode::apply`] takes back.
+    pub fn save(output: &File) -> Option<SavedMode> {
+        let output = output.try_clone().ok()?;
+        let output_mode = mode_of(&output)?;
+        let input = open_console("CONIN$").ok()?;
+        let input_mode = mode_of(&input)?;
+        let _ = set_mode(&output, output_mode | ENABLE_VIRTUAL_TERMINAL_PROCESSING);
+        Some(SavedMode {
+            input,
+            input_mode,
+            output,
+            output_mode,
+        })
+    }
+
+    fn try_clone(&self) -> Option<SavedMode> {
+        Some(SavedMode {
+            input: self.input.try_clone().ok()?,
+            input_mode: self.input_mode,
+            output: self.output.try_clone().ok()?,
+            output_mode: self.output_mode,
+        })
+    }
+
+    /// Puts the saved modes back.
+    pub fn apply(&self) {
+        let _ = set_mode(&self.input, self.input_mode);
+        let _ = set_mode(&self.output, self.output_mode);
+    }
+
+    /// Whether the console's modes differ from the saved ones.
+    fn changed(&self) -> bool {
+        mode_of(&self.input) != Some(self.input_mode)
+            || mode_of(&self.output).is_some_and(|m| {
+                // VT processing is elicit's own while it runs.
+                m & !ENABLE_VIRTUAL_TERMINAL_PROCESSING
+                    != self.output_mode & !ENABLE_VIRTUAL_TERMINAL_PROCESSING
+            })
+    }
+}
+
+static REMEMBERED: OnceLock<SavedMode> = OnceLock::new();
+
+/// Keeps, for the life of the process, what [`restore_remembered`] needs.
+/// True the first time only.
+pub fn remember(saved: &SavedMode) -> bool {
+    saved
+        .try_clone()
+        .is_some_and(|saved| REMEMBERED.set(saved).is_ok())
+}
+
+/// Puts the remembered console back: the saved modes when they differ,
+/// and a visible cursor when they differed or `show_cursor`. Called from
+/// a console control handler (a thread of its own on Windows), a panic
+/// hook or at exit.
+pub fn restore_remembered(show_cursor: bool) {
+    let Some(t) = REMEMBERED.get() else {
+        return;
+    };
+    let changed = t.changed();
+    if changed || show_cursor {
+        let _ = (&t.output).write_all(b"\x1b[?25h");
+    }
+    if changed {
+        t.apply();
+    }
+}
+
+/// Drops whatever was typed but not yet read (type-ahead).
+pub fn discard_input(_term: &Term) {
+    if let Ok(input) = open_console("CONIN$") {
+        // SAFETY: FFI without a safe wrapper; the handle is open (owned by
+        // `input`).
+        unsafe {
+            FlushConsoleInputBuffer(input.as_raw_handle());
+        }
+    }
+}
+
+/// Raw input (no echo, no line editing, Ctrl-C a key rather than a
+/// console control event) for as long as it lives, restored on drop; keys
+/// are read through it as console input events.
+pub struct RawKeys<'a> {
+    input: File,
+    saved: CONSOLE_MODE,
+    _term: std::marker::PhantomData<&'a Term>,
+}
+
+impl<'a> RawKeys<'a> {
+    pub fn enter(_term: &'a Term) -> io::Result<RawKeys<'a>> {
+        let input = open_console("CONIN$")?;
+        let saved = mode_of(&input).ok_or_else(|| io::Error::other("CONIN$ is not a console"))?;
+        set_mode(
+            &input,
+            saved & !(ENABLE_LINE_INPUT | ENABLE_ECHO_INPUT | ENABLE_PROCESSED_INPUT),
+        )?;
+        Ok(RawKeys {
+            input,
+            saved,
+            _term: std::marker::PhantomData,
+        })
+    }
+
+    /// Waits up to `timeout` for an input event.
+    pub fn ready(&self, timeout: Duration) -> io::Result<bool> {
+        event::poll(timeout)
+    }
+
+    /// Reads the next input event as a key: `Key::Unknown` for an event
+    /// that is not a key press (a release, a resize, the mouse). Never
+    /// `Ok(None)`: a console does not hang up.
+    pub fn read_key(&self) -> io::Result<Option<Key>> {
+        Ok(Some(match event::read()? {
+            Event::Key(k) => key(k),
+            _ => Key::Unknown,
+        }))
+    }
+}
+
+impl Drop for RawKeys<'_> {
+    fn drop(&mut self) {
+        let _ = set_mode(&self.input, self.saved);
+    }
+}
+
+/// A console key event as the key the widgets know; the control keys the
+/// Unix decoder gives for bytes (Ctrl-C, Ctrl-D, Ctrl-A, Ctrl-E) alike.
+pub(crate) fn key(k: KeyEvent) -> Key {
+    if k.kind == KeyEventKind::Release {
+        return Key::Unknown;
+    }
+    let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+    match k.code {
+        KeyCode::Char('c' | 'C') if ctrl => Key::CtrlC,
+        KeyCode::Char('d' | 'D') if ctrl => Key::Char('\u{4}'),
+        KeyCode::Char('a' | 'A') if ctrl => Key::Home,
+        KeyCode::Char('e' | 'E') if ctrl => Key::End,
+        KeyCode::Char(c) => Key::Char(c),
+        KeyCode::Enter => Key::Enter,
+        KeyCode::Backspace => Key::Backspace,
+        KeyCode::Tab => Key::Tab,
+        KeyCode::BackTab => Key::BackTab,
+        KeyCode::Esc => Key::Escape,
+        KeyCode::Up => Key::ArrowUp,
+        KeyCode::Down => Key::ArrowDown,
+        KeyCode::Left => Key::ArrowLeft,
+        KeyCode::Right => Key::ArrowRight,
+        KeyCode::Home => Key::Home,
+        KeyCode::End => Key::End,
+        KeyCode::Insert => Key::Insert,
+        KeyCode::Delete => Key::Del,
+        KeyCode::PageUp => Key::PageUp,
+        KeyCode::PageDown => Key::PageDown,
+        _ => Key::Unknown,
+    }
+}
+
+/// The `console::Term` prompts are drawn on. `console` draws on Windows
+/// only through the standard handles, so this is stderr, which must then
+/// be the console: with stderr redirected there is nowhere to draw a
+/// prompt (never on stdout, which carries the result).
+pub fn term(_read: File, _write: File) -> Result<Term, String> {
+    let term = Term::stderr();
+    if term.is_term() {
+        Ok(term)
+    } else {
+        Err(
+            "on Windows a prompt is drawn on stderr, which is redirected here (not the console)"
+                .into(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn press(code: KeyCode, modifiers: KeyModifiers) -> Key {
+        key(KeyEvent::new(code, modifiers))
+    }
+
+    #[test]
+    fn console_keys_map_to_the_keys_the_unix_decoder_gives() {
+        assert_eq!(press(KeyCode::Char('c'), KeyModifiers::CONTROL), Key::CtrlC);
+        assert_eq!(
+            press(KeyCode::Char('d'), KeyModifiers::CONTROL),
+            Key::Char('\u{4}')
+        );
+        assert_eq!(
+            press(KeyCode::Char('é'), KeyModifiers::NONE),
+            Key::Char('é')
+        );
+        assert_eq!(press(KeyCode::Enter, KeyModifiers::NONE), Key::Enter);
+        assert_eq!(press(KeyCode::Delete, KeyModifiers::NONE), Key::Del);
+        assert_eq!(press(KeyCode::Up, KeyModifiers::NONE), Key::ArrowUp);
+        assert_eq!(press(KeyCode::Esc, KeyModifiers::NONE), Key::Escape);
+        let mut release = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
+        release.kind = KeyEventKind::Release;
+        assert_eq!(key(release), Key::Unknown);
+    }
+}

@@ -1,0 +1,442 @@
+//! The Windows build (`x86_64-pc-windows-gnu`), run under Wine: the same
+//! documents give the same bytes as the Linux build, and `call` and `proxy`
+//! drive a stdio server built for Windows (`examples/mcp_test_server.rs`),
+//! leaving none of its processes behind.
+//!
+//! The Windows binaries are built by `scripts/wine-build` (which `.ci/run`
+//! runs before `cargo test`); Wine and the MinGW compiler are installed by
+//! `scripts/install-cross`. Without them every test here says why it did
+//! not run and passes, unless `ELICIT_REQUIRE_WINE=1` (set by `.ci/run`),
+//! which makes a missing piece a failure. What Wine cannot show (a real
+//! console's raw keys, access lists) is said in docs/TESTING.md.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::common::elicit_command;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The Windows binaries and Wine, or why they are not there.
+struct Wine {
+    elicit: PathBuf,
+    server: PathBuf,
+    prefix: PathBuf,
+}
+
+fn wine() -> Option<Wine> {
+    let dir = repo().join("target/x86_64-pc-windows-gnu/debug");
+    let elicit = dir.join("elicit.exe");
+    let server = dir.join("examples/mcp_test_server.exe");
+    let why = if Command::new("wine").arg("--version").output().is_err() {
+        Some("wine is not installed (scripts/install-cross)".to_string())
+    } else if !elicit.exists() || !server.exists() {
+        Some(format!(
+            "{} or {} is not built (scripts/wine-build)",
+            elicit.display(),
+            server.display()
+        ))
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        if std::env::var_os("ELICIT_REQUIRE_WINE").is_some_and(|v| v == "1") {
+            panic!("ELICIT_REQUIRE_WINE=1 but {why}");
+        }
+        eprintln!("wine: SKIPPED: {why}");
+        return None;
+    }
+    Some(Wine {
+        elicit,
+        server,
+        prefix: repo().join("target/wine-prefix"),
+    })
+}
+
+impl Wine {
+    fn command(&self, program: &Path) -> Command {
+        let mut c = Command::new("wine");
+        c.arg(program)
+            .current_dir(repo())
+            .env("WINEPREFIX", &self.prefix)
+            .env("WINEDEBUG", "-all")
+            // No Mono or Gecko installer dialogs in a fresh prefix.
+            .env("WINEDLLOVERRIDES", "mscoree,mshtml=")
+            .env_remove("DISPLAY");
+        c
+    }
+
+    /// Runs elicit.exe with `args` and `stdin`, within a minute.
+    fn run(&self, args: &[&str], stdin: &str) -> Output {
+        let mut c = self.command(&self.elicit);
+        c.args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().expect("wine starts");
+        let mut input = child.stdin.take().unwrap();
+        let stdin = stdin.to_string();
+        let writer = std::thread::spawn(move || {
+            let _ = input.write_all(stdin.as_bytes());
+        });
+        let out = wait_output(child, Duration::from_secs(120));
+        let _ = writer.join();
+        out
+    }
+}
+
+/// The child's output once it exits (read as it comes, so a full pipe
+/// never stalls it), within `limit`.
+fn wait_output(child: std::process::Child, limit: Duration) -> Output {
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+            panic!("wine did not finish within {limit:?}");
+        }
+    }
+}
+
+fn linux(args: &[&str], stdin: &str) -> Output {
+    elicit_command()
+        .args(args)
+        .write_stdin(stdin.to_string())
+        .output()
+        .unwrap()
+}
+
+/// The same bytes on stdout and the same exit status from both builds.
+fn same_as_linux(w: &Wine, args: &[&str], stdin: &str) {
+    same_as_linux_but(w, args, stdin, |b| b.to_vec());
+}
+
+/// As [`same_as_linux`], after `mask` (for what is fresh on every run).
+fn same_as_linux_but(w: &Wine, args: &[&str], stdin: &str, mask: impl Fn(&[u8]) -> Vec<u8>) {
+    let mut l = linux(args, stdin);
+    let mut win = w.run(args, stdin);
+    l.stdout = mask(&l.stdout);
+    win.stdout = mask(&win.stdout);
+    assert_eq!(
+        String::from_utf8_lossy(&win.stdout),
+        String::from_utf8_lossy(&l.stdout),
+        "stdout of {args:?} differs; Windows stderr: {}",
+        String::from_utf8_lossy(&win.stderr)
+    );
+    assert_eq!(win.stdout, l.stdout, "bytes of {args:?}");
+    assert_eq!(
+        win.status.code(),
+        l.status.code(),
+        "exit status of {args:?}"
+    );
+}
+
+/// Processes (Linux pids of Wine's processes) whose command line holds
+/// `marker` (the server gets it as an argument, its helper too).
+fn processes_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            let line = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if line.contains(marker) {
+                found.push(format!("{name}: {line}"));
+            }
+        }
+    }
+    found
+}
+
+/// Waits up to `limit` for no process to carry `marker`.
+fn none_left(marker: &str, limit: Duration) -> Vec<String> {
+    let deadline = Instant::now() + limit;
+    loop {
+        let left = processes_with(marker);
+        if left.is_empty() || Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn marker() -> String {
+    format!("elicit-wine-{}", uuid::Uuid::new_v4())
+}
+
+#[test]
+fn plain_resolution_prints_the_same_bytes_as_the_linux_build() {
+    let Some(w) = wine() else { return };
+    same_as_linux(
+        &w,
+        &[
+            "-a",
+            "accept",
+            "-a",
+            "name=Ada",
+            "fixtures/server-everything/form.request.json",
+        ],
+        "",
+    );
+    same_as_linux(
+        &w,
+        &[
+            "-a",
+            "decline",
+            "fixtures/server-everything/url.request.json",
+        ],
+        "",
+    );
+}
+
+#[test]
+fn lines_request_result_and_sarif_match_the_linux_build() {
+    let Some(w) = wine() else { return };
+    let form = std::fs::read_to_string(repo().join("fixtures/server-everything/form.request.json"))
+        .unwrap();
+    let two = format!("{}\n{}\n", form.trim(), form.trim());
+    same_as_linux(&w, &["--lines", "-a", "accept", "-a", "name=Ada"], &two);
+    // Each Request gets a fresh id.
+    let fresh = regex::bytes::Regex::new("elc-[0-9a-f-]{36}").unwrap();
+    same_as_linux_but(
+        &w,
+        &["request", "fixtures/shapes/input-required.json"],
+        "",
+        |b| fresh.replace_all(b, &b"elc-ID"[..]).into_owned(),
+    );
+    same_as_linux(
+        &w,
+        &["result", "--input", "fixtures/shapes/input-required.json"],
+        r#"[{"id":"a","ok":true,"data":{"labels":["bug"]}},{"id":"b","ok":true}]"#,
+    );
+    same_as_linux(
+        &w,
+        &[
+            "lint",
+            "--format",
+            "sarif",
+            "fixtures/lint/nested-password-inverted.json",
+            "fixtures/lint/clean.json",
+        ],
+        "",
+    );
+}
+
+#[test]
+fn call_answers_the_elicitation_and_leaves_no_process_behind() {
+    let Some(w) = wine() else { return };
+    let marker = marker();
+    let server = w.server.to_string_lossy().into_owned();
+    let mut c = w.command(&w.elicit);
+    c.args([
+        "call",
+        "--tool",
+        "greet",
+        "-a",
+        "accept",
+        "-a",
+        "name=Ada",
+        "--timeout",
+        "60s",
+        "--",
+    ])
+    .args([&server, &marker])
+    .env("MCP_TEST_SERVER_MARKER", &marker)
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let out = wait_output(c.spawn().unwrap(), Duration::from_secs(120));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("Hello, Ada!"),
+        "status {:?}\nstdout: {stdout}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left = none_left(&marker, Duration::from_secs(10));
+    assert!(left.is_empty(), "left behind: {left:#?}");
+}
+
+#[test]
+fn proxy_answers_the_elicitation_and_leaves_no_process_behind() {
+    let Some(w) = wine() else { return };
+    let marker = marker();
+    let mut c = w.command(&w.elicit);
+    c.args(["proxy", "-a", "accept", "-a", "name=Ada", "--"])
+        .arg(&w.server)
+        .arg(&marker)
+        .env("MCP_TEST_SERVER_MARKER", &marker)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut to_proxy = child.stdin.take().unwrap();
+    let from_proxy = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(from_proxy).lines() {
+            let Ok(line) = line else { break };
+            if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    let mut send = |v: Value| {
+        writeln!(to_proxy, "{v}").unwrap();
+        to_proxy.flush().unwrap();
+    };
+    let reply_to = |id: i64| -> Value {
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let v = rx.recv_timeout(left).expect("a reply from the proxy");
+            if v["id"] == json!(id) {
+                return v;
+            }
+        }
+    };
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "wine-test", "version": "1"}}}),
+    );
+    let init = reply_to(1);
+    assert_eq!(
+        init["result"]["serverInfo"]["name"], "mcp_test_server",
+        "{init}"
+    );
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "greet", "arguments": {}}}),
+    );
+    let result = reply_to(2);
+    assert_eq!(
+        result["result"]["content"][0]["text"], "Hello, Ada!",
+        "{result}"
+    );
+    drop(to_proxy);
+    let out = wait_output(child, Duration::from_secs(60));
+    assert!(
+        out.status.success(),
+        "status {:?}; stderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left = none_left(&marker, Duration::from_secs(10));
+    assert!(left.is_empty(), "left behind: {left:#?}");
+}
+
+/// A request to the page (HTTP/1.1, one per connection); the response's
+/// status and body.
+fn http(address: &str, method: &str, path: &str, body: Option<(&str, &str)>) -> (u16, String) {
+    use std::io::Read;
+    let host = address
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let mut s = std::net::TcpStream::connect(&host).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
+    if let Some((origin, form)) = body {
+        req.push_str(&format!(
+            "Origin: {origin}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{form}",
+            form.len()
+        ));
+    } else {
+        req.push_str("\r\n");
+    }
+    s.write_all(req.as_bytes()).unwrap();
+    let mut text = String::new();
+    let _ = s.read_to_string(&mut text);
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// Resolves the region form on the page (`--ui browser --no-open`),
+/// answered over HTTP as a browser would; the build's stdout.
+fn answered_on_the_page(mut command: Command) -> Vec<u8> {
+    command
+        .args([
+            "--ui",
+            "browser",
+            "--no-open",
+            "fixtures/shapes/form-region.json",
+        ])
+        .current_dir(repo())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let address = loop {
+        assert!(Instant::now() < deadline, "no page announced");
+        let line = lines.next().expect("the page's address on stderr").unwrap();
+        if let Some(at) = line.find("http://") {
+            break line[at..].split_whitespace().next().unwrap().to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    let path = address.split_once("//").unwrap().1;
+    let path = &path[path.find('/').unwrap()..];
+    let (status, page) = http(&address, "GET", path, None);
+    assert_eq!(status, 200, "{page}");
+    let csrf = page
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .expect("the page's CSRF token")
+        .to_string();
+    let origin = address[..address.find(path).unwrap()].to_string();
+    let form = format!("csrf={csrf}&region=us-east-1&replicas=4&dryRun=false&action=accept");
+    let (status, reply) = http(
+        &address,
+        "POST",
+        &format!("{path}answer/1"),
+        Some((&origin, &form)),
+    );
+    assert_eq!(status, 200, "{reply}");
+    wait_output(child, Duration::from_secs(60)).stdout
+}
+
+#[test]
+fn the_page_answered_over_http_gives_the_same_result_as_on_linux() {
+    let Some(w) = wine() else { return };
+    let linux = answered_on_the_page(Command::new(env!("CARGO_BIN_EXE_elicit")));
+    assert_eq!(
+        String::from_utf8_lossy(&linux),
+        "{\"action\":\"accept\",\"content\":{\"region\":\"us-east-1\",\"replicas\":4,\"dryRun\":false}}\n"
+    );
+    let windows = answered_on_the_page(w.command(&w.elicit));
+    assert_eq!(
+        String::from_utf8_lossy(&windows),
+        String::from_utf8_lossy(&linux)
+    );
+}
