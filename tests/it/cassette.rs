@@ -1585,3 +1585,27 @@ fn a_misspelt_action_names_the_nearest_word() {
     );
     assert!(!run.stderr.contains("oneOf"), "{}", run.stderr);
 }
+
+/// On a terminal, `elicit test` says what is running and for how long
+/// (on stderr, cleared before each result); piped, it never does, and the
+/// `--format` report on stdout never carries it.
+#[test]
+fn a_terminal_sees_what_is_running_a_pipe_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("p.cassette.json");
+    record(&file, PROFILE, &fixture(false), &[]);
+    let f = file.to_str().unwrap();
+    let mut p = crate::common::elicit("{}").args(["test", f]).spawn();
+    p.expect("running p.cassette.json (");
+    let done = p.finish();
+    assert_eq!(done.code, 0);
+    let screen = done.visible();
+    assert!(screen.contains("ok      "), "{screen}");
+    assert!(
+        !screen.contains("running"),
+        "the status line is cleared: {screen}"
+    );
+    let piped = test(&["--format", "json", f], &[]);
+    assert_eq!(piped.code, 0, "{}", piped.stderr);
+    assert!(!piped.stderr.contains("running") && !piped.stdout.contains("running"));
+}

@@ -126,6 +126,14 @@ pub fn stdin_file() -> Option<File> {
         .map(File::from)
 }
 
+/// Whether a failed `accept` (or open) ran out of sockets or buffers
+/// (`WSAEMFILE`, `WSAENOBUFS`): closing an idle connection relieves it.
+pub fn out_of_descriptors(e: &io::Error) -> bool {
+    const WSAEMFILE: i32 = 10024;
+    const WSAENOBUFS: i32 = 10055;
+    matches!(e.raw_os_error(), Some(WSAEMFILE | WSAENOBUFS))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,12 +165,4 @@ mod tests {
         drop(f);
         fs::remove_dir_all(&dir).unwrap();
     }
-}
-
-/// Whether a failed `accept` (or open) ran out of sockets or buffers
-/// (`WSAEMFILE`, `WSAENOBUFS`): closing an idle connection relieves it.
-pub fn out_of_descriptors(e: &io::Error) -> bool {
-    const WSAEMFILE: i32 = 10024;
-    const WSAENOBUFS: i32 = 10055;
-    matches!(e.raw_os_error(), Some(WSAEMFILE | WSAENOBUFS))
 }

@@ -20,6 +20,7 @@ pub mod call;
 pub mod connect;
 pub mod hook;
 pub mod lint;
+pub mod progress;
 pub mod proxy;
 pub mod request;
 pub mod resolve;

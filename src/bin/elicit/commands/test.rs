@@ -200,19 +200,29 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) -> std::io::Result<()>
 fn run_all(files: &[PathBuf], options: &ReplayOptions, jobs: usize) -> Vec<Test> {
     let next = AtomicUsize::new(0);
     let done: Mutex<Vec<Option<Test>>> = Mutex::new((0..files.len()).map(|_| None).collect());
+    let progress = super::progress::Progress::new();
     std::thread::scope(|scope| {
-        for _ in 0..jobs.max(1) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(path) = files.get(i) else { break };
-                if elicit::signals::interrupted() {
-                    break;
-                }
-                let test = run_one(path, options);
-                print_line_for(&test);
-                done.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(test);
-            });
+        scope.spawn(|| progress.tick());
+        let workers: Vec<_> = (0..jobs.max(1))
+            .map(|_| {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(path) = files.get(i) else { break };
+                    if elicit::signals::interrupted() {
+                        break;
+                    }
+                    let name = path.display().to_string();
+                    progress.start(&name);
+                    let test = run_one(path, options);
+                    progress.finish(&name, &line_for(&test));
+                    done.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(test);
+                })
+            })
+            .collect();
+        for w in workers {
+            let _ = w.join();
         }
+        progress.stop();
     });
     done.into_inner()
         .unwrap_or_else(|p| p.into_inner())
@@ -290,8 +300,8 @@ fn server_stderr(test: &Test) -> &[String] {
     }
 }
 
-fn print_line_for(test: &Test) {
-    use std::io::Write;
+/// A finished test's line for stderr, with its details under it.
+fn line_for(test: &Test) -> String {
     let (word, lines, elapsed) = status(test);
     let mut text = format!("{word:<7} {}", sanitize_line(&test.name));
     if let Some(d) = elapsed {
@@ -305,8 +315,7 @@ fn print_line_for(test: &Test) {
         text.push_str("\n        server: ");
         text.push_str(&sanitize_line(l));
     }
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{text}");
+    text
 }
 
 fn tap(tests: &[Test]) -> String {
