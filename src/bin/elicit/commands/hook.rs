@@ -127,22 +127,29 @@ fn answer(args: &ClaudeCodeHookArgs, text: &str, event: &Value) -> i32 {
     print_line(&output::claude_code_hook_output(&result).to_string())
 }
 
+/// A line of `--record`: the event's name and those of its `keys` it has.
+fn record_line(name: &str, event: &Value, keys: &[&str]) -> Map<String, Value> {
+    let mut line = Map::new();
+    line.insert("event".into(), name.into());
+    for key in keys {
+        if let Some(v) = event.get(*key) {
+            line.insert((*key).into(), v.clone());
+        }
+    }
+    line
+}
+
 /// A line of `--record` for an answer this hook gave.
 fn answer_record(event: &Value, result: &ElicitResult) -> Value {
-    let mut line = Map::new();
-    line.insert("event".into(), "Elicitation".into());
-    for key in [
+    let keys = [
         "mcp_server_name",
         "message",
         "mode",
         "url",
         "elicitation_id",
         "requested_schema",
-    ] {
-        if let Some(v) = event.get(key) {
-            line.insert(key.into(), v.clone());
-        }
-    }
+    ];
+    let mut line = record_line("Elicitation", event, &keys);
     line.insert("answered_by".into(), "elicit".into());
     line.insert("result".into(), result.to_value());
     Value::Object(line)
@@ -150,20 +157,14 @@ fn answer_record(event: &Value, result: &ElicitResult) -> Value {
 
 /// A line of `--record` for Claude Code's `ElicitationResult` event.
 fn result_record(event: &Value) -> Value {
-    let mut line = Map::new();
-    line.insert("event".into(), "ElicitationResult".into());
-    for key in [
+    let keys = [
         "mcp_server_name",
         "action",
         "mode",
         "elicitation_id",
         "content",
-    ] {
-        if let Some(v) = event.get(key) {
-            line.insert(key.into(), v.clone());
-        }
-    }
-    Value::Object(line)
+    ];
+    Value::Object(record_line("ElicitationResult", event, &keys))
 }
 
 /// Appends one JSON line to the record, created readable by its owner only
