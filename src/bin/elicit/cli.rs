@@ -826,9 +826,9 @@ pub enum Command {
         #[arg(value_name = "COMMAND")]
         command: Option<String>,
     },
-    /// Print what an elicitation asks for, without resolving it, as a
-    /// suspension-contract Request (`id`, `kind`, `prompt`, `url`, `data`),
-    /// for a resolver of your own to answer.
+    /// Print what an elicitation asks for, without resolving it, as a plain
+    /// Request (`id`, `kind`, `prompt`, `url`, `data`) for a program of your
+    /// own to answer.
     #[command(after_help = "Example:\n  elicit request < req.json | my-resolver | elicit result")]
     Request {
         /// The elicitation; `-` or nothing reads stdin.
@@ -838,10 +838,9 @@ pub enum Command {
         #[arg(long)]
         pretty: bool,
     },
-    /// Turn an answer in the suspension contract's form (`{"id", "ok",
-    /// "data", "reason"}`, or an array of them, as `elicit request` prints
-    /// for several elicitations) into the ElicitResult to send back to the
-    /// server (the suspension contract's mapping from Answer to result).
+    /// Turn an Answer (`{"id", "ok", "data", "reason"}`, or an array of them,
+    /// as `elicit request` prints for several elicitations) into the
+    /// ElicitResult to send back to the server.
     #[command(after_help = RESULT_HELP)]
     Result {
         /// The Answer, or an array of Answers; `-` or nothing reads stdin.
