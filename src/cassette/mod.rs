@@ -640,8 +640,24 @@ pub fn check_writable(path: &Path) -> Result<(), ElicitError> {
     }
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same folder and
-/// a rename.
+/// A folder only this user can enter (0700), under `TMPDIR`, removed when
+/// dropped. (`tempfile` makes its files 0600 but its folders with the
+/// umask's mode unless told.)
+pub fn private_temp_dir(prefix: &str) -> std::io::Result<tempfile::TempDir> {
+    let mut b = tempfile::Builder::new();
+    b.prefix(prefix);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        b.permissions(std::fs::Permissions::from_mode(0o700));
+    }
+    b.tempdir()
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder
+/// (created 0600 under an unguessable name by `tempfile`, never through a
+/// planted file) and a rename. A file replaced keeps its mode; a new one
+/// stays 0600 (git does not keep modes but the executable bit).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ElicitError> {
     use std::io::Write;
     let dir = match path.parent() {
@@ -652,24 +668,19 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ElicitError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "cassette".into());
-    let tmp = dir.join(format!(
-        ".{name}.{}.{}.tmp",
-        std::process::id(),
-        uuid::Uuid::new_v4().simple()
-    ));
     let result = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
+        let mut f = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".tmp")
+            .tempfile_in(&dir)?;
         f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
+        f.as_file().sync_all()?;
+        if let Ok(mode) = std::fs::metadata(path).map(|m| m.permissions()) {
+            f.as_file().set_permissions(mode)?;
+        }
+        f.persist(path).map(drop).map_err(|e| e.error)
     })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        ElicitError::io(format!("writing {}", path.display()), e)
-    })
+    result.map_err(|e| ElicitError::io(format!("writing {}", path.display()), e))
 }
 
 #[cfg(test)]
