@@ -104,3 +104,30 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+// ---- 9. Symlink loops -------------------------------------------------------
+
+#[test]
+fn links_that_loop_in_elicit_tests_are_followed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let tests = dir.path().join("elicit-tests");
+    std::fs::create_dir(&tests).unwrap();
+    std::os::unix::fs::symlink(".", tests.join("a")).unwrap();
+    std::os::unix::fs::symlink(".", tests.join("b")).unwrap();
+    std::fs::create_dir(tests.join("sub")).unwrap();
+    std::os::unix::fs::symlink("..", tests.join("sub").join("up")).unwrap();
+    write(&tests.join("one.cassette.json"), &cassette(&["false"], "t"));
+    let mut child = Command::new(BIN)
+        .args(["test", "--timeout", "5s"])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = crate::common::wait_at_most(&mut child, Duration::from_secs(30));
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("1 test"), "the cassette runs once: {err}");
+}

@@ -156,13 +156,16 @@ fn test(args: &TestArgs) -> i32 {
 }
 
 /// Every cassette under `paths`: files as given, folders searched (depth
-/// first, sorted) for `*.cassette.json`.
+/// first, sorted) for `*.cassette.json`. Links to folders are followed,
+/// each folder once (by device and inode), so links that loop (`a -> .`)
+/// end the search instead of walking forever; hidden folders are skipped.
 fn cassette_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for p in paths {
         let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
         if meta.is_dir() {
-            walk(p, &mut out, 0).map_err(|e| format!("{}: {e}", p.display()))?;
+            walk(p, &mut out, &mut seen, 0).map_err(|e| format!("{}: {e}", p.display()))?;
         } else {
             out.push(p.clone());
         }
@@ -170,9 +173,22 @@ fn cassette_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) -> std::io::Result<()> {
-    // A link loop or an absurdly deep tree ends the search, not the run.
-    if depth > 32 {
+/// Most folders searched, and the deepest: a tree past them is cut short.
+const MAX_FOLDERS: usize = 10_000;
+const MAX_DEPTH: usize = 32;
+
+fn walk(
+    dir: &Path,
+    out: &mut Vec<PathBuf>,
+    seen: &mut std::collections::HashSet<(u64, u64)>,
+    depth: usize,
+) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    if depth > MAX_DEPTH || seen.len() >= MAX_FOLDERS {
+        return Ok(());
+    }
+    let meta = std::fs::metadata(dir)?;
+    if !seen.insert((meta.dev(), meta.ino())) {
         return Ok(());
     }
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
@@ -183,7 +199,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) -> std::io::Result<()>
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
         if path.is_dir() {
             if !name.as_deref().is_some_and(|n| n.starts_with('.')) {
-                walk(&path, out, depth + 1)?;
+                walk(&path, out, seen, depth + 1)?;
             }
         } else if name
             .as_deref()
