@@ -573,19 +573,28 @@ fn cassette_validator() -> &'static jsonschema::Validator {
 /// `validator`: a file that is not there, not UTF-8, not JSON (with line
 /// and column: a truncated or hand-mangled file) or not of the schema
 /// (with the JSON pointer of the first bad value) is a [`LoadError`].
+/// Most bytes of a cassette or answer-rules file: refused by its size,
+/// before it is read.
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
+/// Most JSON values in a cassette or answer-rules file, counted over its
+/// bytes before parsing: with [`MAX_FILE_BYTES`], reading one takes tens of
+/// MiB at most, whatever its shape.
+pub const MAX_FILE_VALUES: usize = 100_000;
+
 pub fn read_checked(path: &Path, validator: &jsonschema::Validator) -> Result<Value, LoadError> {
     let fail = |pointer: Option<String>, message: String| LoadError {
         path: path.to_path_buf(),
         pointer,
         message,
     };
-    let text = crate::elicitation::answers::read_answer_file(&path.to_string_lossy())
-        .map_err(|e| fail(None, format!("cannot read it: {e}")))?;
+    let text =
+        crate::elicitation::answers::read_regular_file(&path.to_string_lossy(), MAX_FILE_BYTES)
+            .map_err(|e| fail(None, format!("cannot read it: {e}")))?;
     if text.trim().is_empty() {
         return Err(fail(None, "the file is empty".into()));
     }
-    let value =
-        crate::elicitation::input::parse_json(&text).map_err(|e| fail(None, e.to_string()))?;
+    let value = crate::elicitation::input::parse_json_within(&text, MAX_FILE_VALUES)
+        .map_err(|e| fail(None, e.to_string()))?;
     let errors: Vec<jsonschema::ValidationError<'_>> = validator.iter_errors(&value).collect();
     if let Some(first) = errors
         .iter()

@@ -13,10 +13,6 @@ use crate::common::page::as_other_user;
 
 const BIN: &str = env!("CARGO_BIN_EXE_elicit");
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// A hand-written cassette for `server`, calling `tool` with no elicitation.
 fn cassette(server: &[&str], tool: &str) -> Value {
     json!({"elicit": "cassette/1", "server": {"command": server}, "tool": tool,
@@ -130,4 +126,133 @@ fn links_that_loop_in_elicit_tests_are_followed_once() {
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     assert_eq!(status.code(), Some(1), "{err}");
     assert!(err.contains("1 test"), "the cassette runs once: {err}");
+}
+
+// ---- 8. Giant files ---------------------------------------------------------
+
+/// Runs `cmd` to its end (at most `limit`), returning its exit code, its
+/// stderr and its peak resident memory in KiB (`ru_maxrss`, from wait4:
+/// the process's `VmHWM` at its exit).
+#[allow(clippy::zombie_processes)] // reaped by wait4, which clippy does not see
+pub(crate) fn run_measured(mut cmd: Command, limit: Duration) -> (i32, String, u64) {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
+        s
+    });
+    let pid = child.id() as libc::pid_t;
+    let start = Instant::now();
+    loop {
+        let mut status = 0;
+        // SAFETY: an all-zero rusage is valid; wait4 on our own child.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if r == pid {
+            let code = if libc::WIFEXITED(status) {
+                libc::WEXITSTATUS(status)
+            } else {
+                -1
+            };
+            return (code, reader.join().unwrap(), usage.ru_maxrss as u64);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("elicit did not end within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// elicit's peak memory doing `args` on nothing much: the idle size.
+fn idle_kib() -> u64 {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("small.cassette.json");
+    std::fs::write(&f, "{}").unwrap();
+    let mut cmd = Command::new(BIN);
+    cmd.args(["test", f.to_str().unwrap()]);
+    run_measured(cmd, Duration::from_secs(30)).2
+}
+
+const MIB: u64 = 1024;
+
+#[test]
+fn a_giant_cassette_is_refused_within_64_mib_of_idle() {
+    let idle = idle_kib();
+    let dir = tempfile::tempdir().unwrap();
+    // 32 MiB of [0,0,…], and 15 MiB (under the byte cap) of the same.
+    for (name, size) in [("huge", 32usize << 20), ("values", 15 << 20)] {
+        let f = dir.path().join(format!("{name}.cassette.json"));
+        let mut text = String::with_capacity(size + 2);
+        text.push('[');
+        while text.len() < size {
+            text.push_str("0,");
+        }
+        text.push_str("0]");
+        std::fs::write(&f, &text).unwrap();
+        drop(text);
+        let mut cmd = Command::new(BIN);
+        cmd.args(["test", f.to_str().unwrap()]);
+        let (code, err, peak) = run_measured(cmd, Duration::from_secs(60));
+        eprintln!("{name}: peak {peak} KiB, idle {idle} KiB");
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(&f.display().to_string()), "{err}");
+        assert!(err.contains("over the limit"), "the limit is named: {err}");
+        assert!(
+            peak < idle + 64 * MIB,
+            "{name}: peak {peak} KiB, idle {idle} KiB"
+        );
+    }
+}
+
+#[test]
+fn giant_answer_rules_and_lint_input_are_refused_before_parsing() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("rules.json");
+    let mut text = String::from("[");
+    while text.len() < (12 << 20) {
+        text.push_str("0,");
+    }
+    text.push_str("0]");
+    std::fs::write(&f, &text).unwrap();
+    drop(text);
+    let idle = idle_kib();
+    let mut cmd = Command::new(BIN);
+    cmd.args(["lint", f.to_str().unwrap()]);
+    let (code, err, peak) = run_measured(cmd, Duration::from_secs(60));
+    assert_ne!(code, 0, "{err}");
+    assert!(err.contains("more than 500000 values"), "{err}");
+    assert!(
+        peak < idle + 64 * MIB,
+        "lint: peak {peak} KiB, idle {idle} KiB"
+    );
+    let mut cmd = Command::new(BIN);
+    let cassette = dir.path().join("a.cassette.json");
+    write(&cassette, &cassette_value());
+    cmd.args([
+        "test",
+        "--answers",
+        f.to_str().unwrap(),
+        cassette.to_str().unwrap(),
+    ]);
+    let (code, err, peak) = run_measured(cmd, Duration::from_secs(60));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("rules.json") && err.contains("over the limit"),
+        "{err}"
+    );
+    assert!(
+        peak < idle + 64 * MIB,
+        "rules: peak {peak} KiB, idle {idle} KiB"
+    );
+}
+
+fn cassette_value() -> Value {
+    cassette(&["false"], "t")
 }
