@@ -256,3 +256,67 @@ fn giant_answer_rules_and_lint_input_are_refused_before_parsing() {
 fn cassette_value() -> Value {
     cassette(&["false"], "t")
 }
+
+// ---- 7. proxy --record parses within bounds -------------------------------
+
+fn hostile(mode: &str) -> Vec<String> {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/servers/hostile/server.py");
+    vec!["python3".into(), script.display().to_string(), mode.into()]
+}
+
+fn vm_hwm_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+const CALL: &str =
+    r#"{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{"name":"t","arguments":{}}}"#;
+
+/// The proxy's peak memory above its size after the handshake, relaying a
+/// 48 MB reply, with `extra` flags.
+fn proxy_big_reply_growth(extra: &[&str]) -> u64 {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = Command::new(BIN)
+        .args(["proxy", "--no-input", "--shutdown-grace", "2s"])
+        .args(extra)
+        .arg("--")
+        .args(hostile("big_line"))
+        .env("HOSTILE_BYTES", "48000000")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    writeln!(stdin, "{INIT}").unwrap();
+    let mut line = Vec::new();
+    stdout.read_until(b'\n', &mut line).unwrap();
+    let idle = vm_hwm_kib(child.id());
+    writeln!(stdin, "{CALL}").unwrap();
+    line.clear();
+    stdout.read_until(b'\n', &mut line).unwrap();
+    assert_eq!(line.len(), 48_000_000, "the reply is relayed whole");
+    line = Vec::new();
+    drop(line);
+    let peak = vm_hwm_kib(child.id());
+    drop(stdin);
+    let _ = crate::common::wait_at_most(&mut child, Duration::from_secs(30));
+    eprintln!(
+        "proxy {extra:?}: VmHWM {idle} KiB after the handshake, {peak} KiB after a 48 MB reply"
+    );
+    peak.saturating_sub(idle)
+}
+
+#[test]
+fn proxy_record_relays_a_48_mb_reply_within_64_mib() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("r.cassette.json");
+    let growth = proxy_big_reply_growth(&["--record", file.to_str().unwrap()]);
+    assert!(growth < 64 * MIB, "grew {growth} KiB with --record");
+}
