@@ -276,6 +276,23 @@ impl ElicitObserver for Replayer<'_> {
                 sanitize_line(to)
             ));
         }
+        // Secrets left out when recording come from the environment.
+        let mut answer = answer;
+        let filled = match &mut answer {
+            AnswerSpec::Result(v) => v
+                .get_mut("content")
+                .and_then(Value::as_object_mut)
+                .map_or(Ok(()), super::fill_secret_values),
+            AnswerSpec::Values(m) => super::fill_secret_values(m),
+            AnswerSpec::Words(_) => Ok(()),
+        };
+        if let Err((field, var)) = filled {
+            self.failure.push(format!(
+                "elicitation {n}: the answer to field {} is a secret left out of the cassette: set the environment variable {var}",
+                sanitize_line(&field)
+            ));
+            return Some(Err(stopped()));
+        }
         let words = answer_words(&answer, &renames, self.answers);
         let scripted = match ScriptedAnswers::parse(&words, |path| {
             Err(std::io::Error::other(format!(
@@ -441,7 +458,17 @@ fn run(
     let (target, choice) = match &spec {
         ServerSpec::Command(argv) => (ServerTarget::Command(argv.clone()), TransportChoice::Auto),
         ServerSpec::Url { url, transport } => (
-            ServerTarget::Url(url.clone()),
+            match super::fill_secret_references(url) {
+                Ok(url) => ServerTarget::Url(url),
+                Err(var) => {
+                    return (
+                        Verdict::Error(vec![format!(
+                            "the server URL's secret was left out of the cassette: set the environment variable {var}"
+                        )]),
+                        None,
+                    )
+                }
+            },
             match transport.as_str() {
                 "http" => TransportChoice::Http,
                 "sse" => TransportChoice::Sse,

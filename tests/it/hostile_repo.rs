@@ -320,3 +320,87 @@ fn proxy_record_relays_a_48_mb_reply_within_64_mib() {
     let growth = proxy_big_reply_growth(&["--record", file.to_str().unwrap()]);
     assert!(growth < 64 * MIB, "grew {growth} KiB with --record");
 }
+
+// ---- 10. --record keeps no secrets ------------------------------------------
+
+fn cassette_server() -> Vec<String> {
+    vec![
+        "python3".into(),
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/servers/cassette_server.py")
+            .display()
+            .to_string(),
+    ]
+}
+
+fn elicit_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .env_remove("ELICIT_SECRET_PASSWORD");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_masked_fields_value_is_left_out_of_a_recording_and_replayed_from_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.cassette.json");
+    let server = cassette_server();
+    let mut args = vec![
+        "call",
+        "--no-input",
+        "--server-log",
+        "/dev/null",
+        "--record",
+        file.to_str().unwrap(),
+        "--tool",
+        "profile",
+        "-a",
+        "name=Ada",
+        "-a",
+        "password=hunter2",
+        "-a",
+        "accept",
+        "--",
+    ];
+    args.extend(server.iter().map(String::as_str));
+    let secret = [("CASSETTE_FORM", "secret")];
+    let (code, err) = elicit_env(&args, &secret);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let answer = &v["elicitations"][0]["answer"];
+    assert_eq!(answer["content"]["name"], "Ada");
+    assert_eq!(
+        answer["content"]["password"],
+        json!({"$env": "ELICIT_SECRET_PASSWORD"}),
+        "{v}"
+    );
+    assert!(
+        err.contains("password") && err.contains("ELICIT_SECRET_PASSWORD"),
+        "what was left out is said: {err}"
+    );
+    // Replay: the variable unset is named; set, the test passes.
+    let (code, err) = elicit_env(&["test", file.to_str().unwrap()], &secret);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("set the environment variable ELICIT_SECRET_PASSWORD"),
+        "{err}"
+    );
+    let (code, err) = elicit_env(
+        &["test", file.to_str().unwrap()],
+        &[
+            ("CASSETTE_FORM", "secret"),
+            ("ELICIT_SECRET_PASSWORD", "hunter2"),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+}
