@@ -161,10 +161,9 @@ pub fn secret_query_name(name: &str) -> bool {
     let mut word = String::new();
     let mut prev_lower = false;
     for c in name.chars() {
-        if !c.is_ascii_alphanumeric() || (c.is_ascii_uppercase() && prev_lower) {
-            if !word.is_empty() {
-                words.push(std::mem::take(&mut word));
-            }
+        let boundary = !c.is_ascii_alphanumeric() || (c.is_ascii_uppercase() && prev_lower);
+        if boundary && !word.is_empty() {
+            words.push(std::mem::take(&mut word));
         }
         if c.is_ascii_alphanumeric() {
             word.push(c.to_ascii_lowercase());
