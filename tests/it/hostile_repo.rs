@@ -404,3 +404,86 @@ fn a_masked_fields_value_is_left_out_of_a_recording_and_replayed_from_the_enviro
     );
     assert_eq!(code, 0, "{err}");
 }
+
+// ---- 13. The command a cassette names ---------------------------------------
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_changed_cassettes_command_is_shown_and_allow_server_pins_the_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    let tests = repo.join("elicit-tests");
+    std::fs::create_dir(&tests).unwrap();
+    git(repo, &["init", "-q"]);
+    write(&tests.join("a.cassette.json"), &cassette(&["false"], "t"));
+    git(repo, &["add", "."]);
+    git(repo, &["commit", "-qm", "a"]);
+    std::fs::write(repo.join("README"), "x").unwrap();
+    git(repo, &["add", "."]);
+    git(repo, &["commit", "-qm", "readme"]);
+    // A pull request adds a cassette that runs something else.
+    let pwned = repo.join("pwned");
+    let evil = format!("touch {}", pwned.display());
+    write(
+        &tests.join("b.cassette.json"),
+        &cassette(&["sh", "-c", &evil], "t"),
+    );
+    let run = |extra: &[&str]| {
+        let out = Command::new(BIN)
+            .arg("test")
+            .args(["--timeout", "5s", "-j", "1"])
+            .args(extra)
+            .current_dir(repo)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (_, err) = run(&[]);
+    assert!(
+        err.contains("elicit-tests/b.cassette.json runs sh -c") && err.contains("not committed"),
+        "the new cassette's command is shown: {err}"
+    );
+    assert!(
+        !err.contains("a.cassette.json runs"),
+        "an unchanged one is not: {err}"
+    );
+    // Committed, it is still shown: the last commit changed it.
+    git(repo, &["add", "."]);
+    git(repo, &["commit", "-qm", "b"]);
+    std::fs::remove_file(&pwned).ok();
+    let (_, err) = run(&[]);
+    assert!(
+        err.contains("b.cassette.json runs sh -c") && err.contains("changed since HEAD~1"),
+        "{err}"
+    );
+    std::fs::remove_file(&pwned).ok();
+    // Pinned: only `false` may run; b is refused, named, and not run.
+    let (code, err) = run(&["--allow-server", "false"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("b.cassette.json")
+            && err.contains("/server")
+            && err.contains("--allow-server"),
+        "{err}"
+    );
+    assert!(!pwned.exists(), "the command not allowed did not run");
+    assert!(err.contains("1 failed"), "a (allowed) ran: {err}");
+}
