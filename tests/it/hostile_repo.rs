@@ -487,3 +487,51 @@ fn a_changed_cassettes_command_is_shown_and_allow_server_pins_the_commands() {
     assert!(!pwned.exists(), "the command not allowed did not run");
     assert!(err.contains("1 failed"), "a (allowed) ran: {err}");
 }
+
+// ---- 5, 6. What waits in the proxy is bounded ------------------------------
+
+fn status_value(pid: u32, key: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// The proxy with the browser page (nobody answers it, so elicitations
+/// wait), a tool of the hostile server `mode` called; returns the tool's
+/// `errors`, the growth of the proxy's peak memory (KiB) and its threads.
+fn flood_through_the_page(mode: &[&str]) -> (u64, u64, u64) {
+    use crate::common::page::{call_tool, proxy};
+    let mut server = hostile(mode[0]);
+    server.extend(mode[1..].iter().map(|s| s.to_string()));
+    let mut p = proxy(&["--ui", "browser", "--no-open"], &server);
+    let pid = p.child.id();
+    let idle = status_value(pid, "VmHWM:");
+    call_tool(&mut p, 2, "t", json!({}));
+    let reply = p.reply(2);
+    let got: Value =
+        serde_json::from_str(reply["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    let peak = status_value(pid, "VmHWM:");
+    let threads = status_value(pid, "Threads:");
+    eprintln!("{mode:?}: VmHWM {idle} KiB idle, {peak} KiB after; {threads} threads; {got}");
+    (got["errors"].as_u64().unwrap(), peak - idle, threads)
+}
+
+#[test]
+fn elicitations_repeating_one_id_are_refused_and_do_not_grow_threads() {
+    let (errors, growth, threads) = flood_through_the_page(&["same_id_flood"]);
+    assert_eq!(errors, 299, "every repeat of a pending id is refused");
+    assert!(threads < 40, "{threads} threads");
+    assert!(growth < 64 * MIB, "grew {growth} KiB");
+}
+
+/// 40 elicitations of 2 MiB: only those within the bytes bound (8 MiB)
+/// wait, the rest are refused, though their number is under 64.
+#[test]
+fn elicitations_waiting_are_bounded_in_bytes() {
+    let (errors, growth, _) = flood_through_the_page(&["big_elicitations"]);
+    assert!((35..40).contains(&errors), "{errors} refused");
+    assert!(growth < 64 * MIB, "grew {growth} KiB");
+}
