@@ -55,7 +55,7 @@ pub fn read_regular_file(path: &str, limit: u64) -> Result<String, std::io::Erro
     let size = file.metadata()?.len();
     if size > limit {
         return Err(std::io::Error::other(format!(
-            "it is {size} bytes, over the limit of {limit} bytes"
+            "it is {size} bytes: more than {limit} bytes, over the limit"
         )));
     }
     let mut bytes = Vec::new();
