@@ -6,6 +6,73 @@
 
 use std::io::BufRead;
 
+/// One pass over a JSON text's bytes, skipping the insides of strings,
+/// counting its structural tokens (about its values), its nesting depth and
+/// the length of a top-level array: past any limit, an error naming it,
+/// before anything is built. Bytes that are not JSON pass (the parser
+/// reports them). Every JSON elicit reads goes through it: server messages
+/// (`transport::message_limits`) and files (cassettes, answer rules, lint
+/// input, documents: `elicitation::input::parse_json`).
+pub fn check_json_shape(
+    text: &[u8],
+    max_values: usize,
+    max_depth: usize,
+    max_batch: usize,
+) -> Result<usize, String> {
+    let mut tokens = 0usize;
+    let mut depth = 0usize;
+    let mut batch = 0usize;
+    // Whether the message is a top-level array (a batch).
+    let mut top_array = None;
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
+        i += 1;
+        match b {
+            b'"' => {
+                // Skip to the closing quote, past escaped characters.
+                loop {
+                    match memchr::memchr2(b'"', b'\\', &text[i..]) {
+                        Some(at) if text[i + at] == b'\\' => i += at + 2,
+                        Some(at) => {
+                            i += at + 1;
+                            break;
+                        }
+                        None => return Ok(tokens), // unterminated: the parser says so
+                    }
+                }
+            }
+            b'[' | b'{' => {
+                top_array.get_or_insert(b == b'[');
+                depth += 1;
+                if depth >= max_depth {
+                    return Err(format!("nesting deeper than {max_depth} levels"));
+                }
+                tokens += 1;
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b',' | b':' => {
+                tokens += 1;
+                if b == b',' && depth == 1 && top_array == Some(true) {
+                    batch += 1;
+                    if batch >= max_batch {
+                        return Err(format!(
+                            "a batch of more than {max_batch} messages, over the limit"
+                        ));
+                    }
+                }
+            }
+            _ => continue,
+        }
+        if tokens > max_values {
+            return Err(format!(
+                "more than {max_values} values in one message, over the limit"
+            ));
+        }
+    }
+    Ok(tokens)
+}
+
 /// What [`read_line_limited`] read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LineRead {

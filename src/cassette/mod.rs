@@ -82,17 +82,165 @@ impl ServerSpec {
     }
 }
 
-/// A URL with any user name and password taken out: a cassette is
-/// committed, and never carries a secret.
+/// A URL with any user name and password taken out, and the value of
+/// every secret-looking query parameter ([`secret_query_name`]) replaced by
+/// a reference to an environment variable (`${ELICIT_SECRET_API_KEY}`)
+/// that `elicit test` fills in: a cassette is committed, and never carries
+/// a secret.
 pub fn without_credentials(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut u) if !u.username().is_empty() || u.password().is_some() => {
-            let _ = u.set_username("");
-            let _ = u.set_password(None);
-            u.to_string()
-        }
-        _ => url.to_string(),
+    redact_url(url).0
+}
+
+/// [`without_credentials`], and the query parameters left out, each with
+/// the variable that stands for it.
+pub fn redact_url(url: &str) -> (String, Vec<(String, String)>) {
+    let Ok(mut u) = url::Url::parse(url) else {
+        return (url.to_string(), Vec::new());
+    };
+    let mut left_out = Vec::new();
+    if !u.username().is_empty() || u.password().is_some() {
+        let _ = u.set_username("");
+        let _ = u.set_password(None);
     }
+    if let Some(query) = u.query().map(str::to_string) {
+        let pairs: Vec<String> = query
+            .split('&')
+            .map(|pair| {
+                let (raw_name, value) = pair.split_once('=').unwrap_or((pair, ""));
+                let name: String = url::form_urlencoded::parse(raw_name.as_bytes())
+                    .map(|(k, _)| k.into_owned())
+                    .next()
+                    .unwrap_or_default();
+                let placeholder = is_secret_placeholder(value);
+                if secret_query_name(&name) && !value.is_empty() && !placeholder {
+                    let var = secret_variable(&name);
+                    left_out.push((name, var.clone()));
+                    format!("{raw_name}=${{{var}}}")
+                } else {
+                    pair.to_string()
+                }
+            })
+            .collect();
+        u.set_query(Some(&pairs.join("&")));
+    }
+    (u.to_string(), left_out)
+}
+
+/// Query parameter names whose value is taken for a secret, by word
+/// (`api_key`, `X-Amz-Signature`, `sessionId`, `access_token`), case
+/// ignored: the one list.
+pub const SECRET_QUERY_WORDS: &[&str] = &[
+    "key",
+    "apikey",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "pwd",
+    "pass",
+    "signature",
+    "sig",
+    "auth",
+    "authorization",
+    "code",
+    "session",
+    "sessionid",
+    "sid",
+    "credential",
+    "credentials",
+    "jwt",
+    "bearer",
+    "otp",
+];
+
+/// Whether a query parameter's name looks like it carries a secret: one of
+/// its words (split at anything not a letter or digit, and at a lower to
+/// upper case change) is in [`SECRET_QUERY_WORDS`], or the whole name is.
+pub fn secret_query_name(name: &str) -> bool {
+    let mut words = vec![name.to_ascii_lowercase()];
+    let mut word = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        let boundary = !c.is_ascii_alphanumeric() || (c.is_ascii_uppercase() && prev_lower);
+        if boundary && !word.is_empty() {
+            words.push(std::mem::take(&mut word));
+        }
+        if c.is_ascii_alphanumeric() {
+            word.push(c.to_ascii_lowercase());
+        }
+        prev_lower = c.is_ascii_lowercase();
+    }
+    words.push(word);
+    words
+        .iter()
+        .any(|w| SECRET_QUERY_WORDS.contains(&w.as_str()))
+}
+
+/// The environment variable that stands for a secret left out of a
+/// cassette: `ELICIT_SECRET_` and the name, upper case, every character
+/// but a letter or digit as `_` (`api-key` → `ELICIT_SECRET_API_KEY`).
+pub fn secret_variable(name: &str) -> String {
+    let tail: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("ELICIT_SECRET_{tail}")
+}
+
+/// Whether `value` is already a `${ELICIT_SECRET_…}` reference.
+fn is_secret_placeholder(value: &str) -> bool {
+    value.starts_with("${ELICIT_SECRET_") && value.ends_with('}')
+}
+
+/// The key of a recorded answer value left out as a secret:
+/// `{"$env": "ELICIT_SECRET_PASSWORD"}`, filled from that environment
+/// variable by `elicit test`.
+pub const SECRET_VALUE_KEY: &str = "$env";
+
+/// Fills every `${ELICIT_SECRET_…}` reference in `text` (a cassette's
+/// server URL) from the environment. Err: the first variable not set.
+pub fn fill_secret_references(text: &str) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("${ELICIT_SECRET_") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[at..]);
+            return Ok(out);
+        };
+        let var = &after[..end];
+        let value = std::env::var(var).map_err(|_| var.to_string())?;
+        out.push_str(&value);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// An answer's content with every `{"$env": VAR}` value filled from the
+/// environment. Err: the field and the variable not set.
+pub fn fill_secret_values(content: &mut Map<String, Value>) -> Result<(), (String, String)> {
+    for (name, value) in content.iter_mut() {
+        let var = match value {
+            Value::Object(o) if o.len() == 1 => match o.get(SECRET_VALUE_KEY) {
+                Some(Value::String(v)) => v.clone(),
+                _ => continue,
+            },
+            _ => continue,
+        };
+        match std::env::var(&var) {
+            Ok(v) => *value = Value::String(v),
+            Err(_) => return Err((name.clone(), var)),
+        }
+    }
+    Ok(())
 }
 
 /// An answer as a cassette holds it.
@@ -211,11 +359,45 @@ pub struct Exchange {
 }
 
 impl Exchange {
+    /// What `--record` keeps of an elicitation and the result sent. The
+    /// value of a masked field ([`crate::elicitation::schema::FormField::masked`])
+    /// is left out: `{"$env": "ELICIT_SECRET_FIELD"}` stands for it (said
+    /// on stderr), and `elicit test` reads it from that variable.
     pub fn recorded(key: Option<&str>, request: &Value, result: &ElicitResult) -> Self {
+        let mut answer = result.to_value();
+        let masked: Vec<String> = request
+            .get("requestedSchema")
+            .and_then(|s| crate::elicitation::schema::FormSchema::parse(s).ok())
+            .map(|form| {
+                form.fields
+                    .iter()
+                    .filter(|f| f.masked())
+                    .map(|f| f.name.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(content) = answer.get_mut("content").and_then(Value::as_object_mut) {
+            for name in masked {
+                if let Some(v) = content.get_mut(&name) {
+                    if v.is_null() {
+                        continue;
+                    }
+                    let var = secret_variable(&name);
+                    eprintln!(
+                        "elicit: --record: the value of field {} is left out of the cassette (it is masked as a secret); `elicit test` reads it from ${}",
+                        crate::text::sanitize::sanitize_line(&name),
+                        var
+                    );
+                    let mut m = Map::new();
+                    m.insert(SECRET_VALUE_KEY.into(), var.into());
+                    *v = Value::Object(m);
+                }
+            }
+        }
         Exchange {
             key: key.map(str::to_string),
             request: request.clone(),
-            answer: AnswerSpec::Result(result.to_value()),
+            answer: AnswerSpec::Result(answer),
             ignore: Vec::new(),
         }
     }
@@ -411,6 +593,16 @@ impl Cassette {
     /// Writes the cassette to `path` atomically: a temporary file beside it,
     /// then a rename, so a reader never sees half a cassette.
     pub fn write(&self, path: &Path) -> Result<(), ElicitError> {
+        if let ServerSpec::Url { url, .. } = &self.server {
+            for (name, var) in redact_url(url).1 {
+                eprintln!(
+                    "elicit: --record: the value of the query parameter {} is left out of {} (it looks like a secret); `elicit test` reads it from ${}",
+                    crate::text::sanitize::sanitize_line(&name),
+                    path.display(),
+                    var
+                );
+            }
+        }
         write_atomically(path, self.to_text().as_bytes())
     }
 
@@ -573,19 +765,28 @@ fn cassette_validator() -> &'static jsonschema::Validator {
 /// `validator`: a file that is not there, not UTF-8, not JSON (with line
 /// and column: a truncated or hand-mangled file) or not of the schema
 /// (with the JSON pointer of the first bad value) is a [`LoadError`].
+/// Most bytes of a cassette or answer-rules file: refused by its size,
+/// before it is read.
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
+/// Most JSON values in a cassette or answer-rules file, counted over its
+/// bytes before parsing: with [`MAX_FILE_BYTES`], reading one takes tens of
+/// MiB at most, whatever its shape.
+pub const MAX_FILE_VALUES: usize = 100_000;
+
 pub fn read_checked(path: &Path, validator: &jsonschema::Validator) -> Result<Value, LoadError> {
     let fail = |pointer: Option<String>, message: String| LoadError {
         path: path.to_path_buf(),
         pointer,
         message,
     };
-    let text = crate::elicitation::answers::read_answer_file(&path.to_string_lossy())
-        .map_err(|e| fail(None, format!("cannot read it: {e}")))?;
+    let text =
+        crate::elicitation::answers::read_regular_file(&path.to_string_lossy(), MAX_FILE_BYTES)
+            .map_err(|e| fail(None, format!("cannot read it: {e}")))?;
     if text.trim().is_empty() {
         return Err(fail(None, "the file is empty".into()));
     }
-    let value =
-        crate::elicitation::input::parse_json(&text).map_err(|e| fail(None, e.to_string()))?;
+    let value = crate::elicitation::input::parse_json_within(&text, MAX_FILE_VALUES)
+        .map_err(|e| fail(None, e.to_string()))?;
     let errors: Vec<jsonschema::ValidationError<'_>> = validator.iter_errors(&value).collect();
     if let Some(first) = errors
         .iter()
@@ -664,8 +865,24 @@ pub fn check_writable(path: &Path) -> Result<(), ElicitError> {
     }
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same folder and
-/// a rename.
+/// A folder only this user can enter (0700), under `TMPDIR`, removed when
+/// dropped. (`tempfile` makes its files 0600 but its folders with the
+/// umask's mode unless told.)
+pub fn private_temp_dir(prefix: &str) -> std::io::Result<tempfile::TempDir> {
+    let mut b = tempfile::Builder::new();
+    b.prefix(prefix);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        b.permissions(std::fs::Permissions::from_mode(0o700));
+    }
+    b.tempdir()
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder
+/// (created 0600 under an unguessable name by `tempfile`, never through a
+/// planted file) and a rename. A file replaced keeps its mode; a new one
+/// stays 0600 (git does not keep modes but the executable bit).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ElicitError> {
     use std::io::Write;
     let dir = match path.parent() {
@@ -676,24 +893,19 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ElicitError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "cassette".into());
-    let tmp = dir.join(format!(
-        ".{name}.{}.{}.tmp",
-        std::process::id(),
-        uuid::Uuid::new_v4().simple()
-    ));
     let result = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
+        let mut f = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".tmp")
+            .tempfile_in(&dir)?;
         f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
+        f.as_file().sync_all()?;
+        if let Ok(mode) = std::fs::metadata(path).map(|m| m.permissions()) {
+            f.as_file().set_permissions(mode)?;
+        }
+        f.persist(path).map(drop).map_err(|e| e.error)
     })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        ElicitError::io(format!("writing {}", path.display()), e)
-    })
+    result.map_err(|e| ElicitError::io(format!("writing {}", path.display()), e))
 }
 
 #[cfg(test)]
@@ -839,6 +1051,70 @@ mod tests {
             s.decision(),
             Some(crate::elicitation::protocol::Action::Accept)
         );
+    }
+
+    #[test]
+    fn secret_query_parameters_are_left_out_and_filled_back() {
+        let (url, left_out) = redact_url(
+            "https://u:p@example.com/mcp?api_key=k1&region=eu&X-Amz-Signature=s2&sessionId=s3&q=1&token=",
+        );
+        assert_eq!(
+            url,
+            "https://example.com/mcp?api_key=${ELICIT_SECRET_API_KEY}&region=eu&X-Amz-Signature=${ELICIT_SECRET_X_AMZ_SIGNATURE}&sessionId=${ELICIT_SECRET_SESSIONID}&q=1&token="
+        );
+        assert_eq!(left_out.len(), 3);
+        assert_eq!(
+            without_credentials(&url),
+            url,
+            "a placeholder stays as it is"
+        );
+        for name in [
+            "apiKey",
+            "access_token",
+            "client_secret",
+            "code",
+            "AUTH",
+            "pwd",
+        ] {
+            assert!(secret_query_name(name), "{name}");
+        }
+        for name in ["region", "q", "keyboard", "monkey", "page"] {
+            assert!(!secret_query_name(name), "{name}");
+        }
+        std::env::set_var("ELICIT_SECRET_UNIT_TEST_KEY", "k&1");
+        assert_eq!(
+            fill_secret_references("https://h/?a=${ELICIT_SECRET_UNIT_TEST_KEY}&b=2").unwrap(),
+            "https://h/?a=k&1&b=2"
+        );
+        assert_eq!(
+            fill_secret_references("https://h/?a=${ELICIT_SECRET_UNIT_TEST_UNSET}").unwrap_err(),
+            "ELICIT_SECRET_UNIT_TEST_UNSET"
+        );
+    }
+
+    #[test]
+    fn a_masked_fields_value_is_not_recorded() {
+        let request = json!({"mode": "form", "message": "m", "requestedSchema": {"type": "object",
+            "properties": {"name": {"type": "string"}, "password": {"type": "string"},
+                "api_token_kind": {"type": "string", "enum": ["a", "b"]}}}});
+        let mut result = crate::elicitation::protocol::ElicitResult::new(
+            crate::elicitation::protocol::Action::Accept,
+        );
+        result.content = json!({"name": "Ada", "password": "hunter2", "api_token_kind": "a"})
+            .as_object()
+            .cloned();
+        let e = Exchange::recorded(None, &request, &result);
+        let v = e.answer.to_value();
+        assert_eq!(v["content"]["name"], "Ada");
+        assert_eq!(
+            v["content"]["password"],
+            json!({"$env": "ELICIT_SECRET_PASSWORD"})
+        );
+        assert_eq!(
+            v["content"]["api_token_kind"], "a",
+            "a choice is not masked"
+        );
+        assert!(!v.to_string().contains("hunter2"));
     }
 
     #[test]

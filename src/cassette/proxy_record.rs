@@ -19,6 +19,14 @@ use crate::mcp::handler::ElicitObserver;
 
 use crate::elicitation::protocol::wire::VERSION_META;
 
+/// The largest reply `--record` parses for a cassette's result (8 MiB):
+/// a larger one is relayed but not recorded.
+pub const MAX_RECORDED_RESULT: usize = 8 << 20;
+
+/// The most calls kept in flight: a client that never gets replies cannot
+/// grow the recorder (the oldest is forgotten past it).
+const MAX_CALLS: usize = 1024;
+
 #[derive(Debug)]
 struct Call {
     /// The client's request id, as JSON text.
@@ -75,13 +83,66 @@ impl ProxyRecorder {
 
     /// One line the proxy relayed: `dir` is relative to the server (`send`
     /// to it, `recv` from it), `party` who wrote or gets it.
+    ///
+    /// Only lines a cassette may need are parsed, and within the message
+    /// limits (`transport::message_limits`): a client's `tools/call`, the
+    /// handshake's reply, and replies that may end a call in flight. A
+    /// reply over [`MAX_RECORDED_RESULT`] is not parsed: the calls whose id
+    /// it holds are dropped (said on stderr when one had elicited).
     pub fn line(&mut self, dir: &str, party: &str, line: &[u8]) {
         if party != "client" {
             return;
         }
-        if let Ok(msg) = serde_json::from_slice::<Value>(line) {
+        let has = |needle: &[u8]| memchr::memmem::find(line, needle).is_some();
+        // A line with escapes may spell anything: it is parsed to decide.
+        let escaped = has(b"\\");
+        let wanted = match dir {
+            "send" => escaped || has(crate::elicitation::protocol::wire::TOOLS_CALL.as_bytes()),
+            "recv" => {
+                let ours = |c: &Call| has(c.id.as_bytes());
+                let handshake = self.protocol.is_none() && has(b"protocolVersion");
+                if line.len() > MAX_RECORDED_RESULT {
+                    self.drop_calls_in(line);
+                    return;
+                }
+                handshake || (!self.calls.is_empty() && (escaped || self.calls.iter().any(ours)))
+            }
+            _ => false,
+        };
+        if !wanted || line.len() > MAX_RECORDED_RESULT {
+            return;
+        }
+        // What a cassette may hold ([`super::MAX_FILE_VALUES`]): a cassette
+        // is never written that `elicit test` would refuse to read.
+        let limits = crate::bounded::check_json_shape(
+            line,
+            super::MAX_FILE_VALUES,
+            crate::transport::message_limits::MAX_DEPTH,
+            crate::transport::message_limits::MAX_BATCH,
+        );
+        if let Ok(msg) =
+            limits.and_then(|_| serde_json::from_slice::<Value>(line).map_err(|e| e.to_string()))
+        {
             self.message(dir, &msg);
         }
+    }
+
+    /// A reply too large to record may end the calls whose id it holds:
+    /// they are dropped, with a warning for one that elicited.
+    fn drop_calls_in(&mut self, line: &[u8]) {
+        self.calls.retain(|c| {
+            if memchr::memmem::find(line, c.id.as_bytes()).is_none() {
+                return true;
+            }
+            if !c.exchanges.is_empty() {
+                eprintln!(
+                    "elicit proxy: --record: no cassette for the call of {}: its result is over {} MiB",
+                    crate::text::sanitize::sanitize_line(&c.tool),
+                    MAX_RECORDED_RESULT >> 20
+                );
+            }
+            false
+        });
     }
 
     /// One message between the client and the server: `send` from the
@@ -111,6 +172,9 @@ impl ProxyRecorder {
             .and_then(|p| p.pointer(&format!("/_meta/{}", VERSION_META.replace('/', "~1"))))
             .and_then(Value::as_str)
             .map(str::to_string);
+        if self.calls.len() >= MAX_CALLS {
+            self.calls.remove(0);
+        }
         self.calls.push(Call {
             id: id.to_string(),
             tool: tool.to_string(),

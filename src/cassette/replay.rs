@@ -276,6 +276,23 @@ impl ElicitObserver for Replayer<'_> {
                 sanitize_line(to)
             ));
         }
+        // Secrets left out when recording come from the environment.
+        let mut answer = answer;
+        let filled = match &mut answer {
+            AnswerSpec::Result(v) => v
+                .get_mut("content")
+                .and_then(Value::as_object_mut)
+                .map_or(Ok(()), super::fill_secret_values),
+            AnswerSpec::Values(m) => super::fill_secret_values(m),
+            AnswerSpec::Words(_) => Ok(()),
+        };
+        if let Err((field, var)) = filled {
+            self.failure.push(format!(
+                "elicitation {n}: the answer to field {} is a secret left out of the cassette: set the environment variable {var}",
+                sanitize_line(&field)
+            ));
+            return Some(Err(stopped()));
+        }
         let words = answer_words(&answer, &renames, self.answers);
         let scripted = match ScriptedAnswers::parse(&words, |path| {
             Err(std::io::Error::other(format!(
@@ -380,31 +397,51 @@ pub fn replay(cassette: &Cassette, options: &ReplayOptions) -> Outcome {
     }
 }
 
-/// A file for one server's stderr, read back when the test fails.
-struct ServerLog(PathBuf);
+/// A file for one server's stderr, read back when the test fails: created
+/// 0600 in a folder of its own created 0700 (both by `tempfile`, under
+/// `TMPDIR`), so no other local user can read what the server wrote. Both
+/// are removed when it is dropped.
+struct ServerLog {
+    file: Option<tempfile::NamedTempFile>,
+    _dir: Option<tempfile::TempDir>,
+}
 
 impl ServerLog {
     fn new() -> Self {
-        ServerLog(std::env::temp_dir().join(format!(
-            "elicit-test-{}-{}.log",
-            std::process::id(),
-            uuid::Uuid::new_v4().simple()
-        )))
+        let dir = crate::cassette::private_temp_dir("elicit-test-").ok();
+        let file = dir.as_ref().and_then(|d| {
+            tempfile::Builder::new()
+                .prefix("server-")
+                .suffix(".log")
+                .tempfile_in(d.path())
+                .ok()
+        });
+        ServerLog { file, _dir: dir }
+    }
+
+    fn path(&self) -> Option<PathBuf> {
+        self.file.as_ref().map(|f| f.path().to_path_buf())
     }
 
     /// The last lines the server wrote, sanitised, for a failure report.
     fn tail(&self) -> Vec<String> {
-        let text = std::fs::read(&self.0).unwrap_or_default();
-        let text = String::from_utf8_lossy(&text[text.len().saturating_sub(4096)..]).into_owned();
+        // Only the last 4 KiB is read: a server may have written gigabytes.
+        let text = self
+            .path()
+            .and_then(|p| {
+                use std::io::{Read, Seek, SeekFrom};
+                let mut f = std::fs::File::open(p).ok()?;
+                let len = f.metadata().ok()?.len();
+                f.seek(SeekFrom::Start(len.saturating_sub(4096))).ok()?;
+                let mut tail = Vec::with_capacity(4096);
+                f.take(4096).read_to_end(&mut tail).ok()?;
+                Some(tail)
+            })
+            .unwrap_or_default();
+        let text = String::from_utf8_lossy(&text).into_owned();
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
         let from = lines.len().saturating_sub(8);
         lines[from..].iter().map(|l| sanitize_line(l)).collect()
-    }
-}
-
-impl Drop for ServerLog {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
     }
 }
 
@@ -421,7 +458,17 @@ fn run(
     let (target, choice) = match &spec {
         ServerSpec::Command(argv) => (ServerTarget::Command(argv.clone()), TransportChoice::Auto),
         ServerSpec::Url { url, transport } => (
-            ServerTarget::Url(url.clone()),
+            match super::fill_secret_references(url) {
+                Ok(url) => ServerTarget::Url(url),
+                Err(var) => {
+                    return (
+                        Verdict::Error(vec![format!(
+                            "the server URL's secret was left out of the cassette: set the environment variable {var}"
+                        )]),
+                        None,
+                    )
+                }
+            },
             match transport.as_str() {
                 "http" => TransportChoice::Http,
                 "sse" => TransportChoice::Sse,
@@ -453,7 +500,9 @@ fn run(
     handler.observer = Some(&mut replayer);
     handler.modes = options.modes;
     handler.strict = strict.cloned();
-    let server_log = matches!(spec, ServerSpec::Command(_)).then(|| log.0.clone());
+    let server_log = matches!(spec, ServerSpec::Command(_))
+        .then(|| log.path())
+        .flatten();
     let connect = || ConnectOptions {
         server_log: server_log.clone(),
         log: None,

@@ -21,6 +21,12 @@ use crate::error::{ElicitError, FieldError};
 /// descriptor, so a FIFO never blocks and nothing can be swapped in between
 /// the check and the read.
 pub fn read_answer_file(path: &str) -> Result<String, std::io::Error> {
+    read_regular_file(path, crate::elicitation::protocol::MAX_MESSAGE_BYTES)
+}
+
+/// [`read_answer_file`] with a byte limit of its own: a file whose size is
+/// over it is refused before anything is read.
+pub fn read_regular_file(path: &str, limit: u64) -> Result<String, std::io::Error> {
     use std::io::Read;
     let file =
         crate::platform::fs::non_blocking(std::fs::OpenOptions::new().read(true)).open(path)?;
@@ -31,7 +37,12 @@ pub fn read_answer_file(path: &str) -> Result<String, std::io::Error> {
             "it is {what}: @FILE reads only regular files"
         )));
     }
-    let limit = crate::elicitation::protocol::MAX_MESSAGE_BYTES;
+    let size = file.metadata()?.len();
+    if size > limit {
+        return Err(std::io::Error::other(format!(
+            "it is {size} bytes: more than {limit} bytes, over the limit"
+        )));
+    }
     let mut bytes = Vec::new();
     file.take(limit + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {

@@ -339,7 +339,7 @@ fn prompt_field(
             style("this looks like a secret (password, token, key). MCP servers must not ask for secrets in a form; decline unless you trust this server.").yellow()
         ));
     }
-    let masked = secret && !is_list;
+    let masked = field.masked();
     if masked {
         drawn.line(&format!(
             "  {}",

@@ -19,7 +19,7 @@ use serde_json::Value;
 /// Most values (and object keys) in one message: parsed, at most some
 /// 200 MiB (the worst shape, single-element arrays, takes about 400 bytes
 /// a value), next to the at most 64 MiB of its text.
-pub const MAX_VALUES: usize = 500_000;
+pub const MAX_VALUES: usize = crate::elicitation::protocol::wire::MAX_JSON_VALUES;
 /// What one value is taken to cost in memory once parsed, for the bound on
 /// what waits in a transport's queue ([`weight`]).
 const VALUE_BYTES: usize = 256;
@@ -34,67 +34,7 @@ pub const MAX_BATCH: usize = 1000;
 /// them). Returns the number of structural tokens (about the number of
 /// values).
 pub fn check(text: &[u8]) -> Result<usize, String> {
-    check_with(text, MAX_VALUES, MAX_DEPTH, MAX_BATCH)
-}
-
-fn check_with(
-    text: &[u8],
-    max_values: usize,
-    max_depth: usize,
-    max_batch: usize,
-) -> Result<usize, String> {
-    let mut tokens = 0usize;
-    let mut depth = 0usize;
-    let mut batch = 0usize;
-    // Whether the message is a top-level array (a batch).
-    let mut top_array = None;
-    let mut i = 0;
-    while i < text.len() {
-        let b = text[i];
-        i += 1;
-        match b {
-            b'"' => {
-                // Skip to the closing quote, past escaped characters.
-                loop {
-                    match memchr::memchr2(b'"', b'\\', &text[i..]) {
-                        Some(at) if text[i + at] == b'\\' => i += at + 2,
-                        Some(at) => {
-                            i += at + 1;
-                            break;
-                        }
-                        None => return Ok(tokens), // unterminated: the parser says so
-                    }
-                }
-            }
-            b'[' | b'{' => {
-                top_array.get_or_insert(b == b'[');
-                depth += 1;
-                if depth >= max_depth {
-                    return Err(format!("nesting deeper than {max_depth} levels"));
-                }
-                tokens += 1;
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            b',' | b':' => {
-                tokens += 1;
-                if b == b',' && depth == 1 && top_array == Some(true) {
-                    batch += 1;
-                    if batch >= max_batch {
-                        return Err(format!(
-                            "a batch of more than {max_batch} messages, over the limit"
-                        ));
-                    }
-                }
-            }
-            _ => continue,
-        }
-        if tokens > max_values {
-            return Err(format!(
-                "more than {max_values} values in one message, over the limit"
-            ));
-        }
-    }
-    Ok(tokens)
+    crate::bounded::check_json_shape(text, MAX_VALUES, MAX_DEPTH, MAX_BATCH)
 }
 
 /// Parses one message from a server, within the limits ([`check`]).
@@ -157,17 +97,18 @@ mod tests {
     #[test]
     fn many_values_are_refused_before_parsing() {
         let many = format!("[{}{{}}]", "{},".repeat(2000));
-        assert!(check_with(many.as_bytes(), 10_000, 128, 1_000_000).is_ok());
+        assert!(crate::bounded::check_json_shape(many.as_bytes(), 10_000, 128, 1_000_000).is_ok());
         assert_eq!(
-            check_with(many.as_bytes(), 10_000, 128, 1_000_000),
+            crate::bounded::check_json_shape(many.as_bytes(), 10_000, 128, 1_000_000),
             Ok(4002),
             "[, then {{ and , for each"
         );
-        let err = check_with(many.as_bytes(), 1000, 128, 1_000_000).unwrap_err();
+        let err =
+            crate::bounded::check_json_shape(many.as_bytes(), 1000, 128, 1_000_000).unwrap_err();
         assert!(err.contains("more than 1000 values"), "{err}");
         // Keys count too: an object of many members.
         let obj = format!("{{{}\"z\":0}}", "\"k\":0,".repeat(600));
-        assert!(check_with(obj.as_bytes(), 1000, 128, 10).is_err());
+        assert!(crate::bounded::check_json_shape(obj.as_bytes(), 1000, 128, 10).is_err());
     }
 
     #[test]
@@ -182,7 +123,10 @@ mod tests {
             "what passes, serde_json reads"
         );
         let quoted = format!("[\"{}\\\"{}\"]", "[".repeat(500), ",".repeat(500));
-        assert_eq!(check_with(quoted.as_bytes(), 10, 4, 2), Ok(1));
+        assert_eq!(
+            crate::bounded::check_json_shape(quoted.as_bytes(), 10, 4, 2),
+            Ok(1)
+        );
     }
 
     #[test]

@@ -40,6 +40,9 @@ mod hook;
 mod hostile;
 /// Hostile input documents: huge numbers, duplicate keys, odd files.
 mod hostile_input;
+/// Hostile servers, repositories and local users against `proxy --record` and
+/// `elicit test`: giant cassettes, symlink loops, secrets, logs, pinned servers.
+mod hostile_repo;
 /// Remote servers over Streamable HTTP and legacy SSE.
 mod http;
 /// `--lines`: a stream gives line for line what each line gives alone.

@@ -47,6 +47,8 @@ def form():
     if VARIANT == "renamed":
         props = {("fullName" if k == "name" else k): v for k, v in props.items()}
         required = ["fullName"]
+    if VARIANT == "secret":
+        props["password"] = {"type": "string", "title": "Password"}
     if VARIANT == "bound":
         props["age"]["maximum"] = 120
     return {"mode": "form", "message": "Who are you?", "requestedSchema": {"type": "object", "properties": props, "required": required}}

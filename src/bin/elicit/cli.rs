@@ -303,6 +303,20 @@ pub struct TestArgs {
     #[arg(short, long)]
     pub verbose: bool,
 
+    /// Run only cassettes whose server is this command line (compared
+    /// word for word, split like a shell) or URL; any other is refused,
+    /// named (repeatable). Put it in CI's own configuration: a cassette
+    /// names the command `elicit test` runs.
+    #[arg(long = "allow-server", value_name = "CMD|URL")]
+    pub allow_servers: Vec<String>,
+
+    /// The commit a cassette's server command is compared with: a cassette
+    /// changed since then (or not committed, or outside git) has its
+    /// command printed before it runs (default: HEAD~1, so the last commit
+    /// and uncommitted changes).
+    #[arg(long, value_name = "REV", default_value = "HEAD~1")]
+    pub since: String,
+
     // As for `call`; under --strict an error finding fails the test.
     #[command(flatten)]
     pub checks: StrictArgs,

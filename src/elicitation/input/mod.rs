@@ -163,6 +163,19 @@ pub fn decode(bytes: &[u8]) -> Result<&str, ElicitError> {
 /// Nesting deeper than serde_json's limit (128) is rejected the same way,
 /// so no input can overflow the stack.
 pub fn parse_json(text: &str) -> Result<Value, ElicitError> {
+    parse_json_within(text, crate::elicitation::protocol::wire::MAX_JSON_VALUES)
+}
+
+/// [`parse_json`] of a text holding at most `max_values` values (counted
+/// over its bytes first, so that 32 MiB of `[0,0,…]` is refused before
+/// 16 million values are built).
+pub fn parse_json_within(text: &str, max_values: usize) -> Result<Value, ElicitError> {
+    // Depth is left to the parser, whose error says where.
+    crate::bounded::check_json_shape(text.as_bytes(), max_values, usize::MAX, usize::MAX).map_err(
+        |m| ElicitError::UnknownShape {
+            message: format!("refused before parsing: {m}"),
+        },
+    )?;
     serde_json::from_str(text).map_err(|e| {
         let mut message = json_error_text(&e);
         if message.contains("recursion limit") {

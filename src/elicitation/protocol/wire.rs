@@ -87,3 +87,6 @@ pub const URL_ELICITATION_REQUIRED: i64 = -32042;
 /// line, a line from a stdio server, an HTTP body, an SSE event): elicit
 /// holds no more of a message than this.
 pub const MAX_MESSAGE_BYTES: u64 = 64 * 1024 * 1024;
+/// Most JSON values (and object keys) in one message or file elicit reads,
+/// counted over its bytes before parsing: parsed, at most some 200 MiB.
+pub const MAX_JSON_VALUES: usize = 500_000;

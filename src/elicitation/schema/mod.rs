@@ -385,6 +385,19 @@ impl FormSchema {
 }
 
 impl FormField {
+    /// Whether what is typed into this field is hidden (the terminal's
+    /// dots, the page's password input): a field whose name or title looks
+    /// like a secret ([`crate::text::sanitize::looks_like_secret`]) and is
+    /// typed, not chosen from a list. `--record` leaves the values of these
+    /// fields out of a cassette.
+    pub fn masked(&self) -> bool {
+        crate::text::sanitize::looks_like_secret(&self.name, self.title.as_deref())
+            && !matches!(
+                self.kind,
+                FieldKind::Boolean | FieldKind::Select { .. } | FieldKind::MultiSelect { .. }
+            )
+    }
+
     /// What a person sees as the field's name: the title, else the key.
     pub fn label(&self) -> &str {
         self.title.as_deref().unwrap_or(&self.name)

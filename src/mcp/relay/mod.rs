@@ -32,6 +32,10 @@ use super::call::MAX_INPUT_ROUNDS;
 /// each is held until a person answers, so a server that floods them is
 /// refused past this rather than growing elicit without bound.
 pub const MAX_PENDING_ELICITATIONS: usize = 64;
+/// The most memory the elicitations waiting for an answer may hold at once
+/// (their parsed params, weighed by [`weigh`]): a server cannot hold 64
+/// elicitations of 64 MiB each. One over it alone is refused too.
+pub const MAX_PENDING_ELICITATION_BYTES: usize = 8 << 20;
 use super::handler::{ElicitHandler, HandlerError};
 use super::modes::ElicitModes;
 use super::strict::Strict;
@@ -95,8 +99,11 @@ pub(crate) struct State {
     pub(crate) tracked: HashMap<String, Value>,
     /// Our retry ids → the client's id text.
     pub(crate) retries: HashMap<String, String>,
-    /// Server request ids (text) of elicitations being resolved.
-    pub(crate) pending: HashSet<String>,
+    /// Server request ids (text) of elicitations being resolved, with what
+    /// each holds ([`weigh`]); a request reusing a pending id is refused.
+    pub(crate) pending: HashMap<String, usize>,
+    /// The sum of `pending`'s weights.
+    pub(crate) pending_bytes: usize,
     /// `input_required` rounds so far, by the client's id text: at most
     /// [`MAX_INPUT_ROUNDS`] per request, as in `call`.
     pub(crate) rounds: HashMap<String, usize>,
@@ -352,20 +359,34 @@ impl<S: Sides> Relay<S> {
                 let params = obj.get("params").cloned().unwrap_or(Value::Null);
                 let mode = params.get("mode").and_then(Value::as_str);
                 if self.handles(mode) {
+                    let weight = weigh(&params);
                     let earlier = {
                         let mut st = self.lock();
                         let earlier = st.pending.len();
-                        if earlier >= MAX_PENDING_ELICITATIONS {
+                        let id_text = id.to_string();
+                        let refused = if st.pending.contains_key(&id_text) {
+                            Some((wire::INVALID_REQUEST, format!("elicit refused this elicitation: the server's elicitation with id {} still waits for an answer", crate::text::truncate(&id_text, 64))))
+                        } else if earlier >= MAX_PENDING_ELICITATIONS {
+                            Some((wire::TOO_MANY_IN_FLIGHT, format!("elicit refused this elicitation: {MAX_PENDING_ELICITATIONS} of the server's elicitations already wait for an answer")))
+                        } else if st.pending_bytes.saturating_add(weight)
+                            > MAX_PENDING_ELICITATION_BYTES
+                        {
+                            Some((wire::TOO_MANY_IN_FLIGHT, format!("elicit refused this elicitation: the server's elicitations waiting for an answer would hold more than {} MiB", MAX_PENDING_ELICITATION_BYTES >> 20)))
+                        } else {
+                            None
+                        };
+                        if let Some((code, message)) = refused {
                             drop(st);
                             let refusal = json!({"jsonrpc": "2.0", "id": id, "error": {
-                                "code": wire::TOO_MANY_IN_FLIGHT,
-                                "message": format!("elicit refused this elicitation: {MAX_PENDING_ELICITATIONS} of the server's elicitations already wait for an answer"),
+                                "code": code,
+                                "message": message,
                             }});
                             self.note(&notes::answered(id, mode, &refusal));
                             self.side.to_server(&refusal, None);
                             return Taken::Withheld;
                         }
-                        st.pending.insert(id.to_string());
+                        st.pending.insert(id_text, weight);
+                        st.pending_bytes += weight;
                         earlier
                     };
                     if let (Some(strict), true) = (&self.options.strict, earlier > 0) {
@@ -468,7 +489,8 @@ impl<S: Sides> Relay<S> {
         let pending: Vec<String> = {
             let mut st = self.lock();
             st.client_gone = true;
-            st.pending.drain().collect()
+            st.pending_bytes = 0;
+            st.pending.drain().map(|(id, _)| id).collect()
         };
         for id in &pending {
             if let Ok(id) = serde_json::from_str::<Value>(id) {
@@ -534,7 +556,13 @@ impl<S: Sides> Relay<S> {
             }
         };
         // Answered `cancel` already if the client hung up meanwhile.
-        if self.lock().pending.remove(&id.to_string()) {
+        let was_pending = {
+            let mut st = self.lock();
+            let weight = st.pending.remove(&id.to_string());
+            st.pending_bytes -= weight.unwrap_or(0);
+            weight.is_some()
+        };
+        if was_pending {
             let mode = params.get("mode").and_then(Value::as_str);
             self.note(&notes::answered(&id, mode, &reply));
             self.side.to_server(&reply, None);
@@ -685,6 +713,25 @@ impl<S: Sides> Relay<S> {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .retain(|n| used_here.contains(n));
+    }
+}
+
+/// About how much memory a parsed value holds: each value its `Value`
+/// (some 80 bytes, with its share of a map or vector) and the bytes of its
+/// strings and keys. What [`MAX_PENDING_ELICITATION_BYTES`] counts.
+pub(crate) fn weigh(v: &Value) -> usize {
+    const NODE: usize = 80;
+    match v {
+        Value::String(s) => NODE + s.len(),
+        Value::Array(a) => NODE + a.iter().map(weigh).sum::<usize>(),
+        Value::Object(o) => {
+            NODE + o
+                .iter()
+                .map(|(k, v)| NODE + k.len() + weigh(v))
+                .sum::<usize>()
+        }
+        Value::Number(n) => NODE + n.as_str().len(),
+        _ => NODE,
     }
 }
 

@@ -368,3 +368,71 @@ fn a_flood_of_elicitations_is_refused_past_the_bound() {
     );
     drop(release);
 }
+
+/// #30 item 5: repeating an id must not bypass the bound. A request whose
+/// id is still pending is refused (it would otherwise queue one more job,
+/// and one more form, under a set entry that was already there).
+#[test]
+fn an_elicitation_reusing_a_pending_id_is_refused() {
+    let (person, asked, release) = slow_person();
+    let c = core_with(&[], person, false);
+    for _ in 0..300 {
+        assert_eq!(
+            c.relay.server_message(&elicitation(json!(7), None)),
+            Taken::Withheld
+        );
+    }
+    asked.recv_timeout(WAIT).expect("the person is asked once");
+    for _ in 0..299 {
+        let refusal = c.to_server.recv_timeout(WAIT).expect("a refusal");
+        assert_eq!(refusal["id"], 7);
+        assert_eq!(refusal["error"]["code"], wire::INVALID_REQUEST, "{refusal}");
+    }
+    release.send(()).unwrap();
+    let first = c.to_server.recv_timeout(WAIT).expect("the first's reply");
+    assert!(first.get("error").is_none() || first["error"]["code"] != wire::INVALID_REQUEST);
+    // No second form for the same id.
+    assert!(asked.recv_timeout(Duration::from_millis(300)).is_err());
+    drop(release);
+}
+
+/// #30 item 6: what waits is bounded in bytes too, not only in number.
+#[test]
+fn elicitations_past_the_byte_bound_are_refused() {
+    let (person, asked, release) = slow_person();
+    let c = core_with(&[], person, false);
+    let big = |n: usize| {
+        let mut e = elicitation(json!(n), None);
+        e["params"]["message"] = json!("x".repeat(MAX_PENDING_ELICITATION_BYTES / 4));
+        e
+    };
+    for n in 0..3 {
+        assert_eq!(c.relay.server_message(&big(n)), Taken::Withheld);
+    }
+    asked.recv_timeout(WAIT).expect("the person is asked");
+    assert!(c
+        .to_server
+        .recv_timeout(Duration::from_millis(200))
+        .is_err());
+    // The fourth would take the total past the bound.
+    c.relay.server_message(&big(3));
+    let refusal = c.to_server.recv_timeout(WAIT).expect("a refusal");
+    assert_eq!(refusal["id"], 3);
+    assert_eq!(refusal["error"]["code"], wire::TOO_MANY_IN_FLIGHT);
+    // A small one still fits.
+    c.relay.server_message(&elicitation(json!("small"), None));
+    assert!(c
+        .to_server
+        .recv_timeout(Duration::from_millis(200))
+        .is_err());
+    // Answering frees its bytes.
+    release.send(()).unwrap();
+    let first = c.to_server.recv_timeout(WAIT).expect("the first's reply");
+    assert_eq!(first["id"], 0);
+    c.relay.server_message(&big(4));
+    assert!(c
+        .to_server
+        .recv_timeout(Duration::from_millis(200))
+        .is_err());
+    drop(release);
+}

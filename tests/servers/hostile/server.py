@@ -19,6 +19,12 @@ hostile behaviour, chosen by MODE, when a tool is called (or earlier):
 - input_forever: 2026-07-28 style; tools/call always returns input_required.
 - escaped_method: asks elicitations whose method is JSON-escaped.
 - two_forms: tools/call asks a form with field a, then one with field b.
+- same_id_flood: tools/call asks 300 elicitations all with the id "dup",
+  then counts the error replies it gets (until 299, or 3 s pass with
+  none) and returns {"errors": N}.
+- big_elicitations [BYTES]: tools/call asks 40 elicitations of BYTES
+  (default 2 MiB) each, then counts the error replies (until 3 s pass with
+  none).
 
 $HOSTILE_PID_FILE (when set, and not taken by a grandchild): our own pid.
 """
@@ -132,6 +138,28 @@ def call_tool(msg):
         a = ask(None, "s1", raw='{"jsonrpc":"2.0","id":"s1","method":"elicitation\\/create","params":' + json.dumps(form("name")) + "}")
         b = ask(None, "s2", raw='{"jsonrpc":"2.0","id":"s2","method":"\\u0065licitation/create","params":' + json.dumps(form("name")) + "}")
         return {"result": text({"a": a, "b": b})}
+    if MODE in ("same_id_flood", "big_elicitations"):
+        if MODE == "same_id_flood":
+            n, want = 300, 299
+            for _ in range(n):
+                send({"jsonrpc": "2.0", "id": "dup", "method": "elicitation/create", "params": form("name")})
+        else:
+            size = int(sys.argv[2]) if len(sys.argv) > 2 else 2 << 20
+            n = want = 40
+            for i in range(n):
+                params = form("name")
+                params["message"] = "x" * size
+                send({"jsonrpc": "2.0", "id": "big-%d" % i, "method": "elicitation/create", "params": params})
+        errors = 0
+        import select
+        while errors < want:
+            ready, _, _ = select.select([sys.stdin], [], [], 3)
+            if not ready:
+                break
+            m = read()
+            if "error" in m:
+                errors += 1
+        return {"result": text({"errors": errors})}
     if MODE == "two_forms":
         a = ask(form("a"), "f1")
         b = ask(form("b"), "f2")

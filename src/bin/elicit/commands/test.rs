@@ -112,8 +112,21 @@ fn test(args: &TestArgs) -> i32 {
                 .unwrap_or(1)
         })
         .min(files.len());
+    let allowed = match allowed_servers(&args.allow_servers) {
+        Ok(a) => a,
+        Err(e) => return super::report(&e),
+    };
+    if args.since.starts_with('-') {
+        return usage(&format!(
+            "--since {:?}: a commit, not an option",
+            args.since
+        ));
+    }
+    if options.server.is_none() {
+        announce_commands(&files, &args.since);
+    }
     let started = Instant::now();
-    let tests = run_all(&files, &options, jobs);
+    let tests = run_all(&files, &options, &allowed, jobs);
     let elapsed = started.elapsed();
     let count = |f: &dyn Fn(&Report) -> bool| tests.iter().filter(|t| f(&t.report)).count();
     let passed = count(&|r| matches!(r, Report::Ran(o) if o.verdict == Verdict::Pass));
@@ -156,13 +169,16 @@ fn test(args: &TestArgs) -> i32 {
 }
 
 /// Every cassette under `paths`: files as given, folders searched (depth
-/// first, sorted) for `*.cassette.json`.
+/// first, sorted) for `*.cassette.json`. Links to folders are followed,
+/// each folder once (by device and inode), so links that loop (`a -> .`)
+/// end the search instead of walking forever; hidden folders are skipped.
 fn cassette_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for p in paths {
         let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
         if meta.is_dir() {
-            walk(p, &mut out, 0).map_err(|e| format!("{}: {e}", p.display()))?;
+            walk(p, &mut out, &mut seen, 0).map_err(|e| format!("{}: {e}", p.display()))?;
         } else {
             out.push(p.clone());
         }
@@ -170,9 +186,22 @@ fn cassette_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) -> std::io::Result<()> {
-    // A link loop or an absurdly deep tree ends the search, not the run.
-    if depth > 32 {
+/// Most folders searched, and the deepest: a tree past them is cut short.
+const MAX_FOLDERS: usize = 10_000;
+const MAX_DEPTH: usize = 32;
+
+fn walk(
+    dir: &Path,
+    out: &mut Vec<PathBuf>,
+    seen: &mut std::collections::HashSet<(u64, u64)>,
+    depth: usize,
+) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    if depth > MAX_DEPTH || seen.len() >= MAX_FOLDERS {
+        return Ok(());
+    }
+    let meta = std::fs::metadata(dir)?;
+    if !seen.insert((meta.dev(), meta.ino())) {
         return Ok(());
     }
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
@@ -183,7 +212,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) -> std::io::Result<()>
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
         if path.is_dir() {
             if !name.as_deref().is_some_and(|n| n.starts_with('.')) {
-                walk(&path, out, depth + 1)?;
+                walk(&path, out, seen, depth + 1)?;
             }
         } else if name
             .as_deref()
@@ -195,9 +224,123 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) -> std::io::Result<()>
     Ok(())
 }
 
+/// Whether an `--allow-server` entry allows a cassette's server: the same
+/// command, word for word, or the same URL (without credentials; any
+/// transport).
+fn same_server(allowed: &ServerSpec, server: &ServerSpec) -> bool {
+    match (allowed, server) {
+        (ServerSpec::Command(a), ServerSpec::Command(b)) => a == b,
+        (ServerSpec::Url { url: a, .. }, ServerSpec::Url { url: b, .. }) => {
+            *a == elicit::cassette::without_credentials(b)
+        }
+        _ => false,
+    }
+}
+
+/// The `--allow-server` entries, parsed as `--server` is.
+fn allowed_servers(given: &[String]) -> Result<Vec<ServerSpec>, elicit::ElicitError> {
+    given
+        .iter()
+        .map(|a| {
+            ServerSpec::parse(a).map(|s| match s {
+                // A URL is compared as a cassette holds it.
+                ServerSpec::Url { url, .. } => ServerSpec::Url {
+                    url: elicit::cassette::without_credentials(&url),
+                    transport: String::new(),
+                },
+                command => command,
+            })
+        })
+        .collect()
+}
+
+/// Says on stderr, before anything runs, which server each cassette
+/// changed since `since` (or not committed, or outside git) will run: a
+/// cassette names the command `elicit test` runs, so a change to one is a
+/// change to what runs. Unreadable cassettes are left to their report.
+fn announce_commands(files: &[PathBuf], since: &str) {
+    for path in files {
+        let Ok(cassette) = Cassette::load(path) else {
+            continue;
+        };
+        if let Some(why) = changed_since(path, since) {
+            eprintln!(
+                "elicit test: {} runs {} ({why})",
+                sanitize_line(&path.display().to_string()),
+                sanitize_line(&cassette.server.describe())
+            );
+        }
+    }
+}
+
+/// Why a cassette's command is shown: None when git says the file is
+/// committed and the same as at `since`. git runs without a shell, with
+/// the repository's fsmonitor, external diff and textconv programs off,
+/// for at most 5 seconds.
+fn changed_since(path: &Path, since: &str) -> Option<String> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path.file_name()?;
+    let git = |args: &[&std::ffi::OsStr]| -> Option<i32> {
+        let mut child = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["-c", "core.fsmonitor=false"])
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .ok()?;
+        let start = Instant::now();
+        loop {
+            match child.try_wait() {
+                Ok(Some(status)) => return status.code(),
+                Ok(None) if start.elapsed() < Duration::from_secs(5) => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
+                _ => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return None;
+                }
+            }
+        }
+    };
+    let os = std::ffi::OsStr::new;
+    match git(&[os("ls-files"), os("--error-unmatch"), os("--"), name]) {
+        Some(0) => {}
+        Some(_) => return Some("not committed, or not in a git work tree".into()),
+        None => return Some("git could not say whether it changed".into()),
+    }
+    match git(&[
+        os("diff"),
+        os("--quiet"),
+        os("--no-ext-diff"),
+        os("--no-textconv"),
+        os(since),
+        os("--"),
+        name,
+    ]) {
+        Some(0) => None,
+        Some(1) => Some(format!("changed since {}", sanitize_line(since))),
+        _ => Some(format!(
+            "git could not compare it with {}",
+            sanitize_line(since)
+        )),
+    }
+}
+
 /// Runs every cassette on `jobs` threads; each result line is printed as
 /// its test ends. The report keeps the files' order.
-fn run_all(files: &[PathBuf], options: &ReplayOptions, jobs: usize) -> Vec<Test> {
+fn run_all(
+    files: &[PathBuf],
+    options: &ReplayOptions,
+    allowed: &[ServerSpec],
+    jobs: usize,
+) -> Vec<Test> {
     let next = AtomicUsize::new(0);
     let done: Mutex<Vec<Option<Test>>> = Mutex::new((0..files.len()).map(|_| None).collect());
     let progress = super::progress::Progress::new();
@@ -213,7 +356,7 @@ fn run_all(files: &[PathBuf], options: &ReplayOptions, jobs: usize) -> Vec<Test>
                     }
                     let name = path.display().to_string();
                     progress.start(&name);
-                    let test = run_one(path, options);
+                    let test = run_one(path, options, allowed);
                     progress.finish(&name, &line_for(&test));
                     done.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(test);
                 })
@@ -231,7 +374,7 @@ fn run_all(files: &[PathBuf], options: &ReplayOptions, jobs: usize) -> Vec<Test>
         .collect()
 }
 
-fn run_one(path: &Path, options: &ReplayOptions) -> Test {
+fn run_one(path: &Path, options: &ReplayOptions, allowed: &[ServerSpec]) -> Test {
     let name = path.display().to_string();
     let cassette = match Cassette::load(path) {
         Ok(c) => c,
@@ -242,6 +385,27 @@ fn run_one(path: &Path, options: &ReplayOptions) -> Test {
             }
         }
     };
+    if options.server.is_none()
+        && !allowed.is_empty()
+        && !allowed.iter().any(|a| same_server(a, &cassette.server))
+    {
+        return Test {
+            name,
+            report: Report::Unreadable(LoadError {
+                path: path.to_path_buf(),
+                pointer: Some("/server".into()),
+                message: format!(
+                    "the server {} is not one --allow-server allows ({}): not run",
+                    sanitize_line(&cassette.server.describe()),
+                    allowed
+                        .iter()
+                        .map(|a| sanitize_line(&a.describe()))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+            }),
+        };
+    }
     let outcome = replay(&cassette, options);
     let report = match &outcome.updated {
         Some(new) if outcome.verdict == Verdict::Updated => match new.write(path) {

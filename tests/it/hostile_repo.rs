@@ -1,0 +1,537 @@
+//! Hostile servers, repositories and local users against `proxy --record`
+//! and `elicit test` (#30 items 7-13): giant cassettes, symlink loops,
+//! secrets in recordings, server logs other users could read, and the
+//! command a cassette names.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::common::page::as_other_user;
+
+const BIN: &str = env!("CARGO_BIN_EXE_elicit");
+
+/// A hand-written cassette for `server`, calling `tool` with no elicitation.
+fn cassette(server: &[&str], tool: &str) -> Value {
+    json!({"elicit": "cassette/1", "server": {"command": server}, "tool": tool,
+        "elicitations": []})
+}
+
+fn write(path: &Path, v: &Value) {
+    std::fs::write(path, v.to_string()).unwrap();
+}
+
+/// The mode bits of a file.
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+// ---- 11. Server logs are private -------------------------------------------
+
+#[test]
+fn a_servers_log_is_private_to_elicits_user() {
+    let dir = tempfile::tempdir().unwrap();
+    // A world-traversable TMPDIR, as /tmp is.
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let file = dir.path().join("slow.cassette.json");
+    // The server writes a secret on stderr, then never answers.
+    write(
+        &file,
+        &cassette(&["sh", "-c", "echo the-secret-token >&2; sleep 4"], "t"),
+    );
+    let mut child = Command::new(BIN)
+        .args(["test", "--timeout", "3s", file.to_str().unwrap()])
+        .env("TMPDIR", &tmp)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Find the log while the test runs.
+    let start = Instant::now();
+    let log = loop {
+        let found = walk(&tmp)
+            .into_iter()
+            .find(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains("the-secret-token")));
+        if let Some(f) = found {
+            break f;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "no server log under {}",
+            tmp.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let parent = log.parent().unwrap();
+    assert_eq!(mode(&log), 0o600, "{}", log.display());
+    assert_ne!(parent, tmp, "the log is in a folder of its own");
+    assert_eq!(mode(parent), 0o700, "{}", parent.display());
+    // Another local user can read neither.
+    if let Some(mut cat) = as_other_user("cat", &[log.to_str().unwrap()]) {
+        let out = cat.output().unwrap();
+        assert!(!out.status.success(), "nobody read the server's log");
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("the-secret-token"));
+    }
+    let _ = crate::common::wait_at_most(&mut child, Duration::from_secs(30));
+    assert!(walk(&tmp).is_empty(), "the log is removed at the end");
+}
+
+/// Every file under `dir` (not following links).
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        match e.file_type() {
+            Ok(t) if t.is_dir() => out.extend(walk(&p)),
+            Ok(_) => out.push(p),
+            Err(_) => {}
+        }
+    }
+    out
+}
+
+// ---- 9. Symlink loops -------------------------------------------------------
+
+#[test]
+fn links_that_loop_in_elicit_tests_are_followed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let tests = dir.path().join("elicit-tests");
+    std::fs::create_dir(&tests).unwrap();
+    std::os::unix::fs::symlink(".", tests.join("a")).unwrap();
+    std::os::unix::fs::symlink(".", tests.join("b")).unwrap();
+    std::fs::create_dir(tests.join("sub")).unwrap();
+    std::os::unix::fs::symlink("..", tests.join("sub").join("up")).unwrap();
+    write(&tests.join("one.cassette.json"), &cassette(&["false"], "t"));
+    let mut child = Command::new(BIN)
+        .args(["test", "--timeout", "5s"])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = crate::common::wait_at_most(&mut child, Duration::from_secs(30));
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("1 test"), "the cassette runs once: {err}");
+}
+
+// ---- 8. Giant files ---------------------------------------------------------
+
+/// Runs `cmd` to its end (at most `limit`), returning its exit code, its
+/// stderr and its peak resident memory in KiB (`ru_maxrss`, from wait4:
+/// the process's `VmHWM` at its exit).
+#[allow(clippy::zombie_processes)] // reaped by wait4, which clippy does not see
+pub(crate) fn run_measured(mut cmd: Command, limit: Duration) -> (i32, String, u64) {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
+        s
+    });
+    let pid = child.id() as libc::pid_t;
+    let start = Instant::now();
+    loop {
+        let mut status = 0;
+        // SAFETY: an all-zero rusage is valid; wait4 on our own child.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if r == pid {
+            let code = if libc::WIFEXITED(status) {
+                libc::WEXITSTATUS(status)
+            } else {
+                -1
+            };
+            return (code, reader.join().unwrap(), usage.ru_maxrss as u64);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("elicit did not end within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// elicit's peak memory doing `args` on nothing much: the idle size.
+fn idle_kib() -> u64 {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("small.cassette.json");
+    std::fs::write(&f, "{}").unwrap();
+    let mut cmd = Command::new(BIN);
+    cmd.args(["test", f.to_str().unwrap()]);
+    run_measured(cmd, Duration::from_secs(30)).2
+}
+
+const MIB: u64 = 1024;
+
+#[test]
+fn a_giant_cassette_is_refused_within_64_mib_of_idle() {
+    let idle = idle_kib();
+    let dir = tempfile::tempdir().unwrap();
+    // 32 MiB of [0,0,…], and 15 MiB (under the byte cap) of the same.
+    for (name, size) in [("huge", 32usize << 20), ("values", 15 << 20)] {
+        let f = dir.path().join(format!("{name}.cassette.json"));
+        let mut text = String::with_capacity(size + 2);
+        text.push('[');
+        while text.len() < size {
+            text.push_str("0,");
+        }
+        text.push_str("0]");
+        std::fs::write(&f, &text).unwrap();
+        drop(text);
+        let mut cmd = Command::new(BIN);
+        cmd.args(["test", f.to_str().unwrap()]);
+        let (code, err, peak) = run_measured(cmd, Duration::from_secs(60));
+        eprintln!("{name}: peak {peak} KiB, idle {idle} KiB");
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(&f.display().to_string()), "{err}");
+        assert!(err.contains("over the limit"), "the limit is named: {err}");
+        assert!(
+            peak < idle + 64 * MIB,
+            "{name}: peak {peak} KiB, idle {idle} KiB"
+        );
+    }
+}
+
+#[test]
+fn giant_answer_rules_and_lint_input_are_refused_before_parsing() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("rules.json");
+    let mut text = String::from("[");
+    while text.len() < (12 << 20) {
+        text.push_str("0,");
+    }
+    text.push_str("0]");
+    std::fs::write(&f, &text).unwrap();
+    drop(text);
+    let idle = idle_kib();
+    let mut cmd = Command::new(BIN);
+    cmd.args(["lint", f.to_str().unwrap()]);
+    let (code, err, peak) = run_measured(cmd, Duration::from_secs(60));
+    assert_ne!(code, 0, "{err}");
+    assert!(err.contains("more than 500000 values"), "{err}");
+    assert!(
+        peak < idle + 64 * MIB,
+        "lint: peak {peak} KiB, idle {idle} KiB"
+    );
+    let mut cmd = Command::new(BIN);
+    let cassette = dir.path().join("a.cassette.json");
+    write(&cassette, &cassette_value());
+    cmd.args([
+        "test",
+        "--answers",
+        f.to_str().unwrap(),
+        cassette.to_str().unwrap(),
+    ]);
+    let (code, err, peak) = run_measured(cmd, Duration::from_secs(60));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("rules.json") && err.contains("over the limit"),
+        "{err}"
+    );
+    assert!(
+        peak < idle + 64 * MIB,
+        "rules: peak {peak} KiB, idle {idle} KiB"
+    );
+}
+
+fn cassette_value() -> Value {
+    cassette(&["false"], "t")
+}
+
+// ---- 7. proxy --record parses within bounds -------------------------------
+
+fn hostile(mode: &str) -> Vec<String> {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/servers/hostile/server.py");
+    vec!["python3".into(), script.display().to_string(), mode.into()]
+}
+
+fn vm_hwm_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+const CALL: &str =
+    r#"{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{"name":"t","arguments":{}}}"#;
+
+/// The proxy's peak memory above its size after the handshake, relaying a
+/// 48 MB reply, with `extra` flags.
+fn proxy_big_reply_growth(extra: &[&str]) -> u64 {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = Command::new(BIN)
+        .args(["proxy", "--no-input", "--shutdown-grace", "2s"])
+        .args(extra)
+        .arg("--")
+        .args(hostile("big_line"))
+        .env("HOSTILE_BYTES", "48000000")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    writeln!(stdin, "{INIT}").unwrap();
+    let mut line = Vec::new();
+    stdout.read_until(b'\n', &mut line).unwrap();
+    let idle = vm_hwm_kib(child.id());
+    writeln!(stdin, "{CALL}").unwrap();
+    line.clear();
+    stdout.read_until(b'\n', &mut line).unwrap();
+    assert_eq!(line.len(), 48_000_000, "the reply is relayed whole");
+    line = Vec::new();
+    drop(line);
+    let peak = vm_hwm_kib(child.id());
+    drop(stdin);
+    let _ = crate::common::wait_at_most(&mut child, Duration::from_secs(30));
+    eprintln!(
+        "proxy {extra:?}: VmHWM {idle} KiB after the handshake, {peak} KiB after a 48 MB reply"
+    );
+    peak.saturating_sub(idle)
+}
+
+#[test]
+fn proxy_record_relays_a_48_mb_reply_within_64_mib() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("r.cassette.json");
+    let growth = proxy_big_reply_growth(&["--record", file.to_str().unwrap()]);
+    assert!(growth < 64 * MIB, "grew {growth} KiB with --record");
+}
+
+// ---- 10. --record keeps no secrets ------------------------------------------
+
+fn cassette_server() -> Vec<String> {
+    vec![
+        "python3".into(),
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/servers/cassette_server.py")
+            .display()
+            .to_string(),
+    ]
+}
+
+fn elicit_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .env_remove("ELICIT_SECRET_PASSWORD");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_masked_fields_value_is_left_out_of_a_recording_and_replayed_from_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.cassette.json");
+    let server = cassette_server();
+    let mut args = vec![
+        "call",
+        "--no-input",
+        "--server-log",
+        "/dev/null",
+        "--record",
+        file.to_str().unwrap(),
+        "--tool",
+        "profile",
+        "-a",
+        "name=Ada",
+        "-a",
+        "password=hunter2",
+        "-a",
+        "accept",
+        "--",
+    ];
+    args.extend(server.iter().map(String::as_str));
+    let secret = [("CASSETTE_FORM", "secret")];
+    let (code, err) = elicit_env(&args, &secret);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let answer = &v["elicitations"][0]["answer"];
+    assert_eq!(answer["content"]["name"], "Ada");
+    assert_eq!(
+        answer["content"]["password"],
+        json!({"$env": "ELICIT_SECRET_PASSWORD"}),
+        "{v}"
+    );
+    assert!(
+        err.contains("password") && err.contains("ELICIT_SECRET_PASSWORD"),
+        "what was left out is said: {err}"
+    );
+    // Replay: the variable unset is named; set, the test passes.
+    let (code, err) = elicit_env(&["test", file.to_str().unwrap()], &secret);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("set the environment variable ELICIT_SECRET_PASSWORD"),
+        "{err}"
+    );
+    let (code, err) = elicit_env(
+        &["test", file.to_str().unwrap()],
+        &[
+            ("CASSETTE_FORM", "secret"),
+            ("ELICIT_SECRET_PASSWORD", "hunter2"),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+}
+
+// ---- 13. The command a cassette names ---------------------------------------
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_changed_cassettes_command_is_shown_and_allow_server_pins_the_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    let tests = repo.join("elicit-tests");
+    std::fs::create_dir(&tests).unwrap();
+    git(repo, &["init", "-q"]);
+    write(&tests.join("a.cassette.json"), &cassette(&["false"], "t"));
+    git(repo, &["add", "."]);
+    git(repo, &["commit", "-qm", "a"]);
+    std::fs::write(repo.join("README"), "x").unwrap();
+    git(repo, &["add", "."]);
+    git(repo, &["commit", "-qm", "readme"]);
+    // A pull request adds a cassette that runs something else.
+    let pwned = repo.join("pwned");
+    let evil = format!("touch {}", pwned.display());
+    write(
+        &tests.join("b.cassette.json"),
+        &cassette(&["sh", "-c", &evil], "t"),
+    );
+    let run = |extra: &[&str]| {
+        let out = Command::new(BIN)
+            .arg("test")
+            .args(["--timeout", "5s", "-j", "1"])
+            .args(extra)
+            .current_dir(repo)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (_, err) = run(&[]);
+    assert!(
+        err.contains("elicit-tests/b.cassette.json runs sh -c") && err.contains("not committed"),
+        "the new cassette's command is shown: {err}"
+    );
+    assert!(
+        !err.contains("a.cassette.json runs"),
+        "an unchanged one is not: {err}"
+    );
+    // Committed, it is still shown: the last commit changed it.
+    git(repo, &["add", "."]);
+    git(repo, &["commit", "-qm", "b"]);
+    std::fs::remove_file(&pwned).ok();
+    let (_, err) = run(&[]);
+    assert!(
+        err.contains("b.cassette.json runs sh -c") && err.contains("changed since HEAD~1"),
+        "{err}"
+    );
+    std::fs::remove_file(&pwned).ok();
+    // Pinned: only `false` may run; b is refused, named, and not run.
+    let (code, err) = run(&["--allow-server", "false"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("b.cassette.json")
+            && err.contains("/server")
+            && err.contains("--allow-server"),
+        "{err}"
+    );
+    assert!(!pwned.exists(), "the command not allowed did not run");
+    assert!(err.contains("1 failed"), "a (allowed) ran: {err}");
+}
+
+// ---- 5, 6. What waits in the proxy is bounded ------------------------------
+
+fn status_value(pid: u32, key: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// The proxy with the browser page (nobody answers it, so elicitations
+/// wait), a tool of the hostile server `mode` called; returns the tool's
+/// `errors`, the growth of the proxy's peak memory (KiB) and its threads.
+fn flood_through_the_page(mode: &[&str]) -> (u64, u64, u64) {
+    use crate::common::page::{call_tool, proxy};
+    let mut server = hostile(mode[0]);
+    server.extend(mode[1..].iter().map(|s| s.to_string()));
+    let mut p = proxy(&["--ui", "browser", "--no-open"], &server);
+    let pid = p.child.id();
+    let idle = status_value(pid, "VmHWM:");
+    call_tool(&mut p, 2, "t", json!({}));
+    let reply = p.reply(2);
+    let got: Value =
+        serde_json::from_str(reply["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    let peak = status_value(pid, "VmHWM:");
+    let threads = status_value(pid, "Threads:");
+    eprintln!("{mode:?}: VmHWM {idle} KiB idle, {peak} KiB after; {threads} threads; {got}");
+    (got["errors"].as_u64().unwrap(), peak - idle, threads)
+}
+
+#[test]
+fn elicitations_repeating_one_id_are_refused_and_do_not_grow_threads() {
+    let (errors, growth, threads) = flood_through_the_page(&["same_id_flood"]);
+    assert_eq!(errors, 299, "every repeat of a pending id is refused");
+    assert!(threads < 40, "{threads} threads");
+    assert!(growth < 64 * MIB, "grew {growth} KiB");
+}
+
+/// 40 elicitations of 2 MiB: only those within the bytes bound (8 MiB)
+/// wait, the rest are refused, though their number is under 64.
+#[test]
+fn elicitations_waiting_are_bounded_in_bytes() {
+    let (errors, growth, _) = flood_through_the_page(&["big_elicitations"]);
+    assert!((35..40).contains(&errors), "{errors} refused");
+    assert!(growth < 64 * MIB, "grew {growth} KiB");
+}
