@@ -865,18 +865,9 @@ pub fn check_writable(path: &Path) -> Result<(), ElicitError> {
     }
 }
 
-/// A folder only this user can enter (0700), under `TMPDIR`, removed when
-/// dropped. (`tempfile` makes its files 0600 but its folders with the
-/// umask's mode unless told.)
+/// A private temporary folder (see [`crate::platform::fs::private_temp_dir`]).
 pub fn private_temp_dir(prefix: &str) -> std::io::Result<tempfile::TempDir> {
-    let mut b = tempfile::Builder::new();
-    b.prefix(prefix);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        b.permissions(std::fs::Permissions::from_mode(0o700));
-    }
-    b.tempdir()
+    crate::platform::fs::private_temp_dir(prefix)
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same folder

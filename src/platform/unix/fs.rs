@@ -149,3 +149,24 @@ pub fn out_of_descriptors(e: &io::Error) -> bool {
         Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
     )
 }
+
+/// What identifies a folder however it is reached (through links): its
+/// device and inode.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FolderId(u64, u64);
+
+/// The identity of the folder at `path` (links followed).
+pub fn folder_identity(path: &Path) -> io::Result<FolderId> {
+    let meta = fs::metadata(path)?;
+    Ok(FolderId(meta.dev(), meta.ino()))
+}
+
+/// A folder only this user can enter (0700), under `TMPDIR`, removed when
+/// dropped. (`tempfile` makes its files 0600 but its folders with the
+/// umask's mode unless told.)
+pub fn private_temp_dir(prefix: &str) -> io::Result<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .permissions(fs::Permissions::from_mode(0o700))
+        .tempdir()
+}

@@ -134,6 +134,23 @@ pub fn out_of_descriptors(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(WSAEMFILE | WSAENOBUFS))
 }
 
+/// What identifies a folder however it is reached (through junctions and
+/// links): its canonical path (std has no stable file index on Windows).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FolderId(PathBuf);
+
+/// The identity of the folder at `path` (links followed).
+pub fn folder_identity(path: &Path) -> io::Result<FolderId> {
+    fs::canonicalize(path).map(FolderId)
+}
+
+/// A temporary folder of this user's, removed when dropped: under
+/// `%TEMP%`, in the user's profile, whose inherited access list keeps
+/// other users out (see the module).
+pub fn private_temp_dir(prefix: &str) -> io::Result<tempfile::TempDir> {
+    tempfile::Builder::new().prefix(prefix).tempdir()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

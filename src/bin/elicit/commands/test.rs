@@ -193,15 +193,13 @@ const MAX_DEPTH: usize = 32;
 fn walk(
     dir: &Path,
     out: &mut Vec<PathBuf>,
-    seen: &mut std::collections::HashSet<(u64, u64)>,
+    seen: &mut std::collections::HashSet<elicit::platform::fs::FolderId>,
     depth: usize,
 ) -> std::io::Result<()> {
-    use std::os::unix::fs::MetadataExt;
     if depth > MAX_DEPTH || seen.len() >= MAX_FOLDERS {
         return Ok(());
     }
-    let meta = std::fs::metadata(dir)?;
-    if !seen.insert((meta.dev(), meta.ino())) {
+    if !seen.insert(elicit::platform::fs::folder_identity(dir)?) {
         return Ok(());
     }
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
