@@ -46,12 +46,14 @@ use crate::elicitation::resolve::Resolver;
 use crate::error::rpc_code;
 use crate::lint::Revision;
 
+mod capabilities;
 pub mod classify;
 pub(crate) mod notes;
 pub mod remote;
 pub mod stdio;
 
 use crate::elicitation::protocol::wire::{CAPS_META, RETRYABLE, VERSION_META};
+use capabilities::{add_elicitation_modes, modes_in_revision};
 pub(crate) use classify::RETRY_PREFIX;
 
 /// The two ends a relay writes to. Each call delivers one whole message;
@@ -791,60 +793,6 @@ fn is_resolvable(result: &Value, handles: impl Fn(Option<&str>) -> bool) -> bool
                         .and_then(Value::as_str),
                 )
         })
-}
-
-/// The modes elicit may declare to a server that the client asked to speak
-/// `version` with: what that revision defines, no more. URL mode came
-/// with 2025-11-25 and elicitation itself with 2025-06-18; a server that
-/// agrees to an older revision must not be led to send what it has not.
-/// An unknown (newer) version keeps every mode asked for.
-fn modes_in_revision(modes: ElicitModes, version: Option<&str>) -> ElicitModes {
-    match version {
-        Some(v) if v < wire::V2025_06_18 => ElicitModes {
-            form: false,
-            url: false,
-        },
-        Some(wire::V2025_06_18) => ElicitModes {
-            form: modes.form,
-            url: false,
-        },
-        _ => modes,
-    }
-}
-
-/// The capability rewrite: adds the modes of `modes` (`--modes`) the
-/// client lacks to `capabilities.elicitation` (`{}` means form only, so it
-/// is spelled out when url is added). Returns the modes the client declared
-/// itself and whether `caps` was changed (None when `caps` is not an
-/// object).
-fn add_elicitation_modes(caps: &mut Value, modes: ElicitModes) -> Option<(Modes, bool)> {
-    let caps = caps.as_object_mut()?;
-    let declared = match caps.get("elicitation") {
-        Some(Value::Object(e)) if e.is_empty() => Modes {
-            form: true,
-            url: false,
-        },
-        Some(Value::Object(e)) => Modes {
-            form: e.contains_key("form"),
-            url: e.contains_key("url"),
-        },
-        _ => Modes::default(),
-    };
-    if (declared.form || !modes.form) && (declared.url || !modes.url) {
-        return Some((declared, false));
-    }
-    let mut e = match caps.get("elicitation") {
-        Some(Value::Object(e)) => e.clone(),
-        _ => Map::new(),
-    };
-    if declared.form || modes.form {
-        e.entry("form").or_insert_with(|| json!({}));
-    }
-    if modes.url {
-        e.entry("url").or_insert_with(|| json!({}));
-    }
-    caps.insert("elicitation".into(), Value::Object(e));
-    Some((declared, true))
 }
 
 #[cfg(test)]

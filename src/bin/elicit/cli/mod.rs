@@ -5,6 +5,11 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+mod hook;
+mod test;
+pub use hook::{ClaudeCodeHookArgs, HookCommand, HookFallback};
+pub use test::{TestArgs, TestFormat, TEST_HELP};
+
 pub const AFTER_HELP: &str = "\
 Examples:
   # prompt on the terminal, print the ElicitResult
@@ -238,96 +243,6 @@ pub struct TargetArgs {
     /// The stdio server's command and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
-}
-
-pub const TEST_HELP: &str = "\
-Examples:
-  # record once, answering at the terminal
-  elicit call --record elicit-tests/ask.cassette.json --tool ask -- ./server
-  # replay every cassette under ./elicit-tests
-  elicit test
-  # in CI: JUnit XML for the test report
-  elicit test --format junit > elicit-junit.xml
-  # the server's form changed on purpose: rewrite the cassettes
-  elicit test --update
-
-Exit status: 0 every test passed; 1 some failed; 2 a cassette could not be
-read (the message names the file and the JSON pointer) or bad usage.";
-
-#[derive(Debug, Args, Clone)]
-pub struct TestArgs {
-    /// Cassette files, or folders searched for *.cassette.json (default:
-    /// ./elicit-tests).
-    #[arg(value_name = "PATH")]
-    pub paths: Vec<PathBuf>,
-
-    /// Replay against this server instead of each cassette's: a command
-    /// line (split like a shell) or a URL.
-    #[arg(long, value_name = "CMD|URL")]
-    pub server: Option<String>,
-
-    /// An HTTP header for a remote server, 'Name: Value' (repeatable).
-    /// Values are never printed or written to a cassette.
-    #[arg(short = 'H', long = "header", value_name = "'NAME: VALUE'")]
-    pub headers: Vec<String>,
-
-    /// Rewrite each cassette from this run: recorded answers are kept by
-    /// field name, a field renamed (unambiguously) keeps its answer, and
-    /// everything else written in the cassette stays.
-    #[arg(long)]
-    pub update: bool,
-
-    /// A value for a field the cassette has no answer for (a field the
-    /// server added since it was recorded): NAME=VALUE, repeatable. The
-    /// cassette's own answers come first.
-    #[arg(short = 'a', long = "answer", value_name = "NAME=VALUE")]
-    pub answers: Vec<String>,
-
-    /// Answer rules (as for `call`) for what the cassette and -a leave.
-    #[arg(long = "answers", value_name = "FILE")]
-    pub answers_file: Option<PathBuf>,
-
-    /// How many tests run at once (default: the number of CPUs).
-    #[arg(short = 'j', long = "jobs", value_name = "N")]
-    pub jobs: Option<std::num::NonZeroUsize>,
-
-    /// A report on stdout: TAP, JUnit XML or JSON.
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub format: Option<TestFormat>,
-
-    /// How long to wait for each reply from a server.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "60s")]
-    pub timeout: std::time::Duration,
-
-    /// Show the servers' notifications and requests on stderr.
-    #[arg(short, long)]
-    pub verbose: bool,
-
-    /// Run only cassettes whose server is this command line (compared
-    /// word for word, split like a shell) or URL; any other is refused,
-    /// named (repeatable). Put it in CI's own configuration: a cassette
-    /// names the command `elicit test` runs.
-    #[arg(long = "allow-server", value_name = "CMD|URL")]
-    pub allow_servers: Vec<String>,
-
-    /// The commit a cassette's server command is compared with: a cassette
-    /// changed since then (or not committed, or outside git) has its
-    /// command printed before it runs (default: HEAD~1, so the last commit
-    /// and uncommitted changes).
-    #[arg(long, value_name = "REV", default_value = "HEAD~1")]
-    pub since: String,
-
-    // As for `call`; under --strict an error finding fails the test.
-    #[command(flatten)]
-    pub checks: StrictArgs,
-}
-
-/// The report formats of `elicit test --format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum TestFormat {
-    Tap,
-    Junit,
-    Json,
 }
 
 pub const PROXY_HELP: &str = "\
@@ -608,63 +523,6 @@ impl SignInArgs {
             extensions,
         }
     }
-}
-
-/// `elicit hook …`: one subcommand per client with an elicitation hook.
-#[derive(Debug, Subcommand)]
-pub enum HookCommand {
-    /// Claude Code's `Elicitation` hook: reads the hook input on stdin,
-    /// answers from --answer/--answers rules (matched on the server name
-    /// too), else on the page, and prints the hook's answer. When nobody
-    /// may answer it prints nothing, so Claude Code asks itself (unless
-    /// --fallback). The `ElicitationResult` event is recorded with
-    /// --record.
-    #[command(after_help = HOOK_HELP)]
-    ClaudeCode(Box<ClaudeCodeHookArgs>),
-}
-
-pub const HOOK_HELP: &str = "\
-In ~/.claude/settings.json (or .claude/settings.json of a project):
-  {\"hooks\": {\"Elicitation\": [{\"matcher\": \"deploy-bot\",
-     \"hooks\": [{\"type\": \"command\", \"command\": \"elicit hook claude-code --answers ~/.config/elicit/answers.json\", \"timeout\": 600}]}]}}
-
-Examples:
-  elicit hook claude-code --answers answers.json --no-input    headless: rules, else Claude Code asks
-  elicit hook claude-code --fallback decline                   decline what no rule or person answers
-  elicit hook claude-code --record answered.jsonl              also keep each ElicitationResult";
-
-/// `elicit hook claude-code`.
-#[derive(Debug, Args)]
-pub struct ClaudeCodeHookArgs {
-    /// The hook input (default: stdin, as Claude Code gives it).
-    #[arg(value_name = "FILE")]
-    pub file: Option<PathBuf>,
-
-    /// What to answer when nobody may answer (no rule matched and
-    /// --no-input, no terminal and no browser, or CI): nothing (Claude
-    /// Code then shows its own dialog), decline or cancel.
-    #[arg(long, value_enum, value_name = "ACTION", env = "ELICIT_HOOK_FALLBACK")]
-    pub fallback: Option<HookFallback>,
-
-    /// Append what was answered (this hook's answers and Claude Code's
-    /// ElicitationResult events) to FILE, one JSON object a line.
-    #[arg(long, value_name = "FILE", env = "ELICIT_HOOK_RECORD")]
-    pub record: Option<PathBuf>,
-
-    /// How long the person has on the page (keep it below the hook's
-    /// `timeout` in settings.json).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    pub prompt_timeout: Option<std::time::Duration>,
-
-    #[command(flatten)]
-    pub answers: AnswerArgs,
-}
-
-/// `--fallback` of `elicit hook claude-code`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum HookFallback {
-    Decline,
-    Cancel,
 }
 
 /// `elicit auth …`.

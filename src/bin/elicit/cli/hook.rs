@@ -1,0 +1,64 @@
+//! `elicit hook …`: the flags of the commands other clients run.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use super::{parse_duration, AnswerArgs};
+
+/// `elicit hook …`: one subcommand per client with an elicitation hook.
+#[derive(Debug, Subcommand)]
+pub enum HookCommand {
+    /// Claude Code's `Elicitation` hook: reads the hook input on stdin,
+    /// answers from --answer/--answers rules (matched on the server name
+    /// too), else on the page, and prints the hook's answer. When nobody
+    /// may answer it prints nothing, so Claude Code asks itself (unless
+    /// --fallback). The `ElicitationResult` event is recorded with
+    /// --record.
+    #[command(after_help = HOOK_HELP)]
+    ClaudeCode(Box<ClaudeCodeHookArgs>),
+}
+
+pub const HOOK_HELP: &str = "\
+In ~/.claude/settings.json (or .claude/settings.json of a project):
+  {\"hooks\": {\"Elicitation\": [{\"matcher\": \"deploy-bot\",
+     \"hooks\": [{\"type\": \"command\", \"command\": \"elicit hook claude-code --answers ~/.config/elicit/answers.json\", \"timeout\": 600}]}]}}
+
+Examples:
+  elicit hook claude-code --answers answers.json --no-input    headless: rules, else Claude Code asks
+  elicit hook claude-code --fallback decline                   decline what no rule or person answers
+  elicit hook claude-code --record answered.jsonl              also keep each ElicitationResult";
+
+/// `elicit hook claude-code`.
+#[derive(Debug, Args)]
+pub struct ClaudeCodeHookArgs {
+    /// The hook input (default: stdin, as Claude Code gives it).
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+
+    /// What to answer when nobody may answer (no rule matched and
+    /// --no-input, no terminal and no browser, or CI): nothing (Claude
+    /// Code then shows its own dialog), decline or cancel.
+    #[arg(long, value_enum, value_name = "ACTION", env = "ELICIT_HOOK_FALLBACK")]
+    pub fallback: Option<HookFallback>,
+
+    /// Append what was answered (this hook's answers and Claude Code's
+    /// ElicitationResult events) to FILE, one JSON object a line.
+    #[arg(long, value_name = "FILE", env = "ELICIT_HOOK_RECORD")]
+    pub record: Option<PathBuf>,
+
+    /// How long the person has on the page (keep it below the hook's
+    /// `timeout` in settings.json).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub prompt_timeout: Option<std::time::Duration>,
+
+    #[command(flatten)]
+    pub answers: AnswerArgs,
+}
+
+/// `--fallback` of `elicit hook claude-code`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HookFallback {
+    Decline,
+    Cancel,
+}
