@@ -342,42 +342,6 @@ fn proxy_answers_the_elicitation_and_leaves_no_process_behind() {
     assert!(left.is_empty(), "left behind: {left:#?}");
 }
 
-/// A request to the page (HTTP/1.1, one per connection); the response's
-/// status and body.
-fn http(address: &str, method: &str, path: &str, body: Option<(&str, &str)>) -> (u16, String) {
-    use std::io::Read;
-    let host = address
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_string();
-    let mut s = std::net::TcpStream::connect(&host).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
-    if let Some((origin, form)) = body {
-        req.push_str(&format!(
-            "Origin: {origin}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{form}",
-            form.len()
-        ));
-    } else {
-        req.push_str("\r\n");
-    }
-    s.write_all(req.as_bytes()).unwrap();
-    let mut text = String::new();
-    let _ = s.read_to_string(&mut text);
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    (status, body)
-}
-
 /// Resolves the region form on the page (`--ui browser --no-open`),
 /// answered over HTTP as a browser would; the build's stdout.
 fn answered_on_the_page(mut command: Command) -> Vec<u8> {
@@ -404,23 +368,24 @@ fn answered_on_the_page(mut command: Command) -> Vec<u8> {
         }
     };
     std::thread::spawn(move || for _ in lines {});
-    let path = address.split_once("//").unwrap().1;
-    let path = &path[path.find('/').unwrap()..];
-    let (status, page) = http(&address, "GET", path, None);
-    assert_eq!(status, 200, "{page}");
-    let csrf = page
+    // The browser's way in: the one-time address, exchanged for the page's
+    // path and session cookie.
+    let page = crate::common::page::open_page(&address);
+    let port = page.port;
+    let (status, html) = page.request("GET", "", "", "");
+    assert_eq!(status, 200, "{html}");
+    let csrf = html
         .split("name=\"csrf\" value=\"")
         .nth(1)
         .and_then(|r| r.split('"').next())
         .expect("the page's CSRF token")
         .to_string();
-    let origin = address[..address.find(path).unwrap()].to_string();
     let form = format!("csrf={csrf}&region=us-east-1&replicas=4&dryRun=false&action=accept");
-    let (status, reply) = http(
-        &address,
+    let (status, reply) = page.request(
         "POST",
-        &format!("{path}answer/1"),
-        Some((&origin, &form)),
+        "answer/1",
+        &format!("Origin: http://127.0.0.1:{port}\r\nContent-Type: application/x-www-form-urlencoded\r\n"),
+        &form,
     );
     assert_eq!(status, 200, "{reply}");
     wait_output(child, Duration::from_secs(60)).stdout
