@@ -616,12 +616,7 @@ fn the_confirmation_is_written_before_elicit_exits() {
         let port = page.port;
         let (status, html) = page.request("GET", "", "", "");
         assert_eq!(status, 200);
-        let csrf = html
-            .split("name=\"csrf\" value=\"")
-            .nth(1)
-            .and_then(|s| s.split('"').next())
-            .unwrap()
-            .to_string();
+        let csrf = crate::common::page::csrf_token(&html);
         let (status, reply) = page.request(
             "POST",
             "answer/1",

@@ -418,12 +418,7 @@ fn idle_connections_never_stop_the_page() {
     let (status, html) = page.request_within("GET", "", "", "", quick);
     assert_eq!(status, 200, "the page did not come back after the flood");
     // And the elicitation is still answered from the page.
-    let csrf = html
-        .split("name=\"csrf\" value=\"")
-        .nth(1)
-        .and_then(|s| s.split('"').next())
-        .unwrap()
-        .to_string();
+    let csrf = crate::common::page::csrf_token(&html);
     let (status, _) = page.request(
         "POST",
         "answer/1",

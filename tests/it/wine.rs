@@ -374,12 +374,7 @@ fn answered_on_the_page(mut command: Command) -> Vec<u8> {
     let port = page.port;
     let (status, html) = page.request("GET", "", "", "");
     assert_eq!(status, 200, "{html}");
-    let csrf = html
-        .split("name=\"csrf\" value=\"")
-        .nth(1)
-        .and_then(|r| r.split('"').next())
-        .expect("the page's CSRF token")
-        .to_string();
+    let csrf = crate::common::page::csrf_token(&html);
     let form = format!("csrf={csrf}&region=us-east-1&replicas=4&dryRun=false&action=accept");
     let (status, reply) = page.request(
         "POST",

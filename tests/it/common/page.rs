@@ -558,6 +558,15 @@ impl PageSession {
     }
 }
 
+/// The page's CSRF token, from its HTML.
+pub fn csrf_token(html: &str) -> String {
+    html.split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .unwrap_or_else(|| panic!("no CSRF token in the page:\n{html}"))
+        .to_string()
+}
+
 /// Opens the page by hand as a browser would: the one-time `address`
 /// answers with a redirect to the page and its cookie (a bare page address
 /// is the page itself, with no cookie).
