@@ -149,11 +149,6 @@ pub fn check_writable(path: &Path) -> Result<(), ElicitError> {
     }
 }
 
-/// A private temporary folder (see [`crate::platform::fs::private_temp_dir`]).
-pub fn private_temp_dir(prefix: &str) -> std::io::Result<tempfile::TempDir> {
-    crate::platform::fs::private_temp_dir(prefix)
-}
-
 /// Writes `bytes` to `path` through a temporary file in the same folder
 /// (created 0600 under an unguessable name by `tempfile`, never through a
 /// planted file) and a rename. A file replaced keeps its mode; a new one

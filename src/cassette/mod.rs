@@ -19,8 +19,8 @@ use crate::mcp::client::{Generation, ProtocolChoice};
 
 pub(crate) use file::cassette_validator;
 pub use file::{
-    check_writable, escape_pointer_token, private_temp_dir, read_checked, write_atomically,
-    LoadError, MAX_FILE_BYTES, MAX_FILE_VALUES,
+    check_writable, escape_pointer_token, read_checked, write_atomically, LoadError,
+    MAX_FILE_BYTES, MAX_FILE_VALUES,
 };
 
 pub mod diff;

@@ -408,7 +408,7 @@ struct ServerLog {
 
 impl ServerLog {
     fn new() -> Self {
-        let dir = crate::cassette::private_temp_dir("elicit-test-").ok();
+        let dir = crate::platform::fs::private_temp_dir("elicit-test-").ok();
         let file = dir.as_ref().and_then(|d| {
             tempfile::Builder::new()
                 .prefix("server-")

@@ -13,27 +13,6 @@ use crate::error::{ElicitError, ServerError};
 /// keeps asking forever (a lost `requestState`, say) is stopped, not obeyed.
 pub const MAX_INPUT_ROUNDS: usize = 32;
 
-/// Calls `tool` and returns its final result, resolving:
-/// - server-to-client `elicitation/create` requests (2025 handshake), inside
-///   [`McpClient::request`];
-/// - `input_required` results (2026-07-28): answered and retried with
-///   `inputResponses` and the echoed `requestState`, until complete;
-/// - a `-32042` URL-elicitation-required error: resolved, then retried once.
-pub fn call_tool(
-    client: &mut McpClient,
-    handler: &mut ElicitHandler<'_>,
-    tool: &str,
-    arguments: &Map<String, Value>,
-) -> Result<Value, ElicitError> {
-    match call_tool_end(client, handler, tool, arguments)? {
-        CallEnd::Result(result) => Ok(result),
-        CallEnd::Refused { error, message } => Err(ElicitError::Server(ServerError::CallRefused {
-            error,
-            message,
-        })),
-    }
-}
-
 /// How a `tools/call` ended, when the server answered it at all.
 #[derive(Debug, Clone)]
 pub enum CallEnd {
@@ -44,8 +23,16 @@ pub enum CallEnd {
     Refused { error: Value, message: String },
 }
 
-/// [`call_tool`], with a JSON-RPC error reply kept apart from a broken
-/// session (an `Err`).
+/// Calls `tool` and returns how it ended, resolving on the way:
+/// - server-to-client `elicitation/create` requests (2025 handshake), inside
+///   [`McpClient::request`];
+/// - `input_required` results (2026-07-28): answered and retried with
+///   `inputResponses` and the echoed `requestState`, until complete;
+/// - a `-32042` URL-elicitation-required error: resolved, then retried once.
+///
+/// A JSON-RPC error reply is a [`CallEnd::Refused`], kept apart from a
+/// broken session (an `Err`). Whether a call may be made again is
+/// [`crate::mcp::session::Session`]'s to decide.
 pub fn call_tool_end(
     client: &mut McpClient,
     handler: &mut ElicitHandler<'_>,
