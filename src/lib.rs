@@ -2,44 +2,38 @@
 //! on a local browser page, or from scripts, for one document or for live
 //! servers.
 //!
-//! The folders follow the data's one-way trip:
+//! This library gathers the workspace's crates under the module paths the
+//! binary and users know; each crate is usable alone. They follow the data's
+//! one-way trip, and a backwards import does not compile:
 //!
-//! - [`elicitation`]: the pure stages (input shapes, protocol types, the
+//! - `elicit-core` ([`elicitation`], [`text`], [`lint`], [`error`],
+//!   [`bounded`]): the pure stages (input shapes, protocol types, the
 //!   suspension contract, the schema model, scripted answers, resolution,
-//!   output), with no terminal, socket or signal code;
-//! - [`text`]: what may reach a person (sanitising server text, URL checks);
-//! - [`terminal`]: the person at a terminal (`TerminalResolver`);
-//! - [`page`]: the person with a browser, on a local page (`BrowserResolver`);
-//! - [`mcp`]: live sessions (the client, `call`, the proxies' relay core),
-//!   over [`transport`] (stdio, Streamable HTTP, legacy SSE), with sign-in
-//!   from [`auth`];
-//! - [`lint`]: the spec's rules checked on an elicitation (`elicit lint`,
-//!   and `--strict` through [`mcp::strict`]), on the schema model;
-//! - [`error`]: the error kinds every stage returns.
+//!   output), what may reach a person, the spec's rules, the error kinds;
+//! - `elicit-ui` ([`terminal`], [`page`]): the person at a terminal
+//!   (`TerminalResolver`) and with a browser (`BrowserResolver`);
+//! - `elicit-session` ([`mcp`], [`transport`], [`auth`], [`cassette`]):
+//!   live sessions (the client session, the proxies' relay core) over stdio,
+//!   Streamable HTTP and legacy SSE, with sign-in, and recorded flows;
+//! - `elicit-platform` ([`platform`], [`signals`], [`opener`]): the one
+//!   seam to the operating system.
 //!
 //! The binary (`src/bin/elicit/`) only parses flags and dispatches.
 
-pub mod auth;
-pub mod bounded;
-pub mod cassette;
-pub mod elicitation;
-pub mod error;
-pub mod lint;
-pub mod mcp;
-pub mod opener;
-pub mod page;
-pub mod platform;
-pub mod signals;
-pub mod terminal;
-pub mod text;
-pub mod transport;
+pub use elicit_core::{bounded, elicitation, error, lint, text};
+pub use elicit_platform as platform;
+pub use elicit_platform::{handlers as signals, opener};
+pub use elicit_session::{auth, cassette, mcp, transport};
+pub use elicit_ui::{page, terminal};
 
-pub use elicitation::answers::ScriptedAnswers;
-pub use elicitation::contract::{answer_to_elicit_result, elicitation_to_request, Answer, Request};
-pub use elicitation::protocol::{Action, ElicitResult, ElicitationParams, Mode};
-pub use elicitation::schema::{FieldKind, FormField, FormSchema};
-pub use elicitation::{json_kind, resolve_document, resolve_text, Resolved};
-pub use error::{ElicitError, FieldError};
+pub use elicit_core::elicitation::answers::ScriptedAnswers;
+pub use elicit_core::elicitation::contract::{
+    answer_to_elicit_result, elicitation_to_request, Answer, Request,
+};
+pub use elicit_core::elicitation::protocol::{Action, ElicitResult, ElicitationParams, Mode};
+pub use elicit_core::elicitation::schema::{FieldKind, FormField, FormSchema};
+pub use elicit_core::elicitation::{json_kind, resolve_document, resolve_text, Resolved};
+pub use elicit_core::error::{ElicitError, FieldError};
 
 /// The Rust examples of the architecture guide, run as doc tests so they
 /// stay true.

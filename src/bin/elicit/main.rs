@@ -73,7 +73,7 @@ fn dashes_tip(e: &clap::Error, args: &[std::ffi::OsString]) -> Option<String> {
 
 fn run(args: impl Iterator<Item = std::ffi::OsString>) -> i32 {
     let cli = parse_flags(args);
-    elicit::terminal::color::set(cli.color);
+    elicit::terminal::color::set(cli.color.into());
     let code = match cli.command {
         Some(Command::Call(args)) => commands::call::run(&args),
         Some(Command::Proxy(args)) => commands::proxy::run(&args),

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+mod choices;
 mod hook;
 mod test;
 pub use hook::{ClaudeCodeHookArgs, HookCommand, HookFallback};
@@ -56,7 +57,7 @@ pub struct Cli {
         default_value = "auto",
         value_name = "WHEN"
     )]
-    pub color: elicit::terminal::color::ColorChoice,
+    pub color: choices::Color,
 
     #[command(flatten)]
     pub resolve: ResolveArgs,
@@ -170,7 +171,7 @@ pub struct CallArgs {
     /// server can ask in every way), and 2026-07-28 discovery when the
     /// server refuses it; a tool is never called twice.
     #[arg(long, value_enum, default_value = "auto")]
-    pub protocol: elicit::mcp::client::ProtocolChoice,
+    pub protocol: choices::Protocol,
 
     /// Show the server's notifications and requests on stderr.
     #[arg(short, long)]
@@ -234,7 +235,7 @@ pub struct TargetArgs {
     /// How to reach a URL: Streamable HTTP with a fallback to the legacy
     /// HTTP+SSE transport (auto), or only one of them.
     #[arg(long, value_enum, default_value = "auto")]
-    pub transport: elicit::transport::TransportChoice,
+    pub transport: choices::Transport,
 
     /// The server's URL (http:// or https://): a remote server.
     #[arg(value_name = "URL")]
@@ -606,7 +607,7 @@ pub struct LintArgs {
     /// The revision whose rules apply (default: the one the input shows,
     /// else the newest).
     #[arg(long, value_enum, value_name = "REVISION")]
-    pub protocol: Option<elicit::lint::Revision>,
+    pub protocol: Option<choices::Revision>,
 
     /// How to print the findings.
     #[arg(long, value_enum, default_value = "human")]

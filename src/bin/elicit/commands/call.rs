@@ -27,7 +27,7 @@ use super::{json_text, load_answers, parse_headers, person, print_line, report_c
 use crate::cli::CallArgs;
 
 pub fn run(args: &CallArgs) -> i32 {
-    let strict = match strict_checker(&args.checks, args.protocol) {
+    let strict = match strict_checker(&args.checks, args.protocol.into()) {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -53,7 +53,7 @@ fn connect_options<'a>(
         server_log: args.server_log.clone(),
         log: log.clone(),
         headers: headers.clone(),
-        transport: args.target.transport,
+        transport: args.target.transport.into(),
         auth: match target {
             ServerTarget::Url(url) if !own_authorization(&headers) => Some(sign_in_hook(
                 &args.target.sign_in,
@@ -152,7 +152,7 @@ fn call(args: &CallArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
     };
     if let (Some(path), Some(recorder)) = (&args.record, &recorder) {
         let cassette = recorder.cassette(
-            recorded_server(&target, args.target.transport),
+            recorded_server(&target, args.target.transport.into()),
             elicit::cassette::protocol_name(session.generation()),
             &tool,
             &arguments,
@@ -175,7 +175,7 @@ fn open_session<'c>(
 ) -> anyhow::Result<Session<'c>> {
     let options = SessionOptions {
         target: target.clone(),
-        protocol: args.protocol,
+        protocol: args.protocol.into(),
         timeout: Some(args.timeout),
         verbose: args.verbose,
         strict: strict.cloned(),

@@ -91,15 +91,11 @@ pub fn recorded_server(
     target: &ServerTarget,
     transport: elicit::transport::TransportChoice,
 ) -> elicit::cassette::ServerSpec {
-    use clap::ValueEnum;
     match target {
         ServerTarget::Command(argv) => elicit::cassette::ServerSpec::Command(argv.clone()),
         ServerTarget::Url(url) => elicit::cassette::ServerSpec::Url {
             url: url.clone(),
-            transport: transport
-                .to_possible_value()
-                .map(|v| v.get_name().to_string())
-                .unwrap_or_else(|| "auto".into()),
+            transport: transport.as_str().to_string(),
         },
     }
 }

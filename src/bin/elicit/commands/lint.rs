@@ -67,7 +67,7 @@ pub fn run(args: &LintArgs) -> i32 {
         };
         let mut stream = lint::LogStream::default();
         for (line, doc) in documents {
-            match stream.lint_line(doc, args.protocol) {
+            match stream.lint_line(doc, args.protocol.map(Into::into)) {
                 Ok(lint) => {
                     let findings = levels.apply(lint.findings.clone());
                     linted.push(Linted::new(&name, from_file, line, doc, lint, findings));

@@ -76,7 +76,7 @@ pub fn run(args: &ProxyArgs) -> i32 {
                         // who got each message.
                         log: None,
                         headers,
-                        transport: args.target.transport,
+                        transport: args.target.transport.into(),
                         auth,
                         timeout: None,
                     },
@@ -90,7 +90,7 @@ pub fn run(args: &ProxyArgs) -> i32 {
                         log,
                         relay: relay(recorder(
                             args,
-                            super::connect::recorded_server(&url, args.target.transport),
+                            super::connect::recorded_server(&url, args.target.transport.into()),
                         )?),
                     },
                     parties(scripted, person),

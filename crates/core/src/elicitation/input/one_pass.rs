@@ -1,0 +1,598 @@
+//! The one-pass reader (the `--lines` fast path): every member built as a
+//! value while `requestedSchema`, `id` and `requestState` are kept as text,
+//! and a schema the cache already holds never built again. Anything unusual
+//! goes to the two-pass reader, so errors are the same either way.
+
+use super::shapes::HOOK_EVENT;
+use super::{
+    finish_document, nesting, Document, InputFailure, KnownSchema, RawBits, Shape, MAX_NESTING,
+};
+use serde_json::value::RawValue;
+use serde_json::Map;
+use serde_json::Value;
+/// Marks the one-pass reader's own refusals (the two-pass reader decides).
+pub(super) const NOT_ONE_PASS: &str = "elicit: not for the one-pass reader";
+
+/// The keys serde_json's `Value` reads specially when they come first in an
+/// object (its number and raw-value markers): such an object is left to the
+/// two-pass reader.
+pub(super) fn is_marker_key(key: &str) -> bool {
+    key.starts_with("$serde_json::private::")
+}
+
+/// The top-level object, read in one pass: every member as a `Value` but
+/// the ones kept as text (their slots in `members` hold `null` until they
+/// are built, so the members keep their order).
+pub(super) struct OnePass<'a> {
+    members: Map<String, Value>,
+    id: Option<&'a RawValue>,
+    request_state: Option<&'a RawValue>,
+    bare_schema: Option<&'a RawValue>,
+    params_schema: Option<&'a RawValue>,
+}
+
+/// How the one pass reads a `requestedSchema`: kept as text (`true`: the
+/// schema cache finds a schema it has seen by its text, and never builds
+/// it), or built in the same pass as everything else (`false`: a document
+/// read once, with no cache to look in, would otherwise be scanned twice
+/// there).
+#[derive(Clone, Copy)]
+pub(super) struct OnePassSeed {
+    keep_schema_text: bool,
+}
+
+impl OnePassSeed {
+    pub(super) fn new(keep_schema_text: bool) -> Self {
+        OnePassSeed { keep_schema_text }
+    }
+
+    /// Reads all of `text` (as `serde_json::from_str` does: trailing
+    /// characters are an error).
+    fn read(self, text: &str) -> Option<OnePass<'_>> {
+        use serde::de::DeserializeSeed;
+        let mut de = serde_json::Deserializer::from_str(text);
+        let one = self.deserialize(&mut de).ok()?;
+        de.end().ok()?;
+        Some(one)
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for OnePassSeed {
+    type Value = OnePass<'de>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<OnePass<'de>, D::Error> {
+        use serde::de::{Error, MapAccess, Visitor};
+        struct Visit(OnePassSeed);
+        impl<'de> Visitor<'de> for Visit {
+            type Value = OnePass<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = OnePass {
+                    members: Map::new(),
+                    id: None,
+                    request_state: None,
+                    bare_schema: None,
+                    params_schema: None,
+                };
+                let mut seen_params = false;
+                while let Some(key) = map.next_key::<String>()? {
+                    if out.members.is_empty() && is_marker_key(&key) {
+                        return Err(Error::custom(NOT_ONE_PASS));
+                    }
+                    let raw_slot = match key.as_str() {
+                        "id" => Some(&mut out.id),
+                        "requestState" => Some(&mut out.request_state),
+                        "requestedSchema" if self.0.keep_schema_text => Some(&mut out.bare_schema),
+                        _ => None,
+                    };
+                    let value = if let Some(slot) = raw_slot {
+                        if slot.replace(map.next_value::<&'de RawValue>()?).is_some() {
+                            return Err(Error::custom(NOT_ONE_PASS));
+                        }
+                        Value::Null
+                    } else if key == "params" {
+                        if std::mem::replace(&mut seen_params, true) {
+                            return Err(Error::custom(NOT_ONE_PASS));
+                        }
+                        let params = map.next_value_seed(ParamsSeed(self.0))?;
+                        out.params_schema = params.schema;
+                        Value::Object(params.members)
+                    } else if key == "result" || key == HOOK_EVENT {
+                        // Its `requestState` is kept as text too: the
+                        // two-pass reader does that (and reads the hook
+                        // input's own names).
+                        return Err(Error::custom(NOT_ONE_PASS));
+                    } else {
+                        map.next_value::<Value>()?
+                    };
+                    // A repeated key keeps its first place and its last
+                    // value, as in a parsed `Value`.
+                    out.members.insert(key, value);
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(Visit(self))
+    }
+}
+
+/// `params` in the one pass: an object, its `requestedSchema` kept as text
+/// (its slot holds `null`).
+pub(super) struct OnePassParams<'a> {
+    members: Map<String, Value>,
+    schema: Option<&'a RawValue>,
+}
+
+/// Reads `params` as its [`OnePassSeed`] says.
+pub(super) struct ParamsSeed(OnePassSeed);
+
+impl<'de> serde::de::DeserializeSeed<'de> for ParamsSeed {
+    type Value = OnePassParams<'de>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> Result<OnePassParams<'de>, D::Error> {
+        use serde::de::{Error, MapAccess, Visitor};
+        struct Visit(OnePassSeed);
+        impl<'de> Visitor<'de> for Visit {
+            type Value = OnePassParams<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = OnePassParams {
+                    members: Map::new(),
+                    schema: None,
+                };
+                while let Some(key) = map.next_key::<String>()? {
+                    if out.members.is_empty() && is_marker_key(&key) {
+                        return Err(Error::custom(NOT_ONE_PASS));
+                    }
+                    let value = if key == "requestedSchema" && self.0.keep_schema_text {
+                        if out.schema.replace(map.next_value()?).is_some() {
+                            return Err(Error::custom(NOT_ONE_PASS));
+                        }
+                        Value::Null
+                    } else {
+                        map.next_value::<Value>()?
+                    };
+                    out.members.insert(key, value);
+                }
+                Ok(out)
+            }
+        }
+        // Anything but an object is refused (the visitor only takes maps).
+        d.deserialize_any(Visit(self.0))
+    }
+}
+
+/// Builds a member kept as text, `level` objects deep in the document (1:
+/// a member of the top object). `None` when it does not parse alone or
+/// would nest too deeply where it sits: the two-pass reader then gives the
+/// error.
+pub(super) fn build_member(raw: &str, level: usize) -> Option<Value> {
+    let value: Value = serde_json::from_str(raw).ok()?;
+    (level + nesting(&value) <= MAX_NESTING).then_some(value)
+}
+
+/// `text` with `schema` (a JSON object's text) replaced by `{}` where it
+/// follows a `"requestedSchema":` key, and where: a line of a stream of one
+/// request, read without its schema. Finding the key and comparing the
+/// text after it costs a fraction of what serde_json takes to skip the
+/// schema. `None` when no such key is followed by `schema`.
+pub(super) fn swap_out<'s>(text: &str, schema: &'s str) -> Option<(String, usize, &'s str)> {
+    static KEY: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
+    if !(schema.starts_with('{') && schema.ends_with('}')) {
+        return None;
+    }
+    let key = KEY.get_or_init(|| memchr::memmem::Finder::new(b"\"requestedSchema\""));
+    let json_space = [' ', '\t', '\n', '\r'];
+    let at = key.find_iter(text.as_bytes()).find_map(|k| {
+        let after_key = &text[k + key.needle().len()..];
+        let value = after_key
+            .trim_start_matches(json_space)
+            .strip_prefix(':')?
+            .trim_start_matches(json_space);
+        value.starts_with(schema).then(|| text.len() - value.len())
+    })?;
+    let rest = &text[at + schema.len()..];
+    let mut swapped = String::with_capacity(at + 2 + rest.len());
+    swapped.push_str(&text[..at]);
+    swapped.push_str("{}");
+    swapped.push_str(rest);
+    Some((swapped, at, schema))
+}
+
+/// The texts of the top's and `params`' `requestedSchema`.
+pub(super) type SchemaTexts<'a> = (Option<&'a str>, Option<&'a str>);
+
+/// Reads `swapped` (from [`swap_out`]) in one pass, when the `{}` put at
+/// `at` is a `requestedSchema`'s whole value: then `schema` was that
+/// member's value in the document (an object, read to its closing brace
+/// wherever it stands, so the rest reads the same either way).
+pub(super) fn read_swapped<'a>(
+    swapped: &'a str,
+    at: usize,
+    schema: &'a str,
+) -> Option<(OnePass<'a>, SchemaTexts<'a>)> {
+    let one = OnePassSeed::new(true).read(swapped)?;
+    let here = |r: Option<&RawValue>| {
+        r.is_some_and(|r| {
+            r.get() == "{}"
+                && (r.get().as_ptr() as usize).checked_sub(swapped.as_ptr() as usize) == Some(at)
+        })
+    };
+    let texts = match (here(one.bare_schema), here(one.params_schema)) {
+        (true, false) => (Some(schema), one.params_schema.map(RawValue::get)),
+        (false, true) => (one.bare_schema.map(RawValue::get), Some(schema)),
+        _ => return None,
+    };
+    Some((one, texts))
+}
+
+/// Which `requestedSchema` a [`KnownSchema`] was found for.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum SchemaAt {
+    Top,
+    Params,
+}
+
+/// The one pass of [`read_document_with`]; `None` leaves the document to
+/// the two-pass reader.
+pub(super) fn read_in_one_pass(
+    text: &str,
+    known: &dyn Fn(&str) -> Option<KnownSchema>,
+    likely: Option<&str>,
+    seed: OnePassSeed,
+) -> Option<Result<Document, InputFailure>> {
+    // The likely schema text, where this line's schema sits, is not even
+    // skipped: the line is read with `{}` in its place (see below).
+    let swapped = likely
+        .filter(|_| seed.keep_schema_text)
+        .and_then(|schema| swap_out(text, schema));
+    let read = swapped
+        .as_ref()
+        .and_then(|(m, at, schema)| read_swapped(m, *at, schema));
+    let (one, (bare_schema, params_schema)) = match read {
+        Some(read) => read,
+        None => {
+            let one = seed.read(text)?;
+            let texts = (
+                one.bare_schema.map(RawValue::get),
+                one.params_schema.map(RawValue::get),
+            );
+            (one, texts)
+        }
+    };
+    let OnePass {
+        mut members,
+        id,
+        request_state,
+        ..
+    } = one;
+    if bare_schema.is_some() && params_schema.is_some() {
+        // Rare, and only one of them is the cache's key: not worth a rule.
+        return None;
+    }
+    if let Some(raw) = id {
+        members.insert("id".into(), build_member(raw.get(), 1)?);
+    }
+    if let Some(raw) = request_state {
+        members.insert("requestState".into(), build_member(raw.get(), 1)?);
+    }
+    let (at, raw_schema, level) = match (bare_schema, params_schema) {
+        (Some(raw), _) => (SchemaAt::Top, Some(raw), 1),
+        (None, Some(raw)) => (SchemaAt::Params, Some(raw), 2),
+        (None, None) => (SchemaAt::Top, None, 0),
+    };
+    let mut found = None;
+    if let Some(raw) = raw_schema {
+        let schema = match known(raw) {
+            // Parsed before, so it parses again: only its depth here is new.
+            Some(k) if level + k.nesting <= MAX_NESTING => {
+                found = Some(k.form);
+                // An object, as every schema the cache holds is: the shape
+                // rules see the member they would see, never read it.
+                Value::Object(Map::new())
+            }
+            _ => build_member(raw, level)?,
+        };
+        let slot = match at {
+            SchemaAt::Top => members.get_mut("requestedSchema"),
+            SchemaAt::Params => members
+                .get_mut("params")
+                .and_then(|p| p.get_mut("requestedSchema")),
+        };
+        // The pass left a slot where it kept the text; were it ever
+        // missing, the two-pass reader decides (never a panic on input).
+        *slot? = schema;
+    }
+    let text_of = |raw: Option<&str>, here: SchemaAt| match (raw, &found) {
+        (Some(raw), None) if at == here => Some(Box::<str>::from(raw)),
+        _ => None,
+    };
+    // The raw pass reads the top's members as `Option<&RawValue>`, which
+    // takes `null` for absent (and `params`' schema as a `&RawValue`).
+    fn at_top(r: Option<&RawValue>) -> Option<&RawValue> {
+        r.filter(|r| r.get() != "null")
+    }
+    let raw = RawBits {
+        id: at_top(id).map(ToOwned::to_owned),
+        request_state: at_top(request_state).map(ToOwned::to_owned),
+        bare_schema: text_of(bare_schema.filter(|t| *t != "null"), SchemaAt::Top),
+        params_schema: text_of(params_schema, SchemaAt::Params),
+    };
+    let value = Value::Object(members);
+    Some(finish_document(text, value, raw).map(|mut doc| {
+        if let Some(form) = found {
+            let here = match doc.shape {
+                Shape::BareParams => SchemaAt::Top,
+                Shape::RequestObject | Shape::JsonRpcRequest { .. } => SchemaAt::Params,
+                Shape::InputRequired { .. }
+                | Shape::UrlElicitationRequired
+                | Shape::ClaudeCodeHook => return doc,
+            };
+            if here == at {
+                if let Some(entry) = doc.entries.first_mut() {
+                    // The placeholder goes; the parsed form takes its place.
+                    entry.params.requested_schema = None;
+                    entry.form = Some(form);
+                }
+            }
+        }
+        doc
+    }))
+}
+
+#[cfg(test)]
+mod one_pass_tests {
+    use super::super::{
+        read_document, read_document_two_pass, read_document_with, read_single_document,
+        without_schema_texts, FormSchema,
+    };
+    use super::*;
+    use std::sync::Arc;
+
+    fn describe(r: Result<Document, InputFailure>) -> String {
+        match r {
+            Ok(doc) => format!("{doc:?}"),
+            Err(f) => format!("error {} reply {:?}", f.error, f.reply_id),
+        }
+    }
+
+    /// Documents that stress what the one pass keeps as text, skips or
+    /// refuses.
+    fn corpus() -> Vec<String> {
+        let s = r#"{"type":"object","properties":{"a":{"type":"string","default":"x"}}}"#;
+        let deep = |n: usize| {
+            format!(
+                r#"{{"type":"object","x":{}{}}}"#,
+                "[".repeat(n),
+                "]".repeat(n)
+            )
+        };
+        let req = |id: &str, rest: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"elicitation/create","params":{{"message":"m","requestedSchema":{s}}}{rest}}}"#
+            )
+        };
+        let mut docs = vec![
+            req("1", ""),
+            req(r#""\u0041""#, ""),
+            req("1e2", ""),
+            req("null", ""),
+            req("[1]", ""),
+            req("1", r#","id":2"#),
+            req(
+                "1",
+                r#","params":{"message":"n","requestedSchema":{"type":"object"}}"#,
+            ),
+            req("1", r#","requestState":"s\u0041","requestState":"t""#),
+            req("1", r#","requestState":null"#),
+            req("1", r#","requestedSchema":{"type":"object"}"#),
+            req("1", r#","result":{"requestState":"r"}"#),
+            req("1", r#","result":"x""#),
+            req(
+                "1",
+                &format!(r#","deep":{}{}"#, "[".repeat(126), "]".repeat(126)),
+            ),
+            req("1", " x"),
+            format!(r#"{{"message":"m","requestedSchema":{}}}"#, deep(125)),
+            format!(
+                r#"{{"method":"elicitation/create","params":{{"requestedSchema":{}}}}}"#,
+                deep(125)
+            ),
+            format!(
+                r#"{{"method":"elicitation/create","params":{{"requestedSchema":{}}}}}"#,
+                deep(124)
+            ),
+            format!(
+                r#"{{"method":"elicitation/create","params":{{"requestedSchema":{s},"requestedSchema":{s}}}}}"#
+            ),
+            format!(r#"{{"method":"elicitation/create","params":{{"requestedSchema":"\ud800"}}}}"#),
+            format!(r#"{{"method":"elicitation/create","params":{{"requested\u0053chema":{s}}}}}"#),
+            format!(
+                r#"{{"method":"elicitation/create","params":{{"$serde_json::private::Number":"1"}}}}"#
+            ),
+            r#"{"$serde_json::private::Number":"1"}"#.into(),
+            r#"{"$serde_json::private::RawValue":"{}"}"#.into(),
+            r#"{"jsonrpc":"2.0","id":3,"method":"elicitation/create","params":12}"#.into(),
+            format!(r#"{{"message":"m","requestedSchema":null,"requestState":{{"k":[1]}}}}"#),
+            format!(
+                r#"{{"resultType":"input_required","inputRequests":{{"a":{{"method":"elicitation/create","params":{{"requestedSchema":{s}}}}}}},"requestState":"st"}}"#
+            ),
+            r#"{"resultType":"input_required","inputRequests":{},"requestState":null}"#.into(),
+            format!(
+                r#"{{"resultType":"input_required","inputRequests":{{"a":{{"method":"x"}},"a":{{"method":"y"}}}},"requestedSchema":{s}}}"#
+            ),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":4,"result":{{"resultType":"input_required","inputRequests":{{}},"requestState":"\u0041"}}}}"#
+            ),
+            format!(
+                r#"{{"code":-32042,"data":{{"elicitations":[{{"mode":"url","url":"https://e.x","elicitationId":"i"}}]}},"id":5}}"#
+            ),
+            r#"{"foo":1,"foo":2,"bar":3}"#.into(),
+            // The schema's text elsewhere than (or before) its own slot.
+            req("1", &format!(r#","x":{s}"#)),
+            format!(r#"{{"x":{s},"message":"m","requestedSchema":{s}}}"#),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":6,"method":"elicitation/create","params":{{"_meta":{{"io.modelcontextprotocol/related-task":{s}}},"message":"m","requestedSchema":{s}}}}}"#
+            ),
+            format!(r#"{{"message":"{{}}","requestedSchema":{{}}}}"#),
+            format!(r#"{{"x":{{"requestedSchema":{s}}},"message":"m","requestedSchema":{s}}}"#),
+            format!(
+                r#"{{"method":"elicitation/create","params":{{"_meta":{{"k":{{"requestedSchema":{s}}}}},"message":"m","requestedSchema":{s}}}}}"#
+            ),
+            format!(r#"{{"message":"m","requestedSchema":{s} x}}"#),
+            format!(r#"{{"message":"m","requestedSchema":{s}}} x"#),
+            format!(r#"{{"message":"m","requestedSchema":[{s}]}}"#),
+            format!(r#"{{"message":"m","requestedSchema":{{"k":{s}}}}}"#),
+            format!(r#"{{"message":"m","requestedSchema":{s},"requestedSchema":{s}}}"#),
+            r#"[]"#.into(),
+        ];
+        // The repository's fixtures, two folders above this crate.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+        let mut stack = vec![dir];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "json") {
+                    docs.push(std::fs::read_to_string(p).unwrap());
+                }
+            }
+        }
+        docs
+    }
+
+    /// Reads every corpus document with the one pass (`keep_schema_text`
+    /// as given) and with `whole`, and checks both against the two-pass
+    /// reader, seen through `seen`. Returns how many the one pass took.
+    fn agree_with_two_passes(
+        keep_schema_text: bool,
+        whole: fn(&str) -> Result<Document, InputFailure>,
+        seen: fn(Result<Document, InputFailure>) -> String,
+    ) -> usize {
+        let mut one_pass = 0;
+        for doc in corpus() {
+            let two = seen(read_document_two_pass(&doc));
+            let seed = OnePassSeed::new(keep_schema_text);
+            if let Some(one) = read_in_one_pass(&doc, &|_| None, None, seed) {
+                one_pass += 1;
+                assert_eq!(describe(one), two, "{doc}");
+            }
+            assert_eq!(describe(whole(&doc)), two, "{doc}");
+        }
+        one_pass
+    }
+
+    #[test]
+    fn one_pass_reads_what_two_passes_read() {
+        let one_pass = agree_with_two_passes(true, read_document, describe);
+        // Most documents take the one pass, fixtures included.
+        assert!(one_pass > 30, "{one_pass}");
+    }
+
+    /// Read once (no cache), a schema is built in the same pass: the same
+    /// document, the same errors at the same line and column, only without
+    /// the schema's text.
+    #[test]
+    fn a_single_document_reads_as_two_passes_do_without_schema_texts() {
+        let built_in_place = agree_with_two_passes(false, read_single_document, |r| {
+            describe(r.map(without_schema_texts))
+        });
+        assert!(built_in_place > 30, "{built_in_place}");
+        for doc in corpus() {
+            if let Ok(d) = read_single_document(&doc) {
+                assert!(d.entries.iter().all(|e| e.schema_text.is_none()), "{doc}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_likely_schema_text_changes_nothing_but_the_work() {
+        let s = r#"{"type":"object","properties":{"a":{"type":"string","default":"x"}}}"#;
+        let texts = [s, "{}", r#"{"type":"object"}"#];
+        let forms: Vec<(Arc<FormSchema>, usize)> = texts
+            .iter()
+            .map(|t| {
+                let v: Value = serde_json::from_str(t).unwrap();
+                (Arc::new(FormSchema::parse(&v).unwrap()), nesting(&v))
+            })
+            .collect();
+        let known = |text: &str| {
+            let i = texts.iter().position(|t| *t == text)?;
+            Some(KnownSchema {
+                form: forms[i].0.clone(),
+                nesting: forms[i].1,
+            })
+        };
+        for doc in corpus() {
+            let plain = describe(read_document_with(&doc, &known, None));
+            for likely in texts.into_iter().chain([r#""x""#, "{", "{}}"]) {
+                let with = describe(read_document_with(&doc, &known, Some(likely)));
+                assert_eq!(with, plain, "likely {likely}: {doc}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_likely_schema_is_swapped_out_only_from_its_slot() {
+        let s = r#"{"type":"object","properties":{"a":{"type":"string"}}}"#;
+        let swapped_schema = |doc: &str| {
+            let (m, at, schema) = swap_out(doc, s)?;
+            let (_, (bare, params)) = read_swapped(&m, at, schema)?;
+            Some((bare.map(str::to_string), params.map(str::to_string)))
+        };
+        let rpc = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{{"message":"m","requestedSchema":{s}}}}}"#
+        );
+        assert_eq!(swapped_schema(&rpc), Some((None, Some(s.to_string()))));
+        let bare = format!(r#"{{"message":"m","requestedSchema":{s}}}"#);
+        assert_eq!(swapped_schema(&bare), Some((Some(s.to_string()), None)));
+        let after_another = format!(r#"{{"x":{s},"message":"m","requestedSchema" : {s}}}"#);
+        assert_eq!(
+            swapped_schema(&after_another),
+            Some((Some(s.to_string()), None))
+        );
+        for elsewhere in [
+            format!(r#"{{"x":{{"requestedSchema":{s}}},"message":"m","requestedSchema":{s}}}"#),
+            format!(r#"{{"message":"m","requestedSchema":{{}},"x":{{"requestedSchema":{s}}}}}"#),
+            format!(r#"{{"message":"m","requestedSchema":[{s}]}}"#),
+            format!(r#"{{"message":"m","requestedSchema":{s} x}}"#),
+            r#"{"message":"m"}"#.to_string(),
+        ] {
+            assert_eq!(swapped_schema(&elsewhere), None, "{elsewhere}");
+        }
+    }
+
+    #[test]
+    fn a_known_schema_is_not_built() {
+        let s = r#"{"type":"object","properties":{"a":{"type":"string"}}}"#;
+        let form = Arc::new(FormSchema::parse(&serde_json::from_str(s).unwrap()).unwrap());
+        let known = |text: &str| {
+            (text == s).then(|| KnownSchema {
+                form: form.clone(),
+                nesting: 3,
+            })
+        };
+        let doc = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{{"message":"m","requestedSchema":{s}}}}}"#
+        );
+        let read = read_document_with(&doc, &known, None).unwrap();
+        let entry = &read.entries[0];
+        assert!(entry.form.as_ref().is_some_and(|f| Arc::ptr_eq(f, &form)));
+        assert_eq!(entry.params.requested_schema, None);
+        assert_eq!(entry.schema_text, None);
+        // Unknown text (here: other spacing) is built as usual.
+        let spaced = doc.replace(r#""type":"string""#, r#""type": "string""#);
+        let read = read_document_with(&spaced, &known, None).unwrap();
+        assert!(read.entries[0].form.is_none());
+        assert!(read.entries[0].params.requested_schema.is_some());
+        assert!(read.entries[0].schema_text.is_some());
+    }
+}

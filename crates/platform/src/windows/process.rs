@@ -1,0 +1,249 @@
+//! A server's process tree on Windows: a job object. Every process the
+//! server starts joins its job (unless it breaks away, which the job does
+//! not allow); the job is created with "kill on close", so when elicit
+//! ends, however it ends, Windows ends every process in it: nothing
+//! outlives elicit. The server is also started in a console process group
+//! of its own, so a Ctrl-C on elicit's console does not reach it, and a
+//! Ctrl-Break can be sent to it alone as the polite way to ask it to end.
+
+use std::io;
+use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
+use std::os::windows::process::CommandExt;
+use std::process::{Child, Command, ExitStatus};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use windows_sys::Win32::Foundation::FILETIME;
+use windows_sys::Win32::System::Console::{GenerateConsoleCtrlEvent, CTRL_BREAK_EVENT};
+use windows_sys::Win32::System::JobObjects::{
+    AssignProcessToJobObject, CreateJobObjectW, JobObjectBasicProcessIdList,
+    JobObjectExtendedLimitInformation, QueryInformationJobObject, SetInformationJobObject,
+    TerminateJobObject, JOBOBJECT_EXTENDED_LIMIT_INFORMATION, JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
+};
+use windows_sys::Win32::System::Threading::{
+    GetCurrentProcess, GetProcessTimes, CREATE_NEW_PROCESS_GROUP, DETACHED_PROCESS,
+};
+
+use crate::Signal;
+
+/// How a command was set up to start a tree of its own ([`isolate`]).
+pub struct Isolation(());
+
+/// Sets `cmd` up to start in a console process group of its own (the job
+/// is made when it has started: [`Tree::adopt`]).
+pub fn isolate(cmd: &mut Command) -> Isolation {
+    cmd.creation_flags(CREATE_NEW_PROCESS_GROUP);
+    Isolation(())
+}
+
+/// The job object that holds one server's processes.
+#[derive(Debug)]
+struct Job(OwnedHandle);
+
+/// One server's processes: its job and its leader.
+#[derive(Debug, Clone)]
+pub struct Tree {
+    job: Arc<Job>,
+    leader: u32,
+}
+
+impl PartialEq for Tree {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.job, &other.job)
+    }
+}
+
+impl Eq for Tree {}
+
+impl Tree {
+    /// The tree of `leader`: a new job, ended when its last handle closes
+    /// (when elicit exits at the latest), with the leader in it. What the
+    /// leader starts from then on joins the job too; what it started in
+    /// the moment between its start and this call does not (the limit of
+    /// a job assigned after the spawn, which std's `Command` requires).
+    pub fn adopt(leader: &Child, _how: Isolation) -> io::Result<Tree> {
+        // SAFETY: FFI without a safe wrapper; null attributes and name ask
+        // for an unnamed job with default security.
+        let raw = unsafe { CreateJobObjectW(std::ptr::null(), std::ptr::null()) };
+        if raw.is_null() {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `raw` is a fresh, valid handle that nothing else owns.
+        let job = Job(unsafe { OwnedHandle::from_raw_handle(raw) });
+        // SAFETY: an all-zero JOBOBJECT_EXTENDED_LIMIT_INFORMATION is a
+        // valid value (plain integers and structs of integers).
+        let mut limits: JOBOBJECT_EXTENDED_LIMIT_INFORMATION = unsafe { std::mem::zeroed() };
+        limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+        // SAFETY: FFI; the job handle is open, and the pointer and size
+        // describe `limits`, which lives for the call.
+        let ok = unsafe {
+            SetInformationJobObject(
+                job.0.as_raw_handle(),
+                JobObjectExtendedLimitInformation,
+                (&limits as *const JOBOBJECT_EXTENDED_LIMIT_INFORMATION).cast(),
+                std::mem::size_of::<JOBOBJECT_EXTENDED_LIMIT_INFORMATION>() as u32,
+            )
+        };
+        if ok == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: FFI; both handles are open (the child's is owned by
+        // `leader`, which outlives the call).
+        if unsafe { AssignProcessToJobObject(job.0.as_raw_handle(), leader.as_raw_handle()) } == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Tree {
+            job: Arc::new(job),
+            leader: leader.id(),
+        })
+    }
+
+    /// Asks the tree to end (Ctrl-Break to the server's console process
+    /// group: the closest Windows has to SIGINT, SIGTERM and SIGHUP), or
+    /// ends it at once ([`Signal::Kill`]: every process in the job).
+    pub fn signal(&self, signal: Signal) {
+        match signal {
+            Signal::Kill => {
+                // SAFETY: FFI; the job handle is open.
+                unsafe {
+                    TerminateJobObject(self.job.0.as_raw_handle(), 1);
+                }
+            }
+            _ => {
+                // SAFETY: FFI; a process group id and an event, no memory.
+                unsafe {
+                    GenerateConsoleCtrlEvent(CTRL_BREAK_EVENT, self.leader);
+                }
+            }
+        }
+    }
+
+    /// The processes still running in the job (each "in the group").
+    pub fn members(&self) -> Vec<(u32, bool)> {
+        /// JOBOBJECT_BASIC_PROCESS_ID_LIST with room for 1024 ids.
+        #[repr(C)]
+        struct IdList {
+            assigned: u32,
+            listed: u32,
+            ids: [usize; 1024],
+        }
+        let mut list = IdList {
+            assigned: 0,
+            listed: 0,
+            ids: [0; 1024],
+        };
+        // SAFETY: FFI; the job handle is open, and the pointer and size
+        // describe `list`, laid out as the API's variable-length struct.
+        let ok = unsafe {
+            QueryInformationJobObject(
+                self.job.0.as_raw_handle(),
+                JobObjectBasicProcessIdList,
+                (&mut list as *mut IdList).cast(),
+                std::mem::size_of::<IdList>() as u32,
+                std::ptr::null_mut(),
+            )
+        };
+        if ok == 0 {
+            // More than 1024 processes (or the query failed): the tree
+            // is not empty.
+            return vec![(self.leader, true)];
+        }
+        let n = (list.listed as usize).min(list.ids.len());
+        list.ids[..n].iter().map(|&id| (id as u32, true)).collect()
+    }
+}
+
+/// Waits up to `limit` for `child` to exit, and returns how it ended (the
+/// `Child` keeps the status for a later `wait`).
+pub fn wait_for_exit(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let deadline = Instant::now() + limit;
+    let mut nap = Duration::from_millis(1);
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return None;
+        }
+        std::thread::sleep(nap.min(left));
+        nap = (nap * 2).min(Duration::from_millis(20));
+    }
+}
+
+/// Sets `cmd` up to run apart from elicit's console (a browser): Ctrl-C
+/// or closing the console does not reach it.
+pub fn detach(cmd: &mut Command) {
+    cmd.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP);
+}
+
+/// A process's exit status as one number (Windows always has a code).
+pub fn exit_code(status: ExitStatus) -> i32 {
+    status.code().unwrap_or(1)
+}
+
+/// elicit's own processor time so far (user and kernel, all its threads,
+/// not the processes it started).
+pub fn cpu_time() -> Duration {
+    let zero = FILETIME {
+        dwLowDateTime: 0,
+        dwHighDateTime: 0,
+    };
+    let (mut created, mut exited, mut kernel, mut user) = (zero, zero, zero, zero);
+    // SAFETY: FFI; GetCurrentProcess is a pseudo-handle that needs no
+    // closing, and the four pointers are to FILETIMEs that live for the call.
+    let ok = unsafe {
+        GetProcessTimes(
+            GetCurrentProcess(),
+            &mut created,
+            &mut exited,
+            &mut kernel,
+            &mut user,
+        )
+    };
+    if ok == 0 {
+        return Duration::ZERO;
+    }
+    let ticks = |t: FILETIME| (u64::from(t.dwHighDateTime) << 32) | u64::from(t.dwLowDateTime);
+    // 100-nanosecond units.
+    Duration::from_nanos((ticks(kernel) + ticks(user)).saturating_mul(100))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_holds_the_tree_and_kill_ends_all_of_it() {
+        // cmd starts ping: two processes, both in the job.
+        let mut cmd = Command::new("cmd.exe");
+        cmd.args(["/c", "ping -n 60 127.0.0.1 > NUL"]);
+        let how = isolate(&mut cmd);
+        let mut leader = cmd.spawn().unwrap();
+        let tree = Tree::adopt(&leader, how).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while tree.members().len() < 2 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let members = tree.members();
+        assert!(members.contains(&(leader.id(), true)), "{members:?}");
+        assert!(members.len() >= 2, "{members:?}");
+        tree.signal(Signal::Kill);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !tree.members().is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(tree.members().is_empty(), "{:?}", tree.members());
+        assert_eq!(exit_code(leader.wait().unwrap()), 1);
+    }
+
+    #[test]
+    fn cpu_time_is_read() {
+        let mut x = 0u64;
+        let until = Instant::now() + Duration::from_millis(50);
+        while Instant::now() < until {
+            x = x.wrapping_add(1);
+        }
+        assert!(x > 0 && cpu_time() > Duration::ZERO);
+    }
+}

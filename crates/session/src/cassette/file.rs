@@ -1,0 +1,181 @@
+//! Reading and writing cassette and answer-rules files: the size and
+//! shape limits, the schema check with a JSON pointer for every error,
+//! private atomic writes.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use elicit_core::error::ElicitError;
+
+/// A file that could not be used: which file, where in it, what is wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadError {
+    pub path: PathBuf,
+    /// The JSON pointer of the bad value (`""` is the whole document).
+    pub pointer: Option<String>,
+    pub message: String,
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.pointer {
+            Some(p) if p.is_empty() => write!(f, "{}: {}", self.path.display(), self.message),
+            Some(p) => write!(f, "{}: at {p}: {}", self.path.display(), self.message),
+            None => write!(f, "{}: {}", self.path.display(), self.message),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// Escapes one reference token of a JSON pointer (RFC 6901).
+pub fn escape_pointer_token(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+fn compile(schema_text: &str) -> jsonschema::Validator {
+    let schema: Value = serde_json::from_str(schema_text).expect("the published schema is JSON");
+    jsonschema::validator_for(&schema).expect("the published schema compiles")
+}
+
+pub(crate) fn cassette_validator() -> &'static jsonschema::Validator {
+    static V: OnceLock<jsonschema::Validator> = OnceLock::new();
+    V.get_or_init(|| compile(super::CASSETTE_SCHEMA))
+}
+
+/// Reads a JSON file, within the input limit, and checks it against
+/// `validator`: a file that is not there, not UTF-8, not JSON (with line
+/// and column: a truncated or hand-mangled file) or not of the schema
+/// (with the JSON pointer of the first bad value) is a [`LoadError`].
+/// Most bytes of a cassette or answer-rules file: refused by its size,
+/// before it is read.
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
+/// Most JSON values in a cassette or answer-rules file, counted over its
+/// bytes before parsing: with [`MAX_FILE_BYTES`], reading one takes tens of
+/// MiB at most, whatever its shape.
+pub const MAX_FILE_VALUES: usize = 100_000;
+
+pub fn read_checked(path: &Path, validator: &jsonschema::Validator) -> Result<Value, LoadError> {
+    let fail = |pointer: Option<String>, message: String| LoadError {
+        path: path.to_path_buf(),
+        pointer,
+        message,
+    };
+    let text = elicit_core::elicitation::answers::read_regular_file(
+        &path.to_string_lossy(),
+        MAX_FILE_BYTES,
+    )
+    .map_err(|e| fail(None, format!("cannot read it: {e}")))?;
+    if text.trim().is_empty() {
+        return Err(fail(None, "the file is empty".into()));
+    }
+    let value = elicit_core::elicitation::input::parse_json_within(&text, MAX_FILE_VALUES)
+        .map_err(|e| fail(None, e.to_string()))?;
+    let errors: Vec<jsonschema::ValidationError<'_>> = validator.iter_errors(&value).collect();
+    if let Some(first) = errors
+        .iter()
+        .max_by_key(|e| e.instance_path().as_str().len())
+    {
+        // The deepest error is the most precise one (a `oneOf` reports at
+        // its own level and again under each branch).
+        let pointer = first.instance_path().as_str().to_string();
+        let mut message =
+            misspelt_answer(&value, &pointer).unwrap_or_else(|| describe_schema_error(first));
+        if errors.len() > 1 {
+            message.push_str(&format!(
+                " (and {} more problem{})",
+                errors.len() - 1,
+                if errors.len() == 2 { "" } else { "s" }
+            ));
+        }
+        return Err(fail(Some(pointer), message));
+    }
+    Ok(value)
+}
+
+/// An answer (`…/answer`) that is none of the words a cassette takes,
+/// said as such: the key, the value and the nearest word, rather than the
+/// schema's `oneOf` in general.
+fn misspelt_answer(doc: &Value, pointer: &str) -> Option<String> {
+    if !pointer.ends_with("/answer") {
+        return None;
+    }
+    let word = doc.pointer(pointer)?.as_str()?;
+    if word.contains('=') {
+        return None;
+    }
+    const WORDS: [&str; 3] = ["accept", "decline", "cancel"];
+    let nearest = WORDS
+        .iter()
+        .min_by_key(|w| strsim::levenshtein(w, &word.trim().to_ascii_lowercase()))
+        .copied()
+        .unwrap_or("accept");
+    Some(format!(
+        "answer {:?} is not one of accept, decline, cancel (nearest: {nearest}) nor a NAME=VALUE answer",
+        elicit_core::text::sanitize::sanitize_line(word)
+    ))
+}
+
+fn describe_schema_error(e: &jsonschema::ValidationError<'_>) -> String {
+    use jsonschema::error::ValidationErrorKind as K;
+    match e.kind() {
+        K::Required { property } => format!("missing the required key {property}"),
+        K::Constant { expected_value } => format!("must be {expected_value}"),
+        _ => elicit_core::text::sanitize::sanitize_line(&e.to_string()),
+    }
+}
+
+/// Checks, before a session starts, that a cassette can be written at
+/// `path` (its folder exists and is a folder), so that a typo does not
+/// cost a whole answered session.
+pub fn check_writable(path: &Path) -> Result<(), ElicitError> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if path.is_dir() {
+        return Err(ElicitError::Usage(format!(
+            "--record {}: that is a folder; give a file name",
+            path.display()
+        )));
+    }
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        _ => Err(ElicitError::Usage(format!(
+            "--record {}: the folder {} does not exist",
+            path.display(),
+            dir.display()
+        ))),
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder
+/// (created 0600 under an unguessable name by `tempfile`, never through a
+/// planted file) and a rename. A file replaced keeps its mode; a new one
+/// stays 0600 (git does not keep modes but the executable bit).
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ElicitError> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "cassette".into());
+    let result = (|| {
+        let mut f = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".tmp")
+            .tempfile_in(&dir)?;
+        f.write_all(bytes)?;
+        f.as_file().sync_all()?;
+        if let Ok(mode) = std::fs::metadata(path).map(|m| m.permissions()) {
+            f.as_file().set_permissions(mode)?;
+        }
+        f.persist(path).map(drop).map_err(|e| e.error)
+    })();
+    result.map_err(|e| ElicitError::io(format!("writing {}", path.display()), e))
+}

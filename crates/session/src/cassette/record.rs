@@ -1,0 +1,48 @@
+//! `--record FILE`: the observer that keeps each elicitation of a session
+//! and the answer sent, however it was settled (terminal, page,
+//! `--answer`, rules), for the cassette written at the end.
+
+use serde_json::{Map, Value};
+
+use super::{Cassette, Exchange, ServerSpec};
+use crate::mcp::handler::ElicitObserver;
+use elicit_core::elicitation::protocol::ElicitResult;
+
+/// Keeps what a session asked and answered, in order.
+#[derive(Debug, Default)]
+pub struct Recorder {
+    pub exchanges: Vec<Exchange>,
+}
+
+impl ElicitObserver for Recorder {
+    fn answered(&mut self, request: &Value, key: Option<&str>, result: &ElicitResult) {
+        self.exchanges
+            .push(Exchange::recorded(key, request, result));
+    }
+}
+
+impl Recorder {
+    /// The cassette of one tool call: `protocol` is the revision the call
+    /// was finally made with.
+    pub fn cassette(
+        &self,
+        server: ServerSpec,
+        protocol: String,
+        tool: &str,
+        arguments: &Map<String, Value>,
+        result: &Value,
+    ) -> Cassette {
+        Cassette {
+            server,
+            protocol,
+            tool: tool.to_string(),
+            arguments: arguments.clone(),
+            elicitations: self.exchanges.clone(),
+            result: Some(result.clone()),
+            ignore: Vec::new(),
+            matches: Vec::new(),
+            extra: Map::new(),
+            source: None,
+        }
+    }
+}

@@ -1,0 +1,657 @@
+//! `elicit test`: replays one cassette against its server. The tool is
+//! called with the recorded arguments; each elicitation is answered with
+//! the recorded answer when it asks what was recorded, and the run fails
+//! with a diff when it asks something else, asks more or fewer times, or
+//! the result differs. With `update`, the answers are applied by field name
+//! to whatever is asked now and the cassette is rebuilt from the run.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::diff::{request_diff, result_diff, same_request, show};
+use super::{protocol_choice, protocol_name, AnswerSpec, Cassette, Exchange, ServerSpec};
+use crate::mcp::call::CallEnd;
+use crate::mcp::handler::{ElicitHandler, ElicitObserver};
+use crate::mcp::session::{ConnectError, Session, SessionOptions};
+use crate::transport::{ConnectOptions, ServerTarget, TransportChoice};
+use elicit_core::elicitation::answers::ScriptedAnswers;
+use elicit_core::elicitation::protocol::wire;
+use elicit_core::elicitation::protocol::ElicitResult;
+use elicit_core::elicitation::resolve::{self, Elicitation, NoTerminal};
+use elicit_core::error::{ElicitError, ServerError};
+use elicit_core::text::sanitize::sanitize_line;
+
+/// How a replay runs.
+#[derive(Debug, Clone, Default)]
+pub struct ReplayOptions {
+    /// `--server`: this server instead of the cassette's.
+    pub server: Option<ServerSpec>,
+    /// `--header`s for a remote server (never written to a cassette).
+    pub headers: Vec<(String, String)>,
+    /// `--update`: rebuild the cassette from this run.
+    pub update: bool,
+    /// The wait for each reply from the server.
+    pub timeout: Option<Duration>,
+    pub verbose: bool,
+    /// `--modes`: the elicitation modes declared to the server.
+    pub modes: crate::mcp::modes::ElicitModes,
+    /// `--strict` (with its `--allow`/`--deny`): the lint and session rules
+    /// on every elicitation of the replay; an error finding fails the test.
+    pub strict: Option<elicit_core::lint::Levels>,
+    /// `-a NAME=VALUE`: values for fields the cassette has no answer for
+    /// (a field the server added since the recording).
+    pub answers: Vec<String>,
+    /// `--answers FILE`: answer rules for what the cassette and `-a` leave.
+    pub rules: Option<std::sync::Arc<super::rules::AnswerRules>>,
+}
+
+/// How one replay ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    Pass,
+    /// `--update` rebuilt the cassette, and it differs from the file.
+    Updated,
+    /// What went wrong: a headline, then the diff's lines.
+    Fail(Vec<String>),
+    /// The test could not run (the server could not be started or
+    /// reached, broke the session, or did not answer in time): no
+    /// comparison was made.
+    Error(Vec<String>),
+}
+
+/// Whether a failure is the session's (the test could not run) rather
+/// than a difference from the recording.
+fn session_broke(e: &ElicitError) -> bool {
+    use elicit_core::error::ServerError as S;
+    matches!(
+        e,
+        ElicitError::Io { .. }
+            | ElicitError::Server(
+                S::Interrupted
+                    | S::OutputEnded
+                    | S::ClosedOutput
+                    | S::StdinClosed
+                    | S::CannotWrite(_)
+                    | S::NotReadingStdin { .. }
+                    | S::NoReply { .. }
+                    | S::NotJsonRpc { .. }
+                    | S::NotAMessage { .. }
+                    | S::WhileWaiting { .. }
+                    | S::Network { .. }
+                    | S::HttpStatus { .. }
+                    | S::Unauthorized { .. }
+                    | S::SignIn { .. }
+                    | S::SessionExpired { .. }
+                    | S::NoTransport { .. }
+                    | S::NotMcpReply { .. }
+                    | S::ReadingReply { .. }
+                    | S::StreamClosed { .. }
+                    | S::StreamCutTooOften { .. }
+            )
+    )
+}
+
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub verdict: Verdict,
+    pub elapsed: Duration,
+    /// With `--update`: the cassette rebuilt from the run.
+    pub updated: Option<Cassette>,
+    /// `--strict` findings that do not fail the test (warnings, infos), and
+    /// the summary, as `call --strict` prints them.
+    pub notes: Vec<String>,
+    /// The last lines the server wrote on stderr (sanitised), when the
+    /// test failed: kept apart from the failure (a traceback is no diff).
+    pub server_stderr: Vec<String>,
+}
+
+/// What a run leaves besides its verdict.
+#[derive(Default)]
+struct Extras {
+    notes: Vec<String>,
+    server_stderr: Vec<String>,
+}
+
+/// The error a replay stops the session with once it knows the test
+/// failed (the server is told, the details are in the replayer).
+fn stopped() -> ElicitError {
+    ElicitError::Server(ServerError::ReplayStopped)
+}
+
+/// Answers a session's elicitations from a cassette, and notes where the
+/// server strays from it.
+struct Replayer<'c> {
+    recorded: &'c [Exchange],
+    update: bool,
+    /// `-a` and `--answers` of `elicit test`.
+    answers: &'c [String],
+    rules: Option<std::sync::Arc<super::rules::AnswerRules>>,
+    next: usize,
+    failure: Vec<String>,
+    /// What `--update` did on its own (a rename applied), said on stderr.
+    notes: Vec<String>,
+    seen: Vec<Exchange>,
+}
+
+/// The recorded answer as `--answer` words, with `renames` applied to the
+/// values and `extra` (`-a NAME=VALUE`) added for fields it has no value
+/// for.
+fn answer_words(
+    answer: &AnswerSpec,
+    renames: &[(String, String)],
+    extra: &[String],
+) -> Vec<String> {
+    let rename = |mut m: serde_json::Map<String, Value>| {
+        for (from, to) in renames {
+            if let Some(v) = m.shift_remove(from) {
+                m.insert(to.clone(), v);
+            }
+        }
+        m
+    };
+    let (mut words, names): (Vec<String>, Vec<String>) = match answer {
+        AnswerSpec::Result(v) if v.get("action").and_then(Value::as_str) == Some("accept") => {
+            let content = v
+                .get("content")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            let content = rename(content);
+            let names = content.keys().cloned().collect();
+            (super::values_as_words(&content), names)
+        }
+        AnswerSpec::Values(m) => {
+            let m = rename(m.clone());
+            let names = m.keys().cloned().collect();
+            (super::values_as_words(&m), names)
+        }
+        other => match other.scripted_words() {
+            Ok(words) => {
+                let names = words
+                    .iter()
+                    .filter_map(|w| w.split_once('=').map(|(n, _)| n.to_string()))
+                    .collect();
+                (words, names)
+            }
+            Err(_) => return Vec::new(),
+        },
+    };
+    let declined = words
+        .iter()
+        .any(|w| matches!(w.trim(), "decline" | "cancel"));
+    if !declined {
+        words.extend(
+            extra
+                .iter()
+                .filter(
+                    |w| matches!(w.split_once('='), Some((n, _)) if !names.iter().any(|x| x == n)),
+                )
+                .cloned(),
+        );
+    }
+    words
+}
+
+fn describe(request: &Value) -> String {
+    let mode = request
+        .get("mode")
+        .and_then(Value::as_str)
+        .unwrap_or("form");
+    let message = request.get("message").cloned().unwrap_or(Value::Null);
+    format!(
+        "{} {}",
+        if mode.is_empty() { "form" } else { mode },
+        show(&message)
+    )
+}
+
+impl ElicitObserver for Replayer<'_> {
+    fn answer(
+        &mut self,
+        request: &Value,
+        _key: Option<&str>,
+        elicitation: &Elicitation,
+    ) -> Option<Result<ElicitResult, ElicitError>> {
+        let n = self.next + 1;
+        let recorded = self.recorded.get(self.next);
+        self.next += 1;
+        if !self.update {
+            match recorded {
+                None => {
+                    self.failure.push(format!(
+                        "the server asked more than the {} elicitation(s) recorded: elicitation {n} ({}) is not in the cassette",
+                        self.recorded.len(),
+                        describe(request)
+                    ));
+                    return Some(Err(stopped()));
+                }
+                Some(r) if !same_request(&r.request, request, &r.ignore) => {
+                    // The server skipped a step: say so rather than diff
+                    // two different questions.
+                    let later = self.recorded[self.next..]
+                        .iter()
+                        .position(|e| same_request(&e.request, request, &e.ignore));
+                    if let Some(k) = later {
+                        self.failure.push(match k {
+                            0 => format!(
+                                "elicitation {n} ({}) is no longer asked: the server asked elicitation {} next",
+                                describe(&r.request),
+                                n + 1
+                            ),
+                            _ => format!(
+                                "elicitations {n} to {} are no longer asked: the server asked elicitation {} next",
+                                n + k,
+                                n + k + 1
+                            ),
+                        });
+                        return Some(Err(stopped()));
+                    }
+                    let diff = request_diff(&r.request, request, &r.ignore);
+                    self.failure.push(format!(
+                        "elicitation {n} asks something else than recorded: {}",
+                        diff.first()
+                            .map(String::as_str)
+                            .unwrap_or("(see the request)")
+                    ));
+                    self.failure
+                        .extend(diff.iter().skip(1).map(|l| format!("  {l}")));
+                    return Some(Err(stopped()));
+                }
+                Some(_) => {}
+            }
+        }
+        let answer = recorded
+            .map(|r| r.answer.clone())
+            .unwrap_or_else(|| AnswerSpec::Words(vec!["accept".into()]));
+        let renames = match (self.update, recorded) {
+            (true, Some(r)) => super::diff::renamed_fields(&r.request, request),
+            _ => Vec::new(),
+        };
+        for (from, to) in &renames {
+            self.notes.push(format!(
+                "elicitation {n}: field {} renamed to {}: its recorded answer moved",
+                sanitize_line(from),
+                sanitize_line(to)
+            ));
+        }
+        // Secrets left out when recording come from the environment.
+        let mut answer = answer;
+        let filled = match &mut answer {
+            AnswerSpec::Result(v) => v
+                .get_mut("content")
+                .and_then(Value::as_object_mut)
+                .map_or(Ok(()), super::fill_secret_values),
+            AnswerSpec::Values(m) => super::fill_secret_values(m),
+            AnswerSpec::Words(_) => Ok(()),
+        };
+        if let Err((field, var)) = filled {
+            self.failure.push(format!(
+                "elicitation {n}: the answer to field {} is a secret left out of the cassette: set the environment variable {var}",
+                sanitize_line(&field)
+            ));
+            return Some(Err(stopped()));
+        }
+        let words = answer_words(&answer, &renames, self.answers);
+        let scripted = match ScriptedAnswers::parse(&words, |path| {
+            Err(std::io::Error::other(format!(
+                "@{path}: a cassette's answers cannot name files"
+            )))
+        }) {
+            Ok(s) => s,
+            Err(e) => {
+                self.failure.push(format!(
+                    "elicitation {n}: the recorded answer cannot be used: {e}"
+                ));
+                return Some(Err(stopped()));
+            }
+        };
+        let nobody = NoTerminal {
+            detail: "elicit test answers from the cassette, -a and --answers only".into(),
+        };
+        let mut person: Box<dyn resolve::Resolver> = match &self.rules {
+            Some(rules) => Box::new(super::rules::RulesResolver::new(
+                Some(rules.clone()),
+                nobody,
+                false,
+                false,
+            )),
+            None => Box::new(nobody),
+        };
+        let unanswered = |errors: &[elicit_core::error::FieldError]| -> Vec<String> {
+            errors
+                .iter()
+                .filter(|e| e.reason.starts_with("required, has no default"))
+                .map(|e| e.field.clone())
+                .collect()
+        };
+        match resolve::resolve(elicitation, &scripted, false, person.as_mut()) {
+            Ok(r) => Some(Ok(r)),
+            Err(ElicitError::Validation(errors)) if !unanswered(&errors).is_empty() => {
+                self.failure.push(format!(
+                    "elicitation {n} ({}) has required field(s) with no recorded answer and no default: {}; give them with `elicit test --update -a NAME=VALUE` (or --answers FILE), or record the cassette again",
+                    describe(request),
+                    unanswered(&errors).iter().map(|f| sanitize_line(f)).collect::<Vec<_>>().join(", ")
+                ));
+                Some(Err(stopped()))
+            }
+            Err(ElicitError::NeedsAnswers { fields, .. }) => {
+                self.failure.push(format!(
+                    "elicitation {n} ({}) has field(s) with no recorded answer and no default: {}; give them with `elicit test --update -a NAME=VALUE` (or --answers FILE), or record the cassette again",
+                    describe(request),
+                    fields.iter().map(|f| sanitize_line(f)).collect::<Vec<_>>().join(", ")
+                ));
+                Some(Err(stopped()))
+            }
+            Err(e) => {
+                self.failure.push(format!(
+                    "elicitation {n} ({}): the recorded answer does not fit the form: {}; record the cassette again (elicit call --record FILE …)",
+                    describe(request),
+                    sanitize_line(&e.to_string())
+                ));
+                Some(Err(stopped()))
+            }
+        }
+    }
+
+    fn answered(&mut self, request: &Value, key: Option<&str>, result: &ElicitResult) {
+        self.seen.push(Exchange::recorded(key, request, result));
+    }
+}
+
+/// Replays `cassette`; never panics and never waits without bound (each
+/// reply is waited for at most `timeout`).
+pub fn replay(cassette: &Cassette, options: &ReplayOptions) -> Outcome {
+    let start = Instant::now();
+    let strict = options.strict.clone().map(|levels| {
+        crate::mcp::strict::Strict::new(
+            levels,
+            options.modes,
+            revision_of(&cassette.protocol),
+            false,
+        )
+    });
+    let mut extras = Extras::default();
+    let (verdict, updated) = run(cassette, options, strict.as_ref(), &mut extras);
+    let Extras {
+        mut notes,
+        server_stderr,
+    } = extras;
+    if let Some(strict) = &strict {
+        notes.extend(
+            strict
+                .findings()
+                .iter()
+                .filter(|f| f.severity != elicit_core::lint::Severity::Error)
+                .map(|f| format!("strict: {}", crate::mcp::strict::finding_line(f))),
+        );
+        notes.push(strict.summary());
+    }
+    Outcome {
+        verdict,
+        elapsed: start.elapsed(),
+        updated,
+        notes,
+        server_stderr,
+    }
+}
+
+/// A file for one server's stderr, read back when the test fails: created
+/// 0600 in a folder of its own created 0700 (both by `tempfile`, under
+/// `TMPDIR`), so no other local user can read what the server wrote. Both
+/// are removed when it is dropped.
+struct ServerLog {
+    file: Option<tempfile::NamedTempFile>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl ServerLog {
+    fn new() -> Self {
+        let dir = elicit_platform::fs::private_temp_dir("elicit-test-").ok();
+        let file = dir.as_ref().and_then(|d| {
+            tempfile::Builder::new()
+                .prefix("server-")
+                .suffix(".log")
+                .tempfile_in(d.path())
+                .ok()
+        });
+        ServerLog { file, _dir: dir }
+    }
+
+    fn path(&self) -> Option<PathBuf> {
+        self.file.as_ref().map(|f| f.path().to_path_buf())
+    }
+
+    /// The last lines the server wrote, sanitised, for a failure report.
+    fn tail(&self) -> Vec<String> {
+        // Only the last 4 KiB is read: a server may have written gigabytes.
+        let text = self
+            .path()
+            .and_then(|p| {
+                use std::io::{Read, Seek, SeekFrom};
+                let mut f = std::fs::File::open(p).ok()?;
+                let len = f.metadata().ok()?.len();
+                f.seek(SeekFrom::Start(len.saturating_sub(4096))).ok()?;
+                let mut tail = Vec::with_capacity(4096);
+                f.take(4096).read_to_end(&mut tail).ok()?;
+                Some(tail)
+            })
+            .unwrap_or_default();
+        let text = String::from_utf8_lossy(&text).into_owned();
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let from = lines.len().saturating_sub(8);
+        lines[from..].iter().map(|l| sanitize_line(l)).collect()
+    }
+}
+
+fn run(
+    cassette: &Cassette,
+    options: &ReplayOptions,
+    strict: Option<&crate::mcp::strict::Strict>,
+    extras: &mut Extras,
+) -> (Verdict, Option<Cassette>) {
+    let spec = options
+        .server
+        .clone()
+        .unwrap_or_else(|| cassette.server.clone());
+    let (target, choice) = match &spec {
+        ServerSpec::Command(argv) => (ServerTarget::Command(argv.clone()), TransportChoice::Auto),
+        ServerSpec::Url { url, transport } => (
+            match super::fill_secret_references(url) {
+                Ok(url) => ServerTarget::Url(url),
+                Err(var) => {
+                    return (
+                        Verdict::Error(vec![format!(
+                            "the server URL's secret was left out of the cassette: set the environment variable {var}"
+                        )]),
+                        None,
+                    )
+                }
+            },
+            match transport.as_str() {
+                "http" => TransportChoice::Http,
+                "sse" => TransportChoice::Sse,
+                _ => TransportChoice::Auto,
+            },
+        ),
+    };
+    let log = ServerLog::new();
+    // A failed test keeps the server's last words apart from its own.
+    let mut with_log = |verdict: Verdict| {
+        extras.server_stderr = log.tail();
+        (verdict, None)
+    };
+    let scripted = ScriptedAnswers::default();
+    let mut nobody = NoTerminal {
+        detail: "elicit test answers from the cassette only".into(),
+    };
+    let mut replayer = Replayer {
+        recorded: &cassette.elicitations,
+        update: options.update,
+        answers: &options.answers,
+        rules: options.rules.clone(),
+        next: 0,
+        failure: Vec::new(),
+        notes: Vec::new(),
+        seen: Vec::new(),
+    };
+    let mut handler = ElicitHandler::new(&scripted, &mut nobody);
+    handler.observer = Some(&mut replayer);
+    handler.modes = options.modes;
+    handler.strict = strict.cloned();
+    let server_log = matches!(spec, ServerSpec::Command(_))
+        .then(|| log.path())
+        .flatten();
+    let connect = || ConnectOptions {
+        server_log: server_log.clone(),
+        log: None,
+        headers: options.headers.clone(),
+        transport: choice,
+        auth: None,
+        timeout: options.timeout,
+    };
+    let session = Session::connect(
+        SessionOptions {
+            target,
+            protocol: protocol_choice(&cassette.protocol),
+            timeout: options.timeout,
+            verbose: options.verbose,
+            strict: strict.cloned(),
+        },
+        connect,
+        &mut handler,
+    );
+    let mut session = match session {
+        Ok(s) => s,
+        Err(ConnectError::Start(e)) => {
+            return with_log(Verdict::Error(vec![format!(
+                "cannot start or reach the server {}: {}",
+                sanitize_line(&spec.describe()),
+                sanitize_line(&e.to_string())
+            )]))
+        }
+        Err(ConnectError::Negotiate(e)) => {
+            drop(handler);
+            let mut lines = replayer.failure;
+            lines.push(format!(
+                "connecting to the server: {}",
+                sanitize_line(&e.to_string())
+            ));
+            return with_log(Verdict::Error(lines));
+        }
+    };
+    let outcome = session
+        .call_tool(&mut handler, &cassette.tool, &cassette.arguments)
+        .and_then(|end| match end {
+            CallEnd::Result(result) => Ok(result),
+            CallEnd::Refused { error, message } => Err(ElicitError::Server(
+                elicit_core::error::ServerError::CallRefused { error, message },
+            )),
+        });
+    let generation = session.generation().clone();
+    session.close();
+    drop(handler);
+    extras.notes.append(&mut replayer.notes);
+    if let Some(strict) = strict {
+        strict.end_session();
+    }
+    let result = match outcome {
+        Ok(r) => r,
+        Err(_) if !replayer.failure.is_empty() => return with_log(Verdict::Fail(replayer.failure)),
+        Err(e) => {
+            let line = format!(
+                "calling the tool {}: {}",
+                sanitize_line(&cassette.tool),
+                sanitize_line(&e.to_string())
+            );
+            return with_log(if session_broke(&e) {
+                Verdict::Error(vec![line])
+            } else {
+                Verdict::Fail(vec![line])
+            });
+        }
+    };
+    if !replayer.failure.is_empty() {
+        return (Verdict::Fail(replayer.failure), None);
+    }
+    if let Some(strict) = strict.filter(|s| s.has_errors()) {
+        let errors: Vec<String> = strict
+            .findings()
+            .iter()
+            .filter(|f| f.severity == elicit_core::lint::Severity::Error)
+            .map(crate::mcp::strict::finding_line)
+            .collect();
+        let mut lines = vec![format!(
+            "--strict: the server's elicitations broke {} rule{} of error severity",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        )];
+        lines.extend(errors);
+        return (Verdict::Fail(lines), None);
+    }
+    if options.update {
+        let mut updated = cassette.clone();
+        updated.elicitations = replayer.seen;
+        // A cassette written without a result (only its elicitations
+        // checked) stays without one.
+        updated.result = cassette.result.as_ref().map(|_| result);
+        if options.server.is_none() {
+            updated.protocol = match cassette.protocol.as_str() {
+                "auto" => "auto".into(),
+                _ => protocol_name(&generation),
+            };
+        }
+        let verdict = if updated.to_value() == cassette.to_value() {
+            Verdict::Pass
+        } else {
+            Verdict::Updated
+        };
+        return (verdict, Some(updated));
+    }
+    let mut lines = Vec::new();
+    if replayer.next < cassette.elicitations.len() {
+        lines.push(if replayer.next == 0 {
+            format!(
+                "the server never asked: the cassette recorded {} elicitation(s)",
+                cassette.elicitations.len()
+            )
+        } else {
+            format!(
+                "the server asked {} time(s); the cassette recorded {}",
+                replayer.next,
+                cassette.elicitations.len()
+            )
+        });
+        let next = &cassette.elicitations[replayer.next];
+        lines.push(format!(
+            "  first one not asked: elicitation {} ({})",
+            replayer.next + 1,
+            describe(&next.request)
+        ));
+    }
+    let diff = match &cassette.result {
+        Some(recorded) => result_diff(recorded, &result, &cassette.ignore, &cassette.matches),
+        None => Vec::new(),
+    };
+    if let Some(first) = diff.first() {
+        lines.push(format!("the result differs from the recorded one: {first}"));
+        lines.extend(diff.iter().skip(1).map(|l| format!("  {l}")));
+    }
+    if lines.is_empty() {
+        (Verdict::Pass, None)
+    } else {
+        (Verdict::Fail(lines), None)
+    }
+}
+
+/// The revision `--strict` follows for a cassette: the one it was recorded
+/// with (`auto` and unknown names: the newest).
+fn revision_of(protocol: &str) -> elicit_core::lint::Revision {
+    use elicit_core::lint::Revision;
+    match protocol {
+        wire::V2025_06_18 => Revision::V2025_06_18,
+        wire::V2025_11_25 => Revision::V2025_11_25,
+        _ => Revision::V2026_07_28,
+    }
+}

@@ -1,0 +1,431 @@
+//! Answer files with rules (`--answers FILE`), for headless runs: an
+//! ordered list of rules, each a `match` and an `answer`; the first rule
+//! that matches an elicitation answers it. A cassette works as an answer
+//! file too: each recorded elicitation answers the same request.
+//!
+//! The rules sit in front of the person ([`RulesResolver`] wraps the
+//! terminal or the no-terminal stand-in): what scripted `--answer`s leave
+//! open, a rule answers; with no rule matching, the person is asked as
+//! usual, or under `--no-input` the elicitation is declined and the
+//! message says which one no rule matched.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use super::{read_checked, AnswerSpec, Cassette, LoadError};
+use elicit_core::elicitation::answers::FormPlan;
+use elicit_core::elicitation::contract::Answer;
+use elicit_core::elicitation::protocol::{Action, Mode};
+use elicit_core::elicitation::resolve::{Elicitation, Pending, Resolver};
+use elicit_core::error::ElicitError;
+use elicit_core::text::sanitize::sanitize_line;
+
+/// The value of an answer file's `"elicit"` key.
+pub const ANSWERS_VERSION: &str = "answers/1";
+
+/// The published schema of answer files.
+pub const ANSWERS_SCHEMA: &str = include_str!("../../schemas/answers.schema.json");
+
+/// What a rule asks of an elicitation; every criterion given must hold.
+#[derive(Debug, Clone, Default)]
+pub struct Criteria {
+    /// The server's name (its `serverInfo.name`).
+    pub server: Option<String>,
+    pub tool: Option<String>,
+    pub mode: Option<Mode>,
+    /// Searched in the message.
+    pub message: Option<regex::Regex>,
+    /// Property names the form must all have.
+    pub fields: Vec<String>,
+    /// The URL's host (URL mode).
+    pub host: Option<String>,
+    /// From a cassette: the message must be exactly this one.
+    pub message_is: Option<String>,
+    /// From a cassette: the form must have exactly these fields.
+    pub fields_are: Option<Vec<String>>,
+}
+
+/// One rule: where it came from (for `-v` and errors), what it matches,
+/// how it answers.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// `rule 2`, or `elicitation 1 of the cassette`.
+    pub label: String,
+    pub criteria: Criteria,
+    pub answer: AnswerSpec,
+}
+
+/// What a rule is matched against.
+pub struct Asked<'a> {
+    pub server: Option<&'a str>,
+    pub tool: Option<&'a str>,
+    pub mode: Mode,
+    pub message: &'a str,
+    pub fields: Vec<&'a str>,
+    pub url: Option<&'a str>,
+}
+
+impl Criteria {
+    pub fn matches(&self, asked: &Asked<'_>) -> bool {
+        let eq = |want: &Option<String>, got: Option<&str>| match want {
+            Some(w) => got == Some(w.as_str()),
+            None => true,
+        };
+        eq(&self.server, asked.server)
+            && eq(&self.tool, asked.tool)
+            && self.mode.is_none_or(|m| m == asked.mode)
+            && self
+                .message
+                .as_ref()
+                .is_none_or(|re| re.is_match(asked.message))
+            && self
+                .fields
+                .iter()
+                .all(|f| asked.fields.contains(&f.as_str()))
+            && self.host.as_ref().is_none_or(|h| {
+                asked
+                    .url
+                    .and_then(|u| url::Url::parse(u).ok())
+                    .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
+                    .is_some_and(|got| got == h.to_ascii_lowercase())
+            })
+            && self.message_is.as_ref().is_none_or(|m| m == asked.message)
+            && self.fields_are.as_ref().is_none_or(|want| {
+                want.len() == asked.fields.len()
+                    && want.iter().all(|f| asked.fields.contains(&f.as_str()))
+            })
+    }
+}
+
+/// The rules of one answer file, in order.
+#[derive(Debug, Clone, Default)]
+pub struct AnswerRules {
+    pub rules: Vec<Rule>,
+    /// The file, for messages.
+    pub source: String,
+}
+
+fn answers_validator() -> &'static jsonschema::Validator {
+    static V: OnceLock<jsonschema::Validator> = OnceLock::new();
+    V.get_or_init(|| {
+        let schema: Value =
+            serde_json::from_str(ANSWERS_SCHEMA).expect("the published schema is JSON");
+        jsonschema::validator_for(&schema).expect("the published schema compiles")
+    })
+}
+
+impl AnswerRules {
+    /// Reads an answer file (`"elicit": "answers/1"`) or a cassette
+    /// (`"elicit": "cassette/1"`), checked against its schema.
+    pub fn load(path: &Path) -> Result<Self, LoadError> {
+        let fail = |pointer: &str, message: String| LoadError {
+            path: path.to_path_buf(),
+            pointer: Some(pointer.to_string()),
+            message,
+        };
+        let text_version = {
+            // Which schema applies is decided by the version key; a file
+            // that is not JSON at all is reported by the full read below.
+            let peek = read_checked(path, accept_anything());
+            match peek {
+                Ok(v) => v.get("elicit").and_then(Value::as_str).map(str::to_string),
+                Err(e) => return Err(e),
+            }
+        };
+        let source = path.display().to_string();
+        if text_version.as_deref() == Some(super::CASSETTE_VERSION) {
+            let cassette = Cassette::load(path)?;
+            return Ok(Self::from_cassette(&cassette, source));
+        }
+        if text_version.as_deref() != Some(ANSWERS_VERSION) {
+            return Err(fail(
+                "/elicit",
+                format!(
+                    "must be \"{ANSWERS_VERSION}\" (an answer file) or \"{}\" (a cassette)",
+                    super::CASSETTE_VERSION
+                ),
+            ));
+        }
+        let value = read_checked(path, answers_validator())?;
+        let mut rules = Vec::new();
+        for (i, rule) in value["rules"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
+            let at = |key: &str| format!("/rules/{i}/match/{key}");
+            let m = rule.get("match").and_then(Value::as_object);
+            let text = |key: &str| {
+                m.and_then(|m| m.get(key))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            };
+            let message = match text("message") {
+                Some(re) => Some(regex::Regex::new(&re).map_err(|e| {
+                    fail(
+                        &at("message"),
+                        format!("not a valid regular expression: {e}"),
+                    )
+                })?),
+                None => None,
+            };
+            let criteria = Criteria {
+                server: text("server"),
+                tool: text("tool"),
+                mode: text("mode").map(|m| if m == "url" { Mode::Url } else { Mode::Form }),
+                message,
+                fields: m
+                    .and_then(|m| m.get("fields"))
+                    .and_then(Value::as_array)
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|x| x.as_str().map(str::to_string))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                host: text("host"),
+                message_is: None,
+                fields_are: None,
+            };
+            rules.push(Rule {
+                label: format!("rule {}", i + 1),
+                criteria,
+                answer: AnswerSpec::from_value(&rule["answer"]),
+            });
+        }
+        Ok(AnswerRules { rules, source })
+    }
+
+    /// A cassette's elicitations as rules: each answers an elicitation of
+    /// the cassette's tool with the same mode, message and field names (or,
+    /// for a URL, host) as the one it was recorded for.
+    pub fn from_cassette(cassette: &Cassette, source: String) -> Self {
+        let rules = cassette
+            .elicitations
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let r = &e.request;
+                let mode = match r.get("mode").and_then(Value::as_str) {
+                    Some("url") => Mode::Url,
+                    _ => Mode::Form,
+                };
+                let fields = r
+                    .pointer("/requestedSchema/properties")
+                    .and_then(Value::as_object)
+                    .map(|p| p.keys().cloned().collect());
+                let host = r
+                    .get("url")
+                    .and_then(Value::as_str)
+                    .and_then(|u| url::Url::parse(u).ok())
+                    .and_then(|u| u.host_str().map(str::to_string));
+                Rule {
+                    label: format!("elicitation {} of the cassette", i + 1),
+                    criteria: Criteria {
+                        tool: Some(cassette.tool.clone()),
+                        mode: Some(mode),
+                        message_is: Some(
+                            r.get("message")
+                                .and_then(Value::as_str)
+                                .unwrap_or_default()
+                                .to_string(),
+                        ),
+                        fields_are: (mode == Mode::Form).then(|| fields.unwrap_or_default()),
+                        host,
+                        ..Criteria::default()
+                    },
+                    answer: e.answer.clone(),
+                }
+            })
+            .collect();
+        AnswerRules { rules, source }
+    }
+
+    /// The first rule that matches, and its number (from 0).
+    pub fn find(&self, asked: &Asked<'_>) -> Option<&Rule> {
+        self.rules.iter().find(|r| r.criteria.matches(asked))
+    }
+}
+
+/// A schema that takes any JSON: used to read a file once before knowing
+/// which of the two schemas applies.
+fn accept_anything() -> &'static jsonschema::Validator {
+    static V: OnceLock<jsonschema::Validator> = OnceLock::new();
+    V.get_or_init(|| jsonschema::validator_for(&Value::Bool(true)).expect("`true` compiles"))
+}
+
+/// The person, with answer rules in front.
+pub struct RulesResolver<R> {
+    pub rules: std::sync::Arc<AnswerRules>,
+    pub inner: R,
+    /// `--no-input`: decline what no rule matches, and say so.
+    pub no_input: bool,
+    /// `-v`: say which rule answered what.
+    pub verbose: bool,
+}
+
+fn what(e: &Elicitation) -> String {
+    format!(
+        "the {} elicitation {:?}",
+        e.mode().as_str(),
+        elicit_core::text::truncate(&sanitize_line(&e.params.message), 80)
+    )
+}
+
+impl<R: Resolver> RulesResolver<R> {
+    /// `inner` with `rules` (none: `inner` alone) in front.
+    pub fn new(
+        rules: Option<std::sync::Arc<AnswerRules>>,
+        inner: R,
+        no_input: bool,
+        verbose: bool,
+    ) -> Self {
+        RulesResolver {
+            // Without rules nothing is declined for want of one.
+            no_input: no_input && rules.is_some(),
+            rules: rules.unwrap_or_default(),
+            inner,
+            verbose,
+        }
+    }
+}
+
+impl<R: Resolver> Resolver for RulesResolver<R> {
+    fn warn_early(&mut self, warnings: &[String]) -> bool {
+        self.inner.warn_early(warnings)
+    }
+
+    /// The person's resolver may show several elicitations at once (the
+    /// browser page): so may the rules in front of it, each handle with the
+    /// same rules. Without this, a wrapped page answered one at a time.
+    fn alongside(&self) -> Option<Box<dyn Resolver + Send>> {
+        let inner = self.inner.alongside()?;
+        Some(Box::new(RulesResolver {
+            rules: self.rules.clone(),
+            inner,
+            no_input: self.no_input,
+            verbose: self.verbose,
+        }))
+    }
+
+    fn resolve(&mut self, e: &Elicitation, pending: Pending) -> Result<Answer, ElicitError> {
+        let fields: Vec<&str> = e
+            .form
+            .as_ref()
+            .map(|f| f.fields.iter().map(|x| x.name.as_str()).collect())
+            .unwrap_or_default();
+        let asked = Asked {
+            server: e.server.as_deref(),
+            tool: e.tool.as_deref(),
+            mode: e.mode(),
+            message: &e.params.message,
+            fields,
+            url: e.params.url.as_deref(),
+        };
+        let Some(rule) = self.rules.find(&asked) else {
+            if self.no_input {
+                eprintln!(
+                    "elicit: no answer rule in {} matched {}; declined",
+                    sanitize_line(&self.rules.source),
+                    what(e)
+                );
+                return Ok(Answer::from_action(&e.request.id, Action::Decline, None));
+            }
+            return self.inner.resolve(e, pending);
+        };
+        let in_rule = |err: ElicitError| {
+            ElicitError::Usage(format!(
+                "{} of {} does not fit {}: {err}",
+                rule.label,
+                sanitize_line(&self.rules.source),
+                what(e)
+            ))
+        };
+        let scripted = rule.answer.scripted().map_err(in_rule)?;
+        let answer = match (pending, &e.form) {
+            (Pending::Form { values, .. }, Some(form)) => {
+                match scripted.plan_form(form, false).map_err(in_rule)? {
+                    FormPlan::Decided(Action::Accept, mut content) => {
+                        // `--answer` values given on the command line win.
+                        content.extend(values);
+                        Answer::from_action(
+                            &e.request.id,
+                            Action::Accept,
+                            Some(form.order(content)),
+                        )
+                    }
+                    FormPlan::Decided(action, _) => {
+                        Answer::from_action(&e.request.id, action, None)
+                    }
+                    FormPlan::NeedsPerson { missing, .. } => {
+                        return Err(in_rule(ElicitError::NeedsAnswers {
+                            fields: missing,
+                            detail: None,
+                        }))
+                    }
+                }
+            }
+            _ => {
+                let action = scripted
+                    .plan_url()
+                    .map_err(in_rule)?
+                    .unwrap_or(Action::Accept);
+                Answer::from_action(&e.request.id, action, None)
+            }
+        };
+        if self.verbose {
+            let action =
+                elicit_core::elicitation::contract::answer_to_elicit_result(&answer).action;
+            let action = action.as_str();
+            eprintln!(
+                "elicit: {} of {} answered {} ({action})",
+                rule.label,
+                sanitize_line(&self.rules.source),
+                what(e)
+            );
+        }
+        Ok(answer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn asked<'a>(message: &'a str, fields: Vec<&'a str>, url: Option<&'a str>) -> Asked<'a> {
+        Asked {
+            server: Some("srv"),
+            tool: Some("deploy"),
+            mode: if url.is_some() { Mode::Url } else { Mode::Form },
+            message,
+            fields,
+            url,
+        }
+    }
+
+    #[test]
+    fn every_criterion_given_must_hold() {
+        let c = Criteria {
+            tool: Some("deploy".into()),
+            message: Some(regex::Regex::new("(?i)region").unwrap()),
+            fields: vec!["region".into()],
+            ..Criteria::default()
+        };
+        assert!(c.matches(&asked("Pick a Region", vec!["region", "n"], None)));
+        assert!(!c.matches(&asked("Pick a Region", vec!["n"], None)));
+        assert!(!c.matches(&asked("Pick one", vec!["region"], None)));
+        let host = Criteria {
+            host: Some("Example.com".into()),
+            mode: Some(Mode::Url),
+            ..Criteria::default()
+        };
+        assert!(host.matches(&asked("x", vec![], Some("https://example.com/a"))));
+        assert!(!host.matches(&asked("x", vec![], Some("https://evil.test/example.com"))));
+        assert!(!host.matches(&asked("x", vec![], None)));
+        assert!(Criteria::default().matches(&asked("x", vec![], None)));
+    }
+}

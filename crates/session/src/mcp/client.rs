@@ -1,0 +1,529 @@
+//! A small MCP client over any [`Transport`]: the lifecycle of both protocol
+//! generations, request/response matching, and dispatch of the server's own
+//! requests to the [`ElicitHandler`].
+//!
+//! Why not `rmcp`: its typed model rejects whole requests over things a
+//! server author needs to see (an unknown `format`, a nested property) and
+//! drops others (`task`); elicit must show and answer what the server really
+//! sent, and carry the 2026-07-28 stateless flow (per-request `_meta`,
+//! `input_required` retries) next to the 2025 handshake. Line-delimited
+//! JSON-RPC is small enough to own.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Map, Value};
+
+use super::handler::{ElicitHandler, HandlerError};
+use crate::transport::{Incoming, Transport};
+use elicit_core::elicitation::protocol::wire;
+use elicit_core::error::{ElicitError, ServerError};
+use elicit_core::text::sanitize::sanitize_line;
+
+/// The newest handshake revision elicit speaks.
+pub const HANDSHAKE_VERSION: &str = wire::V2025_11_25;
+/// The stateless revision.
+pub const STATELESS_VERSION: &str = wire::V2026_07_28;
+
+pub use wire::UNSUPPORTED_VERSION;
+
+pub use crate::transport::MAX_ANSWER_CREDIT;
+
+/// Whether a JSON-RPC error is one only a 2026-07-28 server sends about
+/// the request itself: `HeaderMismatchError` (-32020) or
+/// `MissingRequiredClientCapabilityError` (-32021).
+fn modern_refusal(e: &Value) -> bool {
+    matches!(
+        e.get("code").and_then(Value::as_i64),
+        Some(wire::HEADER_MISMATCH | wire::MISSING_CAPABILITY)
+    )
+}
+
+/// Which lifecycle to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProtocolChoice {
+    /// The `initialize` handshake, where a server can ask in every way
+    /// (its own requests, and the SDKs' resolvers); `server/discover`
+    /// (2026-07-28) when the server refuses it. A tool refused on the
+    /// handshake because it asks with `input_required` is called over
+    /// 2026-07-28 (see [`crate::mcp::session`]).
+    Auto,
+    V2025_06_18,
+    V2025_11_25,
+    V2026_07_28,
+}
+
+/// The lifecycle in use once connected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Generation {
+    /// `initialize` handshake; the negotiated version.
+    Handshake(String),
+    /// 2026-07-28: no session, capabilities on every request.
+    Stateless,
+}
+
+impl Generation {
+    /// In words, for `--verbose` and messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Generation::Handshake(v) => format!("protocol {v}, initialize handshake"),
+            Generation::Stateless => format!("protocol {STATELESS_VERSION}, stateless"),
+        }
+    }
+}
+
+/// The reply to one request.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    Result(Value),
+    Error(Value),
+}
+
+pub struct McpClient {
+    pub server: Box<dyn Transport>,
+    next_id: i64,
+    pub generation: Generation,
+    /// How long to wait for the reply to each request. The wait is for the
+    /// reply itself: notifications, stray messages and automatic replies
+    /// (a `ping`, however slowly the server takes it) do not extend it; the
+    /// time a person spends answering an elicitation does not count (up to
+    /// [`MAX_ANSWER_CREDIT`] a request).
+    pub timeout: Option<Duration>,
+    pub server_info: Option<Value>,
+    pub verbose: bool,
+    /// Why [`Self::generation`] is the one in use, in words for `--verbose`.
+    pub why: String,
+    /// Messages read ahead (by `--strict`, to see what the server sent
+    /// before elicit answered it), handed out before the transport's.
+    held: std::collections::VecDeque<Result<Incoming, ElicitError>>,
+    /// Server requests answered in this session: one sent again (same id)
+    /// is not answered twice.
+    answered_requests: crate::transport::recent_ids::RecentIds,
+}
+
+/// The capabilities elicit declares: the two modes it really handles.
+pub fn client_capabilities() -> Value {
+    capabilities_for(super::modes::ElicitModes::default())
+}
+
+/// The capabilities elicit declares with `--modes`: the elicitation modes
+/// given, and no `elicitation` at all for `none`.
+pub fn capabilities_for(modes: super::modes::ElicitModes) -> Value {
+    match modes.capability() {
+        Some(e) => json!({ "elicitation": e }),
+        None => json!({}),
+    }
+}
+
+pub fn client_info() -> Value {
+    json!({"name": "elicit", "version": env!("CARGO_PKG_VERSION")})
+}
+
+impl McpClient {
+    /// Connects: the 2026 discovery or the handshake, as chosen.
+    pub fn connect(
+        server: Box<dyn Transport>,
+        choice: ProtocolChoice,
+        timeout: Option<Duration>,
+        verbose: bool,
+        handler: &mut ElicitHandler<'_>,
+    ) -> Result<Self, ElicitError> {
+        let mut client = McpClient {
+            server,
+            next_id: 0,
+            generation: Generation::Stateless,
+            timeout,
+            server_info: None,
+            verbose,
+            why: String::new(),
+            held: Default::default(),
+            answered_requests: Default::default(),
+        };
+        let handshake =
+            |c: &mut McpClient, h: &mut ElicitHandler<'_>, version: &str| c.handshake(version, h);
+        match choice {
+            ProtocolChoice::V2026_07_28 => {
+                client.discover(handler)?;
+                client.why = format!("--protocol {STATELESS_VERSION} given");
+            }
+            ProtocolChoice::V2025_06_18 => {
+                handshake(&mut client, handler, wire::V2025_06_18)?;
+                client.why = "--protocol 2025-06-18 given".into();
+            }
+            ProtocolChoice::V2025_11_25 => {
+                handshake(&mut client, handler, HANDSHAKE_VERSION)?;
+                client.why = format!("--protocol {HANDSHAKE_VERSION} given");
+            }
+            ProtocolChoice::Auto => match client.try_handshake(HANDSHAKE_VERSION, handler)? {
+                None => {
+                    client.why = "--protocol auto, and the server accepted the initialize handshake, where it can ask in every way".into();
+                }
+                Some(refusal) => {
+                    client.note(&format!(
+                        "initialize refused ({refusal}); trying server/discover ({STATELESS_VERSION})"
+                    ));
+                    client.discover(handler)?;
+                    client.why = format!(
+                        "--protocol auto, initialize was refused ({refusal}), and server/discover lists {STATELESS_VERSION}"
+                    );
+                }
+            },
+        }
+        handler.server_name = client.server_name();
+        Ok(client)
+    }
+
+    /// The server's name from its `serverInfo`.
+    pub fn server_name(&self) -> Option<String> {
+        self.server_info
+            .as_ref()?
+            .get("name")?
+            .as_str()
+            .map(str::to_string)
+    }
+
+    /// `server/discover`: an error unless the server speaks 2026-07-28.
+    fn discover(&mut self, handler: &mut ElicitHandler<'_>) -> Result<(), ElicitError> {
+        self.generation = Generation::Stateless;
+        let mut reply = self.request(wire::SERVER_DISCOVER, json!({}), handler)?;
+        // A modern server that refuses the version once but lists it as
+        // supported (UnsupportedProtocolVersionError) is asked again.
+        if let Reply::Error(e) = &reply {
+            let supported = e
+                .get("data")
+                .and_then(|d| d.get("supported"))
+                .and_then(Value::as_array)
+                .is_some_and(|v| v.iter().any(|x| x.as_str() == Some(STATELESS_VERSION)));
+            if e.get("code").and_then(Value::as_i64) == Some(UNSUPPORTED_VERSION) && supported {
+                self.note(
+                    "server/discover refused the version it lists as supported; asking again",
+                );
+                reply = self.request(wire::SERVER_DISCOVER, json!({}), handler)?;
+            }
+        }
+        let result = match reply {
+            Reply::Result(r) => r,
+            // -32020 (header mismatch) and -32021 (missing client
+            // capability) only come from a modern server: it speaks
+            // 2026-07-28 and refused this request, so the handshake would
+            // not help (the spec's era detection).
+            Reply::Error(e) if modern_refusal(&e) => {
+                return Err(ElicitError::Server(ServerError::DiscoverRefused {
+                    version: STATELESS_VERSION,
+                    detail: short(&e),
+                }))
+            }
+            Reply::Error(e) => {
+                return Err(ElicitError::Server(ServerError::DiscoverFailed {
+                    version: STATELESS_VERSION,
+                    detail: short(&e),
+                }))
+            }
+        };
+        let speaks = result
+            .get("supportedVersions")
+            .and_then(Value::as_array)
+            .is_some_and(|v| v.iter().any(|x| x.as_str() == Some(STATELESS_VERSION)));
+        if !speaks {
+            return Err(ElicitError::Server(ServerError::VersionNotSupported {
+                version: STATELESS_VERSION,
+            }));
+        }
+        self.server_info = result.get("serverInfo").cloned().or_else(|| {
+            result
+                .get("_meta")
+                .and_then(|m| m.get(elicit_core::elicitation::input::SERVER_INFO_META))
+                .cloned()
+        });
+        Ok(())
+    }
+
+    fn handshake(
+        &mut self,
+        version: &str,
+        handler: &mut ElicitHandler<'_>,
+    ) -> Result<(), ElicitError> {
+        match self.try_handshake(version, handler)? {
+            None => Ok(()),
+            Some(detail) => Err(ElicitError::Server(ServerError::InitializeFailed {
+                detail,
+            })),
+        }
+    }
+
+    /// The `initialize` handshake; `Some` holds the server's refusal in
+    /// words (the connection is still open, for `server/discover`).
+    fn try_handshake(
+        &mut self,
+        version: &str,
+        handler: &mut ElicitHandler<'_>,
+    ) -> Result<Option<String>, ElicitError> {
+        self.generation = Generation::Handshake(version.to_string());
+        let params = json!({
+            "protocolVersion": version,
+            "capabilities": capabilities_for(handler.modes),
+            "clientInfo": client_info(),
+        });
+        let result = match self.request(wire::INITIALIZE, params, handler)? {
+            Reply::Result(r) => r,
+            Reply::Error(e) => return Ok(Some(short(&e))),
+        };
+        let negotiated = result
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or(version)
+            .to_string();
+        self.server_info = result.get("serverInfo").cloned();
+        self.generation = Generation::Handshake(negotiated);
+        self.server
+            .send(&json!({"jsonrpc": "2.0", "method": wire::INITIALIZED}))?;
+        Ok(None)
+    }
+
+    /// Sends a request and waits for its reply, answering the server's own
+    /// requests and showing its notifications (with `--verbose`) meanwhile.
+    pub fn request(
+        &mut self,
+        method: &str,
+        mut params: Value,
+        handler: &mut ElicitHandler<'_>,
+    ) -> Result<Reply, ElicitError> {
+        if self.generation == Generation::Stateless {
+            let meta = params
+                .as_object_mut()
+                .expect("request params are objects")
+                .entry("_meta")
+                .or_insert_with(|| json!({}));
+            if let Some(m) = meta.as_object_mut() {
+                m.insert(wire::VERSION_META.into(), json!(STATELESS_VERSION));
+                m.insert(wire::CLIENT_INFO_META.into(), client_info());
+                m.insert(wire::CAPS_META.into(), capabilities_for(handler.modes));
+            }
+        }
+        self.next_id += 1;
+        let id = self.next_id;
+        self.server
+            .send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
+        let mut deadline = self.timeout.map(|t| Instant::now() + t);
+        let mut credited = Duration::ZERO;
+        loop {
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            let next = match self.held.pop_front() {
+                Some(held) => held,
+                None => self.server.receive(left),
+            };
+            let msg = match next {
+                Ok(m) => m,
+                Err(e) => return Err(self.explain(e, method)),
+            };
+            let msg = match msg {
+                Incoming::Message(m) => m,
+                Incoming::Malformed { line, error } => {
+                    return Err(ElicitError::Server(ServerError::NotJsonRpc {
+                        error,
+                        line: elicit_core::text::truncate(&sanitize_line(&line), 200),
+                    }))
+                }
+                Incoming::Closed => {
+                    return Err(self.explain(ElicitError::Server(ServerError::ClosedOutput), method))
+                }
+                Incoming::TimedOut => {
+                    let waited = self.timeout.unwrap_or_default();
+                    return Err(ElicitError::Server(ServerError::NoReply {
+                        method: method.to_string(),
+                        waited,
+                    }));
+                }
+            };
+            let Some(obj) = msg.as_object() else {
+                return Err(ElicitError::Server(ServerError::NotAMessage {
+                    kind: elicit_core::elicitation::json_kind(&msg),
+                }));
+            };
+            // Rounds of one call are compared by the method retried.
+            handler.observe(&msg, Some(method));
+            if let Some(m) = obj.get("method").and_then(Value::as_str) {
+                match obj.get("id") {
+                    Some(sid)
+                        if !sid.is_null()
+                            && !self.answered_requests.first_time(&sid.to_string()) =>
+                    {
+                        self.note(&format!("ignored server request {m} sent again (id {sid})"));
+                    }
+                    Some(sid) if !sid.is_null() => {
+                        // A person answering a form is not the server being
+                        // slow: that time (and only that: not sending the
+                        // reply, not a ping) is added back to the deadline.
+                        let before = handler.answering;
+                        let sent = self.answer_server_request(
+                            sid.clone(),
+                            m,
+                            obj.get("params"),
+                            handler,
+                            deadline,
+                        );
+                        let grant = (handler.answering - before)
+                            .min(MAX_ANSWER_CREDIT.saturating_sub(credited));
+                        credited += grant;
+                        if let Some(d) = deadline.as_mut() {
+                            *d += grant;
+                        }
+                        sent?;
+                    }
+                    _ => self.note(&format!(
+                        "notification {m}{}",
+                        params_preview(obj.get("params"))
+                    )),
+                }
+                continue;
+            }
+            if obj.get("id") == Some(&json!(id)) {
+                if let Some(e) = obj.get("error") {
+                    return Ok(Reply::Error(e.clone()));
+                }
+                return Ok(Reply::Result(
+                    obj.get("result").cloned().unwrap_or(Value::Null),
+                ));
+            }
+            self.note(&format!(
+                "ignored a response to an unknown id {}",
+                obj.get("id").unwrap_or(&Value::Null)
+            ));
+        }
+    }
+
+    /// Answers one server request; the reply is sent by `deadline` (that
+    /// of the request being waited for) plus the time the answer took.
+    fn answer_server_request(
+        &mut self,
+        id: Value,
+        method: &str,
+        params: Option<&Value>,
+        handler: &mut ElicitHandler<'_>,
+        deadline: Option<Instant>,
+    ) -> Result<(), ElicitError> {
+        let before = handler.answering;
+        self.note(&format!("server request {method} (id {id})"));
+        let outcome = handler.handle(method, params);
+        if method == elicit_core::elicitation::protocol::ELICITATION_METHOD {
+            self.read_ahead_for_strict(handler);
+        }
+        let reply = match outcome {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Err(HandlerError::Rpc { code, message }) => {
+                self.note(&format!("answered {method} with error {code}: {message}"));
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+            }
+            Err(HandlerError::Fatal(e)) => {
+                // Tell the server before giving up, so it is not left waiting.
+                let _ = self
+                    .server
+                    .send(&json!({"jsonrpc": "2.0", "id": id, "error": {
+                        "code": elicit_core::error::rpc_code::INTERNAL_ERROR,
+                        "message": format!("elicit could not resolve the elicitation: {e}"),
+                    }}));
+                return Err(e);
+            }
+        };
+        let spent = (handler.answering - before).min(MAX_ANSWER_CREDIT);
+        self.server.send_by(&reply, deadline.map(|d| d + spent))
+    }
+
+    /// `--strict`: before an elicitation's answer goes out, whatever the
+    /// server has already sent is read ahead (and held for the loop); an
+    /// `elicitation/create` among it was sent while this one was
+    /// unanswered.
+    fn read_ahead_for_strict(&mut self, handler: &ElicitHandler<'_>) {
+        let Some(strict) = &handler.strict else {
+            return;
+        };
+        loop {
+            // The shortest wait that still takes what is already queued.
+            let next = self.server.receive(Some(Duration::from_millis(1)));
+            match &next {
+                Ok(Incoming::TimedOut) => return,
+                Ok(Incoming::Message(m))
+                    if m.get("method").and_then(Value::as_str)
+                        == Some(elicit_core::elicitation::protocol::ELICITATION_METHOD)
+                        && m.get("id").is_some_and(|i| !i.is_null()) =>
+                {
+                    strict.concurrent(m, 1);
+                }
+                Ok(Incoming::Message(_)) => {}
+                _ => {
+                    self.held.push_back(next);
+                    return;
+                }
+            }
+            self.held.push_back(next);
+        }
+    }
+
+    /// Adds the server's exit status to a failure, when it has exited.
+    fn explain(&mut self, e: ElicitError, method: &str) -> ElicitError {
+        match e {
+            ElicitError::Server(cause) => ElicitError::Server(ServerError::WhileWaiting {
+                cause: Box::new(cause),
+                method: method.to_string(),
+                detail: self.server.gone_detail(),
+            }),
+            other => other,
+        }
+    }
+
+    fn note(&self, text: &str) {
+        if self.verbose {
+            eprintln!("elicit: {}", sanitize_line(text));
+        }
+    }
+
+    /// Lists the server's tools (following `nextCursor`).
+    pub fn list_tools(
+        &mut self,
+        handler: &mut ElicitHandler<'_>,
+    ) -> Result<Vec<Value>, ElicitError> {
+        let mut tools = Vec::new();
+        let mut cursor: Option<Value> = None;
+        for _ in 0..100 {
+            let params = match &cursor {
+                Some(c) => json!({"cursor": c}),
+                None => json!({}),
+            };
+            match self.request(wire::TOOLS_LIST, params, handler)? {
+                Reply::Result(r) => {
+                    if let Some(list) = r.get("tools").and_then(Value::as_array) {
+                        tools.extend(list.iter().cloned());
+                    }
+                    cursor = r.get("nextCursor").filter(|c| !c.is_null()).cloned();
+                    if cursor.is_none() {
+                        break;
+                    }
+                }
+                Reply::Error(e) => {
+                    return Err(ElicitError::Server(ServerError::ToolsListFailed {
+                        detail: short(&e),
+                    }))
+                }
+            }
+        }
+        Ok(tools)
+    }
+}
+
+fn params_preview(params: Option<&Value>) -> String {
+    match params {
+        Some(p) => format!(" {}", elicit_core::text::truncate(&p.to_string(), 160)),
+        None => String::new(),
+    }
+}
+
+/// `code: message` of a JSON-RPC error object.
+pub fn short(error: &Value) -> String {
+    let code = error.get("code").map(Value::to_string).unwrap_or_default();
+    let message = error.get("message").and_then(Value::as_str).unwrap_or("");
+    sanitize_line(&format!("{code} {message}"))
+}
+
+/// Builds `tools/call` params.
+pub fn call_params(name: &str, arguments: &Map<String, Value>) -> Value {
+    json!({"name": name, "arguments": arguments})
+}
