@@ -225,6 +225,10 @@ pub fn remove_at(doc: &mut Value, pointer: &str) {
     }
 }
 
+/// Where a task's result names its task: a fresh id on every run, the
+/// protocol's bookkeeping rather than what the tool returned.
+const RELATED_TASK_POINTER: &str = "/_meta/io.modelcontextprotocol~1related-task";
+
 /// The result comparison of a replay: `ignore` pointers are left out,
 /// `match` pointers must hold a value matching their regex (then are left
 /// out too), everything else must be equal. Returns the lines of the diff
@@ -261,9 +265,23 @@ pub fn result_diff(
         remove_at(&mut old, pointer);
         remove_at(&mut new, pointer);
     }
-    for pointer in ignore {
+    for pointer in ignore
+        .iter()
+        .map(String::as_str)
+        .chain([RELATED_TASK_POINTER])
+    {
         remove_at(&mut old, pointer);
         remove_at(&mut new, pointer);
+    }
+    for v in [&mut old, &mut new] {
+        if let Some(o) = v.as_object_mut() {
+            if o.get("_meta")
+                .and_then(Value::as_object)
+                .is_some_and(|m| m.is_empty())
+            {
+                o.shift_remove("_meta");
+            }
+        }
     }
     lines.extend(json_diff(&old, &new).iter().flat_map(Change::lines));
     lines
@@ -655,5 +673,17 @@ mod tests {
                 "~ /isError: false → true"
             ]
         );
+    }
+
+    #[test]
+    fn a_task_result_compares_without_its_fresh_task_id() {
+        let old = json!({"content": [{"type": "text", "text": "done"}],
+            "_meta": {"io.modelcontextprotocol/related-task": {"taskId": "a1"}}});
+        let new = json!({"content": [{"type": "text", "text": "done"}],
+            "_meta": {"io.modelcontextprotocol/related-task": {"taskId": "b2"}}});
+        assert!(result_diff(&old, &new, &[], &[]).is_empty());
+        let other = json!({"content": [{"type": "text", "text": "done"}],
+            "_meta": {"io.modelcontextprotocol/related-task": {"taskId": "b2"}, "x": 1}});
+        assert_eq!(result_diff(&old, &other, &[], &[]), ["+ /_meta: {\"x\":1}"]);
     }
 }

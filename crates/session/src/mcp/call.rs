@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use super::client::{call_params, short, McpClient, Reply};
 use super::handler::ElicitHandler;
+use super::tasks;
 use elicit_core::elicitation::protocol::wire;
 use elicit_core::elicitation::protocol::URL_ELICITATION_REQUIRED;
 use elicit_core::error::{ElicitError, ServerError};
@@ -40,9 +41,24 @@ pub fn call_tool_end(
     arguments: &Map<String, Value>,
 ) -> Result<CallEnd, ElicitError> {
     let mut retried_url_required = false;
+    let as_task = needs_task(client, handler, tool)?;
+    let call_params = |tool: &str, arguments: &Map<String, Value>| {
+        let mut params = call_params(tool, arguments);
+        if as_task {
+            tasks::with_task(&mut params);
+        }
+        params
+    };
     let mut params = call_params(tool, arguments);
     for _ in 0..MAX_INPUT_ROUNDS {
-        match client.request(wire::TOOLS_CALL, params.clone(), handler)? {
+        let reply = match client.request(wire::TOOLS_CALL, params.clone(), handler)? {
+            Reply::Result(created) if as_task && tasks::created_task(&created).is_some() => {
+                let id = tasks::created_task(&created).unwrap_or_default();
+                client.request(wire::TASKS_RESULT, tasks::result_params(&id), handler)?
+            }
+            reply => reply,
+        };
+        match reply {
             Reply::Result(result)
                 if result.get("resultType").and_then(Value::as_str) == Some("input_required") =>
             {
@@ -100,6 +116,32 @@ pub fn call_tool_end(
     Err(ElicitError::Server(ServerError::TooManyRounds {
         rounds: MAX_INPUT_ROUNDS,
     }))
+}
+
+/// Whether `tool` must be called as a task ([`tasks`]). The tool list is
+/// read first when the server runs tool calls as tasks and it was not read
+/// yet in this session (a replay calls without listing); a server that
+/// cannot list its tools is called plainly, and says so itself.
+fn needs_task(
+    client: &mut McpClient,
+    handler: &mut ElicitHandler<'_>,
+    tool: &str,
+) -> Result<bool, ElicitError> {
+    if !tasks::server_runs_tool_tasks(client.server_capabilities.as_ref()) {
+        return Ok(false);
+    }
+    if client.tools.is_none() {
+        if let Err(e) = client.list_tools(handler) {
+            if !matches!(e, ElicitError::Server(ServerError::ToolsListFailed { .. })) {
+                return Err(e);
+            }
+        }
+    }
+    Ok(tasks::needs_task(
+        client.server_capabilities.as_ref(),
+        client.tools.as_deref().unwrap_or_default(),
+        tool,
+    ))
 }
 
 /// Builds a tool's arguments from `--args JSON` and `--arg KEY=VALUE`

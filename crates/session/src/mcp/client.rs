@@ -89,6 +89,11 @@ pub struct McpClient {
     /// [`MAX_ANSWER_CREDIT`] a request).
     pub timeout: Option<Duration>,
     pub server_info: Option<Value>,
+    /// What the server said it supports (the handshake's `capabilities`).
+    pub server_capabilities: Option<Value>,
+    /// The server's tools, once listed in this session (what they need to be
+    /// called: a task, say).
+    pub tools: Option<Vec<Value>>,
     pub verbose: bool,
     /// Why [`Self::generation`] is the one in use, in words for `--verbose`.
     pub why: String,
@@ -133,6 +138,8 @@ impl McpClient {
             generation: Generation::Stateless,
             timeout,
             server_info: None,
+            server_capabilities: None,
+            tools: None,
             verbose,
             why: String::new(),
             held: Default::default(),
@@ -273,6 +280,7 @@ impl McpClient {
             .unwrap_or(version)
             .to_string();
         self.server_info = result.get("serverInfo").cloned();
+        self.server_capabilities = result.get("capabilities").cloned();
         self.generation = Generation::Handshake(negotiated);
         self.server
             .send(&json!({"jsonrpc": "2.0", "method": wire::INITIALIZED}))?;
@@ -505,6 +513,7 @@ impl McpClient {
                 }
             }
         }
+        self.tools = Some(tools.clone());
         Ok(tools)
     }
 }

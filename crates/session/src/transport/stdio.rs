@@ -133,7 +133,12 @@ impl ServerProcess {
             let mut buf = Vec::new();
             loop {
                 // Bounded: a server cannot grow elicit with one endless line.
-                match elicit_core::bounded::read_line_limited(&mut reader, &mut buf, LINE_LIMIT, false) {
+                match elicit_core::bounded::read_line_limited(
+                    &mut reader,
+                    &mut buf,
+                    LINE_LIMIT,
+                    false,
+                ) {
                     Ok(LineRead::Line) => {}
                     Ok(LineRead::TooLong { .. }) => {
                         if let Some(l) = &reader_log {

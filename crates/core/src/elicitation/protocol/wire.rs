@@ -28,6 +28,11 @@ pub const PING: &str = "ping";
 /// A URL-mode elicitation's out-of-band completion (2025-11-25).
 pub const ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
 pub const CANCELLED: &str = "notifications/cancelled";
+/// A task's final result, waited for (2025-11-25 tasks): the server delivers
+/// the task's own requests (its elicitations) while this waits.
+pub const TASKS_RESULT: &str = "tasks/result";
+/// Asks a server to stop a task (2025-11-25 tasks).
+pub const TASKS_CANCEL: &str = "tasks/cancel";
 
 /// Client requests that may come back `input_required` (2026-07-28).
 pub const RETRYABLE: [&str; 3] = [TOOLS_CALL, PROMPTS_GET, RESOURCES_READ];
