@@ -38,7 +38,8 @@ export interface ElicitOptions {
   noOpen?: boolean;
   /** The command that opens the page and URLs (`--browser`; env ELICIT_BROWSER). */
   browser?: string;
-  /** The server's name shown to the person, or a function giving it (`--server`). */
+  /** The server's name, shown to the person and matched by answer rules' `server`; or a
+   * function giving it when asked (`() => client.getServerVersion()?.name`). */
   server?: string | (() => string | undefined);
   /** Milliseconds a person may take (default 10 minutes); past them the answer is cancel. */
   timeout?: number;

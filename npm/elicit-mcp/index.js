@@ -53,13 +53,23 @@ function elicitArgs(options) {
   if (options.noInput) args.push("--no-input");
   if (options.noOpen) args.push("--no-open");
   if (options.browser != null) args.push("--browser", options.browser);
-  // A name, or a function giving one when asked (`() => client.getServerVersion()?.name`).
-  const name = typeof options.server === "function" ? options.server() : options.server;
-  if (name) args.push("--server", String(name));
   args.push("--timeout", `${Math.max(1, Math.round(timeoutOf(options)))}ms`);
   args.push(...(options.args || []));
   args.push("-");
   return args;
+}
+
+// Where elicit reads the server's name in an elicitation's params (`_meta`, as 2026-07-28
+// servers stamp it): the header a person sees, and the `server` of answer rules.
+const SERVER_INFO_META = "io.modelcontextprotocol/serverInfo";
+
+// The params with the `server` option's name (a name, or a function giving one when asked:
+// `() => client.getServerVersion()?.name`) in `_meta`.
+function withServer(params, server) {
+  const name = typeof server === "function" ? server() : server;
+  if (!name) return params;
+  const meta = params._meta && typeof params._meta === "object" ? params._meta : {};
+  return { ...params, _meta: { ...meta, [SERVER_INFO_META]: { name: String(name) } } };
 }
 
 function timeoutOf(options) {
@@ -83,6 +93,7 @@ function resolve(params, options = {}) {
       if (params === null || typeof params !== "object" || Array.isArray(params)) {
         throw new TypeError("expected an elicitation's params (an object)");
       }
+      params = withServer(params, options.server);
       binary = options.binary || findBinary();
       args = elicitArgs(options);
     } catch (e) {
@@ -183,7 +194,7 @@ function resolve(params, options = {}) {
       if (partial) tail.push(partial);
       const stderr = stderrText();
       if (code !== 0) {
-        const said = stderr.trim().split("\n").filter(Boolean).slice(-3);
+        const said = stderr.split("\n").map((l) => l.trim()).filter(Boolean).slice(-3);
         const how = sig ? `was ended by ${sig}` : `failed (exit status ${code})`;
         settle(reject, new ElicitError(`elicit ${how}${said.length ? ": " + said.join(" / ") : ""}`, code, stderr));
         return;

@@ -74,8 +74,8 @@ class Elicit:
     no_open       print the page's address on stderr instead of opening a browser
                   (``--no-open``; env ELICIT_NO_OPEN)
     browser       the command that opens the page and URLs (``--browser``; env ELICIT_BROWSER)
-    server        the name shown to the person (``--server``); by default the name the server
-                  gives itself
+    server        the server's name, shown to the person and matched by answer rules' ``server``;
+                  by default the name the server gave the SDK (its ``serverInfo``)
     timeout       seconds a person may take; past them the answer is cancel (``--timeout``)
     binary        the elicit binary (default: ELICIT_BINARY, else the package's own)
     args          any other arguments for elicit
@@ -113,7 +113,7 @@ class Elicit:
         self.args = list(args)
         self.env = dict(env or {})
 
-    def command(self, server: Optional[str] = None) -> List[str]:
+    def command(self) -> List[str]:
         """The command line that resolves one elicitation read from stdin."""
         cmd = [self.binary or find_elicit_bin()]
         for answer in self.answers:
@@ -128,9 +128,6 @@ class Elicit:
             cmd.append("--no-open")
         if self.browser is not None:
             cmd += ["--browser", self.browser]
-        name = self.server or server
-        if name:
-            cmd += ["--server", name]
         cmd += ["--timeout", "%dms" % max(1, int(self.timeout * 1000))]
         cmd += self.args
         cmd.append("-")
@@ -144,8 +141,8 @@ class Elicit:
         Raises ElicitNotFound when there is no binary, ElicitError when elicit fails (bad
         answers, no way to ask with ``no_input``, CI with no terminal...).
         """
-        document = json.dumps(_params_dict(params)).encode("utf-8")
-        cmd = self.command(server)
+        document = json.dumps(_with_server(_params_dict(params), self.server, server)).encode("utf-8")
+        cmd = self.command()
         env = None
         if self.env:
             env = dict(os.environ)
@@ -184,7 +181,7 @@ class Elicit:
             raise
         stderr = "".join(tail)
         if proc.returncode != 0:
-            said = stderr.strip().splitlines()
+            said = [line.strip() for line in stderr.splitlines() if line.strip()]
             raise ElicitError(
                 "elicit failed (exit status %s)%s"
                 % (proc.returncode, ": " + " / ".join(said[-3:]) if said else ""),
@@ -279,6 +276,28 @@ def _params_dict(params: Any) -> Dict[str, Any]:
     if isinstance(params, Mapping):
         return dict(params)
     raise TypeError("expected elicitation params (a dict or an SDK model), got %r" % type(params))
+
+
+# Where elicit reads the server's name in an elicitation's params (`_meta`, as 2026-07-28
+# servers stamp it): the header a person sees, and the `server` of answer rules.
+_SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
+
+
+def _with_server(document: Dict[str, Any], chosen: Optional[str], known: Optional[str]) -> Dict[str, Any]:
+    """The params with the server's name in `_meta`: the one chosen (the `server` option)
+    replaces any; the one the SDK knows fills in when the server stamped none."""
+    meta = document.get("_meta")
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict) or not (chosen or known):
+        return document
+    meta = dict(meta)
+    if chosen:
+        meta[_SERVER_INFO_META] = {"name": chosen}
+    elif not isinstance(meta.get(_SERVER_INFO_META), dict):
+        meta[_SERVER_INFO_META] = {"name": known}
+    document["_meta"] = meta
+    return document
 
 
 def _server_name(context: Any) -> Optional[str]:
