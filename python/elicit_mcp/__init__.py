@@ -28,7 +28,7 @@ import os
 import sys
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from ._find import ElicitNotFound, find_elicit_bin
+from ._find import ElicitError, ElicitNotFound, find_elicit_bin
 
 __all__ = [
     "Elicit",
@@ -49,16 +49,6 @@ _GRACE = 15.0
 _STDERR_TAIL = 20
 # Runs being ended after a cancellation, kept referenced until they are gone.
 _reaping: set = set()
-
-
-class ElicitError(RuntimeError):
-    """elicit could not resolve the elicitation: it failed (``returncode``, its last words in
-    ``stderr``), printed no result, or took longer than allowed."""
-
-    def __init__(self, message: str, returncode: Optional[int] = None, stderr: str = ""):
-        super().__init__(message)
-        self.returncode = returncode
-        self.stderr = stderr
 
 
 class Elicit:
@@ -200,8 +190,13 @@ class Elicit:
 
     async def callback(self, context: Any, params: Any) -> Any:
         """The Python SDK's ``elicitation_callback(context, params)``: returns the SDK's
-        ``ElicitResult`` (the mcp package's own type)."""
-        result = await self.resolve(params, _server_name(context))
+        ``ElicitResult`` (the mcp package's own type), or, when elicit cannot resolve it (no
+        binary, bad answers, nobody to ask), the SDK's ``ErrorData`` with the reason, which the
+        SDK sends the server as a JSON-RPC error (-32603)."""
+        try:
+            result = await self.resolve(params, _server_name(context))
+        except ElicitError as e:
+            return _sdk_error(e)
         return _sdk_result(result)
 
     async def handler(self, message: str, response_type: Any, params: Any, context: Any) -> Any:
@@ -316,6 +311,14 @@ def _sdk_result(result: Dict[str, Any]) -> Any:
     except ImportError:
         return result
     return ElicitResult.model_validate(result)
+
+
+def _sdk_error(error: Exception) -> Any:
+    try:
+        from mcp.types import INTERNAL_ERROR, ErrorData
+    except ImportError:
+        raise error from None
+    return ErrorData(code=INTERNAL_ERROR, message=str(error))
 
 
 _default = Elicit()

@@ -8,8 +8,19 @@ import sysconfig
 from typing import Optional
 
 
-class ElicitNotFound(FileNotFoundError):
-    """The `elicit` binary is nowhere this module looks (see the message for where)."""
+class ElicitError(RuntimeError):
+    """elicit could not resolve the elicitation: it failed (``returncode``, its last words in
+    ``stderr``), printed no result, or took longer than allowed."""
+
+    def __init__(self, message: str, returncode: Optional[int] = None, stderr: str = ""):
+        super().__init__(message)
+        self.returncode = returncode
+        self.stderr = stderr
+
+
+class ElicitNotFound(ElicitError, FileNotFoundError):
+    """No `elicit` binary: nowhere this module looks (the message says where), or the one
+    named by ELICIT_BINARY or ``binary`` is not there."""
 
 
 def find_elicit_bin() -> str:
