@@ -675,3 +675,103 @@ fn typescript_sdk_client_answered_on_the_page_in_chromium() {
         json!({"action": "accept", "content": {"name": "Bo", "age": 30, "color": "red"}})
     );
 }
+
+// ---------------------------------------------------------------------------
+// The packages' READMEs
+
+/// Everything a finished client printed (its stdout, until the end).
+fn all_lines(run: &SdkClient) -> String {
+    let mut out = String::new();
+    while let Ok(line) = run.0.lines.recv_timeout(CLIENT_LIMIT) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The fenced block of `lang` in a package's README.
+fn readme_example(readme: &str, lang: &str) -> String {
+    let text = std::fs::read_to_string(root().join(readme)).unwrap();
+    let start = text
+        .find(&format!("```{lang}\n"))
+        .unwrap_or_else(|| panic!("no {lang} example in {readme}"))
+        + lang.len()
+        + 4;
+    let len = text[start..].find("```").unwrap();
+    text[start..start + len].to_string()
+}
+
+/// The ten-line examples of python/README.md (the wheel's) and
+/// npm/elicit-mcp/README.md (the npm package's) run as written, with the
+/// pinned server-everything in place of `npx -y …` (no registry here) and
+/// answer rules from ELICIT_ANSWERS in place of a person.
+#[test]
+fn the_package_readme_examples_run() {
+    installed();
+    let dir = tempfile::tempdir().unwrap();
+    let answers = dir.path().join("answers.json");
+    std::fs::write(
+        &answers,
+        json!({"elicit": "answers/1", "rules": [
+            {"match": {"fields": ["name", "email"]}, "answer": {"name": "Ada Lovelace"}}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let everything = server_everything();
+    let env = [
+        ("ELICIT_ANSWERS", answers.to_str().unwrap()),
+        ("ELICIT_NO_INPUT", "1"),
+    ];
+
+    let python = readme_example("python/README.md", "python").replace(
+        r#"command="npx", args=["-y", "@modelcontextprotocol/server-everything"]"#,
+        &format!(r#"command="{}", args=["stdio"]"#, everything[0]),
+    );
+    assert!(python.contains(&everything[0]), "{python}");
+    assert!(python.lines().count() <= 12, "{python}");
+    let script = dir.path().join("example.py");
+    std::fs::write(&script, python).unwrap();
+    let mut run = SdkClient(NoTerminal::spawn_command(
+        client_command(&venv_python(), &[script.display().to_string()], &env),
+        None,
+    ));
+    let status = crate::common::wait_at_most(&mut run.0.child, CLIENT_LIMIT);
+    let out = all_lines(&run);
+    assert!(status.success(), "{}", run.0.stderr());
+    assert!(
+        out.contains(r#""name": "Ada Lovelace""#),
+        "{out}\n{}",
+        run.0.stderr()
+    );
+
+    let js = readme_example("npm/elicit-mcp/README.md", "js").replace(
+        r#"command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"]"#,
+        &format!(r#"command: "{}", args: ["stdio"]"#, everything[0]),
+    );
+    assert!(js.contains(&everything[0]), "{js}");
+    assert!(js.lines().count() <= 12, "{js}");
+    // A project of its own: the SDK as installed by scripts/install-test-servers, and
+    // elicit-mcp as the source tree's package.
+    let modules = dir.path().join("node_modules");
+    std::fs::create_dir(&modules).unwrap();
+    std::os::unix::fs::symlink(
+        root().join(".deps/node/node_modules/@modelcontextprotocol"),
+        modules.join("@modelcontextprotocol"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(root().join("npm/elicit-mcp"), modules.join("elicit-mcp")).unwrap();
+    let script = dir.path().join("example.mjs");
+    std::fs::write(&script, js).unwrap();
+    let mut cmd = client_command("node", &[script.display().to_string()], &env);
+    cmd.current_dir(dir.path());
+    let mut run = SdkClient(NoTerminal::spawn_command(cmd, None));
+    let status = crate::common::wait_at_most(&mut run.0.child, CLIENT_LIMIT);
+    let out = all_lines(&run);
+    assert!(status.success(), "{}", run.0.stderr());
+    assert!(
+        out.contains(r#""name": "Ada Lovelace""#),
+        "{out}\n{}",
+        run.0.stderr()
+    );
+}
