@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import sysconfig
 from typing import Optional
@@ -34,6 +35,10 @@ def find_elicit_bin() -> str:
     if override:
         if os.path.isfile(override):
             return override
+        # A bare name is looked up on PATH, as the npm package's spawn does.
+        found = shutil.which(override) if os.sep not in override else None
+        if found:
+            return found
         raise ElicitNotFound(
             "ELICIT_BINARY is set to %r, which is not a file. Unset it to use the elicit "
             "binary installed with the elicit-mcp package." % override

@@ -11,6 +11,9 @@
 //! built binary in ELICIT_BINARY, the variable both honour. The clients are
 //! tests/sdk/*: written as a user writes one.
 
+// server-everything's default for its number field is 3.14, a literal, not π.
+#![allow(clippy::approx_constant)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -287,6 +290,20 @@ fn fastmcp_client_answers_ctx_elicit_from_rules() {
         fastmcp_echo(&out),
         json!({"action": "accept", "content": {"name": "Barbara"}})
     );
+    // URL mode (`ctx.session.elicit_url`): a scripted accept says the person is done and
+    // opens nothing; the tool gets the action.
+    let out = python_client(
+        "fastmcp-legacy",
+        "connect_url",
+        json!({"answers": ["accept"]}),
+        &fastmcp_server(),
+        &[],
+    )
+    .output();
+    assert_eq!(
+        fastmcp_echo(&out),
+        json!({"action": "accept", "content": null})
+    );
     // The Python SDK's own client against the FastMCP server, with options.
     let out = python_client(
         "mcp-legacy",
@@ -469,6 +486,18 @@ fn typescript_sdk_client_answers_from_rules_and_answers() {
     assert_eq!(
         fastmcp_echo(&out),
         json!({"action": "accept", "content": {"name": "Grace", "age": 85, "color": "green"}})
+    );
+    // URL mode: the FastMCP server's `elicit_url`, declined.
+    let out = ts_client(
+        "connect_url",
+        json!({"answers": "decline"}),
+        &fastmcp_server(),
+        &[],
+    )
+    .output();
+    assert_eq!(
+        fastmcp_echo(&out),
+        json!({"action": "decline", "content": null})
     );
     let out = ts_client(
         "trigger-elicitation-request",
