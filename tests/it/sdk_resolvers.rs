@@ -804,3 +804,93 @@ fn the_package_readme_examples_run() {
         run.0.stderr()
     );
 }
+
+// ---------------------------------------------------------------------------
+// A person at the terminal
+
+/// An SDK client started on a pseudo-terminal, as a developer runs one:
+/// the resolver's elicit finds the terminal (its stdin and stdout are the
+/// resolver's pipes) and asks there; the client's one JSON line comes last.
+fn on_a_terminal(program: &str, args: &[String]) -> expectrl::session::OsSession {
+    let mut cmd = client_command(program, args, &[]);
+    cmd.env("NO_COLOR", "1")
+        .env("TERM", "xterm-256color")
+        .env_remove("ELICIT_UI")
+        .env_remove("CI");
+    let mut s = expectrl::session::OsSession::spawn(cmd).expect("spawn under a pty");
+    s.set_expect_timeout(Some(CLIENT_LIMIT));
+    s
+}
+
+/// Waits for `prompt`, lets the prompt take the terminal, and types `keys`.
+fn type_at(s: &mut expectrl::session::OsSession, prompt: &str, keys: &str) {
+    use expectrl::Expect;
+    s.expect(prompt)
+        .unwrap_or_else(|e| panic!("waiting for {prompt:?}: {e}"));
+    std::thread::sleep(Duration::from_millis(300));
+    s.send(keys).unwrap();
+}
+
+/// The JSON line the client prints at the end, from what the terminal showed.
+fn last_json(s: &mut expectrl::session::OsSession) -> Value {
+    use expectrl::Expect;
+    let m = s.expect(expectrl::Eof).expect("the client ends");
+    let text = String::from_utf8_lossy(m.as_bytes()).into_owned();
+    // The line may follow the prompt's last redraw codes on the same row.
+    let line = text
+        .lines()
+        .rev()
+        .find_map(|l| l.find("{\"").map(|at| l[at..].trim()))
+        .unwrap_or_else(|| panic!("no JSON line:\n{}", text.escape_debug()));
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"))
+}
+
+/// With a terminal, the resolvers ask there (the default `--ui auto`):
+/// fastmcp's handler and the TypeScript SDK's, a FastMCP `ctx.elicit` form
+/// typed in by a person.
+#[test]
+fn sdk_clients_ask_at_the_terminal_when_there_is_one() {
+    installed();
+    let server = fastmcp_server();
+    let mut args = vec![
+        root()
+            .join("tests/sdk/python_client.py")
+            .display()
+            .to_string(),
+        "fastmcp-legacy".into(),
+        "form_ctx".into(),
+        "{}".into(),
+        "null".into(),
+        "--".into(),
+    ];
+    args.extend(server.iter().cloned());
+    let mut s = on_a_terminal(&venv_python(), &args);
+    type_at(&mut s, "Name *", "Grace\r");
+    type_at(&mut s, "Age *", "85\r");
+    type_at(&mut s, "Color *", "\r");
+    type_at(&mut s, "Send these answers?", "\r");
+    let out = last_json(&mut s);
+    assert_eq!(
+        fastmcp_echo(&out),
+        json!({"action": "accept", "content": {"name": "Grace", "age": 85, "color": "red"}})
+    );
+
+    let mut args = vec![
+        root().join("tests/sdk/ts_client.cjs").display().to_string(),
+        root().join("npm/elicit-mcp").display().to_string(),
+        "form_ctx".into(),
+        "{}".into(),
+        "null".into(),
+        "--".into(),
+    ];
+    args.extend(server.iter().cloned());
+    let mut s = on_a_terminal("node", &args);
+    type_at(&mut s, "Name *", "Bo\r");
+    // Esc cancels the whole form: the tool gets cancel, not an error.
+    type_at(&mut s, "Age *", "\x1b");
+    let out = last_json(&mut s);
+    assert_eq!(
+        fastmcp_echo(&out),
+        json!({"action": "cancel", "content": null})
+    );
+}
