@@ -435,6 +435,11 @@ fn python_module_errors_are_clear_and_runs_are_bounded() {
             .contains("elicit: answer on the page http://127.0.0.1:"),
         "elicit's stderr is relayed: {out}"
     );
+    assert_eq!(
+        out["main"],
+        concat!("elicit ", env!("CARGO_PKG_VERSION")),
+        "python -m elicit_mcp: {out}"
+    );
     assert_eq!(out["callback_is_sdk_type"], true, "{out}");
     assert_eq!(out["callback_action"], "decline");
 }
@@ -456,6 +461,8 @@ fn typescript_sdk_client_answers_from_rules_and_answers() {
         &[],
     )
     .output();
+    // The SDK that server-everything brings, pinned by scripts/servers/package-lock.json.
+    assert_eq!(out["sdk"], "1.32.2", "{out}");
     let raw = everything_raw(&out);
     assert_eq!(raw["action"], "accept", "{out}");
     assert_eq!(raw["content"]["name"], "Ada");

@@ -119,6 +119,14 @@ async def main() -> None:
         sys.stderr = saved
     out["relayed"] = recorder.text
 
+    # `python -m elicit_mcp` runs the binary (here: ELICIT_BINARY's).
+    os.environ["ELICIT_BINARY"] = real
+    main = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "elicit_mcp", "--version", stdout=asyncio.subprocess.PIPE
+    )
+    version, _ = await asyncio.wait_for(main.communicate(), 30)
+    out["main"] = version.decode().strip()
+
     # The SDK's result type comes back from the callback.
     import mcp.types
 

@@ -7,7 +7,8 @@
 // MODULE   the elicit-mcp package to load (the source tree's npm/elicit-mcp, or an installed one)
 // OPTIONS  the options of elicitHandler(...) (`null`: none)
 //
-// Prints one line of JSON on stdout: {"content": [the result's text blocks], "isError": ...},
+// Prints one line of JSON on stdout: {"sdk": the SDK's version, "content": [the result's text
+// blocks], "isError": ...},
 // or {"error": "<name>: <message>"} when the call failed.
 "use strict";
 
@@ -19,6 +20,10 @@ const sdk = createRequire(path.join(root, ".deps/node/package.json"));
 const { Client } = sdk("@modelcontextprotocol/sdk/client/index.js");
 const { StdioClientTransport } = sdk("@modelcontextprotocol/sdk/client/stdio.js");
 const { ElicitRequestSchema } = sdk("@modelcontextprotocol/sdk/types.js");
+// Its own package.json (the SDK's exports map "./package.json" to its dist's).
+const sdkVersion = JSON.parse(
+  require("fs").readFileSync(path.join(root, ".deps/node/node_modules/@modelcontextprotocol/sdk/package.json"), "utf8"),
+).version;
 
 async function main() {
   const argv = process.argv.slice(2);
@@ -39,7 +44,7 @@ async function main() {
     const result = await client.callTool({ name: tool, arguments: JSON.parse(argsJson) }, undefined, {
       timeout: 120000,
     });
-    out = { content: result.content.map((b) => b.text), isError: Boolean(result.isError) };
+    out = { sdk: sdkVersion, content: result.content.map((b) => b.text), isError: Boolean(result.isError) };
   } catch (e) {
     out = { error: `${e.name}: ${e.message}` };
   } finally {
