@@ -80,12 +80,36 @@ function timeoutOf(options) {
   return t;
 }
 
+// One elicitation at a time per process: a person has one terminal (two elicits reading it at
+// once would take each other's keys) and answers one form at a time; a server's concurrent
+// requests wait their turn, each still bounded by its own timeout. An aborted request leaves
+// the queue at once.
+let turns = Promise.resolve();
+
+function resolve(params, options = {}) {
+  const mine = turns.then(() => {
+    if (options.signal && options.signal.aborted) return Promise.reject(options.signal.reason);
+    return resolveNow(params, options);
+  });
+  turns = mine.then(
+    () => undefined,
+    () => undefined,
+  );
+  if (!options.signal) return mine;
+  // Waiting for its turn, an aborted request rejects at once (its run, if started, is ended).
+  return new Promise((resolvePromise, reject) => {
+    const onAbort = () => reject(options.signal.reason);
+    options.signal.addEventListener("abort", onAbort, { once: true });
+    mine.then(resolvePromise, reject).finally(() => options.signal.removeEventListener("abort", onAbort));
+  });
+}
+
 // Resolves one elicitation (its params: message, requestedSchema or url...) with elicit and
 // returns the ElicitResult: {action: "accept", content}, "decline" or "cancel" (a person who
 // dismissed it, or no answer within the timeout). Rejects with ElicitNotFound when there is no
 // binary, ElicitError when elicit fails, and the signal's reason when `signal` aborts (elicit
 // is ended then).
-function resolve(params, options = {}) {
+function resolveNow(params, options) {
   return new Promise((resolvePromise, reject) => {
     let binary;
     let args;

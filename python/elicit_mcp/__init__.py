@@ -26,6 +26,7 @@ import asyncio
 import json
 import os
 import sys
+import weakref
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ._find import ElicitError, ElicitNotFound, find_elicit_bin
@@ -49,6 +50,18 @@ _GRACE = 15.0
 _STDERR_TAIL = 20
 # Runs being ended after a cancellation, kept referenced until they are gone.
 _reaping: set = set()
+# One elicitation at a time per event loop: a person has one terminal (two elicits reading it
+# at once would take each other's keys) and answers one form at a time; a server's concurrent
+# requests wait their turn, each still bounded by its own timeout.
+_turns: "weakref.WeakKeyDictionary[Any, asyncio.Lock]" = weakref.WeakKeyDictionary()
+
+
+def _turn() -> asyncio.Lock:
+    loop = asyncio.get_running_loop()
+    lock = _turns.get(loop)
+    if lock is None:
+        lock = _turns[loop] = asyncio.Lock()
+    return lock
 
 
 class Elicit:
@@ -129,8 +142,13 @@ class Elicit:
         ``cancel`` (a person who dismisses the form, or no answer within ``timeout``).
 
         Raises ElicitNotFound when there is no binary, ElicitError when elicit fails (bad
-        answers, no way to ask with ``no_input``, CI with no terminal...).
+        answers, no way to ask with ``no_input``, CI with no terminal...). Elicitations of one
+        event loop are resolved one at a time.
         """
+        async with _turn():
+            return await self._resolve(params, server)
+
+    async def _resolve(self, params: Any, server: Optional[str]) -> Dict[str, Any]:
         document = json.dumps(_with_server(_params_dict(params), self.server, server)).encode("utf-8")
         cmd = self.command()
         env = None

@@ -368,8 +368,9 @@ fn resolver_failures_reach_the_server_as_errors() {
 }
 
 /// The module's edges: scripted answers, elicit's errors in the exception,
-/// a missing binary named, the timeout bounding a run (cancel), and a
-/// cancelled callback ending its elicit (tests/sdk/python_module_checks.py).
+/// a missing binary named, the timeout bounding a run (cancel), two at once
+/// taking turns, and a cancelled callback ending its elicit
+/// (tests/sdk/python_module_checks.py).
 #[test]
 fn python_module_errors_are_clear_and_runs_are_bounded() {
     installed();
@@ -423,6 +424,12 @@ fn python_module_errors_are_clear_and_runs_are_bounded() {
     assert_eq!(out["timed_out"]["result"], json!({"action": "cancel"}));
     let seconds = out["timed_out"]["seconds"].as_f64().unwrap();
     assert!((0.9..10.0).contains(&seconds), "{seconds}");
+    assert_eq!(
+        out["two_at_once"]["results"],
+        json!([{"action": "cancel"}, {"action": "cancel"}])
+    );
+    let seconds = out["two_at_once"]["seconds"].as_f64().unwrap();
+    assert!(seconds >= 1.9, "one at a time: {seconds}");
     assert_eq!(
         out["cancelled"],
         json!({"was_running": true, "ended": true}),
@@ -518,7 +525,8 @@ fn typescript_sdk_client_answers_from_rules_and_answers() {
 
 /// The handler's edges (tests/sdk/js_module_checks.cjs): the request as the
 /// SDK passes it, bare params, elicit's errors, a missing binary or platform
-/// package named, the timeout (cancel), an aborted request ending elicit.
+/// package named, the timeout (cancel), two at once taking turns, an
+/// aborted request ending elicit.
 #[test]
 fn typescript_handler_errors_are_clear_and_runs_are_bounded() {
     let dir = tempfile::tempdir().unwrap();
@@ -570,6 +578,12 @@ fn typescript_handler_errors_are_clear_and_runs_are_bounded() {
     assert_eq!(out["timedOut"]["result"], json!({"action": "cancel"}));
     let seconds = out["timedOut"]["seconds"].as_f64().unwrap();
     assert!((0.9..10.0).contains(&seconds), "{seconds}");
+    assert_eq!(
+        out["twoAtOnce"]["results"],
+        json!([{"action": "cancel"}, {"action": "cancel"}])
+    );
+    let seconds = out["twoAtOnce"]["seconds"].as_f64().unwrap();
+    assert!(seconds >= 1.9, "one at a time: {seconds}");
     assert_eq!(
         out["aborted"],
         json!({"reason": "the server withdrew the request", "wasRunning": true, "ended": true}),

@@ -73,6 +73,11 @@ async function main() {
   const result = await m.resolve(FORM, { ui: "browser", noOpen: true, timeout: 1000 });
   out.timedOut = { result, seconds: Math.round((Date.now() - started) / 100) / 10 };
 
+  // Two at once wait their turns (one terminal, one person): two 1-second runs take two.
+  const bothStarted = Date.now();
+  const both = await Promise.all([0, 1].map(() => m.resolve(FORM, { ui: "browser", noOpen: true, timeout: 1000 })));
+  out.twoAtOnce = { results: both, seconds: Math.round((Date.now() - bothStarted) / 100) / 10 };
+
   // Aborted while the page waits (the server withdrew the request): elicit is ended.
   const pidfile = path.join(work, "elicit.pid");
   const wrapper = path.join(work, "elicit-wrapper");

@@ -92,6 +92,13 @@ async def main() -> None:
     result = await elicit_mcp.Elicit(binary=real, ui="browser", no_open=True, timeout=1).resolve(FORM)
     out["timed_out"] = {"result": result, "seconds": round(time.monotonic() - started, 1)}
 
+    # Two at once wait their turns (one terminal, one person): two 1-second runs take two.
+    started = time.monotonic()
+    both = await asyncio.gather(
+        *[elicit_mcp.Elicit(binary=real, ui="browser", no_open=True, timeout=1).resolve(FORM) for _ in range(2)]
+    )
+    out["two_at_once"] = {"results": both, "seconds": round(time.monotonic() - started, 1)}
+
     # Cancelled while the page waits: elicit is ended, not left behind. A wrapper records
     # elicit's pid, then becomes elicit.
     pidfile = os.path.join(work, "elicit.pid")
