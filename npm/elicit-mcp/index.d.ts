@@ -1,8 +1,8 @@
 // Types of elicit-mcp's SDK handler (index.js). They describe MCP's wire shapes, so they need
 // no import from @modelcontextprotocol/sdk, and they fit its v1 and v2 handlers.
 
-/** A value a form field takes. */
-export type ElicitValue = string | number | boolean | string[] | null;
+/** A value a form field takes (MCP's: no null, so the SDK's own ElicitResult type accepts it). */
+export type ElicitValue = string | number | boolean | string[];
 
 /** An elicitation's params: a form (message, requestedSchema) or a URL (mode "url"). */
 export interface ElicitParams {
