@@ -206,9 +206,10 @@ fn everything_from_rules() -> Value {
 // Python: the Python SDK (mcp 2.3.0) and fastmcp (4.2.3)
 
 /// The Python SDK's `Client(..., elicitation_callback=elicitation_callback)`
-/// against server-everything, answered by rules from ELICIT_ANSWERS (the
-/// flag's environment form) with ELICIT_NO_INPUT; then `Elicit(answers=…)`
-/// as `-a`, and a decline.
+/// (and `ClientSession(...)`) against server-everything, answered by rules
+/// from ELICIT_ANSWERS (the flag's environment form) with ELICIT_NO_INPUT,
+/// matched on the server's name the SDK knows; then `Elicit(answers=…)` as
+/// `-a`, and a decline.
 #[test]
 fn python_sdk_client_answers_server_everything_from_rules_and_answers() {
     let dir = tempfile::tempdir().unwrap();
@@ -227,6 +228,16 @@ fn python_sdk_client_answers_server_everything_from_rules_and_answers() {
     .output();
     assert_eq!(out["sdk"], "mcp", "{out}");
     assert_eq!(everything_raw(&out), everything_from_rules());
+    // The same callback on the low-level ClientSession.
+    let out = python_client(
+        "mcp-session",
+        "trigger-elicitation-request",
+        Value::Null,
+        &server_everything(),
+        &env,
+    )
+    .output();
+    assert_eq!(everything_raw(&out), everything_from_rules(), "{out}");
 
     let out = python_client(
         "mcp",

@@ -4,7 +4,8 @@ PYTHONPATH=python, so `elicit_mcp` is the source tree's module.
 
     python_client.py SDK TOOL ARGS_JSON OPTIONS_JSON -- SERVER_COMMAND...
 
-SDK      `mcp` (mcp.client.Client, elicitation_callback=) or `fastmcp`
+SDK      `mcp` (mcp.client.Client, elicitation_callback=), `mcp-session` (ClientSession over
+         stdio_client, elicitation_callback=) or `fastmcp`
          (fastmcp.Client, elicitation_handler=); `mcp-legacy` and `fastmcp-legacy` pin the
          handshake era (mode="legacy"), where a server's ctx.elicit sends elicitation/create
 TOOL     the tool to call, with ARGS_JSON as its arguments
@@ -32,7 +33,21 @@ async def main() -> None:
     options = json.loads(options_json)
     resolver = elicit_mcp.Elicit(**options) if options is not None else None
     try:
-        if sdk.startswith("mcp"):
+        if sdk == "mcp-session":
+            # The low-level ClientSession over stdio_client, as older code and the SDK's
+            # examples write it.
+            from mcp import ClientSession, StdioServerParameters
+            from mcp.client.stdio import stdio_client
+
+            callback = resolver.callback if resolver else elicit_mcp.elicitation_callback
+            params = StdioServerParameters(command=command, args=server_args)
+            async with stdio_client(params) as (read, write):
+                async with ClientSession(read, write, elicitation_callback=callback) as session:
+                    await session.initialize()
+                    result = await session.call_tool(tool, json.loads(args_json))
+            texts = [getattr(b, "text", None) for b in result.content]
+            out = {"sdk": "mcp", "content": texts, "isError": bool(result.is_error)}
+        elif sdk.startswith("mcp"):
             from mcp import StdioServerParameters
             from mcp.client import Client
 
