@@ -76,6 +76,9 @@ mod pty_url;
 mod real_servers;
 /// `elicit request` -> a resolver -> `elicit result`.
 mod request_result;
+/// The SDK resolvers (python/elicit_mcp, npm/elicit-mcp's elicitHandler)
+/// with each SDK's real client against real servers: rules, then the page.
+mod sdk_resolvers;
 /// Sign-in against hostile authorization servers and protected resources.
 mod signin_hostile;
 /// Tools that run as tasks and ask for input, through call, test and proxy.

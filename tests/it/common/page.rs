@@ -297,8 +297,21 @@ impl NoTerminal {
         open_files: Option<u64>,
     ) -> NoTerminal {
         let mut cmd = Command::new(BIN);
-        cmd.args(args)
-            .env_remove("ELICIT_BROWSER")
+        cmd.args(args);
+        NoTerminal::start(cmd, stdin_text, open_files)
+    }
+
+    /// Another program that runs elicit (an SDK client with elicit's
+    /// resolver), started as [`NoTerminal::spawn`] starts elicit: its own
+    /// session, pipes, none of the person's browser or UI settings; its
+    /// stderr, where elicit's words are relayed, is read for the page's
+    /// address the same way.
+    pub fn spawn_command(cmd: Command, stdin_text: Option<&str>) -> NoTerminal {
+        NoTerminal::start(cmd, stdin_text, None)
+    }
+
+    fn start(mut cmd: Command, stdin_text: Option<&str>, open_files: Option<u64>) -> NoTerminal {
+        cmd.env_remove("ELICIT_BROWSER")
             .env_remove("BROWSER")
             .env_remove("ELICIT_UI")
             // These runs stand for a desktop client, not a CI job.

@@ -1,0 +1,147 @@
+"""The elicit_mcp module's edges, run by tests/it/sdk_resolvers.rs with PYTHONPATH=python and
+ELICIT_BINARY set to the freshly built binary. Prints one JSON object of what happened; the
+test asserts on it.
+
+    python_module_checks.py WORKDIR
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import sys
+import time
+
+import elicit_mcp
+
+FORM = {
+    "message": "Region?",
+    "requestedSchema": {
+        "type": "object",
+        "properties": {"region": {"type": "string"}},
+        "required": ["region"],
+    },
+}
+
+
+class Recorder(io.TextIOBase):
+    """sys.stderr, recorded: what the module relays from elicit."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def write(self, s: str) -> int:
+        self.text += s
+        return len(s)
+
+
+async def wait_until(what: str, cond, limit: float = 20.0) -> None:
+    deadline = time.monotonic() + limit
+    while not cond():
+        if time.monotonic() > deadline:
+            raise SystemExit("waited in vain for " + what)
+        await asyncio.sleep(0.02)
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().split(") ")[-1][:1] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+async def main() -> None:
+    work = sys.argv[1]
+    real = os.environ["ELICIT_BINARY"]
+    out = {}
+
+    # Scripted answers, through the module-level function.
+    out["answered"] = await elicit_mcp.resolve(FORM, answers=["region=apac"])
+
+    # A bad answer: elicit's own words in the exception.
+    try:
+        await elicit_mcp.resolve(FORM, answers=["nosuchfield=1"], no_input=True)
+        out["bad_answer"] = None
+    except elicit_mcp.ElicitError as e:
+        out["bad_answer"] = {"type": type(e).__name__, "message": str(e), "returncode": e.returncode}
+
+    # No binary: ELICIT_BINARY wrong, then an explicit binary that is not there.
+    os.environ["ELICIT_BINARY"] = os.path.join(work, "missing", "elicit")
+    try:
+        await elicit_mcp.resolve(FORM)
+        out["env_missing"] = None
+    except elicit_mcp.ElicitNotFound as e:
+        out["env_missing"] = {"message": str(e), "is_file_not_found": isinstance(e, FileNotFoundError)}
+    del os.environ["ELICIT_BINARY"]
+    try:
+        await elicit_mcp.Elicit(binary=os.path.join(work, "missing", "elicit")).resolve(FORM)
+        out["binary_missing"] = None
+    except elicit_mcp.ElicitNotFound as e:
+        out["binary_missing"] = str(e)
+    # Nothing set and no wheel installed here (the source tree's module): where it looked.
+    try:
+        out["found"] = elicit_mcp.find_elicit_bin()
+    except elicit_mcp.ElicitNotFound as e:
+        out["not_found"] = str(e)
+
+    # Bounded: nobody answers the page within the timeout, and the answer is cancel.
+    started = time.monotonic()
+    result = await elicit_mcp.Elicit(binary=real, ui="browser", no_open=True, timeout=1).resolve(FORM)
+    out["timed_out"] = {"result": result, "seconds": round(time.monotonic() - started, 1)}
+
+    # Two at once wait their turns (one terminal, one person): two 1-second runs take two.
+    started = time.monotonic()
+    both = await asyncio.gather(
+        *[elicit_mcp.Elicit(binary=real, ui="browser", no_open=True, timeout=1).resolve(FORM) for _ in range(2)]
+    )
+    out["two_at_once"] = {"results": both, "seconds": round(time.monotonic() - started, 1)}
+
+    # Cancelled while the page waits: elicit is ended, not left behind. A wrapper records
+    # elicit's pid, then becomes elicit.
+    pidfile = os.path.join(work, "elicit.pid")
+    wrapper = os.path.join(work, "elicit-wrapper")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\necho $$ > '%s'\nexec '%s' \"$@\"\n" % (pidfile, real))
+    os.chmod(wrapper, 0o755)
+    recorder = Recorder()
+    saved, sys.stderr = sys.stderr, recorder
+    try:
+        task = asyncio.ensure_future(
+            elicit_mcp.Elicit(binary=wrapper, ui="browser", no_open=True).resolve(FORM)
+        )
+        await wait_until("the page's address", lambda: "answer on the page " in recorder.text)
+        pid = int(open(pidfile).read())
+        running = alive(pid)
+        task.cancel()
+        try:
+            await task
+            out["cancelled"] = "not cancelled"
+        except asyncio.CancelledError:
+            await wait_until("elicit to end", lambda: not alive(pid))
+            out["cancelled"] = {"was_running": running, "ended": not alive(pid)}
+    finally:
+        sys.stderr = saved
+    out["relayed"] = recorder.text
+
+    # `python -m elicit_mcp` runs the binary (here: ELICIT_BINARY's).
+    os.environ["ELICIT_BINARY"] = real
+    main = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "elicit_mcp", "--version", stdout=asyncio.subprocess.PIPE
+    )
+    version, _ = await asyncio.wait_for(main.communicate(), 30)
+    out["main"] = version.decode().strip()
+
+    # The SDK's result type comes back from the callback.
+    import mcp.types
+
+    result = await elicit_mcp.Elicit(binary=real, answers=["decline"]).callback(None, FORM)
+    out["callback_type"] = "%s.%s" % (type(result).__module__, type(result).__name__)
+    out["callback_is_sdk_type"] = isinstance(result, mcp.types.ElicitResult)
+    out["callback_action"] = result.action
+    print(json.dumps(out), flush=True)
+
+
+asyncio.run(main())
