@@ -56,8 +56,10 @@ mod tests {
             "age":{"type":"integer","minimum":0,"maximum":150},
             "color":{"type":"string","enum":["red","green"]},
             "ok":{"type":"boolean","default":true}},"required":["name"]});
-        let p = rmcp_params(json!({"mode":"form","message":"Who?","requestedSchema":schema,
-            "_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t1"}}}));
+        let p = rmcp_params(
+            json!({"mode":"form","message":"Who?","requestedSchema":schema,
+            "_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t1"}}}),
+        );
         let e = to_elicit_params(&p).unwrap();
         assert_eq!(e.mode(), Mode::Form);
         assert_eq!(e.message, "Who?");
@@ -86,8 +88,10 @@ mod tests {
 
     #[test]
     fn a_url_keeps_its_url_and_id_and_drops_an_empty_id() {
-        let p = rmcp_params(json!({"mode":"url","message":"Sign in","url":"https://example.com/a?b=1",
-            "elicitationId":"el-1"}));
+        let p = rmcp_params(
+            json!({"mode":"url","message":"Sign in","url":"https://example.com/a?b=1",
+            "elicitationId":"el-1"}),
+        );
         let e = to_elicit_params(&p).unwrap();
         assert_eq!(e.mode(), Mode::Url);
         assert_eq!(e.url.as_deref(), Some("https://example.com/a?b=1"));

@@ -356,18 +356,23 @@ impl Inner {
     }
 }
 
-/// Who answers, by [`Ui`], as the command chooses: the terminal when one
-/// opens (`Auto`, `Terminal`), else the page (`Auto`: only outside CI and
-/// when a browser really opens it, unless `no_open`; `Browser`: always);
-/// nobody under `no_input`.
+/// Who answers, by [`Ui`], as the command chooses (`person` and
+/// `page_fallback` in its `commands/mod.rs`): the terminal when one opens
+/// (`Auto`, `Terminal`), else the page (`Auto`: only outside CI and when a
+/// browser really opens it, unless `no_open`; `Browser`: always); nobody
+/// under `no_input`.
 fn choose_person(o: &Options) -> Person {
-    if o.no_input {
-        return Person::Nobody(NoTerminal {
-            detail: "no_input (ELICIT_NO_INPUT) is set".into(),
-        });
-    }
-    let page = |unattended: bool| {
-        BrowserResolver::new(PageOptions {
+    let terminal = || {
+        TerminalResolver::open(TerminalOptions {
+            server: o.server.clone(),
+            timeout: o.prompt_timeout,
+            browser: o.browser.clone(),
+            no_open: o.no_open,
+        })
+    };
+    match decide(o, terminal) {
+        Choice::Terminal(t) => Person::Terminal(Mutex::new(t.with_timeout_flag("prompt_timeout"))),
+        Choice::Page { unattended } => BrowserResolver::new(PageOptions {
             server: o.server.clone(),
             timeout: o.prompt_timeout,
             browser: o.browser.clone(),
@@ -379,32 +384,46 @@ fn choose_person(o: &Options) -> Person {
             Person::Nobody(NoTerminal {
                 detail: e.to_string(),
             })
-        })
-    };
-    if o.ui == Ui::Browser {
-        return page(false);
+        }),
+        Choice::Nobody(detail) => Person::Nobody(NoTerminal { detail }),
     }
-    match TerminalResolver::open(TerminalOptions {
-        server: o.server.clone(),
-        timeout: o.prompt_timeout,
-        browser: o.browser.clone(),
-        no_open: o.no_open,
-    }) {
-        Ok(t) => Person::Terminal(Mutex::new(t.with_timeout_flag("prompt_timeout"))),
+}
+
+/// What [`choose_person`] settles on.
+#[derive(Debug)]
+enum Choice<T> {
+    Terminal(T),
+    /// `unattended`: nobody asked for the page, so an elicitation fails at
+    /// once when no browser opens it.
+    Page {
+        unattended: bool,
+    },
+    Nobody(String),
+}
+
+/// The choice, given how opening the terminal goes (tried only when the
+/// terminal may be used).
+fn decide<T>(o: &Options, open_terminal: impl FnOnce() -> Result<T, String>) -> Choice<T> {
+    if o.no_input {
+        return Choice::Nobody("no_input (ELICIT_NO_INPUT) is set".into());
+    }
+    if o.ui == Ui::Browser {
+        return Choice::Page { unattended: false };
+    }
+    match open_terminal() {
+        Ok(t) => Choice::Terminal(t),
         Err(detail) if o.ui == Ui::Auto => {
             if o.no_open {
-                page(false)
+                Choice::Page { unattended: false }
             } else if o.ci {
-                Person::Nobody(NoTerminal {
-                    detail: format!(
-                        "{detail}; CI is set, so elicit does not fall back to a browser page nobody would see (Ui::Browser or no_open asks for the page)"
-                    ),
-                })
+                Choice::Nobody(format!(
+                    "{detail}; CI is set, so elicit does not fall back to a browser page nobody would see (Ui::Browser or no_open asks for the page)"
+                ))
             } else {
-                page(true)
+                Choice::Page { unattended: true }
             }
         }
-        Err(detail) => Person::Nobody(NoTerminal { detail }),
+        Err(detail) => Choice::Nobody(detail),
     }
 }
 
@@ -466,7 +485,10 @@ mod tests {
         );
         let h = ElicitHandler::new(nobody().answer("name=Ada").answer("n=30")).unwrap();
         let e = h.resolve(form(name_schema()), None).await.unwrap_err();
-        assert!(matches!(e, Error::Elicit(ElicitError::Validation(_))), "{e}");
+        assert!(
+            matches!(e, Error::Elicit(ElicitError::Validation(_))),
+            "{e}"
+        );
         assert_eq!(e.to_error_data().code.0, -32603);
     }
 
@@ -479,14 +501,20 @@ mod tests {
         assert!(e.is_nobody_to_ask(), "{e}");
         let h = ElicitHandler::new(nobody().fallback(Action::Decline)).unwrap();
         let r = h.resolve(form(name_schema()), None).await.unwrap();
-        assert_eq!(serde_json::to_value(&r).unwrap(), json!({"action":"decline"}));
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            json!({"action":"decline"})
+        );
     }
 
     #[tokio::test]
     async fn a_url_accept_carries_no_content() {
         let h = ElicitHandler::new(nobody().answer("accept")).unwrap();
         let r = h.resolve(url(), None).await.unwrap();
-        assert_eq!(serde_json::to_value(&r).unwrap(), json!({"action":"accept"}));
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            json!({"action":"accept"})
+        );
     }
 
     #[tokio::test]
@@ -500,7 +528,10 @@ mod tests {
             json!({"elicitation":{"form":{}}})
         );
         let e = h.resolve(url(), None).await.unwrap_err();
-        assert!(matches!(e, Error::UndeclaredMode { mode: "url", .. }), "{e}");
+        assert!(
+            matches!(e, Error::UndeclaredMode { mode: "url", .. }),
+            "{e}"
+        );
         assert_eq!(e.to_error_data().code.0, -32602);
         let none = ElicitHandler::new(nobody().modes(ElicitModes::NONE)).unwrap();
         assert_eq!(
@@ -523,8 +554,55 @@ mod tests {
         assert!(matches!(e, Error::Rules { .. }), "{e}");
     }
 
+    #[test]
+    fn the_person_is_chosen_as_the_command_chooses() {
+        let no_tty = || Err::<(), _>("no terminal (/dev/tty: No such device)".to_string());
+        let tty = || Ok::<(), String>(());
+        let page = |c: Choice<()>| match c {
+            Choice::Page { unattended } => Some(unattended),
+            _ => None,
+        };
+        let o = Options::default();
+        assert!(matches!(decide(&o, tty), Choice::Terminal(())));
+        assert_eq!(
+            page(decide(&o, no_tty)),
+            Some(true),
+            "only if a browser opens"
+        );
+        assert_eq!(page(decide(&o.clone().no_open(true), no_tty)), Some(false));
+        match decide(&o.clone().ci(true), no_tty) {
+            Choice::Nobody(why) => assert!(
+                why.contains("no terminal") && why.contains("CI is set"),
+                "{why}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        // CI does not stop the page when it was asked for.
+        assert_eq!(
+            page(decide(&o.clone().ci(true).no_open(true), no_tty)),
+            Some(false)
+        );
+        assert_eq!(
+            page(decide(&o.clone().ci(true).ui(Ui::Browser), tty)),
+            Some(false)
+        );
+        let terminal = o.clone().ui(Ui::Terminal);
+        assert!(matches!(decide(&terminal, tty), Choice::Terminal(())));
+        assert!(
+            matches!(decide(&terminal, no_tty), Choice::Nobody(why) if why.starts_with("no terminal"))
+        );
+        let never = || -> Result<(), String> { panic!("the terminal is not tried under no_input") };
+        assert!(matches!(
+            decide(&o.clone().no_input(true), never),
+            Choice::Nobody(_)
+        ));
+    }
+
     /// A person that records what it was asked and accepts with a name.
-    struct Fake(Arc<Mutex<Vec<(Option<String>, Vec<String>)>>>);
+    /// What the fake person was asked: the server's name, the fields.
+    type Asked = Arc<Mutex<Vec<(Option<String>, Vec<String>)>>>;
+
+    struct Fake(Asked);
 
     impl Resolver for Fake {
         fn resolve(&mut self, e: &Elicitation, pending: Pending) -> Result<Answer, ElicitError> {

@@ -333,7 +333,13 @@ mod tests {
             assert!(!o.no_input && !o.no_open, "{off:?}");
         }
         // CI's own convention: only empty, 0 and false say "not CI".
-        for (ci, on) in [("", false), ("0", false), ("False", false), ("1", true), ("no", true)] {
+        for (ci, on) in [
+            ("", false),
+            ("0", false),
+            ("False", false),
+            ("1", true),
+            ("no", true),
+        ] {
             let o = Options::from_vars(vars(&[("CI", ci)])).unwrap();
             assert_eq!(o.ci, on, "CI={ci:?}");
         }
@@ -351,7 +357,9 @@ mod tests {
             ("ELICIT_PROMPT_TIMEOUT", "99999999999999999999999"),
         ] {
             match Options::from_vars(vars(&[(var, value)])) {
-                Err(Error::Env { var: v, value: got, .. }) => {
+                Err(Error::Env {
+                    var: v, value: got, ..
+                }) => {
                     assert_eq!((v, got.as_str()), (var, value));
                 }
                 other => panic!("{var}={value}: {other:?}"),

@@ -37,7 +37,9 @@ fn required(var: &str) -> bool {
 
 /// Runs `scripts/NAME` once per test binary; `Err` says why it failed.
 fn install(script: &str) -> Result<(), String> {
-    static DONE: OnceLock<Mutex<Vec<(String, Result<(), String>)>>> = OnceLock::new();
+    /// Each script run, and how it went.
+    type Runs = Mutex<Vec<(String, Result<(), String>)>>;
+    static DONE: OnceLock<Runs> = OnceLock::new();
     let done = DONE.get_or_init(|| Mutex::new(Vec::new()));
     let mut done = done.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((_, r)) = done.iter().find(|(s, _)| s == script) {
