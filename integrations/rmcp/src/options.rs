@@ -94,8 +94,9 @@ impl Options {
     /// | `ELICIT_VERBOSE` | `--verbose` | [`Options::verbose`] |
     /// | `CI` | (the page fallback) | [`Options::ci`] |
     ///
-    /// Switches read as the command reads them: unset, empty, `0`, `false`,
-    /// `no`, `n`, `off`, `f` are off, anything else on. `BROWSER` is read
+    /// Read as the command reads them: an empty variable is unset; switches
+    /// are off for `0`, `false`, `no`, `n`, `off`, `f` (any case), on for
+    /// anything else. `BROWSER` is read
     /// when a URL or the page is opened, as by the command. A value that
     /// does not parse is an [`Error::Env`] naming the variable.
     pub fn from_env() -> Result<Options, Error> {
@@ -104,8 +105,9 @@ impl Options {
 
     /// [`Options::from_env`] over any source of variables (a test's map).
     pub fn from_vars(var: impl Fn(&str) -> Option<OsString>) -> Result<Options, Error> {
+        // An empty variable is an unset one, as clap reads `env`.
         let text = |name: &'static str| -> Result<Option<String>, Error> {
-            match var(name) {
+            match var(name).filter(|v| !v.is_empty()) {
                 None => Ok(None),
                 Some(v) => v.into_string().map(Some).map_err(|v| Error::Env {
                     var: name,
@@ -129,7 +131,7 @@ impl Options {
                 reason: "expected auto, terminal or browser".into(),
             })?;
         }
-        o.browser = text("ELICIT_BROWSER")?.filter(|b| !b.is_empty());
+        o.browser = text("ELICIT_BROWSER")?;
         o.no_open = switch("ELICIT_NO_OPEN")?;
         if let Some(t) = text("ELICIT_PROMPT_TIMEOUT")? {
             o.prompt_timeout = Some(parse_duration(&t).map_err(|reason| Error::Env {
@@ -345,6 +347,24 @@ mod tests {
         }
         let o = Options::from_vars(vars(&[("ELICIT_PROMPT_TIMEOUT", "45")])).unwrap();
         assert_eq!(o.prompt_timeout, Some(Duration::from_secs(45)));
+    }
+
+    #[test]
+    fn empty_variables_are_unset() {
+        let empty = [
+            "ELICIT_ANSWERS",
+            "ELICIT_UI",
+            "ELICIT_BROWSER",
+            "ELICIT_PROMPT_TIMEOUT",
+            "ELICIT_MODES",
+        ]
+        .map(|v| (v, ""));
+        let o = Options::from_vars(vars(&empty)).unwrap();
+        assert_eq!(o.ui, Ui::Auto);
+        assert_eq!(o.answers_file, None);
+        assert_eq!(o.browser, None);
+        assert_eq!(o.prompt_timeout, None);
+        assert_eq!(o.modes, ElicitModes::default());
     }
 
     #[test]
