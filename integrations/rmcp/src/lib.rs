@@ -29,6 +29,12 @@
 //! Opening the terminal installs elicit's Ctrl-C handler: a Ctrl-C at a
 //! prompt cancels that elicitation instead of ending the process.
 //!
+//! The browser page is one per process (one listener on 127.0.0.1, one
+//! list of pending elicitations): the first handler that uses it sets its
+//! browser command, `no_open`, prompt timeout and server name. Answer rules
+//! match on the server's name (its `serverInfo`), the mode, message, fields
+//! and URL host; not on the tool, which rmcp does not tell a handler.
+//!
 //! [rmcp]: https://docs.rs/rmcp
 
 #![warn(missing_docs)]
