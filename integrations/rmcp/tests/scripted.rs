@@ -179,23 +179,19 @@ async fn fastmcp_ctx_elicit_form_choice_and_url() {
     if !common::servers("fastmcp_ctx_elicit_form_choice_and_url") {
         return;
     }
-    let options = scripted(&["name=Bo", "age=30", "color=red"]);
+    // One session, three elicitations: each scripted value goes to the
+    // form that has its field; `accept` settles the URL.
+    let options = scripted(&["name=Bo", "age=30", "color=red", "value=blue", "accept"]);
     let client = connect(handler(options), fastmcp()).await;
     assert_eq!(
         fastmcp_answer(&call(&client, "form_ctx", json!({})).await),
         json!({"action":"accept","content":{"name":"Bo","age":30,"color":"red"}})
     );
-    close(client).await;
-
     // FastMCP asks a single choice as `{"value": …}`.
-    let client = connect(handler(scripted(&["value=blue"])), fastmcp()).await;
     assert_eq!(
         fastmcp_answer(&call(&client, "pick_color", json!({})).await),
         json!({"action":"accept","content":"blue"})
     );
-    close(client).await;
-
-    let client = connect(handler(scripted(&["accept"])), fastmcp()).await;
     assert_eq!(
         fastmcp_answer(&call(&client, "connect_url", json!({})).await),
         json!({"action":"accept","content":null})
