@@ -181,5 +181,44 @@ fn server_everything_and_fastmcp_answered_on_the_page_in_chromium() {
         fastmcp_answer(&finish(&rt, task)),
         json!({"action":"accept","content":null})
     );
+
+    // 5. Two elicitations at once (two clients): both wait on the page
+    // together, and each is answered on its own, the later one first.
+    let first = spawn_call(
+        &rt,
+        handler.clone(),
+        common::server_everything(),
+        "trigger-elicitation-request",
+        json!({}),
+    );
+    let second = spawn_call(
+        &rt,
+        handler.clone(),
+        common::server_everything(),
+        "trigger-elicitation-request",
+        json!({}),
+    );
+    await_form(&b, &opened, &mut visited, 5);
+    await_form(&b, &opened, &mut visited, 6);
+    b.click("form[action$='/answer/6'] button[name=action][value=decline]");
+    b.wait_for(
+        "the declined one to leave the page",
+        "return document.querySelector(\"form[action$='/answer/6']\") === null",
+    );
+    assert_eq!(
+        b.exec("return document.querySelector(\"form[action$='/answer/5']\") !== null"),
+        json!(true),
+        "the other one still waits"
+    );
+    b.click("form[action$='/answer/5'] button[name=action][value=cancel]");
+    let mut got = [
+        raw_result(&finish(&rt, first)),
+        raw_result(&finish(&rt, second)),
+    ];
+    got.sort_by_key(|v| v["action"].as_str().unwrap_or_default().to_string());
+    assert_eq!(
+        got,
+        [json!({"action": "cancel"}), json!({"action": "decline"})]
+    );
     drop(b);
 }
