@@ -292,6 +292,23 @@ impl ElicitHandler {
     }
 }
 
+impl ElicitHandler {
+    /// [`ElicitHandler::resolve`], given up with [`Error::Cancelled`] when
+    /// `ct` is cancelled (the server cancelled its request). A person who
+    /// was being asked may still answer; nothing is sent then.
+    pub async fn resolve_until(
+        &self,
+        ct: &tokio_util::sync::CancellationToken,
+        params: ElicitRequestParams,
+        server: Option<String>,
+    ) -> Result<RmcpResult, Error> {
+        tokio::select! {
+            result = self.resolve(params, server) => result,
+            () = ct.cancelled() => Err(Error::Cancelled),
+        }
+    }
+}
+
 /// The client capabilities declaring `modes` (none: no elicitation).
 fn capabilities(modes: ElicitModes) -> ClientCapabilities {
     let mut caps = ClientCapabilities::default();
@@ -443,10 +460,9 @@ impl ClientHandler for ElicitHandler {
             .peer
             .peer_info()
             .and_then(|info| info.server_info.as_ref().map(|s| s.name.clone()));
-        tokio::select! {
-            result = self.resolve(request, server) => result.map_err(ErrorData::from),
-            () = context.ct.cancelled() => Err(Error::Cancelled.into()),
-        }
+        self.resolve_until(&context.ct, request, server)
+            .await
+            .map_err(ErrorData::from)
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -605,6 +621,40 @@ mod tests {
     }
 
     /// A person that records what it was asked and accepts with a name.
+    /// A person who answers only when told to.
+    struct Slow(std::sync::mpsc::Receiver<()>);
+
+    impl Resolver for Slow {
+        fn resolve(&mut self, e: &Elicitation, _: Pending) -> Result<Answer, ElicitError> {
+            let _ = self.0.recv_timeout(std::time::Duration::from_secs(60));
+            Ok(Answer::from_action(&e.request.id, Action::Accept, None))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_request_stops_waiting_for_the_person() {
+        let (release, wait) = std::sync::mpsc::channel();
+        let h = ElicitHandler::new(Options::default())
+            .unwrap()
+            .with_resolver(Slow(wait));
+        let ct = tokio_util::sync::CancellationToken::new();
+        let mut asking = {
+            let (h, ct) = (h.clone(), ct.clone());
+            tokio::spawn(async move { h.resolve_until(&ct, url(), None).await })
+        };
+        // Still waiting for the person: it does not end by itself.
+        let early = tokio::time::timeout(std::time::Duration::from_millis(200), &mut asking).await;
+        assert!(early.is_err(), "answered without the person: {early:?}");
+        ct.cancel();
+        let got = tokio::time::timeout(std::time::Duration::from_secs(10), asking)
+            .await
+            .expect("cancel did not stop the wait")
+            .unwrap();
+        assert!(matches!(got, Err(Error::Cancelled)), "{got:?}");
+        // The person's thread ends once they answer.
+        release.send(()).unwrap();
+    }
+
     /// What the fake person was asked: the server's name, the fields.
     type Asked = Arc<Mutex<Vec<(Option<String>, Vec<String>)>>>;
 
