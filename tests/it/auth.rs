@@ -842,7 +842,7 @@ fn call_signs_in_without_a_terminal_and_leaks_no_secret() {
         &[],
         &fake.url(),
     );
-    assert_eq!(r.code, Some(0), "stderr: {}", r.stderr);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
     assert!(r.stdout.contains("echo: hi"), "{}", r.stdout);
     assert_no_secret("stdout", &r.stdout);
     assert_no_secret("stderr", &r.stderr);
@@ -867,7 +867,7 @@ fn call_signs_in_without_a_terminal_and_leaks_no_secret() {
     // A second run: no browser, no sign-in, the stored token.
     let authorizations = fake.find("/authorize").len();
     let r = call_echo(&store, &[], &[], &fake.url());
-    assert_eq!(r.code, Some(0), "stderr: {}", r.stderr);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
     assert!(r.stdout.contains("echo: hi"), "{}", r.stdout);
     assert_eq!(fake.find("/authorize").len(), authorizations);
     assert_no_secret("stderr", &r.stderr);
@@ -886,7 +886,7 @@ fn failed_sign_in_errors_hold_no_secret() {
     let store = dir.path().join("tokens");
     let browser = curl_browser();
     let r = call_echo(&store, &["--browser", &browser], &[], &fake.url());
-    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("401"), "{}", r.stderr);
     assert_no_secret("stderr", &r.stderr);
     assert_no_secret("stdout", &r.stdout);
@@ -894,7 +894,7 @@ fn failed_sign_in_errors_hold_no_secret() {
 
     let fresh = FakeAuth::start(Config::default());
     let r = call_echo(&dir.path().join("other"), &[], &[], &fresh.url());
-    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(
         r.stderr.contains("needs you to sign in") && r.stderr.contains("--browser"),
         "{}",
@@ -927,7 +927,7 @@ fn client_credentials_grant_needs_no_browser() {
         &[],
         &fake.url(),
     );
-    assert_eq!(r.code, Some(0), "stderr: {}", r.stderr);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
     assert!(r.stdout.contains("echo: hi"));
     assert!(fake.find("/authorize").is_empty());
     let t = &fake.find("/token")[0];

@@ -79,7 +79,7 @@ fn dpop_with_nonces_at_both_sides_and_a_bound_refresh() {
         &[],
         &fake.url(),
     );
-    assert_eq!(r.code, Some(0), "stderr: {}", r.stderr);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
     assert!(r.stdout.contains("echo: hi"), "{}", r.stdout);
     assert_eq!(fake.failures(), Vec::<String>::new());
     {
@@ -126,7 +126,7 @@ fn dpop_with_nonces_at_both_sides_and_a_bound_refresh() {
         &[],
         &fake.url(),
     );
-    assert_eq!(r.code, Some(0), "stderr: {}", r.stderr);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
     assert_eq!(fake.failures(), Vec::<String>::new());
     let refreshes: Vec<Req> = fake
         .find("/token")
@@ -144,7 +144,7 @@ fn dpop_with_nonces_at_both_sides_and_a_bound_refresh() {
     assert_eq!(fake.find("/authorize").len(), 1, "signed in only once");
 
     let out = run_elicit(dir.path(), &["auth", "logout", &fake.url()], &[]);
-    assert_eq!(out.code, Some(0));
+    assert_eq!(out.code, 0);
     assert!(!std::fs::read_dir(&tokens)
         .unwrap()
         .flatten()
@@ -173,7 +173,7 @@ fn dpop_flag_and_a_bearer_answer() {
         &[],
         &fake.url(),
     );
-    assert_eq!(r.code, Some(0), "stderr: {}", r.stderr);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
     assert_eq!(fake.failures(), Vec::<String>::new());
     assert!(fake.state.lock().unwrap().mcp_proofs >= 2);
     assert!(fake.find("/token")[0].headers.contains_key("dpop"));
@@ -190,7 +190,7 @@ fn dpop_flag_and_a_bearer_answer() {
         &[],
         &plain.url(),
     );
-    assert_eq!(r.code, Some(0), "stderr: {}", r.stderr);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
     assert!(!plain.find("/token")[0].headers.contains_key("dpop"));
     let mcp = plain.find("/mcp");
     assert!(mcp.iter().any(|m| m
@@ -216,7 +216,7 @@ fn dpop_flag_and_a_bearer_answer() {
         &[],
         &other.url(),
     );
-    assert_eq!(r.code, Some(1));
+    assert_eq!(r.code, 1);
     assert!(
         r.stderr.contains("PS256") && r.stderr.contains("ES256"),
         "{}",
@@ -273,7 +273,7 @@ fn client_credentials_with_a_private_key_jwt_es256_and_rs256() {
         &[],
         &fake.url(),
     );
-    assert_eq!(r.code, Some(0), "stderr: {}", r.stderr);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
     assert!(r.stdout.contains("echo: hi"));
     let point = key.public_key_raw().to_vec();
     let verify = |jws: &str| {
@@ -307,7 +307,7 @@ fn client_credentials_with_a_private_key_jwt_es256_and_rs256() {
             &[],
             &fake.url(),
         );
-        assert_eq!(r.code, Some(0), "{file}: {}", r.stderr);
+        assert_eq!(r.code, 0, "{file}: {}", r.stderr);
         let verify = |jws: &str| {
             let parts: Vec<&str> = jws.split('.').collect();
             assert_eq!(part_json(parts[0])["alg"], "RS256");
@@ -332,7 +332,7 @@ fn client_credentials_with_a_private_key_jwt_es256_and_rs256() {
         &[],
         &fake.url(),
     );
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.stderr);
 }
 
 /// A bad key file is a clear error naming the file, with nothing sent.
@@ -365,7 +365,7 @@ fn bad_key_files_are_clear_errors() {
             &[],
             &fake.url(),
         );
-        assert_eq!(r.code, Some(1), "{}", r.stderr);
+        assert_eq!(r.code, 1, "{}", r.stderr);
         assert!(
             r.stderr.contains(p) && r.stderr.contains(says),
             "{}",
@@ -385,7 +385,7 @@ fn bad_key_files_are_clear_errors() {
         &[],
         &fake.url(),
     );
-    assert_eq!(r.code, Some(1));
+    assert_eq!(r.code, 1);
     assert!(r.stderr.contains("needs --client-id"), "{}", r.stderr);
     assert!(fake.find("/token").is_empty());
 }
@@ -408,7 +408,7 @@ fn jwt_bearer_grant_with_an_assertion() {
         &[],
         &fake.url(),
     );
-    assert_eq!(r.code, Some(0), "stderr: {}", r.stderr);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
     assert!(r.stdout.contains("echo: hi"));
     let t = fake.find("/token");
     assert_eq!(t.len(), 1);
@@ -445,7 +445,7 @@ fn refused_and_expired_assertions() {
         &[],
         &fake.url(),
     );
-    assert_eq!(r.code, Some(1));
+    assert_eq!(r.code, 1);
     assert!(r.stderr.contains("invalid_grant"), "{}", r.stderr);
     // The fake echoes the assertion in its description: cut out.
     assert!(!r.stderr.contains(&assertion), "{}", r.stderr);
@@ -463,7 +463,7 @@ fn refused_and_expired_assertions() {
         &[],
         &fresh.url(),
     );
-    assert_eq!(r.code, Some(1));
+    assert_eq!(r.code, 1);
     assert!(
         r.stderr.contains("expired") && r.stderr.contains("--assertion"),
         "{}",
@@ -477,7 +477,7 @@ fn refused_and_expired_assertions() {
         &[],
         &fresh.url(),
     );
-    assert_eq!(r.code, Some(1));
+    assert_eq!(r.code, 1);
     assert!(r.stderr.contains("does not hold a JWT"), "{}", r.stderr);
     // A server without the grant.
     let no_grant = FakeAuth::start(ext());
@@ -488,7 +488,7 @@ fn refused_and_expired_assertions() {
         &[],
         &no_grant.url(),
     );
-    assert_eq!(r.code, Some(1));
+    assert_eq!(r.code, 1);
     assert!(r.stderr.contains("does not offer"), "{}", r.stderr);
     assert!(no_grant.find("/token").is_empty());
 }
@@ -525,7 +525,7 @@ fn enterprise_token_exchange_then_jwt_bearer() {
         log.to_str().unwrap(),
     ];
     let r = call_echo(dir.path(), &args, &[], &fake.url());
-    assert_eq!(r.code, Some(0), "stderr: {}", r.stderr);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
     assert!(r.stdout.contains("echo: hi"));
     assert_eq!(fake.find("/idp/token").len(), 1);
     let t = fake.find("/token");
@@ -562,7 +562,7 @@ fn enterprise_token_exchange_then_jwt_bearer() {
         &[],
         &by_issuer.url(),
     );
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(by_issuer.find("/idp/token").len(), 1);
     // Never an ID token over plain http to another machine.
     let r = call_echo(
@@ -576,7 +576,7 @@ fn enterprise_token_exchange_then_jwt_bearer() {
         &[],
         &by_issuer.url(),
     );
-    assert_eq!(r.code, Some(1));
+    assert_eq!(r.code, 1);
     assert!(r.stderr.contains("not https"), "{}", r.stderr);
 
     // The IdP refuses: a clear error naming it, and no grant at the AS.
@@ -599,7 +599,7 @@ fn enterprise_token_exchange_then_jwt_bearer() {
         &[],
         &refusing.url(),
     );
-    assert_eq!(r.code, Some(1));
+    assert_eq!(r.code, 1);
     assert!(
         r.stderr.contains("access_denied") && r.stderr.contains("/idp/token"),
         "{}",
@@ -637,7 +637,7 @@ fn proxy_refuses_an_assertion_on_standard_input() {
         &["proxy", "--assertion", "-", "http://127.0.0.1:9/mcp"],
         &[],
     );
-    assert_ne!(r.code, Some(0));
+    assert_ne!(r.code, 0);
     assert!(
         r.stderr.contains("--assertion -") && r.stderr.contains("pass a file"),
         "{}",
@@ -667,7 +667,7 @@ fn a_token_type_elicit_cannot_present_is_refused() {
             &[],
             &fake.url(),
         );
-        assert_eq!(r.code, Some(1), "{token_type}: {}", r.stderr);
+        assert_eq!(r.code, 1, "{token_type}: {}", r.stderr);
         assert!(
             r.stderr.contains(token_type) && r.stderr.contains("refused"),
             "{}",

@@ -5,6 +5,7 @@
 //! not, `--update`, unreadable cassettes, and the TAP / JUnit / JSON reports.
 
 use crate::common::installed;
+use crate::common::{Run, Test};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -33,29 +34,9 @@ fn fixture(stateless: bool) -> Vec<String> {
     v
 }
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs elicit with no terminal and no stdin, `env` added, within 120 s.
+/// Runs elicit with no terminal and no stdin, `env` added.
 fn elicit(args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let child = cmd.spawn().unwrap();
-    let out = child.wait_with_output().unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Test::new().args(args).envs(env).run()
 }
 
 /// `elicit call --record FILE ARGS -- SERVER`, which must succeed.

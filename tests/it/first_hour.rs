@@ -5,6 +5,7 @@
 //! in words no framework uses (tests/servers/two_era_server.py).
 
 use crate::common::installed;
+use crate::common::{Run, Test};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -43,43 +44,18 @@ fn two_era() -> Vec<String> {
     vec!["python3".into(), server_file("two_era_server.py")]
 }
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
+type Out = Run;
 
 /// `elicit call ARGS -- SERVER...` (or `elicit call ARGS URL` when `server`
 /// is one `http://` URL), with no terminal and no `--protocol` flag.
 fn call(args: &[&str], server: &[String]) -> Out {
-    let mut cmd = Command::new(BIN);
-    cmd.args(["call", "--timeout", "60s", "--server-log", "/dev/null"])
+    let test = Test::new()
+        .args(["call", "--timeout", "60s", "--server-log", "/dev/null"])
         .args(args);
     if server.len() == 1 && server[0].starts_with("http://") {
-        cmd.arg(&server[0]);
+        test.arg(&server[0]).run()
     } else {
-        cmd.arg("--").args(server);
-    }
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let limit = Duration::from_secs(120);
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            panic!("elicit call {args:?} did not exit within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        test.server(server).run()
     }
 }
 

@@ -3,41 +3,17 @@
 //! checks a clear error (or an exact value) and that nothing panics.
 
 use crate::common::elicit_command as elicit;
+use crate::common::{Run, Test};
 use serde_json::{json, Value};
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn json(&self) -> Value {
-        serde_json::from_str(self.stdout.trim())
-            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {:?}", self.stdout))
-    }
-}
 
 /// Runs elicit (never prompting) with `args` on `stdin`.
 fn run(args: &[&str], stdin: &str) -> Run {
-    let out = elicit()
+    Test::new()
         .arg("--no-input")
         .args(args)
-        .write_stdin(stdin.as_bytes().to_vec())
-        .timeout(std::time::Duration::from_secs(30))
-        .output()
-        .unwrap();
-    let r = Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    assert!(
-        !r.stderr.contains("panicked"),
-        "elicit panicked: {}",
-        r.stderr
-    );
-    r
+        .stdin(stdin)
+        .limit(std::time::Duration::from_secs(30))
+        .run()
 }
 
 // ---- item 17: durations ---------------------------------------------------

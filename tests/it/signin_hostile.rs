@@ -121,7 +121,7 @@ fn client_credentials_go_only_to_the_named_issuer() {
         &[],
         &format!("{}/mcp", server.base),
     );
-    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(evil.find("/token").is_empty(), "{:?}", evil.requests());
     assert!(!saw_secret(&evil));
     assert!(
@@ -139,7 +139,7 @@ fn client_credentials_go_only_to_the_named_issuer() {
         &[],
         &format!("{}/mcp", server.base),
     );
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("echo: hi"));
     assert!(saw_secret(&good));
 }
@@ -157,13 +157,13 @@ fn client_credentials_are_bound_to_the_first_issuer() {
     let creds = ["--client-id", "pre-id", "--client-secret", SECRET];
     let a = resource_for(&first.base);
     let r = call_echo(&store, &creds, &[], &format!("{}/mcp", a.base));
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(saw_secret(&first));
     assert!(r.stderr.contains("bound to"), "{}", r.stderr);
 
     let b = resource_for(&other.base);
     let r = call_echo(&store, &creds, &[], &format!("{}/mcp", b.base));
-    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(other.find("/token").is_empty(), "{:?}", other.requests());
     assert!(!saw_secret(&other));
     assert!(
@@ -178,7 +178,7 @@ fn client_credentials_are_bound_to_the_first_issuer() {
         &[],
         &format!("{}/mcp", b.base),
     );
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(saw_secret(&other));
 }
 
@@ -198,7 +198,7 @@ fn an_environment_secret_needs_a_named_issuer() {
     ];
     let url = format!("{}/mcp", server.base);
     let r = call_echo(&store, &[], &env, &url);
-    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(authz.find("/token").is_empty(), "{:?}", authz.requests());
     assert!(!saw_secret(&authz));
     assert!(r.stderr.contains("ELICIT_CLIENT_ISSUER"), "{}", r.stderr);
@@ -206,7 +206,7 @@ fn an_environment_secret_needs_a_named_issuer() {
 
     let named = [&env[..], &[("ELICIT_CLIENT_ISSUER", authz.base.as_str())]].concat();
     let r = call_echo(&store, &[], &named, &url);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(saw_secret(&authz));
 }
 
@@ -237,7 +237,7 @@ fn plain_http_authorization_server_endpoints_are_refused() {
             &[],
             &format!("{}/mcp", server.base),
         );
-        assert_eq!(r.code, Some(1), "{field}: {}", r.stderr);
+        assert_eq!(r.code, 1, "{field}: {}", r.stderr);
         assert!(
             r.stderr.contains(field) && r.stderr.contains("not https"),
             "{field}: {}",
@@ -280,7 +280,7 @@ fn metadata_redirects_stay_on_their_origin() {
         &[],
         &format!("{}/mcp", server.base),
     );
-    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("another origin"), "{}", r.stderr);
     assert!(evil.requests().is_empty(), "{:?}", evil.requests());
 
@@ -297,7 +297,7 @@ fn metadata_redirects_stay_on_their_origin() {
         &[],
         &format!("{}/mcp", redirecting.base),
     );
-    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(evil.requests().is_empty(), "{:?}", evil.requests());
 
     // A redirect within the origin is fine.
@@ -352,7 +352,7 @@ fn an_unattended_browser_is_not_given_a_suspicious_sign_in_url() {
         let mut flags = flags;
         flags.extend(["--timeout", "3s"]);
         let r = call_echo(&dir.path().join("t"), &flags, &env, &url);
-        assert_eq!(r.code, Some(1), "{}", r.stderr);
+        assert_eq!(r.code, 1, "{}", r.stderr);
         assert!(r.stderr.contains("Punycode"), "{}", r.stderr);
         assert!(
             !seen.exists(),
@@ -369,7 +369,7 @@ fn an_unattended_browser_is_not_given_a_suspicious_sign_in_url() {
         &[],
         &format!("{}/mcp", server.base),
     );
-    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(r.code, 1, "{}", r.stderr);
     let opened = std::fs::read_to_string(&seen).unwrap();
     assert!(
         opened.starts_with(&format!("{}/authorize?", authz.base)),
@@ -555,7 +555,7 @@ fn resource_metadata_without_resource_is_refused() {
         &[],
         &format!("{}/mcp", server.base),
     );
-    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("no `resource`"), "{}", r.stderr);
     assert!(authz.requests().is_empty(), "{:?}", authz.requests());
 }
@@ -586,11 +586,11 @@ fn tokens_that_are_not_bearer_are_never_sent_as_bearer() {
                 .is_some_and(|h| h.contains("tok-typed"))
         });
         if token_type == "bearer" {
-            assert_eq!(r.code, Some(0), "{token_type}: {}", r.stderr);
+            assert_eq!(r.code, 0, "{token_type}: {}", r.stderr);
             assert!(sent);
             continue;
         }
-        assert_eq!(r.code, Some(1), "{token_type}: {}", r.stderr);
+        assert_eq!(r.code, 1, "{token_type}: {}", r.stderr);
         assert!(!sent, "{token_type}: the token was sent");
         // The type is named (oauth2 reads it in lower case).
         assert!(
@@ -624,7 +624,7 @@ fn a_parent_path_resource_is_warned_about() {
         &[],
         &format!("{}/mcp", server.base),
     );
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.stderr);
     let warning = r
         .stderr
         .lines()
@@ -704,7 +704,7 @@ fn error_descriptions_cannot_forge_lines() {
             &[],
             &format!("{}/mcp", server.base),
         );
-        assert_eq!(r.code, Some(1), "{what}: {}", r.stderr);
+        assert_eq!(r.code, 1, "{what}: {}", r.stderr);
         assert!(r.stderr.contains("nope"), "{what} {strict}: {}", r.stderr);
         assert_not_forged(what, &r.stderr);
         assert!(!r.stderr.contains('\u{1b}'), "{what}: {:?}", r.stderr);
@@ -733,7 +733,7 @@ fn an_issuer_with_a_line_break_is_refused_not_stored() {
         &format!("{}/mcp", server.base),
     );
     assert_not_forged("stderr", &r.stderr);
-    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(r.code, 1, "{}", r.stderr);
     let list = std::process::Command::new(common::BIN)
         .args(["auth", "list"])
         .env("ELICIT_DATA_DIR", &store)
@@ -890,9 +890,9 @@ fn a_metadata_get_on_a_dropped_connection_is_sent_again_once() {
             &format!("{}/mcp", server.base),
         );
         if resets == 1 {
-            assert_eq!(r.code, Some(0), "{}", r.stderr);
+            assert_eq!(r.code, 0, "{}", r.stderr);
         } else {
-            assert_eq!(r.code, Some(1), "{}", r.stderr);
+            assert_eq!(r.code, 1, "{}", r.stderr);
             assert!(r.stderr.contains("reset"), "{}", r.stderr);
         }
     }

@@ -876,35 +876,17 @@ fn check_proof(
 
 // ---- elicit against the fake ----------------------------------------------
 
-/// A finished `elicit` process.
-pub struct Run {
-    pub code: Option<i32>,
-    pub stdout: String,
-    pub stderr: String,
-}
+pub use crate::common::Run;
 
 /// `elicit ARGS` with `data` as its data directory (so its own token
-/// store), no terminal, and `env` set after the variables that would
-/// choose a browser or a client for it (ELICIT_BROWSER, ELICIT_CLIENT_*)
-/// are cleared.
+/// store), no terminal, and `env` set (the variables that would choose a
+/// browser or a client for it are cleared by [`crate::common::Test`]).
 pub fn run_elicit(data: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut cmd = std::process::Command::new(super::BIN);
-    cmd.args(args)
+    crate::common::Test::new()
+        .args(args)
         .env("ELICIT_DATA_DIR", data)
-        .env_remove("ELICIT_BROWSER")
-        .env_remove("ELICIT_CLIENT_ID")
-        .env_remove("ELICIT_CLIENT_SECRET")
-        .env_remove("ELICIT_CLIENT_ISSUER")
-        .stdin(std::process::Stdio::null());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let o = cmd.output().unwrap();
-    Run {
-        code: o.status.code(),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
+        .envs(env)
+        .run()
 }
 
 /// `elicit call --no-input --tool echo --arg text=hi URL` (2025-11-25),

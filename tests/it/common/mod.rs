@@ -9,6 +9,9 @@
 
 pub mod fake_auth;
 pub mod page;
+pub mod test;
+
+pub use test::{Run, Test};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
