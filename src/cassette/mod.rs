@@ -24,6 +24,8 @@ pub use file::{
 };
 
 pub mod diff;
+pub mod explore;
+pub mod mock;
 mod file;
 pub mod proxy_record;
 pub mod record;

@@ -53,7 +53,7 @@ const DRAIN_BYTES: u64 = 1024 * 1024;
 const DRAIN_TIME: Duration = Duration::from_secs(1);
 
 /// One parsed request, with its connection.
-pub(super) struct Request {
+pub(crate) struct Request {
     method: String,
     target: String,
     headers: Vec<(String, String)>,
@@ -122,6 +122,12 @@ impl Request {
         Ok(body)
     }
 
+    /// The connection, for a response written in parts (an event
+    /// stream); [`Self::respond`] ends it.
+    pub(crate) fn stream(&self) -> &TcpStream {
+        &self.stream
+    }
+
     /// Writes the whole response and ends the sending side (the
     /// connection's thread then drains and closes it).
     pub fn respond(self, response: &[u8]) {
@@ -188,7 +194,7 @@ fn lock(table: &Table) -> MutexGuard<'_, Connections> {
 
 /// Serves `listener` for the rest of the process's life: each request is
 /// handed to `handle` on its connection's own thread.
-pub(super) fn serve<F>(listener: TcpListener, handle: F) -> io::Result<()>
+pub(crate) fn serve<F>(listener: TcpListener, handle: F) -> io::Result<()>
 where
     F: Fn(Request) + Send + Sync + 'static,
 {

@@ -16,7 +16,7 @@
 //! proves itself to the page's script on every response.
 
 mod html;
-mod http;
+pub(crate) mod http;
 mod server;
 mod submit;
 
