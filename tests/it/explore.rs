@@ -145,7 +145,7 @@ fn invalid_content_accepted_fails_and_a_hang_is_classified_within_the_timeout() 
     let cassette = dir.path().join("profile.cassette.json");
     record(&cassette, "profile", &["accept", "name=Ada", "age=36"], &fixture_server());
     let (out, report) = explore(
-        &[cassette.to_str().unwrap(), "--invalid", "--timeout", "2s", "-j", "4"],
+        &[cassette.to_str().unwrap(), "--invalid", "--timeout", "20s", "-j", "4"],
         &[("CASSETTE_FORM", "hang")],
     );
     assert_eq!(out.status.code(), Some(1));
