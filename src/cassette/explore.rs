@@ -301,7 +301,9 @@ impl ElicitObserver for Explorer<'_> {
             self.changed.push(format!(
                 "elicitation {} asks something else than recorded: {}",
                 n + 1,
-                diff.first().map(String::as_str).unwrap_or("(see the request)")
+                diff.first()
+                    .map(String::as_str)
+                    .unwrap_or("(see the request)")
             ));
             return Some(Err(stopped()));
         }
@@ -404,8 +406,16 @@ fn not_run(line: String) -> Explored {
     }
 }
 
-fn run(cassette: &Cassette, variant: &Variant, options: &ReplayOptions, log: &ServerLog) -> Explored {
-    let spec = options.server.clone().unwrap_or_else(|| cassette.server.clone());
+fn run(
+    cassette: &Cassette,
+    variant: &Variant,
+    options: &ReplayOptions,
+    log: &ServerLog,
+) -> Explored {
+    let spec = options
+        .server
+        .clone()
+        .unwrap_or_else(|| cassette.server.clone());
     let (target, choice) = match target_of(&spec) {
         Ok(t) => t,
         Err(e) => return not_run(e),
@@ -425,7 +435,9 @@ fn run(cassette: &Cassette, variant: &Variant, options: &ReplayOptions, log: &Se
     let mut handler = ElicitHandler::new(&scripted, &mut nobody);
     handler.observer = Some(&mut explorer);
     handler.modes = options.modes;
-    let server_log = matches!(spec, ServerSpec::Command(_)).then(|| log.path()).flatten();
+    let server_log = matches!(spec, ServerSpec::Command(_))
+        .then(|| log.path())
+        .flatten();
     let connect = || ConnectOptions {
         server_log: server_log.clone(),
         log: None,
@@ -462,7 +474,11 @@ fn run(cassette: &Cassette, variant: &Variant, options: &ReplayOptions, log: &Se
     let (class, detail, result) = match outcome {
         Ok(CallEnd::Result(r)) => {
             let is_error = r.get("isError").and_then(Value::as_bool) == Some(true);
-            let class = if is_error { Class::ToolError } else { Class::Result };
+            let class = if is_error {
+                Class::ToolError
+            } else {
+                Class::Result
+            };
             let words = crate::mcp::call::readable_tool_result(&r);
             (class, vec![sanitize_line(&words)], Some(r))
         }
@@ -526,7 +542,10 @@ mod tests {
 
     #[test]
     fn variants_cover_each_elicitation_and_each_edge() {
-        let slugs: Vec<String> = variants(&cassette(), false).into_iter().map(|v| v.slug).collect();
+        let slugs: Vec<String> = variants(&cassette(), false)
+            .into_iter()
+            .map(|v| v.slug)
+            .collect();
         assert_eq!(
             slugs,
             [
@@ -556,7 +575,10 @@ mod tests {
             ]
         );
         let max = &with_invalid[3];
-        assert_eq!(max.answer, json!({"action": "accept", "content": {"seats": 4}}));
+        assert_eq!(
+            max.answer,
+            json!({"action": "accept", "content": {"seats": 4}})
+        );
     }
 
     #[test]

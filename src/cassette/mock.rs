@@ -136,10 +136,16 @@ fn planned(exchange: &Exchange, answer: &AnswerSpec) -> Value {
         .and_then(|s| FormSchema::parse(s).ok());
     let plan = answer.scripted().ok().and_then(|s| match &form {
         Some(f) => s.plan_form(f, false).ok(),
-        None => s.plan_url().ok().flatten().map(|a| FormPlan::Decided(a, Map::new())),
+        None => s
+            .plan_url()
+            .ok()
+            .flatten()
+            .map(|a| FormPlan::Decided(a, Map::new())),
     });
     match plan {
-        Some(FormPlan::Decided(action, content)) if form.is_some() && action.as_str() == "accept" => {
+        Some(FormPlan::Decided(action, content))
+            if form.is_some() && action.as_str() == "accept" =>
+        {
             json!({"action": "accept", "content": content})
         }
         Some(FormPlan::Decided(action, _)) => json!({"action": action.as_str()}),
@@ -212,7 +218,10 @@ impl Mock {
             if modern {
                 r["resultType"] = json!("complete");
             }
-            vec![Out { call: None, message: reply(id, r) }]
+            vec![Out {
+                call: None,
+                message: reply(id, r),
+            }]
         };
         match method {
             "initialize" => {
@@ -238,7 +247,11 @@ impl Mock {
             "tools/call" => self.call(id, params),
             other => vec![Out {
                 call: None,
-                message: rpc_error(id, rpc_code::METHOD_NOT_FOUND, &format!("elicit mock does not serve {}", sanitize_line(other))),
+                message: rpc_error(
+                    id,
+                    rpc_code::METHOD_NOT_FOUND,
+                    &format!("elicit mock does not serve {}", sanitize_line(other)),
+                ),
             }],
         }
     }
@@ -258,7 +271,11 @@ impl Mock {
         let name = params.get("name").and_then(Value::as_str).unwrap_or("");
         vec![Out {
             call: Some(id.clone()),
-            message: rpc_error(id, rpc_code::INVALID_PARAMS, &format!("unknown tool {}", sanitize_line(name))),
+            message: rpc_error(
+                id,
+                rpc_code::INVALID_PARAMS,
+                &format!("unknown tool {}", sanitize_line(name)),
+            ),
         }]
     }
 
@@ -279,7 +296,10 @@ impl Mock {
         let c = &self.cassettes[p.tool];
         let Some(exchange) = c.elicitations.get(p.step) else {
             let message = reply(&p.call, self.final_result(p.tool, &p.mismatches));
-            return vec![Out { call: Some(p.call), message }];
+            return vec![Out {
+                call: Some(p.call),
+                message,
+            }];
         };
         self.next_id += 1;
         let ask_id = format!("elicit-mock-{}", self.next_id);
@@ -291,12 +311,18 @@ impl Mock {
         });
         let call = p.call.clone();
         self.pending.insert(ask_id, p);
-        vec![Out { call: Some(call), message }]
+        vec![Out {
+            call: Some(call),
+            message,
+        }]
     }
 
     /// The client's reply to one of our elicitations.
     fn response(&mut self, id: &Value, message: &Value) -> Vec<Out> {
-        let key = id.as_str().map(str::to_string).unwrap_or_else(|| id.to_string());
+        let key = id
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| id.to_string());
         let Some(mut p) = self.pending.remove(&key) else {
             return Vec::new();
         };
@@ -306,7 +332,10 @@ impl Mock {
             Some(r) => answer_mismatch(exchange, n, r),
             None => vec![format!(
                 "elicitation {n}: the client answered with an error: {}",
-                message.get("error").map(super::diff::show).unwrap_or_default()
+                message
+                    .get("error")
+                    .map(super::diff::show)
+                    .unwrap_or_default()
             )],
         };
         say(&lines);
@@ -337,7 +366,10 @@ impl Mock {
                 let key = round_key(exchange, step - 1);
                 let lines = match params.get("inputResponses").and_then(|r| r.get(&key)) {
                     Some(sent) => answer_mismatch(exchange, step, sent),
-                    None => vec![format!("elicitation {step}: no answer under the key {}", sanitize_line(&key))],
+                    None => vec![format!(
+                        "elicitation {step}: no answer under the key {}",
+                        sanitize_line(&key)
+                    )],
                 };
                 say(&lines);
                 mismatches.extend(lines);
@@ -358,7 +390,10 @@ impl Mock {
                 r
             }
         };
-        vec![Out { call: Some(id.clone()), message: reply(id, result) }]
+        vec![Out {
+            call: Some(id.clone()),
+            message: reply(id, result),
+        }]
     }
 
     /// The recorded result, with the mismatches said in it; under
@@ -434,11 +469,16 @@ mod tests {
     #[test]
     fn a_handshake_call_asks_then_returns_the_recorded_result() {
         let mut m = mock(false);
-        let out = m.handle(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "ask"}}));
+        let out = m.handle(
+            &json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "ask"}}),
+        );
         assert_eq!(out[0].message["method"], "elicitation/create");
         let ask = out[0].message["id"].clone();
         let out = m.handle(&json!({"jsonrpc": "2.0", "id": ask, "result": {"action": "accept", "content": {"name": "Ada"}}}));
-        assert_eq!(out[0].message, json!({"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "hi Ada"}]}}));
+        assert_eq!(
+            out[0].message,
+            json!({"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "hi Ada"}]}})
+        );
     }
 
     #[test]
@@ -446,13 +486,17 @@ mod tests {
         for strict in [false, true] {
             let mut m = mock(strict);
             let p = json!({"name": "ask", "_meta": {wire::VERSION_META: wire::V2026_07_28}});
-            let out = m.handle(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": p}));
+            let out =
+                m.handle(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": p}));
             let r = &out[0].message["result"];
             assert_eq!(r["resultType"], "input_required");
             let mut retry = p.clone();
             retry["requestState"] = r["requestState"].clone();
-            retry["inputResponses"] = json!({"elicitation-1": {"action": "accept", "content": {"name": "Bob"}}});
-            let out = m.handle(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": retry}));
+            retry["inputResponses"] =
+                json!({"elicitation-1": {"action": "accept", "content": {"name": "Bob"}}});
+            let out = m.handle(
+                &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": retry}),
+            );
             let r = &out[0].message["result"];
             let said = r["_meta"][MISMATCH_META]["mismatches"][0].as_str().unwrap();
             assert!(said.contains("/content/name"), "{said}");

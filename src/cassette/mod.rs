@@ -25,8 +25,8 @@ pub use file::{
 
 pub mod diff;
 pub mod explore;
-pub mod mock;
 mod file;
+pub mod mock;
 pub mod proxy_record;
 pub mod record;
 pub mod replay;

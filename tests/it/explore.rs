@@ -20,7 +20,10 @@ fn steps_server() -> Vec<String> {
     installed();
     vec![
         root().join(".deps/venv/bin/python").display().to_string(),
-        root().join("tests/servers/fastmcp_steps.py").display().to_string(),
+        root()
+            .join("tests/servers/fastmcp_steps.py")
+            .display()
+            .to_string(),
     ]
 }
 
@@ -28,18 +31,32 @@ fn steps_server() -> Vec<String> {
 fn fixture_server() -> Vec<String> {
     vec![
         "python3".into(),
-        root().join("tests/servers/cassette_server.py").display().to_string(),
+        root()
+            .join("tests/servers/cassette_server.py")
+            .display()
+            .to_string(),
     ]
 }
 
 fn record(path: &Path, tool: &str, answers: &[&str], server: &[String]) {
     let mut c = elicit_command();
-    c.args(["call", "--record"]).arg(path).args(["--tool", tool]);
+    c.args(["call", "--record"])
+        .arg(path)
+        .args(["--tool", tool]);
     for a in answers {
         c.args(["-a", a]);
     }
-    let out = c.arg("--").args(server).timeout(std::time::Duration::from_secs(120)).output().unwrap();
-    assert!(out.status.success(), "recording failed: {}", String::from_utf8_lossy(&out.stderr));
+    let out = c
+        .arg("--")
+        .args(server)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "recording failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn explore(args: &[&str], env: &[(&str, &str)]) -> (Output, Value) {
@@ -48,9 +65,15 @@ fn explore(args: &[&str], env: &[(&str, &str)]) -> (Output, Value) {
     for (k, v) in env {
         c.env(k, v);
     }
-    let out = c.timeout(std::time::Duration::from_secs(600)).output().unwrap();
+    let out = c
+        .timeout(std::time::Duration::from_secs(600))
+        .output()
+        .unwrap();
     let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("not a JSON report ({e}): {}", String::from_utf8_lossy(&out.stderr))
+        panic!(
+            "not a JSON report ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
     });
     (out, report)
 }
@@ -64,7 +87,11 @@ fn classes(report: &Value) -> Vec<(String, String, bool)> {
         .map(|v| {
             let name = v["name"].as_str().unwrap();
             let slug = name.rsplit(' ').next().unwrap().to_string();
-            (slug, v["class"].as_str().unwrap_or("").to_string(), v["failed"] == true)
+            (
+                slug,
+                v["class"].as_str().unwrap_or("").to_string(),
+                v["failed"] == true,
+            )
         })
         .collect()
 }
@@ -73,15 +100,31 @@ fn classes(report: &Value) -> Vec<(String, String, bool)> {
 fn every_variant_of_a_three_step_flow_runs_a_crash_fails_and_saved_variants_pass() {
     let dir = tempfile::tempdir().unwrap();
     let cassette = dir.path().join("book.cassette.json");
-    let answers = ["name=Ada", "seats=2", "cabin=business", "confirm=true", "accept"];
+    let answers = [
+        "name=Ada",
+        "seats=2",
+        "cabin=business",
+        "confirm=true",
+        "accept",
+    ];
     record(&cassette, "book", &answers, &steps_server());
     let saved = dir.path().join("saved");
     let (out, report) = explore(
-        &[cassette.to_str().unwrap(), "--save", saved.to_str().unwrap(), "-j", "4"],
+        &[
+            cassette.to_str().unwrap(),
+            "--save",
+            saved.to_str().unwrap(),
+            "-j",
+            "4",
+        ],
         &[],
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "a crash fails the run: {stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a crash fails the run: {stderr}"
+    );
     let got = classes(&report);
     let expected = [
         "decline-at-1",
@@ -110,12 +153,20 @@ fn every_variant_of_a_three_step_flow_runs_a_crash_fails_and_saved_variants_pass
     }
     let crash = &report["variants"][6];
     assert!(
-        crash["server_stderr"].to_string().contains("a decline at step 2 is not handled"),
+        crash["server_stderr"]
+            .to_string()
+            .contains("a decline at step 2 is not handled"),
         "the server's last words are kept: {crash}"
     );
     let seats_max = &report["variants"][5]["details"][0];
-    assert!(seats_max.as_str().unwrap().contains("\"seats\":4"), "{seats_max}");
-    assert!(stderr.contains("14 variants of 1 cassette run (13 result, 1 crash), 1 failed"), "{stderr}");
+    assert!(
+        seats_max.as_str().unwrap().contains("\"seats\":4"),
+        "{seats_max}"
+    );
+    assert!(
+        stderr.contains("14 variants of 1 cassette run (13 result, 1 crash), 1 failed"),
+        "{stderr}"
+    );
 
     // Every variant that returned is kept, named for what it tests; the
     // crash is not (it has no result to record: the failure is explore's
@@ -136,40 +187,90 @@ fn every_variant_of_a_three_step_flow_runs_a_crash_fails_and_saved_variants_pass
         .unwrap();
     let replayed = String::from_utf8_lossy(&replay.stderr);
     assert_eq!(replay.status.code(), Some(0), "{replayed}");
-    assert!(replayed.contains("13 tests, 13 passed, 0 failed"), "{replayed}");
+    assert!(
+        replayed.contains("13 tests, 13 passed, 0 failed"),
+        "{replayed}"
+    );
 }
 
 #[test]
 fn invalid_content_accepted_fails_and_a_hang_is_classified_within_the_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let cassette = dir.path().join("profile.cassette.json");
-    record(&cassette, "profile", &["accept", "name=Ada", "age=36"], &fixture_server());
+    record(
+        &cassette,
+        "profile",
+        &["accept", "name=Ada", "age=36"],
+        &fixture_server(),
+    );
     let (out, report) = explore(
-        &[cassette.to_str().unwrap(), "--invalid", "--timeout", "20s", "-j", "4"],
+        &[
+            cassette.to_str().unwrap(),
+            "--invalid",
+            "--timeout",
+            "20s",
+            "-j",
+            "4",
+        ],
         &[("CASSETTE_FORM", "hang")],
     );
     assert_eq!(out.status.code(), Some(1));
     let got = classes(&report);
-    let find = |slug: &str| got.iter().find(|(s, _, _)| s == slug).unwrap_or_else(|| panic!("{slug} in {got:?}")).clone();
+    let find = |slug: &str| {
+        got.iter()
+            .find(|(s, _, _)| s == slug)
+            .unwrap_or_else(|| panic!("{slug} in {got:?}"))
+            .clone()
+    };
     assert_eq!(find("cancel-at-1").1, "hang");
     assert!(find("cancel-at-1").2);
-    assert_eq!(find("decline-at-1"), ("decline-at-1".into(), "result".into(), false));
-    assert_eq!(find("edge-1-age-max"), ("edge-1-age-max".into(), "result".into(), false));
+    assert_eq!(
+        find("decline-at-1"),
+        ("decline-at-1".into(), "result".into(), false)
+    );
+    assert_eq!(
+        find("edge-1-age-max"),
+        ("edge-1-age-max".into(), "result".into(), false)
+    );
     // This server accepts anything: each invalid variant is a failure,
     // marked as content sent on purpose.
-    for slug in ["invalid-1-age-above-max", "invalid-1-name-missing", "invalid-1-name-too-short", "invalid-1-age-wrong-type", "invalid-1-tags-unknown-option"] {
+    for slug in [
+        "invalid-1-age-above-max",
+        "invalid-1-name-missing",
+        "invalid-1-name-too-short",
+        "invalid-1-age-wrong-type",
+        "invalid-1-tags-unknown-option",
+    ] {
         assert_eq!(find(slug), (slug.into(), "result".into(), true));
     }
-    let above = report["variants"].as_array().unwrap().iter().find(|v| v["name"].as_str().unwrap().ends_with("invalid-1-age-above-max")).unwrap();
+    let above = report["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| {
+            v["name"]
+                .as_str()
+                .unwrap()
+                .ends_with("invalid-1-age-above-max")
+        })
+        .unwrap();
     assert_eq!(above["invalid"], true);
-    assert!(above["details"][0].as_str().unwrap().contains("151"), "{above}");
+    assert!(
+        above["details"][0].as_str().unwrap().contains("151"),
+        "{above}"
+    );
 }
 
 #[test]
 fn max_bounds_the_count_and_says_how_many_were_skipped() {
     let dir = tempfile::tempdir().unwrap();
     let cassette = dir.path().join("profile.cassette.json");
-    record(&cassette, "profile", &["accept", "name=Ada"], &fixture_server());
+    record(
+        &cassette,
+        "profile",
+        &["accept", "name=Ada"],
+        &fixture_server(),
+    );
     let (out, report) = explore(&[cassette.to_str().unwrap(), "--max", "2"], &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");

@@ -24,11 +24,15 @@ fn fixture() -> Value {
 /// (a URL, or the mock's argv after `--`).
 fn call(extra: &[&str], answers: &[&str], server: &[&str]) -> std::process::Output {
     let mut c = elicit_command();
-    c.args(["call", "--tool", "trigger-elicitation-request"]).args(extra);
+    c.args(["call", "--tool", "trigger-elicitation-request"])
+        .args(extra);
     for a in answers {
         c.args(["-a", a]);
     }
-    c.args(server).timeout(Duration::from_secs(60)).output().unwrap()
+    c.args(server)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap()
 }
 
 fn stdio_mock(strict: bool) -> Vec<&'static str> {
@@ -46,8 +50,16 @@ fn the_recorded_form_answered_as_recorded_gives_the_recorded_result_on_both_gene
     let form = &recorded["elicitations"][0]["request"]["requestedSchema"]["properties"];
     assert_eq!(form.as_object().unwrap().len(), 13, "the 13-field form");
     for protocol in ["2025-11-25", "2026-07-28"] {
-        let out = call(&["--protocol", protocol], &["accept", "name=Ada"], &stdio_mock(false));
-        assert!(out.status.success(), "{protocol}: {}", String::from_utf8_lossy(&out.stderr));
+        let out = call(
+            &["--protocol", protocol],
+            &["accept", "name=Ada"],
+            &stdio_mock(false),
+        );
+        assert!(
+            out.status.success(),
+            "{protocol}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let got: Value = serde_json::from_slice(&out.stdout).unwrap();
         let mut want = recorded["result"].clone();
         if protocol == "2026-07-28" {
@@ -71,23 +83,39 @@ fn a_wrong_answer_is_reported_on_stderr_and_in_the_result_and_strict_makes_it_an
     let said = &got["_meta"]["elicit/mock"]["mismatches"];
     assert_eq!(said.as_array().unwrap().len(), 1, "{got}");
     let last = got["content"].as_array().unwrap().last().unwrap();
-    assert!(last["text"].as_str().unwrap().contains("/content/name"), "{last}");
+    assert!(
+        last["text"].as_str().unwrap().contains("/content/name"),
+        "{last}"
+    );
 
     let strict = call(&[], &["accept", "name=Bob"], &stdio_mock(true));
     assert_eq!(strict.status.code(), Some(1), "an isError result");
     let got: Value = serde_json::from_slice(&strict.stdout).unwrap();
     assert_eq!(got["isError"], true);
-    assert!(got["content"][0]["text"].as_str().unwrap().contains("\"Ada\" → \"Bob\""));
+    assert!(got["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("\"Ada\" → \"Bob\""));
 
     let declined = call(&[], &["decline"], &stdio_mock(true));
     let got: Value = serde_json::from_slice(&declined.stdout).unwrap();
-    assert!(got["content"][0]["text"].as_str().unwrap().contains("/action"), "{got}");
+    assert!(
+        got["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("/action"),
+        "{got}"
+    );
 }
 
 /// `elicit mock --http PORT` on a free port of 127.0.0.1, killed when
 /// dropped.
 fn http_mock() -> HttpServer {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let child = Command::new(BIN)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(["mock", "--http", &port.to_string(), EVERYTHING])
@@ -112,16 +140,36 @@ fn over_streamable_http_both_generations_give_the_recorded_result_and_a_wrong_an
     let recorded = fixture();
     for protocol in ["2025-11-25", "2026-07-28"] {
         let out = call(&["--protocol", protocol], &["accept", "name=Ada"], &[&url]);
-        assert!(out.status.success(), "{protocol}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{protocol}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let got: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(got["content"], recorded["result"]["content"], "{protocol}");
     }
     let out = call(&[], &["accept", "name=Bob"], &[&url]);
     let got: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(got["_meta"]["elicit/mock"]["mismatches"][0].as_str().unwrap().contains("/content/name"));
+    assert!(got["_meta"]["elicit/mock"]["mismatches"][0]
+        .as_str()
+        .unwrap()
+        .contains("/content/name"));
     // Another origin (a web page in a browser) is refused.
     let refused = std::process::Command::new("curl")
-        .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Origin: http://evil.example", "--data", "{}", &url])
+        .args([
+            "-s",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            "-X",
+            "POST",
+            "-H",
+            "Origin: http://evil.example",
+            "--data",
+            "{}",
+            &url,
+        ])
         .output();
     if let Ok(r) = refused {
         assert_eq!(String::from_utf8_lossy(&r.stdout), "403");
@@ -132,7 +180,18 @@ fn over_streamable_http_both_generations_give_the_recorded_result_and_a_wrong_an
 fn proxy_in_front_of_mock_is_an_offline_loop() {
     let mut proxy = Command::new(BIN)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["proxy", "--no-input", "-a", "accept", "-a", "name=Ada", "--", BIN, "mock", EVERYTHING])
+        .args([
+            "proxy",
+            "--no-input",
+            "-a",
+            "accept",
+            "-a",
+            "name=Ada",
+            "--",
+            BIN,
+            "mock",
+            EVERYTHING,
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -173,19 +232,37 @@ fn proxy_in_front_of_mock_is_an_offline_loop() {
     assert!(status.success());
     let tools = &replies.iter().find(|v| v["id"] == 2).expect("tools/list")["result"]["tools"];
     assert_eq!(tools[0]["name"], "trigger-elicitation-request");
-    let result = &replies.iter().find(|v| v["id"] == 3).expect("the call's result")["result"];
+    let result = &replies
+        .iter()
+        .find(|v| v["id"] == 3)
+        .expect("the call's result")["result"];
     assert_eq!(result, &fixture()["result"]);
-    assert!(!replies.iter().any(|v| v["method"] == "elicitation/create"), "the proxy answered it");
+    assert!(
+        !replies.iter().any(|v| v["method"] == "elicitation/create"),
+        "the proxy answered it"
+    );
 }
 
 #[test]
 fn a_bad_cassette_is_named_and_nothing_is_served() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.cassette.json");
-    std::fs::write(&bad, r#"{"elicit": "cassette/1", "server": {"command": []}, "tool": "x"}"#).unwrap();
-    let out = elicit_command().arg("mock").arg(&bad).timeout(Duration::from_secs(10)).output().unwrap();
+    std::fs::write(
+        &bad,
+        r#"{"elicit": "cassette/1", "server": {"command": []}, "tool": "x"}"#,
+    )
+    .unwrap();
+    let out = elicit_command()
+        .arg("mock")
+        .arg(&bad)
+        .timeout(Duration::from_secs(10))
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("bad.cassette.json") && stderr.contains("/server"), "{stderr}");
+    assert!(
+        stderr.contains("bad.cassette.json") && stderr.contains("/server"),
+        "{stderr}"
+    );
 }

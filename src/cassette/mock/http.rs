@@ -63,7 +63,11 @@ fn plain(req: Request, status: &str, text: &str) {
 
 fn json_reply(req: Request, status: &str, body: &Value, session: bool) {
     let text = body.to_string();
-    let session = if session { "Mcp-Session-Id: elicit-mock\r\n" } else { "" };
+    let session = if session {
+        "Mcp-Session-Id: elicit-mock\r\n"
+    } else {
+        ""
+    };
     req.respond(
         format!(
             "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{session}Connection: close\r\n\r\n{text}",
@@ -95,7 +99,13 @@ fn handle(shared: &Shared, mut req: Request) {
     }
     let length = match req.body_length() {
         Ok(n) if n <= wire::MAX_MESSAGE_BYTES => n,
-        Ok(_) => return plain(req, "413 Content Too Large", "refused: over the message limit"),
+        Ok(_) => {
+            return plain(
+                req,
+                "413 Content Too Large",
+                "refused: over the message limit",
+            )
+        }
         Err(()) => return plain(req, "411 Length Required", "a Content-Length is required"),
     };
     let Ok(body) = req.read_body(length) else {
@@ -104,21 +114,47 @@ fn handle(shared: &Shared, mut req: Request) {
     let msg = match crate::transport::message_limits::parse_bytes(&body) {
         Ok(m) if m.is_object() => m,
         Ok(_) => return plain(req, "400 Bad Request", "one JSON-RPC message, an object"),
-        Err(e) => return plain(req, "400 Bad Request", &format!("not a JSON-RPC message: {e}")),
+        Err(e) => {
+            return plain(
+                req,
+                "400 Bad Request",
+                &format!("not a JSON-RPC message: {e}"),
+            )
+        }
     };
-    let method = msg.get("method").and_then(Value::as_str).map(str::to_string);
+    let method = msg
+        .get("method")
+        .and_then(Value::as_str)
+        .map(str::to_string);
     let id = msg.get("id").cloned();
     let Some(id) = id.filter(|_| method.is_some()) else {
         return answered(shared, req, &msg);
     };
     let (tx, rx) = channel();
-    shared.streams.lock().unwrap_or_else(|p| p.into_inner()).insert(key(&id), tx);
-    let outs = shared.mock.lock().unwrap_or_else(|p| p.into_inner()).handle(&msg);
+    shared
+        .streams
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(key(&id), tx);
+    let outs = shared
+        .mock
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .handle(&msg);
     let done = |m: &Value| m.get("id") == Some(&id) && m.get("method").is_none();
     if outs.iter().any(|o| done(&o.message)) || outs.is_empty() {
         unregister(shared, &id);
-        let reply = outs.into_iter().map(|o| o.message).find(done).unwrap_or(Value::Null);
-        return json_reply(req, "200 OK", &reply, method.as_deref() == Some("initialize"));
+        let reply = outs
+            .into_iter()
+            .map(|o| o.message)
+            .find(done)
+            .unwrap_or(Value::Null);
+        return json_reply(
+            req,
+            "200 OK",
+            &reply,
+            method.as_deref() == Some("initialize"),
+        );
     }
     let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n";
     let stream = req.stream();
@@ -137,7 +173,11 @@ fn handle(shared: &Shared, mut req: Request) {
 }
 
 fn unregister(shared: &Shared, id: &Value) {
-    shared.streams.lock().unwrap_or_else(|p| p.into_inner()).remove(&key(id));
+    shared
+        .streams
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .remove(&key(id));
 }
 
 /// Writes one server-sent event; false when the client is gone.
@@ -152,7 +192,11 @@ fn event(stream: &std::net::TcpStream, m: &Value) -> bool {
 /// A response or notification from the client: what it makes the mock
 /// send goes to the stream of the call it belongs to; 202.
 fn answered(shared: &Shared, req: Request, msg: &Value) {
-    let outs = shared.mock.lock().unwrap_or_else(|p| p.into_inner()).handle(msg);
+    let outs = shared
+        .mock
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .handle(msg);
     let streams = shared.streams.lock().unwrap_or_else(|p| p.into_inner());
     for o in outs {
         if let Some(tx) = o.call.as_ref().and_then(|c| streams.get(&key(c))) {

@@ -14,7 +14,11 @@ use crate::elicitation::protocol::wire;
 use crate::error::rpc_code;
 
 /// Serves `mock` until `input` ends.
-pub fn serve(mock: &mut Mock, mut input: impl BufRead, mut output: impl Write) -> std::io::Result<()> {
+pub fn serve(
+    mock: &mut Mock,
+    mut input: impl BufRead,
+    mut output: impl Write,
+) -> std::io::Result<()> {
     let mut buf = Vec::new();
     loop {
         let limit = usize::try_from(wire::MAX_MESSAGE_BYTES).unwrap_or(usize::MAX);
@@ -25,8 +29,12 @@ pub fn serve(mock: &mut Mock, mut input: impl BufRead, mut output: impl Write) -
             ))],
             LineRead::Line if buf.iter().all(u8::is_ascii_whitespace) => continue,
             LineRead::Line => match crate::transport::message_limits::parse_bytes(&buf) {
-                Ok(msg) if msg.is_object() => mock.handle(&msg).into_iter().map(|o| o.message).collect(),
-                Ok(_) => vec![parse_error("a message must be a JSON object (batches are not served)")],
+                Ok(msg) if msg.is_object() => {
+                    mock.handle(&msg).into_iter().map(|o| o.message).collect()
+                }
+                Ok(_) => vec![parse_error(
+                    "a message must be a JSON object (batches are not served)",
+                )],
                 Err(e) => vec![parse_error(&e)],
             },
         };

@@ -86,7 +86,9 @@ impl FormField {
                 if let Some(v) = text_of(min_length.unwrap_or(0), self) {
                     out.push(Edge::new("shortest", v));
                 }
-                if let Some(v) = max_length.filter(|n| *n <= LONGEST).and_then(|n| text_of(n, self))
+                if let Some(v) = max_length
+                    .filter(|n| *n <= LONGEST)
+                    .and_then(|n| text_of(n, self))
                 {
                     out.push(Edge::new("longest", v));
                 }
@@ -160,10 +162,16 @@ impl FormField {
                 ..
             } => {
                 if let Some(n) = min_length.filter(|n| *n > 0) {
-                    out.push(Edge::new("too-short", Value::String("x".repeat(n as usize - 1))));
+                    out.push(Edge::new(
+                        "too-short",
+                        Value::String("x".repeat(n as usize - 1)),
+                    ));
                 }
                 if let Some(n) = max_length.filter(|n| *n < LONGEST) {
-                    out.push(Edge::new("too-long", Value::String("x".repeat(n as usize + 1))));
+                    out.push(Edge::new(
+                        "too-long",
+                        Value::String("x".repeat(n as usize + 1)),
+                    ));
                 }
                 Value::Number(12345.into())
             }
@@ -252,20 +260,35 @@ mod tests {
         assert_eq!(edges[0].value, Some(json!(1)));
         assert_eq!(edges[1].value, Some(json!(9)));
         let bad: Vec<_> = f.breaking().into_iter().map(|e| e.slug).collect();
-        assert_eq!(bad, ["below-min", "above-max", "fraction", "wrong-type", "missing"]);
+        assert_eq!(
+            bad,
+            [
+                "below-min",
+                "above-max",
+                "fraction",
+                "wrong-type",
+                "missing"
+            ]
+        );
         let s = field(
             json!({"type": "string", "minLength": 2, "maxLength": 5, "default": "abc"}),
             false,
         );
         let slugs: Vec<_> = s.edges().into_iter().map(|e| e.slug).collect();
         assert_eq!(slugs, ["shortest", "longest", "default"]);
-        let e = field(json!({"type": "string", "format": "email", "maxLength": 20}), false);
+        let e = field(
+            json!({"type": "string", "format": "email", "maxLength": 20}),
+            false,
+        );
         for edge in e.edges() {
             if let Some(v) = &edge.value {
                 assert!(e.check(v).is_ok(), "{edge:?}");
             }
         }
-        let sel = field(json!({"type": "string", "enum": ["Red", "green blue"]}), false);
+        let sel = field(
+            json!({"type": "string", "enum": ["Red", "green blue"]}),
+            false,
+        );
         let slugs: Vec<_> = sel.edges().into_iter().map(|e| e.slug).collect();
         assert_eq!(slugs, ["option-red", "option-green-blue", "left-out"]);
     }

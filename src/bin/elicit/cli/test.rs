@@ -92,7 +92,7 @@ pub struct TestArgs {
     /// (minimum and maximum, shortest and longest, each option, its
     /// default, left out). Each variant's outcome is classified; a crash,
     /// a hang or a protocol error fails the run.
-    #[arg(long, conflicts_with = "update")]
+    #[arg(long, conflicts_with_all = ["update", "strict", "answers", "answers_file"])]
     pub explore: bool,
 
     /// With --explore: also send content that breaks the form on purpose

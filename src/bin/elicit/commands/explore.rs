@@ -224,7 +224,11 @@ fn summary(done: &[Done], files: usize, over_max: usize, args: &TestArgs, took: 
         done.len() - skipped,
         if done.len() - skipped == 1 { "" } else { "s" },
         if files == 1 { "" } else { "s" },
-        if classes.is_empty() { "none".into() } else { classes.join(", ") },
+        if classes.is_empty() {
+            "none".into()
+        } else {
+            classes.join(", ")
+        },
     );
     if over_max > 0 {
         line.push_str(&format!(", {over_max} skipped by --max {}", args.max));
@@ -254,7 +258,10 @@ fn tap(done: &[Done]) -> String {
             out.push_str("  ---\n");
             out.push_str(&format!("  class: {}\n", e.class.word()));
             out.push_str(&format!("  invalid: {}\n", d.invalid));
-            out.push_str(&format!("  duration_ms: {:.1}\n", e.elapsed.as_secs_f64() * 1000.0));
+            out.push_str(&format!(
+                "  duration_ms: {:.1}\n",
+                e.elapsed.as_secs_f64() * 1000.0
+            ));
             out.push_str("  detail: |\n");
             for l in &lines {
                 out.push_str(&format!("    {}\n", sanitize_line(l)));
@@ -284,7 +291,10 @@ fn junit(done: &[Done], elapsed: Duration) -> String {
                 xml(&body.join("\n"))
             )),
             (_, None) => cases.push_str("      <skipped message=\"--max-time\"/>\n"),
-            _ => cases.push_str(&format!("      <system-out>{}</system-out>\n", xml(&body.join("\n")))),
+            _ => cases.push_str(&format!(
+                "      <system-out>{}</system-out>\n",
+                xml(&body.join("\n"))
+            )),
         }
         cases.push_str("    </testcase>\n");
     }

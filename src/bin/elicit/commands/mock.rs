@@ -34,7 +34,10 @@ pub fn run(args: &MockArgs) -> i32 {
     elicit::signals::install_interrupt_handler();
     match mock::http::serve(served, port, args.timeout) {
         Ok(addr) => {
-            eprintln!("elicit mock: serving {} cassette(s) on http://{addr}/mcp", files.len());
+            eprintln!(
+                "elicit mock: serving {} cassette(s) on http://{addr}/mcp",
+                files.len()
+            );
             while !elicit::signals::interrupted() {
                 std::thread::sleep(std::time::Duration::from_millis(100));
             }
