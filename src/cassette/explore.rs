@@ -472,6 +472,17 @@ fn run(
     session.close();
     drop(handler);
     let (class, detail, result) = match outcome {
+        // The flow ended before the answer that makes this variant: it
+        // tested nothing, and the server no longer asks as recorded.
+        Ok(_) if explorer.next <= variant.at => (
+            Class::QuestionChanged,
+            vec![format!(
+                "the server asked {} time(s): elicitation {}, where this variant answers, was not asked",
+                explorer.next,
+                variant.at + 1
+            )],
+            None,
+        ),
         Ok(CallEnd::Result(r)) => {
             let is_error = r.get("isError").and_then(Value::as_bool) == Some(true);
             let class = if is_error {
