@@ -25,6 +25,7 @@ use crate::elicitation::resolve::{self, Elicitation, NoTerminal};
 use crate::elicitation::schema::{slug_of, Edge, FormSchema};
 use crate::error::{ElicitError, ServerError};
 use crate::mcp::call::CallEnd;
+use crate::mcp::client::Generation;
 use crate::mcp::handler::{ElicitHandler, ElicitObserver};
 use crate::mcp::session::{ConnectError, Session, SessionOptions};
 use crate::text::sanitize::sanitize_line;
@@ -412,18 +413,6 @@ fn run(
     options: &ReplayOptions,
     log: &ServerLog,
 ) -> Explored {
-    let spec = options
-        .server
-        .clone()
-        .unwrap_or_else(|| cassette.server.clone());
-    let (target, choice) = match target_of(&spec) {
-        Ok(t) => t,
-        Err(e) => return not_run(e),
-    };
-    let scripted = crate::elicitation::answers::ScriptedAnswers::default();
-    let mut nobody = NoTerminal {
-        detail: "elicit test --explore answers from the cassette only".into(),
-    };
     let mut explorer = Explorer {
         recorded: &cassette.elicitations,
         variant,
@@ -432,8 +421,50 @@ fn run(
         unusable: None,
         seen: Vec::new(),
     };
+    let (outcome, generation) = match call(cassette, options, log, &mut explorer) {
+        Ok(called) => called,
+        Err(line) => return not_run(line),
+    };
+    let (class, detail, result) = classify(outcome, &mut explorer);
+    let saved = result.filter(|_| !variant.invalid).map(|r| Cassette {
+        protocol: match cassette.protocol.as_str() {
+            "auto" => "auto".into(),
+            _ => protocol_name(&generation),
+        },
+        elicitations: explorer.seen.clone(),
+        result: Some(r),
+        source: None,
+        ..cassette.clone()
+    });
+    Explored {
+        class,
+        failure: failure(class, variant.invalid),
+        detail,
+        elapsed: Duration::ZERO,
+        cassette: saved,
+        server_stderr: Vec::new(),
+    }
+}
+
+/// Connects to the server (the cassette's, or `--server`) and calls the
+/// tool with `explorer` answering; Err: why the variant could not run.
+fn call(
+    cassette: &Cassette,
+    options: &ReplayOptions,
+    log: &ServerLog,
+    explorer: &mut Explorer<'_>,
+) -> Result<(Result<CallEnd, ElicitError>, Generation), String> {
+    let spec = options
+        .server
+        .clone()
+        .unwrap_or_else(|| cassette.server.clone());
+    let (target, choice) = target_of(&spec)?;
+    let scripted = crate::elicitation::answers::ScriptedAnswers::default();
+    let mut nobody = NoTerminal {
+        detail: "elicit test --explore answers from the cassette only".into(),
+    };
     let mut handler = ElicitHandler::new(&scripted, &mut nobody);
-    handler.observer = Some(&mut explorer);
+    handler.observer = Some(explorer);
     handler.modes = options.modes;
     let server_log = matches!(spec, ServerSpec::Command(_))
         .then(|| log.path())
@@ -446,40 +477,43 @@ fn run(
         auth: None,
         timeout: options.timeout,
     };
-    let session = Session::connect(
-        SessionOptions {
-            target,
-            protocol: protocol_choice(&cassette.protocol),
-            timeout: options.timeout,
-            verbose: options.verbose,
-            strict: None,
-        },
-        connect,
-        &mut handler,
-    );
-    let mut session = match session {
-        Ok(s) => s,
-        Err(ConnectError::Start(e) | ConnectError::Negotiate(e)) => {
-            return not_run(format!(
-                "cannot start or reach the server {}: {}",
-                sanitize_line(&spec.describe()),
-                sanitize_line(&e.to_string())
-            ))
-        }
+    let session_options = SessionOptions {
+        target,
+        protocol: protocol_choice(&cassette.protocol),
+        timeout: options.timeout,
+        verbose: options.verbose,
+        strict: None,
     };
+    let mut session = Session::connect(session_options, connect, &mut handler).map_err(|e| {
+        let (ConnectError::Start(e) | ConnectError::Negotiate(e)) = e;
+        format!(
+            "cannot start or reach the server {}: {}",
+            sanitize_line(&spec.describe()),
+            sanitize_line(&e.to_string())
+        )
+    })?;
     let outcome = session.call_tool(&mut handler, &cassette.tool, &cassette.arguments);
     let generation = session.generation().clone();
     session.close();
-    drop(handler);
-    let (class, detail, result) = match outcome {
+    Ok((outcome, generation))
+}
+
+/// The class of a call's outcome, what happened in lines, and the result
+/// to record when there is one.
+fn classify(
+    outcome: Result<CallEnd, ElicitError>,
+    explorer: &mut Explorer<'_>,
+) -> (Class, Vec<String>, Option<Value>) {
+    let at = explorer.variant.at;
+    match outcome {
         // The flow ended before the answer that makes this variant: it
         // tested nothing, and the server no longer asks as recorded.
-        Ok(_) if explorer.next <= variant.at => (
+        Ok(_) if explorer.next <= at => (
             Class::QuestionChanged,
             vec![format!(
                 "the server asked {} time(s): elicitation {}, where this variant answers, was not asked",
                 explorer.next,
-                variant.at + 1
+                at + 1
             )],
             None,
         ),
@@ -508,24 +542,6 @@ fn run(
             }
             (class, detail, None)
         }
-    };
-    let saved = result.filter(|_| !variant.invalid).map(|r| Cassette {
-        protocol: match cassette.protocol.as_str() {
-            "auto" => "auto".into(),
-            _ => protocol_name(&generation),
-        },
-        elicitations: explorer.seen.clone(),
-        result: Some(r),
-        source: None,
-        ..cassette.clone()
-    });
-    Explored {
-        class,
-        failure: failure(class, variant.invalid),
-        detail,
-        elapsed: Duration::ZERO,
-        cassette: saved,
-        server_stderr: Vec::new(),
     }
 }
 

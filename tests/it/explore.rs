@@ -285,3 +285,66 @@ fn max_bounds_the_count_and_says_how_many_were_skipped() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(bad.stdout.is_empty());
 }
+
+#[test]
+fn a_2026_flow_is_explored_through_input_required_rounds_and_reported_as_tap_and_junit() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("profile.cassette.json");
+    let mut server = vec!["--protocol".to_string(), "2026-07-28".into(), "--".into()];
+    server.extend(fixture_server());
+    server.push("--stateless".into());
+    let out = elicit_command()
+        .args(["call", "--record"])
+        .arg(&cassette)
+        .args(["--tool", "profile", "-a", "accept", "-a", "name=Ada"])
+        .args(&server)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let recorded: Value =
+        serde_json::from_str(&std::fs::read_to_string(&cassette).unwrap()).unwrap();
+    assert_eq!(recorded["protocol"], "2026-07-28");
+    let run = |format: &str| {
+        elicit_command()
+            .args([
+                "test",
+                "--explore",
+                "--max",
+                "3",
+                "-j",
+                "3",
+                "--format",
+                format,
+            ])
+            .arg(&cassette)
+            .timeout(std::time::Duration::from_secs(300))
+            .output()
+            .unwrap()
+    };
+    let tap = run("tap");
+    assert_eq!(
+        tap.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&tap.stderr)
+    );
+    let tap = String::from_utf8(tap.stdout).unwrap();
+    assert!(tap.starts_with("TAP version 13\n1..3\n"), "{tap}");
+    assert!(
+        tap.contains("ok 1 - ") && tap.contains("decline-at-1 # result"),
+        "{tap}"
+    );
+    assert!(tap.contains(r#"{"reply":{"action":"decline"}"#), "{tap}");
+    let junit = run("junit");
+    let junit = String::from_utf8(junit.stdout).unwrap();
+    assert!(
+        junit.contains(r#"<testsuites name="elicit test --explore" tests="3" failures="0""#),
+        "{junit}"
+    );
+    assert!(junit.contains("cancel-at-1"), "{junit}");
+}

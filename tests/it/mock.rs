@@ -266,3 +266,43 @@ fn a_bad_cassette_is_named_and_nothing_is_served() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_message_past_the_transports_bounds_gets_a_parse_error_and_the_mock_goes_on() {
+    let mut mock = Command::new(BIN)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["mock", EVERYTHING])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = mock.stdin.take().unwrap();
+    let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+    writeln!(stdin, "{deep}").unwrap();
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    )
+    .unwrap();
+    drop(stdin);
+    let status = wait_at_most(&mut mock, Duration::from_secs(30));
+    assert!(status.success());
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut mock.stdout.take().unwrap(), &mut out).unwrap();
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert_eq!(lines[0]["error"]["code"], -32700);
+    assert!(
+        lines[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("128"),
+        "{out}"
+    );
+    assert_eq!(lines[1], json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+}
