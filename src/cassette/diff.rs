@@ -261,7 +261,12 @@ pub fn result_diff(
         remove_at(&mut old, pointer);
         remove_at(&mut new, pointer);
     }
-    for pointer in ignore {
+    // A task's id is made afresh on every run, like an elicitationId.
+    let task = format!(
+        "/_meta/{}",
+        escape_pointer_token(crate::elicitation::protocol::wire::RELATED_TASK_META)
+    );
+    for pointer in ignore.iter().chain([&task]) {
         remove_at(&mut old, pointer);
         remove_at(&mut new, pointer);
     }

@@ -39,6 +39,9 @@ pub fn call_tool_end(
     tool: &str,
     arguments: &Map<String, Value>,
 ) -> Result<CallEnd, ElicitError> {
+    if super::tasks::needs_task(client, handler, tool) {
+        return super::tasks::call_as_task(client, handler, tool, arguments);
+    }
     let mut retried_url_required = false;
     let mut params = call_params(tool, arguments);
     for _ in 0..MAX_INPUT_ROUNDS {

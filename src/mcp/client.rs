@@ -101,6 +101,9 @@ pub struct McpClient {
     /// Server requests answered in this session: one sent again (same id)
     /// is not answered twice.
     answered_requests: crate::transport::recent_ids::RecentIds,
+    /// The tools that must run as tasks, once `tools/list` was read
+    /// ([`super::tasks`]).
+    pub task_tools: Option<std::collections::HashSet<String>>,
 }
 
 /// The capabilities elicit declares: the two modes it really handles.
@@ -139,6 +142,7 @@ impl McpClient {
             verbose,
             why: String::new(),
             held: Default::default(),
+            task_tools: None,
             answered_requests: Default::default(),
         };
         let handshake =
@@ -508,6 +512,7 @@ impl McpClient {
                 }
             }
         }
+        self.task_tools = Some(super::tasks::task_tools(&tools));
         Ok(tools)
     }
 }

@@ -12,3 +12,4 @@ pub mod modes;
 pub mod relay;
 pub mod session;
 pub mod strict;
+pub mod tasks;

@@ -84,6 +84,9 @@ mod real_servers;
 mod request_result;
 /// Sign-in against hostile authorization servers and protected resources.
 mod signin_hostile;
+/// Tools that run as tasks (2025-11-25) and ask while `input_required`:
+/// `call`, `--record`, `test`, `--explore`, `proxy`.
+mod tasks;
 /// Nobody at a terminal: fail at once rather than wait on a page nobody sees.
 mod unattended;
 /// The Windows build under Wine: the same bytes as Linux, `call` and
