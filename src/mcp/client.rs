@@ -280,6 +280,11 @@ impl McpClient {
             .unwrap_or(version)
             .to_string();
         self.server_info = result.get("serverInfo").cloned();
+        // A server that runs no tool calls as tasks needs no tools/list to
+        // tell which must be ([`super::tasks::needs_task`]).
+        if result.pointer("/capabilities/tasks/requests/tools/call").is_none() {
+            self.task_tools = Some(Default::default());
+        }
         self.generation = Generation::Handshake(negotiated);
         self.server
             .send(&json!({"jsonrpc": "2.0", "method": wire::INITIALIZED}))?;

@@ -34,9 +34,11 @@ pub fn task_tools(tools: &[Value]) -> HashSet<String> {
         .collect()
 }
 
-/// Whether `tool` must run as a task: on a handshake connection, when the
-/// server's `tools/list` says so (listed now if the session has not yet).
-/// A list that fails is taken as "no": the call then goes out as usual.
+/// Whether `tool` must run as a task: on a handshake connection whose
+/// server declared task-augmented `tools/call`, when its `tools/list` says
+/// so (listed now if the session has not yet: `elicit test` does not list
+/// otherwise). A list that fails is taken as "no": the call then goes out
+/// as usual.
 pub fn needs_task(client: &mut McpClient, handler: &mut ElicitHandler<'_>, tool: &str) -> bool {
     if !matches!(client.generation, Generation::Handshake(_)) {
         return false;
