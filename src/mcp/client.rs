@@ -282,7 +282,10 @@ impl McpClient {
         self.server_info = result.get("serverInfo").cloned();
         // A server that runs no tool calls as tasks needs no tools/list to
         // tell which must be ([`super::tasks::needs_task`]).
-        if result.pointer("/capabilities/tasks/requests/tools/call").is_none() {
+        if result
+            .pointer("/capabilities/tasks/requests/tools/call")
+            .is_none()
+        {
             self.task_tools = Some(Default::default());
         }
         self.generation = Generation::Handshake(negotiated);

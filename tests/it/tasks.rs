@@ -154,7 +154,6 @@ fn a_client_running_a_task_through_proxy_gets_its_elicitation_answered() {
     let done = next(3);
     let text = done["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("**Clarification**: historical"), "{text}");
-    drop(send);
     drop(stdin);
     wait_at_most(&mut proxy, Duration::from_secs(30));
 }
