@@ -28,6 +28,9 @@ mod call;
 mod cassette;
 /// Every fixture and input shape through the binary; flags, errors, exit codes.
 mod cli;
+/// `elicit test --explore`: every other answer of a recorded flow, run and
+/// classified; `--save`, `--invalid`, `--max`, a crash and a hang.
+mod explore;
 /// A server author's first hour: `elicit call` with no `--protocol` flag
 mod first_hour;
 /// Saved fuzz inputs replayed through the fuzz targets' own checks.
@@ -50,6 +53,9 @@ mod lines_cache;
 /// `elicit lint` (the rule corpus, the formats, SARIF against its schema)
 /// and `--strict`/`--modes` on `call` and `proxy`.
 mod lint;
+/// `elicit mock`: cassettes served as an MCP server, answered by `elicit
+/// call` (stdio, HTTP, both generations) and through `elicit proxy`.
+mod mock;
 /// Attacks on the browser page from this machine: another local user (run
 /// as `nobody`) taking its port or its address, idle connections, endless
 /// request heads.
@@ -81,7 +87,8 @@ mod request_result;
 mod sdk_resolvers;
 /// Sign-in against hostile authorization servers and protected resources.
 mod signin_hostile;
-/// Tools that run as tasks and ask for input, through call, test and proxy.
+/// Tools that run as tasks (2025-11-25) and ask while `input_required`:
+/// `call`, `--record`, `test`, `--explore`, `proxy`.
 mod tasks;
 /// Nobody at a terminal: fail at once rather than wait on a page nobody sees.
 mod unattended;

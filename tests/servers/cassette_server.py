@@ -11,6 +11,7 @@ replay against another:
   CASSETTE_FORM=twice    the tool asks the base form twice
   CASSETTE_FORM=skip     `steps` no longer asks its confirmation (its second step)
   CASSETTE_FORM=fresh    `link` makes a fresh elicitationId and a UUID in its URL every time
+  CASSETTE_FORM=hang     `profile` never answers a call whose form was cancelled (a hang)
 
 With --stateless it speaks 2026-07-28 (server/discover; elicitations inside
 input_required results); otherwise the initialize handshake (server-to-client
@@ -114,6 +115,8 @@ def handshake_tool(name, args):
     if VARIANT == "silent":
         return text({"reply": None, "args": args})
     replies = [ask(form())]
+    if VARIANT == "hang" and (replies[0] or {}).get("action") == "cancel":
+        time.sleep(3600)
     if VARIANT == "twice":
         replies.append(ask(form()))
     out = {"reply": replies[0], "args": args}

@@ -85,6 +85,7 @@ fn run(args: impl Iterator<Item = std::ffi::OsString>) -> i32 {
         Some(Command::Auth(action)) => commands::auth::run(action),
         Some(Command::Lint(args)) => commands::lint::run(&args),
         Some(Command::Test(args)) => commands::test::run(&args),
+        Some(Command::Mock(args)) => commands::mock::run(&args),
         Some(Command::Hook(cli::HookCommand::ClaudeCode(args))) => {
             commands::hook::claude_code(&args)
         }

@@ -24,7 +24,9 @@ pub use file::{
 };
 
 pub mod diff;
+pub mod explore;
 mod file;
+pub mod mock;
 pub mod proxy_record;
 pub mod record;
 pub mod replay;

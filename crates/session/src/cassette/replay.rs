@@ -401,13 +401,13 @@ pub fn replay(cassette: &Cassette, options: &ReplayOptions) -> Outcome {
 /// 0600 in a folder of its own created 0700 (both by `tempfile`, under
 /// `TMPDIR`), so no other local user can read what the server wrote. Both
 /// are removed when it is dropped.
-struct ServerLog {
+pub(super) struct ServerLog {
     file: Option<tempfile::NamedTempFile>,
     _dir: Option<tempfile::TempDir>,
 }
 
 impl ServerLog {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         let dir = elicit_platform::fs::private_temp_dir("elicit-test-").ok();
         let file = dir.as_ref().and_then(|d| {
             tempfile::Builder::new()
@@ -419,12 +419,12 @@ impl ServerLog {
         ServerLog { file, _dir: dir }
     }
 
-    fn path(&self) -> Option<PathBuf> {
+    pub(super) fn path(&self) -> Option<PathBuf> {
         self.file.as_ref().map(|f| f.path().to_path_buf())
     }
 
     /// The last lines the server wrote, sanitised, for a failure report.
-    fn tail(&self) -> Vec<String> {
+    pub(super) fn tail(&self) -> Vec<String> {
         // Only the last 4 KiB is read: a server may have written gigabytes.
         let text = self
             .path()

@@ -16,7 +16,6 @@
 //! proves itself to the page's script on every response.
 
 mod html;
-mod http;
 mod server;
 mod submit;
 

@@ -28,9 +28,9 @@ use std::net::TcpListener;
 use std::sync::{Arc, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::http::Request;
 use super::{html, submit, Outcome, Page, State};
 use elicit_core::error::ElicitError;
+use elicit_http::Request;
 
 /// The largest request body read (a form of many long fields fits).
 pub const MAX_BODY: usize = 256 * 1024;
@@ -75,7 +75,7 @@ pub(super) fn ensure_listening(
                 let page = page.clone();
                 move |request: Request| handle(&page, request, port)
             };
-            super::http::serve(listener, handler).map_err(cannot)?;
+            elicit_http::serve(listener, handler).map_err(cannot)?;
             state.port = Some(port);
             port
         }
@@ -466,9 +466,9 @@ fn post_answer(
         return plain(415, "refused: expected a form submission");
     }
     let length = match request.body_length() {
-        Ok(n) if n > MAX_BODY as u64 => return plain(413, "refused: the answer is too large"),
-        Ok(n) => n,
-        Err(()) => return plain(411, "refused: an answer needs its Content-Length"),
+        Some(n) if n > MAX_BODY as u64 => return plain(413, "refused: the answer is too large"),
+        Some(n) => n,
+        None => return plain(411, "refused: an answer needs its Content-Length"),
     };
     let Ok(body) = request.read_body(length) else {
         return plain(400, "the answer could not be read");

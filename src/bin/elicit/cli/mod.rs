@@ -7,8 +7,10 @@ use clap::{Args, Parser, Subcommand};
 
 mod choices;
 mod hook;
+mod mock;
 mod test;
 pub use hook::{ClaudeCodeHookArgs, HookCommand, HookFallback};
+pub use mock::{MockArgs, MOCK_HELP};
 pub use test::{TestArgs, TestFormat, TEST_HELP};
 
 pub const AFTER_HELP: &str = "\
@@ -672,6 +674,11 @@ pub enum Command {
     /// returned.
     #[command(after_help = TEST_HELP)]
     Test(Box<TestArgs>),
+    /// Serve recorded cassettes as an MCP server (stdio, or Streamable HTTP
+    /// on 127.0.0.1): their tools send the recorded elicitations and return
+    /// the recorded result; the client's answers are checked.
+    #[command(after_help = MOCK_HELP)]
+    Mock(Box<MockArgs>),
     /// Answer elicitations from inside another client: `elicit hook
     /// claude-code` is a command for Claude Code's Elicitation hook.
     #[command(subcommand)]

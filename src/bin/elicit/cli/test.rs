@@ -16,9 +16,13 @@ Examples:
   elicit test --format junit > elicit-junit.xml
   # the server's form changed on purpose: rewrite the cassettes
   elicit test --update
+  # try every other answer: decline, cancel and each field's edges
+  elicit test --explore --save elicit-tests/explored elicit-tests/ask.cassette.json
 
 Exit status: 0 every test passed; 1 some failed; 2 a cassette could not be
-read (the message names the file and the JSON pointer) or bad usage.";
+read (the message names the file and the JSON pointer) or bad usage.
+With --explore: 1 when a variant crashed the server, hung, broke the
+protocol, or (--invalid) had content that breaks the form accepted.";
 
 #[derive(Debug, Args, Clone)]
 pub struct TestArgs {
@@ -82,6 +86,38 @@ pub struct TestArgs {
     /// and uncommitted changes).
     #[arg(long, value_name = "REV", default_value = "HEAD~1")]
     pub since: String,
+
+    /// Run the other answers of each recorded flow instead of the flow:
+    /// decline and cancel at each elicitation, each field at its edges
+    /// (minimum and maximum, shortest and longest, each option, its
+    /// default, left out). Each variant's outcome is classified; a crash,
+    /// a hang or a protocol error fails the run.
+    #[arg(long, conflicts_with_all = ["update", "strict", "answers", "answers_file"])]
+    pub explore: bool,
+
+    /// With --explore: also send content that breaks the form on purpose
+    /// (out of range, the wrong type, a required field missing, an unknown
+    /// option); a server that accepts it without an error fails the run.
+    #[arg(long, requires = "explore")]
+    pub invalid: bool,
+
+    /// With --explore: keep each variant that ended in a result or a tool
+    /// error as a cassette in DIR, named for what it tests
+    /// (NAME.decline-at-2.cassette.json), recorded with what the server
+    /// returned.
+    #[arg(long, value_name = "DIR", requires = "explore")]
+    pub save: Option<PathBuf>,
+
+    /// With --explore: run at most N variants (the rest are counted as
+    /// skipped).
+    #[arg(long, value_name = "N", default_value = "100", requires = "explore")]
+    pub max: usize,
+
+    /// With --explore: start no variant after this long (the rest are
+    /// counted as skipped); each wait for a server stays bounded by
+    /// --timeout.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5m", requires = "explore")]
+    pub max_time: std::time::Duration,
 
     // As for `call`; under --strict an error finding fails the test.
     #[command(flatten)]

@@ -37,7 +37,7 @@ pub fn run(args: &TestArgs) -> i32 {
     code
 }
 
-fn usage(message: &str) -> i32 {
+pub(super) fn usage(message: &str) -> i32 {
     eprintln!("elicit: {}", sanitize_line(message));
     2
 }
@@ -125,6 +125,9 @@ fn test(args: &TestArgs) -> i32 {
     if options.server.is_none() {
         announce_commands(&files, &args.since);
     }
+    if args.explore {
+        return super::explore::run(args, &files, &options, &allowed);
+    }
     let started = Instant::now();
     let tests = run_all(&files, &options, &allowed, jobs);
     let elapsed = started.elapsed();
@@ -172,7 +175,7 @@ fn test(args: &TestArgs) -> i32 {
 /// first, sorted) for `*.cassette.json`. Links to folders are followed,
 /// each folder once (by device and inode), so links that loop (`a -> .`)
 /// end the search instead of walking forever; hidden folders are skipped.
-fn cassette_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+pub(super) fn cassette_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for p in paths {
@@ -225,7 +228,7 @@ fn walk(
 /// Whether an `--allow-server` entry allows a cassette's server: the same
 /// command, word for word, or the same URL (without credentials; any
 /// transport).
-fn same_server(allowed: &ServerSpec, server: &ServerSpec) -> bool {
+pub(super) fn same_server(allowed: &ServerSpec, server: &ServerSpec) -> bool {
     match (allowed, server) {
         (ServerSpec::Command(a), ServerSpec::Command(b)) => a == b,
         (ServerSpec::Url { url: a, .. }, ServerSpec::Url { url: b, .. }) => {
@@ -418,7 +421,7 @@ fn run_one(path: &Path, options: &ReplayOptions, allowed: &[ServerSpec]) -> Test
     Test { name, report }
 }
 
-fn millis(d: Duration) -> String {
+pub(super) fn millis(d: Duration) -> String {
     let ms = d.as_secs_f64() * 1000.0;
     if ms >= 1000.0 {
         format!("{:.2} s", ms / 1000.0)
@@ -522,7 +525,7 @@ fn tap(tests: &[Test]) -> String {
 
 /// XML text with the five special characters escaped, and the characters
 /// XML 1.0 cannot hold at all dropped.
-fn xml(text: &str) -> String {
+pub(super) fn xml(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -19,6 +19,7 @@ use crate::error::{ElicitError, FieldError};
 
 mod check;
 mod coerce;
+mod edges;
 mod formats;
 mod native;
 #[cfg(test)]
@@ -28,6 +29,7 @@ mod parse;
 use check::*;
 use coerce::*;
 pub use coerce::{exact_integer, parse_bool, NotInteger};
+pub use edges::{slug_of, Edge};
 use formats::McpFormat;
 use native::{NativeRules, Violation};
 pub(crate) use parse::SchemaObject;

@@ -1,9 +1,10 @@
-//! The page's HTTP/1.1 listener: std's `TcpListener`, one thread per
+//! elicit's HTTP/1.1 listener for its loopback servers (the browser page,
+//! `elicit mock --http`): std's `TcpListener`, one thread per
 //! connection, the request head parsed by `httparse` (the parser hyper and
 //! ureq use), a response per connection (`Connection: close`).
 //!
-//! Written here rather than taken from a server crate because what the page
-//! needs is the connection handling, and no small blocking server does it:
+//! Written here rather than taken from a server crate because what these
+//! servers need is the connection handling, and no small blocking server does it:
 //! `tiny_http` 0.12 (used before) reads a header line without any bound
 //! (300 MiB of memory for 300 MiB sent) and its accept loop ends for good at
 //! the first failed `accept` (out of file descriptors); hyper and its
@@ -53,7 +54,7 @@ const DRAIN_BYTES: u64 = 1024 * 1024;
 const DRAIN_TIME: Duration = Duration::from_secs(1);
 
 /// One parsed request, with its connection.
-pub(super) struct Request {
+pub struct Request {
     method: String,
     target: String,
     headers: Vec<(String, String)>,
@@ -85,15 +86,15 @@ impl Request {
             .map(|(_, v)| v.as_str())
     }
 
-    /// The declared `Content-Length` (`Err` when it does not parse or the
-    /// body is chunked: the page takes neither).
-    pub fn body_length(&self) -> Result<u64, ()> {
+    /// The declared `Content-Length` (`None` when it does not parse or the
+    /// body is chunked: these servers take neither).
+    pub fn body_length(&self) -> Option<u64> {
         if self.header("Transfer-Encoding").is_some() {
-            return Err(());
+            return None;
         }
         match self.header("Content-Length") {
-            None => Ok(0),
-            Some(v) => v.trim().parse().map_err(|_| ()),
+            None => Some(0),
+            Some(v) => v.trim().parse().ok(),
         }
     }
 
@@ -120,6 +121,12 @@ impl Request {
             }
         }
         Ok(body)
+    }
+
+    /// The connection, for a response written in parts (an event
+    /// stream); [`Self::respond`] ends it.
+    pub fn stream(&self) -> &TcpStream {
+        &self.stream
     }
 
     /// Writes the whole response and ends the sending side (the
@@ -188,7 +195,7 @@ fn lock(table: &Table) -> MutexGuard<'_, Connections> {
 
 /// Serves `listener` for the rest of the process's life: each request is
 /// handed to `handle` on its connection's own thread.
-pub(super) fn serve<F>(listener: TcpListener, handle: F) -> io::Result<()>
+pub fn serve<F>(listener: TcpListener, handle: F) -> io::Result<()>
 where
     F: Fn(Request) + Send + Sync + 'static,
 {

@@ -1,0 +1,621 @@
+//! `elicit test --explore`: from one recorded flow, the other answers a
+//! person or a client could have given, each run against the server and
+//! its outcome classified. A variant answers every elicitation as recorded
+//! except one: there it declines, cancels, or sends content at an edge of
+//! the form (from the schema model: [`elicit_core::elicitation::schema::Edge`]),
+//! or, with `--invalid`, content that breaks it on purpose.
+//!
+//! What counts as a failure: a crash (the server exited), a hang (no reply
+//! within `--timeout`) and a protocol error always; under `--invalid`, a
+//! result without `isError` (the server accepted content that breaks its
+//! own schema). A result, a tool error, an error reply and a question that
+//! changed (past that point the variant is no longer comparable with the
+//! recording) are reported.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Map, Value};
+
+use super::diff::{request_diff, same_request};
+use super::replay::{ReplayOptions, ServerLog};
+use super::{protocol_choice, protocol_name, Cassette, Exchange, ServerSpec};
+use crate::mcp::call::CallEnd;
+use crate::mcp::client::Generation;
+use crate::mcp::handler::{ElicitHandler, ElicitObserver};
+use crate::mcp::session::{ConnectError, Session, SessionOptions};
+use crate::transport::{ConnectOptions, ServerTarget, TransportChoice};
+use elicit_core::elicitation::answers::FormPlan;
+use elicit_core::elicitation::protocol::{Action, ElicitResult};
+use elicit_core::elicitation::resolve::{self, Elicitation, NoTerminal};
+use elicit_core::elicitation::schema::{slug_of, Edge, FormSchema};
+use elicit_core::error::{ElicitError, ServerError};
+use elicit_core::text::sanitize::sanitize_line;
+
+/// One other answer to try.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variant {
+    /// What it tests, as a file-name part: `decline-at-2`,
+    /// `edge-1-seats-max`, `invalid-1-seats-above-max`.
+    pub slug: String,
+    /// What it tests, in words.
+    pub what: String,
+    /// The elicitation answered differently (0-based).
+    pub at: usize,
+    /// The ElicitResult sent there.
+    pub answer: Value,
+    /// Content that breaks the schema, sent on purpose.
+    pub invalid: bool,
+}
+
+/// How a variant's run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// A tool result.
+    Result,
+    /// A tool result with `isError`.
+    ToolError,
+    /// A JSON-RPC error in reply to the call.
+    ErrorReply,
+    /// The server broke the protocol (a message that is not JSON-RPC, a
+    /// reply of the wrong shape).
+    ProtocolError,
+    /// The server exited (or its connection ended) before it replied.
+    Crash,
+    /// No reply within `--timeout`.
+    Hang,
+    /// The server asked something other than recorded: the variant stops
+    /// there (no longer comparable).
+    QuestionChanged,
+    /// The variant could not run (the server could not be started, the
+    /// recorded answers do not fit the form).
+    NotRun,
+}
+
+impl Class {
+    /// The word in reports.
+    pub fn word(self) -> &'static str {
+        match self {
+            Class::Result => "result",
+            Class::ToolError => "tool-error",
+            Class::ErrorReply => "error-reply",
+            Class::ProtocolError => "protocol-error",
+            Class::Crash => "crash",
+            Class::Hang => "hang",
+            Class::QuestionChanged => "question-changed",
+            Class::NotRun => "not-run",
+        }
+    }
+}
+
+/// A variant's outcome.
+#[derive(Debug, Clone)]
+pub struct Explored {
+    pub class: Class,
+    /// Why it is a failure, when it is one.
+    pub failure: Option<String>,
+    /// What happened, in lines (the result in words, the changed question).
+    pub detail: Vec<String>,
+    pub elapsed: Duration,
+    /// The variant as a cassette whose recorded result is what the server
+    /// returned: for a result or a tool error of valid content (a replay
+    /// sends only content that fits the form).
+    pub cassette: Option<Cassette>,
+    /// The server's last lines of stderr, for a failure.
+    pub server_stderr: Vec<String>,
+}
+
+/// The file a variant is saved as: `book.decline-at-2.cassette.json` for
+/// `book.cassette.json`.
+pub fn file_name(original: &std::path::Path, variant: &Variant) -> String {
+    let name = original
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = name
+        .strip_suffix(".cassette.json")
+        .or_else(|| name.strip_suffix(".json"))
+        .unwrap_or(&name);
+    format!("{stem}.{}.cassette.json", variant.slug)
+}
+
+/// The content a recorded accept sent, by the schema model: `None` for a
+/// URL elicitation, a decline or cancel, or an answer that cannot be read.
+fn recorded_content(exchange: &Exchange) -> Option<(FormSchema, Map<String, Value>)> {
+    let form = FormSchema::parse(exchange.request.get("requestedSchema")?).ok()?;
+    let mut answer = exchange.answer.clone();
+    if let super::AnswerSpec::Result(v) = &mut answer {
+        if let Some(c) = v.get_mut("content").and_then(Value::as_object_mut) {
+            super::fill_secret_values(c).ok()?;
+        }
+    }
+    match answer.scripted().ok()?.plan_form(&form, false).ok()? {
+        FormPlan::Decided(Action::Accept, values) => Some((form, values)),
+        _ => None,
+    }
+}
+
+fn accept(form: &FormSchema, content: Map<String, Value>) -> Value {
+    json!({"action": "accept", "content": Value::Object(form.order(content))})
+}
+
+/// A variant for each edge of each field of one recorded form.
+fn field_variants(at: usize, exchange: &Exchange, invalid: bool) -> Vec<Variant> {
+    let Some((form, content)) = recorded_content(exchange) else {
+        return Vec::new();
+    };
+    let n = at + 1;
+    let mut out = Vec::new();
+    for (i, field) in form.fields.iter().enumerate() {
+        let name = slug_of(&field.name, i);
+        let edges: Vec<(Edge, bool)> = if invalid {
+            field.breaking().into_iter().map(|e| (e, true)).collect()
+        } else {
+            field.edges().into_iter().map(|e| (e, false)).collect()
+        };
+        for (edge, breaks) in edges {
+            let mut changed = content.clone();
+            match &edge.value {
+                Some(v) => changed.insert(field.name.clone(), v.clone()),
+                None => changed.shift_remove(&field.name),
+            };
+            if changed == content {
+                continue;
+            }
+            let kind = if breaks { "invalid" } else { "edge" };
+            out.push(Variant {
+                slug: format!("{kind}-{n}-{name}-{}", edge.slug),
+                what: format!(
+                    "elicitation {n}: field {} {}{}",
+                    sanitize_line(&field.name),
+                    edge.slug.replace('-', " "),
+                    edge.value
+                        .as_ref()
+                        .map(|v| format!(" ({})", super::diff::show(v)))
+                        .unwrap_or_default()
+                ),
+                at,
+                answer: accept(&form, changed),
+                invalid: breaks,
+            });
+        }
+    }
+    out
+}
+
+/// Every variant of a cassette, in order: at each elicitation a decline, a
+/// cancel (unless that is what was recorded), each field's edges; with
+/// `invalid`, content that breaks the form too.
+pub fn variants(cassette: &Cassette, invalid: bool) -> Vec<Variant> {
+    let mut out = Vec::new();
+    for (at, exchange) in cassette.elicitations.iter().enumerate() {
+        let n = at + 1;
+        let recorded = exchange.answer.to_value();
+        let recorded_action = recorded
+            .get("action")
+            .and_then(Value::as_str)
+            .or(recorded.as_str())
+            .unwrap_or("accept");
+        for action in ["decline", "cancel"] {
+            if recorded_action != action {
+                out.push(Variant {
+                    slug: format!("{action}-at-{n}"),
+                    what: format!("{action} at elicitation {n}"),
+                    at,
+                    answer: json!({ "action": action }),
+                    invalid: false,
+                });
+            }
+        }
+        out.extend(field_variants(at, exchange, false));
+        if invalid {
+            out.extend(field_variants(at, exchange, true));
+        }
+    }
+    out
+}
+
+/// The error a variant stops the session with once the server asked
+/// something else.
+fn stopped() -> ElicitError {
+    ElicitError::Server(ServerError::ReplayStopped)
+}
+
+/// Answers a session's elicitations as recorded, but the variant's one.
+struct Explorer<'c> {
+    recorded: &'c [Exchange],
+    variant: &'c Variant,
+    next: usize,
+    changed: Vec<String>,
+    unusable: Option<String>,
+    seen: Vec<Exchange>,
+}
+
+/// An ElicitResult from its JSON, as it is (not validated: an invalid
+/// variant is sent on purpose).
+fn result_of(v: &Value) -> ElicitResult {
+    let action = match v.get("action").and_then(Value::as_str) {
+        Some("decline") => Action::Decline,
+        Some("cancel") => Action::Cancel,
+        _ => Action::Accept,
+    };
+    let mut r = ElicitResult::new(action);
+    r.content = v.get("content").and_then(Value::as_object).cloned();
+    r
+}
+
+impl Explorer<'_> {
+    fn recorded_answer(
+        &mut self,
+        n: usize,
+        elicitation: &Elicitation,
+    ) -> Result<ElicitResult, ElicitError> {
+        let mut answer = self.recorded[n].answer.clone();
+        if let super::AnswerSpec::Result(v) = &mut answer {
+            if let Some(c) = v.get_mut("content").and_then(Value::as_object_mut) {
+                if let Err((field, var)) = super::fill_secret_values(c) {
+                    self.unusable = Some(format!(
+                        "elicitation {}: the answer to field {} is a secret: set {var}",
+                        n + 1,
+                        sanitize_line(&field)
+                    ));
+                    return Err(stopped());
+                }
+            }
+        }
+        let mut nobody = NoTerminal {
+            detail: "elicit test --explore answers from the cassette only".into(),
+        };
+        let result = answer
+            .scripted()
+            .and_then(|s| resolve::resolve(elicitation, &s, false, &mut nobody));
+        if let Err(e) = &result {
+            self.unusable = Some(format!(
+                "elicitation {}: the recorded answer cannot be used: {}",
+                n + 1,
+                sanitize_line(&e.to_string())
+            ));
+        }
+        result
+    }
+}
+
+impl ElicitObserver for Explorer<'_> {
+    fn answer(
+        &mut self,
+        request: &Value,
+        _key: Option<&str>,
+        elicitation: &Elicitation,
+    ) -> Option<Result<ElicitResult, ElicitError>> {
+        let n = self.next;
+        self.next += 1;
+        let Some(r) = self.recorded.get(n) else {
+            self.changed.push(format!(
+                "the server asked more than the {} elicitation(s) recorded: elicitation {} ({})",
+                self.recorded.len(),
+                n + 1,
+                super::diff::show(request.get("message").unwrap_or(&Value::Null))
+            ));
+            return Some(Err(stopped()));
+        };
+        if !same_request(&r.request, request, &r.ignore) {
+            let diff = request_diff(&r.request, request, &r.ignore);
+            self.changed.push(format!(
+                "elicitation {} asks something else than recorded: {}",
+                n + 1,
+                diff.first()
+                    .map(String::as_str)
+                    .unwrap_or("(see the request)")
+            ));
+            return Some(Err(stopped()));
+        }
+        if n == self.variant.at {
+            return Some(Ok(result_of(&self.variant.answer)));
+        }
+        Some(self.recorded_answer(n, elicitation))
+    }
+
+    fn answered(&mut self, request: &Value, key: Option<&str>, result: &ElicitResult) {
+        let mut e = Exchange::recorded(key, request, result);
+        if let Some(r) = self.recorded.get(self.seen.len()) {
+            e.ignore = r.ignore.clone();
+        }
+        self.seen.push(e);
+    }
+}
+
+/// The server error under any "while waiting for" wrapping.
+fn root(e: &ServerError) -> &ServerError {
+    match e {
+        ServerError::WhileWaiting { cause, .. } => root(cause),
+        other => other,
+    }
+}
+
+/// How a failed call is classified.
+fn class_of_error(e: &ElicitError) -> Class {
+    use ServerError as S;
+    match e {
+        ElicitError::Io { .. } => Class::Crash,
+        ElicitError::Server(s) => match root(s) {
+            S::ReplayStopped => Class::QuestionChanged,
+            S::NoReply { .. } => Class::Hang,
+            S::OutputEnded
+            | S::ClosedOutput
+            | S::StdinClosed
+            | S::CannotWrite(_)
+            | S::InMemoryGone
+            | S::StreamClosed { .. }
+            | S::Network { .. } => Class::Crash,
+            S::Interrupted => Class::NotRun,
+            _ => Class::ProtocolError,
+        },
+        _ => Class::NotRun,
+    }
+}
+
+/// Why an outcome is a failure, or `None`.
+fn failure(class: Class, invalid: bool) -> Option<String> {
+    Some(match class {
+        Class::Crash => "the server exited (or its connection ended) instead of replying".into(),
+        Class::Hang => "the server did not reply within --timeout".into(),
+        Class::ProtocolError => "the server broke the protocol".into(),
+        Class::NotRun => "the variant could not run".into(),
+        Class::Result if invalid => {
+            "the server accepted content that breaks its schema without an error".into()
+        }
+        _ => return None,
+    })
+}
+
+fn target_of(spec: &ServerSpec) -> Result<(ServerTarget, TransportChoice), String> {
+    Ok(match spec {
+        ServerSpec::Command(argv) => (ServerTarget::Command(argv.clone()), TransportChoice::Auto),
+        ServerSpec::Url { url, transport } => (
+            ServerTarget::Url(super::fill_secret_references(url).map_err(|var| {
+                format!("the server URL's secret was left out of the cassette: set {var}")
+            })?),
+            match transport.as_str() {
+                "http" => TransportChoice::Http,
+                "sse" => TransportChoice::Sse,
+                _ => TransportChoice::Auto,
+            },
+        ),
+    })
+}
+
+/// Runs one variant of `cassette`; never panics, and each wait for the
+/// server is bounded by `options.timeout`.
+pub fn run_variant(cassette: &Cassette, variant: &Variant, options: &ReplayOptions) -> Explored {
+    let start = Instant::now();
+    let log = ServerLog::new();
+    let mut explored = run(cassette, variant, options, &log);
+    explored.elapsed = start.elapsed();
+    if explored.failure.is_some() {
+        explored.server_stderr = log.tail();
+    }
+    explored
+}
+
+fn not_run(line: String) -> Explored {
+    Explored {
+        class: Class::NotRun,
+        failure: failure(Class::NotRun, false),
+        detail: vec![line],
+        elapsed: Duration::ZERO,
+        cassette: None,
+        server_stderr: Vec::new(),
+    }
+}
+
+fn run(
+    cassette: &Cassette,
+    variant: &Variant,
+    options: &ReplayOptions,
+    log: &ServerLog,
+) -> Explored {
+    let mut explorer = Explorer {
+        recorded: &cassette.elicitations,
+        variant,
+        next: 0,
+        changed: Vec::new(),
+        unusable: None,
+        seen: Vec::new(),
+    };
+    let (outcome, generation) = match call(cassette, options, log, &mut explorer) {
+        Ok(called) => called,
+        Err(line) => return not_run(line),
+    };
+    let (class, detail, result) = classify(outcome, &mut explorer);
+    let saved = result.filter(|_| !variant.invalid).map(|r| Cassette {
+        protocol: match cassette.protocol.as_str() {
+            "auto" => "auto".into(),
+            _ => protocol_name(&generation),
+        },
+        elicitations: explorer.seen.clone(),
+        result: Some(r),
+        source: None,
+        ..cassette.clone()
+    });
+    Explored {
+        class,
+        failure: failure(class, variant.invalid),
+        detail,
+        elapsed: Duration::ZERO,
+        cassette: saved,
+        server_stderr: Vec::new(),
+    }
+}
+
+/// Connects to the server (the cassette's, or `--server`) and calls the
+/// tool with `explorer` answering; Err: why the variant could not run.
+fn call(
+    cassette: &Cassette,
+    options: &ReplayOptions,
+    log: &ServerLog,
+    explorer: &mut Explorer<'_>,
+) -> Result<(Result<CallEnd, ElicitError>, Generation), String> {
+    let spec = options
+        .server
+        .clone()
+        .unwrap_or_else(|| cassette.server.clone());
+    let (target, choice) = target_of(&spec)?;
+    let scripted = elicit_core::elicitation::answers::ScriptedAnswers::default();
+    let mut nobody = NoTerminal {
+        detail: "elicit test --explore answers from the cassette only".into(),
+    };
+    let mut handler = ElicitHandler::new(&scripted, &mut nobody);
+    handler.observer = Some(explorer);
+    handler.modes = options.modes;
+    let server_log = matches!(spec, ServerSpec::Command(_))
+        .then(|| log.path())
+        .flatten();
+    let connect = || ConnectOptions {
+        server_log: server_log.clone(),
+        log: None,
+        headers: options.headers.clone(),
+        transport: choice,
+        auth: None,
+        timeout: options.timeout,
+    };
+    let session_options = SessionOptions {
+        target,
+        protocol: protocol_choice(&cassette.protocol),
+        timeout: options.timeout,
+        verbose: options.verbose,
+        strict: None,
+    };
+    let mut session = Session::connect(session_options, connect, &mut handler).map_err(|e| {
+        let (ConnectError::Start(e) | ConnectError::Negotiate(e)) = e;
+        format!(
+            "cannot start or reach the server {}: {}",
+            sanitize_line(&spec.describe()),
+            sanitize_line(&e.to_string())
+        )
+    })?;
+    let outcome = session.call_tool(&mut handler, &cassette.tool, &cassette.arguments);
+    let generation = session.generation().clone();
+    session.close();
+    Ok((outcome, generation))
+}
+
+/// The class of a call's outcome, what happened in lines, and the result
+/// to record when there is one.
+fn classify(
+    outcome: Result<CallEnd, ElicitError>,
+    explorer: &mut Explorer<'_>,
+) -> (Class, Vec<String>, Option<Value>) {
+    let at = explorer.variant.at;
+    match outcome {
+        // The flow ended before the answer that makes this variant: it
+        // tested nothing, and the server no longer asks as recorded.
+        Ok(_) if explorer.next <= at => (
+            Class::QuestionChanged,
+            vec![format!(
+                "the server asked {} time(s): elicitation {}, where this variant answers, was not asked",
+                explorer.next,
+                at + 1
+            )],
+            None,
+        ),
+        Ok(CallEnd::Result(r)) => {
+            let is_error = r.get("isError").and_then(Value::as_bool) == Some(true);
+            let class = if is_error {
+                Class::ToolError
+            } else {
+                Class::Result
+            };
+            let words = crate::mcp::call::readable_tool_result(&r);
+            (class, vec![sanitize_line(&words)], Some(r))
+        }
+        Ok(CallEnd::Refused { message, .. }) => {
+            (Class::ErrorReply, vec![sanitize_line(&message)], None)
+        }
+        Err(e) => {
+            let mut class = class_of_error(&e);
+            let mut detail = std::mem::take(&mut explorer.changed);
+            if let Some(why) = explorer.unusable.take() {
+                class = Class::NotRun;
+                detail.push(why);
+            }
+            if detail.is_empty() {
+                detail.push(sanitize_line(&e.to_string()));
+            }
+            (class, detail, None)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cassette() -> Cassette {
+        Cassette::from_value(&json!({
+            "elicit": "cassette/1",
+            "server": {"command": ["true"]},
+            "tool": "book",
+            "elicitations": [
+                {"request": {"message": "Who?", "requestedSchema": {"type": "object",
+                    "properties": {"seats": {"type": "integer", "minimum": 1, "maximum": 4},
+                                   "note": {"type": "string"}},
+                    "required": ["seats"]}},
+                 "answer": {"action": "accept", "content": {"seats": 2}}},
+                {"request": {"mode": "url", "message": "Sign in", "url": "https://x.example/"},
+                 "answer": {"action": "decline"}}
+            ]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn variants_cover_each_elicitation_and_each_edge() {
+        let slugs: Vec<String> = variants(&cassette(), false)
+            .into_iter()
+            .map(|v| v.slug)
+            .collect();
+        assert_eq!(
+            slugs,
+            [
+                "decline-at-1",
+                "cancel-at-1",
+                "edge-1-seats-min",
+                "edge-1-seats-max",
+                "edge-1-note-shortest",
+                "cancel-at-2"
+            ]
+        );
+        let with_invalid = variants(&cassette(), true);
+        let bad: Vec<&str> = with_invalid
+            .iter()
+            .filter(|v| v.invalid)
+            .map(|v| v.slug.as_str())
+            .collect();
+        assert_eq!(
+            bad,
+            [
+                "invalid-1-seats-below-min",
+                "invalid-1-seats-above-max",
+                "invalid-1-seats-fraction",
+                "invalid-1-seats-wrong-type",
+                "invalid-1-seats-missing",
+                "invalid-1-note-wrong-type"
+            ]
+        );
+        let max = &with_invalid[3];
+        assert_eq!(
+            max.answer,
+            json!({"action": "accept", "content": {"seats": 4}})
+        );
+    }
+
+    #[test]
+    fn a_crash_a_hang_and_invalid_content_accepted_are_failures() {
+        assert!(failure(Class::Crash, false).is_some());
+        assert!(failure(Class::Hang, false).is_some());
+        assert!(failure(Class::ProtocolError, false).is_some());
+        assert!(failure(Class::Result, true).is_some());
+        assert!(failure(Class::Result, false).is_none());
+        assert!(failure(Class::ToolError, true).is_none());
+        assert!(failure(Class::QuestionChanged, true).is_none());
+    }
+}

@@ -1,0 +1,506 @@
+//! `elicit mock`: recorded cassettes served as an MCP server. Its tools are
+//! the cassettes' tools (an input schema derived from the recorded
+//! arguments); a call sends the recorded elicitations in order and returns
+//! the recorded result. Both protocol generations: on a handshake
+//! connection (2025-06-18, 2025-11-25) each elicitation is a server request
+//! `elicitation/create`; on 2026-07-28 each is one `input_required` round,
+//! its place in the flow carried in `requestState`.
+//!
+//! The client's answers are checked against the recorded ones with the
+//! comparison `elicit test` uses for results ([`super::diff::result_diff`]),
+//! leaving out the entry's `ignore` pointers and any value recorded as a
+//! secret (`{"$env": …}`). A mismatch is said on stderr and appended to the
+//! result (a text block, and `_meta."elicit/mock".mismatches`); with
+//! `strict`, the call returns a tool error instead of the recorded result.
+//!
+//! This is transport-free: [`Mock::handle`] takes one client message and
+//! gives the messages to send, each with the call it belongs to
+//! ([`stdio`] and [`http`] carry them).
+
+use std::collections::HashMap;
+
+use serde_json::{json, Map, Value};
+
+use super::diff::result_diff;
+use super::{AnswerSpec, Cassette, Exchange, SECRET_VALUE_KEY};
+use elicit_core::elicitation::answers::FormPlan;
+use elicit_core::elicitation::protocol::wire;
+use elicit_core::elicitation::schema::FormSchema;
+use elicit_core::error::rpc_code;
+use elicit_core::text::sanitize::sanitize_line;
+
+pub mod http;
+pub mod stdio;
+
+/// The `_meta` key of the mismatches added to a result.
+pub const MISMATCH_META: &str = "elicit/mock";
+
+/// A message to send, and the client request (`tools/call`) it belongs to:
+/// an elicitation it asks, or its final response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Out {
+    pub call: Option<Value>,
+    pub message: Value,
+}
+
+/// A handshake call in flight, waiting for the answer to one elicitation.
+struct Pending {
+    call: Value,
+    tool: usize,
+    step: usize,
+    mismatches: Vec<String>,
+}
+
+/// The served cassettes and the calls in flight.
+pub struct Mock {
+    cassettes: Vec<Cassette>,
+    strict: bool,
+    /// Our `elicitation/create` ids, each with its call.
+    pending: HashMap<String, Pending>,
+    next_id: u64,
+}
+
+fn rpc_error(id: &Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+fn reply(id: &Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+/// The JSON type name of a recorded argument, for the derived input schema.
+fn type_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// A tool's input schema from its recorded arguments: each one a property
+/// of its JSON type, its recorded value as the default, none required.
+pub fn input_schema(arguments: &Map<String, Value>) -> Value {
+    let properties: Map<String, Value> = arguments
+        .iter()
+        .map(|(k, v)| (k.clone(), json!({"type": type_of(v), "default": v})))
+        .collect();
+    json!({"type": "object", "properties": properties})
+}
+
+/// Whether a request speaks 2026-07-28 (its `_meta` names the version).
+fn stateless(params: &Value) -> bool {
+    params
+        .get("_meta")
+        .and_then(|m| m.get(wire::VERSION_META))
+        .and_then(Value::as_str)
+        == Some(wire::V2026_07_28)
+}
+
+/// What the cassette holds as the answer to `exchange`, as an ElicitResult
+/// (`action`, `content`), and the pointers not compared: the entry's
+/// `ignore`, and each value recorded as a secret.
+fn expected(exchange: &Exchange) -> (Value, Vec<String>) {
+    let mut ignore = exchange.ignore.clone();
+    let value = match &exchange.answer {
+        AnswerSpec::Result(v) => {
+            let mut r = Map::new();
+            for key in ["action", "content"] {
+                if let Some(x) = v.get(key) {
+                    r.insert(key.into(), x.clone());
+                }
+            }
+            Value::Object(r)
+        }
+        other => planned(exchange, other),
+    };
+    if let Some(content) = value.get("content").and_then(Value::as_object) {
+        for (name, v) in content {
+            if v.get(SECRET_VALUE_KEY).is_some() {
+                ignore.push(format!("/content/{}", super::escape_pointer_token(name)));
+            }
+        }
+    }
+    (value, ignore)
+}
+
+/// A hand-written answer (words, values) as the ElicitResult it makes of
+/// the recorded form, by the schema model.
+fn planned(exchange: &Exchange, answer: &AnswerSpec) -> Value {
+    let form = exchange
+        .request
+        .get("requestedSchema")
+        .and_then(|s| FormSchema::parse(s).ok());
+    let plan = answer.scripted().ok().and_then(|s| match &form {
+        Some(f) => s.plan_form(f, false).ok(),
+        None => s
+            .plan_url()
+            .ok()
+            .flatten()
+            .map(|a| FormPlan::Decided(a, Map::new())),
+    });
+    match plan {
+        Some(FormPlan::Decided(action, content))
+            if form.is_some() && action.as_str() == "accept" =>
+        {
+            json!({"action": "accept", "content": content})
+        }
+        Some(FormPlan::Decided(action, _)) => json!({"action": action.as_str()}),
+        _ => json!({"action": "accept"}),
+    }
+}
+
+/// The differences between the answer a client sent to elicitation `n`
+/// (1-based) and the recorded one, as lines.
+pub fn answer_mismatch(exchange: &Exchange, n: usize, sent: &Value) -> Vec<String> {
+    let (want, ignore) = expected(exchange);
+    let mut got = Map::new();
+    for key in ["action", "content"] {
+        if let Some(x) = sent.get(key) {
+            got.insert(key.into(), x.clone());
+        }
+    }
+    result_diff(&want, &Value::Object(got), &ignore, &[])
+        .into_iter()
+        .map(|l| format!("elicitation {n}: the answer differs from the recorded one: {l}"))
+        .collect()
+}
+
+impl Mock {
+    /// Serves `cassettes`; a tool recorded in several is served from the
+    /// one whose arguments equal the call's, else the first.
+    pub fn new(cassettes: Vec<Cassette>, strict: bool) -> Self {
+        Mock {
+            cassettes,
+            strict,
+            pending: HashMap::new(),
+            next_id: 0,
+        }
+    }
+
+    /// `tools/list`'s tools: each tool name once.
+    pub fn tools(&self) -> Vec<Value> {
+        let mut seen = Vec::new();
+        let mut out = Vec::new();
+        for c in &self.cassettes {
+            if seen.contains(&c.tool) {
+                continue;
+            }
+            seen.push(c.tool.clone());
+            out.push(json!({
+                "name": c.tool,
+                "description": format!("recorded by elicit: {} elicitation(s)", c.elicitations.len()),
+                "inputSchema": input_schema(&c.arguments),
+            }));
+        }
+        out
+    }
+
+    /// Handles one message from the client; returns what to send.
+    pub fn handle(&mut self, message: &Value) -> Vec<Out> {
+        let id = message.get("id").cloned();
+        let method = message.get("method").and_then(Value::as_str);
+        let params = message.get("params").cloned().unwrap_or(json!({}));
+        match (method, id) {
+            (Some(m), Some(id)) => self.request(m, &id, &params),
+            (Some(_), None) => Vec::new(),
+            (None, Some(id)) => self.response(&id, message),
+            (None, None) => Vec::new(),
+        }
+    }
+
+    fn request(&mut self, method: &str, id: &Value, params: &Value) -> Vec<Out> {
+        let modern = stateless(params);
+        let complete = |mut r: Value| {
+            if modern {
+                r["resultType"] = json!("complete");
+            }
+            vec![Out {
+                call: None,
+                message: reply(id, r),
+            }]
+        };
+        match method {
+            "initialize" => {
+                let asked = params.get("protocolVersion").and_then(Value::as_str);
+                let version = match asked {
+                    Some(v @ (wire::V2025_06_18 | wire::V2025_11_25)) => v,
+                    _ => wire::V2025_11_25,
+                };
+                complete(json!({
+                    "protocolVersion": version,
+                    "capabilities": {"tools": {}},
+                    "serverInfo": server_info(),
+                }))
+            }
+            wire::SERVER_DISCOVER => complete(json!({
+                "supportedVersions": [wire::V2026_07_28],
+                "capabilities": {"tools": {}},
+                "serverInfo": server_info(),
+            })),
+            wire::PING => complete(json!({})),
+            "tools/list" => complete(json!({"tools": self.tools()})),
+            "tools/call" if modern => self.round(id, params),
+            "tools/call" => self.call(id, params),
+            other => vec![Out {
+                call: None,
+                message: rpc_error(
+                    id,
+                    rpc_code::METHOD_NOT_FOUND,
+                    &format!("elicit mock does not serve {}", sanitize_line(other)),
+                ),
+            }],
+        }
+    }
+
+    /// The cassette for a call: by tool name, then equal arguments.
+    fn find(&self, params: &Value) -> Option<usize> {
+        let name = params.get("name").and_then(Value::as_str)?;
+        let args = params.get("arguments").cloned().unwrap_or(json!({}));
+        let same = |c: &Cassette| c.tool == name;
+        self.cassettes
+            .iter()
+            .position(|c| same(c) && Value::Object(c.arguments.clone()) == args)
+            .or_else(|| self.cassettes.iter().position(same))
+    }
+
+    fn unknown_tool(&self, id: &Value, params: &Value) -> Vec<Out> {
+        let name = params.get("name").and_then(Value::as_str).unwrap_or("");
+        vec![Out {
+            call: Some(id.clone()),
+            message: rpc_error(
+                id,
+                rpc_code::INVALID_PARAMS,
+                &format!("unknown tool {}", sanitize_line(name)),
+            ),
+        }]
+    }
+
+    /// A handshake `tools/call`: the first elicitation, or the result.
+    fn call(&mut self, id: &Value, params: &Value) -> Vec<Out> {
+        let Some(tool) = self.find(params) else {
+            return self.unknown_tool(id, params);
+        };
+        self.next_step(Pending {
+            call: id.clone(),
+            tool,
+            step: 0,
+            mismatches: Vec::new(),
+        })
+    }
+
+    fn next_step(&mut self, p: Pending) -> Vec<Out> {
+        let c = &self.cassettes[p.tool];
+        let Some(exchange) = c.elicitations.get(p.step) else {
+            let message = reply(&p.call, self.final_result(p.tool, &p.mismatches));
+            return vec![Out {
+                call: Some(p.call),
+                message,
+            }];
+        };
+        self.next_id += 1;
+        let ask_id = format!("elicit-mock-{}", self.next_id);
+        let message = json!({
+            "jsonrpc": "2.0",
+            "id": ask_id,
+            "method": wire::ELICITATION_METHOD,
+            "params": exchange.request,
+        });
+        let call = p.call.clone();
+        self.pending.insert(ask_id, p);
+        vec![Out {
+            call: Some(call),
+            message,
+        }]
+    }
+
+    /// The client's reply to one of our elicitations.
+    fn response(&mut self, id: &Value, message: &Value) -> Vec<Out> {
+        let key = id
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| id.to_string());
+        let Some(mut p) = self.pending.remove(&key) else {
+            return Vec::new();
+        };
+        let n = p.step + 1;
+        let exchange = &self.cassettes[p.tool].elicitations[p.step];
+        let lines = match message.get("result") {
+            Some(r) => answer_mismatch(exchange, n, r),
+            None => vec![format!(
+                "elicitation {n}: the client answered with an error: {}",
+                message
+                    .get("error")
+                    .map(super::diff::show)
+                    .unwrap_or_default()
+            )],
+        };
+        say(&lines);
+        p.mismatches.extend(lines);
+        p.step += 1;
+        self.next_step(p)
+    }
+
+    /// A 2026-07-28 `tools/call` round: the answer to the last round is
+    /// checked, then the next elicitation goes out as `input_required`, or
+    /// the result.
+    fn round(&mut self, id: &Value, params: &Value) -> Vec<Out> {
+        let Some(tool) = self.find(params) else {
+            return self.unknown_tool(id, params);
+        };
+        let state = params
+            .get("requestState")
+            .and_then(Value::as_str)
+            .and_then(|s| serde_json::from_str::<Value>(s).ok());
+        let step = state.as_ref().and_then(|s| s["step"].as_u64()).unwrap_or(0) as usize;
+        let mut mismatches: Vec<String> = state
+            .as_ref()
+            .and_then(|s| serde_json::from_value(s["mismatches"].clone()).ok())
+            .unwrap_or_default();
+        let c = &self.cassettes[tool];
+        if step > 0 {
+            if let Some(exchange) = c.elicitations.get(step - 1) {
+                let key = round_key(exchange, step - 1);
+                let lines = match params.get("inputResponses").and_then(|r| r.get(&key)) {
+                    Some(sent) => answer_mismatch(exchange, step, sent),
+                    None => vec![format!(
+                        "elicitation {step}: no answer under the key {}",
+                        sanitize_line(&key)
+                    )],
+                };
+                say(&lines);
+                mismatches.extend(lines);
+            }
+        }
+        let result = match c.elicitations.get(step) {
+            Some(exchange) => {
+                let state = json!({"step": step + 1, "mismatches": mismatches}).to_string();
+                json!({
+                    "resultType": "input_required",
+                    "inputRequests": {round_key(exchange, step): {"method": wire::ELICITATION_METHOD, "params": exchange.request}},
+                    "requestState": state,
+                })
+            }
+            None => {
+                let mut r = self.final_result(tool, &mismatches);
+                r["resultType"] = json!("complete");
+                r
+            }
+        };
+        vec![Out {
+            call: Some(id.clone()),
+            message: reply(id, result),
+        }]
+    }
+
+    /// The recorded result, with the mismatches said in it; under
+    /// `strict`, a tool error naming them instead.
+    fn final_result(&self, tool: usize, mismatches: &[String]) -> Value {
+        let recorded = self.cassettes[tool]
+            .result
+            .clone()
+            .unwrap_or_else(|| json!({"content": []}));
+        if mismatches.is_empty() {
+            return recorded;
+        }
+        let text = format!("elicit mock: {}", mismatches.join("; "));
+        if self.strict {
+            return json!({
+                "isError": true,
+                "content": [{"type": "text", "text": text}],
+                "_meta": {MISMATCH_META: {"mismatches": mismatches}},
+            });
+        }
+        let mut r = recorded;
+        if let Some(content) = r.get_mut("content").and_then(Value::as_array_mut) {
+            content.push(json!({"type": "text", "text": text}));
+        }
+        if let Some(obj) = r.as_object_mut() {
+            let meta = obj.entry("_meta").or_insert_with(|| json!({}));
+            if let Some(m) = meta.as_object_mut() {
+                m.insert(MISMATCH_META.into(), json!({"mismatches": mismatches}));
+            }
+        }
+        r
+    }
+}
+
+/// The `inputRequests` key of a round: the recorded one, else a made one.
+fn round_key(exchange: &Exchange, step: usize) -> String {
+    exchange
+        .key
+        .clone()
+        .unwrap_or_else(|| format!("elicitation-{}", step + 1))
+}
+
+fn server_info() -> Value {
+    json!({"name": "elicit-mock", "version": env!("CARGO_PKG_VERSION")})
+}
+
+/// Says each mismatch on stderr.
+fn say(lines: &[String]) {
+    for l in lines {
+        eprintln!("elicit mock: {}", sanitize_line(l));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mock(strict: bool) -> Mock {
+        let c = Cassette::from_value(&json!({
+            "elicit": "cassette/1",
+            "server": {"command": ["x"]},
+            "tool": "ask",
+            "arguments": {"n": 1},
+            "elicitations": [{"request": {"message": "Name?", "requestedSchema": {"type": "object",
+                "properties": {"name": {"type": "string"}}}},
+                "answer": {"action": "accept", "content": {"name": "Ada"}}}],
+            "result": {"content": [{"type": "text", "text": "hi Ada"}]}
+        }))
+        .unwrap();
+        Mock::new(vec![c], strict)
+    }
+
+    #[test]
+    fn a_handshake_call_asks_then_returns_the_recorded_result() {
+        let mut m = mock(false);
+        let out = m.handle(
+            &json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "ask"}}),
+        );
+        assert_eq!(out[0].message["method"], "elicitation/create");
+        let ask = out[0].message["id"].clone();
+        let out = m.handle(&json!({"jsonrpc": "2.0", "id": ask, "result": {"action": "accept", "content": {"name": "Ada"}}}));
+        assert_eq!(
+            out[0].message,
+            json!({"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "hi Ada"}]}})
+        );
+    }
+
+    #[test]
+    fn a_wrong_answer_is_reported_and_strict_makes_it_an_error() {
+        for strict in [false, true] {
+            let mut m = mock(strict);
+            let p = json!({"name": "ask", "_meta": {wire::VERSION_META: wire::V2026_07_28}});
+            let out =
+                m.handle(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": p}));
+            let r = &out[0].message["result"];
+            assert_eq!(r["resultType"], "input_required");
+            let mut retry = p.clone();
+            retry["requestState"] = r["requestState"].clone();
+            retry["inputResponses"] =
+                json!({"elicitation-1": {"action": "accept", "content": {"name": "Bob"}}});
+            let out = m.handle(
+                &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": retry}),
+            );
+            let r = &out[0].message["result"];
+            let said = r["_meta"][MISMATCH_META]["mismatches"][0].as_str().unwrap();
+            assert!(said.contains("/content/name"), "{said}");
+            assert_eq!(r["isError"] == json!(true), strict);
+        }
+    }
+}

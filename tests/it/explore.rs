@@ -1,0 +1,350 @@
+//! `elicit test --explore`: a three-step FastMCP flow recorded once, then
+//! every decline, cancel and edge variant run and classified (the test
+//! server crashes on a decline at step 2, so the run fails); `--save`
+//! cassettes that `elicit test` then passes; `--invalid` against a server
+//! that accepts anything; a hang past `--timeout`; `--max`.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::common::{elicit_command, installed};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The FastMCP server that asks three times (tests/servers/fastmcp_steps.py).
+fn steps_server() -> Vec<String> {
+    installed();
+    vec![
+        root().join(".deps/venv/bin/python").display().to_string(),
+        root()
+            .join("tests/servers/fastmcp_steps.py")
+            .display()
+            .to_string(),
+    ]
+}
+
+/// The stdlib fixture server, which accepts any content.
+fn fixture_server() -> Vec<String> {
+    vec![
+        "python3".into(),
+        root()
+            .join("tests/servers/cassette_server.py")
+            .display()
+            .to_string(),
+    ]
+}
+
+fn record(path: &Path, tool: &str, answers: &[&str], server: &[String]) {
+    let mut c = elicit_command();
+    c.args(["call", "--record"])
+        .arg(path)
+        .args(["--tool", tool]);
+    for a in answers {
+        c.args(["-a", a]);
+    }
+    let out = c
+        .arg("--")
+        .args(server)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "recording failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn explore(args: &[&str], env: &[(&str, &str)]) -> (Output, Value) {
+    let mut c = elicit_command();
+    c.args(["test", "--explore", "--format", "json"]).args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c
+        .timeout(std::time::Duration::from_secs(600))
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not a JSON report ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out, report)
+}
+
+/// Each variant's name (after the file) and its class.
+fn classes(report: &Value) -> Vec<(String, String, bool)> {
+    report["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            let name = v["name"].as_str().unwrap();
+            let slug = name.rsplit(' ').next().unwrap().to_string();
+            (
+                slug,
+                v["class"].as_str().unwrap_or("").to_string(),
+                v["failed"] == true,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_variant_of_a_three_step_flow_runs_a_crash_fails_and_saved_variants_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("book.cassette.json");
+    let answers = [
+        "name=Ada",
+        "seats=2",
+        "cabin=business",
+        "confirm=true",
+        "accept",
+    ];
+    record(&cassette, "book", &answers, &steps_server());
+    let saved = dir.path().join("saved");
+    let (out, report) = explore(
+        &[
+            cassette.to_str().unwrap(),
+            "--save",
+            saved.to_str().unwrap(),
+            "-j",
+            "4",
+        ],
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a crash fails the run: {stderr}"
+    );
+    let got = classes(&report);
+    let expected = [
+        "decline-at-1",
+        "cancel-at-1",
+        "edge-1-name-shortest",
+        "edge-1-name-longest",
+        "edge-1-seats-min",
+        "edge-1-seats-max",
+        "decline-at-2",
+        "cancel-at-2",
+        "edge-2-cabin-option-economy",
+        "edge-2-cabin-option-first",
+        "decline-at-3",
+        "cancel-at-3",
+        "edge-3-confirm-false",
+        "edge-3-note-longest",
+    ];
+    let slugs: Vec<&str> = got.iter().map(|(s, _, _)| s.as_str()).collect();
+    assert_eq!(slugs, expected);
+    for (slug, class, failed) in &got {
+        if slug == "decline-at-2" {
+            assert_eq!((class.as_str(), *failed), ("crash", true));
+        } else {
+            assert_eq!((class.as_str(), *failed), ("result", false), "{slug}");
+        }
+    }
+    let crash = &report["variants"][6];
+    assert!(
+        crash["server_stderr"]
+            .to_string()
+            .contains("a decline at step 2 is not handled"),
+        "the server's last words are kept: {crash}"
+    );
+    let seats_max = &report["variants"][5]["details"][0];
+    assert!(
+        seats_max.as_str().unwrap().contains("\"seats\":4"),
+        "{seats_max}"
+    );
+    assert!(
+        stderr.contains("14 variants of 1 cassette run (13 result, 1 crash), 1 failed"),
+        "{stderr}"
+    );
+
+    // Every variant that returned is kept, named for what it tests; the
+    // crash is not (it has no result to record: the failure is explore's
+    // to report, and `elicit test DIR` stays a suite that passes).
+    let mut files: Vec<String> = std::fs::read_dir(&saved)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 13, "{files:?}");
+    assert!(files.contains(&"book.decline-at-1.cassette.json".to_string()));
+    assert!(!files.iter().any(|f| f.contains("decline-at-2")));
+    let replay = elicit_command()
+        .args(["test", "-j", "4"])
+        .arg(&saved)
+        .timeout(std::time::Duration::from_secs(600))
+        .output()
+        .unwrap();
+    let replayed = String::from_utf8_lossy(&replay.stderr);
+    assert_eq!(replay.status.code(), Some(0), "{replayed}");
+    assert!(
+        replayed.contains("13 tests, 13 passed, 0 failed"),
+        "{replayed}"
+    );
+}
+
+#[test]
+fn invalid_content_accepted_fails_and_a_hang_is_classified_within_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("profile.cassette.json");
+    record(
+        &cassette,
+        "profile",
+        &["accept", "name=Ada", "age=36"],
+        &fixture_server(),
+    );
+    let (out, report) = explore(
+        &[
+            cassette.to_str().unwrap(),
+            "--invalid",
+            "--timeout",
+            "20s",
+            "-j",
+            "4",
+        ],
+        &[("CASSETTE_FORM", "hang")],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let got = classes(&report);
+    let find = |slug: &str| {
+        got.iter()
+            .find(|(s, _, _)| s == slug)
+            .unwrap_or_else(|| panic!("{slug} in {got:?}"))
+            .clone()
+    };
+    assert_eq!(find("cancel-at-1").1, "hang");
+    assert!(find("cancel-at-1").2);
+    assert_eq!(
+        find("decline-at-1"),
+        ("decline-at-1".into(), "result".into(), false)
+    );
+    assert_eq!(
+        find("edge-1-age-max"),
+        ("edge-1-age-max".into(), "result".into(), false)
+    );
+    // This server accepts anything: each invalid variant is a failure,
+    // marked as content sent on purpose.
+    for slug in [
+        "invalid-1-age-above-max",
+        "invalid-1-name-missing",
+        "invalid-1-name-too-short",
+        "invalid-1-age-wrong-type",
+        "invalid-1-tags-unknown-option",
+    ] {
+        assert_eq!(find(slug), (slug.into(), "result".into(), true));
+    }
+    let above = report["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| {
+            v["name"]
+                .as_str()
+                .unwrap()
+                .ends_with("invalid-1-age-above-max")
+        })
+        .unwrap();
+    assert_eq!(above["invalid"], true);
+    assert!(
+        above["details"][0].as_str().unwrap().contains("151"),
+        "{above}"
+    );
+}
+
+#[test]
+fn max_bounds_the_count_and_says_how_many_were_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("profile.cassette.json");
+    record(
+        &cassette,
+        "profile",
+        &["accept", "name=Ada"],
+        &fixture_server(),
+    );
+    let (out, report) = explore(&[cassette.to_str().unwrap(), "--max", "2"], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(report["variants"].as_array().unwrap().len(), 2);
+    assert!(report["summary"]["skipped_by_max"].as_u64().unwrap() > 0);
+    assert!(stderr.contains("skipped by --max 2"), "{stderr}");
+    let bad = elicit_command()
+        .args(["test", "--explore", "--update"])
+        .arg(&cassette)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(bad.stdout.is_empty());
+}
+
+#[test]
+fn a_2026_flow_is_explored_through_input_required_rounds_and_reported_as_tap_and_junit() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("profile.cassette.json");
+    let mut server = vec!["--protocol".to_string(), "2026-07-28".into(), "--".into()];
+    server.extend(fixture_server());
+    server.push("--stateless".into());
+    let out = elicit_command()
+        .args(["call", "--record"])
+        .arg(&cassette)
+        .args(["--tool", "profile", "-a", "accept", "-a", "name=Ada"])
+        .args(&server)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let recorded: Value =
+        serde_json::from_str(&std::fs::read_to_string(&cassette).unwrap()).unwrap();
+    assert_eq!(recorded["protocol"], "2026-07-28");
+    let run = |format: &str| {
+        elicit_command()
+            .args([
+                "test",
+                "--explore",
+                "--max",
+                "3",
+                "-j",
+                "3",
+                "--format",
+                format,
+            ])
+            .arg(&cassette)
+            .timeout(std::time::Duration::from_secs(300))
+            .output()
+            .unwrap()
+    };
+    let tap = run("tap");
+    assert_eq!(
+        tap.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&tap.stderr)
+    );
+    let tap = String::from_utf8(tap.stdout).unwrap();
+    assert!(tap.starts_with("TAP version 13\n1..3\n"), "{tap}");
+    assert!(
+        tap.contains("ok 1 - ") && tap.contains("decline-at-1 # result"),
+        "{tap}"
+    );
+    assert!(tap.contains(r#"{"reply":{"action":"decline"}"#), "{tap}");
+    let junit = run("junit");
+    let junit = String::from_utf8(junit.stdout).unwrap();
+    assert!(
+        junit.contains(r#"<testsuites name="elicit test --explore" tests="3" failures="0""#),
+        "{junit}"
+    );
+    assert!(junit.contains("cancel-at-1"), "{junit}");
+}
