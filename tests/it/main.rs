@@ -76,6 +76,9 @@ mod pty_url;
 mod real_servers;
 /// `elicit request` -> a resolver -> `elicit result`.
 mod request_result;
+/// A stdio server never outlives elicit: SIGTERM to a proxy whose server
+/// ignores it, SIGKILL of elicit itself.
+mod server_lifetime;
 /// Sign-in against hostile authorization servers and protected resources.
 mod signin_hostile;
 /// Nobody at a terminal: fail at once rather than wait on a page nobody sees.

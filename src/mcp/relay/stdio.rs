@@ -306,12 +306,22 @@ impl<R: Read> Read for WatchedRead<'_, R> {
     }
 }
 
+/// How long a server has to exit after a SIGTERM or SIGHUP the proxy
+/// passed on, before its whole tree is sent SIGKILL: a server that ignores
+/// the signal cannot keep the proxy (and itself) alive.
+const SIGNAL_GRACE: Duration = Duration::from_secs(2);
+
 fn forward_signals(group: ProcessGroup, sigint: bool) {
     let mut list = vec![Signal::Terminate, Signal::HangUp];
     if sigint {
         list.push(Signal::Interrupt);
     }
-    crate::signals::forward(&list, move |sig| group.signal(sig));
+    crate::signals::forward(&list, move |sig| match sig {
+        // Passed on, then enforced: the server's exit ends the proxy (with
+        // its status, 128 + 9 when it had to be killed).
+        Signal::Terminate | Signal::HangUp => group.end_with(sig, SIGNAL_GRACE),
+        _ => group.signal(sig),
+    });
 }
 
 /// Reads `input` in large chunks and hands over whole lines: a run of lines
