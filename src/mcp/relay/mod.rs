@@ -348,6 +348,49 @@ impl<S: Sides> Relay<S> {
                 .any(|id| memchr::memmem::find(bytes, id.as_bytes()).is_some())
     }
 
+    /// A server line longer than [`MAX_PENDING_ELICITATION_BYTES`] that is
+    /// an elicitation elicit would answer: refused from its head alone,
+    /// before it is parsed (its `params` are skipped, not built, but for
+    /// `mode`), since it could never wait within the bound. Parsing it first
+    /// would hold the line and its parsed tree at once (some 200 MiB for a
+    /// 64 MiB line). Returns whether it was refused; any other line (a
+    /// reply, a notification, one that is not JSON) is left to the usual
+    /// path.
+    pub(crate) fn refuse_oversized_elicitation(&self, bytes: &[u8]) -> bool {
+        if bytes.len() <= MAX_PENDING_ELICITATION_BYTES {
+            return false;
+        }
+        #[derive(serde::Deserialize)]
+        struct Head {
+            method: Option<String>,
+            id: Option<Value>,
+            params: Option<HeadParams>,
+        }
+        #[derive(serde::Deserialize)]
+        struct HeadParams {
+            mode: Option<String>,
+        }
+        let Ok(head) = serde_json::from_slice::<Head>(bytes) else {
+            return false;
+        };
+        let (Some(ELICITATION_METHOD), Some(id)) =
+            (head.method.as_deref(), head.id.filter(|i| !i.is_null()))
+        else {
+            return false;
+        };
+        let mode = head.params.and_then(|p| p.mode);
+        if !self.handles(mode.as_deref()) {
+            return false;
+        }
+        let refusal = json!({"jsonrpc": "2.0", "id": id, "error": {
+            "code": wire::TOO_MANY_IN_FLIGHT,
+            "message": format!("elicit refused this elicitation: it is {} bytes, more than the {} MiB the server's elicitations waiting for an answer may hold", bytes.len(), MAX_PENDING_ELICITATION_BYTES >> 20),
+        }});
+        self.note(&notes::answered(&id, mode.as_deref(), &refusal));
+        self.side.to_server(&refusal, None);
+        true
+    }
+
     /// Decides what to do with a parsed server message: withhold it for the
     /// resolver (queued here), rewrite it, or relay it.
     pub(crate) fn server_message(&self, msg: &Value) -> Taken {

@@ -494,6 +494,13 @@ fn relay_server(
     #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
     let mut emit = |bytes: &[u8], single: bool, flush: bool| {
         if single && server_line_matters(relay, bytes) {
+            if relay.refuse_oversized_elicitation(bytes) {
+                pipes.log("recv", "elicit", bytes);
+                if flush {
+                    pipes.flush_client();
+                }
+                return true;
+            }
             if let Ok(msg) = crate::transport::message_limits::parse_bytes(bytes) {
                 match relay.server_message(&msg) {
                     Taken::Withheld => {
