@@ -82,6 +82,8 @@ impl TerminalResolver {
     /// they cancel.
     pub fn pick(&self, prompt: &str, items: &[String]) -> Result<Option<usize>, ElicitError> {
         let _server_stderr_held = crate::signals::Prompt::start();
+        // On Windows, drawn on the console even with stderr redirected.
+        let _on_console = crate::platform::terminal::on_console();
         let items: Vec<String> = items
             .iter()
             .map(|i| render::truncate(&crate::text::sanitize::sanitize_line(i), 100))
@@ -185,6 +187,8 @@ impl Resolver for TerminalResolver {
 
     fn resolve(&mut self, e: &Elicitation, pending: Pending) -> Result<Answer, ElicitError> {
         let _server_stderr_held = crate::signals::Prompt::start();
+        // On Windows, drawn on the console even with stderr redirected.
+        let _on_console = crate::platform::terminal::on_console();
         let id = e.request.id.clone();
         if self.abandoned && crate::signals::interrupted() {
             return Ok(Answer::refused(&id, REASON_CANCELLED));
