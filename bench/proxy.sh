@@ -2,6 +2,10 @@
 # Proxy benchmark: relay throughput and added latency of `elicit proxy`
 # against a direct pipe, for the same traffic. Not a test: run it by hand.
 #   bench/proxy.sh [LINES]      (default 100000 lines of ~1 KiB, ~98 MiB)
+#   NO_BUILD=1 ELICIT_BIN=path bench/proxy.sh   # that binary as it is, no build
+#   BASELINE=path/to/old/elicit bench/proxy.sh  # another build measured in the same
+#                               # run, side by side (throughput and latency), with
+#                               # the ratio of the two
 # Needs: cargo, python3, hyperfine (a Debian package: installed here with
 # apt-get when missing and running as root).
 set -euo pipefail
@@ -15,8 +19,9 @@ if ! command -v hyperfine >/dev/null; then
     echo "bench/proxy.sh: needs hyperfine (apt-get install hyperfine)" >&2; exit 1
   fi
 fi
-cargo build --release -q
-bin="$PWD/target/release/elicit"
+[ -n "${NO_BUILD:-}" ] || cargo build --release -q
+bin="${ELICIT_BIN:-$PWD/target/release/elicit}"
+base="${BASELINE:-}"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 
 # Realistic bulk traffic: JSON-RPC notifications elicit relays unparsed.
@@ -39,6 +44,7 @@ hyperfine -N --warmup 2 --runs 10 --export-markdown "$work/throughput.md" \
   --export-json "$work/throughput.json" \
   -n "direct pipe" "sh -c \"cat '$work/traffic.jsonl' | cat | cat > /dev/null\"" \
   -n "elicit proxy" "sh -c \"cat '$work/traffic.jsonl' | '$bin' proxy --no-input -- cat | cat > /dev/null\"" \
+  ${base:+-n "baseline proxy" "sh -c \"cat '$work/traffic.jsonl' | '$base' proxy --no-input -- cat | cat > /dev/null\""} \
   -n "same hops, cat" "sh -c \"cat '$work/traffic.jsonl' | cat | cat | cat | cat > /dev/null\""
 cat "$work/throughput.md"
 python3 - "$work/throughput.json" <<'PY'
@@ -47,6 +53,10 @@ r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
 d, p = r["direct pipe"], r["elicit proxy"]
 print("\nthroughput through elicit proxy: %.2fx the direct pipe's (mean %.1f ms vs %.1f ms; median %.2fx)"
       % (d["mean"] / p["mean"], p["mean"] * 1e3, d["mean"] * 1e3, d["median"] / p["median"]))
+b = r.get("baseline proxy")
+if b:
+    print("throughput through the baseline:   %.2fx the direct pipe's (mean %.1f ms; median %.2fx); this build / baseline: %.2fx (median %.2fx)"
+          % (d["mean"] / b["mean"], b["mean"] * 1e3, d["median"] / b["median"], b["mean"] / p["mean"], b["median"] / p["median"]))
 c = r["same hops, cat"]
 print("throughput through two more cats:  %.2fx the direct pipe's (mean %.1f ms; median %.2fx)"
       % (d["mean"] / c["mean"], c["mean"] * 1e3, d["median"] / c["median"]))
@@ -54,7 +64,7 @@ PY
 
 echo
 echo "## Added latency: 2000 request/response round trips (tests/servers/relay_server.py)"
-python3 - "$bin" <<'PY'
+python3 - "$bin" "$base" <<'PY'
 import json, statistics, subprocess, sys, time
 server = ["python3", "tests/servers/relay_server.py"]
 def run(cmd):
@@ -72,11 +82,20 @@ def run(cmd):
     p.stdin.close(); p.wait()
     times.sort()
     return statistics.mean(times), times[len(times) // 2], times[int(len(times) * 0.99)]
-direct = run(server)
-proxied = run([sys.argv[1], "proxy", "--no-input", "--"] + server)
-print("| path | mean µs | p50 µs | p99 µs |")
+base = sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] else None
+# Alternating, so that a change in the machine's load lands on each.
+runs = {"direct": [], "elicit proxy": [], "baseline proxy": []}
+for _ in range(2):
+    runs["direct"].append(run(server))
+    runs["elicit proxy"].append(run([sys.argv[1], "proxy", "--no-input", "--"] + server))
+    if base:
+        runs["baseline proxy"].append(run([base, "proxy", "--no-input", "--"] + server))
+best = {k: min(v, key=lambda t: t[1]) for k, v in runs.items() if v}
+print("| path (the better of 2 rounds) | mean µs | p50 µs | p99 µs |")
 print("|---|---|---|---|")
-print("| direct | %.0f | %.0f | %.0f |" % direct)
-print("| elicit proxy | %.0f | %.0f | %.0f |" % proxied)
-print("| added | %.0f | %.0f | %.0f |" % tuple(b - a for a, b in zip(direct, proxied)))
+for k, v in best.items():
+    print("| %s | %.0f | %.0f | %.0f |" % ((k,) + v))
+print("| added by elicit proxy | %.0f | %.0f | %.0f |" % tuple(b - a for a, b in zip(best["direct"], best["elicit proxy"])))
+if base:
+    print("| added by the baseline | %.0f | %.0f | %.0f |" % tuple(b - a for a, b in zip(best["direct"], best["baseline proxy"])))
 PY

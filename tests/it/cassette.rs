@@ -1590,3 +1590,152 @@ fn a_terminal_sees_what_is_running_a_pipe_does_not() {
     assert_eq!(piped.code, 0, "{}", piped.stderr);
     assert!(!piped.stderr.contains("running") && !piped.stdout.contains("running"));
 }
+
+/// Whether something accepts connections on 127.0.0.1:`port`, looked at
+/// until `want` holds or 10 s pass.
+fn accepting_becomes(port: u16, want: bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let now = TcpStream::connect(("127.0.0.1", port)).is_ok();
+        if now == want || Instant::now() >= deadline {
+            return now;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `elicit test --start-server CMD` starts the HTTP cassettes' server
+/// itself (on a free port given as `{port}`, or on the cassette's own),
+/// waits until it accepts, replays, and ends it after: CI needs no second
+/// step.
+#[test]
+fn test_starts_the_server_of_an_http_cassette_and_ends_it() {
+    installed();
+    let dir = tempfile::tempdir().unwrap();
+    let python = root().join(".deps/venv/bin/python");
+    let script = root().join("tests/servers/py_http_server.py");
+    let port = free_port();
+    let file = dir.path().join("http.cassette.json");
+    {
+        let mut cmd = Command::new(&python);
+        cmd.arg(&script).arg(port.to_string());
+        let _server = listen(cmd, port);
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        let run = elicit(
+            &[
+                "call",
+                "--no-input",
+                "--record",
+                file.to_str().unwrap(),
+                "--tool",
+                "ask_profile",
+                "-a",
+                "name=Ada",
+                "-a",
+                "age=36",
+                "-a",
+                "color=red",
+                "-a",
+                "accept",
+                &url,
+            ],
+            &[],
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+    assert!(
+        !accepting_becomes(port, false),
+        "the recording's server is still up"
+    );
+    let command = |port: &str| {
+        format!(
+            "{} {} {port}",
+            crate::common::sh_quote(python.to_str().unwrap()),
+            crate::common::sh_quote(script.to_str().unwrap())
+        )
+    };
+    // On a free port: the cassette's URL is replayed there.
+    let run = test(
+        &["--start-server", &command("{port}"), file.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("1 passed"), "{}", run.stderr);
+    let started: u16 = run
+        .stderr
+        .split("(port ")
+        .nth(1)
+        .and_then(|s| s.split(')').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port named: {}", run.stderr));
+    assert!(
+        !accepting_becomes(started, false),
+        "the started server outlived the run"
+    );
+    // On the cassette's own port.
+    let run = test(
+        &[
+            "--start-server",
+            &command(&port.to_string()),
+            file.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        !accepting_becomes(port, false),
+        "the started server outlived the run"
+    );
+}
+
+/// A server that never listens, or exits first, fails the run within the
+/// bound, with its last words, and is ended.
+#[test]
+fn a_started_server_that_never_listens_fails_the_run_within_the_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("http.cassette.json");
+    let c = json!({"elicit": "cassette/1", "server": {"url": "http://127.0.0.1:9/mcp"},
+        "tool": "t", "elicitations": []});
+    std::fs::write(&file, c.to_string()).unwrap();
+    let f = file.to_str().unwrap();
+    let exits =
+        "python3 -c 'import sys; print(\"no port for me\", file=sys.stderr); sys.exit(4)' {port}";
+    let began = Instant::now();
+    let run = test(&["--start-server", exits, f], &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("exited (status 4)"), "{}", run.stderr);
+    assert!(run.stderr.contains("no port for me"), "{}", run.stderr);
+    assert!(began.elapsed() < Duration::from_secs(20));
+    // Never listens: the bound ends the wait, and the server.
+    let pidfile = dir.path().join("pid");
+    let silent = format!(
+        "sh -c 'echo $$ > {}; exec sleep 60' {{port}}",
+        pidfile.display()
+    );
+    let began = Instant::now();
+    let run = test(
+        &["--start-server", &silent, "--start-timeout", "1s", f],
+        &[],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("did not accept connections"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        began.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        began.elapsed()
+    );
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    assert!(
+        stat.is_empty() || stat.contains(") Z "),
+        "the started server is still running: {stat}"
+    );
+}

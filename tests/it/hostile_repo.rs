@@ -535,3 +535,31 @@ fn elicitations_waiting_are_bounded_in_bytes() {
     assert!((35..40).contains(&errors), "{errors} refused");
     assert!(growth < 64 * MIB, "grew {growth} KiB");
 }
+
+/// One elicitation line over the bytes bound (some 40 MB) is refused from
+/// its head, never parsed: the proxy holds the line, not the line and its
+/// parsed tree.
+#[test]
+fn one_giant_elicitation_is_refused_before_it_is_parsed() {
+    use crate::common::page::{call_tool, proxy};
+    let mut p = proxy(
+        &["--ui", "browser", "--no-open"],
+        &hostile("one_giant_elicitation"),
+    );
+    let pid = p.child.id();
+    let idle = status_value(pid, "VmHWM:");
+    call_tool(&mut p, 2, "t", json!({}));
+    let reply = p.reply(2);
+    let got: Value =
+        serde_json::from_str(reply["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    let peak = status_value(pid, "VmHWM:");
+    eprintln!("one giant elicitation: VmHWM {idle} KiB idle, {peak} KiB after; {got}");
+    assert_eq!(got["reply"]["error"]["code"], -32000, "{got}");
+    assert!(
+        got["reply"]["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("bytes")),
+        "{got}"
+    );
+    assert!(peak - idle < 64 * MIB, "grew {} KiB", peak - idle);
+}

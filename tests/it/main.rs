@@ -85,6 +85,9 @@ mod request_result;
 /// The SDK resolvers (python/elicit_mcp, npm/elicit-mcp's elicitHandler)
 /// with each SDK's real client against real servers: rules, then the page.
 mod sdk_resolvers;
+/// A stdio server never outlives elicit: SIGTERM to a proxy whose server
+/// ignores it, SIGKILL of elicit itself.
+mod server_lifetime;
 /// Sign-in against hostile authorization servers and protected resources.
 mod signin_hostile;
 /// Tools that run as tasks (2025-11-25) and ask while `input_required`:

@@ -92,3 +92,85 @@ fn color_always_overrides_no_color_and_never_turns_it_off() {
     s.send("\x1b").unwrap();
     let _ = rest(&mut s);
 }
+
+/// On a terminal, `elicit call` says what runs and for how long on stderr,
+/// while it connects and while the tool runs; the line is erased before the
+/// outcome, and never reaches stdout.
+#[test]
+fn a_call_shows_what_runs_and_for_how_long_then_erases_it() {
+    let server = format!(
+        "{}/tests/servers/fake_server.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut p = crate::common::elicit("{}")
+        .args([
+            "call",
+            "--timeout",
+            "2s",
+            "--tool",
+            "hang",
+            "--",
+            "python3",
+            &server,
+        ])
+        .spawn();
+    p.expect_re(r"calling hang \(0\.\d s\)");
+    // The time moves on while the tool runs.
+    p.expect_re(r"calling hang \(1\.\d s\)");
+    let done = p.finish();
+    assert_ne!(done.code, 0);
+    let screen = done.visible();
+    assert!(!screen.contains("calling hang"), "not erased: {screen}");
+    assert!(screen.contains("hang"), "the timeout is reported: {screen}");
+    assert!(!done.stdout.contains("calling"), "{}", done.stdout);
+}
+
+/// A prompt is drawn on a clean screen: the status line goes first, and
+/// does not come back while the person answers.
+#[test]
+fn a_calls_status_line_is_erased_before_a_prompt() {
+    let server = format!(
+        "{}/tests/servers/fake_server.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut p = crate::common::elicit("{}")
+        .args(["call", "--tool", "form", "--", "python3", &server])
+        .spawn();
+    p.expect("calling form (");
+    p.expect("Who are you?");
+    p.expect("? name");
+    // Longer than a tick of the status line: it must not come back.
+    p.sleep(600);
+    assert!(p.alive()); // (takes in what was drawn meanwhile)
+    let screen = p.visible();
+    assert!(screen.contains("Who are you?"), "{screen}");
+    assert!(!screen.contains("calling form"), "{screen}");
+    p.send("\x03");
+    let done = p.finish();
+    assert!(done.stdout.contains("cancel"), "{}", done.stdout);
+    assert!(!done.stdout.contains("calling"), "{}", done.stdout);
+    assert!(
+        !done.visible().contains("calling form"),
+        "{}",
+        done.visible()
+    );
+}
+
+/// Piped, `elicit call` draws no status line at all.
+#[test]
+fn a_piped_call_draws_no_status_line() {
+    let out = crate::common::elicit_command()
+        .args([
+            "call", "--tool", "sum", "--arg", "a=2", "--arg", "b=5", "--",
+        ])
+        .args(fake_server().split(' '))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !err.contains("calling") && !err.contains("starting"),
+        "{err}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("calling"));
+}

@@ -400,3 +400,56 @@ fn the_page_answered_over_http_gives_the_same_result_as_on_linux() {
         String::from_utf8_lossy(&linux)
     );
 }
+
+/// A prompt is drawn on the console (`CONOUT$`), not on stderr: with
+/// stderr redirected to a file, the form still appears on the console
+/// (Wine maps its console onto the pty the test holds, which it does only
+/// when stdout is that pty too: with both redirected Wine's console is
+/// headless) and nothing of it reaches the file. Before, such a run
+/// refused to prompt ("on Windows a prompt is drawn on stderr, which is
+/// redirected here").
+#[test]
+fn a_prompt_is_drawn_on_the_console_with_stderr_redirected() {
+    use expectrl::{Eof, Expect};
+    let Some(w) = wine() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let err = dir.path().join("err.log");
+    let script = format!(
+        "exec wine {} fixtures/server-everything/form.request.json 2> {}",
+        crate::common::sh_quote(w.elicit.to_str().unwrap()),
+        crate::common::sh_quote(err.to_str().unwrap()),
+    );
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c")
+        .arg(&script)
+        .current_dir(repo())
+        .env("WINEPREFIX", &w.prefix)
+        .env("WINEDEBUG", "-all")
+        .env("WINEDLLOVERRIDES", "mscoree,mshtml=")
+        .env("TERM", "xterm-256color")
+        .env("NO_COLOR", "1")
+        .env_remove("DISPLAY");
+    let mut s = expectrl::session::OsSession::spawn(cmd).expect("spawn under a pty");
+    s.set_expect_timeout(Some(Duration::from_secs(120)));
+    if let Err(e) = s.expect("Please provide inputs") {
+        panic!(
+            "no prompt on the console: {e}; stderr: {}",
+            std::fs::read_to_string(&err).unwrap_or_default()
+        );
+    }
+    s.expect("Your full, legal name").expect("the first field");
+    let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+    assert!(
+        !stderr.contains("Please provide inputs") && !stderr.contains("legal name"),
+        "the prompt reached stderr: {stderr}"
+    );
+    // Esc cancels the form; past a minute the run is ended.
+    std::thread::sleep(Duration::from_millis(300));
+    s.send("\x1b").unwrap();
+    s.set_expect_timeout(Some(Duration::from_secs(60)));
+    if s.expect(Eof).is_err() {
+        let pid = s.get_process().pid().as_raw();
+        // SAFETY: signalling the process this test started.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+}

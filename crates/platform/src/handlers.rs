@@ -188,6 +188,7 @@ pub fn exit_on_termination(clean_up: impl FnOnce() + Send + 'static) {
     platform::signals::on_thread(&[Signal::Terminate, Signal::HangUp], move |sig| {
         if let Some(clean_up) = clean_up.take() {
             TERMINATING.store(sig.number(), Ordering::SeqCst);
+            hide_status();
             restore_terminal();
             clean_up();
             std::process::exit(sig.exit_code());
@@ -257,6 +258,9 @@ pub const HELD_BYTES: usize = 64 * 1024;
 struct Gate {
     /// How many prompts are up (nested: a picker inside a call).
     prompts: usize,
+    /// A status line is on stderr (`elicit call`'s "calling deploy
+    /// (2.1 s)"): how to erase it, before a prompt or a line goes out.
+    status: Option<fn()>,
     /// Lines held back, each printed after `prefix` (the last one given).
     held: VecDeque<String>,
     prefix: &'static str,
@@ -266,6 +270,7 @@ struct Gate {
 
 static GATE: Mutex<Gate> = Mutex::new(Gate {
     prompts: 0,
+    status: None,
     held: VecDeque::new(),
     prefix: "",
     held_bytes: 0,
@@ -284,8 +289,37 @@ pub struct Prompt(());
 
 impl Prompt {
     pub fn start() -> Prompt {
-        gate().prompts += 1;
+        let mut g = gate();
+        erase_status(&mut g);
+        g.prompts += 1;
         Prompt(())
+    }
+}
+
+/// Draws a status line on stderr with `draw`, unless a prompt is up (then
+/// nothing is drawn). It stays until [`hide_status`], a prompt starts or a
+/// server's line is printed, each of which erases it first with `erase`.
+/// Returns whether it was drawn.
+pub fn show_status(draw: impl FnOnce(), erase: fn()) -> bool {
+    let mut g = gate();
+    erase_status(&mut g);
+    if g.prompts > 0 {
+        return false;
+    }
+    draw();
+    g.status = Some(erase);
+    true
+}
+
+/// Erases the status line, if one is shown (before elicit writes a line of
+/// its own on stderr).
+pub fn hide_status() {
+    erase_status(&mut gate());
+}
+
+fn erase_status(g: &mut Gate) {
+    if let Some(erase) = g.status.take() {
+        erase();
     }
 }
 
@@ -305,6 +339,7 @@ impl Drop for Prompt {
 pub fn print_or_hold(prefix: &'static str, line: String) {
     let mut g = gate();
     if g.prompts == 0 {
+        erase_status(&mut g);
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "{prefix}{line}");
         let _ = err.flush();

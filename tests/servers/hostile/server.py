@@ -26,6 +26,9 @@ hostile behaviour, chosen by MODE, when a tool is called (or earlier):
   (default 2 MiB) each, then counts the error replies (until 3 s pass with
   none).
 
+- one_giant_elicitation: tools/call asks one elicitation of some 40 MB and
+  returns the reply it got.
+
 $HOSTILE_PID_FILE (when set, and not taken by a grandchild): our own pid.
 """
 
@@ -160,6 +163,14 @@ def call_tool(msg):
             if "error" in m:
                 errors += 1
         return {"result": text({"errors": errors})}
+    if MODE == "one_giant_elicitation":
+        # One elicitation of some 40 MB (a long message and 300,000 small
+        # values): over the bytes bound alone. The reply to it is returned.
+        params = form("name")
+        params["message"] = "x" * 36_000_000
+        params["requestedSchema"]["properties"]["name"]["enum"] = ["v"] * 300_000
+        reply = ask(params, "giant")
+        return {"result": text({"reply": reply})}
     if MODE == "two_forms":
         a = ask(form("a"), "f1")
         b = ask(form("b"), "f2")

@@ -34,10 +34,49 @@ pub struct Isolation {
 pub fn isolate(cmd: &mut Command) -> Isolation {
     let tag = uuid::Uuid::new_v4().to_string();
     cmd.env(TAG_VAR, &tag).process_group(0);
+    #[cfg(target_os = "linux")]
+    die_with_parent(cmd);
     Isolation {
         tag,
         // Read before the spawn: no process it starts can be older.
         started: ticks_since_boot(),
+    }
+}
+
+/// Linux: the server's leader gets SIGKILL when elicit dies, however it
+/// dies (`PR_SET_PDEATHSIG`). Every other way out ends the whole tree
+/// gracefully ([`Tree::signal`]); this is for the one no handler sees, a
+/// SIGKILL of elicit (a client's last resort), which would otherwise leave
+/// the server running with nobody to end it. SIGKILL, since a server that
+/// ignores SIGTERM is what this must not leave behind. The leader only:
+/// the setting is not inherited by the processes it starts (a server that
+/// is a launcher, `npx` or `uv run`, usually ends its child when it dies,
+/// but one that does not leaves it; that is the documented limit).
+///
+/// The death signal is sent when the *thread* that spawned the child ends:
+/// servers are spawned by the thread that runs their session (the main
+/// thread, or an `elicit test` worker for the test's length), never by one
+/// that ends before its server should.
+#[cfg(target_os = "linux")]
+fn die_with_parent(cmd: &mut Command) {
+    let parent = rustix::process::getpid();
+    // SAFETY: std has no safe way to run code between fork and exec, and
+    // PR_SET_PDEATHSIG must be set in the child itself. The closure only
+    // makes two system calls (prctl, getppid), both async-signal-safe; it
+    // allocates nothing, takes no lock and touches no memory but its
+    // captured `Pid` (a copy).
+    unsafe {
+        cmd.pre_exec(move || {
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+                .map_err(io::Error::from)?;
+            // elicit died between the fork and the prctl: the signal was
+            // never going to come, so do not start the server at all.
+            if rustix::process::getppid() != Some(parent) {
+                // (ESRCH: an error that allocates nothing.)
+                return Err(io::Error::from(rustix::io::Errno::SRCH));
+            }
+            Ok(())
+        });
     }
 }
 

@@ -290,3 +290,12 @@ fn escape(fd: BorrowedFd<'_>) -> Result<Key, Failed> {
 pub fn term(read: File, write: File) -> Result<Term, String> {
     Ok(Term::read_write_pair(read, write))
 }
+
+/// On Unix prompts are drawn on the terminal opened ([`term`]) already:
+/// nothing to change while a prompt is up (see the Windows side).
+pub struct OnConsole;
+
+/// See [`OnConsole`].
+pub fn on_console() -> OnConsole {
+    OnConsole
+}

@@ -10,9 +10,11 @@ use std::time::Duration;
 
 use console::{Key, Term};
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use windows_sys::Win32::Foundation::HANDLE;
 use windows_sys::Win32::System::Console::{
-    FlushConsoleInputBuffer, GetConsoleMode, SetConsoleMode, CONSOLE_MODE, ENABLE_ECHO_INPUT,
-    ENABLE_LINE_INPUT, ENABLE_PROCESSED_INPUT, ENABLE_VIRTUAL_TERMINAL_PROCESSING,
+    FlushConsoleInputBuffer, GetConsoleMode, GetStdHandle, SetConsoleMode, SetStdHandle,
+    CONSOLE_MODE, ENABLE_ECHO_INPUT, ENABLE_LINE_INPUT, ENABLE_PROCESSED_INPUT,
+    ENABLE_VIRTUAL_TERMINAL_PROCESSING, STD_ERROR_HANDLE,
 };
 
 /// Where prompts are drawn and keys read: the console.
@@ -222,19 +224,75 @@ pub(crate) fn key(k: KeyEvent) -> Key {
     }
 }
 
-/// The `console::Term` prompts are drawn on. `console` draws on Windows
-/// only through the standard handles, so this is stderr, which must then
-/// be the console: with stderr redirected there is nowhere to draw a
-/// prompt (never on stdout, which carries the result).
-pub fn term(_read: File, _write: File) -> Result<Term, String> {
-    let term = Term::stderr();
-    if term.is_term() {
-        Ok(term)
+/// The `console::Term` prompts are drawn on: the console. `console` draws
+/// on Windows only through a standard handle, so this is a `Term` on
+/// stderr, and while a prompt is drawn ([`on_console`]) elicit's stderr
+/// handle is the console's own output, `CONOUT$`: a prompt reaches the
+/// console even with stderr redirected (`2> log`), and never stdout, which
+/// carries the result. Fails only when there is no console at all.
+pub fn term(_read: File, write: File) -> Result<Term, String> {
+    if Term::stderr().is_term() || mode_of(&write).is_some() {
+        Ok(Term::stderr())
     } else {
-        Err(
-            "on Windows a prompt is drawn on stderr, which is redirected here (not the console)"
-                .into(),
-        )
+        Err("CONOUT$ is not a console".into())
+    }
+}
+
+/// While this lives, elicit's standard error handle is the console's
+/// output (`CONOUT$`), so that what `console` draws on "stderr" goes to the
+/// console; the handle stderr had is put back when it is dropped. Nothing
+/// is changed when stderr is the console already.
+pub struct OnConsole {
+    previous: Option<HANDLE>,
+    _conout: Option<File>,
+}
+
+/// Points stderr at the console for the span of a prompt (see
+/// [`OnConsole`]). Other threads' writes to stderr meanwhile go to the
+/// console too: while a prompt is up the server's lines are held back and
+/// the status line is not drawn (`crate::handlers`), so what is left is
+/// elicit's own words about the prompt.
+pub fn on_console() -> OnConsole {
+    let unchanged = OnConsole {
+        previous: None,
+        _conout: None,
+    };
+    if Term::stderr().is_term() {
+        return unchanged;
+    }
+    let Ok(conout) = open_console("CONOUT$") else {
+        return unchanged;
+    };
+    if mode_of(&conout).is_none() {
+        return unchanged;
+    }
+    // SAFETY: FFI without a safe wrapper in windows-sys (std has no way to
+    // replace a standard handle). GetStdHandle only reads the process's
+    // table; SetStdHandle stores a handle that stays open for as long as
+    // it is installed: `conout` is kept in the guard, which puts the old
+    // handle back before closing it.
+    unsafe {
+        let previous = GetStdHandle(STD_ERROR_HANDLE);
+        if SetStdHandle(STD_ERROR_HANDLE, conout.as_raw_handle() as HANDLE) == 0 {
+            return unchanged;
+        }
+        OnConsole {
+            previous: Some(previous),
+            _conout: Some(conout),
+        }
+    }
+}
+
+impl Drop for OnConsole {
+    fn drop(&mut self) {
+        if let Some(previous) = self.previous.take() {
+            let _ = Term::stderr().flush();
+            // SAFETY: as in `on_console`: puts back the handle stderr had
+            // (still open: elicit never closes its standard handles).
+            unsafe {
+                SetStdHandle(STD_ERROR_HANDLE, previous);
+            }
+        }
     }
 }
 

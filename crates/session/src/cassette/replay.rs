@@ -45,6 +45,26 @@ pub struct ReplayOptions {
     pub answers: Vec<String>,
     /// `--answers FILE`: answer rules for what the cassette and `-a` leave.
     pub rules: Option<std::sync::Arc<super::rules::AnswerRules>>,
+    /// `--start-server`: the port of the server elicit started on
+    /// 127.0.0.1. A cassette's URL is replayed there (its scheme, path and
+    /// query kept, its host and port replaced).
+    pub local_port: Option<u16>,
+}
+
+/// `url` with its host and port replaced by 127.0.0.1:`port` (unchanged
+/// when it cannot be parsed: the connection then says what is wrong).
+pub fn on_local_port(url: &str, port: u16) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) => {
+            let host = u.set_host(Some("127.0.0.1")).is_ok();
+            if host && u.set_port(Some(port)).is_ok() {
+                u.to_string()
+            } else {
+                url.to_string()
+            }
+        }
+        Err(_) => url.to_string(),
+    }
 }
 
 /// How one replay ended.
@@ -459,7 +479,10 @@ fn run(
         ServerSpec::Command(argv) => (ServerTarget::Command(argv.clone()), TransportChoice::Auto),
         ServerSpec::Url { url, transport } => (
             match super::fill_secret_references(url) {
-                Ok(url) => ServerTarget::Url(url),
+                Ok(url) => ServerTarget::Url(match options.local_port {
+                    Some(port) if options.server.is_none() => on_local_port(&url, port),
+                    _ => url,
+                }),
                 Err(var) => {
                     return (
                         Verdict::Error(vec![format!(

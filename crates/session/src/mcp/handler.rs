@@ -167,6 +167,8 @@ impl<'a> ElicitHandler<'a> {
         e.server = self.server_name.clone();
         e.tool = self.tool_name.clone();
         e.position = position;
+        // A status line (`elicit call`'s) goes before any warning or prompt.
+        elicit_platform::handlers::hide_status();
         if let Some(form) = &e.form {
             for w in form.warnings_once() {
                 eprintln!(

@@ -167,6 +167,7 @@ impl<'c> Session<'c> {
 
     fn note(&self, what: &str) {
         if self.options.verbose {
+            elicit_platform::handlers::hide_status();
             eprintln!("elicit: {}", sanitize_line(what));
         }
     }

@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 use elicit_core::error::{ElicitError, ServerError};
 
 pub mod http;
+pub mod local_server;
 pub mod memory;
 pub mod message_limits;
 pub mod process_group;

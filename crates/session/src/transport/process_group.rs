@@ -71,6 +71,17 @@ impl ProcessGroup {
         live().retain(|g| g != self);
     }
 
+    /// Sends `signal` to every process of the tree, gives them up to
+    /// `grace` to go, then sends SIGKILL to what is left (a server that
+    /// ignores `signal` is ended all the same).
+    pub fn end_with(&self, signal: Signal, grace: Duration) {
+        self.signal(signal);
+        if !self.wait_gone(grace) {
+            self.signal(Signal::Kill);
+            self.wait_gone(TERM_GRACE);
+        }
+    }
+
     fn wait_gone(&self, limit: Duration) -> bool {
         let deadline = Instant::now() + limit;
         loop {

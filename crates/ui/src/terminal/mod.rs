@@ -84,6 +84,8 @@ impl TerminalResolver {
     /// they cancel.
     pub fn pick(&self, prompt: &str, items: &[String]) -> Result<Option<usize>, ElicitError> {
         let _server_stderr_held = elicit_platform::handlers::Prompt::start();
+        // On Windows, drawn on the console even with stderr redirected.
+        let _on_console = elicit_platform::terminal::on_console();
         let items: Vec<String> = items
             .iter()
             .map(|i| render::truncate(&elicit_core::text::sanitize::sanitize_line(i), 100))
@@ -187,6 +189,8 @@ impl Resolver for TerminalResolver {
 
     fn resolve(&mut self, e: &Elicitation, pending: Pending) -> Result<Answer, ElicitError> {
         let _server_stderr_held = elicit_platform::handlers::Prompt::start();
+        // On Windows, drawn on the console even with stderr redirected.
+        let _on_console = elicit_platform::terminal::on_console();
         let id = e.request.id.clone();
         if self.abandoned && elicit_platform::handlers::interrupted() {
             return Ok(Answer::refused(&id, REASON_CANCELLED));

@@ -262,7 +262,8 @@ The client talks to elicit's stdin/stdout as if it were the server. Every
 message elicit does not act on passes byte for byte, in order. Prompts are
 drawn on the terminal (/dev/tty), never on the client's pipe. The proxy exits
 with the server's exit status (with --strict: 5 when an error finding was seen
-and the server exited 0). SIGTERM and SIGHUP are forwarded to the server;
+and the server exited 0). SIGTERM and SIGHUP are forwarded to the server
+(SIGKILL 2 s later if it is still running);
 Ctrl-C at a prompt cancels that elicitation, otherwise it goes to the server.";
 
 #[derive(Debug, Args, Clone)]

@@ -18,6 +18,8 @@ Examples:
   elicit test --update
   # try every other answer: decline, cancel and each field's edges
   elicit test --explore --save elicit-tests/explored elicit-tests/ask.cassette.json
+  # HTTP cassettes: start their server first, on a free port
+  elicit test --start-server 'python server.py --port {port}'
 
 Exit status: 0 every test passed; 1 some failed; 2 a cassette could not be
 read (the message names the file and the JSON pointer) or bad usage.
@@ -35,6 +37,20 @@ pub struct TestArgs {
     /// line (split like a shell) or a URL.
     #[arg(long, value_name = "CMD|URL")]
     pub server: Option<String>,
+
+    /// Start the server of the HTTP cassettes first: a command line (split
+    /// like a shell). `{port}` in it is replaced by a free port on
+    /// 127.0.0.1; without it, the port is the first HTTP cassette's. The
+    /// cassettes' URLs are replayed on 127.0.0.1 at that port, once it
+    /// accepts connections (see --start-timeout); the server is ended when
+    /// the tests end, however they end.
+    #[arg(long, value_name = "CMD")]
+    pub start_server: Option<String>,
+
+    /// How long the server --start-server started has to accept
+    /// connections before the run fails.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "30s")]
+    pub start_timeout: std::time::Duration,
 
     /// An HTTP header for a remote server, 'Name: Value' (repeatable).
     /// Values are never printed or written to a cassette.

@@ -23,6 +23,7 @@ use elicit::ScriptedAnswers;
 use super::connect::{
     own_authorization, recorded_server, sign_in_hook, strict_checker, strict_exit,
 };
+use super::progress::Progress;
 use super::{json_text, load_answers, parse_headers, person, print_line, report_chain, Person};
 use crate::cli::CallArgs;
 
@@ -31,7 +32,14 @@ pub fn run(args: &CallArgs) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let outcome = call(args, strict.as_ref());
+    // On a terminal, a status line says what runs and for how long.
+    let progress = super::progress::Progress::steps();
+    let outcome = std::thread::scope(|scope| {
+        scope.spawn(|| progress.tick());
+        let outcome = call(args, strict.as_ref(), &progress);
+        progress.stop();
+        outcome
+    });
     // A SIGTERM/SIGHUP being handled decides the exit, not what the
     // session saw of the server it ends.
     elicit::transport::process_group::defer_to_signal();
@@ -84,7 +92,7 @@ fn handler<'a>(
 
 /// `elicit call`: start the server, connect, pick the tool and its
 /// arguments, call it, print the result.
-fn call(args: &CallArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
+fn call(args: &CallArgs, strict: Option<&Strict>, progress: &Progress) -> anyhow::Result<i32> {
     let scripted = load_answers(&args.answers)?;
     let rules = super::load_rules(&args.answers)?;
     if let Some(path) = &args.record {
@@ -103,12 +111,18 @@ fn call(args: &CallArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
     let picker = matches!(person, Person::Terminal(_));
     let mut early = handler(args, &scripted, person.resolver(), strict);
     let connect = connect_options(args, &target, log, headers);
-    let mut session = open_session(args, &target, strict, connect, &mut early)?;
+    progress.step(&match &target {
+        ServerTarget::Command(command) => format!("starting {}", shown_command(command)),
+        ServerTarget::Url(url) => format!("connecting to {}", sanitize_line(url)),
+    });
+    let mut session = open_session(args, &target, strict, connect, &mut early, progress)?;
     let tools = session
         .list_tools(&mut early)
         .context("listing the server's tools")?;
     let seen = std::mem::take(&mut early.seen_fields);
     drop(early);
+    // Connected: nothing runs while the tool and its arguments are chosen.
+    progress.idle();
     let tool = choose_tool(args, &person, picker, &tools)?;
     let schema = input_schema(&tools, &tool);
     if schema.is_none() && !tools.is_empty() {
@@ -143,7 +157,10 @@ fn call(args: &CallArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
     calling.observer = recorder
         .as_mut()
         .map(|r| r as &mut dyn elicit::mcp::handler::ElicitObserver);
+    progress.step(&format!("calling {}", sanitize_line(&tool)));
     let outcome = session.call_tool(&mut calling, &tool, &arguments);
+    // The result, or what went wrong, goes on a clean screen.
+    progress.stop();
     let ended = ending(args, &tool, outcome, &calling);
     drop(calling);
     let (result, exit) = match ended? {
@@ -172,6 +189,7 @@ fn open_session<'c>(
     strict: Option<&Strict>,
     connect: impl FnMut() -> ConnectOptions + 'c,
     handler: &mut ElicitHandler<'_>,
+    progress: &Progress,
 ) -> anyhow::Result<Session<'c>> {
     let options = SessionOptions {
         target: target.clone(),
@@ -189,6 +207,7 @@ fn open_session<'c>(
         anyhow::Error::from(e.into_inner()).context(what)
     })?;
     if args.verbose {
+        progress.hide();
         let name = handler.server_name.as_deref();
         eprintln!(
             "elicit: connected to {} ({}): {}",
@@ -198,6 +217,15 @@ fn open_session<'c>(
         );
     }
     Ok(session)
+}
+
+/// A server command as the status line shows it: its words, cut short.
+fn shown_command(command: &[String]) -> String {
+    let words = sanitize_line(&command.join(" "));
+    match words.char_indices().nth(60) {
+        Some((at, _)) => format!("{}…", &words[..at]),
+        None => words,
+    }
 }
 
 /// The tool to call: `--tool`, else picked at the terminal.

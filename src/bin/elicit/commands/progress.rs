@@ -1,7 +1,11 @@
-//! What `elicit test` is running, for a person watching: one status line
-//! on stderr naming the tests in flight and for how long, redrawn as time
-//! passes, cleared before each finished test's line. Drawn only when stderr
-//! is a terminal: never in `--format` output (stdout) or a log.
+//! What is running, for a person watching: one status line on stderr
+//! naming what is in flight and for how long, redrawn as time passes.
+//! `elicit test`: the tests in flight, cleared before each finished test's
+//! line. `elicit call`: connecting, then calling the tool, cleared before a
+//! prompt, a server's stderr line or the result. Drawn only when stderr is
+//! a terminal: never in `--format` output or the result (stdout), or a
+//! log. The line is drawn through [`elicit::signals::show_status`], so a
+//! prompt or a server's line erases it first.
 
 use std::io::{IsTerminal, Write};
 use std::sync::{Condvar, Mutex};
@@ -15,6 +19,10 @@ const TICK: Duration = Duration::from_millis(250);
 
 pub struct Progress {
     live: bool,
+    /// The word before the list ("running").
+    word: &'static str,
+    /// Names are paths: only their last part is shown (tests).
+    paths: bool,
     state: Mutex<State>,
     wake: Condvar,
 }
@@ -22,19 +30,50 @@ pub struct Progress {
 #[derive(Default)]
 struct State {
     running: Vec<(String, Instant)>,
-    /// A status line is on screen (and must go before anything else is
-    /// written).
-    shown: bool,
     done: bool,
 }
 
 impl Progress {
+    /// `elicit test`'s: "running a.cassette.json (1.2 s), …".
     pub fn new() -> Progress {
         Progress {
             live: std::io::stderr().is_terminal(),
+            word: "running",
+            paths: true,
             state: Mutex::new(State::default()),
             wake: Condvar::new(),
         }
+    }
+
+    /// `elicit call`'s: one step at a time ([`Self::step`]), "connecting
+    /// to …", then "calling TOOL".
+    pub fn steps() -> Progress {
+        Progress {
+            word: "",
+            paths: false,
+            ..Progress::new()
+        }
+    }
+
+    /// What runs now, in place of what ran before (its time starts now).
+    pub fn step(&self, what: &str) {
+        let mut st = self.lock();
+        st.running = vec![(what.to_string(), Instant::now())];
+        self.draw(&mut st);
+    }
+
+    /// Nothing runs until the next step: the line goes.
+    pub fn idle(&self) {
+        let mut st = self.lock();
+        st.running.clear();
+        self.clear(&mut st);
+    }
+
+    /// Takes the line off until the next step or tick (before elicit writes
+    /// a line of its own).
+    pub fn hide(&self) {
+        let _st = self.lock();
+        elicit::signals::hide_status();
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -80,15 +119,17 @@ impl Progress {
         self.clear(&mut st);
     }
 
-    /// Every test ended: the line goes, and the ticker with it.
+    /// Everything ended: the line goes now, and the ticker with it.
     pub fn stop(&self) {
-        self.lock().done = true;
+        let mut st = self.lock();
+        st.done = true;
+        self.clear(&mut st);
         self.wake.notify_all();
     }
 
-    fn clear(&self, st: &mut State) {
-        if std::mem::take(&mut st.shown) {
-            let _ = Term::stderr().clear_line();
+    fn clear(&self, _st: &mut State) {
+        if self.live {
+            elicit::signals::hide_status();
         }
     }
 
@@ -105,7 +146,10 @@ impl Progress {
             .running
             .iter()
             .map(|(name, since)| {
-                let short = name.rsplit('/').next().unwrap_or(name);
+                let short = match self.paths {
+                    true => name.rsplit('/').next().unwrap_or(name),
+                    false => name,
+                };
                 format!(
                     "{} ({:.1} s)",
                     sanitize_line(short),
@@ -113,11 +157,18 @@ impl Progress {
                 )
             })
             .collect();
-        let mut line = format!("{} {}", style("running").cyan(), parts.join(", "));
+        let mut line = match self.word {
+            "" => parts.join(", "),
+            word => format!("{} {}", style(word).cyan(), parts.join(", ")),
+        };
         if measure_text_width(&line) >= width.max(20) {
             line = console::truncate_str(&line, width.saturating_sub(2).max(10), "…").into_owned();
         }
-        let _ = Term::stderr().write_str(&line);
-        st.shown = true;
+        elicit::signals::show_status(|| drop(Term::stderr().write_str(&line)), erase);
     }
+}
+
+/// Takes the status line off the screen.
+fn erase() {
+    let _ = Term::stderr().clear_line();
 }

@@ -92,7 +92,7 @@ fn test(args: &TestArgs) -> i32 {
         Ok(rules) => rules.map(std::sync::Arc::new),
         Err(e) => return usage(&format!("--answers {e}")),
     };
-    let options = ReplayOptions {
+    let mut options = ReplayOptions {
         server,
         headers,
         update: args.update,
@@ -102,6 +102,7 @@ fn test(args: &TestArgs) -> i32 {
         strict,
         answers: args.answers.clone(),
         rules,
+        local_port: None,
     };
     let jobs = args
         .jobs
@@ -125,6 +126,17 @@ fn test(args: &TestArgs) -> i32 {
     if options.server.is_none() {
         announce_commands(&files, &args.since);
     }
+    // Ended (with all it started) when this goes, however the run ends.
+    let _started_server = match &args.start_server {
+        Some(command) => match start_server(command, &files, args.start_timeout) {
+            Ok(server) => {
+                options.local_port = Some(server.port);
+                Some(server)
+            }
+            Err(e) => return super::report(&e),
+        },
+        None => None,
+    };
     if args.explore {
         return super::explore::run(args, &files, &options, &allowed);
     }
@@ -169,6 +181,47 @@ fn test(args: &TestArgs) -> i32 {
         }
     }
     code
+}
+
+/// Starts `--start-server`'s command and waits for its port: `{port}` in
+/// the command is a free port chosen here, else the port of the first
+/// HTTP cassette's URL.
+fn start_server(
+    command: &str,
+    files: &[PathBuf],
+    limit: Duration,
+) -> Result<elicit::transport::local_server::LocalServer, elicit::ElicitError> {
+    let usage = |m: String| elicit::ElicitError::Usage(format!("--start-server: {m}"));
+    let words = shell_words::split(command).map_err(|e| usage(e.to_string()))?;
+    if words.is_empty() {
+        return Err(usage("no command given".into()));
+    }
+    let port = if words.iter().any(|w| w.contains("{port}")) {
+        elicit::transport::local_server::free_port()
+            .map_err(|e| elicit::ElicitError::io("--start-server: no free port on 127.0.0.1", e))?
+    } else {
+        files
+            .iter()
+            .filter_map(|f| Cassette::load(f).ok())
+            .find_map(|c| match c.server {
+                ServerSpec::Url { url, .. } => url::Url::parse(&url)
+                    .ok()
+                    .and_then(|u| u.port_or_known_default()),
+                ServerSpec::Command(_) => None,
+            })
+            .ok_or_else(|| {
+                usage("no HTTP cassette names a port: put {port} in the command".into())
+            })?
+    };
+    let words: Vec<String> = words
+        .iter()
+        .map(|w| w.replace("{port}", &port.to_string()))
+        .collect();
+    eprintln!(
+        "elicit test: starting {} (port {port})",
+        sanitize_line(&shell_words::join(&words))
+    );
+    elicit::transport::local_server::LocalServer::start(&words, port, limit)
 }
 
 /// Every cassette under `paths`: files as given, folders searched (depth

@@ -348,6 +348,49 @@ impl<S: Sides> Relay<S> {
                 .any(|id| memchr::memmem::find(bytes, id.as_bytes()).is_some())
     }
 
+    /// A server line longer than [`MAX_PENDING_ELICITATION_BYTES`] that is
+    /// an elicitation elicit would answer: refused from its head alone,
+    /// before it is parsed (its `params` are skipped, not built, but for
+    /// `mode`), since it could never wait within the bound. Parsing it first
+    /// would hold the line and its parsed tree at once (some 200 MiB for a
+    /// 64 MiB line). Returns whether it was refused; any other line (a
+    /// reply, a notification, one that is not JSON) is left to the usual
+    /// path.
+    pub(crate) fn refuse_oversized_elicitation(&self, bytes: &[u8]) -> bool {
+        if bytes.len() <= MAX_PENDING_ELICITATION_BYTES {
+            return false;
+        }
+        #[derive(serde::Deserialize)]
+        struct Head {
+            method: Option<String>,
+            id: Option<Value>,
+            params: Option<HeadParams>,
+        }
+        #[derive(serde::Deserialize)]
+        struct HeadParams {
+            mode: Option<String>,
+        }
+        let Ok(head) = serde_json::from_slice::<Head>(bytes) else {
+            return false;
+        };
+        let (Some(ELICITATION_METHOD), Some(id)) =
+            (head.method.as_deref(), head.id.filter(|i| !i.is_null()))
+        else {
+            return false;
+        };
+        let mode = head.params.and_then(|p| p.mode);
+        if !self.handles(mode.as_deref()) {
+            return false;
+        }
+        let refusal = json!({"jsonrpc": "2.0", "id": id, "error": {
+            "code": wire::TOO_MANY_IN_FLIGHT,
+            "message": format!("elicit refused this elicitation: it is {} bytes, more than the {} MiB the server's elicitations waiting for an answer may hold", bytes.len(), MAX_PENDING_ELICITATION_BYTES >> 20),
+        }});
+        self.note(&notes::answered(&id, mode.as_deref(), &refusal));
+        self.side.to_server(&refusal, None);
+        true
+    }
+
     /// Decides what to do with a parsed server message: withhold it for the
     /// resolver (queued here), rewrite it, or relay it.
     pub(crate) fn server_message(&self, msg: &Value) -> Taken {
@@ -434,6 +477,16 @@ impl<S: Sides> Relay<S> {
         self.observe(msg, Some(&client_id));
         let result = obj.get("result");
         if let Some(result) = result.filter(|r| is_resolvable(r, |m| self.handles(m))) {
+            // Counted with the server's elicitations, in number and bytes:
+            // a round waits for the same person as they do.
+            if let Some(message) = self.admit(input_key(&client_id), weigh(result)) {
+                self.note(&message);
+                self.untrack(&client_id);
+                self.side.to_client(&json!({"jsonrpc": "2.0",
+                    "id": serde_json::from_str::<Value>(&client_id).unwrap_or(Value::Null),
+                    "error": {"code": wire::TOO_MANY_IN_FLIGHT, "message": message}}));
+                return Taken::Withheld;
+            }
             self.queue(Job::InputRequired {
                 client_id,
                 result: result.clone(),
@@ -458,6 +511,24 @@ impl<S: Sides> Relay<S> {
         let mut reply = msg.clone();
         reply["id"] = serde_json::from_str(&client_id).unwrap_or(Value::Null);
         Taken::Rewritten(reply)
+    }
+
+    /// Counts an `input_required` round as waiting (under `key`, with
+    /// `weight`), or says why it cannot wait: the bounds of
+    /// [`MAX_PENDING_ELICITATIONS`] and [`MAX_PENDING_ELICITATION_BYTES`].
+    fn admit(&self, key: String, weight: usize) -> Option<String> {
+        let mut st = self.lock();
+        if st.pending.len() >= MAX_PENDING_ELICITATIONS {
+            return Some(format!("elicit refused this input_required result: {MAX_PENDING_ELICITATIONS} of the server's elicitations already wait for an answer"));
+        }
+        if st.pending_bytes.saturating_add(weight) > MAX_PENDING_ELICITATION_BYTES {
+            return Some(format!("elicit refused this input_required result: the server's elicitations waiting for an answer would hold more than {} MiB", MAX_PENDING_ELICITATION_BYTES >> 20));
+        }
+        if let Some(old) = st.pending.insert(key, weight) {
+            st.pending_bytes -= old;
+        }
+        st.pending_bytes += weight;
+        None
     }
 
     fn queue(&self, job: Job) {
@@ -571,7 +642,21 @@ impl<S: Sides> Relay<S> {
         }
     }
 
+    /// Settles an `input_required` round, then counts it waiting no more.
     fn settle_input_required(
+        &self,
+        handler: &mut ElicitHandler<'_>,
+        client_id: String,
+        result: Value,
+    ) {
+        let key = input_key(&client_id);
+        self.settle_input_required_round(handler, client_id, result);
+        let mut st = self.lock();
+        let weight = st.pending.remove(&key);
+        st.pending_bytes -= weight.unwrap_or(0);
+    }
+
+    fn settle_input_required_round(
         &self,
         handler: &mut ElicitHandler<'_>,
         client_id: String,
@@ -716,6 +801,13 @@ impl<S: Sides> Relay<S> {
             .unwrap_or_else(|e| e.into_inner())
             .retain(|n| used_here.contains(n));
     }
+}
+
+/// The key an `input_required` round waits under in `State::pending`
+/// (beside the server's elicitations, keyed by their id's JSON text, which
+/// never starts with a letter other than t, f or n).
+fn input_key(client_id: &str) -> String {
+    format!("input_required:{client_id}")
 }
 
 /// About how much memory a parsed value holds: each value its `Value`

@@ -306,12 +306,22 @@ impl<R: Read> Read for WatchedRead<'_, R> {
     }
 }
 
+/// How long a server has to exit after a SIGTERM or SIGHUP the proxy
+/// passed on, before its whole tree is sent SIGKILL: a server that ignores
+/// the signal cannot keep the proxy (and itself) alive.
+const SIGNAL_GRACE: Duration = Duration::from_secs(2);
+
 fn forward_signals(group: ProcessGroup, sigint: bool) {
     let mut list = vec![Signal::Terminate, Signal::HangUp];
     if sigint {
         list.push(Signal::Interrupt);
     }
-    elicit_platform::handlers::forward(&list, move |sig| group.signal(sig));
+    elicit_platform::handlers::forward(&list, move |sig| match sig {
+        // Passed on, then enforced: the server's exit ends the proxy (with
+        // its status, 128 + 9 when it had to be killed).
+        Signal::Terminate | Signal::HangUp => group.end_with(sig, SIGNAL_GRACE),
+        _ => group.signal(sig),
+    });
 }
 
 /// Reads `input` in large chunks and hands over whole lines: a run of lines
@@ -484,6 +494,13 @@ fn relay_server(
     #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
     let mut emit = |bytes: &[u8], single: bool, flush: bool| {
         if single && server_line_matters(relay, bytes) {
+            if relay.refuse_oversized_elicitation(bytes) {
+                pipes.log("recv", "elicit", bytes);
+                if flush {
+                    pipes.flush_client();
+                }
+                return true;
+            }
             if let Ok(msg) = crate::transport::message_limits::parse_bytes(bytes) {
                 match relay.server_message(&msg) {
                     Taken::Withheld => {

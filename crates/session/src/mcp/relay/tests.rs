@@ -436,3 +436,69 @@ fn elicitations_past_the_byte_bound_are_refused() {
         .is_err());
     drop(release);
 }
+
+/// `input_required` rounds wait for the same person as the server's
+/// elicitations: they count in the same bounds, in number and in bytes.
+#[test]
+fn input_required_rounds_count_in_the_waiting_bounds() {
+    let (person, asked, release) = slow_person();
+    let c = core_with(&[], person, false);
+    for n in 0..MAX_PENDING_ELICITATIONS {
+        c.relay.server_message(&elicitation(json!(n), None));
+    }
+    asked
+        .recv_timeout(WAIT)
+        .expect("the person is asked the first");
+    let mut call = call_2026(json!("c-1"));
+    c.relay.client_message(&mut call);
+    assert_eq!(
+        c.relay.server_message(&input_required("c-1")),
+        Taken::Withheld
+    );
+    let refusal = c.to_client.recv_timeout(WAIT).expect("the client is told");
+    assert_eq!(refusal["id"], "c-1");
+    assert_eq!(
+        refusal["error"]["code"],
+        wire::TOO_MANY_IN_FLIGHT,
+        "{refusal}"
+    );
+    assert!(c.relay.lock().tracked.is_empty());
+    drop(release);
+
+    // In bytes: one round over the bound alone.
+    let (person, _asked, release) = slow_person();
+    let c = core_with(&[], person, false);
+    let mut call = call_2026(json!("c-2"));
+    c.relay.client_message(&mut call);
+    let mut big = input_required("c-2");
+    big["result"]["inputRequests"]["q"]["params"]["message"] =
+        json!("x".repeat(MAX_PENDING_ELICITATION_BYTES + 1));
+    assert_eq!(c.relay.server_message(&big), Taken::Withheld);
+    let refusal = c.to_client.recv_timeout(WAIT).expect("the client is told");
+    assert_eq!(
+        refusal["error"]["code"],
+        wire::TOO_MANY_IN_FLIGHT,
+        "{refusal}"
+    );
+    assert_eq!(c.relay.lock().pending_bytes, 0);
+    drop(release);
+}
+
+/// A round that was admitted counts until it is settled, then no more.
+#[test]
+fn a_settled_input_required_round_no_longer_counts() {
+    let c = core(&["name=Ada"]);
+    let mut call = call_2026(json!("c-3"));
+    c.relay.client_message(&mut call);
+    assert_eq!(
+        c.relay.server_message(&input_required("c-3")),
+        Taken::Withheld
+    );
+    c.to_server.recv_timeout(WAIT).expect("a retry");
+    let deadline = std::time::Instant::now() + WAIT;
+    while !c.relay.lock().pending.is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let st = c.relay.lock();
+    assert!(st.pending.is_empty() && st.pending_bytes == 0);
+}

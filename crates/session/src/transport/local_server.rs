@@ -1,0 +1,149 @@
+//! A server `elicit test --start-server` starts for the HTTP cassettes:
+//! started once before them, in a process tree of its own like a stdio
+//! server (so it is ended whole, also on SIGTERM/SIGHUP to elicit and, on
+//! Linux, when elicit is killed), waited for until its port accepts a
+//! connection (with a bound), and ended when dropped, however the run ends.
+
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::process_group::{self, ProcessGroup, TERM_GRACE};
+use elicit_core::error::ElicitError;
+use elicit_core::text::sanitize::sanitize_line;
+
+/// A server started on this machine, listening on 127.0.0.1.
+pub struct LocalServer {
+    child: Child,
+    group: ProcessGroup,
+    /// Its stdout and stderr, in a private folder (0700, the file 0600):
+    /// read back when it fails to start.
+    log: tempfile::NamedTempFile,
+    _dir: tempfile::TempDir,
+    pub port: u16,
+}
+
+impl LocalServer {
+    /// Starts `command` (its stdin empty, its output to a private log) and
+    /// waits up to `limit` for 127.0.0.1:`port` to accept a connection.
+    /// Fails, with the server's last words, when it exits first or the
+    /// limit passes (and then it is ended).
+    pub fn start(command: &[String], port: u16, limit: Duration) -> Result<Self, ElicitError> {
+        let (program, args) = command
+            .split_first()
+            .ok_or_else(|| ElicitError::Usage("--start-server: no command given".into()))?;
+        let io = |e| ElicitError::io("cannot create the started server's log", e);
+        let dir = elicit_platform::fs::private_temp_dir("elicit-test-").map_err(io)?;
+        let log = tempfile::Builder::new()
+            .prefix("started-server-")
+            .suffix(".log")
+            .tempfile_in(dir.path())
+            .map_err(io)?;
+        let out = log.reopen().map_err(io)?;
+        let err = log.reopen().map_err(io)?;
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(out))
+            .stderr(Stdio::from(err));
+        let how = process_group::isolate(&mut cmd);
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| ElicitError::io(format!("cannot start server {program:?}"), e))?;
+        let group = match ProcessGroup::register(&child, how) {
+            Ok(group) => group,
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(ElicitError::io(
+                    format!("cannot start server {program:?}"),
+                    e,
+                ));
+            }
+        };
+        let mut server = LocalServer {
+            child,
+            group,
+            log,
+            _dir: dir,
+            port,
+        };
+        server.wait_accepting(limit)?;
+        Ok(server)
+    }
+
+    /// Until the port accepts, the server exits, or `limit` passes.
+    fn wait_accepting(&mut self, limit: Duration) -> Result<(), ElicitError> {
+        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, self.port));
+        let deadline = Instant::now() + limit;
+        loop {
+            if TcpStream::connect_timeout(&addr, Duration::from_millis(250)).is_ok() {
+                return Ok(());
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            let failure = if left.is_zero() {
+                format!(
+                    "the server --start-server started did not accept connections on {addr} within {}",
+                    humantime::format_duration(limit)
+                )
+            } else {
+                // The pause between tries ends at once if the server exits.
+                match process_group::wait_for_exit(&mut self.child, left.min(Duration::from_millis(50))) {
+                    None => continue,
+                    Some(status) => format!(
+                        "the server --start-server started exited (status {}) before it accepted connections on {addr}",
+                        elicit_platform::process::exit_code(status)
+                    ),
+                }
+            };
+            let tail = self.tail();
+            return Err(ElicitError::Usage(if tail.is_empty() {
+                failure
+            } else {
+                format!("{failure}; its last words:\n  {}", tail.join("\n  "))
+            }));
+        }
+    }
+
+    /// The last lines the server wrote, sanitised.
+    pub fn tail(&self) -> Vec<String> {
+        // Only the last 4 KiB is read: a server may have written gigabytes.
+        let text = (|| {
+            use std::io::{Read, Seek, SeekFrom};
+            let mut f = std::fs::File::open(self.log.path()).ok()?;
+            let len = f.metadata().ok()?.len();
+            f.seek(SeekFrom::Start(len.saturating_sub(4096))).ok()?;
+            let mut tail = Vec::with_capacity(4096);
+            f.take(4096).read_to_end(&mut tail).ok()?;
+            Some(tail)
+        })()
+        .unwrap_or_default();
+        let text = String::from_utf8_lossy(&text).into_owned();
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let from = lines.len().saturating_sub(8);
+        lines[from..].iter().map(|l| sanitize_line(l)).collect()
+    }
+
+    /// Where its output is written (removed when this is dropped).
+    pub fn log_path(&self) -> PathBuf {
+        self.log.path().to_path_buf()
+    }
+}
+
+impl Drop for LocalServer {
+    /// Ends the server and all it started: SIGTERM, a grace, SIGKILL.
+    fn drop(&mut self) {
+        self.group.terminate(TERM_GRACE);
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A port on 127.0.0.1 that nothing listens on now (the kernel's choice),
+/// for a server told which port to use.
+pub fn free_port() -> std::io::Result<u16> {
+    std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
+        .local_addr()
+        .map(|a| a.port())
+}

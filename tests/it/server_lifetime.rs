@@ -1,0 +1,191 @@
+//! A stdio server never outlives elicit: not when it ignores SIGTERM (the
+//! proxy passes the signal on, then ends the server by force), and not
+//! when elicit itself is killed with SIGKILL, which no handler sees (on
+//! Linux the server dies with it, `PR_SET_PDEATHSIG`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::wait_up_to;
+
+fn ignoring_server(pidfile: &Path) -> Vec<String> {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/servers/ignores_term.py");
+    vec![
+        "python3".into(),
+        script.display().to_string(),
+        pidfile.display().to_string(),
+    ]
+}
+
+/// Waits up to `limit` for `cond`, looking every 20 ms.
+fn eventually(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether `pid` is a process that still runs (a zombie has ended).
+fn running(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !matches!(
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.trim_start().chars().next()),
+            Some('Z') | Some('X')
+        ),
+        Err(_) => false,
+    }
+}
+
+/// The server's pid, once it has started and ignores SIGTERM.
+fn server_pid(pidfile: &Path, elicit: &mut Child) -> i32 {
+    let mut pid = None;
+    let started = eventually(Duration::from_secs(20), || {
+        pid = std::fs::read_to_string(pidfile)
+            .ok()
+            .and_then(|s| s.trim().parse().ok());
+        pid.is_some()
+    });
+    if !started {
+        let _ = elicit.kill();
+        let _ = elicit.wait();
+        panic!("the server never started");
+    }
+    pid.unwrap()
+}
+
+/// Ends `pid` if a test failed with it still running, so a failure leaves
+/// nothing behind either.
+struct Reap(i32);
+
+impl Drop for Reap {
+    fn drop(&mut self) {
+        if running(self.0) {
+            // SAFETY: signalling a process this test started (through elicit).
+            unsafe { libc::kill(self.0, libc::SIGKILL) };
+        }
+    }
+}
+
+fn elicit(args: &[&str], server: &[String]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_elicit"))
+        .args(args)
+        .arg("--")
+        .args(server)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn sigterm_ends_the_proxy_and_a_server_that_ignores_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("server.pid");
+    let mut proxy = elicit(&["proxy", "--no-input"], &ignoring_server(&pidfile));
+    let pid = server_pid(&pidfile, &mut proxy);
+    let _reap = Reap(pid);
+    let began = Instant::now();
+    // SAFETY: signalling the proxy this test started.
+    unsafe { libc::kill(proxy.id() as i32, libc::SIGTERM) };
+    // The client still holds the proxy's stdin open: only the signal ends it.
+    let status = wait_up_to(&mut proxy, Duration::from_secs(15))
+        .expect("the proxy ignored SIGTERM because its server did");
+    assert!(
+        eventually(Duration::from_secs(5), || !running(pid)),
+        "the server is still running"
+    );
+    // Passed on, a grace, then SIGKILL: the server's status says so.
+    assert_eq!(status.code(), Some(128 + libc::SIGKILL), "{status:?}");
+    assert!(
+        began.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        began.elapsed()
+    );
+}
+
+#[test]
+fn sighup_ends_the_proxy_and_a_server_that_ignores_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("server.pid");
+    let mut proxy = elicit(&["proxy", "--no-input"], &ignoring_server(&pidfile));
+    let pid = server_pid(&pidfile, &mut proxy);
+    let _reap = Reap(pid);
+    // SAFETY: signalling the proxy this test started.
+    unsafe { libc::kill(proxy.id() as i32, libc::SIGHUP) };
+    wait_up_to(&mut proxy, Duration::from_secs(15))
+        .expect("the proxy ignored SIGHUP because its server did");
+    assert!(eventually(Duration::from_secs(5), || !running(pid)));
+}
+
+/// SIGKILL of elicit, then the server: gone within seconds.
+fn sigkill_leaves_no_server(args: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("server.pid");
+    let mut elicit = elicit(args, &ignoring_server(&pidfile));
+    let pid = server_pid(&pidfile, &mut elicit);
+    let _reap = Reap(pid);
+    elicit.kill().unwrap(); // SIGKILL
+    elicit.wait().unwrap();
+    assert!(
+        eventually(Duration::from_secs(10), || !running(pid)),
+        "the server (pid {pid}) outlived a SIGKILL of elicit {args:?}"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn sigkill_of_the_proxy_leaves_no_stdio_server_behind() {
+    sigkill_leaves_no_server(&["proxy", "--no-input"]);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn sigkill_of_call_leaves_no_stdio_server_behind() {
+    sigkill_leaves_no_server(&["call", "--no-input", "--tool", "anything"]);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn sigkill_of_elicit_test_leaves_no_stdio_server_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("server.pid");
+    let cassette = dir.path().join("hang.cassette.json");
+    let server = ignoring_server(&pidfile);
+    std::fs::write(
+        &cassette,
+        serde_json::json!({
+            "elicit": "cassette/1",
+            "server": {"command": server},
+            "tool": "anything",
+            "arguments": {},
+            "elicitations": [],
+            "result": {"content": []}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let mut elicit = Command::new(env!("CARGO_BIN_EXE_elicit"))
+        .args(["test", cassette.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = server_pid(&pidfile, &mut elicit);
+    let _reap = Reap(pid);
+    elicit.kill().unwrap();
+    elicit.wait().unwrap();
+    assert!(
+        eventually(Duration::from_secs(10), || !running(pid)),
+        "the server (pid {pid}) outlived a SIGKILL of elicit test"
+    );
+}
