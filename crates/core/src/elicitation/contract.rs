@@ -13,9 +13,9 @@ use serde_json::{Map, Value};
 use crate::elicitation::protocol::{Action, ElicitResult, ElicitationParams, Mode};
 
 /// `Request.kind` for a form elicitation.
-pub const KIND_INPUT: &str = "input";
+pub(crate) const KIND_INPUT: &str = "input";
 /// `Request.kind` for a URL elicitation.
-pub const KIND_AUTHORIZATION: &str = "authorization";
+pub(crate) const KIND_AUTHORIZATION: &str = "authorization";
 
 /// `Answer.reason` when the person said no.
 pub const REASON_DECLINED: &str = "declined";
@@ -233,6 +233,6 @@ impl ElicitResult {
 /// A fresh, unique request id. toolnexus's Go port uses a time-and-counter
 /// id; the contract only asks for non-empty and unique, and a v4 UUID gives
 /// that across processes too.
-pub fn fresh_request_id() -> String {
+pub(crate) fn fresh_request_id() -> String {
     format!("elc-{}", uuid::Uuid::new_v4())
 }

@@ -63,7 +63,7 @@ impl Elicitation {
     /// [`Elicitation::prepare`], given the schema's text as the input wrote
     /// it ([`crate::elicitation::input::Entry::schema_text`]) when it is known: the cache
     /// then finds a schema it has seen by that text alone.
-    pub fn prepare_with_text(
+    pub(crate) fn prepare_with_text(
         params: ElicitationParams,
         schema_text: Option<&str>,
         cache: &mut SchemaCache,
@@ -79,7 +79,7 @@ impl Elicitation {
 
     /// An elicitation whose schema is already parsed (`form`, read only in
     /// form mode), or has none.
-    pub fn with_form(params: ElicitationParams, form: Option<Arc<FormSchema>>) -> Self {
+    pub(crate) fn with_form(params: ElicitationParams, form: Option<Arc<FormSchema>>) -> Self {
         let request = request_without_schema(&params);
         let form = form.filter(|_| params.mode() == Mode::Form);
         Elicitation {
@@ -285,7 +285,7 @@ impl SchemaCache {
 
     /// Made by [`SchemaCache::single_use`]: nothing will be looked up, so
     /// the reader need not keep schema texts.
-    pub fn is_single_use(&self) -> bool {
+    pub(crate) fn is_single_use(&self) -> bool {
         self.forget
     }
 
@@ -304,7 +304,7 @@ impl SchemaCache {
     }
 
     /// The schema text parsed last: the likeliest next one.
-    pub fn last_text(&self) -> Option<&str> {
+    pub(crate) fn last_text(&self) -> Option<&str> {
         self.last.as_ref().map(|(text, _, _)| &**text)
     }
 

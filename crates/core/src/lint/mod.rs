@@ -13,11 +13,11 @@ use serde::Serialize;
 
 pub mod check;
 pub mod docs;
-pub mod locate;
+pub(crate) mod locate;
 pub mod render;
 pub mod rules;
 
-pub use check::{lint_text, DocumentLint, LintFailure, LogStream};
+pub use check::{lint_text, DocumentLint, LogStream};
 pub use rules::{rule, Rule, Scope, RULES};
 
 /// How bad a finding is.
@@ -52,12 +52,12 @@ pub enum Revision {
 }
 
 impl Revision {
-    pub const ALL: [Revision; 3] = [
+    pub(crate) const ALL: [Revision; 3] = [
         Revision::V2025_06_18,
         Revision::V2025_11_25,
         Revision::V2026_07_28,
     ];
-    pub const NEWEST: Revision = Revision::V2026_07_28;
+    pub(crate) const NEWEST: Revision = Revision::V2026_07_28;
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -109,7 +109,7 @@ impl Finding {
         )
     }
 
-    pub fn spec_url(&self) -> String {
+    pub(crate) fn spec_url(&self) -> String {
         self.rule.section.url(self.revision)
     }
 }
@@ -123,7 +123,7 @@ pub struct Levels {
 }
 
 /// The group names `--allow` and `--deny` take besides rule ids.
-pub const GROUPS: [&str; 2] = ["warnings", "info"];
+pub(crate) const GROUPS: [&str; 2] = ["warnings", "info"];
 
 impl Levels {
     /// Checks every name: a rule id, `warnings` or `info`. An unknown name
@@ -188,7 +188,7 @@ impl Levels {
 }
 
 /// Escapes one JSON pointer token (RFC 6901).
-pub fn pointer_token(token: &str) -> String {
+pub(crate) fn pointer_token(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
 }
 

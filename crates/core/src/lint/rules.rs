@@ -119,7 +119,7 @@ impl Rule {
     }
 
     /// The newest revision the rule applies to.
-    pub fn newest_revision(&self) -> Revision {
+    pub(crate) fn newest_revision(&self) -> Revision {
         Revision::ALL
             .into_iter()
             .rev()

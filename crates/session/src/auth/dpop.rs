@@ -40,7 +40,7 @@ use super::store::{Secret, TokenRecord};
 use super::{challenge, AuthError, Authenticator};
 
 /// The one proof algorithm elicit signs with.
-pub const ALG: &str = "ES256";
+pub(crate) const ALG: &str = "ES256";
 
 /// A sign-in's DPoP key.
 pub struct DpopKey {
@@ -65,7 +65,7 @@ impl DpopKey {
     }
 
     /// The key kept in a token record.
-    pub fn from_stored(stored: &Secret) -> Result<DpopKey, AuthError> {
+    pub(crate) fn from_stored(stored: &Secret) -> Result<DpopKey, AuthError> {
         let bad = |why: String| {
             AuthError::Store(format!(
                 "the stored DPoP key cannot be read ({why}); sign in again after `elicit auth logout URL`"
@@ -119,7 +119,7 @@ impl DpopKey {
 }
 
 /// `ath`: base64url(SHA-256(ASCII access token)) (RFC 9449 §4.2).
-pub fn access_token_hash(token: &str) -> String {
+pub(crate) fn access_token_hash(token: &str) -> String {
     b64(&Sha256::digest(token.as_bytes()))
 }
 
@@ -288,12 +288,12 @@ impl oauth2::SyncHttpClient for TokenHttp<'_> {
 }
 
 /// Whether a `WWW-Authenticate` value holds a DPoP challenge.
-pub fn asks_for_dpop(www_authenticate: Option<&str>) -> bool {
+pub(crate) fn asks_for_dpop(www_authenticate: Option<&str>) -> bool {
     www_authenticate.is_some_and(|w| challenge::parse(w).iter().any(|c| c.scheme == "dpop"))
 }
 
 /// Whether the challenge is a DPoP `use_dpop_nonce` (RFC 9449 §9).
-pub fn is_nonce_challenge(www_authenticate: Option<&str>) -> bool {
+pub(crate) fn is_nonce_challenge(www_authenticate: Option<&str>) -> bool {
     www_authenticate.is_some_and(|w| {
         challenge::parse(w)
             .iter()
@@ -369,7 +369,7 @@ impl Authenticator {
     }
 
     /// A response from the MCP server `resource_url` carried `DPoP-Nonce`.
-    pub fn dpop_nonce_seen(&mut self, resource_url: &str, nonce: &str) {
+    pub(crate) fn dpop_nonce_seen(&mut self, resource_url: &str, nonce: &str) {
         if let Ok(key) = super::server_key(resource_url) {
             self.nonces.set(&resource_server(&key), nonce);
         }

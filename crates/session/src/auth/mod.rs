@@ -159,7 +159,7 @@ pub(crate) fn warn(text: &str) {
 }
 
 /// The key of a server in the store: its URL without fragment.
-pub fn server_key(url: &str) -> Result<String, AuthError> {
+pub(crate) fn server_key(url: &str) -> Result<String, AuthError> {
     let mut u = Url::parse(url)
         .map_err(|e| AuthError::BadUrl(format!("{url:?} is not a server URL: {e}")))?;
     u.set_fragment(None);

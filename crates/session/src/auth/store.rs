@@ -105,7 +105,7 @@ impl TokenRecord {
     }
 
     /// Expired, or within a minute of it.
-    pub fn is_expired(&self, now: u64) -> bool {
+    pub(crate) fn is_expired(&self, now: u64) -> bool {
         self.expires_at.is_some_and(|t| now + 60 >= t)
     }
 }
@@ -135,9 +135,9 @@ pub struct Summary {
     pub issuer: Option<String>,
     pub scope: Option<String>,
     pub expires_at: Option<u64>,
-    pub has_refresh_token: bool,
+    pub(crate) has_refresh_token: bool,
     /// The token is DPoP-bound (its key is in the entry).
-    pub dpop_bound: bool,
+    pub(crate) dpop_bound: bool,
     pub file: PathBuf,
 }
 
@@ -246,7 +246,7 @@ impl TokenStore {
         TokenStore { dir: dir.into() }
     }
 
-    pub fn open_default() -> Result<Self, AuthError> {
+    pub(crate) fn open_default() -> Result<Self, AuthError> {
         Ok(Self::at(default_dir()?))
     }
 
@@ -423,7 +423,7 @@ impl TokenStore {
 
     /// Binds a pre-registered client id to one issuer (replacing an
     /// earlier binding: only an explicit `--client-issuer` does that).
-    pub fn bind_client(&self, client_id: &str, issuer: &str) -> Result<(), AuthError> {
+    pub(crate) fn bind_client(&self, client_id: &str, issuer: &str) -> Result<(), AuthError> {
         let _lock = self.lock()?;
         let path = self.dir.join(CLIENT_ISSUERS);
         let mut map: BTreeMap<String, String> = Self::read_doc(&path)?.unwrap_or_default();

@@ -18,10 +18,8 @@ use elicit_core::elicitation::protocol::ElicitResult;
 use elicit_core::error::ElicitError;
 
 pub(crate) use file::cassette_validator;
-pub use file::{
-    check_writable, escape_pointer_token, read_checked, write_atomically, LoadError,
-    MAX_FILE_BYTES, MAX_FILE_VALUES,
-};
+pub use file::{check_writable, LoadError, MAX_FILE_BYTES};
+pub(crate) use file::{escape_pointer_token, read_checked, write_atomically, MAX_FILE_VALUES};
 
 pub mod diff;
 mod file;
@@ -31,10 +29,10 @@ pub mod replay;
 pub mod rules;
 
 /// The value of a cassette's `"elicit"` key.
-pub const CASSETTE_VERSION: &str = "cassette/1";
+pub(crate) const CASSETTE_VERSION: &str = "cassette/1";
 
 /// The published schema every cassette is checked against.
-pub const CASSETTE_SCHEMA: &str = include_str!("../../schemas/cassette.schema.json");
+pub(crate) const CASSETTE_SCHEMA: &str = include_str!("../../schemas/cassette.schema.json");
 
 /// How to reach the server a cassette was recorded against.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,7 +97,7 @@ pub fn without_credentials(url: &str) -> String {
 
 /// [`without_credentials`], and the query parameters left out, each with
 /// the variable that stands for it.
-pub fn redact_url(url: &str) -> (String, Vec<(String, String)>) {
+pub(crate) fn redact_url(url: &str) -> (String, Vec<(String, String)>) {
     let Ok(mut u) = url::Url::parse(url) else {
         return (url.to_string(), Vec::new());
     };
@@ -185,7 +183,7 @@ pub fn secret_query_name(name: &str) -> bool {
 /// The environment variable that stands for a secret left out of a
 /// cassette: `ELICIT_SECRET_` and the name, upper case, every character
 /// but a letter or digit as `_` (`api-key` → `ELICIT_SECRET_API_KEY`).
-pub fn secret_variable(name: &str) -> String {
+pub(crate) fn secret_variable(name: &str) -> String {
     let tail: String = name
         .chars()
         .map(|c| {
@@ -207,11 +205,11 @@ fn is_secret_placeholder(value: &str) -> bool {
 /// The key of a recorded answer value left out as a secret:
 /// `{"$env": "ELICIT_SECRET_PASSWORD"}`, filled from that environment
 /// variable by `elicit test`.
-pub const SECRET_VALUE_KEY: &str = "$env";
+pub(crate) const SECRET_VALUE_KEY: &str = "$env";
 
 /// Fills every `${ELICIT_SECRET_…}` reference in `text` (a cassette's
 /// server URL) from the environment. Err: the first variable not set.
-pub fn fill_secret_references(text: &str) -> Result<String, String> {
+pub(crate) fn fill_secret_references(text: &str) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = text;
     while let Some(at) = rest.find("${ELICIT_SECRET_") {
@@ -232,7 +230,7 @@ pub fn fill_secret_references(text: &str) -> Result<String, String> {
 
 /// An answer's content with every `{"$env": VAR}` value filled from the
 /// environment. Err: the field and the variable not set.
-pub fn fill_secret_values(content: &mut Map<String, Value>) -> Result<(), (String, String)> {
+pub(crate) fn fill_secret_values(content: &mut Map<String, Value>) -> Result<(), (String, String)> {
     for (name, value) in content.iter_mut() {
         let var = match value {
             Value::Object(o) if o.len() == 1 => match o.get(SECRET_VALUE_KEY) {
@@ -299,7 +297,7 @@ impl AnswerSpec {
     }
 
     /// The answer as `--answer` words (what [`Self::scripted`] parses).
-    pub fn scripted_words(&self) -> Result<Vec<String>, ElicitError> {
+    pub(crate) fn scripted_words(&self) -> Result<Vec<String>, ElicitError> {
         Ok(match self {
             AnswerSpec::Result(v) => {
                 let mut result = Map::new();
@@ -328,7 +326,7 @@ impl AnswerSpec {
 /// Values by field name as `--answer`s: `accept`, then `NAME=VALUE` for each
 /// string (coerced by the field's kind, as on the command line), then one
 /// JSON object of the rest (already typed).
-pub fn values_as_words(values: &Map<String, Value>) -> Vec<String> {
+pub(crate) fn values_as_words(values: &Map<String, Value>) -> Vec<String> {
     let mut words = vec!["accept".to_string()];
     let mut typed = Map::new();
     for (name, value) in values {
@@ -498,7 +496,7 @@ pub fn protocol_name(g: &Generation) -> String {
 }
 
 /// The lifecycle a recorded protocol name is replayed with.
-pub fn protocol_choice(name: &str) -> ProtocolChoice {
+pub(crate) fn protocol_choice(name: &str) -> ProtocolChoice {
     match name {
         wire::V2025_06_18 => ProtocolChoice::V2025_06_18,
         wire::V2026_07_28 => ProtocolChoice::V2026_07_28,

@@ -62,7 +62,7 @@ impl ProxyRecorder {
 
     /// The file for the `n`th cassette (from 1): FILE, then FILE with
     /// `-2`, `-3`, … before `.cassette.json` (or the extension).
-    pub fn nth_path(&self, n: usize) -> PathBuf {
+    pub(crate) fn nth_path(&self, n: usize) -> PathBuf {
         if n <= 1 {
             return self.path.clone();
         }
@@ -252,7 +252,7 @@ impl ProxyRecorder {
 }
 
 /// The recorder as the proxy's resolver thread sees it.
-pub struct RecordingObserver(pub Arc<Mutex<ProxyRecorder>>);
+pub(crate) struct RecordingObserver(pub Arc<Mutex<ProxyRecorder>>);
 
 impl ElicitObserver for RecordingObserver {
     fn answered(&mut self, request: &Value, key: Option<&str>, result: &ElicitResult) {

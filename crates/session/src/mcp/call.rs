@@ -33,7 +33,7 @@ pub enum CallEnd {
 /// A JSON-RPC error reply is a [`CallEnd::Refused`], kept apart from a
 /// broken session (an `Err`). Whether a call may be made again is
 /// [`crate::mcp::session::Session`]'s to decide.
-pub fn call_tool_end(
+pub(crate) fn call_tool_end(
     client: &mut McpClient,
     handler: &mut ElicitHandler<'_>,
     tool: &str,

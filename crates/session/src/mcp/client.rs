@@ -20,9 +20,9 @@ use elicit_core::error::{ElicitError, ServerError};
 use elicit_core::text::sanitize::sanitize_line;
 
 /// The newest handshake revision elicit speaks.
-pub const HANDSHAKE_VERSION: &str = wire::V2025_11_25;
+pub(crate) const HANDSHAKE_VERSION: &str = wire::V2025_11_25;
 /// The stateless revision.
-pub const STATELESS_VERSION: &str = wire::V2026_07_28;
+pub(crate) const STATELESS_VERSION: &str = wire::V2026_07_28;
 
 pub use wire::UNSUPPORTED_VERSION;
 
@@ -88,7 +88,7 @@ pub struct McpClient {
     /// time a person spends answering an elicitation does not count (up to
     /// [`MAX_ANSWER_CREDIT`] a request).
     pub timeout: Option<Duration>,
-    pub server_info: Option<Value>,
+    pub(crate) server_info: Option<Value>,
     pub verbose: bool,
     /// Why [`Self::generation`] is the one in use, in words for `--verbose`.
     pub why: String,
@@ -100,21 +100,16 @@ pub struct McpClient {
     answered_requests: crate::transport::recent_ids::RecentIds,
 }
 
-/// The capabilities elicit declares: the two modes it really handles.
-pub fn client_capabilities() -> Value {
-    capabilities_for(super::modes::ElicitModes::default())
-}
-
 /// The capabilities elicit declares with `--modes`: the elicitation modes
 /// given, and no `elicitation` at all for `none`.
-pub fn capabilities_for(modes: super::modes::ElicitModes) -> Value {
+pub(crate) fn capabilities_for(modes: super::modes::ElicitModes) -> Value {
     match modes.capability() {
         Some(e) => json!({ "elicitation": e }),
         None => json!({}),
     }
 }
 
-pub fn client_info() -> Value {
+pub(crate) fn client_info() -> Value {
     json!({"name": "elicit", "version": env!("CARGO_PKG_VERSION")})
 }
 
@@ -524,6 +519,6 @@ pub fn short(error: &Value) -> String {
 }
 
 /// Builds `tools/call` params.
-pub fn call_params(name: &str, arguments: &Map<String, Value>) -> Value {
+pub(crate) fn call_params(name: &str, arguments: &Map<String, Value>) -> Value {
     json!({"name": name, "arguments": arguments})
 }

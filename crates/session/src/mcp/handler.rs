@@ -102,7 +102,7 @@ impl<'a> ElicitHandler<'a> {
     /// Shows a message from the server to `--strict` (when on); `request`
     /// names the client request a reply answers (the same across its
     /// input_required retries).
-    pub fn observe(&self, msg: &Value, request: Option<&str>) {
+    pub(crate) fn observe(&self, msg: &Value, request: Option<&str>) {
         if let Some(strict) = &self.strict {
             strict.observe(msg, request);
         }

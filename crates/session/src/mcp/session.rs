@@ -210,7 +210,7 @@ pub fn revision(generation: &Generation) -> Revision {
 /// only when the server says that the tool needs the revision that
 /// carries `input_required` by naming it. The error code cannot tell:
 /// servers use -32602, the code of bad arguments, for it.
-pub fn stateless_retry_reason(
+pub(crate) fn stateless_retry_reason(
     choice: ProtocolChoice,
     generation: &Generation,
     end: &CallEnd,

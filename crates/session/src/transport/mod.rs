@@ -17,18 +17,21 @@ use serde_json::{json, Value};
 use elicit_core::error::{ElicitError, ServerError};
 
 pub mod http;
+/// A test seam, not part of a release build: the crate's own unit tests have
+/// it, and other crates' tests enable the `test-seams` feature.
+#[cfg(any(test, feature = "test-seams"))]
 pub mod memory;
 pub mod message_limits;
 pub mod process_group;
 pub mod queue;
-pub mod recent_ids;
+pub(crate) mod recent_ids;
 pub mod server_stderr;
 
-pub mod stdin_writer;
+pub(crate) mod stdin_writer;
 pub mod stdio;
 
 use queue::{QueueEmpty, QueueReceiver};
-pub use stdio::ServerProcess;
+pub(crate) use stdio::ServerProcess;
 
 /// Where the server is: a command to run (stdio) or a URL (remote).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,7 +62,7 @@ impl ServerTarget {
 }
 
 /// Whether an argument names a remote server rather than a command.
-pub fn is_remote(arg: &str) -> bool {
+pub(crate) fn is_remote(arg: &str) -> bool {
     let lower = arg.get(..8).unwrap_or(arg).to_ascii_lowercase();
     lower.starts_with("http://") || lower.starts_with("https://")
 }
@@ -225,7 +228,7 @@ pub trait Transport: Send {
 }
 
 /// See [`Transport::waker`].
-pub type Waker = Arc<dyn Fn() + Send + Sync>;
+pub(crate) type Waker = Arc<dyn Fn() + Send + Sync>;
 
 /// What arrives from the server.
 #[derive(Debug)]
@@ -284,7 +287,7 @@ impl MessageLog {
 pub type Delivery = Result<Incoming, ElicitError>;
 
 /// [`receive_from`] for a channel of [`Delivery`]s.
-pub fn receive_delivery(
+pub(crate) fn receive_delivery(
     incoming: &QueueReceiver<Delivery>,
     timeout: Option<Duration>,
 ) -> Result<Incoming, ElicitError> {

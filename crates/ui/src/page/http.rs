@@ -87,7 +87,7 @@ impl Request {
 
     /// The declared `Content-Length` (`Err` when it does not parse or the
     /// body is chunked: the page takes neither).
-    pub fn body_length(&self) -> Result<u64, ()> {
+    pub(crate) fn body_length(&self) -> Result<u64, ()> {
         if self.header("Transfer-Encoding").is_some() {
             return Err(());
         }

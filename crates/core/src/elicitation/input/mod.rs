@@ -134,7 +134,7 @@ impl From<ElicitError> for InputFailure {
 
 /// serde_json's message without its own " at line L column C" suffix (we
 /// print line and column ourselves).
-pub fn json_error_text(e: &serde_json::Error) -> String {
+pub(crate) fn json_error_text(e: &serde_json::Error) -> String {
     let s = e.to_string();
     match s.rfind(" at line ") {
         Some(i) => s[..i].to_string(),
@@ -238,7 +238,7 @@ pub fn read_document_with(
 /// pass as the rest of the document, and its text is not kept
 /// ([`Entry::schema_text`] is `None`). Everything else, errors included,
 /// is what [`read_document`] gives.
-pub fn read_single_document(text: &str) -> Result<Document, InputFailure> {
+pub(crate) fn read_single_document(text: &str) -> Result<Document, InputFailure> {
     match read_in_one_pass(text, &|_| None, None, OnePassSeed::new(false)) {
         Some(done) => done,
         None => read_document_two_pass(text).map(without_schema_texts),

@@ -14,9 +14,8 @@ use crate::error::ElicitError;
 pub mod wire;
 
 // The wire's names and numbers, where code has always found them.
-pub use wire::{
-    ELICITATION_METHOD, MAX_MESSAGE_BYTES, RELATED_TASK_META, URL_ELICITATION_REQUIRED,
-};
+pub(crate) use wire::RELATED_TASK_META;
+pub use wire::{ELICITATION_METHOD, MAX_MESSAGE_BYTES, URL_ELICITATION_REQUIRED};
 
 /// The two elicitation modes. A missing or empty `mode` means [`Mode::Form`]
 /// (kept for 2025-06-18 clients, see the 2025-11-25 spec).
@@ -91,7 +90,7 @@ impl ElicitationParams {
 
     /// [`ElicitationParams::from_value`] on an owned value: the schema is
     /// moved out, not copied.
-    pub fn from_owned(mut value: Value) -> Result<Self, ElicitError> {
+    pub(crate) fn from_owned(mut value: Value) -> Result<Self, ElicitError> {
         let schema = value
             .as_object_mut()
             .and_then(|o| o.shift_remove("requestedSchema"));
@@ -175,7 +174,7 @@ impl ElicitationParams {
     }
 
     /// The related-task `_meta` entry, which the result must echo (tasks spec).
-    pub fn related_task(&self) -> Option<&Value> {
+    pub(crate) fn related_task(&self) -> Option<&Value> {
         self.meta.as_ref()?.get(RELATED_TASK_META)
     }
 }

@@ -22,8 +22,8 @@ pub const INITIALIZED: &str = "notifications/initialized";
 pub const SERVER_DISCOVER: &str = "server/discover";
 pub const TOOLS_LIST: &str = "tools/list";
 pub const TOOLS_CALL: &str = "tools/call";
-pub const PROMPTS_GET: &str = "prompts/get";
-pub const RESOURCES_READ: &str = "resources/read";
+pub(crate) const PROMPTS_GET: &str = "prompts/get";
+pub(crate) const RESOURCES_READ: &str = "resources/read";
 pub const PING: &str = "ping";
 /// A URL-mode elicitation's out-of-band completion (2025-11-25).
 pub const ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
@@ -45,7 +45,7 @@ pub const CLIENT_INFO_META: &str = "io.modelcontextprotocol/clientInfo";
 /// The server's name and version on a 2026-07-28 result.
 pub const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
 /// Ties a message to a task (2025-11-25); echoed into the result.
-pub const RELATED_TASK_META: &str = "io.modelcontextprotocol/related-task";
+pub(crate) const RELATED_TASK_META: &str = "io.modelcontextprotocol/related-task";
 
 // Revisions.
 
@@ -58,7 +58,6 @@ pub const V2026_07_28: &str = "2026-07-28";
 
 // JSON-RPC error codes.
 
-pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;

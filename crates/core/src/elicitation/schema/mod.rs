@@ -27,7 +27,7 @@ mod parse;
 
 use check::*;
 use coerce::*;
-pub use coerce::{exact_integer, parse_bool, NotInteger};
+pub(crate) use coerce::{exact_integer, NotInteger};
 use formats::McpFormat;
 use native::{NativeRules, Violation};
 pub(crate) use parse::SchemaObject;
@@ -158,9 +158,6 @@ enum FieldRules {
 #[derive(Debug, Clone)]
 pub struct FormSchema {
     pub fields: Vec<FormField>,
-    /// Names in `required` that are not properties: the server's mistake,
-    /// reported as a warning, never asked.
-    pub unknown_required: Vec<String>,
     /// Problems with the schema itself that did not stop parsing (shown to
     /// the person as warnings).
     pub warnings: Vec<String>,
@@ -285,7 +282,6 @@ impl FormSchema {
         }
         Ok(FormSchema {
             fields,
-            unknown_required,
             warnings,
             warned: WarnedFlag::default(),
         })

@@ -150,7 +150,7 @@ impl MessageLog {
     /// Records a proxied line: `dir` is relative to the server (`send` /
     /// `recv`), `party` who wrote (`client`, `elicit`) or got it
     /// (`client`, `elicit`).
-    pub fn record_party(&self, dir: &str, party: &str, message: Result<&Value, &str>) {
+    pub(crate) fn record_party(&self, dir: &str, party: &str, message: Result<&Value, &str>) {
         let key = if dir == "send" { "by" } else { "to" };
         let time = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
         let entry = match message {
