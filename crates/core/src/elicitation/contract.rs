@@ -28,15 +28,21 @@ pub const REASON_EXPIRED: &str = "expired";
 /// from the JSON when empty; `prompt` is always written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
+    /// The request's id (the elicitation's id, or a fresh one).
     pub id: String,
+    /// What is asked: `input` (a form) or `authorization` (a URL to visit).
     pub kind: String,
     #[serde(default)]
+    /// The server's message, shown to the person.
     pub prompt: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The URL to visit, for an `authorization` request.
     pub url: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The form's data (its schema under `schema`), for an `input` request.
     pub data: Option<Map<String, Value>>,
     #[serde(rename = "expiresAt", default, skip_serializing_if = "Option::is_none")]
+    /// When the request stops being answerable, if the server said.
     pub expires_at: Option<String>,
 }
 
@@ -52,11 +58,15 @@ impl Request {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Answer {
     #[serde(default)]
+    /// The id of the request this answers.
     pub id: String,
+    /// Whether the request was accepted (`false`: declined or cancelled).
     pub ok: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The form's values, for an accepted `input` request.
     pub data: Option<Map<String, Value>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Why the request was not accepted, if it was not.
     pub reason: Option<String>,
 }
 

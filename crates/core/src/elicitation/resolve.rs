@@ -34,6 +34,7 @@ pub struct Elicitation {
     /// tree (see [`crate::elicitation::input::read_document_with`]).
     /// [`crate::elicitation_to_request`] gives the whole Request.
     pub request: Request,
+    /// The form's parsed schema (form mode).
     pub form: Option<Arc<FormSchema>>,
     /// The `inputRequests` key or `elicitationId` when the input held several.
     pub key: Option<String>,
@@ -94,6 +95,7 @@ impl Elicitation {
         }
     }
 
+    /// The elicitation's mode.
     pub fn mode(&self) -> Mode {
         self.params.mode()
     }
@@ -105,7 +107,9 @@ pub enum Pending {
     /// A form: the values already given, and the fields still to ask, in
     /// schema order.
     Form {
+        /// The values already given, by name.
         values: Map<String, Value>,
+        /// The fields still to ask, in schema order.
         missing: Vec<String>,
     },
     /// A URL elicitation: consent to open, then confirmation.
@@ -115,6 +119,7 @@ pub enum Pending {
 /// Something that can settle what scripted answers left open: a person at a
 /// terminal, or a stand-in that explains why nobody can be asked.
 pub trait Resolver {
+    /// Settles what is `pending` of `elicitation`, or says why it cannot.
     fn resolve(
         &mut self,
         elicitation: &Elicitation,
@@ -182,6 +187,7 @@ pub fn print_warnings(warnings: &[String]) {
 /// never blocks, and its error lists what is left and suggests `--answer`.
 #[derive(Debug, Clone)]
 pub struct NoTerminal {
+    /// Why nobody can be asked (no terminal, `--no-input`), in words.
     pub detail: String,
 }
 
@@ -331,6 +337,7 @@ impl SchemaCache {
         Ok(parsed)
     }
 
+    /// The parsed form of `schema`, parsed once for equal schemas.
     pub fn get(&mut self, schema: &Value) -> Result<Arc<FormSchema>, ElicitError> {
         if self.forget {
             return FormSchema::parse(schema).map(Arc::new);
@@ -388,6 +395,7 @@ fn hash_value(v: &Value, h: &mut impl std::hash::Hasher) {
 
 /// Exit statuses for `-e/--exit-status`.
 pub const EXIT_DECLINED: i32 = 3;
+/// The exit status when an elicitation was cancelled.
 pub const EXIT_CANCELLED: i32 = 4;
 
 /// The `--exit-status` code for a set of results: cancel outranks decline.

@@ -34,6 +34,7 @@ pub enum Severity {
 }
 
 impl Severity {
+    /// The severity as shown and in JSON.
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Info => "info",
@@ -46,8 +47,11 @@ impl Severity {
 /// A protocol revision the rules follow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Revision {
+    /// MCP 2025-06-18.
     V2025_06_18,
+    /// MCP 2025-11-25.
     V2025_11_25,
+    /// MCP 2026-07-28.
     V2026_07_28,
 }
 
@@ -59,6 +63,7 @@ impl Revision {
     ];
     pub(crate) const NEWEST: Revision = Revision::V2026_07_28;
 
+    /// The revision's date, as on the wire.
     pub fn as_str(self) -> &'static str {
         match self {
             Revision::V2025_06_18 => "2025-06-18",
@@ -82,6 +87,7 @@ impl std::fmt::Display for Revision {
 /// One thing a rule found.
 #[derive(Debug, Clone)]
 pub struct Finding {
+    /// The rule broken.
     pub rule: &'static Rule,
     /// After `--allow` / `--deny`.
     pub severity: Severity,

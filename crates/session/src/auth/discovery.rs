@@ -20,10 +20,13 @@ use super::AuthError;
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct ResourceMetadata {
     #[serde(default)]
+    /// `resource`: the protected resource's identifier.
     pub resource: Option<String>,
     #[serde(default)]
+    /// `authorization_servers`: their issuers.
     pub authorization_servers: Vec<String>,
     #[serde(default)]
+    /// `scopes_supported`.
     pub scopes_supported: Option<Vec<String>>,
     /// RFC 9449 §5.2: the resource takes DPoP-bound tokens only.
     #[serde(default)]
@@ -33,22 +36,32 @@ pub struct ResourceMetadata {
 /// Authorization server metadata (RFC 8414 §2), the fields sign-in uses.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct ServerMetadata {
+    /// `issuer`.
     pub issuer: String,
+    /// `authorization_endpoint`.
     pub authorization_endpoint: String,
+    /// `token_endpoint`.
     pub token_endpoint: String,
     #[serde(default)]
+    /// `registration_endpoint`, for dynamic client registration.
     pub registration_endpoint: Option<String>,
     #[serde(default)]
+    /// `scopes_supported`.
     pub scopes_supported: Option<Vec<String>>,
     #[serde(default)]
+    /// `code_challenge_methods_supported` (PKCE).
     pub code_challenge_methods_supported: Option<Vec<String>>,
     #[serde(default)]
+    /// `token_endpoint_auth_methods_supported`.
     pub token_endpoint_auth_methods_supported: Option<Vec<String>>,
     #[serde(default)]
+    /// `grant_types_supported`.
     pub grant_types_supported: Option<Vec<String>>,
     #[serde(default)]
+    /// `client_id_metadata_document_supported`.
     pub client_id_metadata_document_supported: bool,
     #[serde(default)]
+    /// `authorization_response_iss_parameter_supported` (RFC 9207).
     pub authorization_response_iss_parameter_supported: bool,
     /// RFC 9449 §5.1: the proof algorithms the server takes.
     #[serde(default)]
@@ -70,6 +83,7 @@ pub struct Discovered {
     pub resource: String,
     /// Protected resource metadata, when the server publishes it.
     pub prm: Option<ResourceMetadata>,
+    /// The authorization server's metadata.
     pub server: ServerMetadata,
 }
 

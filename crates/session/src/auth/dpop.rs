@@ -56,6 +56,7 @@ impl std::fmt::Debug for DpopKey {
 }
 
 impl DpopKey {
+    /// A fresh key pair.
     pub fn generate() -> Result<DpopKey, AuthError> {
         let (key, pkcs8) = SigningKey::generate_es256().map_err(AuthError::Protocol)?;
         Ok(DpopKey {
@@ -81,6 +82,7 @@ impl DpopKey {
         })
     }
 
+    /// The private key as stored (PKCS#8, base64).
     pub fn stored(&self) -> &Secret {
         &self.stored
     }
@@ -155,6 +157,7 @@ pub fn resource_server(server_key: &str) -> String {
 }
 
 impl Nonces {
+    /// The last nonce `server` gave, if any.
     pub fn get(&self, server: &str) -> Option<String> {
         self.0.lock().ok()?.get(server).cloned()
     }
@@ -191,6 +194,7 @@ pub struct TokenHttp<'a> {
 }
 
 impl<'a> TokenHttp<'a> {
+    /// Token requests over `agent`, with DPoP proofs when `key` is given.
     pub fn new(agent: &'a ureq::Agent, key: Option<&'a DpopKey>, nonces: &'a Nonces) -> Self {
         TokenHttp {
             agent,

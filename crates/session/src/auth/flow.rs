@@ -24,7 +24,9 @@ use super::AuthError;
 use elicit_core::text::sanitize::sanitize_line;
 
 pub(crate) const BASIC: &str = "client_secret_basic";
+/// The client authenticates with its secret in the token request's body.
 pub const POST: &str = "client_secret_post";
+/// A public client: no client authentication.
 pub const NONE: &str = "none";
 
 /// The token endpoint authentication to use, from what the server lists
@@ -181,7 +183,9 @@ fn client(
 
 /// A prepared authorization request.
 pub struct Authorization {
+    /// The URL to open in the browser.
     pub url: String,
+    /// The `state` the callback must return.
     pub state: String,
     verifier: PkceCodeVerifier,
     redirect_uri: String,

@@ -23,8 +23,11 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A response reduced to what sign-in reads.
 pub struct Reply {
+    /// The HTTP status.
     pub status: u16,
+    /// The `Content-Type`.
     pub content_type: String,
+    /// The body.
     pub body: Vec<u8>,
 }
 

@@ -189,6 +189,7 @@ pub struct Authenticator {
 }
 
 impl Authenticator {
+    /// An authenticator with `opts`, making its HTTP requests with `agent`.
     pub fn new(opts: AuthOptions, agent: ureq::Agent) -> Self {
         let store = match &opts.store_dir {
             Some(d) => Some(TokenStore::at(d)),

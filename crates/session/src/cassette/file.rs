@@ -12,9 +12,11 @@ use elicit_core::error::ElicitError;
 /// A file that could not be used: which file, where in it, what is wrong.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadError {
+    /// The file.
     pub path: PathBuf,
     /// The JSON pointer of the bad value (`""` is the whole document).
     pub pointer: Option<String>,
+    /// What is wrong with it.
     pub message: String,
 }
 

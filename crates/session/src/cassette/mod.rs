@@ -40,10 +40,16 @@ pub enum ServerSpec {
     /// A stdio server: its argv.
     Command(Vec<String>),
     /// A remote server: its URL and the transport (`auto`, `http`, `sse`).
-    Url { url: String, transport: String },
+    Url {
+        /// The URL.
+        url: String,
+        /// The transport: `auto`, `http` or `sse`.
+        transport: String,
+    },
 }
 
 impl ServerSpec {
+    /// The server as written in a cassette.
     pub fn to_value(&self) -> Value {
         let mut m = Map::new();
         match self {
@@ -260,6 +266,7 @@ pub enum AnswerSpec {
 }
 
 impl AnswerSpec {
+    /// Reads an answer as written in a cassette.
     pub fn from_value(v: &Value) -> Self {
         match v {
             Value::String(s) => AnswerSpec::Words(vec![s.clone()]),
@@ -274,6 +281,7 @@ impl AnswerSpec {
         }
     }
 
+    /// The answer as written in a cassette.
     pub fn to_value(&self) -> Value {
         match self {
             AnswerSpec::Result(v) => v.clone(),
@@ -357,6 +365,7 @@ pub struct Exchange {
     pub key: Option<String>,
     /// The params as the server sent them.
     pub request: Value,
+    /// The answer given.
     pub answer: AnswerSpec,
     /// JSON pointers into the request left out of the comparison.
     pub ignore: Vec<String>,
@@ -452,11 +461,15 @@ impl Exchange {
 /// A cassette, read or about to be written.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cassette {
+    /// The server called.
     pub server: ServerSpec,
     /// `2025-06-18`, `2025-11-25`, `2026-07-28` (or `auto`, by hand).
     pub protocol: String,
+    /// The tool called.
     pub tool: String,
+    /// Its arguments.
     pub arguments: Map<String, Value>,
+    /// The elicitations, in the order they came.
     pub elicitations: Vec<Exchange>,
     /// The final result; `None` (a hand-written cassette without one):
     /// only the elicitations are checked.

@@ -50,6 +50,7 @@ pub struct ProxyRecorder {
 }
 
 impl ProxyRecorder {
+    /// A recorder that writes to `path`, for `server`.
     pub fn new(path: &Path, server: ServerSpec) -> Self {
         ProxyRecorder {
             path: path.to_path_buf(),

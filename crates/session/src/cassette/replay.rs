@@ -34,6 +34,7 @@ pub struct ReplayOptions {
     pub update: bool,
     /// The wait for each reply from the server.
     pub timeout: Option<Duration>,
+    /// `--verbose`: show the messages.
     pub verbose: bool,
     /// `--modes`: the elicitation modes declared to the server.
     pub modes: crate::mcp::modes::ElicitModes,
@@ -50,6 +51,7 @@ pub struct ReplayOptions {
 /// How one replay ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
+    /// The run matched the cassette.
     Pass,
     /// `--update` rebuilt the cassette, and it differs from the file.
     Updated,
@@ -94,8 +96,11 @@ fn session_broke(e: &ElicitError) -> bool {
 }
 
 #[derive(Debug, Clone)]
+/// How one replay went.
 pub struct Outcome {
+    /// Whether it matched.
     pub verdict: Verdict,
+    /// How long it took.
     pub elapsed: Duration,
     /// With `--update`: the cassette rebuilt from the run.
     pub updated: Option<Cassette>,

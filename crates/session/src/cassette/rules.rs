@@ -54,16 +54,23 @@ pub struct Rule {
     /// `rule 2`, or `elicitation 1 of the cassette`.
     pub label: String,
     pub(crate) criteria: Criteria,
+    /// The answer to give when the rule matches.
     pub answer: AnswerSpec,
 }
 
 /// What a rule is matched against.
 pub struct Asked<'a> {
+    /// The server's name, if known.
     pub server: Option<&'a str>,
+    /// The tool being called, if any.
     pub tool: Option<&'a str>,
+    /// The elicitation's mode.
     pub mode: Mode,
+    /// The server's message.
     pub message: &'a str,
+    /// The form's field names.
     pub fields: Vec<&'a str>,
+    /// The URL, in URL mode.
     pub url: Option<&'a str>,
 }
 
@@ -102,6 +109,7 @@ impl Criteria {
 /// The rules of one answer file, in order.
 #[derive(Debug, Clone, Default)]
 pub struct AnswerRules {
+    /// The rules, in order: the first that matches answers.
     pub rules: Vec<Rule>,
     /// The file, for messages.
     pub source: String,
@@ -260,7 +268,9 @@ fn accept_anything() -> &'static jsonschema::Validator {
 
 /// The person, with answer rules in front.
 pub struct RulesResolver<R> {
+    /// The rules.
     pub rules: std::sync::Arc<AnswerRules>,
+    /// Who answers what no rule matches.
     pub inner: R,
     /// `--no-input`: decline what no rule matches, and say so.
     pub no_input: bool,

@@ -20,7 +20,12 @@ pub enum CallEnd {
     Result(Value),
     /// The server answered the call with a JSON-RPC error: the error object,
     /// and the failure in words.
-    Refused { error: Value, message: String },
+    Refused {
+        /// The error, as given.
+        error: Value,
+        /// The message, as shown.
+        message: String,
+    },
 }
 
 /// Calls `tool` and returns how it ended, resolving on the way:

@@ -47,8 +47,11 @@ pub enum ProtocolChoice {
     /// handshake because it asks with `input_required` is called over
     /// 2026-07-28 (see [`crate::mcp::session`]).
     Auto,
+    /// Only MCP 2025-06-18 (the handshake).
     V2025_06_18,
+    /// Only MCP 2025-11-25 (the handshake).
     V2025_11_25,
+    /// Only MCP 2026-07-28 (`server/discover`).
     V2026_07_28,
 }
 
@@ -74,13 +77,18 @@ impl Generation {
 /// The reply to one request.
 #[derive(Debug, Clone)]
 pub enum Reply {
+    /// A result.
     Result(Value),
+    /// A JSON-RPC error object.
     Error(Value),
 }
 
+/// A client of one MCP server: requests and their replies, over a transport.
 pub struct McpClient {
+    /// The transport to the server.
     pub server: Box<dyn Transport>,
     next_id: i64,
+    /// The lifecycle in use.
     pub generation: Generation,
     /// How long to wait for the reply to each request. The wait is for the
     /// reply itself: notifications, stray messages and automatic replies
@@ -89,6 +97,7 @@ pub struct McpClient {
     /// [`MAX_ANSWER_CREDIT`] a request).
     pub timeout: Option<Duration>,
     pub(crate) server_info: Option<Value>,
+    /// `--verbose`: show the messages.
     pub verbose: bool,
     /// Why [`Self::generation`] is the one in use, in words for `--verbose`.
     pub why: String,

@@ -20,7 +20,12 @@ use elicit_core::error::{rpc_code, ElicitError, ServerError};
 #[derive(Debug)]
 pub enum HandlerError {
     /// Answer the server with this JSON-RPC error and go on.
-    Rpc { code: i64, message: String },
+    Rpc {
+        /// The JSON-RPC error code.
+        code: i64,
+        /// The message, as shown.
+        message: String,
+    },
     /// Stop the session: nobody can answer (no terminal and no scripted
     /// answer, answers that fail validation, a broken terminal).
     Fatal(ElicitError),
@@ -49,8 +54,11 @@ pub trait ElicitObserver {
 
 /// Resolves the elicitations of a live session.
 pub struct ElicitHandler<'a> {
+    /// The scripted answers, tried first.
     pub scripted: &'a ScriptedAnswers,
+    /// Who answers what they leave open.
     pub person: &'a mut dyn Resolver,
+    /// Parsed schemas, by their text.
     pub cache: SchemaCache,
     /// The server's name from `serverInfo`, for the prompt header.
     pub server_name: Option<String>,
@@ -82,6 +90,7 @@ pub struct ElicitHandler<'a> {
 }
 
 impl<'a> ElicitHandler<'a> {
+    /// A handler answering with `scripted`, then `person`.
     pub fn new(scripted: &'a ScriptedAnswers, person: &'a mut dyn Resolver) -> Self {
         ElicitHandler {
             scripted,

@@ -6,7 +6,9 @@ use serde_json::{json, Map, Value};
 /// The modes elicit declares (`--modes form|url|form,url|none`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ElicitModes {
+    /// Form mode is declared.
     pub form: bool,
+    /// URL mode is declared.
     pub url: bool,
 }
 
@@ -21,6 +23,7 @@ impl Default for ElicitModes {
 }
 
 impl ElicitModes {
+    /// No elicitation at all.
     pub const NONE: ElicitModes = ElicitModes {
         form: false,
         url: false,

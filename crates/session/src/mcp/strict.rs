@@ -49,6 +49,7 @@ struct State {
 pub struct Strict(Arc<Mutex<State>>);
 
 impl Strict {
+    /// Checks at `levels`, for a client declaring `modes` on `revision`; `live` prints each finding on stderr as it happens.
     pub fn new(levels: Levels, modes: ElicitModes, revision: Revision, live: bool) -> Strict {
         Strict(Arc::new(Mutex::new(State {
             levels,

@@ -36,7 +36,9 @@ pub(crate) use stdio::ServerProcess;
 /// Where the server is: a command to run (stdio) or a URL (remote).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServerTarget {
+    /// A server started as a command (its argv).
     Command(Vec<String>),
+    /// A server at a URL.
     Url(String),
 }
 
@@ -107,6 +109,7 @@ pub struct ConnectOptions {
     pub log: Option<MessageLog>,
     /// `--header NAME: VALUE` pairs for remote servers.
     pub headers: Vec<(String, String)>,
+    /// Which transport a URL is reached over.
     pub transport: TransportChoice,
     /// Credentials for remote servers (OAuth sign-in), see [`http`].
     pub auth: Option<Box<dyn http::Authenticator>>,
@@ -236,7 +239,12 @@ pub enum Incoming {
     /// One parsed JSON-RPC message.
     Message(Value),
     /// A line that is not JSON (the server wrote something else to stdout).
-    Malformed { line: String, error: String },
+    Malformed {
+        /// The line, as shown.
+        line: String,
+        /// The error, as given.
+        error: String,
+    },
     /// The server closed its stdout (it exited or is exiting), or the
     /// connection to it ended.
     Closed,
@@ -253,6 +261,7 @@ pub struct MessageLog {
 }
 
 impl MessageLog {
+    /// A log written to `path`.
     pub fn create(path: &Path) -> Result<Self, ElicitError> {
         let file = File::create(path)
             .map_err(|e| ElicitError::io(format!("cannot create log {}", path.display()), e))?;
@@ -261,6 +270,7 @@ impl MessageLog {
         })
     }
 
+    /// Writes one message (or a line that was not one) sent or received (`dir`: `send` or `recv`).
     pub fn record(&self, dir: &str, message: Result<&Value, &str>) {
         let time = humantime::format_rfc3339_millis(SystemTime::now()).to_string();
         let entry = match message {

@@ -58,6 +58,7 @@ pub struct QueueReceiver<T> {
 /// Why [`QueueReceiver::recv_timeout`] returned nothing.
 #[derive(Debug, PartialEq, Eq)]
 pub enum QueueEmpty {
+    /// Nothing came within the wait.
     Timeout,
     /// Every sender is gone and nothing is left.
     Disconnected,

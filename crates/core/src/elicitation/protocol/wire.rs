@@ -20,13 +20,17 @@ pub const INITIALIZE: &str = "initialize";
 pub const INITIALIZED: &str = "notifications/initialized";
 /// 2026-07-28's request for what the server supports (no handshake).
 pub const SERVER_DISCOVER: &str = "server/discover";
+/// Lists a server's tools.
 pub const TOOLS_LIST: &str = "tools/list";
+/// Calls a tool.
 pub const TOOLS_CALL: &str = "tools/call";
 pub(crate) const PROMPTS_GET: &str = "prompts/get";
 pub(crate) const RESOURCES_READ: &str = "resources/read";
+/// Checks that the other side is alive.
 pub const PING: &str = "ping";
 /// A URL-mode elicitation's out-of-band completion (2025-11-25).
 pub const ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
+/// A request's cancellation.
 pub const CANCELLED: &str = "notifications/cancelled";
 
 /// Client requests that may come back `input_required` (2026-07-28).
@@ -49,6 +53,7 @@ pub(crate) const RELATED_TASK_META: &str = "io.modelcontextprotocol/related-task
 
 // Revisions.
 
+/// The revision that added elicitation (forms only).
 pub const V2025_06_18: &str = "2025-06-18";
 /// The newest handshake revision.
 pub const V2025_11_25: &str = "2025-11-25";
@@ -58,9 +63,13 @@ pub const V2026_07_28: &str = "2026-07-28";
 
 // JSON-RPC error codes.
 
+/// JSON-RPC: the request is not a valid request object.
 pub const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC: the method does not exist here.
 pub const METHOD_NOT_FOUND: i64 = -32601;
+/// JSON-RPC: the params are not valid for the method.
 pub const INVALID_PARAMS: i64 = -32602;
+/// JSON-RPC: an error inside the receiver.
 pub const INTERNAL_ERROR: i64 = -32603;
 /// A request refused because too many already wait for the server (a
 /// server error, JSON-RPC 2.0 §5.1; elicit's proxy sends it).

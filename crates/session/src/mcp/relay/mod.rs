@@ -148,7 +148,9 @@ pub struct Parties {
     pub scripted: ScriptedAnswers,
     /// Who is asked what the answers leave open (a terminal, or nobody).
     pub person: Box<dyn Resolver + Send>,
+    /// What the client sends.
     pub client_in: Box<dyn std::io::Read + Send>,
+    /// Where the client's messages go.
     pub client_out: Box<dyn std::io::Write + Send>,
 }
 
@@ -157,6 +159,7 @@ pub struct Parties {
 pub struct RelayOptions {
     /// Leave elicitations of a mode the client declared to the client.
     pub passthrough_declared: bool,
+    /// `--verbose`: show the messages.
     pub verbose: bool,
     /// The modes elicit declares on the client's behalf (`--modes`).
     pub modes: ElicitModes,

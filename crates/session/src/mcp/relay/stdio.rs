@@ -39,8 +39,11 @@ use elicit_platform::Signal;
 
 /// Settings of a proxy run.
 pub struct ProxyOptions {
+    /// The server's command and arguments.
     pub command: Vec<String>,
+    /// `--server-log`: a file for the server's stderr.
     pub server_log: Option<PathBuf>,
+    /// Every message both ways, when `--log` was given.
     pub log: Option<MessageLog>,
     /// After the client hangs up, how long the server has to exit before it
     /// is sent SIGTERM (and SIGKILL two seconds later).
