@@ -116,7 +116,8 @@ impl Answer {
 /// notification; toolnexus drops it.
 ///
 /// ```
-/// use elicit::{elicitation_to_request, ElicitationParams};
+/// use elicit_core::elicitation::contract::elicitation_to_request;
+/// use elicit_core::elicitation::protocol::ElicitationParams;
 /// use serde_json::json;
 ///
 /// let params = ElicitationParams::form(
@@ -131,7 +132,8 @@ impl Answer {
 /// ```
 ///
 /// ```
-/// use elicit::{elicitation_to_request, ElicitationParams};
+/// use elicit_core::elicitation::contract::elicitation_to_request;
+/// use elicit_core::elicitation::protocol::ElicitationParams;
 ///
 /// let params = ElicitationParams::url("Sign in to continue", "https://example.com/oauth/authorize");
 /// let req = elicitation_to_request(&params);
@@ -200,7 +202,8 @@ fn request_from(params: &ElicitationParams, schema: Option<Value>) -> Request {
 /// a faithful port.
 ///
 /// ```
-/// use elicit::{answer_to_elicit_result, Action, Answer};
+/// use elicit_core::elicitation::contract::{answer_to_elicit_result, Answer};
+/// use elicit_core::elicitation::protocol::Action;
 /// use serde_json::json;
 ///
 /// let data = json!({"region": "apac"}).as_object().unwrap().clone();

@@ -19,6 +19,8 @@ pub mod rules;
 
 pub use check::{lint_text, DocumentLint, LogStream};
 pub use rules::{rule, Rule, Scope, RULES};
+// The one protocol revision type; the rules follow one of them.
+pub use crate::elicitation::protocol::Revision;
 
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Hash)]
@@ -41,46 +43,6 @@ impl Severity {
             Severity::Warning => "warning",
             Severity::Error => "error",
         }
-    }
-}
-
-/// A protocol revision the rules follow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Revision {
-    /// MCP 2025-06-18.
-    V2025_06_18,
-    /// MCP 2025-11-25.
-    V2025_11_25,
-    /// MCP 2026-07-28.
-    V2026_07_28,
-}
-
-impl Revision {
-    pub(crate) const ALL: [Revision; 3] = [
-        Revision::V2025_06_18,
-        Revision::V2025_11_25,
-        Revision::V2026_07_28,
-    ];
-    pub(crate) const NEWEST: Revision = Revision::V2026_07_28;
-
-    /// The revision's date, as on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Revision::V2025_06_18 => "2025-06-18",
-            Revision::V2025_11_25 => "2025-11-25",
-            Revision::V2026_07_28 => "2026-07-28",
-        }
-    }
-
-    /// The revision a negotiated protocol version names, if elicit knows it.
-    pub fn from_version(version: &str) -> Option<Revision> {
-        Revision::ALL.into_iter().find(|r| r.as_str() == version)
-    }
-}
-
-impl std::fmt::Display for Revision {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

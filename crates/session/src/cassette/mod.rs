@@ -13,8 +13,8 @@ use serde_json::{Map, Value};
 
 use crate::mcp::client::{Generation, ProtocolChoice};
 use elicit_core::elicitation::answers::ScriptedAnswers;
-use elicit_core::elicitation::protocol::wire;
 use elicit_core::elicitation::protocol::ElicitResult;
+use elicit_core::elicitation::protocol::Revision;
 use elicit_core::error::ElicitError;
 
 pub(crate) use file::cassette_validator;
@@ -510,13 +510,12 @@ pub fn protocol_name(g: &Generation) -> String {
 
 /// The lifecycle a recorded protocol name is replayed with.
 pub(crate) fn protocol_choice(name: &str) -> ProtocolChoice {
-    match name {
-        wire::V2025_06_18 => ProtocolChoice::V2025_06_18,
-        wire::V2026_07_28 => ProtocolChoice::V2026_07_28,
-        "auto" => ProtocolChoice::Auto,
+    match (name, Revision::from_version(name)) {
+        ("auto", _) => ProtocolChoice::Auto,
+        (_, Some(revision)) => ProtocolChoice::Only(revision),
         // Any other handshake revision: the newest handshake, which
         // negotiates down.
-        _ => ProtocolChoice::V2025_11_25,
+        (_, None) => ProtocolChoice::Only(Revision::V2025_11_25),
     }
 }
 

@@ -17,7 +17,6 @@ use crate::mcp::handler::{ElicitHandler, ElicitObserver};
 use crate::mcp::session::{ConnectError, Session, SessionOptions};
 use crate::transport::{ConnectOptions, ServerTarget, TransportChoice};
 use elicit_core::elicitation::answers::ScriptedAnswers;
-use elicit_core::elicitation::protocol::wire;
 use elicit_core::elicitation::protocol::ElicitResult;
 use elicit_core::elicitation::resolve::{self, Elicitation, NoTerminal};
 use elicit_core::error::{ElicitError, ServerError};
@@ -654,9 +653,5 @@ fn run(
 /// with (`auto` and unknown names: the newest).
 fn revision_of(protocol: &str) -> elicit_core::lint::Revision {
     use elicit_core::lint::Revision;
-    match protocol {
-        wire::V2025_06_18 => Revision::V2025_06_18,
-        wire::V2025_11_25 => Revision::V2025_11_25,
-        _ => Revision::V2026_07_28,
-    }
+    Revision::from_version(protocol).unwrap_or(Revision::V2026_07_28)
 }

@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 
 use super::handler::{ElicitHandler, HandlerError};
 use crate::transport::{Incoming, Transport};
-use elicit_core::elicitation::protocol::wire;
+use elicit_core::elicitation::protocol::{wire, Revision};
 use elicit_core::error::{ElicitError, ServerError};
 use elicit_core::text::sanitize::sanitize_line;
 
@@ -47,12 +47,9 @@ pub enum ProtocolChoice {
     /// handshake because it asks with `input_required` is called over
     /// 2026-07-28 (see [`crate::mcp::session`]).
     Auto,
-    /// Only MCP 2025-06-18 (the handshake).
-    V2025_06_18,
-    /// Only MCP 2025-11-25 (the handshake).
-    V2025_11_25,
-    /// Only MCP 2026-07-28 (`server/discover`).
-    V2026_07_28,
+    /// Only this revision: the handshake asking for it, or
+    /// `server/discover` for 2026-07-28.
+    Only(Revision),
 }
 
 /// The lifecycle in use once connected.
@@ -145,17 +142,13 @@ impl McpClient {
         let handshake =
             |c: &mut McpClient, h: &mut ElicitHandler<'_>, version: &str| c.handshake(version, h);
         match choice {
-            ProtocolChoice::V2026_07_28 => {
+            ProtocolChoice::Only(Revision::V2026_07_28) => {
                 client.discover(handler)?;
                 client.why = format!("--protocol {STATELESS_VERSION} given");
             }
-            ProtocolChoice::V2025_06_18 => {
-                handshake(&mut client, handler, wire::V2025_06_18)?;
-                client.why = "--protocol 2025-06-18 given".into();
-            }
-            ProtocolChoice::V2025_11_25 => {
-                handshake(&mut client, handler, HANDSHAKE_VERSION)?;
-                client.why = format!("--protocol {HANDSHAKE_VERSION} given");
+            ProtocolChoice::Only(revision) => {
+                handshake(&mut client, handler, revision.as_str())?;
+                client.why = format!("--protocol {revision} given");
             }
             ProtocolChoice::Auto => match client.try_handshake(HANDSHAKE_VERSION, handler)? {
                 None => {

@@ -11,7 +11,10 @@ use serde_json::{Map, Value};
 
 use crate::error::ElicitError;
 
+mod revision;
 pub mod wire;
+
+pub use revision::Revision;
 
 // The wire's names and numbers, where code has always found them.
 pub(crate) use wire::RELATED_TASK_META;
