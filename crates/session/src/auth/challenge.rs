@@ -19,7 +19,7 @@ pub struct Challenge {
 
 impl Challenge {
     /// The parameter `name`, if given.
-    pub fn param(&self, name: &str) -> Option<&str> {
+    pub(crate) fn param(&self, name: &str) -> Option<&str> {
         self.params.get(name).map(String::as_str)
     }
 

@@ -268,7 +268,7 @@ pub(crate) fn origin_string(u: &Url) -> String {
 }
 
 /// Whether `u` names this machine: `localhost`, 127.0.0.0/8 or `[::1]`.
-pub fn is_loopback(u: &Url) -> bool {
+pub(crate) fn is_loopback(u: &Url) -> bool {
     match u.host() {
         Some(url::Host::Domain(d)) => d.trim_end_matches('.').eq_ignore_ascii_case("localhost"),
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),

@@ -57,7 +57,7 @@ impl std::fmt::Debug for DpopKey {
 
 impl DpopKey {
     /// A fresh key pair.
-    pub fn generate() -> Result<DpopKey, AuthError> {
+    pub(crate) fn generate() -> Result<DpopKey, AuthError> {
         let (key, pkcs8) = SigningKey::generate_es256().map_err(AuthError::Protocol)?;
         Ok(DpopKey {
             key,
@@ -307,7 +307,11 @@ pub(crate) fn is_nonce_challenge(www_authenticate: Option<&str>) -> bool {
 
 /// Whether this sign-in uses DPoP (see the module docs). `Err` when it
 /// was asked for and the authorization server cannot do ES256.
-pub fn wanted(forced: bool, found: &Discovered, resource_asks: bool) -> Result<bool, AuthError> {
+pub(crate) fn wanted(
+    forced: bool,
+    found: &Discovered,
+    resource_asks: bool,
+) -> Result<bool, AuthError> {
     let algs = found.server.dpop_signing_alg_values_supported.as_deref();
     let es256 = algs.is_some_and(|a| a.iter().any(|x| x == ALG));
     let asks = resource_asks

@@ -27,7 +27,7 @@ pub(crate) const BASIC: &str = "client_secret_basic";
 /// The client authenticates with its secret in the token request's body.
 pub const POST: &str = "client_secret_post";
 /// A public client: no client authentication.
-pub const NONE: &str = "none";
+pub(crate) const NONE: &str = "none";
 
 /// The token endpoint authentication to use, from what the server lists
 /// (RFC 8414: absent means `client_secret_basic`).

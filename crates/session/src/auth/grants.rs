@@ -188,7 +188,7 @@ pub(crate) enum ClientAuth<'a> {
 }
 
 /// A private-key JWT client assertion.
-pub fn client_assertion(
+pub(crate) fn client_assertion(
     key: &SigningKey,
     client_id: &str,
     audience: &str,

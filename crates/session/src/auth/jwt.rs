@@ -40,7 +40,7 @@ impl std::fmt::Debug for SigningKey {
 }
 
 /// base64url without padding (RFC 7515 §2).
-pub fn b64(bytes: &[u8]) -> String {
+pub(crate) fn b64(bytes: &[u8]) -> String {
     URL_SAFE_NO_PAD.encode(bytes)
 }
 

@@ -86,7 +86,7 @@ impl Loopback {
     }
 
     /// The redirect URI that reaches this listener.
-    pub fn redirect_uri(&self) -> String {
+    pub(crate) fn redirect_uri(&self) -> String {
         format!("http://127.0.0.1:{}/callback", self.port)
     }
 

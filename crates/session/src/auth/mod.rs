@@ -90,7 +90,7 @@ pub const MAX_SIGN_INS: u32 = 3;
 /// Step-ups (403 `insufficient_scope`) per resource in one run.
 pub const MAX_STEP_UPS: u32 = 2;
 /// How long the browser has to come back when no `--timeout` is given.
-pub const DEFAULT_WAIT: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_WAIT: Duration = Duration::from_secs(300);
 
 pub(crate) use elicit_core::error::sign_in::one_line;
 pub use elicit_core::error::sign_in::AuthError;

@@ -491,7 +491,7 @@ impl TokenStore {
 
     /// Forgets one server (by URL), or every server with `None`. Damaged
     /// files are removed too. Returns what was removed.
-    pub fn remove(&self, server_url: Option<&str>) -> Result<Vec<PathBuf>, AuthError> {
+    pub(crate) fn remove(&self, server_url: Option<&str>) -> Result<Vec<PathBuf>, AuthError> {
         if !self.dir.exists() {
             return Ok(Vec::new());
         }

@@ -381,7 +381,7 @@ pub(crate) fn renamed_fields(old: &Value, new: &Value) -> Vec<(String, String)> 
 }
 
 /// The names of a request's form fields.
-pub fn field_names(request: &Value) -> Vec<String> {
+pub(crate) fn field_names(request: &Value) -> Vec<String> {
     request
         .get("requestedSchema")
         .map(properties)

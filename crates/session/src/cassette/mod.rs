@@ -50,7 +50,7 @@ pub enum ServerSpec {
 
 impl ServerSpec {
     /// The server as written in a cassette.
-    pub fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         let mut m = Map::new();
         match self {
             ServerSpec::Command(argv) => {
@@ -282,7 +282,7 @@ impl AnswerSpec {
     }
 
     /// The answer as written in a cassette.
-    pub fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         match self {
             AnswerSpec::Result(v) => v.clone(),
             AnswerSpec::Words(w) if w.len() == 1 => Value::String(w[0].clone()),
@@ -523,7 +523,7 @@ impl Cassette {
     /// The cassette as JSON: a cassette read from a file is that file with
     /// what changed written into it ([`Self::source`]); a new one has its
     /// keys in a fixed order.
-    pub fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         match &self.source {
             Some(source) => self.patch(source),
             None => self.fresh_value(),
@@ -599,7 +599,7 @@ impl Cassette {
     }
 
     /// The file's text: pretty JSON and a final newline.
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let mut text =
             serde_json::to_string_pretty(&self.to_value()).expect("a cassette always serialises");
         text.push('\n');

@@ -20,9 +20,9 @@ use elicit_core::error::{ElicitError, ServerError};
 use elicit_core::text::sanitize::sanitize_line;
 
 /// The newest handshake revision elicit speaks.
-pub(crate) const HANDSHAKE_VERSION: &str = wire::V2025_11_25;
+pub const HANDSHAKE_VERSION: &str = wire::V2025_11_25;
 /// The stateless revision.
-pub(crate) const STATELESS_VERSION: &str = wire::V2026_07_28;
+pub const STATELESS_VERSION: &str = wire::V2026_07_28;
 
 pub use wire::UNSUPPORTED_VERSION;
 
@@ -170,7 +170,7 @@ impl McpClient {
     }
 
     /// The server's name from its `serverInfo`.
-    pub fn server_name(&self) -> Option<String> {
+    pub(crate) fn server_name(&self) -> Option<String> {
         self.server_info
             .as_ref()?
             .get("name")?
@@ -474,7 +474,7 @@ impl McpClient {
     }
 
     /// Lists the server's tools (following `nextCursor`).
-    pub fn list_tools(
+    pub(crate) fn list_tools(
         &mut self,
         handler: &mut ElicitHandler<'_>,
     ) -> Result<Vec<Value>, ElicitError> {

@@ -93,7 +93,7 @@ impl ProcessGroup {
 
 /// Waits up to `limit` for `child` to exit, and returns how it ended (the
 /// `Child` keeps the status for a later `wait`).
-pub fn wait_for_exit(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+pub(crate) fn wait_for_exit(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
     elicit_platform::process::wait_for_exit(child, limit)
 }
 

@@ -99,7 +99,7 @@ impl Request {
 
     /// Reads the body of `length` bytes (checked by the caller against its
     /// own cap), all of it within [`IO_TIME`].
-    pub fn read_body(&mut self, length: u64) -> io::Result<Vec<u8>> {
+    pub(crate) fn read_body(&mut self, length: u64) -> io::Result<Vec<u8>> {
         let length = usize::try_from(length).map_err(io::Error::other)?;
         let mut body = std::mem::take(&mut self.leftover);
         body.truncate(length);
@@ -124,7 +124,7 @@ impl Request {
 
     /// Writes the whole response and ends the sending side (the
     /// connection's thread then drains and closes it).
-    pub fn respond(self, response: &[u8]) {
+    pub(crate) fn respond(self, response: &[u8]) {
         write_response(&self.stream, response);
     }
 }

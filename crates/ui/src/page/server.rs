@@ -33,7 +33,7 @@ use super::{html, submit, Outcome, Page, State};
 use elicit_core::error::ElicitError;
 
 /// The largest request body read (a form of many long fields fits).
-pub const MAX_BODY: usize = 256 * 1024;
+pub(crate) const MAX_BODY: usize = 256 * 1024;
 
 /// How long the page's script waits on one request for news.
 const WATCH: Duration = Duration::from_secs(20);

@@ -111,7 +111,7 @@ pub(crate) fn input_required_passed(client_id: &str, why: &str) -> String {
 
 /// The server's name from a reply to `initialize` or `server/discover`:
 /// `serverInfo.name`, or (2026-07-28) `_meta[serverInfo].name`.
-pub fn server_name(result: &Value) -> Option<String> {
+pub(crate) fn server_name(result: &Value) -> Option<String> {
     result
         .get("serverInfo")
         .or_else(|| result.get("_meta").and_then(|m| m.get(SERVER_INFO_META)))
