@@ -23,10 +23,10 @@ pub fn user_data_dir() -> Option<PathBuf> {
 }
 
 /// How [`user_data_dir`] is chosen, for messages and help.
-pub(crate) const DATA_DIR_SOURCES: &str = "LOCALAPPDATA";
+pub const DATA_DIR_SOURCES: &str = "LOCALAPPDATA";
 
 /// Creates `dir` (and its parents), inheriting the profile's access list.
-pub(crate) fn create_private_dir(dir: &Path) -> io::Result<()> {
+pub fn create_private_dir(dir: &Path) -> io::Result<()> {
     fs::create_dir_all(dir)
 }
 
@@ -47,7 +47,7 @@ pub fn non_blocking(options: &mut OpenOptions) -> &mut OpenOptions {
 }
 
 /// [`no_follow`] and [`non_blocking`] together.
-pub(crate) fn no_follow_non_blocking(options: &mut OpenOptions) -> &mut OpenOptions {
+pub fn no_follow_non_blocking(options: &mut OpenOptions) -> &mut OpenOptions {
     no_follow(options)
 }
 
@@ -75,12 +75,12 @@ pub fn owner(_meta: &Metadata) -> Owner {
 }
 
 /// Not read on Windows (see the module).
-pub(crate) fn writable_by_others(_meta: &Metadata) -> Option<String> {
+pub fn writable_by_others(_meta: &Metadata) -> Option<String> {
     None
 }
 
 /// Not read on Windows (see the module).
-pub(crate) fn open_to_others(_meta: &Metadata) -> bool {
+pub fn open_to_others(_meta: &Metadata) -> bool {
     false
 }
 
@@ -90,7 +90,7 @@ pub fn make_private(_path: &Path, _meta: &Metadata) -> io::Result<()> {
 }
 
 /// Nothing to take away (see the module).
-pub(crate) fn make_file_private(_file: &File) -> io::Result<()> {
+pub fn make_file_private(_file: &File) -> io::Result<()> {
     Ok(())
 }
 
@@ -106,7 +106,7 @@ pub fn unlock(file: &File) -> io::Result<()> {
 }
 
 /// What a file that is not a regular file is, for a message.
-pub(crate) fn describe_kind(kind: FileType) -> &'static str {
+pub fn describe_kind(kind: FileType) -> &'static str {
     if kind.is_dir() {
         "a directory"
     } else if kind.is_symlink() {
@@ -117,7 +117,7 @@ pub(crate) fn describe_kind(kind: FileType) -> &'static str {
 }
 
 /// A second handle on elicit's stdin, as a file.
-pub(crate) fn stdin_file() -> Option<File> {
+pub fn stdin_file() -> Option<File> {
     use std::os::windows::io::AsHandle;
     std::io::stdin()
         .as_handle()
@@ -128,7 +128,7 @@ pub(crate) fn stdin_file() -> Option<File> {
 
 /// Whether a failed `accept` (or open) ran out of sockets or buffers
 /// (`WSAEMFILE`, `WSAENOBUFS`): closing an idle connection relieves it.
-pub(crate) fn out_of_descriptors(e: &io::Error) -> bool {
+pub fn out_of_descriptors(e: &io::Error) -> bool {
     const WSAEMFILE: i32 = 10024;
     const WSAENOBUFS: i32 = 10055;
     matches!(e.raw_os_error(), Some(WSAEMFILE | WSAENOBUFS))
@@ -140,14 +140,14 @@ pub(crate) fn out_of_descriptors(e: &io::Error) -> bool {
 pub struct FolderId(PathBuf);
 
 /// The identity of the folder at `path` (links followed).
-pub(crate) fn folder_identity(path: &Path) -> io::Result<FolderId> {
+pub fn folder_identity(path: &Path) -> io::Result<FolderId> {
     fs::canonicalize(path).map(FolderId)
 }
 
 /// A temporary folder of this user's, removed when dropped: under
 /// `%TEMP%`, in the user's profile, whose inherited access list keeps
 /// other users out (see the module).
-pub(crate) fn private_temp_dir(prefix: &str) -> io::Result<tempfile::TempDir> {
+pub fn private_temp_dir(prefix: &str) -> io::Result<tempfile::TempDir> {
     tempfile::Builder::new().prefix(prefix).tempdir()
 }
 

@@ -155,7 +155,7 @@ impl Tree {
 
 /// Waits up to `limit` for `child` to exit, and returns how it ended (the
 /// `Child` keeps the status for a later `wait`).
-pub(crate) fn wait_for_exit(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+pub fn wait_for_exit(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
     let deadline = Instant::now() + limit;
     let mut nap = Duration::from_millis(1);
     loop {
@@ -178,13 +178,13 @@ pub(crate) fn detach(cmd: &mut Command) {
 }
 
 /// A process's exit status as one number (Windows always has a code).
-pub(crate) fn exit_code(status: ExitStatus) -> i32 {
+pub fn exit_code(status: ExitStatus) -> i32 {
     status.code().unwrap_or(1)
 }
 
 /// elicit's own processor time so far (user and kernel, all its threads,
 /// not the processes it started).
-pub(crate) fn cpu_time() -> Duration {
+pub fn cpu_time() -> Duration {
     let zero = FILETIME {
         dwLowDateTime: 0,
         dwHighDateTime: 0,

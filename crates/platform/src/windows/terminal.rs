@@ -134,7 +134,7 @@ pub fn restore_remembered(show_cursor: bool) {
 }
 
 /// Drops whatever was typed but not yet read (type-ahead).
-pub(crate) fn discard_input(_term: &Term) {
+pub fn discard_input(_term: &Term) {
     if let Ok(input) = open_console("CONIN$") {
         // SAFETY: FFI without a safe wrapper; the handle is open (owned by
         // `input`).
@@ -226,7 +226,7 @@ pub(crate) fn key(k: KeyEvent) -> Key {
 /// only through the standard handles, so this is stderr, which must then
 /// be the console: with stderr redirected there is nowhere to draw a
 /// prompt (never on stdout, which carries the result).
-pub(crate) fn term(_read: File, _write: File) -> Result<Term, String> {
+pub fn term(_read: File, _write: File) -> Result<Term, String> {
     let term = Term::stderr();
     if term.is_term() {
         Ok(term)
