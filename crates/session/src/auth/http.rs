@@ -22,7 +22,7 @@ const MAX_BODY: u64 = 1024 * 1024;
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A response reduced to what sign-in reads.
-pub(crate) struct Reply {
+pub struct Reply {
     /// The HTTP status.
     pub status: u16,
     /// The `Content-Type`.
