@@ -45,6 +45,7 @@ pub enum ServerError {
     },
 
     /// The other end of an in-memory transport (tests) was dropped.
+    #[cfg(feature = "test-seams")]
     #[error("the in-memory server is gone")]
     InMemoryGone,
 
