@@ -19,6 +19,7 @@
 //!   seam to the operating system.
 //!
 //! The binary (`src/bin/elicit/`) only parses flags and dispatches.
+#![warn(missing_docs)]
 
 pub use elicit_core::{bounded, elicitation, error, lint, text};
 pub use elicit_platform as platform;

@@ -84,7 +84,12 @@ pub enum LineRead {
     /// the line's length (without its newline) when it was read to its end
     /// (`complete`), else how much was seen before reading stopped (so the
     /// line is longer than that).
-    TooLong { size: u64, complete: bool },
+    TooLong {
+        /// The size in bytes, as far as known.
+        size: u64,
+        /// Whether it was read to its end.
+        complete: bool,
+    },
 }
 
 /// Reads one line into `buf` (cleared first; the newline is not kept),

@@ -5,6 +5,7 @@
 //! and output ([`elicitation`]); what may reach a person ([`text`]); the
 //! spec's rules ([`lint`]); the error kinds every stage returns ([`error`]);
 //! and bounded reads of untrusted input ([`bounded`]).
+#![warn(missing_docs)]
 
 pub mod bounded;
 pub mod elicitation;

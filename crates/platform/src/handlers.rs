@@ -95,6 +95,7 @@ pub fn ctrl_c_for_server() -> usize {
 pub struct PromptOwnsCtrlC(());
 
 impl PromptOwnsCtrlC {
+    /// Marks a Ctrl-C as the prompt's until the value is dropped.
     pub fn take() -> PromptOwnsCtrlC {
         PROMPT_OWNS_CTRL_C.store(true, Ordering::SeqCst);
         PromptOwnsCtrlC(())
@@ -288,6 +289,7 @@ fn gate() -> std::sync::MutexGuard<'static, Gate> {
 pub struct Prompt(());
 
 impl Prompt {
+    /// Starts a prompt: server stderr is held back until the value is dropped.
     pub fn start() -> Prompt {
         let mut g = gate();
         erase_status(&mut g);

@@ -34,6 +34,7 @@
 //!
 //! `unsafe` is left only where no safe crate API exists; each block says
 //! why it is sound and why it is there.
+#![warn(missing_docs)]
 
 pub mod handlers;
 pub mod opener;

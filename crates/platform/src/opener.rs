@@ -55,7 +55,7 @@ impl Opener {
 /// one is there (the `$BROWSER` convention), else as the last argument.
 /// Split like a shell (quotes, backslashes) by `shell-words`, never run
 /// through a shell, so the URL is always one argument.
-pub fn browser_argv(line: &str, url: &str) -> io::Result<Vec<String>> {
+pub(crate) fn browser_argv(line: &str, url: &str) -> io::Result<Vec<String>> {
     let mut argv = shell_words::split(line).map_err(|e| {
         io::Error::new(
             io::ErrorKind::InvalidInput,

@@ -3,6 +3,7 @@
 //! that negotiates the protocol, answers elicitations through a resolver and
 //! calls a tool, and the proxies' relay ([`mcp`]); recorded flows and their
 //! replay ([`cassette`]).
+#![warn(missing_docs)]
 
 pub mod auth;
 pub mod cassette;

@@ -84,7 +84,9 @@ pub enum FormPlan {
     Decided(Action, Map<String, Value>),
     /// Some fields are still unanswered; `values` holds those that were.
     NeedsPerson {
+        /// The fields already answered, by name.
         values: Map<String, Value>,
+        /// The fields still to ask, in schema order.
         missing: Vec<String>,
     },
 }

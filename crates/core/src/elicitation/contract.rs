@@ -13,9 +13,9 @@ use serde_json::{Map, Value};
 use crate::elicitation::protocol::{Action, ElicitResult, ElicitationParams, Mode};
 
 /// `Request.kind` for a form elicitation.
-pub const KIND_INPUT: &str = "input";
+pub(crate) const KIND_INPUT: &str = "input";
 /// `Request.kind` for a URL elicitation.
-pub const KIND_AUTHORIZATION: &str = "authorization";
+pub(crate) const KIND_AUTHORIZATION: &str = "authorization";
 
 /// `Answer.reason` when the person said no.
 pub const REASON_DECLINED: &str = "declined";
@@ -28,15 +28,21 @@ pub const REASON_EXPIRED: &str = "expired";
 /// from the JSON when empty; `prompt` is always written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
+    /// The request's id (the elicitation's id, or a fresh one).
     pub id: String,
+    /// What is asked: `input` (a form) or `authorization` (a URL to visit).
     pub kind: String,
     #[serde(default)]
+    /// The server's message, shown to the person.
     pub prompt: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The URL to visit, for an `authorization` request.
     pub url: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The form's data (its schema under `schema`), for an `input` request.
     pub data: Option<Map<String, Value>>,
     #[serde(rename = "expiresAt", default, skip_serializing_if = "Option::is_none")]
+    /// When the request stops being answerable, if the server said.
     pub expires_at: Option<String>,
 }
 
@@ -52,11 +58,15 @@ impl Request {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Answer {
     #[serde(default)]
+    /// The id of the request this answers.
     pub id: String,
+    /// Whether the request was accepted (`false`: declined or cancelled).
     pub ok: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The form's values, for an accepted `input` request.
     pub data: Option<Map<String, Value>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Why the request was not accepted, if it was not.
     pub reason: Option<String>,
 }
 
@@ -106,7 +116,8 @@ impl Answer {
 /// notification; toolnexus drops it.
 ///
 /// ```
-/// use elicit::{elicitation_to_request, ElicitationParams};
+/// use elicit_core::elicitation::contract::elicitation_to_request;
+/// use elicit_core::elicitation::protocol::ElicitationParams;
 /// use serde_json::json;
 ///
 /// let params = ElicitationParams::form(
@@ -121,7 +132,8 @@ impl Answer {
 /// ```
 ///
 /// ```
-/// use elicit::{elicitation_to_request, ElicitationParams};
+/// use elicit_core::elicitation::contract::elicitation_to_request;
+/// use elicit_core::elicitation::protocol::ElicitationParams;
 ///
 /// let params = ElicitationParams::url("Sign in to continue", "https://example.com/oauth/authorize");
 /// let req = elicitation_to_request(&params);
@@ -190,7 +202,8 @@ fn request_from(params: &ElicitationParams, schema: Option<Value>) -> Request {
 /// a faithful port.
 ///
 /// ```
-/// use elicit::{answer_to_elicit_result, Action, Answer};
+/// use elicit_core::elicitation::contract::{answer_to_elicit_result, Answer};
+/// use elicit_core::elicitation::protocol::Action;
 /// use serde_json::json;
 ///
 /// let data = json!({"region": "apac"}).as_object().unwrap().clone();
@@ -233,6 +246,6 @@ impl ElicitResult {
 /// A fresh, unique request id. toolnexus's Go port uses a time-and-counter
 /// id; the contract only asks for non-empty and unique, and a v4 UUID gives
 /// that across processes too.
-pub fn fresh_request_id() -> String {
+pub(crate) fn fresh_request_id() -> String {
     format!("elc-{}", uuid::Uuid::new_v4())
 }

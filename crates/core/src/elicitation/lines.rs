@@ -19,7 +19,9 @@ use crate::error::{rpc_code, ElicitError};
 /// What a `--lines` run did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct LinesSummary {
+    /// How many lines were read.
     pub lines: usize,
+    /// How many of them failed.
     pub failed: usize,
     /// The `--exit-status` code over every result (cancel outranks decline).
     pub outcome_code: i32,

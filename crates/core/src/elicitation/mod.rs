@@ -52,7 +52,9 @@ pub fn json_kind(v: &serde_json::Value) -> &'static str {
 /// The outcome of resolving one document: the printed text and the results.
 #[derive(Debug)]
 pub struct Resolved {
+    /// The text to print: the result (or results) in the input's shape.
     pub output: String,
+    /// Each elicitation's id (where the input had one) and its result.
     pub results: Vec<(Option<String>, ElicitResult)>,
     /// Things the person should know (schema oddities, skipped entries).
     pub warnings: Vec<String>,

@@ -140,8 +140,3 @@ pub fn render_rpc_error(
         pretty,
     )
 }
-
-/// A JSON-RPC `null` id, for errors where the request's id is unknown.
-pub fn null_id() -> Box<RawValue> {
-    RawValue::from_string("null".into()).expect("null is valid JSON")
-}

@@ -34,6 +34,7 @@ pub struct Elicitation {
     /// tree (see [`crate::elicitation::input::read_document_with`]).
     /// [`crate::elicitation_to_request`] gives the whole Request.
     pub request: Request,
+    /// The form's parsed schema (form mode).
     pub form: Option<Arc<FormSchema>>,
     /// The `inputRequests` key or `elicitationId` when the input held several.
     pub key: Option<String>,
@@ -63,7 +64,7 @@ impl Elicitation {
     /// [`Elicitation::prepare`], given the schema's text as the input wrote
     /// it ([`crate::elicitation::input::Entry::schema_text`]) when it is known: the cache
     /// then finds a schema it has seen by that text alone.
-    pub fn prepare_with_text(
+    pub(crate) fn prepare_with_text(
         params: ElicitationParams,
         schema_text: Option<&str>,
         cache: &mut SchemaCache,
@@ -79,7 +80,7 @@ impl Elicitation {
 
     /// An elicitation whose schema is already parsed (`form`, read only in
     /// form mode), or has none.
-    pub fn with_form(params: ElicitationParams, form: Option<Arc<FormSchema>>) -> Self {
+    pub(crate) fn with_form(params: ElicitationParams, form: Option<Arc<FormSchema>>) -> Self {
         let request = request_without_schema(&params);
         let form = form.filter(|_| params.mode() == Mode::Form);
         Elicitation {
@@ -94,6 +95,7 @@ impl Elicitation {
         }
     }
 
+    /// The elicitation's mode.
     pub fn mode(&self) -> Mode {
         self.params.mode()
     }
@@ -105,7 +107,9 @@ pub enum Pending {
     /// A form: the values already given, and the fields still to ask, in
     /// schema order.
     Form {
+        /// The values already given, by name.
         values: Map<String, Value>,
+        /// The fields still to ask, in schema order.
         missing: Vec<String>,
     },
     /// A URL elicitation: consent to open, then confirmation.
@@ -115,6 +119,7 @@ pub enum Pending {
 /// Something that can settle what scripted answers left open: a person at a
 /// terminal, or a stand-in that explains why nobody can be asked.
 pub trait Resolver {
+    /// Settles what is `pending` of `elicitation`, or says why it cannot.
     fn resolve(
         &mut self,
         elicitation: &Elicitation,
@@ -182,6 +187,7 @@ pub fn print_warnings(warnings: &[String]) {
 /// never blocks, and its error lists what is left and suggests `--answer`.
 #[derive(Debug, Clone)]
 pub struct NoTerminal {
+    /// Why nobody can be asked (no terminal, `--no-input`), in words.
     pub detail: String,
 }
 
@@ -285,7 +291,7 @@ impl SchemaCache {
 
     /// Made by [`SchemaCache::single_use`]: nothing will be looked up, so
     /// the reader need not keep schema texts.
-    pub fn is_single_use(&self) -> bool {
+    pub(crate) fn is_single_use(&self) -> bool {
         self.forget
     }
 
@@ -304,7 +310,7 @@ impl SchemaCache {
     }
 
     /// The schema text parsed last: the likeliest next one.
-    pub fn last_text(&self) -> Option<&str> {
+    pub(crate) fn last_text(&self) -> Option<&str> {
         self.last.as_ref().map(|(text, _, _)| &**text)
     }
 
@@ -331,6 +337,7 @@ impl SchemaCache {
         Ok(parsed)
     }
 
+    /// The parsed form of `schema`, parsed once for equal schemas.
     pub fn get(&mut self, schema: &Value) -> Result<Arc<FormSchema>, ElicitError> {
         if self.forget {
             return FormSchema::parse(schema).map(Arc::new);
@@ -388,6 +395,7 @@ fn hash_value(v: &Value, h: &mut impl std::hash::Hasher) {
 
 /// Exit statuses for `-e/--exit-status`.
 pub const EXIT_DECLINED: i32 = 3;
+/// The exit status when an elicitation was cancelled.
 pub const EXIT_CANCELLED: i32 = 4;
 
 /// The `--exit-status` code for a set of results: cancel outranks decline.

@@ -13,7 +13,9 @@ pub use sign_in::AuthError;
 /// A problem with one form field's value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldError {
+    /// The field's name.
     pub field: String,
+    /// What is wrong with its value.
     pub reason: String,
 }
 
@@ -30,41 +32,81 @@ pub enum ElicitError {
     /// The input is not JSON. Line and column are 1-based, as editors count.
     #[error("invalid JSON at line {line}, column {column}: {message}")]
     Json {
+        /// Line (1-based).
         line: usize,
+        /// Column (1-based).
         column: usize,
+        /// serde_json's message.
         message: String,
     },
 
     #[error("input is empty: expected an elicitation as JSON")]
+    /// The input held nothing but white space.
     EmptyInput,
 
     #[error("input is not valid UTF-8 (first bad byte at offset {offset})")]
-    NotUtf8 { offset: usize },
+    /// The input is not UTF-8; `offset` is the first bad byte's.
+    NotUtf8 {
+        /// The offset of the first bad byte.
+        offset: usize,
+    },
 
     #[error("input is {size} bytes, over the limit of {limit} bytes")]
-    TooLarge { size: u64, limit: u64 },
+    /// The input is over the size limit.
+    TooLarge {
+        /// The size in bytes, as far as known.
+        size: u64,
+        /// The limit in bytes.
+        limit: u64,
+    },
 
     /// Too large, read from a stream whose full size is unknown (a pipe):
     /// reading stopped at the limit.
     #[error("input is more than {limit} bytes, over the limit")]
-    TooLargeStream { limit: u64 },
+    /// A stream grew over the size limit while being read.
+    TooLargeStream {
+        /// The limit in bytes.
+        limit: u64,
+    },
 
     /// JSON, but not any of the shapes elicit reads.
     #[error("{message}")]
-    UnknownShape { message: String },
+    /// JSON of no shape elicit knows.
+    UnknownShape {
+        /// The message, as shown.
+        message: String,
+    },
 
     #[error("unknown elicitation mode {mode:?}: expected \"form\" or \"url\"")]
-    UnknownMode { mode: String },
+    /// A `mode` other than `form` or `url`.
+    UnknownMode {
+        /// The mode, as given.
+        mode: String,
+    },
 
     #[error("unsupported method {method:?}: elicit only resolves \"elicitation/create\"")]
-    UnknownMethod { method: String },
+    /// A JSON-RPC method other than `elicitation/create`.
+    UnknownMethod {
+        /// The request's method.
+        method: String,
+    },
 
     #[error("invalid elicitation params: {message}")]
-    InvalidParams { message: String },
+    /// Params that do not make an elicitation.
+    InvalidParams {
+        /// The message, as shown.
+        message: String,
+    },
 
     /// An `--answer` that cannot be read at all.
     #[error("bad --answer {answer:?}: {reason}")]
-    BadAnswer { answer: String, reason: String },
+    /// An `--answer` that cannot apply; the answer as given and why.
+    BadAnswer {
+        /// The answer, as given.
+        answer: String,
+        /// Why, in words.
+        reason: String,
+    },
 
     /// Answers that conflict with each other or with the request's mode.
     #[error("{0}")]
@@ -78,15 +120,21 @@ pub enum ElicitError {
     /// Fields are left to ask and no terminal can ask them.
     #[error("{}", needs_answers_message(.fields, .detail.as_deref()))]
     NeedsAnswers {
+        /// The fields left to ask.
         fields: Vec<String>,
+        /// Why no terminal can ask them, if known.
         detail: Option<String>,
     },
 
     /// A URL elicitation with no scripted answer and no terminal.
     #[error("a URL elicitation needs a person at a terminal (no terminal: {detail}); pass --answer accept, decline or cancel")]
-    NeedsUrlAnswer { detail: String },
+    NeedsUrlAnswer {
+        /// What went wrong, as shown.
+        detail: String,
+    },
 
     #[error("terminal error: {0}")]
+    /// The terminal failed (a prompt could not be drawn or read).
     Terminal(String),
 
     /// A live server misbehaved, refused, or could not be reached (or
@@ -95,9 +143,12 @@ pub enum ElicitError {
     Server(ServerError),
 
     #[error("{context}: {source}")]
+    /// An I/O failure, with what was being done.
     Io {
+        /// What was being done, in words.
         context: String,
         #[source]
+        /// The failure.
         source: std::io::Error,
     },
 }
@@ -132,7 +183,7 @@ fn needs_answers_message(fields: &[String], detail: Option<&str>) -> String {
 /// constants, under the name callers know them by).
 pub mod rpc_code {
     pub use crate::elicitation::protocol::wire::{
-        INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
+        INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
     };
 }
 
@@ -163,6 +214,7 @@ impl ElicitError {
         }
     }
 
+    /// An [`ElicitError::Io`] with its context.
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         ElicitError::Io {
             context: context.into(),

@@ -38,29 +38,53 @@ pub enum ServerError {
     /// A stdio server left this many bytes elicit sent unread, and more
     /// would pass the bound on what elicit holds for it.
     #[error("the server is not reading its stdin: {pending} bytes elicit sent wait unread")]
-    NotReadingStdin { pending: usize },
+    /// A stdio server stopped reading: `pending` bytes wait in its pipe.
+    NotReadingStdin {
+        /// Bytes sent and not yet read.
+        pending: usize,
+    },
 
     /// The other end of an in-memory transport (tests) was dropped.
+    #[cfg(feature = "test-seams")]
     #[error("the in-memory server is gone")]
     InMemoryGone,
 
     /// No reply to a request within `--timeout`.
     #[error("no reply to {method} within {} (--timeout)", humantime::format_duration(*.waited))]
-    NoReply { method: String, waited: Duration },
+    /// No reply to `method` within the timeout.
+    NoReply {
+        /// The request's method.
+        method: String,
+        /// How long elicit waited.
+        waited: Duration,
+    },
 
     /// A line that is not JSON-RPC; `line` as shown (one line, truncated).
     #[error("the server wrote a line that is not JSON-RPC ({error}): {line}")]
-    NotJsonRpc { error: String, line: String },
+    /// A line of the server's that is not JSON-RPC: the parser's error and the line.
+    NotJsonRpc {
+        /// The error, as given.
+        error: String,
+        /// The line, as shown.
+        line: String,
+    },
 
     /// JSON that is not an object (`kind`: "an array", "a string", …).
     #[error("the server sent {kind} instead of a JSON-RPC message")]
-    NotAMessage { kind: &'static str },
+    /// JSON that is not a message (an array, a number…): its kind.
+    NotAMessage {
+        /// What it was, in words.
+        kind: &'static str,
+    },
 
     /// Another failure, met while waiting for the reply to `method`.
     #[error("{cause} while waiting for the reply to {method}{}", .detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default())]
     WhileWaiting {
+        /// The failure.
         cause: Box<ServerError>,
+        /// The request whose reply was awaited.
         method: String,
+        /// More, as shown.
         detail: Option<String>,
     },
 
@@ -68,59 +92,101 @@ pub enum ServerError {
     /// `server/discover`; `detail` is its error, as shown.
     #[error("the server speaks {version} but refused server/discover: {detail}")]
     DiscoverRefused {
+        /// The revision the server speaks.
         version: &'static str,
+        /// The server's error.
         detail: String,
     },
 
     #[error("server/discover failed: {detail}; the server may not speak {version} (try --protocol auto)")]
+    /// `server/discover` failed (not a refusal: no usable reply).
     DiscoverFailed {
+        /// The revision asked for.
         version: &'static str,
+        /// What went wrong.
         detail: String,
     },
 
     #[error("the server does not list {version} in supportedVersions")]
-    VersionNotSupported { version: &'static str },
+    /// The server does not support the revision asked for.
+    VersionNotSupported {
+        /// The revision.
+        version: &'static str,
+    },
 
     #[error("initialize failed: {detail}")]
-    InitializeFailed { detail: String },
+    /// The `initialize` handshake failed.
+    InitializeFailed {
+        /// What went wrong, as shown.
+        detail: String,
+    },
 
     #[error("tools/list failed: {detail}")]
-    ToolsListFailed { detail: String },
+    /// `tools/list` failed.
+    ToolsListFailed {
+        /// What went wrong, as shown.
+        detail: String,
+    },
 
     #[error("the server lists no tools")]
+    /// The server has no tools to call.
     NoTools,
 
     /// The server answered `tools/call` with a JSON-RPC error: the error
     /// object, and the failure in words.
     #[error("{message}")]
     CallRefused {
+        /// The error object, as sent.
         error: serde_json::Value,
+        /// The failure in words.
         message: String,
     },
 
     /// A tool whose definition breaks the `x-mcp-header` rules is set aside.
     #[error("not calling the tool {tool}: its definition breaks the x-mcp-header rules ({reason}), so elicit set it aside as the MCP spec requires")]
-    ToolSetAside { tool: String, reason: String },
+    /// A tool set aside for breaking the `x-mcp-header` rules.
+    ToolSetAside {
+        /// The tool's name.
+        tool: String,
+        /// Why, in words.
+        reason: String,
+    },
 
     /// The server refused a call's headers (-32020), and its tool, listed
     /// again, breaks the `x-mcp-header` rules.
     #[error("the server refused the headers of tools/call (-32020 header mismatch), and its tool {tool} now breaks the x-mcp-header rules ({reason}): not calling it")]
-    HeaderMismatch { tool: String, reason: String },
+    /// A header mismatch (-32020) on a tool that breaks the `x-mcp-header` rules.
+    HeaderMismatch {
+        /// The tool's name.
+        tool: String,
+        /// Why, in words.
+        reason: String,
+    },
 
     /// An `input_required` round or elicitation elicit cannot answer.
     #[error("the server asked for input elicit cannot give: {}", .skipped.join(", "))]
-    CannotGive { skipped: Vec<String> },
+    /// Input requests elicit cannot answer (`skipped`: what they asked).
+    CannotGive {
+        /// What was asked, in words.
+        skipped: Vec<String>,
+    },
 
     /// An elicitation of a mode elicit did not declare (`--modes`).
     #[error("the server asked for a {mode} elicitation, which elicit did not declare (--modes {declared})")]
     UndeclaredMode {
+        /// The mode asked for.
         mode: &'static str,
+        /// The modes elicit declared.
         declared: String,
     },
 
     /// The server kept asking for input, round after round.
     #[error("the server asked for input {rounds} times in a row; giving up")]
-    TooManyRounds { rounds: usize },
+    /// The server asked for input too many times in a row.
+    TooManyRounds {
+        /// How many rounds.
+        rounds: usize,
+    },
 
     /// A -32042 error whose elicitations cannot be read.
     #[error("bad -32042 elicitation: {0}")]
@@ -129,7 +195,11 @@ pub enum ServerError {
     /// The URL elicitation a call needs first was not accepted (`action`:
     /// "decline" or "cancel").
     #[error("tools/call needs a URL elicitation first, and it was {}", past_tense(.action))]
-    UrlRequiredNotAccepted { action: &'static str },
+    /// A -32042 URL elicitation that was not accepted (`action`: what was done).
+    UrlRequiredNotAccepted {
+        /// What was done.
+        action: &'static str,
+    },
 
     /// `elicit test`: the server strayed from the cassette, and the replay
     /// ended the session.
@@ -139,13 +209,22 @@ pub enum ServerError {
     /// An HTTP request could not be made or completed (`what` the exchange,
     /// `detail` the cause in words).
     #[error("{what}: {detail}")]
-    Network { what: String, detail: String },
+    /// The network failed during `what`.
+    Network {
+        /// The exchange, in words.
+        what: String,
+        /// What went wrong, as shown.
+        detail: String,
+    },
 
     /// A status the exchange does not expect; `body` a preview, as shown.
     #[error("{what}: the server answered HTTP {status}: {body}")]
     HttpStatus {
+        /// The exchange, in words.
         what: String,
+        /// The HTTP status.
         status: u16,
+        /// A preview of the body.
         body: String,
     },
 
@@ -153,8 +232,11 @@ pub enum ServerError {
     /// server asks for, as shown.
     #[error("HTTP {}{}; {}", unauthorized_what(*.status), .scheme.as_deref().map(|s| format!(" (it asks for {s} credentials)")).unwrap_or_default(), if *.tried_sign_in { "sign-in did not succeed" } else { "pass them with --header 'Authorization: Bearer TOKEN' (or sign in, where supported)" })]
     Unauthorized {
+        /// 401 or 403.
         status: u16,
+        /// The scheme of `WWW-Authenticate`, if any.
         scheme: Option<String>,
+        /// Whether sign-in was tried first.
         tried_sign_in: bool,
     },
 
@@ -163,66 +245,112 @@ pub enum ServerError {
     SignIn {
         /// As shown.
         server: String,
+        /// The HTTP status that asked for sign-in.
         status: u16,
+        /// Why signing in failed.
         error: AuthError,
     },
 
     /// The session ended on the server's side (HTTP 404 for its session
     /// id). `during`: the exchange, on the legacy transport.
     #[error("{}", session_expired_message(.during.as_deref()))]
-    SessionExpired { during: Option<String> },
+    SessionExpired {
+        /// The exchange, if known.
+        during: Option<String>,
+    },
 
     /// Neither transport: the Streamable HTTP POST was refused with
     /// `status`, and the legacy HTTP+SSE GET failed with `legacy`.
     #[error("the server refused the Streamable HTTP POST (HTTP {status}), and the legacy HTTP+SSE GET failed too: {legacy}")]
     NoTransport {
+        /// The POST's status.
         status: u16,
+        /// Why the legacy GET failed.
         legacy: Box<super::ElicitError>,
     },
 
     #[error("the server accepted {method} (HTTP 202) but sent no reply")]
-    AcceptedWithoutReply { method: String },
+    /// An HTTP 202 where a reply to `method` was due.
+    AcceptedWithoutReply {
+        /// The request's method.
+        method: String,
+    },
 
     /// A reply of a content type that is not MCP's (both as shown).
     #[error("the server answered {method} with {content_type}, not MCP (application/json or text/event-stream): is {url} an MCP endpoint?")]
     NotMcpReply {
+        /// The request.
         method: String,
+        /// The reply's content type.
         content_type: String,
+        /// The endpoint.
         url: String,
     },
 
     /// A POST redirected (`to` as shown): elicit does not follow it.
     #[error("the server redirected {method} (HTTP {status}) to {to}; elicit does not follow redirects for POST: use that URL")]
     Redirected {
+        /// The request.
         method: String,
+        /// The redirect's status.
         status: u16,
+        /// Where it points.
         to: String,
     },
 
     #[error("reading the reply to {method}: {detail}")]
-    ReadingReply { method: String, detail: String },
+    /// Reading the reply to `method` failed.
+    ReadingReply {
+        /// The request's method.
+        method: String,
+        /// What went wrong, as shown.
+        detail: String,
+    },
 
     /// A reply's stream closed with no event id to resume from; `why` the
     /// reader's error, when there was one.
     #[error("the server closed the stream for {method} before sending its reply{}", .why.as_deref().map(|w| format!(" ({w})")).unwrap_or_default())]
-    StreamClosed { method: String, why: Option<String> },
+    /// The stream closed before the reply to `method`.
+    StreamClosed {
+        /// The request's method.
+        method: String,
+        /// Why, if known.
+        why: Option<String>,
+    },
 
     #[error("the server closed the stream for {method} before its reply, and refused to resume it (GET with Last-Event-ID: HTTP {status})")]
-    ResumeRefused { method: String, status: u16 },
+    /// The stream closed before the reply, and resuming it was refused.
+    ResumeRefused {
+        /// The request's method.
+        method: String,
+        /// The HTTP status.
+        status: u16,
+    },
 
     #[error("the stream for {method} was cut {resumes} times without a reply; giving up")]
-    StreamCutTooOften { method: String, resumes: usize },
+    /// The stream was cut too often to resume again.
+    StreamCutTooOften {
+        /// The request's method.
+        method: String,
+        /// How many times it was resumed.
+        resumes: usize,
+    },
 
     #[error("an HTTP exchange ended without an outcome")]
+    /// An HTTP exchange ended with neither a reply nor an error.
     NoOutcome,
 
     /// The legacy GET did not open an event stream (URL, content type and
     /// body preview as shown).
     #[error("GET {url} answered HTTP {status} ({content_type}) instead of an event stream: is it an MCP endpoint? {body}")]
     NotEventStream {
+        /// The endpoint.
         url: String,
+        /// The HTTP status.
         status: u16,
+        /// The content type.
         content_type: String,
+        /// A preview of the body.
         body: String,
     },
 
@@ -231,9 +359,14 @@ pub enum ServerError {
     BadEndpoint(String),
 
     #[error("the server's event stream sent no `endpoint` event within {}: it is not a legacy HTTP+SSE MCP server", humantime::format_duration(*.waited))]
-    NoEndpointEvent { waited: Duration },
+    /// A legacy event stream sent no `endpoint` event in time.
+    NoEndpointEvent {
+        /// How long elicit waited.
+        waited: Duration,
+    },
 
     #[error("the server's event stream broke: {0}")]
+    /// A legacy event stream broke.
     StreamBroke(String),
 }
 

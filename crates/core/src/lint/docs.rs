@@ -18,7 +18,7 @@ pub fn example_protocol(rule: &Rule) -> Option<Revision> {
 
 /// What lint reports on a rule's example (a document rule's); `None` for
 /// a session rule, or an example that does not read.
-pub fn example_findings(rule: &Rule) -> Option<Vec<Finding>> {
+pub(crate) fn example_findings(rule: &Rule) -> Option<Vec<Finding>> {
     if rule.scope != Scope::Document {
         return None;
     }
@@ -44,7 +44,7 @@ fn code_block(text: &str) -> String {
 
 /// One rule in Markdown: a heading (when asked), what, why, the spec
 /// section, the example with what it reports, and the fix.
-pub fn rule_markdown(rule: &Rule, heading: bool) -> String {
+pub(crate) fn rule_markdown(rule: &Rule, heading: bool) -> String {
     let mut s = String::new();
     if heading {
         s.push_str(&format!("### `{}`\n\n", rule.id));

@@ -13,7 +13,7 @@ pub struct Position {
 }
 
 /// Positions in one text.
-pub struct Locator<'a> {
+pub(crate) struct Locator<'a> {
     text: &'a str,
     /// Byte offset where each line starts.
     line_starts: Vec<usize>,
@@ -40,7 +40,7 @@ impl<'a> Locator<'a> {
 
     /// Where the value `pointer` names starts; when part of the pointer
     /// names nothing, where its deepest existing ancestor starts.
-    pub fn locate(&self, pointer: &str) -> Position {
+    pub(crate) fn locate(&self, pointer: &str) -> Position {
         self.position(find(self.text.as_bytes(), pointer))
     }
 

@@ -13,12 +13,14 @@ use serde::Serialize;
 
 pub mod check;
 pub mod docs;
-pub mod locate;
+pub(crate) mod locate;
 pub mod render;
 pub mod rules;
 
-pub use check::{lint_text, DocumentLint, LintFailure, LogStream};
+pub use check::{lint_text, DocumentLint, LogStream};
 pub use rules::{rule, Rule, Scope, RULES};
+// The one protocol revision type; the rules follow one of them.
+pub use crate::elicitation::protocol::Revision;
 
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Hash)]
@@ -34,6 +36,7 @@ pub enum Severity {
 }
 
 impl Severity {
+    /// The severity as shown and in JSON.
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Info => "info",
@@ -43,45 +46,10 @@ impl Severity {
     }
 }
 
-/// A protocol revision the rules follow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Revision {
-    V2025_06_18,
-    V2025_11_25,
-    V2026_07_28,
-}
-
-impl Revision {
-    pub const ALL: [Revision; 3] = [
-        Revision::V2025_06_18,
-        Revision::V2025_11_25,
-        Revision::V2026_07_28,
-    ];
-    pub const NEWEST: Revision = Revision::V2026_07_28;
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Revision::V2025_06_18 => "2025-06-18",
-            Revision::V2025_11_25 => "2025-11-25",
-            Revision::V2026_07_28 => "2026-07-28",
-        }
-    }
-
-    /// The revision a negotiated protocol version names, if elicit knows it.
-    pub fn from_version(version: &str) -> Option<Revision> {
-        Revision::ALL.into_iter().find(|r| r.as_str() == version)
-    }
-}
-
-impl std::fmt::Display for Revision {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// One thing a rule found.
 #[derive(Debug, Clone)]
 pub struct Finding {
+    /// The rule broken.
     pub rule: &'static Rule,
     /// After `--allow` / `--deny`.
     pub severity: Severity,
@@ -109,7 +77,7 @@ impl Finding {
         )
     }
 
-    pub fn spec_url(&self) -> String {
+    pub(crate) fn spec_url(&self) -> String {
         self.rule.section.url(self.revision)
     }
 }
@@ -123,7 +91,7 @@ pub struct Levels {
 }
 
 /// The group names `--allow` and `--deny` take besides rule ids.
-pub const GROUPS: [&str; 2] = ["warnings", "info"];
+pub(crate) const GROUPS: [&str; 2] = ["warnings", "info"];
 
 impl Levels {
     /// Checks every name: a rule id, `warnings` or `info`. An unknown name
@@ -188,7 +156,7 @@ impl Levels {
 }
 
 /// Escapes one JSON pointer token (RFC 6901).
-pub fn pointer_token(token: &str) -> String {
+pub(crate) fn pointer_token(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
 }
 

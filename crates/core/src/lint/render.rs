@@ -11,6 +11,7 @@ use crate::text::sanitize::sanitize_line;
 /// A finding placed in its input.
 #[derive(Debug, Clone)]
 pub struct Located {
+    /// The finding.
     pub finding: Finding,
     /// Line and column in the input file; `None` for stdin.
     pub position: Option<Position>,
@@ -23,10 +24,13 @@ pub struct Located {
 pub struct Linted {
     /// The path as given, or `-` for stdin.
     pub source: String,
+    /// Whether `source` is a file (not stdin).
     pub from_file: bool,
     /// For `--lines`, the 1-based line of the document.
     pub line: Option<usize>,
+    /// The document's lint.
     pub lint: DocumentLint,
+    /// Its findings, placed in the input.
     pub findings: Vec<Located>,
 }
 
@@ -80,12 +84,16 @@ fn compact(text: &str) -> String {
 /// How many findings of each severity.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
+    /// Findings of severity error.
     pub errors: usize,
+    /// Findings of severity warning.
     pub warnings: usize,
+    /// Findings of severity info.
     pub infos: usize,
 }
 
 impl Counts {
+    /// Counts `findings` by severity.
     pub fn of<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> Counts {
         let mut c = Counts::default();
         for f in findings {
@@ -98,6 +106,7 @@ impl Counts {
         c
     }
 
+    /// Adds `other` to these counts.
     pub fn add(&mut self, other: Counts) {
         self.errors += other.errors;
         self.warnings += other.warnings;

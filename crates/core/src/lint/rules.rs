@@ -10,17 +10,25 @@ use super::{Revision, Severity};
 pub enum Section {
     /// The restricted schema of a form.
     Schema,
+    /// Client capabilities.
     Capabilities,
     /// The params every elicitation has (`mode`, `message`).
     Requests,
+    /// Form mode requests.
     FormRequests,
+    /// URL mode requests.
     UrlRequests,
+    /// URL elicitation completion.
     Completion,
+    /// The URL elicitation required error.
     UrlRequiredError,
+    /// Safe URL handling.
     SafeUrl,
+    /// Form mode security.
     FormSecurity,
     /// The trust & safety box at the top of the page.
     UserInteraction,
+    /// Error handling.
     ErrorHandling,
     /// `InputRequiredResult` (2026-07-28 multi round-trip requests).
     InputRequired,
@@ -92,12 +100,15 @@ pub enum Scope {
 pub struct Rule {
     /// Kebab-case and stable: scripts and `--allow` name rules by it.
     pub id: &'static str,
+    /// How bad breaking it is.
     pub severity: Severity,
+    /// What it looks at.
     pub scope: Scope,
     /// The first revision the rule applies to.
     pub since: Revision,
     /// The first revision it no longer applies to.
     pub until: Option<Revision>,
+    /// The spec section it comes from.
     pub section: Section,
     /// What it checks, in one line.
     pub checks: &'static str,
@@ -114,12 +125,13 @@ pub struct Rule {
 }
 
 impl Rule {
+    /// Whether the rule holds in `revision`.
     pub fn applies_to(&self, revision: Revision) -> bool {
         revision >= self.since && self.until.is_none_or(|u| revision < u)
     }
 
     /// The newest revision the rule applies to.
-    pub fn newest_revision(&self) -> Revision {
+    pub(crate) fn newest_revision(&self) -> Revision {
         Revision::ALL
             .into_iter()
             .rev()

@@ -77,7 +77,11 @@ pub struct UrlAssessment {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UrlWarning {
     /// Plain http to a host that is not this machine.
-    NotHttps { scheme: String },
+    /// Not `https` (`scheme` as given).
+    NotHttps {
+        /// The URL's scheme.
+        scheme: String,
+    },
     /// Plain http to `localhost`, `*.localhost`, 127.0.0.0/8 or `[::1]`: the
     /// traffic never leaves the machine (typical for local OAuth callbacks).
     /// A note, not a problem.
@@ -85,27 +89,63 @@ pub enum UrlWarning {
     /// A host label starts with `xn--`: the name is displayed by browsers in
     /// Unicode and may imitate another (`xn--pple-43d.com` is `аpple.com` with
     /// a Cyrillic `а`). Not raised when [`UrlWarning::NonAsciiHost`] is.
-    Punycode { ascii: String, unicode: String },
+    /// A punycode host: as sent and as it reads.
+    Punycode {
+        /// The host as sent (ASCII).
+        ascii: String,
+        /// The host as it reads (Unicode).
+        unicode: String,
+    },
     /// The server wrote the host with non-ASCII characters (or
     /// percent-escapes); `ascii` is where it really goes.
-    NonAsciiHost { ascii: String, unicode: String },
+    /// A host with non-ASCII characters: as sent and as it reads.
+    NonAsciiHost {
+        /// The host as sent (ASCII).
+        ascii: String,
+        /// The host as it reads (Unicode).
+        unicode: String,
+    },
     /// The host is a bare IP address rather than a name (not raised for
     /// loopback addresses).
-    IpLiteral { host: String },
+    /// An IP address in place of a host name.
+    IpLiteral {
+        /// The host.
+        host: String,
+    },
     /// `user[:password]@` before the host: `https://accounts.google.com@evil.example/`
     /// goes to `evil.example`.
-    UserInfo { userinfo: String },
+    /// A user name (and maybe password) before the host.
+    UserInfo {
+        /// The user information.
+        userinfo: String,
+    },
     /// Longer than [`MAX_READABLE_URL_CHARS`] characters.
-    TooLong { chars: usize },
+    /// A URL too long to read whole.
+    TooLong {
+        /// Its length in characters.
+        chars: usize,
+    },
     /// A host longer than [`MAX_HOST_CHARS`]: no real domain name is, and a
     /// host that long hides the part that matters (its end) from a reader,
     /// even when the whole URL is under [`MAX_READABLE_URL_CHARS`].
-    LongHost { chars: usize },
+    /// A host name too long to read whole.
+    LongHost {
+        /// Its length in characters.
+        chars: usize,
+    },
     /// Not http or https (`javascript:`, `file:`, `data:`, `vbscript:`, ...).
     /// Blocking: such URLs are never opened.
-    ForbiddenScheme { scheme: String },
+    /// A scheme elicit never opens (`javascript:`, `file:`…).
+    ForbiddenScheme {
+        /// The URL's scheme.
+        scheme: String,
+    },
     /// Not a valid absolute URL. Blocking.
-    Unparseable { reason: String },
+    /// Not a URL at all.
+    Unparseable {
+        /// Why, in words.
+        reason: String,
+    },
     /// The raw URL contains whitespace, control characters, escape sequences
     /// or bidi/invisible characters. The `url` crate would silently drop or
     /// encode some of them, so what the user reads is not what would be

@@ -39,7 +39,10 @@ pub enum Moved {
     /// Splicing failed after `moved` bytes: the rest is written (the
     /// output's own error handling decides what then), and splice is not
     /// tried again.
-    Failed { moved: usize },
+    Failed {
+        /// Bytes moved before the failure.
+        moved: usize,
+    },
 }
 
 /// The descriptor numbered `fd`, for one call.

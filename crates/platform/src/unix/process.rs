@@ -21,7 +21,7 @@ use rustix::process::{kill_process, kill_process_group, test_kill_process_group,
 use crate::Signal;
 
 /// The environment variable that marks a server's descendants.
-pub const TAG_VAR: &str = "ELICIT_SERVER_TAG";
+pub(crate) const TAG_VAR: &str = "ELICIT_SERVER_TAG";
 
 /// How a command was set up to start a tree of its own ([`isolate`]).
 pub struct Isolation {
@@ -267,7 +267,7 @@ fn exit_or_timeout(pidfd: &std::os::fd::OwnedFd, left: Duration) -> bool {
 
 /// Sets `cmd` up to run apart from elicit's terminal session (a browser):
 /// Ctrl-C or closing the terminal does not reach it.
-pub fn detach(cmd: &mut Command) {
+pub(crate) fn detach(cmd: &mut Command) {
     // SAFETY: std has no safe way to run code between fork and exec
     // (`process_group` puts the child in a new group but does not start a
     // session); setsid is async-signal-safe and touches no memory.

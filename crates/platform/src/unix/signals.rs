@@ -30,7 +30,7 @@ pub fn on_interrupt(action: fn()) {
 /// On each of `signals`, runs `action` (async-signal-safe, as for
 /// [`on_interrupt`]), then dies of the signal as if no handler were
 /// installed (the exit status still says which signal).
-pub fn then_default(signals: &[Signal], action: fn()) {
+pub(crate) fn then_default(signals: &[Signal], action: fn()) {
     for &sig in signals {
         let n = raw(sig);
         // SAFETY: as in on_interrupt: `action` is async-signal-safe, and
@@ -48,7 +48,10 @@ pub fn then_default(signals: &[Signal], action: fn()) {
 
 /// Runs `on_signal` on a thread of its own for every arrival of one of
 /// `signals`. False when the handlers could not be installed.
-pub fn on_thread(signals: &[Signal], mut on_signal: impl FnMut(Signal) + Send + 'static) -> bool {
+pub(crate) fn on_thread(
+    signals: &[Signal],
+    mut on_signal: impl FnMut(Signal) + Send + 'static,
+) -> bool {
     let raws: Vec<i32> = signals.iter().map(|&s| raw(s)).collect();
     let Ok(mut iter) = signal_hook::iterator::Signals::new(raws) else {
         return false;
@@ -65,7 +68,7 @@ pub fn on_thread(signals: &[Signal], mut on_signal: impl FnMut(Signal) + Send + 
 
 /// Stores the signal's number into `flag` on each of `signals`, instead of
 /// ending the process.
-pub fn set_flag(signals: &[Signal], flag: &Arc<AtomicUsize>) {
+pub(crate) fn set_flag(signals: &[Signal], flag: &Arc<AtomicUsize>) {
     for &sig in signals {
         let _ = signal_hook::flag::register_usize(raw(sig), flag.clone(), sig.number() as usize);
     }
@@ -73,7 +76,7 @@ pub fn set_flag(signals: &[Signal], flag: &Arc<AtomicUsize>) {
 
 /// Runs `f` when the process exits normally (a return from `main`, or
 /// `std::process::exit` on any thread). `f` must not unwind.
-pub fn at_exit(f: extern "C" fn()) {
+pub(crate) fn at_exit(f: extern "C" fn()) {
     // SAFETY: no crate offers atexit(3) safely; it only registers a plain
     // function pointer, which the caller promises cannot unwind.
     unsafe {

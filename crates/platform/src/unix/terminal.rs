@@ -125,6 +125,7 @@ pub struct RawKeys<'a> {
 }
 
 impl<'a> RawKeys<'a> {
+    /// Puts the terminal in raw mode for key reading; the mode is put back on drop.
     pub fn enter(term: &'a Term) -> io::Result<RawKeys<'a>> {
         let fd = term_fd(term);
         let saved = termios::tcgetattr(fd)?;

@@ -104,13 +104,16 @@ pub fn on_interrupt(action: fn()) {
 
 /// On each of `signals`, runs `action`, then lets Windows end the process
 /// as it would have without elicit's handler.
-pub fn then_default(signals: &[Signal], action: fn()) {
+pub(crate) fn then_default(signals: &[Signal], action: fn()) {
     register(Action::ThenDefault(signals.to_vec(), action));
 }
 
 /// Runs `on_signal` on a thread of its own for every arrival of one of
 /// `signals`.
-pub fn on_thread(signals: &[Signal], on_signal: impl FnMut(Signal) + Send + 'static) -> bool {
+pub(crate) fn on_thread(
+    signals: &[Signal],
+    on_signal: impl FnMut(Signal) + Send + 'static,
+) -> bool {
     register(Action::Call(
         signals.to_vec(),
         Arc::new(Mutex::new(Box::new(on_signal))),
@@ -120,13 +123,13 @@ pub fn on_thread(signals: &[Signal], on_signal: impl FnMut(Signal) + Send + 'sta
 
 /// Stores the signal's number into `flag` on each of `signals`, instead of
 /// ending the process.
-pub fn set_flag(signals: &[Signal], flag: &Arc<AtomicUsize>) {
+pub(crate) fn set_flag(signals: &[Signal], flag: &Arc<AtomicUsize>) {
     register(Action::Flag(signals.to_vec(), flag.clone()));
 }
 
 /// Runs `f` when the process exits normally (a return from `main`, or
 /// `std::process::exit`). `f` must not unwind.
-pub fn at_exit(f: extern "C" fn()) {
+pub(crate) fn at_exit(f: extern "C" fn()) {
     // SAFETY: no crate offers the C runtime's atexit safely; it only
     // registers a plain function pointer, which the caller promises cannot
     // unwind.

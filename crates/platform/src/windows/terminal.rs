@@ -156,6 +156,7 @@ pub struct RawKeys<'a> {
 }
 
 impl<'a> RawKeys<'a> {
+    /// Puts the console in raw mode for key reading; the mode is put back on drop.
     pub fn enter(_term: &'a Term) -> io::Result<RawKeys<'a>> {
         let input = open_console("CONIN$")?;
         let saved = mode_of(&input).ok_or_else(|| io::Error::other("CONIN$ is not a console"))?;

@@ -11,12 +11,15 @@ use std::collections::HashMap;
 /// lower-cased, values unquoted).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Challenge {
+    /// The scheme (`Bearer`, `DPoP`).
     pub scheme: String,
+    /// Its parameters, by lower-case name.
     pub params: HashMap<String, String>,
 }
 
 impl Challenge {
-    pub fn param(&self, name: &str) -> Option<&str> {
+    /// The parameter `name`, if given.
+    pub(crate) fn param(&self, name: &str) -> Option<&str> {
         self.params.get(name).map(String::as_str)
     }
 
@@ -32,6 +35,7 @@ impl Challenge {
         (!v.is_empty()).then_some(v)
     }
 
+    /// The `error` parameter, if given.
     pub fn error(&self) -> Option<&str> {
         self.param("error")
     }

@@ -20,10 +20,13 @@ use super::AuthError;
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct ResourceMetadata {
     #[serde(default)]
+    /// `resource`: the protected resource's identifier.
     pub resource: Option<String>,
     #[serde(default)]
+    /// `authorization_servers`: their issuers.
     pub authorization_servers: Vec<String>,
     #[serde(default)]
+    /// `scopes_supported`.
     pub scopes_supported: Option<Vec<String>>,
     /// RFC 9449 §5.2: the resource takes DPoP-bound tokens only.
     #[serde(default)]
@@ -33,22 +36,32 @@ pub struct ResourceMetadata {
 /// Authorization server metadata (RFC 8414 §2), the fields sign-in uses.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct ServerMetadata {
+    /// `issuer`.
     pub issuer: String,
+    /// `authorization_endpoint`.
     pub authorization_endpoint: String,
+    /// `token_endpoint`.
     pub token_endpoint: String,
     #[serde(default)]
+    /// `registration_endpoint`, for dynamic client registration.
     pub registration_endpoint: Option<String>,
     #[serde(default)]
+    /// `scopes_supported`.
     pub scopes_supported: Option<Vec<String>>,
     #[serde(default)]
+    /// `code_challenge_methods_supported` (PKCE).
     pub code_challenge_methods_supported: Option<Vec<String>>,
     #[serde(default)]
+    /// `token_endpoint_auth_methods_supported`.
     pub token_endpoint_auth_methods_supported: Option<Vec<String>>,
     #[serde(default)]
+    /// `grant_types_supported`.
     pub grant_types_supported: Option<Vec<String>>,
     #[serde(default)]
+    /// `client_id_metadata_document_supported`.
     pub client_id_metadata_document_supported: bool,
     #[serde(default)]
+    /// `authorization_response_iss_parameter_supported` (RFC 9207).
     pub authorization_response_iss_parameter_supported: bool,
     /// RFC 9449 §5.1: the proof algorithms the server takes.
     #[serde(default)]
@@ -59,7 +72,7 @@ pub struct ServerMetadata {
     /// No metadata document was found: these are the 2025-03-26 default
     /// endpoints at the server's origin.
     #[serde(skip)]
-    pub defaults_only: bool,
+    pub(crate) defaults_only: bool,
 }
 
 /// Where sign-in goes for one resource.
@@ -70,13 +83,14 @@ pub struct Discovered {
     pub resource: String,
     /// Protected resource metadata, when the server publishes it.
     pub prm: Option<ResourceMetadata>,
+    /// The authorization server's metadata.
     pub server: ServerMetadata,
 }
 
 /// The well-known protected resource metadata URIs for `server_url`, in
 /// the spec's order: path-inserted first (when the URL has a path), then
 /// the root.
-pub fn prm_candidates(server_url: &Url) -> Vec<Url> {
+pub(crate) fn prm_candidates(server_url: &Url) -> Vec<Url> {
     let mut out = Vec::new();
     let path = server_url.path().trim_end_matches('/');
     let mut base = server_url.clone();
@@ -94,7 +108,7 @@ pub fn prm_candidates(server_url: &Url) -> Vec<Url> {
 }
 
 /// The metadata URIs for an issuer, in the MCP spec's order.
-pub fn server_metadata_candidates(issuer: &Url) -> Vec<Url> {
+pub(crate) fn server_metadata_candidates(issuer: &Url) -> Vec<Url> {
     let path = issuer.path().trim_end_matches('/').to_string();
     let mut base = issuer.clone();
     base.set_query(None);
@@ -130,7 +144,7 @@ fn json_doc<T: serde::de::DeserializeOwned>(reply: &Reply) -> Option<T> {
 /// Fetches protected resource metadata: the challenge's URL first, then the
 /// well-known URIs. `None` when the server publishes none (a 2025-03-26
 /// server).
-pub fn fetch_resource_metadata(
+pub(crate) fn fetch_resource_metadata(
     agent: &ureq::Agent,
     server_url: &Url,
     from_header: Option<&str>,
@@ -162,7 +176,7 @@ pub fn fetch_resource_metadata(
 /// same scheme, host and port, and a path that is the server's path or a
 /// parent of it on a segment boundary (RFC 9728 §3.3, MCP's resource
 /// validation).
-pub fn resource_matches(resource: &str, server_url: &Url) -> bool {
+pub(crate) fn resource_matches(resource: &str, server_url: &Url) -> bool {
     let Ok(r) = Url::parse(resource) else {
         return false;
     };
@@ -180,7 +194,7 @@ pub fn resource_matches(resource: &str, server_url: &Url) -> bool {
 /// When `resource` (already matched) is a parent of the server URL rather
 /// than the server itself: the token asked for is valid for every server
 /// under it, which is worth saying.
-pub fn parent_resource_warning(resource: &str, server_url: &Url) -> Option<String> {
+pub(crate) fn parent_resource_warning(resource: &str, server_url: &Url) -> Option<String> {
     let path = |u: &Url| u.path().trim_end_matches('/').to_string();
     let parent = Url::parse(resource).is_ok_and(|r| path(&r) != path(server_url));
     parent.then(|| {
@@ -195,14 +209,14 @@ pub fn parent_resource_warning(resource: &str, server_url: &Url) -> Option<Strin
 /// Two issuer identifiers are the same when equal as strings, ignoring one
 /// trailing slash (`https://as.example` and `https://as.example/` name the
 /// same issuer with an empty path).
-pub fn same_issuer(a: &str, b: &str) -> bool {
+pub(crate) fn same_issuer(a: &str, b: &str) -> bool {
     a == b || a.trim_end_matches('/') == b.trim_end_matches('/')
 }
 
 /// Fetches the authorization server's metadata. The document's `issuer`
 /// must be the issuer the URL was built from (RFC 8414 §3.3): a document
 /// naming another issuer is refused, not used.
-pub fn fetch_server_metadata(
+pub(crate) fn fetch_server_metadata(
     agent: &ureq::Agent,
     issuer: &str,
 ) -> Result<Option<ServerMetadata>, AuthError> {
@@ -230,7 +244,7 @@ pub fn fetch_server_metadata(
 
 /// The 2025-03-26 default endpoints at `origin`, for servers that publish
 /// no metadata at all.
-pub fn default_endpoints(origin: &Url) -> ServerMetadata {
+pub(crate) fn default_endpoints(origin: &Url) -> ServerMetadata {
     let at = |p: &str| {
         let mut u = origin.clone();
         u.set_path(p);
@@ -249,12 +263,12 @@ pub fn default_endpoints(origin: &Url) -> ServerMetadata {
 }
 
 /// `scheme://host[:port]`, no trailing slash.
-pub fn origin_string(u: &Url) -> String {
+pub(crate) fn origin_string(u: &Url) -> String {
     u.origin().ascii_serialization()
 }
 
 /// Whether `u` names this machine: `localhost`, 127.0.0.0/8 or `[::1]`.
-pub fn is_loopback(u: &Url) -> bool {
+pub(crate) fn is_loopback(u: &Url) -> bool {
     match u.host() {
         Some(url::Host::Domain(d)) => d.trim_end_matches('.').eq_ignore_ascii_case("localhost"),
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),

@@ -40,7 +40,7 @@ use super::store::{Secret, TokenRecord};
 use super::{challenge, AuthError, Authenticator};
 
 /// The one proof algorithm elicit signs with.
-pub const ALG: &str = "ES256";
+pub(crate) const ALG: &str = "ES256";
 
 /// A sign-in's DPoP key.
 pub struct DpopKey {
@@ -56,7 +56,8 @@ impl std::fmt::Debug for DpopKey {
 }
 
 impl DpopKey {
-    pub fn generate() -> Result<DpopKey, AuthError> {
+    /// A fresh key pair.
+    pub(crate) fn generate() -> Result<DpopKey, AuthError> {
         let (key, pkcs8) = SigningKey::generate_es256().map_err(AuthError::Protocol)?;
         Ok(DpopKey {
             key,
@@ -65,7 +66,7 @@ impl DpopKey {
     }
 
     /// The key kept in a token record.
-    pub fn from_stored(stored: &Secret) -> Result<DpopKey, AuthError> {
+    pub(crate) fn from_stored(stored: &Secret) -> Result<DpopKey, AuthError> {
         let bad = |why: String| {
             AuthError::Store(format!(
                 "the stored DPoP key cannot be read ({why}); sign in again after `elicit auth logout URL`"
@@ -81,6 +82,7 @@ impl DpopKey {
         })
     }
 
+    /// The private key as stored (PKCS#8, base64).
     pub fn stored(&self) -> &Secret {
         &self.stored
     }
@@ -119,7 +121,7 @@ impl DpopKey {
 }
 
 /// `ath`: base64url(SHA-256(ASCII access token)) (RFC 9449 §4.2).
-pub fn access_token_hash(token: &str) -> String {
+pub(crate) fn access_token_hash(token: &str) -> String {
     b64(&Sha256::digest(token.as_bytes()))
 }
 
@@ -155,6 +157,7 @@ pub fn resource_server(server_key: &str) -> String {
 }
 
 impl Nonces {
+    /// The last nonce `server` gave, if any.
     pub fn get(&self, server: &str) -> Option<String> {
         self.0.lock().ok()?.get(server).cloned()
     }
@@ -191,6 +194,7 @@ pub struct TokenHttp<'a> {
 }
 
 impl<'a> TokenHttp<'a> {
+    /// Token requests over `agent`, with DPoP proofs when `key` is given.
     pub fn new(agent: &'a ureq::Agent, key: Option<&'a DpopKey>, nonces: &'a Nonces) -> Self {
         TokenHttp {
             agent,
@@ -288,12 +292,12 @@ impl oauth2::SyncHttpClient for TokenHttp<'_> {
 }
 
 /// Whether a `WWW-Authenticate` value holds a DPoP challenge.
-pub fn asks_for_dpop(www_authenticate: Option<&str>) -> bool {
+pub(crate) fn asks_for_dpop(www_authenticate: Option<&str>) -> bool {
     www_authenticate.is_some_and(|w| challenge::parse(w).iter().any(|c| c.scheme == "dpop"))
 }
 
 /// Whether the challenge is a DPoP `use_dpop_nonce` (RFC 9449 §9).
-pub fn is_nonce_challenge(www_authenticate: Option<&str>) -> bool {
+pub(crate) fn is_nonce_challenge(www_authenticate: Option<&str>) -> bool {
     www_authenticate.is_some_and(|w| {
         challenge::parse(w)
             .iter()
@@ -303,7 +307,11 @@ pub fn is_nonce_challenge(www_authenticate: Option<&str>) -> bool {
 
 /// Whether this sign-in uses DPoP (see the module docs). `Err` when it
 /// was asked for and the authorization server cannot do ES256.
-pub fn wanted(forced: bool, found: &Discovered, resource_asks: bool) -> Result<bool, AuthError> {
+pub(crate) fn wanted(
+    forced: bool,
+    found: &Discovered,
+    resource_asks: bool,
+) -> Result<bool, AuthError> {
     let algs = found.server.dpop_signing_alg_values_supported.as_deref();
     let es256 = algs.is_some_and(|a| a.iter().any(|x| x == ALG));
     let asks = resource_asks
@@ -369,7 +377,7 @@ impl Authenticator {
     }
 
     /// A response from the MCP server `resource_url` carried `DPoP-Nonce`.
-    pub fn dpop_nonce_seen(&mut self, resource_url: &str, nonce: &str) {
+    pub(crate) fn dpop_nonce_seen(&mut self, resource_url: &str, nonce: &str) {
         if let Ok(key) = super::server_key(resource_url) {
             self.nonces.set(&resource_server(&key), nonce);
         }

@@ -23,13 +23,15 @@ use super::store::{now, ClientRecord, Secret, TokenRecord};
 use super::AuthError;
 use elicit_core::text::sanitize::sanitize_line;
 
-pub const BASIC: &str = "client_secret_basic";
+pub(crate) const BASIC: &str = "client_secret_basic";
+/// The client authenticates with its secret in the token request's body.
 pub const POST: &str = "client_secret_post";
-pub const NONE: &str = "none";
+/// A public client: no client authentication.
+pub(crate) const NONE: &str = "none";
 
 /// The token endpoint authentication to use, from what the server lists
 /// (RFC 8414: absent means `client_secret_basic`).
-pub fn choose_auth_method(has_secret: bool, supported: Option<&[String]>) -> &'static str {
+pub(crate) fn choose_auth_method(has_secret: bool, supported: Option<&[String]>) -> &'static str {
     if !has_secret {
         return NONE;
     }
@@ -181,7 +183,9 @@ fn client(
 
 /// A prepared authorization request.
 pub struct Authorization {
+    /// The URL to open in the browser.
     pub url: String,
+    /// The `state` the callback must return.
     pub state: String,
     verifier: PkceCodeVerifier,
     redirect_uri: String,
@@ -256,7 +260,7 @@ pub enum TokenUse {
 /// §5.1 says): `Bearer` is used as a bearer token; `DPoP` only when the
 /// request asked for DPoP; anything else (`mac`, an extension) is refused,
 /// never sent as Bearer.
-pub fn token_use(
+pub(crate) fn token_use(
     endpoint: &str,
     token_type: &str,
     dpop_requested: bool,
@@ -345,7 +349,7 @@ pub fn exchange(
 /// browser: the client is pre-registered with a secret, and the server
 /// offers `client_credentials` but not `authorization_code`. No person is
 /// involved: the client itself is the one signing in.
-pub fn wants_client_credentials(server: &ServerMetadata, who: &ClientRecord) -> bool {
+pub(crate) fn wants_client_credentials(server: &ServerMetadata, who: &ClientRecord) -> bool {
     let grants = server.grant_types_supported.as_deref().unwrap_or_default();
     who.source == "pre-registered"
         && who.client_secret.is_some()

@@ -36,12 +36,12 @@ use super::jwt::{now, unverified_claims, SigningKey};
 use super::store::{Entry, Secret, TokenRecord};
 use super::{AuthError, Authenticator};
 
-pub const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
-pub const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
-pub const CLIENT_ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
-pub const ID_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:id_token";
-pub const ID_JAG_TYPE: &str = "urn:ietf:params:oauth:token-type:id-jag";
-pub const PRIVATE_KEY_JWT: &str = "private_key_jwt";
+pub(crate) const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+pub(crate) const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+pub(crate) const CLIENT_ASSERTION_TYPE: &str =
+    "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+pub(crate) const ID_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:id_token";
+pub(crate) const ID_JAG_TYPE: &str = "urn:ietf:params:oauth:token-type:id-jag";
 
 /// How long a client assertion elicit signs is valid.
 const ASSERTION_LIFETIME: u64 = 60;
@@ -172,7 +172,7 @@ pub fn read_key(path: &Path) -> Result<SigningKey, AuthError> {
 }
 
 /// How the client authenticates at a token endpoint.
-pub enum ClientAuth<'a> {
+pub(crate) enum ClientAuth<'a> {
     /// A public client: `client_id` in the body when there is one.
     None(Option<&'a str>),
     /// `client_secret_basic` (RFC 6749 §2.3.1 encoding).
@@ -188,7 +188,7 @@ pub enum ClientAuth<'a> {
 }
 
 /// A private-key JWT client assertion.
-pub fn client_assertion(
+pub(crate) fn client_assertion(
     key: &SigningKey,
     client_id: &str,
     audience: &str,
@@ -221,7 +221,7 @@ fn scrub(text: &str, secrets: &[&str]) -> String {
 
 /// POSTs a token request and reads the JSON answer; an OAuth error is
 /// `AuthError::Token` with the server's code and description (one line).
-pub fn token_request(
+pub(crate) fn token_request(
     http: &TokenHttp<'_>,
     endpoint: &str,
     params: &[(&str, &str)],

@@ -23,13 +23,16 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A response reduced to what sign-in reads.
 pub struct Reply {
+    /// The HTTP status.
     pub status: u16,
+    /// The `Content-Type`.
     pub content_type: String,
+    /// The body.
     pub body: Vec<u8>,
 }
 
 impl Reply {
-    pub fn is_success(&self) -> bool {
+    pub(crate) fn is_success(&self) -> bool {
         (200..300).contains(&self.status)
     }
 }
@@ -63,7 +66,7 @@ const MAX_REDIRECTS: usize = 5;
 /// origin only (and from http to https on the same host): a metadata
 /// document that redirects to another origin is refused, not fetched from
 /// there, since the document decides where codes and secrets go.
-pub fn get_json(agent: &ureq::Agent, url: &str) -> Result<Reply, AuthError> {
+pub(crate) fn get_json(agent: &ureq::Agent, url: &str) -> Result<Reply, AuthError> {
     let mut at = url.to_string();
     for _ in 0..=MAX_REDIRECTS {
         let req = http::Request::get(&at)
@@ -133,7 +136,7 @@ fn same_origin_or_upgrade(from: &url::Url, to: &url::Url) -> bool {
 }
 
 /// POST a JSON body to `url`.
-pub fn post_json(
+pub(crate) fn post_json(
     agent: &ureq::Agent,
     url: &str,
     body: &serde_json::Value,

@@ -40,7 +40,7 @@ impl std::fmt::Debug for SigningKey {
 }
 
 /// base64url without padding (RFC 7515 §2).
-pub fn b64(bytes: &[u8]) -> String {
+pub(crate) fn b64(bytes: &[u8]) -> String {
     URL_SAFE_NO_PAD.encode(bytes)
 }
 
@@ -75,7 +75,7 @@ impl SigningKey {
     /// Reads a PEM private key: PKCS#8 (`PRIVATE KEY`: EC P-256, EC P-384
     /// or RSA), SEC1 (`EC PRIVATE KEY`) or PKCS#1 (`RSA PRIVATE KEY`). The
     /// error says what was wrong, never what the file holds.
-    pub fn from_pem(pem: &[u8]) -> Result<SigningKey, String> {
+    pub(crate) fn from_pem(pem: &[u8]) -> Result<SigningKey, String> {
         let key = PrivateKeyDer::from_pem_slice(pem).map_err(|_| {
             "not a PEM private key (expected -----BEGIN PRIVATE KEY-----, EC PRIVATE KEY or RSA PRIVATE KEY; encrypted keys are not read)".to_string()
         })?;
@@ -126,7 +126,7 @@ impl SigningKey {
 
     /// A P-256 key from its PKCS#8 document (as [`Self::generate_es256`]
     /// made it).
-    pub fn from_es256_pkcs8(der: &[u8]) -> Result<SigningKey, String> {
+    pub(crate) fn from_es256_pkcs8(der: &[u8]) -> Result<SigningKey, String> {
         let rng = SystemRandom::new();
         let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, der, &rng)
             .map_err(|e| format!("not a P-256 key ({e})"))?;
@@ -147,7 +147,7 @@ impl SigningKey {
 
     /// The public key as a JWK with only its required members, in the
     /// lexicographic order RFC 7638 hashes.
-    pub fn public_jwk(&self) -> Value {
+    pub(crate) fn public_jwk(&self) -> Value {
         match &self.inner {
             Inner::Ec { pair, p384 } => {
                 // Uncompressed point: 0x04 || x || y.
@@ -215,7 +215,7 @@ pub fn now() -> u64 {
 
 /// The claims of a compact JWT, unverified (for reading `exp` of an
 /// assertion elicit was handed, to say it expired before sending it).
-pub fn unverified_claims(jwt: &str) -> Option<Value> {
+pub(crate) fn unverified_claims(jwt: &str) -> Option<Value> {
     let mut parts = jwt.split('.');
     let (_, payload, _) = (parts.next()?, parts.next()?, parts.next()?);
     serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload.trim_end_matches('=')).ok()?).ok()

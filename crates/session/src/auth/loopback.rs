@@ -40,7 +40,9 @@ const POLL: Duration = Duration::from_millis(25);
 /// What came back on the redirect, with our `state` already checked.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Callback {
+    /// The authorization code.
     pub code: String,
+    /// `iss`, when the server returned it (RFC 9207).
     pub iss: Option<String>,
 }
 
@@ -78,11 +80,13 @@ impl Loopback {
         Ok(Loopback { listener, port })
     }
 
+    /// The port listened on.
     pub fn port(&self) -> u16 {
         self.port
     }
 
-    pub fn redirect_uri(&self) -> String {
+    /// The redirect URI that reaches this listener.
+    pub(crate) fn redirect_uri(&self) -> String {
         format!("http://127.0.0.1:{}/callback", self.port)
     }
 

@@ -90,7 +90,7 @@ pub const MAX_SIGN_INS: u32 = 3;
 /// Step-ups (403 `insufficient_scope`) per resource in one run.
 pub const MAX_STEP_UPS: u32 = 2;
 /// How long the browser has to come back when no `--timeout` is given.
-pub const DEFAULT_WAIT: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_WAIT: Duration = Duration::from_secs(300);
 
 pub(crate) use elicit_core::error::sign_in::one_line;
 pub use elicit_core::error::sign_in::AuthError;
@@ -159,7 +159,7 @@ pub(crate) fn warn(text: &str) {
 }
 
 /// The key of a server in the store: its URL without fragment.
-pub fn server_key(url: &str) -> Result<String, AuthError> {
+pub(crate) fn server_key(url: &str) -> Result<String, AuthError> {
     let mut u = Url::parse(url)
         .map_err(|e| AuthError::BadUrl(format!("{url:?} is not a server URL: {e}")))?;
     u.set_fragment(None);
@@ -189,6 +189,7 @@ pub struct Authenticator {
 }
 
 impl Authenticator {
+    /// An authenticator with `opts`, making its HTTP requests with `agent`.
     pub fn new(opts: AuthOptions, agent: ureq::Agent) -> Self {
         let store = match &opts.store_dir {
             Some(d) => Some(TokenStore::at(d)),

@@ -53,6 +53,7 @@ impl std::fmt::Debug for Secret {
 }
 
 impl Secret {
+    /// The secret's text.
     pub fn expose(&self) -> &str {
         &self.0
     }
@@ -61,8 +62,10 @@ impl Secret {
 /// How this client identifies itself to one authorization server.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClientRecord {
+    /// The client id.
     pub client_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The client secret, for a confidential client.
     pub client_secret: Option<Secret>,
     /// `client_secret_basic`, `client_secret_post` or `none`.
     pub auth_method: String,
@@ -76,10 +79,14 @@ pub struct ClientRecord {
 /// The tokens one authorization server issued for the resource.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TokenRecord {
+    /// The issuer that issued the tokens.
     pub issuer: String,
+    /// Where to refresh them.
     pub token_endpoint: String,
+    /// The access token.
     pub access_token: Secret,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The refresh token, if any.
     pub refresh_token: Option<Secret>,
     /// Seconds since the epoch; `None` when the server gave no lifetime.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -87,6 +94,7 @@ pub struct TokenRecord {
     /// The scopes asked for (space-separated), for step-up unions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// When the tokens were obtained, in seconds since the epoch.
     pub obtained_at: u64,
     /// The DPoP key the token is bound to (RFC 9449), PKCS#8 in base64:
     /// kept only for a token the server issued as `token_type: DPoP`.
@@ -105,7 +113,7 @@ impl TokenRecord {
     }
 
     /// Expired, or within a minute of it.
-    pub fn is_expired(&self, now: u64) -> bool {
+    pub(crate) fn is_expired(&self, now: u64) -> bool {
         self.expires_at.is_some_and(|t| now + 60 >= t)
     }
 }
@@ -113,8 +121,10 @@ impl TokenRecord {
 /// Everything kept for one MCP server URL.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
+    /// The MCP server's URL.
     pub server_url: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The server's name, for listings.
     pub server_name: Option<String>,
     /// The `resource` parameter the tokens were issued for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -124,23 +134,31 @@ pub struct Entry {
     #[serde(default)]
     pub clients: BTreeMap<String, ClientRecord>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The tokens, once signed in.
     pub token: Option<TokenRecord>,
 }
 
 /// What `elicit auth list` shows of an entry: no secrets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Summary {
+    /// The MCP server's URL.
     pub server_url: String,
+    /// The server's name, if known.
     pub server_name: Option<String>,
+    /// The issuer of its tokens.
     pub issuer: Option<String>,
+    /// The scopes granted.
     pub scope: Option<String>,
+    /// When the access token expires, in seconds since the epoch.
     pub expires_at: Option<u64>,
-    pub has_refresh_token: bool,
+    pub(crate) has_refresh_token: bool,
     /// The token is DPoP-bound (its key is in the entry).
-    pub dpop_bound: bool,
+    pub(crate) dpop_bound: bool,
+    /// The file the entry is kept in.
     pub file: PathBuf,
 }
 
+/// The time now, in seconds since the epoch.
 pub fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -242,14 +260,16 @@ fn temp_name(path: &Path, attempt: u32) -> PathBuf {
 }
 
 impl TokenStore {
+    /// A store in `dir`.
     pub fn at(dir: impl Into<PathBuf>) -> Self {
         TokenStore { dir: dir.into() }
     }
 
-    pub fn open_default() -> Result<Self, AuthError> {
+    pub(crate) fn open_default() -> Result<Self, AuthError> {
         Ok(Self::at(default_dir()?))
     }
 
+    /// The store's directory.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -423,7 +443,7 @@ impl TokenStore {
 
     /// Binds a pre-registered client id to one issuer (replacing an
     /// earlier binding: only an explicit `--client-issuer` does that).
-    pub fn bind_client(&self, client_id: &str, issuer: &str) -> Result<(), AuthError> {
+    pub(crate) fn bind_client(&self, client_id: &str, issuer: &str) -> Result<(), AuthError> {
         let _lock = self.lock()?;
         let path = self.dir.join(CLIENT_ISSUERS);
         let mut map: BTreeMap<String, String> = Self::read_doc(&path)?.unwrap_or_default();
@@ -471,7 +491,7 @@ impl TokenStore {
 
     /// Forgets one server (by URL), or every server with `None`. Damaged
     /// files are removed too. Returns what was removed.
-    pub fn remove(&self, server_url: Option<&str>) -> Result<Vec<PathBuf>, AuthError> {
+    pub(crate) fn remove(&self, server_url: Option<&str>) -> Result<Vec<PathBuf>, AuthError> {
         if !self.dir.exists() {
             return Ok(Vec::new());
         }

@@ -24,7 +24,7 @@ pub fn show(v: &Value) -> String {
 
 /// One difference between two JSON documents.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Change {
+pub(crate) enum Change {
     Added {
         pointer: String,
         new: Value,
@@ -41,14 +41,6 @@ pub enum Change {
 }
 
 impl Change {
-    pub fn pointer(&self) -> &str {
-        match self {
-            Change::Added { pointer, .. }
-            | Change::Removed { pointer, .. }
-            | Change::Changed { pointer, .. } => pointer,
-        }
-    }
-
     /// The change in lines: one, or one per difference inside a string
     /// that holds JSON.
     pub fn lines(&self) -> Vec<String> {
@@ -149,7 +141,7 @@ fn at(pointer: &str) -> String {
 
 /// Every difference between `old` and `new`, by JSON pointer. Object keys
 /// are compared by name (their order is ignored), arrays item by item.
-pub fn json_diff(old: &Value, new: &Value) -> Vec<Change> {
+pub(crate) fn json_diff(old: &Value, new: &Value) -> Vec<Change> {
     let mut out = Vec::new();
     walk(String::new(), old, new, &mut out);
     out
@@ -207,7 +199,7 @@ fn walk(pointer: String, old: &Value, new: &Value, out: &mut Vec<Change>) {
 /// Removes the value at `pointer` (an object member, or an array item,
 /// which becomes `null` so later indexes keep their meaning). A pointer
 /// that names nothing is left alone.
-pub fn remove_at(doc: &mut Value, pointer: &str) {
+pub(crate) fn remove_at(doc: &mut Value, pointer: &str) {
     let Some((parent, last)) = pointer.rsplit_once('/') else {
         return;
     };
@@ -233,7 +225,7 @@ const RELATED_TASK_POINTER: &str = "/_meta/io.modelcontextprotocol~1related-task
 /// `match` pointers must hold a value matching their regex (then are left
 /// out too), everything else must be equal. Returns the lines of the diff
 /// (empty when the results agree).
-pub fn result_diff(
+pub(crate) fn result_diff(
     recorded: &Value,
     actual: &Value,
     ignore: &[String],
@@ -290,7 +282,7 @@ pub fn result_diff(
 /// An elicitation's params as they are compared: `required` as a set (its
 /// order means nothing), the volatile members (`elicitationId`, `_meta`)
 /// and the cassette's own `ignore` pointers left out.
-pub fn comparable_request(request: &Value, ignore: &[String]) -> Value {
+pub(crate) fn comparable_request(request: &Value, ignore: &[String]) -> Value {
     let mut v = request.clone();
     if let Some(o) = v.as_object_mut() {
         let id = o
@@ -321,7 +313,7 @@ pub fn comparable_request(request: &Value, ignore: &[String]) -> Value {
 /// A URL as it is compared: the elicitation's own id and any UUID in it
 /// are placeholders (`{elicitationId}`, `{uuid}`), since a server makes
 /// them afresh for every elicitation; everything else must be equal.
-pub fn comparable_url(url: &str, elicitation_id: Option<&str>) -> String {
+pub(crate) fn comparable_url(url: &str, elicitation_id: Option<&str>) -> String {
     static UUID: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let uuid = UUID.get_or_init(|| {
         regex::Regex::new("(?i)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -335,7 +327,7 @@ pub fn comparable_url(url: &str, elicitation_id: Option<&str>) -> String {
 }
 
 /// Whether a replayed elicitation asks what the recorded one asked.
-pub fn same_request(recorded: &Value, actual: &Value, ignore: &[String]) -> bool {
+pub(crate) fn same_request(recorded: &Value, actual: &Value, ignore: &[String]) -> bool {
     comparable_request(recorded, ignore) == comparable_request(actual, ignore)
 }
 
@@ -343,7 +335,7 @@ pub fn same_request(recorded: &Value, actual: &Value, ignore: &[String]) -> bool
 /// sent now, one line per change: the message, the mode or URL, each field
 /// added, removed (with a hint when it looks renamed), retyped, a bound or
 /// other constraint changed, required or not.
-pub fn request_diff(recorded: &Value, actual: &Value, ignore: &[String]) -> Vec<String> {
+pub(crate) fn request_diff(recorded: &Value, actual: &Value, ignore: &[String]) -> Vec<String> {
     let old = comparable_request(recorded, ignore);
     let new = comparable_request(actual, ignore);
     let mut lines = Vec::new();
@@ -378,7 +370,7 @@ pub fn request_diff(recorded: &Value, actual: &Value, ignore: &[String]) -> Vec<
 /// unambiguous: a field gone from `new` whose schema (but for its title and
 /// description) is that of exactly one field new to `new`, and no other
 /// gone field claims it. The requests are elicitation params.
-pub fn renamed_fields(old: &Value, new: &Value) -> Vec<(String, String)> {
+pub(crate) fn renamed_fields(old: &Value, new: &Value) -> Vec<(String, String)> {
     let schema = |r: &Value| r.get("requestedSchema").cloned().unwrap_or(Value::Null);
     let (op, np) = (properties(&schema(old)), properties(&schema(new)));
     let removed: Vec<&String> = op.keys().filter(|k| !np.contains_key(*k)).collect();
@@ -407,7 +399,7 @@ pub fn renamed_fields(old: &Value, new: &Value) -> Vec<(String, String)> {
 }
 
 /// The names of a request's form fields.
-pub fn field_names(request: &Value) -> Vec<String> {
+pub(crate) fn field_names(request: &Value) -> Vec<String> {
     request
         .get("requestedSchema")
         .map(properties)

@@ -12,9 +12,11 @@ use elicit_core::error::ElicitError;
 /// A file that could not be used: which file, where in it, what is wrong.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadError {
+    /// The file.
     pub path: PathBuf,
     /// The JSON pointer of the bad value (`""` is the whole document).
     pub pointer: Option<String>,
+    /// What is wrong with it.
     pub message: String,
 }
 
@@ -31,7 +33,7 @@ impl std::fmt::Display for LoadError {
 impl std::error::Error for LoadError {}
 
 /// Escapes one reference token of a JSON pointer (RFC 6901).
-pub fn escape_pointer_token(token: &str) -> String {
+pub(crate) fn escape_pointer_token(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
 }
 
@@ -55,9 +57,12 @@ pub const MAX_FILE_BYTES: u64 = 16 << 20;
 /// Most JSON values in a cassette or answer-rules file, counted over its
 /// bytes before parsing: with [`MAX_FILE_BYTES`], reading one takes tens of
 /// MiB at most, whatever its shape.
-pub const MAX_FILE_VALUES: usize = 100_000;
+pub(crate) const MAX_FILE_VALUES: usize = 100_000;
 
-pub fn read_checked(path: &Path, validator: &jsonschema::Validator) -> Result<Value, LoadError> {
+pub(crate) fn read_checked(
+    path: &Path,
+    validator: &jsonschema::Validator,
+) -> Result<Value, LoadError> {
     let fail = |pointer: Option<String>, message: String| LoadError {
         path: path.to_path_buf(),
         pointer,
@@ -155,7 +160,7 @@ pub fn check_writable(path: &Path) -> Result<(), ElicitError> {
 /// (created 0600 under an unguessable name by `tempfile`, never through a
 /// planted file) and a rename. A file replaced keeps its mode; a new one
 /// stays 0600 (git does not keep modes but the executable bit).
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ElicitError> {
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ElicitError> {
     use std::io::Write;
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),

@@ -13,15 +13,13 @@ use serde_json::{Map, Value};
 
 use crate::mcp::client::{Generation, ProtocolChoice};
 use elicit_core::elicitation::answers::ScriptedAnswers;
-use elicit_core::elicitation::protocol::wire;
 use elicit_core::elicitation::protocol::ElicitResult;
+use elicit_core::elicitation::protocol::Revision;
 use elicit_core::error::ElicitError;
 
 pub(crate) use file::cassette_validator;
-pub use file::{
-    check_writable, escape_pointer_token, read_checked, write_atomically, LoadError,
-    MAX_FILE_BYTES, MAX_FILE_VALUES,
-};
+pub use file::{check_writable, LoadError, MAX_FILE_BYTES};
+pub(crate) use file::{escape_pointer_token, read_checked, write_atomically, MAX_FILE_VALUES};
 
 pub mod diff;
 pub mod explore;
@@ -33,10 +31,10 @@ pub mod replay;
 pub mod rules;
 
 /// The value of a cassette's `"elicit"` key.
-pub const CASSETTE_VERSION: &str = "cassette/1";
+pub(crate) const CASSETTE_VERSION: &str = "cassette/1";
 
 /// The published schema every cassette is checked against.
-pub const CASSETTE_SCHEMA: &str = include_str!("../../schemas/cassette.schema.json");
+pub(crate) const CASSETTE_SCHEMA: &str = include_str!("../../schemas/cassette.schema.json");
 
 /// How to reach the server a cassette was recorded against.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,11 +42,17 @@ pub enum ServerSpec {
     /// A stdio server: its argv.
     Command(Vec<String>),
     /// A remote server: its URL and the transport (`auto`, `http`, `sse`).
-    Url { url: String, transport: String },
+    Url {
+        /// The URL.
+        url: String,
+        /// The transport: `auto`, `http` or `sse`.
+        transport: String,
+    },
 }
 
 impl ServerSpec {
-    pub fn to_value(&self) -> Value {
+    /// The server as written in a cassette.
+    pub(crate) fn to_value(&self) -> Value {
         let mut m = Map::new();
         match self {
             ServerSpec::Command(argv) => {
@@ -101,7 +105,7 @@ pub fn without_credentials(url: &str) -> String {
 
 /// [`without_credentials`], and the query parameters left out, each with
 /// the variable that stands for it.
-pub fn redact_url(url: &str) -> (String, Vec<(String, String)>) {
+pub(crate) fn redact_url(url: &str) -> (String, Vec<(String, String)>) {
     let Ok(mut u) = url::Url::parse(url) else {
         return (url.to_string(), Vec::new());
     };
@@ -187,7 +191,7 @@ pub fn secret_query_name(name: &str) -> bool {
 /// The environment variable that stands for a secret left out of a
 /// cassette: `ELICIT_SECRET_` and the name, upper case, every character
 /// but a letter or digit as `_` (`api-key` → `ELICIT_SECRET_API_KEY`).
-pub fn secret_variable(name: &str) -> String {
+pub(crate) fn secret_variable(name: &str) -> String {
     let tail: String = name
         .chars()
         .map(|c| {
@@ -209,11 +213,11 @@ fn is_secret_placeholder(value: &str) -> bool {
 /// The key of a recorded answer value left out as a secret:
 /// `{"$env": "ELICIT_SECRET_PASSWORD"}`, filled from that environment
 /// variable by `elicit test`.
-pub const SECRET_VALUE_KEY: &str = "$env";
+pub(crate) const SECRET_VALUE_KEY: &str = "$env";
 
 /// Fills every `${ELICIT_SECRET_…}` reference in `text` (a cassette's
 /// server URL) from the environment. Err: the first variable not set.
-pub fn fill_secret_references(text: &str) -> Result<String, String> {
+pub(crate) fn fill_secret_references(text: &str) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = text;
     while let Some(at) = rest.find("${ELICIT_SECRET_") {
@@ -234,7 +238,7 @@ pub fn fill_secret_references(text: &str) -> Result<String, String> {
 
 /// An answer's content with every `{"$env": VAR}` value filled from the
 /// environment. Err: the field and the variable not set.
-pub fn fill_secret_values(content: &mut Map<String, Value>) -> Result<(), (String, String)> {
+pub(crate) fn fill_secret_values(content: &mut Map<String, Value>) -> Result<(), (String, String)> {
     for (name, value) in content.iter_mut() {
         let var = match value {
             Value::Object(o) if o.len() == 1 => match o.get(SECRET_VALUE_KEY) {
@@ -264,6 +268,7 @@ pub enum AnswerSpec {
 }
 
 impl AnswerSpec {
+    /// Reads an answer as written in a cassette.
     pub fn from_value(v: &Value) -> Self {
         match v {
             Value::String(s) => AnswerSpec::Words(vec![s.clone()]),
@@ -278,7 +283,8 @@ impl AnswerSpec {
         }
     }
 
-    pub fn to_value(&self) -> Value {
+    /// The answer as written in a cassette.
+    pub(crate) fn to_value(&self) -> Value {
         match self {
             AnswerSpec::Result(v) => v.clone(),
             AnswerSpec::Words(w) if w.len() == 1 => Value::String(w[0].clone()),
@@ -301,7 +307,7 @@ impl AnswerSpec {
     }
 
     /// The answer as `--answer` words (what [`Self::scripted`] parses).
-    pub fn scripted_words(&self) -> Result<Vec<String>, ElicitError> {
+    pub(crate) fn scripted_words(&self) -> Result<Vec<String>, ElicitError> {
         Ok(match self {
             AnswerSpec::Result(v) => {
                 let mut result = Map::new();
@@ -330,7 +336,7 @@ impl AnswerSpec {
 /// Values by field name as `--answer`s: `accept`, then `NAME=VALUE` for each
 /// string (coerced by the field's kind, as on the command line), then one
 /// JSON object of the rest (already typed).
-pub fn values_as_words(values: &Map<String, Value>) -> Vec<String> {
+pub(crate) fn values_as_words(values: &Map<String, Value>) -> Vec<String> {
     let mut words = vec!["accept".to_string()];
     let mut typed = Map::new();
     for (name, value) in values {
@@ -361,6 +367,7 @@ pub struct Exchange {
     pub key: Option<String>,
     /// The params as the server sent them.
     pub request: Value,
+    /// The answer given.
     pub answer: AnswerSpec,
     /// JSON pointers into the request left out of the comparison.
     pub ignore: Vec<String>,
@@ -456,11 +463,15 @@ impl Exchange {
 /// A cassette, read or about to be written.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cassette {
+    /// The server called.
     pub server: ServerSpec,
     /// `2025-06-18`, `2025-11-25`, `2026-07-28` (or `auto`, by hand).
     pub protocol: String,
+    /// The tool called.
     pub tool: String,
+    /// Its arguments.
     pub arguments: Map<String, Value>,
+    /// The elicitations, in the order they came.
     pub elicitations: Vec<Exchange>,
     /// The final result; `None` (a hand-written cassette without one):
     /// only the elicitations are checked.
@@ -500,14 +511,13 @@ pub fn protocol_name(g: &Generation) -> String {
 }
 
 /// The lifecycle a recorded protocol name is replayed with.
-pub fn protocol_choice(name: &str) -> ProtocolChoice {
-    match name {
-        wire::V2025_06_18 => ProtocolChoice::V2025_06_18,
-        wire::V2026_07_28 => ProtocolChoice::V2026_07_28,
-        "auto" => ProtocolChoice::Auto,
+pub(crate) fn protocol_choice(name: &str) -> ProtocolChoice {
+    match (name, Revision::from_version(name)) {
+        ("auto", _) => ProtocolChoice::Auto,
+        (_, Some(revision)) => ProtocolChoice::Only(revision),
         // Any other handshake revision: the newest handshake, which
         // negotiates down.
-        _ => ProtocolChoice::V2025_11_25,
+        (_, None) => ProtocolChoice::Only(Revision::V2025_11_25),
     }
 }
 
@@ -515,7 +525,7 @@ impl Cassette {
     /// The cassette as JSON: a cassette read from a file is that file with
     /// what changed written into it ([`Self::source`]); a new one has its
     /// keys in a fixed order.
-    pub fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         match &self.source {
             Some(source) => self.patch(source),
             None => self.fresh_value(),
@@ -591,7 +601,7 @@ impl Cassette {
     }
 
     /// The file's text: pretty JSON and a final newline.
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let mut text =
             serde_json::to_string_pretty(&self.to_value()).expect("a cassette always serialises");
         text.push('\n');

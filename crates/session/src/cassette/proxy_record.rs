@@ -50,6 +50,7 @@ pub struct ProxyRecorder {
 }
 
 impl ProxyRecorder {
+    /// A recorder that writes to `path`, for `server`.
     pub fn new(path: &Path, server: ServerSpec) -> Self {
         ProxyRecorder {
             path: path.to_path_buf(),
@@ -62,7 +63,7 @@ impl ProxyRecorder {
 
     /// The file for the `n`th cassette (from 1): FILE, then FILE with
     /// `-2`, `-3`, … before `.cassette.json` (or the extension).
-    pub fn nth_path(&self, n: usize) -> PathBuf {
+    pub(crate) fn nth_path(&self, n: usize) -> PathBuf {
         if n <= 1 {
             return self.path.clone();
         }
@@ -252,7 +253,7 @@ impl ProxyRecorder {
 }
 
 /// The recorder as the proxy's resolver thread sees it.
-pub struct RecordingObserver(pub Arc<Mutex<ProxyRecorder>>);
+pub(crate) struct RecordingObserver(pub Arc<Mutex<ProxyRecorder>>);
 
 impl ElicitObserver for RecordingObserver {
     fn answered(&mut self, request: &Value, key: Option<&str>, result: &ElicitResult) {

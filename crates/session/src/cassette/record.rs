@@ -11,6 +11,7 @@ use elicit_core::elicitation::protocol::ElicitResult;
 /// Keeps what a session asked and answered, in order.
 #[derive(Debug, Default)]
 pub struct Recorder {
+    /// The elicitations answered so far.
     pub exchanges: Vec<Exchange>,
 }
 

@@ -17,7 +17,6 @@ use crate::mcp::handler::{ElicitHandler, ElicitObserver};
 use crate::mcp::session::{ConnectError, Session, SessionOptions};
 use crate::transport::{ConnectOptions, ServerTarget, TransportChoice};
 use elicit_core::elicitation::answers::ScriptedAnswers;
-use elicit_core::elicitation::protocol::wire;
 use elicit_core::elicitation::protocol::ElicitResult;
 use elicit_core::elicitation::resolve::{self, Elicitation, NoTerminal};
 use elicit_core::error::{ElicitError, ServerError};
@@ -34,6 +33,7 @@ pub struct ReplayOptions {
     pub update: bool,
     /// The wait for each reply from the server.
     pub timeout: Option<Duration>,
+    /// `--verbose`: show the messages.
     pub verbose: bool,
     /// `--modes`: the elicitation modes declared to the server.
     pub modes: crate::mcp::modes::ElicitModes,
@@ -70,6 +70,7 @@ pub fn on_local_port(url: &str, port: u16) -> String {
 /// How one replay ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
+    /// The run matched the cassette.
     Pass,
     /// `--update` rebuilt the cassette, and it differs from the file.
     Updated,
@@ -114,8 +115,11 @@ fn session_broke(e: &ElicitError) -> bool {
 }
 
 #[derive(Debug, Clone)]
+/// How one replay went.
 pub struct Outcome {
+    /// Whether it matched.
     pub verdict: Verdict,
+    /// How long it took.
     pub elapsed: Duration,
     /// With `--update`: the cassette rebuilt from the run.
     pub updated: Option<Cassette>,
@@ -672,9 +676,5 @@ fn run(
 /// with (`auto` and unknown names: the newest).
 fn revision_of(protocol: &str) -> elicit_core::lint::Revision {
     use elicit_core::lint::Revision;
-    match protocol {
-        wire::V2025_06_18 => Revision::V2025_06_18,
-        wire::V2025_11_25 => Revision::V2025_11_25,
-        _ => Revision::V2026_07_28,
-    }
+    Revision::from_version(protocol).unwrap_or(Revision::V2026_07_28)
 }

@@ -23,14 +23,14 @@ use elicit_core::error::ElicitError;
 use elicit_core::text::sanitize::sanitize_line;
 
 /// The value of an answer file's `"elicit"` key.
-pub const ANSWERS_VERSION: &str = "answers/1";
+pub(crate) const ANSWERS_VERSION: &str = "answers/1";
 
 /// The published schema of answer files.
-pub const ANSWERS_SCHEMA: &str = include_str!("../../schemas/answers.schema.json");
+pub(crate) const ANSWERS_SCHEMA: &str = include_str!("../../schemas/answers.schema.json");
 
 /// What a rule asks of an elicitation; every criterion given must hold.
 #[derive(Debug, Clone, Default)]
-pub struct Criteria {
+pub(crate) struct Criteria {
     /// The server's name (its `serverInfo.name`).
     pub server: Option<String>,
     pub tool: Option<String>,
@@ -42,9 +42,9 @@ pub struct Criteria {
     /// The URL's host (URL mode).
     pub host: Option<String>,
     /// From a cassette: the message must be exactly this one.
-    pub message_is: Option<String>,
+    pub(crate) message_is: Option<String>,
     /// From a cassette: the form must have exactly these fields.
-    pub fields_are: Option<Vec<String>>,
+    pub(crate) fields_are: Option<Vec<String>>,
 }
 
 /// One rule: where it came from (for `-v` and errors), what it matches,
@@ -53,17 +53,24 @@ pub struct Criteria {
 pub struct Rule {
     /// `rule 2`, or `elicitation 1 of the cassette`.
     pub label: String,
-    pub criteria: Criteria,
+    pub(crate) criteria: Criteria,
+    /// The answer to give when the rule matches.
     pub answer: AnswerSpec,
 }
 
 /// What a rule is matched against.
 pub struct Asked<'a> {
+    /// The server's name, if known.
     pub server: Option<&'a str>,
+    /// The tool being called, if any.
     pub tool: Option<&'a str>,
+    /// The elicitation's mode.
     pub mode: Mode,
+    /// The server's message.
     pub message: &'a str,
+    /// The form's field names.
     pub fields: Vec<&'a str>,
+    /// The URL, in URL mode.
     pub url: Option<&'a str>,
 }
 
@@ -102,6 +109,7 @@ impl Criteria {
 /// The rules of one answer file, in order.
 #[derive(Debug, Clone, Default)]
 pub struct AnswerRules {
+    /// The rules, in order: the first that matches answers.
     pub rules: Vec<Rule>,
     /// The file, for messages.
     pub source: String,
@@ -203,7 +211,7 @@ impl AnswerRules {
     /// A cassette's elicitations as rules: each answers an elicitation of
     /// the cassette's tool with the same mode, message and field names (or,
     /// for a URL, host) as the one it was recorded for.
-    pub fn from_cassette(cassette: &Cassette, source: String) -> Self {
+    pub(crate) fn from_cassette(cassette: &Cassette, source: String) -> Self {
         let rules = cassette
             .elicitations
             .iter()
@@ -260,7 +268,9 @@ fn accept_anything() -> &'static jsonschema::Validator {
 
 /// The person, with answer rules in front.
 pub struct RulesResolver<R> {
+    /// The rules.
     pub rules: std::sync::Arc<AnswerRules>,
+    /// Who answers what no rule matches.
     pub inner: R,
     /// `--no-input`: decline what no rule matches, and say so.
     pub no_input: bool,

@@ -21,7 +21,12 @@ pub enum CallEnd {
     Result(Value),
     /// The server answered the call with a JSON-RPC error: the error object,
     /// and the failure in words.
-    Refused { error: Value, message: String },
+    Refused {
+        /// The error, as given.
+        error: Value,
+        /// The message, as shown.
+        message: String,
+    },
 }
 
 /// Calls `tool` and returns how it ended, resolving on the way:
@@ -34,7 +39,7 @@ pub enum CallEnd {
 /// A JSON-RPC error reply is a [`CallEnd::Refused`], kept apart from a
 /// broken session (an `Err`). Whether a call may be made again is
 /// [`crate::mcp::session::Session`]'s to decide.
-pub fn call_tool_end(
+pub(crate) fn call_tool_end(
     client: &mut McpClient,
     handler: &mut ElicitHandler<'_>,
     tool: &str,

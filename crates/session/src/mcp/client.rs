@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 
 use super::handler::{ElicitHandler, HandlerError};
 use crate::transport::{Incoming, Transport};
-use elicit_core::elicitation::protocol::wire;
+use elicit_core::elicitation::protocol::{wire, Revision};
 use elicit_core::error::{ElicitError, ServerError};
 use elicit_core::text::sanitize::sanitize_line;
 
@@ -47,9 +47,9 @@ pub enum ProtocolChoice {
     /// handshake because it asks with `input_required` is called over
     /// 2026-07-28 (see [`crate::mcp::session`]).
     Auto,
-    V2025_06_18,
-    V2025_11_25,
-    V2026_07_28,
+    /// Only this revision: the handshake asking for it, or
+    /// `server/discover` for 2026-07-28.
+    Only(Revision),
 }
 
 /// The lifecycle in use once connected.
@@ -74,13 +74,18 @@ impl Generation {
 /// The reply to one request.
 #[derive(Debug, Clone)]
 pub enum Reply {
+    /// A result.
     Result(Value),
+    /// A JSON-RPC error object.
     Error(Value),
 }
 
+/// A client of one MCP server: requests and their replies, over a transport.
 pub struct McpClient {
+    /// The transport to the server.
     pub server: Box<dyn Transport>,
     next_id: i64,
+    /// The lifecycle in use.
     pub generation: Generation,
     /// How long to wait for the reply to each request. The wait is for the
     /// reply itself: notifications, stray messages and automatic replies
@@ -88,12 +93,14 @@ pub struct McpClient {
     /// time a person spends answering an elicitation does not count (up to
     /// [`MAX_ANSWER_CREDIT`] a request).
     pub timeout: Option<Duration>,
+    /// The server's `serverInfo` (its name and version), from the handshake.
     pub server_info: Option<Value>,
     /// What the server said it supports (the handshake's `capabilities`).
     pub server_capabilities: Option<Value>,
     /// The server's tools, once listed in this session (what they need to be
     /// called: a task, say).
     pub tools: Option<Vec<Value>>,
+    /// `--verbose`: show the messages.
     pub verbose: bool,
     /// Why [`Self::generation`] is the one in use, in words for `--verbose`.
     pub why: String,
@@ -105,21 +112,16 @@ pub struct McpClient {
     answered_requests: crate::transport::recent_ids::RecentIds,
 }
 
-/// The capabilities elicit declares: the two modes it really handles.
-pub fn client_capabilities() -> Value {
-    capabilities_for(super::modes::ElicitModes::default())
-}
-
 /// The capabilities elicit declares with `--modes`: the elicitation modes
 /// given, and no `elicitation` at all for `none`.
-pub fn capabilities_for(modes: super::modes::ElicitModes) -> Value {
+pub(crate) fn capabilities_for(modes: super::modes::ElicitModes) -> Value {
     match modes.capability() {
         Some(e) => json!({ "elicitation": e }),
         None => json!({}),
     }
 }
 
-pub fn client_info() -> Value {
+pub(crate) fn client_info() -> Value {
     json!({"name": "elicit", "version": env!("CARGO_PKG_VERSION")})
 }
 
@@ -148,17 +150,13 @@ impl McpClient {
         let handshake =
             |c: &mut McpClient, h: &mut ElicitHandler<'_>, version: &str| c.handshake(version, h);
         match choice {
-            ProtocolChoice::V2026_07_28 => {
+            ProtocolChoice::Only(Revision::V2026_07_28) => {
                 client.discover(handler)?;
                 client.why = format!("--protocol {STATELESS_VERSION} given");
             }
-            ProtocolChoice::V2025_06_18 => {
-                handshake(&mut client, handler, wire::V2025_06_18)?;
-                client.why = "--protocol 2025-06-18 given".into();
-            }
-            ProtocolChoice::V2025_11_25 => {
-                handshake(&mut client, handler, HANDSHAKE_VERSION)?;
-                client.why = format!("--protocol {HANDSHAKE_VERSION} given");
+            ProtocolChoice::Only(revision) => {
+                handshake(&mut client, handler, revision.as_str())?;
+                client.why = format!("--protocol {revision} given");
             }
             ProtocolChoice::Auto => match client.try_handshake(HANDSHAKE_VERSION, handler)? {
                 None => {
@@ -180,7 +178,7 @@ impl McpClient {
     }
 
     /// The server's name from its `serverInfo`.
-    pub fn server_name(&self) -> Option<String> {
+    pub(crate) fn server_name(&self) -> Option<String> {
         self.server_info
             .as_ref()?
             .get("name")?
@@ -485,7 +483,7 @@ impl McpClient {
     }
 
     /// Lists the server's tools (following `nextCursor`).
-    pub fn list_tools(
+    pub(crate) fn list_tools(
         &mut self,
         handler: &mut ElicitHandler<'_>,
     ) -> Result<Vec<Value>, ElicitError> {
@@ -533,6 +531,6 @@ pub fn short(error: &Value) -> String {
 }
 
 /// Builds `tools/call` params.
-pub fn call_params(name: &str, arguments: &Map<String, Value>) -> Value {
+pub(crate) fn call_params(name: &str, arguments: &Map<String, Value>) -> Value {
     json!({"name": name, "arguments": arguments})
 }

@@ -20,7 +20,12 @@ use elicit_core::error::{rpc_code, ElicitError, ServerError};
 #[derive(Debug)]
 pub enum HandlerError {
     /// Answer the server with this JSON-RPC error and go on.
-    Rpc { code: i64, message: String },
+    Rpc {
+        /// The JSON-RPC error code.
+        code: i64,
+        /// The message, as shown.
+        message: String,
+    },
     /// Stop the session: nobody can answer (no terminal and no scripted
     /// answer, answers that fail validation, a broken terminal).
     Fatal(ElicitError),
@@ -49,8 +54,11 @@ pub trait ElicitObserver {
 
 /// Resolves the elicitations of a live session.
 pub struct ElicitHandler<'a> {
+    /// The scripted answers, tried first.
     pub scripted: &'a ScriptedAnswers,
+    /// Who answers what they leave open.
     pub person: &'a mut dyn Resolver,
+    /// Parsed schemas, by their text.
     pub cache: SchemaCache,
     /// The server's name from `serverInfo`, for the prompt header.
     pub server_name: Option<String>,
@@ -82,6 +90,7 @@ pub struct ElicitHandler<'a> {
 }
 
 impl<'a> ElicitHandler<'a> {
+    /// A handler answering with `scripted`, then `person`.
     pub fn new(scripted: &'a ScriptedAnswers, person: &'a mut dyn Resolver) -> Self {
         ElicitHandler {
             scripted,
@@ -102,7 +111,7 @@ impl<'a> ElicitHandler<'a> {
     /// Shows a message from the server to `--strict` (when on); `request`
     /// names the client request a reply answers (the same across its
     /// input_required retries).
-    pub fn observe(&self, msg: &Value, request: Option<&str>) {
+    pub(crate) fn observe(&self, msg: &Value, request: Option<&str>) {
         if let Some(strict) = &self.strict {
             strict.observe(msg, request);
         }
@@ -204,7 +213,10 @@ impl<'a> ElicitHandler<'a> {
 
     /// Resolves every elicitation of an `input_required` result, keyed as
     /// the server keyed them, for the retry's `inputResponses`.
-    pub fn input_responses(&mut self, result: &Value) -> Result<Map<String, Value>, ElicitError> {
+    pub(crate) fn input_responses(
+        &mut self,
+        result: &Value,
+    ) -> Result<Map<String, Value>, ElicitError> {
         self.asked += 1;
         let doc = elicit_core::elicitation::input::read_input_required(result)?;
         if !doc.skipped.is_empty() {

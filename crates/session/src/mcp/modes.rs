@@ -6,7 +6,9 @@ use serde_json::{json, Map, Value};
 /// The modes elicit declares (`--modes form|url|form,url|none`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ElicitModes {
+    /// Form mode is declared.
     pub form: bool,
+    /// URL mode is declared.
     pub url: bool,
 }
 
@@ -21,7 +23,8 @@ impl Default for ElicitModes {
 }
 
 impl ElicitModes {
-    pub const NONE: ElicitModes = ElicitModes {
+    /// No elicitation at all.
+    pub(crate) const NONE: ElicitModes = ElicitModes {
         form: false,
         url: false,
     };
@@ -77,7 +80,7 @@ impl ElicitModes {
     }
 
     /// In words, for messages: `form`, `url`, `form,url`, `none`.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match (self.form, self.url) {
             (true, true) => "form,url",
             (true, false) => "form",

@@ -114,7 +114,10 @@ impl<'c> Session<'c> {
         let asked_before = handler.asked;
         let end = call_tool_end(&mut self.client, handler, tool, arguments)?;
         let asked = handler.asked > asked_before;
-        if self.options.protocol == ProtocolChoice::V2026_07_28 && !asked && failed(&end) {
+        if self.options.protocol == ProtocolChoice::Only(Revision::V2026_07_28)
+            && !asked
+            && failed(&end)
+        {
             // The person chose 2026-07-28: say what auto would have done.
             self.note(&format!(
                 "the tool failed on {STATELESS_VERSION} before the server asked anything; if it asks with requests of its own, --protocol auto would use the initialize handshake, where they work"
@@ -128,7 +131,7 @@ impl<'c> Session<'c> {
         self.note(&format!("{why}; calling it again over {STATELESS_VERSION}"));
         match open(
             &self.options,
-            ProtocolChoice::V2026_07_28,
+            ProtocolChoice::Only(Revision::V2026_07_28),
             &mut self.connect,
             handler,
         ) {
@@ -211,7 +214,7 @@ pub fn revision(generation: &Generation) -> Revision {
 /// only when the server says that the tool needs the revision that
 /// carries `input_required` by naming it. The error code cannot tell:
 /// servers use -32602, the code of bad arguments, for it.
-pub fn stateless_retry_reason(
+pub(crate) fn stateless_retry_reason(
     choice: ProtocolChoice,
     generation: &Generation,
     end: &CallEnd,
@@ -275,7 +278,7 @@ mod tests {
         );
         // Something was asked first; not a choice `auto` made; already 2026.
         assert!(stateless_retry_reason(auto, &handshake, &fastmcp, true).is_none());
-        let forced = ProtocolChoice::V2025_11_25;
+        let forced = ProtocolChoice::Only(Revision::V2025_11_25);
         assert!(stateless_retry_reason(forced, &handshake, &fastmcp, false).is_none());
         assert!(stateless_retry_reason(auto, &Generation::Stateless, &fastmcp, false).is_none());
     }

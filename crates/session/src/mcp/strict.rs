@@ -49,6 +49,7 @@ struct State {
 pub struct Strict(Arc<Mutex<State>>);
 
 impl Strict {
+    /// Checks at `levels`, for a client declaring `modes` on `revision`; `live` prints each finding on stderr as it happens.
     pub fn new(levels: Levels, modes: ElicitModes, revision: Revision, live: bool) -> Strict {
         Strict(Arc::new(Mutex::new(State {
             levels,
@@ -68,12 +69,12 @@ impl Strict {
 
     /// The modes the server was told, when they change (a proxy adds
     /// elicit's to the client's own).
-    pub fn set_modes(&self, modes: ElicitModes) {
+    pub(crate) fn set_modes(&self, modes: ElicitModes) {
         self.state().modes = modes;
     }
 
     /// The revision the session speaks, once it is known.
-    pub fn set_revision(&self, revision: Revision) {
+    pub(crate) fn set_revision(&self, revision: Revision) {
         self.state().revision = revision;
     }
 
@@ -82,7 +83,7 @@ impl Strict {
     /// checked against the declared modes), or a completion notification.
     /// `request` names the client request a reply answers (its id), so
     /// rounds of one request are compared.
-    pub fn observe(&self, msg: &Value, request: Option<&str>) {
+    pub(crate) fn observe(&self, msg: &Value, request: Option<&str>) {
         let method = msg.get("method").and_then(Value::as_str);
         if method == Some(wire::ELICITATION_COMPLETE) {
             if let Some(id) = msg
@@ -239,7 +240,7 @@ impl Strict {
     /// elicitation still awaiting its completion) have their say. Every
     /// caller (`call`, `proxy`, `test`) ends a session through here, so
     /// each reports the same findings.
-    pub fn end_session(&self) {
+    pub(crate) fn end_session(&self) {
         let mut st = self.state();
         let awaiting = std::mem::take(&mut st.awaiting);
         let revision = st.revision;
@@ -297,7 +298,7 @@ impl State {
 }
 
 /// One finding on one line, sanitised: `error[rule] where /pointer: message (citation)`.
-pub fn finding_line(f: &Finding) -> String {
+pub(crate) fn finding_line(f: &Finding) -> String {
     let place = f.elicitation.as_deref().unwrap_or("the session");
     let pointer = if f.pointer.is_empty() {
         String::new()

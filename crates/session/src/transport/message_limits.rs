@@ -61,14 +61,14 @@ fn weight(len: usize, tokens: usize) -> usize {
 }
 
 /// [`parse`] for bytes (a body read whole).
-pub fn parse_bytes(bytes: &[u8]) -> Result<Value, String> {
+pub(crate) fn parse_bytes(bytes: &[u8]) -> Result<Value, String> {
     check(bytes)?;
     serde_json::from_slice(bytes).map_err(|e| e.to_string())
 }
 
 /// The first bytes of a message too large or malformed to keep: what an
 /// error shows of it (the whole text could be 64 MiB).
-pub fn excerpt(text: &str) -> String {
+pub(crate) fn excerpt(text: &str) -> String {
     let mut end = text.len().min(1024);
     while !text.is_char_boundary(end) {
         end -= 1;

@@ -18,23 +18,28 @@ use elicit_core::error::{ElicitError, ServerError};
 
 pub mod http;
 pub mod local_server;
+/// A test seam, not part of a release build: the crate's own unit tests have
+/// it, and other crates' tests enable the `test-seams` feature.
+#[cfg(any(test, feature = "test-seams"))]
 pub mod memory;
 pub mod message_limits;
 pub mod process_group;
 pub mod queue;
-pub mod recent_ids;
+pub(crate) mod recent_ids;
 pub mod server_stderr;
 
-pub mod stdin_writer;
+pub(crate) mod stdin_writer;
 pub mod stdio;
 
 use queue::{QueueEmpty, QueueReceiver};
-pub use stdio::ServerProcess;
+pub(crate) use stdio::ServerProcess;
 
 /// Where the server is: a command to run (stdio) or a URL (remote).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServerTarget {
+    /// A server started as a command (its argv).
     Command(Vec<String>),
+    /// A server at a URL.
     Url(String),
 }
 
@@ -60,7 +65,7 @@ impl ServerTarget {
 }
 
 /// Whether an argument names a remote server rather than a command.
-pub fn is_remote(arg: &str) -> bool {
+pub(crate) fn is_remote(arg: &str) -> bool {
     let lower = arg.get(..8).unwrap_or(arg).to_ascii_lowercase();
     lower.starts_with("http://") || lower.starts_with("https://")
 }
@@ -105,6 +110,7 @@ pub struct ConnectOptions {
     pub log: Option<MessageLog>,
     /// `--header NAME: VALUE` pairs for remote servers.
     pub headers: Vec<(String, String)>,
+    /// Which transport a URL is reached over.
     pub transport: TransportChoice,
     /// Credentials for remote servers (OAuth sign-in), see [`http`].
     pub auth: Option<Box<dyn http::Authenticator>>,
@@ -226,7 +232,7 @@ pub trait Transport: Send {
 }
 
 /// See [`Transport::waker`].
-pub type Waker = Arc<dyn Fn() + Send + Sync>;
+pub(crate) type Waker = Arc<dyn Fn() + Send + Sync>;
 
 /// What arrives from the server.
 #[derive(Debug)]
@@ -234,7 +240,12 @@ pub enum Incoming {
     /// One parsed JSON-RPC message.
     Message(Value),
     /// A line that is not JSON (the server wrote something else to stdout).
-    Malformed { line: String, error: String },
+    Malformed {
+        /// The line, as shown.
+        line: String,
+        /// The error, as given.
+        error: String,
+    },
     /// The server closed its stdout (it exited or is exiting), or the
     /// connection to it ended.
     Closed,
@@ -251,6 +262,7 @@ pub struct MessageLog {
 }
 
 impl MessageLog {
+    /// A log written to `path`.
     pub fn create(path: &Path) -> Result<Self, ElicitError> {
         let file = File::create(path)
             .map_err(|e| ElicitError::io(format!("cannot create log {}", path.display()), e))?;
@@ -259,6 +271,7 @@ impl MessageLog {
         })
     }
 
+    /// Writes one message (or a line that was not one) sent or received (`dir`: `send` or `recv`).
     pub fn record(&self, dir: &str, message: Result<&Value, &str>) {
         let time = humantime::format_rfc3339_millis(SystemTime::now()).to_string();
         let entry = match message {
@@ -285,7 +298,7 @@ impl MessageLog {
 pub type Delivery = Result<Incoming, ElicitError>;
 
 /// [`receive_from`] for a channel of [`Delivery`]s.
-pub fn receive_delivery(
+pub(crate) fn receive_delivery(
     incoming: &QueueReceiver<Delivery>,
     timeout: Option<Duration>,
 ) -> Result<Incoming, ElicitError> {

@@ -20,7 +20,7 @@ use elicit_platform::Signal;
 
 /// How long processes get between SIGTERM and SIGKILL once elicit has
 /// decided to end them.
-pub const TERM_GRACE: Duration = Duration::from_millis(500);
+pub(crate) const TERM_GRACE: Duration = Duration::from_millis(500);
 
 /// One server's processes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,7 +104,7 @@ impl ProcessGroup {
 
 /// Waits up to `limit` for `child` to exit, and returns how it ended (the
 /// `Child` keeps the status for a later `wait`).
-pub fn wait_for_exit(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+pub(crate) fn wait_for_exit(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
     elicit_platform::process::wait_for_exit(child, limit)
 }
 

@@ -23,7 +23,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// At most this many items wait in a transport's queue.
-pub const MAX_QUEUED_ITEMS: usize = 256;
+pub(crate) const MAX_QUEUED_ITEMS: usize = 256;
 /// At most this much weight (about the bytes the parsed messages take)
 /// waits in a transport's queue, beyond one item heavier than it.
 pub const MAX_QUEUED_BYTES: usize = 32 * 1024 * 1024;
@@ -58,6 +58,7 @@ pub struct QueueReceiver<T> {
 /// Why [`QueueReceiver::recv_timeout`] returned nothing.
 #[derive(Debug, PartialEq, Eq)]
 pub enum QueueEmpty {
+    /// Nothing came within the wait.
     Timeout,
     /// Every sender is gone and nothing is left.
     Disconnected,
@@ -69,7 +70,10 @@ pub fn bounded<T>() -> (QueueSender<T>, QueueReceiver<T>) {
 }
 
 /// A queue holding at most `max_items` items and `max_bytes` bytes.
-pub fn with_limits<T>(max_items: usize, max_bytes: usize) -> (QueueSender<T>, QueueReceiver<T>) {
+pub(crate) fn with_limits<T>(
+    max_items: usize,
+    max_bytes: usize,
+) -> (QueueSender<T>, QueueReceiver<T>) {
     let inner = Arc::new(Inner {
         state: Mutex::new(State {
             items: VecDeque::new(),
@@ -118,7 +122,7 @@ impl<T> QueueSender<T> {
     /// Queues `item` without waiting, and only when the queue is empty:
     /// for a wake-up token (the receiver returns at once anyway when
     /// anything is queued), so it never waits and never adds to a backlog.
-    pub fn send_if_empty(&self, item: T) {
+    pub(crate) fn send_if_empty(&self, item: T) {
         let mut st = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
         if st.receiver_gone || !st.items.is_empty() {
             return;

@@ -14,14 +14,14 @@ pub const MAX_REMEMBERED: usize = 4096;
 
 /// A bounded set of recently seen ids.
 #[derive(Debug, Default)]
-pub struct RecentIds {
+pub(crate) struct RecentIds {
     order: VecDeque<String>,
     set: HashSet<String>,
 }
 
 impl RecentIds {
     /// Records `id`; false when it was seen already (a repeat: drop it).
-    pub fn first_time(&mut self, id: &str) -> bool {
+    pub(crate) fn first_time(&mut self, id: &str) -> bool {
         if self.set.contains(id) {
             return false;
         }
@@ -38,7 +38,7 @@ impl RecentIds {
 
 /// The id of a server request (a message with a method and an id), as
 /// JSON text.
-pub fn server_request_id(msg: &serde_json::Value) -> Option<String> {
+pub(crate) fn server_request_id(msg: &serde_json::Value) -> Option<String> {
     msg.get("method")?;
     msg.get("id")
         .filter(|i| !i.is_null())

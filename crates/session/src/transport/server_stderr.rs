@@ -22,7 +22,7 @@ use std::time::Duration;
 use elicit_core::text::sanitize::sanitize_line;
 
 /// The prefix that marks a line as the server's.
-pub const PREFIX: &str = "server: ";
+pub(crate) const PREFIX: &str = "server: ";
 /// The most of one stderr line that is kept; the rest is cut (and counted).
 pub const MAX_LINE_BYTES: usize = 4096;
 /// Prints one (already sanitised) line now, or holds it while a prompt is
@@ -32,7 +32,7 @@ fn emit(line: String) {
 }
 
 /// Turns raw stderr bytes into the text printed after the prefix.
-pub fn render_line(bytes: &[u8], cut: u64) -> String {
+pub(crate) fn render_line(bytes: &[u8], cut: u64) -> String {
     let text = String::from_utf8_lossy(bytes);
     let text = text.trim_end_matches(['\n', '\r']);
     let mut line = sanitize_line(text);
@@ -44,7 +44,7 @@ pub fn render_line(bytes: &[u8], cut: u64) -> String {
 
 /// Reads `source` line by line until it ends, keeping at most
 /// [`MAX_LINE_BYTES`] of each line, and hands each rendered line to `out`.
-pub fn read_lines(source: impl Read, mut out: impl FnMut(String)) {
+pub(crate) fn read_lines(source: impl Read, mut out: impl FnMut(String)) {
     let mut reader = BufReader::with_capacity(16 * 1024, source);
     let mut line: Vec<u8> = Vec::with_capacity(256);
     let mut cut: u64 = 0;
@@ -86,7 +86,7 @@ fn keep(line: &mut Vec<u8>, cut: &mut u64, bytes: &[u8]) {
 }
 
 /// The thread relaying one server's stderr.
-pub struct StderrRelay {
+pub(crate) struct StderrRelay {
     done: mpsc::Receiver<()>,
 }
 

@@ -37,7 +37,7 @@ pub enum Refused {
     Closed,
 }
 
-pub struct StdinWriter {
+pub(crate) struct StdinWriter {
     shared: Arc<(Mutex<State>, Condvar)>,
 }
 

@@ -29,7 +29,7 @@ const LINE_LIMIT: usize = elicit_core::elicitation::protocol::MAX_MESSAGE_BYTES 
 
 /// A server just started: the child, and the relay of its stderr (none
 /// when it goes to `--server-log`).
-pub struct Spawned {
+pub(crate) struct Spawned {
     pub child: Child,
     pub stderr: Option<StderrRelay>,
     /// Everything the server starts; end it with [`ProcessGroup::terminate`].
@@ -47,7 +47,10 @@ pub fn start_server_log(path: &Path) -> Result<(), ElicitError> {
 /// Starts a server command with piped stdin/stdout, in its own process
 /// group. Its stderr goes to `server_log`, or through the sanitising relay
 /// ([`super::server_stderr`]) to ours: never raw to a terminal.
-pub fn spawn_server(command: &[String], server_log: Option<&Path>) -> Result<Spawned, ElicitError> {
+pub(crate) fn spawn_server(
+    command: &[String],
+    server_log: Option<&Path>,
+) -> Result<Spawned, ElicitError> {
     let (program, args) = command
         .split_first()
         .ok_or_else(|| ElicitError::Usage("no server command given: put it after `--`".into()))?;
@@ -95,7 +98,7 @@ pub fn spawn_server(command: &[String], server_log: Option<&Path>) -> Result<Spa
 }
 
 /// A running server.
-pub struct ServerProcess {
+pub(crate) struct ServerProcess {
     child: Child,
     stderr: Option<StderrRelay>,
     group: ProcessGroup,
@@ -106,7 +109,6 @@ pub struct ServerProcess {
     stdin: StdinWriter,
     incoming: QueueReceiver<Incoming>,
     log: Option<MessageLog>,
-    pub verbose: bool,
 }
 
 impl ServerProcess {
@@ -201,18 +203,7 @@ impl ServerProcess {
             stdin,
             incoming: rx,
             log,
-            verbose: false,
         })
-    }
-
-    /// The server's process id (its process group's id too).
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// How the server ended, if it has.
-    pub fn exit_status(&mut self) -> Option<ExitStatus> {
-        self.child.try_wait().ok().flatten()
     }
 
     /// Closes the server's stdin, gives it `grace` to exit, then ends

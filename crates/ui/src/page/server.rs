@@ -33,7 +33,7 @@ use elicit_core::error::ElicitError;
 use elicit_http::Request;
 
 /// The largest request body read (a form of many long fields fits).
-pub const MAX_BODY: usize = 256 * 1024;
+pub(crate) const MAX_BODY: usize = 256 * 1024;
 
 /// How long the page's script waits on one request for news.
 const WATCH: Duration = Duration::from_secs(20);

@@ -15,7 +15,7 @@ use elicit_core::text::sanitize::{looks_like_secret, sanitize_line};
 
 /// How the form ended.
 #[derive(Debug, Clone, PartialEq)]
-pub enum FormOutcome {
+pub(crate) enum FormOutcome {
     Submit(Map<String, Value>),
     Decline,
 }
@@ -23,7 +23,7 @@ pub enum FormOutcome {
 const SKIP: &str = "— skip —";
 
 /// Who asks, and what the person may answer.
-pub struct Asking<'a> {
+pub(crate) struct Asking<'a> {
     pub server: &'a str,
     pub message: &'a str,
     pub position: Option<(usize, usize)>,
@@ -33,7 +33,7 @@ pub struct Asking<'a> {
 
 /// Runs the whole form. `values` were given by `--answer`; `missing` are
 /// asked. Cancel comes back as `Err(Interrupt::Cancelled)`.
-pub fn run(
+pub(crate) fn run(
     term: &Term,
     asking: &Asking<'_>,
     form: &FormSchema,

@@ -61,7 +61,7 @@ pub fn read_key(term: &Term) -> Prompted<Key> {
 
 /// [`read_key`], or `None` as soon as `done()` says the wait is over (the
 /// URL flow's waiting screen: the sign-in listener saw the browser return).
-pub fn read_key_unless(term: &Term, done: &dyn Fn() -> bool) -> Prompted<Option<Key>> {
+pub(crate) fn read_key_unless(term: &Term, done: &dyn Fn() -> bool) -> Prompted<Option<Key>> {
     let _ = term.flush();
     let raw = RawKeys::enter(term)?;
     loop {
@@ -87,7 +87,7 @@ pub fn read_key_unless(term: &Term, done: &dyn Fn() -> bool) -> Prompted<Option<
 
 /// Whether keys wait to be read (typed ahead). Looked at in raw mode, where
 /// a line not yet ended with Enter counts too.
-pub fn typed_ahead(term: &Term) -> bool {
+pub(crate) fn typed_ahead(term: &Term) -> bool {
     match RawKeys::enter(term) {
         Ok(raw) => raw.ready(Duration::ZERO).unwrap_or(false),
         Err(_) => false,

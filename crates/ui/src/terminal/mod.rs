@@ -31,7 +31,7 @@ use elicit_core::error::ElicitError;
 use widgets::Interrupt;
 
 /// The fallback name in the header when nothing names the server.
-pub const UNKNOWN_SERVER: &str = "An MCP server";
+pub(crate) const UNKNOWN_SERVER: &str = "An MCP server";
 
 /// Settings of the terminal resolver (from the command line).
 #[derive(Debug, Clone, Default)]

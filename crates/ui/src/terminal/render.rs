@@ -37,12 +37,12 @@ pub fn header(
 }
 
 /// Closes the header box with a line of key hints.
-pub fn footer(term: &Term, hint: &str) {
+pub(crate) fn footer(term: &Term, hint: &str) {
     let _ = term.write_line(&format!("{} {}", style("╰─").dim(), style(hint).dim()));
 }
 
 /// A field's question line: label, required marker, hint.
-pub fn field_question(field: &FormField) -> String {
+pub(crate) fn field_question(field: &FormField) -> String {
     let mut s = format!("{}", style(sanitize_line(field.label())).bold());
     if field.required {
         s.push_str(&format!("{}", style(" *").red()));
@@ -58,7 +58,7 @@ pub fn field_question(field: &FormField) -> String {
 
 /// A value as shown in the review: labels for choices, yes/no, `—` when
 /// left out.
-pub fn show_value(field: &FormField, value: Option<&Value>) -> String {
+pub(crate) fn show_value(field: &FormField, value: Option<&Value>) -> String {
     let Some(value) = value else {
         return format!("{}", style("—").dim());
     };

@@ -9,10 +9,9 @@ use elicit_platform::terminal::{self, SavedMode};
 
 /// The terminal prompts are drawn on, plus what is needed to put it back as
 /// it was whatever happens (Ctrl-C, timeout, a panic in a prompt).
-pub struct Tty {
+pub(crate) struct Tty {
     pub term: Term,
     saved: Option<SavedMode>,
-    pub colors: bool,
 }
 
 impl Tty {
@@ -34,11 +33,7 @@ impl Tty {
         console::set_colors_enabled(colors);
         elicit_platform::handlers::install_interrupt_handler();
         let term = terminal::term(read, write)?;
-        Ok(Tty {
-            term,
-            saved,
-            colors,
-        })
+        Ok(Tty { term, saved })
     }
 
     /// Puts the terminal back: visible cursor, the original line mode.

@@ -21,7 +21,7 @@ use elicit_core::text::url_safety::{assess_url, UrlAssessment};
 
 /// How the URL flow ended (cancel is `Err(Interrupt::Cancelled)`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UrlOutcome {
+pub(crate) enum UrlOutcome {
     /// The person says they finished on the page.
     Completed,
     Declined,
@@ -30,7 +30,7 @@ pub enum UrlOutcome {
 pub use elicit_platform::opener::Opener;
 
 /// Runs the flow for `raw_url`.
-pub fn run(
+pub(crate) fn run(
     term: &Term,
     server: &str,
     message: &str,

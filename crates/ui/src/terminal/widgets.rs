@@ -34,7 +34,7 @@ impl From<io::Error> for Interrupt {
     }
 }
 
-pub type Prompted<T> = Result<T, Interrupt>;
+pub(crate) type Prompted<T> = Result<T, Interrupt>;
 
 /// How long a consent screen (the URL screen, the review before submit, an
 /// approve-only form) is shown, with every key ignored, before its choices
@@ -48,14 +48,14 @@ pub const CONSENT_PAUSE: std::time::Duration = std::time::Duration::from_millis(
 /// prompt not yet drawn. Called before consent choices and before a form
 /// or picker appears, never between ordinary fields: there keys typed
 /// ahead belong to the next field.
-pub fn discard_typeahead(term: &Term) {
+pub(crate) fn discard_typeahead(term: &Term) {
     elicit_platform::terminal::discard_input(term);
 }
 
 /// Leaves a consent screen up for [`CONSENT_PAUSE`] with keys ignored, then
 /// discards them, saying so when there were any; Ctrl-C still cancels at
 /// once.
-pub fn consent_pause(term: &Term) -> Prompted<()> {
+pub(crate) fn consent_pause(term: &Term) -> Prompted<()> {
     let _ = term.flush();
     let until = std::time::Instant::now() + CONSENT_PAUSE;
     while std::time::Instant::now() < until {
@@ -74,7 +74,7 @@ pub fn consent_pause(term: &Term) -> Prompted<()> {
 }
 
 /// Fails with `Cancelled` when Ctrl-C arrived between two prompts.
-pub fn check_interrupt() -> Prompted<()> {
+pub(crate) fn check_interrupt() -> Prompted<()> {
     if keys::stopped() {
         Err(Interrupt::Abandoned)
     } else if elicit_platform::handlers::interrupted() {
@@ -173,7 +173,7 @@ fn question_line(prompt: &str, filter: Option<&str>) -> String {
 }
 
 /// The record left once a question is answered.
-pub fn answered_line(prompt: &str, answer: &str) -> String {
+pub(crate) fn answered_line(prompt: &str, answer: &str) -> String {
     format!(
         "{} {} {} {}",
         style("✔").green(),
@@ -256,7 +256,7 @@ pub fn select(
 
 /// [`select`], where each `(key, item)` of `shortcuts` picks that item at
 /// once (`y`/`n` on a yes/no). Ignored on a list that filters as you type.
-pub fn select_keyed(
+pub(crate) fn select_keyed(
     term: &Term,
     prompt: &str,
     items: &[String],
@@ -355,7 +355,7 @@ pub fn select_keyed(
 /// Esc/Ctrl-C/Ctrl-D cancel. `check` judges the ticked set: a rejected set
 /// keeps the list up with the reason under it (each attempt replaces the
 /// last reason), and only an accepted one is recorded with `✔`.
-pub fn multi_select(
+pub(crate) fn multi_select(
     term: &Term,
     prompt: &str,
     items: &[String],
@@ -424,7 +424,7 @@ pub fn multi_select(
 }
 
 /// The key that shows or hides a masked field's text (Ctrl-R, "reveal").
-pub const REVEAL_KEY: char = '\u{12}';
+pub(crate) const REVEAL_KEY: char = '\u{12}';
 
 /// One line of text. Enter submits; Esc, Ctrl-C and Ctrl-D cancel (with
 /// or without text: Ctrl-D is "I am done here", as at the other prompts);
@@ -440,7 +440,7 @@ pub fn read_line(term: &Term, prompt: &str, initial: &str, masked: bool) -> Prom
 
 /// [`read_line`], where `back` lets ↑ or Shift-Tab on an empty line ask
 /// to go back to the field before: `Ok(None)`.
-pub fn read_line_or_back(
+pub(crate) fn read_line_or_back(
     term: &Term,
     prompt: &str,
     initial: &str,

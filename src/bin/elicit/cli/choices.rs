@@ -37,18 +37,30 @@ flag_value! {
     }
 }
 
-flag_value! {
-    /// `--protocol` of `call`, `test` and `proxy`: which lifecycle to use.
-    Protocol => elicit::mcp::client::ProtocolChoice {
-        /// The initialize handshake; 2026-07-28 discovery when the server
-        /// refuses it.
-        Auto,
-        #[value(name = "2025-06-18")]
-        V2025_06_18,
-        #[value(name = "2025-11-25")]
-        V2025_11_25,
-        #[value(name = "2026-07-28")]
-        V2026_07_28,
+/// `--protocol` of `call`, `test` and `proxy`: which lifecycle to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Protocol {
+    /// The initialize handshake; 2026-07-28 discovery when the server
+    /// refuses it.
+    Auto,
+    #[value(name = "2025-06-18")]
+    V2025_06_18,
+    #[value(name = "2025-11-25")]
+    V2025_11_25,
+    #[value(name = "2026-07-28")]
+    V2026_07_28,
+}
+
+impl From<Protocol> for elicit::mcp::client::ProtocolChoice {
+    fn from(value: Protocol) -> Self {
+        use elicit::lint::Revision as R;
+        use elicit::mcp::client::ProtocolChoice as P;
+        match value {
+            Protocol::Auto => P::Auto,
+            Protocol::V2025_06_18 => P::Only(R::V2025_06_18),
+            Protocol::V2025_11_25 => P::Only(R::V2025_11_25),
+            Protocol::V2026_07_28 => P::Only(R::V2026_07_28),
+        }
     }
 }
 

@@ -64,9 +64,8 @@ pub fn strict_checker(
     let levels = Levels::new(&checks.allow, &checks.deny)
         .map_err(|message| super::report(&ElicitError::Usage(message)))?;
     let revision = match protocol {
-        ProtocolChoice::V2025_06_18 => Revision::V2025_06_18,
-        ProtocolChoice::V2025_11_25 => Revision::V2025_11_25,
-        ProtocolChoice::V2026_07_28 | ProtocolChoice::Auto => Revision::V2026_07_28,
+        ProtocolChoice::Only(revision) => revision,
+        ProtocolChoice::Auto => Revision::V2026_07_28,
     };
     Ok(Some(Strict::new(levels, checks.modes, revision, true)))
 }

@@ -25,7 +25,7 @@ pub fn run(args: &ProxyArgs) -> i32 {
     // The proxy's revision is learnt from the session; until then 2025-11-25.
     let strict = match super::connect::strict_checker(
         &args.checks,
-        elicit::mcp::client::ProtocolChoice::V2025_11_25,
+        elicit::mcp::client::ProtocolChoice::Only(elicit::lint::Revision::V2025_11_25),
     ) {
         Ok(s) => s,
         Err(code) => return code,

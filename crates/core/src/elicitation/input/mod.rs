@@ -41,16 +41,21 @@ pub const MAX_DEPTH: usize = 128;
 /// Which shape the input had; it decides the output's shape.
 #[derive(Debug, Clone)]
 pub enum Shape {
+    /// Bare `elicitation/create` params.
     BareParams,
+    /// An object with `method` and `params` but no JSON-RPC id.
     RequestObject,
     /// `id` kept as the exact JSON text received.
     JsonRpcRequest {
+        /// The request's id.
         id: Box<RawValue>,
     },
+    /// A 2026-07-28 `input_required` result holding elicitations.
     InputRequired {
         /// `requestState` exactly as received, echoed byte for byte.
         request_state: Option<Box<RawValue>>,
     },
+    /// A -32042 error (URL elicitation required) holding elicitations.
     UrlElicitationRequired,
     /// Claude Code's `Elicitation` hook input (`hook_event_name`,
     /// `mcp_server_name`, `message`, `mode`, `url`, `elicitation_id`,
@@ -63,6 +68,7 @@ pub enum Shape {
 pub struct Entry {
     /// The `inputRequests` key, or the `elicitationId` of a -32042 entry.
     pub key: Option<String>,
+    /// The elicitation's params.
     pub params: ElicitationParams,
     /// The `requestedSchema` exactly as written, when the raw pass over the
     /// text found it (a single-entry shape): the [`crate::elicitation::resolve::SchemaCache`]
@@ -91,7 +97,9 @@ impl PartialEq for Entry {
 /// A parsed input document.
 #[derive(Debug, Clone)]
 pub struct Document {
+    /// The input's shape, which decides the output's.
     pub shape: Shape,
+    /// The elicitations the document holds, in order.
     pub entries: Vec<Entry>,
     /// Entries of an `input_required` result that are not elicitations
     /// (sampling, roots…): elicit cannot answer them; the host must.
@@ -119,7 +127,9 @@ fn server_name(value: &Value) -> Option<String> {
 /// JSON-RPC request (so a pipeline can hand an error back to the server).
 #[derive(Debug)]
 pub struct InputFailure {
+    /// What went wrong.
     pub error: ElicitError,
+    /// The request's id, when the input was a JSON-RPC request, for an error reply.
     pub reply_id: Option<Box<RawValue>>,
 }
 
@@ -134,7 +144,7 @@ impl From<ElicitError> for InputFailure {
 
 /// serde_json's message without its own " at line L column C" suffix (we
 /// print line and column ourselves).
-pub fn json_error_text(e: &serde_json::Error) -> String {
+pub(crate) fn json_error_text(e: &serde_json::Error) -> String {
     let s = e.to_string();
     match s.rfind(" at line ") {
         Some(i) => s[..i].to_string(),
@@ -197,6 +207,7 @@ pub fn read_document(text: &str) -> Result<Document, InputFailure> {
 /// A schema the caller has already parsed, found by its JSON text (see
 /// [`read_document_with`]).
 pub struct KnownSchema {
+    /// The parsed schema.
     pub form: Arc<FormSchema>,
     /// How deeply the schema's JSON nests ([`nesting`]): a text that parsed
     /// alone may still be too deep where it now sits.
@@ -238,7 +249,7 @@ pub fn read_document_with(
 /// pass as the rest of the document, and its text is not kept
 /// ([`Entry::schema_text`] is `None`). Everything else, errors included,
 /// is what [`read_document`] gives.
-pub fn read_single_document(text: &str) -> Result<Document, InputFailure> {
+pub(crate) fn read_single_document(text: &str) -> Result<Document, InputFailure> {
     match read_in_one_pass(text, &|_| None, None, OnePassSeed::new(false)) {
         Some(done) => done,
         None => read_document_two_pass(text).map(without_schema_texts),

@@ -11,22 +11,27 @@ use serde_json::{Map, Value};
 
 use crate::error::ElicitError;
 
+mod revision;
 pub mod wire;
 
+pub use revision::Revision;
+
 // The wire's names and numbers, where code has always found them.
-pub use wire::{
-    ELICITATION_METHOD, MAX_MESSAGE_BYTES, RELATED_TASK_META, URL_ELICITATION_REQUIRED,
-};
+pub(crate) use wire::RELATED_TASK_META;
+pub use wire::{ELICITATION_METHOD, MAX_MESSAGE_BYTES, URL_ELICITATION_REQUIRED};
 
 /// The two elicitation modes. A missing or empty `mode` means [`Mode::Form`]
 /// (kept for 2025-06-18 clients, see the 2025-11-25 spec).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
+    /// A form the person fills in.
     Form,
+    /// A URL the person visits (out of band).
     Url,
 }
 
 impl Mode {
+    /// The mode as spelled on the wire (`form`, `url`).
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Form => "form",
@@ -41,11 +46,17 @@ impl Mode {
 /// and an error must be able to name an unknown value exactly).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ElicitationParams {
+    /// `mode` as sent (`form` when absent).
     pub mode: Option<String>,
+    /// The message shown to the person.
     pub message: String,
+    /// The form's schema (form mode).
     pub requested_schema: Option<Value>,
+    /// The URL to visit (URL mode).
     pub url: Option<String>,
+    /// The elicitation's id (URL mode).
     pub elicitation_id: Option<String>,
+    /// `_meta`, kept as sent.
     pub meta: Option<Map<String, Value>>,
 }
 
@@ -91,7 +102,7 @@ impl ElicitationParams {
 
     /// [`ElicitationParams::from_value`] on an owned value: the schema is
     /// moved out, not copied.
-    pub fn from_owned(mut value: Value) -> Result<Self, ElicitError> {
+    pub(crate) fn from_owned(mut value: Value) -> Result<Self, ElicitError> {
         let schema = value
             .as_object_mut()
             .and_then(|o| o.shift_remove("requestedSchema"));
@@ -175,7 +186,7 @@ impl ElicitationParams {
     }
 
     /// The related-task `_meta` entry, which the result must echo (tasks spec).
-    pub fn related_task(&self) -> Option<&Value> {
+    pub(crate) fn related_task(&self) -> Option<&Value> {
         self.meta.as_ref()?.get(RELATED_TASK_META)
     }
 }
@@ -197,12 +208,16 @@ fn optional_string(obj: &Map<String, Value>, key: &str) -> Result<Option<String>
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Action {
+    /// The person accepted (with content, for a form).
     Accept,
+    /// The person declined.
     Decline,
+    /// The person dismissed the request without choosing.
     Cancel,
 }
 
 impl Action {
+    /// The action as spelled on the wire.
     pub fn as_str(self) -> &'static str {
         match self {
             Action::Accept => "accept",
@@ -215,14 +230,18 @@ impl Action {
 /// The `ElicitResult` sent back to the server.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ElicitResult {
+    /// What the person did.
     pub action: Action,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// The form's values, for an accepted form.
     pub content: Option<Map<String, Value>>,
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    /// `_meta` for the result (echoing a related task).
     pub meta: Option<Map<String, Value>>,
 }
 
 impl ElicitResult {
+    /// A result with `action` and nothing else.
     pub fn new(action: Action) -> Self {
         ElicitResult {
             action,
@@ -231,6 +250,7 @@ impl ElicitResult {
         }
     }
 
+    /// The result as the JSON sent on the wire.
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).expect("an ElicitResult always serialises")
     }

@@ -20,13 +20,17 @@ pub const INITIALIZE: &str = "initialize";
 pub const INITIALIZED: &str = "notifications/initialized";
 /// 2026-07-28's request for what the server supports (no handshake).
 pub const SERVER_DISCOVER: &str = "server/discover";
+/// Lists a server's tools.
 pub const TOOLS_LIST: &str = "tools/list";
+/// Calls a tool.
 pub const TOOLS_CALL: &str = "tools/call";
-pub const PROMPTS_GET: &str = "prompts/get";
-pub const RESOURCES_READ: &str = "resources/read";
+pub(crate) const PROMPTS_GET: &str = "prompts/get";
+pub(crate) const RESOURCES_READ: &str = "resources/read";
+/// Checks that the other side is alive.
 pub const PING: &str = "ping";
 /// A URL-mode elicitation's out-of-band completion (2025-11-25).
 pub const ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
+/// A request's cancellation.
 pub const CANCELLED: &str = "notifications/cancelled";
 /// A task's final result, waited for (2025-11-25 tasks): the server delivers
 /// the task's own requests (its elicitations) while this waits.
@@ -50,10 +54,11 @@ pub const CLIENT_INFO_META: &str = "io.modelcontextprotocol/clientInfo";
 /// The server's name and version on a 2026-07-28 result.
 pub const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
 /// Ties a message to a task (2025-11-25); echoed into the result.
-pub const RELATED_TASK_META: &str = "io.modelcontextprotocol/related-task";
+pub(crate) const RELATED_TASK_META: &str = "io.modelcontextprotocol/related-task";
 
 // Revisions.
 
+/// The revision that added elicitation (forms only).
 pub const V2025_06_18: &str = "2025-06-18";
 /// The newest handshake revision.
 pub const V2025_11_25: &str = "2025-11-25";
@@ -63,10 +68,13 @@ pub const V2026_07_28: &str = "2026-07-28";
 
 // JSON-RPC error codes.
 
-pub const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC: the request is not a valid request object.
 pub const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC: the method does not exist here.
 pub const METHOD_NOT_FOUND: i64 = -32601;
+/// JSON-RPC: the params are not valid for the method.
 pub const INVALID_PARAMS: i64 = -32602;
+/// JSON-RPC: an error inside the receiver.
 pub const INTERNAL_ERROR: i64 = -32603;
 /// A request refused because too many already wait for the server (a
 /// server error, JSON-RPC 2.0 §5.1; elicit's proxy sends it).

@@ -152,7 +152,7 @@ impl FormField {
 /// answers, `@FILE` answers and typed text all reach this one place as a
 /// `Number`, and with the feature each still holds its text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NotInteger {
+pub(crate) enum NotInteger {
     /// Not a whole number (a nonzero digit after the point).
     Fraction,
     /// Whole, but outside -2^63 ..= 2^64-1.
@@ -164,7 +164,7 @@ pub enum NotInteger {
 /// (`e` sign? digits)?); anything else is `Fraction`. Hand-written: no
 /// decimal crate is in the tree, and this needs only digit counting, with no
 /// allocation proportional to the exponent (`1e999999999` is answered at once).
-pub fn exact_integer(text: &str) -> Result<Number, NotInteger> {
+pub(crate) fn exact_integer(text: &str) -> Result<Number, NotInteger> {
     let (negative, rest) = match text.strip_prefix('-') {
         Some(r) => (true, r),
         None => (false, text),
@@ -289,7 +289,7 @@ pub(super) fn normalize_number(value: Value, kind: &FieldKind) -> Value {
 }
 
 /// `true/false/yes/no` and their usual short forms, in any case.
-pub fn parse_bool(text: &str) -> Option<bool> {
+pub(crate) fn parse_bool(text: &str) -> Option<bool> {
     match text.trim().to_ascii_lowercase().as_str() {
         "true" | "yes" | "y" | "on" | "1" => Some(true),
         "false" | "no" | "n" | "off" | "0" => Some(false),

@@ -42,9 +42,13 @@ pub const MAX_FIELDS: usize = 1000;
 /// A `format` on a string field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StringFormat {
+    /// `format: email`.
     Email,
+    /// `format: uri`.
     Uri,
+    /// `format: date`.
     Date,
+    /// `format: date-time`.
     DateTime,
     /// A format MCP does not define: shown, not checked.
     Other(String),
@@ -76,7 +80,9 @@ impl StringFormat {
 /// One choice of a single or multi select: the value sent, and the label shown.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Choice {
+    /// The value sent when chosen.
     pub value: String,
+    /// The title shown instead of the value, if any.
     pub label: Option<String>,
 }
 
@@ -90,36 +96,53 @@ impl Choice {
 /// What kind of answer a field takes, with the constraints a prompt shows.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FieldKind {
+    /// A string.
     Text {
+        /// `minLength`.
         min_length: Option<u64>,
+        /// `maxLength`.
         max_length: Option<u64>,
+        /// `format`, if one MCP knows.
         format: Option<StringFormat>,
+        /// `pattern`, a regular expression.
         pattern: Option<String>,
     },
+    /// An integer.
     Integer {
+        /// `minimum`.
         minimum: Option<Number>,
+        /// `maximum`.
         maximum: Option<Number>,
     },
+    /// A number.
     Number {
+        /// `minimum`.
         minimum: Option<Number>,
+        /// `maximum`.
         maximum: Option<Number>,
     },
+    /// A boolean.
     Boolean,
     /// Untitled (`enum`), titled (`oneOf` of const/title) or legacy
     /// (`enum` + `enumNames`) single select.
     Select {
+        /// The choices, in order.
         choices: Vec<Choice>,
     },
     /// Untitled (`items.enum`) or titled (`items.anyOf`, or `items.oneOf`)
     /// multi-select.
     MultiSelect {
+        /// The choices, in order.
         choices: Vec<Choice>,
+        /// `minItems`.
         min_items: Option<u64>,
+        /// `maxItems`.
         max_items: Option<u64>,
     },
     /// A shape MCP does not allow (a nested object, an array of objects, a
     /// missing or unknown `type`): answered as raw JSON.
     Raw {
+        /// Why the shape is not MCP's, in words.
         why: String,
     },
 }
@@ -127,14 +150,22 @@ pub enum FieldKind {
 /// One property of the requested schema.
 #[derive(Debug, Clone)]
 pub struct FormField {
+    /// The property's name.
     pub name: String,
+    /// `title`, if any.
     pub title: Option<String>,
+    /// `description`, if any.
     pub description: Option<String>,
+    /// Whether `required` names it.
     pub required: bool,
+    /// What kind of value it takes.
     pub kind: FieldKind,
+    /// `default`, if any.
     pub default: Option<Value>,
     /// How the field's constraints are checked.
     rules: FieldRules,
+    /// Why the property's schema is not valid JSON Schema, if it is not
+    /// (then only its type is checked).
     pub schema_problem: Option<String>,
 }
 
@@ -159,10 +190,8 @@ enum FieldRules {
 /// A parsed `requestedSchema`.
 #[derive(Debug, Clone)]
 pub struct FormSchema {
+    /// The properties, in schema order.
     pub fields: Vec<FormField>,
-    /// Names in `required` that are not properties: the server's mistake,
-    /// reported as a warning, never asked.
-    pub unknown_required: Vec<String>,
     /// Problems with the schema itself that did not stop parsing (shown to
     /// the person as warnings).
     pub warnings: Vec<String>,
@@ -287,7 +316,6 @@ impl FormSchema {
         }
         Ok(FormSchema {
             fields,
-            unknown_required,
             warnings,
             warned: WarnedFlag::default(),
         })
@@ -308,6 +336,7 @@ impl FormSchema {
         }
     }
 
+    /// The field named `name`.
     pub fn field(&self, name: &str) -> Option<&FormField> {
         self.fields.iter().find(|f| f.name == name)
     }

@@ -12,7 +12,7 @@ mod form;
 use form::*;
 
 /// `requestState` longer than this many bytes is `request-state-too-large`.
-pub const MAX_REQUEST_STATE: usize = 16 * 1024;
+pub(crate) const MAX_REQUEST_STATE: usize = 16 * 1024;
 
 /// The findings of one document.
 #[derive(Debug, Clone)]
@@ -21,7 +21,7 @@ pub struct DocumentLint {
     pub revision: Revision,
     /// How it was chosen, in words ("--protocol", "the input is an
     /// input_required result"…).
-    pub revision_from: String,
+    pub(crate) revision_from: String,
     /// Every finding, before `--allow`/`--deny`; pointers are into this
     /// document.
     pub findings: Vec<Finding>,
@@ -31,7 +31,7 @@ pub struct DocumentLint {
 
 /// Why a document could not be linted at all (not JSON, not an
 /// elicitation): `elicit lint` exits 2.
-pub type LintFailure = ElicitError;
+pub(crate) type LintFailure = ElicitError;
 
 /// Lints one document: a bare params object, a request, a JSON-RPC request,
 /// an `input_required` result, a -32042 error, or a cassette.

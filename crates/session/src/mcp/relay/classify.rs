@@ -31,7 +31,7 @@ use elicit_core::elicitation::protocol::wire::{
 };
 
 /// The id prefix of the proxy's own retries.
-pub const RETRY_PREFIX: &str = "elicit-proxy-";
+pub(crate) const RETRY_PREFIX: &str = "elicit-proxy-";
 
 // Substring searchers built once: `memmem::find` would build one (its
 // SIMD tables) on every call, once per run of lines and per needle.

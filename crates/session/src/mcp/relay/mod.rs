@@ -31,7 +31,7 @@ use super::call::MAX_INPUT_ROUNDS;
 /// The most elicitations a server may have waiting for an answer at once:
 /// each is held until a person answers, so a server that floods them is
 /// refused past this rather than growing elicit without bound.
-pub const MAX_PENDING_ELICITATIONS: usize = 64;
+pub(crate) const MAX_PENDING_ELICITATIONS: usize = 64;
 /// The most memory the elicitations waiting for an answer may hold at once
 /// (their parsed params, weighed by [`weigh`]): a server cannot hold 64
 /// elicitations of 64 MiB each. One over it alone is refused too.
@@ -148,7 +148,9 @@ pub struct Parties {
     pub scripted: ScriptedAnswers,
     /// Who is asked what the answers leave open (a terminal, or nobody).
     pub person: Box<dyn Resolver + Send>,
+    /// What the client sends.
     pub client_in: Box<dyn std::io::Read + Send>,
+    /// Where the client's messages go.
     pub client_out: Box<dyn std::io::Write + Send>,
 }
 
@@ -157,6 +159,7 @@ pub struct Parties {
 pub struct RelayOptions {
     /// Leave elicitations of a mode the client declared to the client.
     pub passthrough_declared: bool,
+    /// `--verbose`: show the messages.
     pub verbose: bool,
     /// The modes elicit declares on the client's behalf (`--modes`).
     pub modes: ElicitModes,
@@ -168,7 +171,7 @@ pub struct RelayOptions {
 }
 
 /// The cassette recorder a proxy shares between its sides and its resolver.
-pub type Recording = Arc<Mutex<crate::cassette::proxy_record::ProxyRecorder>>;
+pub(crate) type Recording = Arc<Mutex<crate::cassette::proxy_record::ProxyRecorder>>;
 
 /// The relay core, over a pair of [`Sides`].
 pub(crate) struct Relay<S: Sides> {

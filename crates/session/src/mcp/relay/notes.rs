@@ -30,7 +30,7 @@ pub fn capability_added(target: &str, declared: Modes) -> String {
 }
 
 /// Where a capability went, for [`capability_added`].
-pub fn capability_target(method: &str, id: Option<&str>, in_meta: bool) -> String {
+pub(crate) fn capability_target(method: &str, id: Option<&str>, in_meta: bool) -> String {
     let id = id.map(|i| format!(" {}", quote(i))).unwrap_or_default();
     if in_meta {
         format!("the _meta of its {method}{id}")
@@ -67,7 +67,7 @@ pub fn answered(id: &Value, mode: Option<&str>, reply: &Value) -> String {
 }
 
 /// An elicitation left to the client (`--passthrough-declared`).
-pub fn passed_through(id: &Value, mode: Option<&str>) -> String {
+pub(crate) fn passed_through(id: &Value, mode: Option<&str>) -> String {
     format!(
         "passed the server's elicitation {} ({} mode) to the client: it declared that mode itself (--passthrough-declared)",
         quote(&id.to_string()),
@@ -94,7 +94,7 @@ pub fn retried(
 }
 
 /// The final reply to a retried request.
-pub fn retry_done(client_id: &str) -> String {
+pub(crate) fn retry_done(client_id: &str) -> String {
     format!(
         "the server answered the retried request {}: the reply goes to the client under its own id",
         quote(client_id)
@@ -102,7 +102,7 @@ pub fn retry_done(client_id: &str) -> String {
 }
 
 /// An `input_required` result left to the client.
-pub fn input_required_passed(client_id: &str, why: &str) -> String {
+pub(crate) fn input_required_passed(client_id: &str, why: &str) -> String {
     format!(
         "passed the input_required result for the client's request {} to the client: {why}",
         quote(client_id)
@@ -111,7 +111,7 @@ pub fn input_required_passed(client_id: &str, why: &str) -> String {
 
 /// The server's name from a reply to `initialize` or `server/discover`:
 /// `serverInfo.name`, or (2026-07-28) `_meta[serverInfo].name`.
-pub fn server_name(result: &Value) -> Option<String> {
+pub(crate) fn server_name(result: &Value) -> Option<String> {
     result
         .get("serverInfo")
         .or_else(|| result.get("_meta").and_then(|m| m.get(SERVER_INFO_META)))

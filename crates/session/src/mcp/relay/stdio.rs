@@ -39,8 +39,11 @@ use elicit_platform::Signal;
 
 /// Settings of a proxy run.
 pub struct ProxyOptions {
+    /// The server's command and arguments.
     pub command: Vec<String>,
+    /// `--server-log`: a file for the server's stderr.
     pub server_log: Option<PathBuf>,
+    /// Every message both ways, when `--log` was given.
     pub log: Option<MessageLog>,
     /// After the client hangs up, how long the server has to exit before it
     /// is sent SIGTERM (and SIGKILL two seconds later).
@@ -150,7 +153,7 @@ impl MessageLog {
     /// Records a proxied line: `dir` is relative to the server (`send` /
     /// `recv`), `party` who wrote (`client`, `elicit`) or got it
     /// (`client`, `elicit`).
-    pub fn record_party(&self, dir: &str, party: &str, message: Result<&Value, &str>) {
+    pub(crate) fn record_party(&self, dir: &str, party: &str, message: Result<&Value, &str>) {
         let key = if dir == "send" { "by" } else { "to" };
         let time = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
         let entry = match message {

@@ -114,14 +114,14 @@ pub trait Authenticator: Send {
 }
 
 /// What an HTTP transport is opened with.
-pub struct HttpOptions {
+pub(crate) struct HttpOptions {
     /// `--header`s: sent on every request. Values are never printed.
     pub headers: Vec<(String, String)>,
     pub auth: Option<Box<dyn Authenticator>>,
     pub log: Option<MessageLog>,
     /// Fall back to the legacy HTTP+SSE transport when `initialize` is
     /// refused (`--transport auto`).
-    pub legacy_fallback: bool,
+    pub(crate) legacy_fallback: bool,
     /// The most each exchange the session waits on may take (`--timeout`).
     pub timeout: Duration,
 }
@@ -206,7 +206,7 @@ impl Client {
     }
 
     /// Whether a sign-in is running, and how many finished.
-    pub fn sign_in_activity(&self) -> (bool, u64) {
+    pub(crate) fn sign_in_activity(&self) -> (bool, u64) {
         (
             self.signing_in.load(Ordering::SeqCst),
             self.sign_ins.load(Ordering::SeqCst),
@@ -215,7 +215,7 @@ impl Client {
 
     /// The time spent signing in so far (the one running included): a
     /// wait for the server gets it back.
-    pub fn sign_in_spent(&self) -> Duration {
+    pub(crate) fn sign_in_spent(&self) -> Duration {
         let t = self.sign_in_time.lock().expect("sign-in time lock");
         t.0 + t.1.map_or(Duration::ZERO, |since| since.elapsed())
     }
@@ -285,7 +285,7 @@ impl Client {
 
     /// The `--header`s and the credentials for one `method` request to
     /// `url` (`Authorization`, and `DPoP` for a DPoP-bound token), in order.
-    pub fn base_headers(&self, method: &str, url: &str) -> Vec<(String, String)> {
+    pub(crate) fn base_headers(&self, method: &str, url: &str) -> Vec<(String, String)> {
         let mut out = self.headers.clone();
         if let Some(a) = self.auth.lock().expect("auth lock").as_mut() {
             for (name, v) in a.credentials(method, url) {

@@ -163,7 +163,9 @@ pub(super) fn resend_after_mismatch(shared: &Shared, message: &Value, id: &str, 
 
 /// The `Mcp-Param-*` headers a tool's `inputSchema` asks for, or why the
 /// tool must be set aside (the spec's constraints on `x-mcp-header`).
-pub fn tool_param_headers(schema: Option<&Value>) -> Result<Vec<(String, Vec<String>)>, String> {
+pub(crate) fn tool_param_headers(
+    schema: Option<&Value>,
+) -> Result<Vec<(String, Vec<String>)>, String> {
     let Some(schema) = schema else {
         return Ok(Vec::new());
     };
@@ -267,7 +269,7 @@ pub(super) fn value_at(args: &Value, path: &[String]) -> Option<String> {
 
 /// A header value as the spec carries it: plain when it is visible ASCII
 /// (spaces and tabs inside allowed), else `=?base64?…?=` of its UTF-8.
-pub fn encode_header_value(value: &str) -> String {
+pub(crate) fn encode_header_value(value: &str) -> String {
     use base64::Engine;
     let sentinel = value.starts_with("=?base64?") && value.ends_with("?=");
     let plain = !sentinel

@@ -93,16 +93,17 @@ mod client;
 mod mcp_headers;
 mod replies;
 pub mod sse;
-pub mod sse_reader;
+pub(crate) mod sse_reader;
 mod streamable;
 
+pub(crate) use client::HttpOptions;
 use client::*;
 pub(crate) use client::{content_type, off_thread, preview, read_body, within, Bound, Client};
-pub use client::{new_agent, Authenticator, HttpOptions};
+pub use client::{new_agent, Authenticator};
+pub(crate) use mcp_headers::encode_header_value;
 use mcp_headers::*;
-pub use mcp_headers::{encode_header_value, tool_param_headers};
 use replies::*;
-pub use streamable::HttpTransport;
+pub(crate) use streamable::HttpTransport;
 use streamable::*;
 
 /// Session facts learnt from the traffic.

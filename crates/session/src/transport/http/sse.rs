@@ -24,7 +24,7 @@ use elicit_core::error::{ElicitError, ServerError};
 /// How long the server has to send its `endpoint` event.
 const ENDPOINT_WAIT: Duration = Duration::from_secs(15);
 
-pub struct SseTransport {
+pub(crate) struct SseTransport {
     client: Arc<Client>,
     /// Where messages are POSTed (from the `endpoint` event).
     endpoint: String,

@@ -49,7 +49,7 @@ pub const MAX_EVENT_BYTES: usize = 64 * 1024 * 1024;
 pub const MAX_LINE_BYTES: usize = MAX_EVENT_BYTES;
 
 /// The event type of an event without an `event:` field.
-pub const DEFAULT_EVENT_TYPE: &str = "message";
+pub(crate) const DEFAULT_EVENT_TYPE: &str = "message";
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,7 +66,7 @@ pub struct SseEvent {
     /// Whether this event's own block had an `id:` field (else `id`, if
     /// any, was carried over from an earlier event): only then does `id`
     /// name this event, for telling a replayed event from a new one.
-    pub own_id: bool,
+    pub(crate) own_id: bool,
     /// The stream's reconnection time when this event was dispatched, if any
     /// `retry:` field has been seen on the stream so far.
     pub retry: Option<Duration>,
@@ -100,7 +100,7 @@ impl<R: BufRead> SseReader<R> {
     }
 
     /// A reader with other limits (tests, or a caller that wants smaller).
-    pub fn with_limits(reader: R, max_event: usize, max_line: usize) -> Self {
+    pub(crate) fn with_limits(reader: R, max_event: usize, max_line: usize) -> Self {
         SseReader {
             reader,
             line: Vec::new(),
@@ -128,11 +128,6 @@ impl<R: BufRead> SseReader<R> {
     /// one in a block that dispatched nothing.
     pub fn retry(&self) -> Option<Duration> {
         self.retry
-    }
-
-    /// The underlying reader.
-    pub fn into_inner(self) -> R {
-        self.reader
     }
 
     /// Reads one line into `self.line` (without its ending). `Ok(false)` at

@@ -205,7 +205,7 @@ impl Shared {
 }
 
 /// The Streamable HTTP transport.
-pub struct HttpTransport {
+pub(crate) struct HttpTransport {
     shared: Arc<Shared>,
     rx: QueueReceiver<Delivery>,
     legacy: Option<super::sse::SseTransport>,
