@@ -183,7 +183,7 @@ fn needs_answers_message(fields: &[String], detail: Option<&str>) -> String {
 /// constants, under the name callers know them by).
 pub mod rpc_code {
     pub use crate::elicitation::protocol::wire::{
-        INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
+        INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
     };
 }
 

@@ -90,11 +90,13 @@ impl Class {
 /// A variant's outcome.
 #[derive(Debug, Clone)]
 pub struct Explored {
+    /// What kind of outcome it was.
     pub class: Class,
     /// Why it is a failure, when it is one.
     pub failure: Option<String>,
     /// What happened, in lines (the result in words, the changed question).
     pub detail: Vec<String>,
+    /// How long the variant took.
     pub elapsed: Duration,
     /// The variant as a cassette whose recorded result is what the server
     /// returned: for a result or a tool error of valid content (a replay

@@ -39,7 +39,9 @@ pub const MISMATCH_META: &str = "elicit/mock";
 /// an elicitation it asks, or its final response.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Out {
+    /// The id of the `tools/call` it belongs to (None: no call).
     pub call: Option<Value>,
+    /// The message itself.
     pub message: Value,
 }
 

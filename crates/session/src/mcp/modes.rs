@@ -24,7 +24,7 @@ impl Default for ElicitModes {
 
 impl ElicitModes {
     /// No elicitation at all.
-    pub(crate) const NONE: ElicitModes = ElicitModes {
+    pub const NONE: ElicitModes = ElicitModes {
         form: false,
         url: false,
     };
@@ -80,7 +80,7 @@ impl ElicitModes {
     }
 
     /// In words, for messages: `form`, `url`, `form,url`, `none`.
-    pub(crate) fn describe(self) -> &'static str {
+    pub fn describe(self) -> &'static str {
         match (self.form, self.url) {
             (true, true) => "form,url",
             (true, false) => "form",

@@ -21,6 +21,7 @@ pub struct LocalServer {
     /// read back when it fails to start.
     log: tempfile::NamedTempFile,
     _dir: tempfile::TempDir,
+    /// The port it listens on, on 127.0.0.1.
     pub port: u16,
 }
 

@@ -102,7 +102,7 @@ impl ElicitationParams {
 
     /// [`ElicitationParams::from_value`] on an owned value: the schema is
     /// moved out, not copied.
-    pub(crate) fn from_owned(mut value: Value) -> Result<Self, ElicitError> {
+    pub fn from_owned(mut value: Value) -> Result<Self, ElicitError> {
         let schema = value
             .as_object_mut()
             .and_then(|o| o.shift_remove("requestedSchema"));
@@ -186,7 +186,7 @@ impl ElicitationParams {
     }
 
     /// The related-task `_meta` entry, which the result must echo (tasks spec).
-    pub(crate) fn related_task(&self) -> Option<&Value> {
+    pub fn related_task(&self) -> Option<&Value> {
         self.meta.as_ref()?.get(RELATED_TASK_META)
     }
 }

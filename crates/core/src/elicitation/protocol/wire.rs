@@ -68,6 +68,9 @@ pub const V2026_07_28: &str = "2026-07-28";
 
 // JSON-RPC error codes.
 
+/// A message that is not JSON (`elicit mock` answers one with it).
+pub const PARSE_ERROR: i64 = -32700;
+
 /// JSON-RPC: the request is not a valid request object.
 pub const INVALID_REQUEST: i64 = -32600;
 /// JSON-RPC: the method does not exist here.

@@ -15,6 +15,7 @@ use super::{FieldKind, FormField};
 /// name (`min`, `longest`, `option-red`, `above-max`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Edge {
+    /// What the value tests, as a short slug for a file name.
     pub slug: String,
     /// `None`: the field left out of the content.
     pub value: Option<Value>,

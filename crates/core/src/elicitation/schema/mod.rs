@@ -28,7 +28,7 @@ mod parse;
 
 use check::*;
 use coerce::*;
-pub use coerce::{exact_integer, parse_bool, NotInteger};
+pub(crate) use coerce::{exact_integer, NotInteger};
 pub use edges::{slug_of, Edge};
 use formats::McpFormat;
 use native::{NativeRules, Violation};
