@@ -23,7 +23,7 @@ use crate::mcp::call::CallEnd;
 use crate::mcp::client::Generation;
 use crate::mcp::handler::{ElicitHandler, ElicitObserver};
 use crate::mcp::session::{ConnectError, Session, SessionOptions};
-use crate::transport::{ConnectOptions, ServerTarget, TransportChoice};
+use crate::transport::{ServerTarget, TransportChoice};
 use elicit_core::elicitation::answers::FormPlan;
 use elicit_core::elicitation::protocol::{Action, ElicitResult};
 use elicit_core::elicitation::resolve::{self, Elicitation, NoTerminal};
@@ -471,17 +471,7 @@ fn call(
     let mut handler = ElicitHandler::new(&scripted, &mut nobody);
     handler.observer = Some(explorer);
     handler.modes = options.modes;
-    let server_log = matches!(spec, ServerSpec::Command(_))
-        .then(|| log.path())
-        .flatten();
-    let connect = || ConnectOptions {
-        server_log: server_log.clone(),
-        log: None,
-        headers: options.headers.clone(),
-        transport: choice,
-        auth: None,
-        timeout: options.timeout,
-    };
+    let connect = super::replay::connect_options(&spec, options, log, choice);
     let session_options = SessionOptions {
         target,
         protocol: protocol_choice(&cassette.protocol),

@@ -430,6 +430,28 @@ pub(super) struct ServerLog {
     _dir: Option<tempfile::TempDir>,
 }
 
+/// What a replay (or an explored variant) connects with, each time it
+/// connects: a command's stderr to the run's private log; no sign-in, no
+/// message log; the run's headers and timeout.
+pub(super) fn connect_options<'a>(
+    spec: &ServerSpec,
+    options: &'a ReplayOptions,
+    log: &ServerLog,
+    transport: TransportChoice,
+) -> impl Fn() -> ConnectOptions + 'a {
+    let server_log = matches!(spec, ServerSpec::Command(_))
+        .then(|| log.path())
+        .flatten();
+    move || ConnectOptions {
+        server_log: server_log.clone(),
+        log: None,
+        headers: options.headers.clone(),
+        transport,
+        auth: None,
+        timeout: options.timeout,
+    }
+}
+
 impl ServerLog {
     pub(super) fn new() -> Self {
         let dir = elicit_platform::fs::private_temp_dir("elicit-test-").ok();
@@ -527,17 +549,7 @@ fn run(
     handler.observer = Some(&mut replayer);
     handler.modes = options.modes;
     handler.strict = strict.cloned();
-    let server_log = matches!(spec, ServerSpec::Command(_))
-        .then(|| log.path())
-        .flatten();
-    let connect = || ConnectOptions {
-        server_log: server_log.clone(),
-        log: None,
-        headers: options.headers.clone(),
-        transport: choice,
-        auth: None,
-        timeout: options.timeout,
-    };
+    let connect = connect_options(&spec, options, &log, choice);
     let session = Session::connect(
         SessionOptions {
             target,
