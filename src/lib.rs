@@ -10,8 +10,9 @@
 //!   [`bounded`]): the pure stages (input shapes, protocol types, the
 //!   suspension contract, the schema model, scripted answers, resolution,
 //!   output), what may reach a person, the spec's rules, the error kinds;
-//! - `elicit-ui` ([`terminal`], [`page`]): the person at a terminal
-//!   (`TerminalResolver`) and with a browser (`BrowserResolver`);
+//! - `elicit-ui` ([`terminal`], [`page`], [`person`]): the person at a
+//!   terminal (`TerminalResolver`) and with a browser (`BrowserResolver`),
+//!   and which of them answers;
 //! - `elicit-session` ([`mcp`], [`transport`], [`auth`], [`cassette`]):
 //!   live sessions (the client session, the proxies' relay core) over stdio,
 //!   Streamable HTTP and legacy SSE, with sign-in, and recorded flows;
@@ -25,7 +26,7 @@ pub use elicit_core::{bounded, elicitation, error, lint, text};
 pub use elicit_platform as platform;
 pub use elicit_platform::{handlers as signals, opener};
 pub use elicit_session::{auth, cassette, mcp, transport};
-pub use elicit_ui::{page, terminal};
+pub use elicit_ui::{page, person, terminal};
 
 pub use elicit_core::elicitation::answers::ScriptedAnswers;
 pub use elicit_core::elicitation::contract::{

@@ -58,8 +58,9 @@ use elicit_core::elicitation::protocol::{ElicitResult, ElicitationParams};
 use elicit_core::elicitation::resolve::{self, Elicitation, NoTerminal, Resolver, SchemaCache};
 use elicit_core::error::ElicitError;
 use elicit_session::cassette::rules::{AnswerRules, RulesResolver};
-use elicit_ui::page::{BrowserResolver, PageOptions};
-use elicit_ui::terminal::{TerminalOptions, TerminalResolver};
+use elicit_ui::page::BrowserResolver;
+use elicit_ui::person;
+use elicit_ui::terminal::TerminalResolver;
 
 pub use convert::{to_elicit_params, to_rmcp_result};
 /// An elicitation's outcome, for [`Options::fallback`].
@@ -380,74 +381,16 @@ impl Inner {
     }
 }
 
-/// Who answers, by [`Ui`], as the command chooses (`person` and
-/// `page_fallback` in its `commands/mod.rs`): the terminal when one opens
-/// (`Auto`, `Terminal`), else the page (`Auto`: only outside CI and when a
-/// browser really opens it, unless `no_open`; `Browser`: always); nobody
-/// under `no_input`.
+/// Who answers, by [`Ui`], as the command chooses
+/// ([`elicit_ui::person::choose`], in its words): the terminal when one
+/// opens (`Auto`, `Terminal`), else the page (`Auto`: only outside CI and
+/// when a browser really opens it, unless `no_open`; `Browser`: always);
+/// nobody under `no_input`.
 fn choose_person(o: &Options) -> Person {
-    let terminal = || {
-        TerminalResolver::open(TerminalOptions {
-            server: o.server.clone(),
-            timeout: o.prompt_timeout,
-            browser: o.browser.clone(),
-            no_open: o.no_open,
-        })
-    };
-    match decide(o, terminal) {
-        Choice::Terminal(t) => Person::Terminal(Mutex::new(t.with_timeout_flag("prompt_timeout"))),
-        Choice::Page { unattended } => BrowserResolver::new(PageOptions {
-            server: o.server.clone(),
-            timeout: o.prompt_timeout,
-            browser: o.browser.clone(),
-            no_open: o.no_open,
-            fail_unless_opened: unattended,
-        })
-        .map(Person::Page)
-        .unwrap_or_else(|e| {
-            Person::Nobody(NoTerminal {
-                detail: e.to_string(),
-            })
-        }),
-        Choice::Nobody(detail) => Person::Nobody(NoTerminal { detail }),
-    }
-}
-
-/// What [`choose_person`] settles on.
-#[derive(Debug)]
-enum Choice<T> {
-    Terminal(T),
-    /// `unattended`: nobody asked for the page, so an elicitation fails at
-    /// once when no browser opens it.
-    Page {
-        unattended: bool,
-    },
-    Nobody(String),
-}
-
-/// The choice, given how opening the terminal goes (tried only when the
-/// terminal may be used).
-fn decide<T>(o: &Options, open_terminal: impl FnOnce() -> Result<T, String>) -> Choice<T> {
-    if o.no_input {
-        return Choice::Nobody("no_input (ELICIT_NO_INPUT) is set".into());
-    }
-    if o.ui == Ui::Browser {
-        return Choice::Page { unattended: false };
-    }
-    match open_terminal() {
-        Ok(t) => Choice::Terminal(t),
-        Err(detail) if o.ui == Ui::Auto => {
-            if o.no_open {
-                Choice::Page { unattended: false }
-            } else if o.ci {
-                Choice::Nobody(format!(
-                    "{detail}; CI is set, so elicit does not fall back to a browser page nobody would see (Ui::Browser or no_open asks for the page)"
-                ))
-            } else {
-                Choice::Page { unattended: true }
-            }
-        }
-        Err(detail) => Choice::Nobody(detail),
+    match person::choose(&o.person()) {
+        person::Person::Terminal(t) => Person::Terminal(Mutex::new(t)),
+        person::Person::Page(p) => Person::Page(p),
+        person::Person::Nobody(n) => Person::Nobody(n),
     }
 }
 
@@ -579,6 +522,10 @@ mod tests {
 
     #[test]
     fn the_person_is_chosen_as_the_command_chooses() {
+        use elicit_ui::person::Choice;
+        fn decide<T>(o: &Options, open: impl FnOnce() -> Result<T, String>) -> Choice<T> {
+            person::decide(&o.person(), open)
+        }
         let no_tty = || Err::<(), _>("no terminal (/dev/tty: No such device)".to_string());
         let tty = || Ok::<(), String>(());
         let page = |c: Choice<()>| match c {

@@ -7,33 +7,13 @@ use std::time::Duration;
 
 use elicit_core::elicitation::protocol::Action;
 use elicit_session::mcp::modes::ElicitModes;
+use elicit_ui::person::{PersonOptions, Wording};
 
 use crate::Error;
 
-/// Where a person answers (the command's `--ui`, env `ELICIT_UI`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Ui {
-    /// The terminal when one opens, else the local browser page (not in CI,
-    /// and only when a browser really opens it, unless `no_open`).
-    #[default]
-    Auto,
-    /// The terminal only: with no terminal nobody is asked.
-    Terminal,
-    /// Always the local browser page.
-    Browser,
-}
-
-impl Ui {
-    /// Reads `auto`, `terminal` or `browser`, as `--ui` does.
-    pub fn parse(text: &str) -> Option<Ui> {
-        match text {
-            "auto" => Some(Ui::Auto),
-            "terminal" => Some(Ui::Terminal),
-            "browser" => Some(Ui::Browser),
-            _ => None,
-        }
-    }
-}
+/// Where a person answers (the command's `--ui`, env `ELICIT_UI`): the
+/// command's own choice ([`elicit_ui::person`]).
+pub use elicit_ui::person::Ui;
 
 /// The longest prompt timeout the command takes (365 days).
 const MAX_TIMEOUT: Duration = Duration::from_secs(365 * 24 * 60 * 60);
@@ -148,7 +128,7 @@ impl Options {
             })?;
         }
         o.verbose = switch("ELICIT_VERBOSE")?;
-        o.ci = in_ci(&var);
+        o.ci = elicit_ui::person::in_ci(&var);
         Ok(o)
     }
 
@@ -243,23 +223,34 @@ impl Options {
     pub fn declared_modes(&self) -> ElicitModes {
         self.modes
     }
+
+    /// What the person is chosen from, named as these options are.
+    pub(crate) fn person(&self) -> PersonOptions {
+        PersonOptions {
+            ui: self.ui,
+            no_input: self.no_input,
+            server: self.server.clone(),
+            timeout: self.prompt_timeout,
+            timeout_flag: "prompt_timeout",
+            browser: self.browser.clone(),
+            no_open: self.no_open,
+            ci: self.ci,
+            wording: WORDING,
+        }
+    }
 }
+
+/// How the reasons nobody is asked name these options.
+const WORDING: Wording = Wording {
+    no_input: "no_input (ELICIT_NO_INPUT) is set",
+    ask_for_page: "Ui::Browser or no_open",
+};
 
 /// clap's `FalseyValueParser`, which the command's switches use: these
 /// words (any case) are off, anything else is on.
 fn falsey_is_on(value: &str) -> bool {
     let v = value.trim().to_ascii_lowercase();
     !matches!(v.as_str(), "" | "n" | "no" | "f" | "false" | "off" | "0")
-}
-
-/// Whether the environment says this is a CI job: `CI` set to anything
-/// but an empty string, `0` or `false` (the command's rule).
-fn in_ci(var: &impl Fn(&str) -> Option<OsString>) -> bool {
-    var("CI").is_some_and(|v| {
-        let v = v.to_string_lossy();
-        let v = v.trim();
-        !(v.is_empty() || v == "0" || v.eq_ignore_ascii_case("false"))
-    })
 }
 
 /// A duration as the command reads `--prompt-timeout`: whole seconds

@@ -65,6 +65,20 @@ impl From<Protocol> for elicit::mcp::client::ProtocolChoice {
 }
 
 flag_value! {
+    /// `--ui`: where a person answers.
+    #[derive(Default)]
+    Ui => elicit::person::Ui {
+        /// The terminal when one opens, else the browser page.
+        #[default]
+        Auto,
+        /// The terminal only (an error when there is none).
+        Terminal,
+        /// The local browser page.
+        Browser,
+    }
+}
+
+flag_value! {
     /// `--transport`: which transport reaches a URL.
     Transport => elicit::transport::TransportChoice {
         /// Streamable HTTP, falling back to the legacy HTTP+SSE transport

@@ -357,20 +357,8 @@ pub struct AnswerArgs {
     /// one, else on a local browser page; `terminal` only at the terminal;
     /// `browser` always on the page (e.g. under an agent that owns the
     /// screen). --answer comes first; --no-input never asks.
-    #[arg(long, value_enum, value_name = "UI", env = "ELICIT_UI", default_value_t = Ui::Auto)]
-    pub ui: Ui,
-}
-
-/// `--ui`: where a person answers.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum Ui {
-    /// The terminal when one opens, else the browser page.
-    #[default]
-    Auto,
-    /// The terminal only (an error when there is none).
-    Terminal,
-    /// The local browser page.
-    Browser,
+    #[arg(long, value_enum, value_name = "UI", env = "ELICIT_UI", default_value_t = choices::Ui::Auto)]
+    pub ui: choices::Ui,
 }
 
 // Sign-in options for remote servers (MCP authorization), in `call` and

@@ -6,14 +6,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use elicit::elicitation::input;
-use elicit::elicitation::resolve::{NoTerminal, Resolver};
 use elicit::error::ElicitError;
-use elicit::page::{BrowserResolver, PageOptions};
-use elicit::terminal::{TerminalOptions, TerminalResolver};
 use elicit::text::sanitize::sanitize_block;
 use elicit::ScriptedAnswers;
 
-use crate::cli::{AnswerArgs, Ui};
+use crate::cli::AnswerArgs;
 
 pub mod auth;
 pub mod call;
@@ -140,113 +137,25 @@ pub fn parse_headers(list: &[String]) -> Result<Vec<(String, String)>, ElicitErr
         .collect()
 }
 
-/// Who settles what scripted answers leave open.
-pub enum Person {
-    Terminal(TerminalResolver),
-    Page(BrowserResolver),
-    Nobody(NoTerminal),
-}
+pub use elicit::person::Person;
 
-impl Person {
-    pub fn resolver(&mut self) -> &mut dyn Resolver {
-        match self {
-            Person::Terminal(t) => t,
-            Person::Page(p) => p,
-            Person::Nobody(n) => n,
-        }
-    }
-
-    /// The resolver, owned (the proxies run it on their own thread).
-    pub fn boxed(self) -> Box<dyn Resolver + Send> {
-        match self {
-            Person::Terminal(t) => Box::new(t),
-            Person::Page(p) => Box::new(p),
-            Person::Nobody(n) => Box::new(n),
-        }
-    }
-}
-
-/// Who answers, by `--ui`: the terminal when there is one (`auto`,
-/// `terminal`), else the local browser page (`auto`, `browser`); a
-/// stand-in that explains why nobody can be asked under `--no-input`, or
-/// `--ui terminal` with no terminal.
+/// Who answers, by `--ui` ([`elicit::person::choose`]): the terminal when
+/// there is one (`auto`, `terminal`), else the local browser page (`auto`,
+/// `browser`); a stand-in that explains why nobody can be asked under
+/// `--no-input`, or `--ui terminal` with no terminal.
 /// `timeout` is how long the person has for each prompt, set by the flag
 /// `flag` (named on the screen).
 pub fn person(args: &AnswerArgs, timeout: Option<Duration>, flag: &'static str) -> Person {
-    if args.no_input {
-        return Person::Nobody(NoTerminal {
-            detail: "--no-input was given".into(),
-        });
-    }
-    let page = |unattended: bool| {
-        BrowserResolver::new(PageOptions {
-            server: args.server.clone(),
-            timeout,
-            browser: args.browser.clone(),
-            no_open: args.no_open,
-            fail_unless_opened: unattended,
-        })
-        .map(Person::Page)
-        .unwrap_or_else(|e| {
-            Person::Nobody(NoTerminal {
-                detail: e.to_string(),
-            })
-        })
-    };
-    if args.ui == Ui::Browser {
-        return page(false);
-    }
-    match TerminalResolver::open(TerminalOptions {
+    elicit::person::choose(&elicit::person::PersonOptions {
+        ui: args.ui.into(),
+        no_input: args.no_input,
         server: args.server.clone(),
         timeout,
+        timeout_flag: flag,
         browser: args.browser.clone(),
         no_open: args.no_open,
-    }) {
-        Ok(t) => Person::Terminal(t.with_timeout_flag(flag)),
-        Err(detail) if args.ui == Ui::Auto => match page_fallback(args) {
-            PageFallback::Asked => page(false),
-            PageFallback::IfABrowserOpens => page(true),
-            PageFallback::Never(why) => Person::Nobody(NoTerminal {
-                detail: format!("{detail}; {why}"),
-            }),
-        },
-        Err(detail) => Person::Nobody(NoTerminal { detail }),
-    }
-}
-
-/// Whether `--ui auto` with no terminal may fall back to the browser page.
-#[derive(Debug, PartialEq, Eq)]
-enum PageFallback {
-    /// The person asked for the page (`--no-open`: they will open its
-    /// address themselves).
-    Asked,
-    /// Only when a browser really opens: a page nobody sees would wait
-    /// until a limit instead of failing at once.
-    IfABrowserOpens,
-    /// Never, for the reason given.
-    Never(String),
-}
-
-fn page_fallback(args: &AnswerArgs) -> PageFallback {
-    if args.no_open {
-        PageFallback::Asked
-    } else if in_ci(|name| std::env::var_os(name)) {
-        PageFallback::Never(
-            "CI is set, so elicit does not fall back to a browser page nobody would see (--ui browser or --no-open asks for the page)".into(),
-        )
-    } else {
-        PageFallback::IfABrowserOpens
-    }
-}
-
-/// Whether the environment says this is a CI job: `CI` set to anything
-/// but an empty string, `0` or `false` (the convention GitHub Actions,
-/// GitLab, CircleCI, Travis and Buildkite share).
-fn in_ci(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> bool {
-    var("CI").is_some_and(|v| {
-        let v = v.to_string_lossy();
-        let v = v.trim();
-        !(v.is_empty() || v == "0" || v.eq_ignore_ascii_case("false"))
+        ci: elicit::person::in_ci(|name| std::env::var_os(name)),
+        wording: elicit::person::FLAGS,
     })
 }
 
