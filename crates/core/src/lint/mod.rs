@@ -13,6 +13,7 @@ use serde::Serialize;
 
 pub mod check;
 pub mod docs;
+pub mod inputs;
 pub(crate) mod locate;
 pub mod render;
 pub mod rules;

@@ -3,16 +3,13 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-use elicit::elicitation::input;
 use elicit::error::ElicitError;
+use elicit::lint::inputs::{LintOptions, Linting};
 use elicit::lint::render::{self, Linted};
-use elicit::lint::{self, docs, Levels, Severity};
+use elicit::lint::{self, docs, Levels};
 
 use super::{print_line, read_input, report};
 use crate::cli::{LintArgs, LintFormat};
-
-/// Exit status when an error finding (after `--allow`/`--deny`) was found.
-pub const EXIT_FINDINGS: i32 = 1;
 
 pub fn run(args: &LintArgs) -> i32 {
     if let Some(name) = &args.explain {
@@ -21,9 +18,9 @@ pub fn run(args: &LintArgs) -> i32 {
     if args.rules_markdown {
         return print_line(docs::markdown().trim_end());
     }
-    let levels = match Levels::new(&args.allow, &args.deny) {
-        Ok(l) => l,
-        Err(message) => return report(&ElicitError::Usage(message)),
+    let options = match lint_options(args) {
+        Ok(o) => o,
+        Err(e) => return report(&e),
     };
     let stdin = [PathBuf::from("-")];
     let files: &[PathBuf] = if args.files.is_empty() {
@@ -31,8 +28,7 @@ pub fn run(args: &LintArgs) -> i32 {
     } else {
         &args.files
     };
-    let mut unreadable = false;
-    let mut linted = Vec::new();
+    let mut linting = Linting::default();
     for path in files {
         let from_file = path != Path::new("-");
         let name = if from_file {
@@ -40,58 +36,19 @@ pub fn run(args: &LintArgs) -> i32 {
         } else {
             "-".to_string()
         };
-        let bytes = match read_input(Some(path)) {
-            Ok(b) => b,
+        match read_input(Some(path)) {
+            Ok(bytes) => {
+                for e in linting.add(&name, from_file, &bytes, &options) {
+                    report(&e);
+                }
+            }
             Err(e) => {
                 report(&e);
-                unreadable = true;
-                continue;
-            }
-        };
-        let text = match input::decode(&bytes) {
-            Ok(t) => t,
-            Err(e) => {
-                report(&in_file(&name, None, e));
-                unreadable = true;
-                continue;
-            }
-        };
-        let documents: Vec<(Option<usize>, &str)> = if args.lines {
-            text.split('\n')
-                .enumerate()
-                .map(|(i, l)| (Some(i + 1), l.strip_suffix('\r').unwrap_or(l)))
-                .filter(|(_, l)| !l.trim().is_empty())
-                .collect()
-        } else {
-            vec![(None, text)]
-        };
-        let mut stream = lint::LogStream::default();
-        for (line, doc) in documents {
-            match stream.lint_line(doc, args.protocol.map(Into::into)) {
-                Ok(lint) => {
-                    let findings = levels.apply(lint.findings.clone());
-                    linted.push(Linted::new(&name, from_file, line, doc, lint, findings));
-                }
-                Err(e) => {
-                    report(&in_file(&name, line, e));
-                    unreadable = true;
-                }
+                linting.unreadable();
             }
         }
     }
-    let text = match args.format {
-        LintFormat::Human => {
-            use elicit::terminal::color::{choice, enabled, ColorChoice};
-            let colored = match choice() {
-                ColorChoice::Always => true,
-                ColorChoice::Never => false,
-                ColorChoice::Auto => std::io::stdout().is_terminal() && enabled(),
-            };
-            render::human(&linted, colored)
-        }
-        LintFormat::Json => render::json_lines(&linted),
-        LintFormat::Sarif => super::json_text(&render::sarif(&linted), true),
-    };
+    let text = rendered(args.format, &linting.documents);
     let code = if text.is_empty() {
         0
     } else {
@@ -100,27 +57,32 @@ pub fn run(args: &LintArgs) -> i32 {
     if code != 0 {
         return code;
     }
-    let errors = linted
-        .iter()
-        .flat_map(|l| &l.findings)
-        .any(|l| l.finding.severity == Severity::Error);
-    if unreadable {
-        2
-    } else if errors {
-        EXIT_FINDINGS
-    } else {
-        0
-    }
+    linting.exit_code()
 }
 
-/// An unreadable document's error, prefixed with where it is.
-fn in_file(name: &str, line: Option<usize>, e: ElicitError) -> ElicitError {
-    let at = match line {
-        Some(l) => format!("{name}:{l}"),
-        None => name.to_string(),
-    };
-    ElicitError::UnknownShape {
-        message: format!("{at}: {e}"),
+/// The flags as the library's options.
+fn lint_options(args: &LintArgs) -> Result<LintOptions, ElicitError> {
+    Ok(LintOptions {
+        lines: args.lines,
+        protocol: args.protocol.map(Into::into),
+        levels: Levels::new(&args.allow, &args.deny).map_err(ElicitError::Usage)?,
+    })
+}
+
+/// The findings in `--format`'s shape (human: coloured as `--color` says).
+fn rendered(format: LintFormat, linted: &[Linted]) -> String {
+    match format {
+        LintFormat::Human => {
+            use elicit::terminal::color::{choice, enabled, ColorChoice};
+            let colored = match choice() {
+                ColorChoice::Always => true,
+                ColorChoice::Never => false,
+                ColorChoice::Auto => std::io::stdout().is_terminal() && enabled(),
+            };
+            render::human(linted, colored)
+        }
+        LintFormat::Json => render::json_lines(linted),
+        LintFormat::Sarif => super::json_text(&render::sarif(linted), true),
     }
 }
 
