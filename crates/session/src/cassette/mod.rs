@@ -1,6 +1,7 @@
 //! Cassettes: one recorded tool call of an MCP server (the elicitations it
 //! asked, the answers sent, the final result), written by `elicit call
-//! --record` and replayed by `elicit test` ([`replay`]); and answer files
+//! --record` and replayed by `elicit test` ([`replay`], many at once:
+//! [`suite`]); and answer files
 //! with rules for headless runs ([`rules`]).
 //!
 //! The file is meant to be read in review and written by hand: it is
@@ -29,6 +30,7 @@ pub mod proxy_record;
 pub mod record;
 pub mod replay;
 pub mod rules;
+pub mod suite;
 
 /// The value of a cassette's `"elicit"` key.
 pub(crate) const CASSETTE_VERSION: &str = "cassette/1";
@@ -64,6 +66,21 @@ impl ServerSpec {
             }
         }
         Value::Object(m)
+    }
+
+    /// The server as a cassette names it: the command, or the URL and the
+    /// transport (never the headers).
+    pub fn recorded(
+        target: &crate::transport::ServerTarget,
+        transport: crate::transport::TransportChoice,
+    ) -> ServerSpec {
+        match target {
+            crate::transport::ServerTarget::Command(argv) => ServerSpec::Command(argv.clone()),
+            crate::transport::ServerTarget::Url(url) => ServerSpec::Url {
+                url: url.clone(),
+                transport: transport.as_str().to_string(),
+            },
+        }
     }
 
     /// The server's name for messages: the command line or the URL.

@@ -10,11 +10,12 @@ use std::time::{Duration, Instant};
 
 use elicit::cassette::explore::{self, Explored, Variant};
 use elicit::cassette::replay::ReplayOptions;
+use elicit::cassette::suite;
 use elicit::cassette::{Cassette, ServerSpec};
 use elicit::text::sanitize::sanitize_line;
 use serde_json::{json, Value};
 
-use super::test::{millis, same_server, usage, xml};
+use super::test::{millis, usage, xml};
 use crate::cli::{TestArgs, TestFormat};
 
 /// One variant to run: its cassette's file and the variant.
@@ -42,7 +43,7 @@ pub fn run(
     let mut cassettes = Vec::new();
     for path in files {
         match Cassette::load(path) {
-            Ok(c) if refused(&c, options, allowed) => {
+            Ok(c) if suite::refused(&c.server, options, allowed) => {
                 return usage(&format!(
                     "{}: /server: the server {} is not one --allow-server allows: not run",
                     path.display(),
@@ -94,12 +95,6 @@ pub fn run(
         }
     }
     code
-}
-
-fn refused(c: &Cassette, options: &ReplayOptions, allowed: &[ServerSpec]) -> bool {
-    options.server.is_none()
-        && !allowed.is_empty()
-        && !allowed.iter().any(|a| same_server(a, &c.server))
 }
 
 fn run_jobs(jobs: &[Job], options: &ReplayOptions, args: &TestArgs, threads: usize) -> Vec<Done> {

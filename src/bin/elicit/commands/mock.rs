@@ -8,7 +8,7 @@ use elicit::text::sanitize::sanitize_line;
 use crate::cli::MockArgs;
 
 pub fn run(args: &MockArgs) -> i32 {
-    let files = match super::test::cassette_files(&args.paths) {
+    let files = match elicit::cassette::suite::cassette_files(&args.paths) {
         Ok(f) if f.is_empty() => return super::test::usage("no cassettes (*.cassette.json) found"),
         Ok(f) => f,
         Err(e) => return super::test::usage(&e),

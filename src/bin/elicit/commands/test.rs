@@ -2,32 +2,18 @@
 //! one line per test on stderr and a summary, and a TAP, JUnit or JSON
 //! report on stdout.
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use elicit::cassette::replay::{replay, Outcome, ReplayOptions, Verdict};
-use elicit::cassette::{Cassette, LoadError, ServerSpec};
+use elicit::cassette::replay::{ReplayOptions, Verdict};
+use elicit::cassette::suite::{self, Report, SuiteWatcher, Summary, Test};
+use elicit::cassette::{Cassette, ServerSpec};
 use elicit::text::sanitize::sanitize_line;
 use serde_json::{json, Value};
 
 use super::parse_headers;
+use super::progress::Progress;
 use crate::cli::{TestArgs, TestFormat};
-
-/// What became of one cassette.
-enum Report {
-    /// It could not be read (exit 2).
-    Unreadable(LoadError),
-    Ran(Outcome),
-    /// `--update` could not write it back.
-    NotWritten(Outcome, String),
-}
-
-struct Test {
-    name: String,
-    report: Report,
-}
 
 pub fn run(args: &TestArgs) -> i32 {
     elicit::signals::install_interrupt_handler();
@@ -42,57 +28,34 @@ pub(super) fn usage(message: &str) -> i32 {
     2
 }
 
-fn test(args: &TestArgs) -> i32 {
-    let server = match args.server.as_deref().map(ServerSpec::parse).transpose() {
-        Ok(s) => s,
-        Err(e) => return super::report(&e),
-    };
-    let headers = match parse_headers(&args.headers) {
-        Ok(h) => h,
-        Err(e) => return super::report(&e),
-    };
-    let paths = if args.paths.is_empty() {
-        vec![PathBuf::from("elicit-tests")]
-    } else {
-        args.paths.clone()
-    };
-    if args.paths.is_empty() && !paths[0].exists() {
-        return usage(
-            "no ./elicit-tests folder here: name the cassettes to replay, or record one with `elicit call --record elicit-tests/NAME.cassette.json …`",
-        );
-    }
-    let files = match cassette_files(&paths) {
-        Ok(f) => f,
-        Err(e) => return usage(&e),
-    };
-    if files.is_empty() {
-        return usage(&format!(
-            "no cassettes (*.cassette.json) found in {}",
-            paths
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
+/// What the flags ask to run: the replays' options, the cassettes, the
+/// servers allowed, and on how many threads.
+struct Plan {
+    options: ReplayOptions,
+    files: Vec<PathBuf>,
+    allowed: Vec<ServerSpec>,
+    jobs: usize,
+}
+
+/// The flags as a [`Plan`], or the exit status of a bad one (reported).
+fn plan(args: &TestArgs) -> Result<Plan, i32> {
+    let report = |e: elicit::ElicitError| super::report(&e);
+    let server = args.server.as_deref().map(ServerSpec::parse).transpose();
+    let server = server.map_err(report)?;
+    let headers = parse_headers(&args.headers).map_err(report)?;
+    let files = cassettes(&args.paths)?;
     let strict = if args.checks.strict {
-        match elicit::lint::Levels::new(&args.checks.allow, &args.checks.deny) {
-            Ok(levels) => Some(levels),
-            Err(message) => return usage(&message),
-        }
+        let levels = elicit::lint::Levels::new(&args.checks.allow, &args.checks.deny);
+        Some(levels.map_err(|message| usage(&message))?)
     } else {
         None
     };
-    let rules = match args
-        .answers_file
-        .as_deref()
+    let rules = args.answers_file.as_deref();
+    let rules = rules
         .map(elicit::cassette::rules::AnswerRules::load)
-        .transpose()
-    {
-        Ok(rules) => rules.map(std::sync::Arc::new),
-        Err(e) => return usage(&format!("--answers {e}")),
-    };
-    let mut options = ReplayOptions {
+        .transpose();
+    let rules = rules.map_err(|e| usage(&format!("--answers {e}")))?;
+    let options = ReplayOptions {
         server,
         headers,
         update: args.update,
@@ -101,36 +64,69 @@ fn test(args: &TestArgs) -> i32 {
         modes: args.checks.modes,
         strict,
         answers: args.answers.clone(),
-        rules,
+        rules: rules.map(std::sync::Arc::new),
         local_port: None,
     };
     let jobs = args
         .jobs
         .map(usize::from)
-        .unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(usize::from)
-                .unwrap_or(1)
-        })
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
         .min(files.len());
-    let allowed = match allowed_servers(&args.allow_servers) {
-        Ok(a) => a,
-        Err(e) => return super::report(&e),
-    };
+    let allowed = suite::allowed_servers(&args.allow_servers).map_err(report)?;
     if args.since.starts_with('-') {
-        return usage(&format!(
+        return Err(usage(&format!(
             "--since {:?}: a commit, not an option",
             args.since
+        )));
+    }
+    Ok(Plan {
+        options,
+        files,
+        allowed,
+        jobs,
+    })
+}
+
+/// The cassettes under the paths given (default: ./elicit-tests), or the
+/// exit status of none (reported).
+fn cassettes(given: &[PathBuf]) -> Result<Vec<PathBuf>, i32> {
+    let paths = if given.is_empty() {
+        vec![PathBuf::from("elicit-tests")]
+    } else {
+        given.to_vec()
+    };
+    if given.is_empty() && !paths[0].exists() {
+        return Err(usage(
+            "no ./elicit-tests folder here: name the cassettes to replay, or record one with `elicit call --record elicit-tests/NAME.cassette.json …`",
         ));
     }
-    if options.server.is_none() {
-        announce_commands(&files, &args.since);
+    let files = suite::cassette_files(&paths).map_err(|e| usage(&e))?;
+    if files.is_empty() {
+        return Err(usage(&format!(
+            "no cassettes (*.cassette.json) found in {}",
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    Ok(files)
+}
+
+fn test(args: &TestArgs) -> i32 {
+    let mut plan = match plan(args) {
+        Ok(plan) => plan,
+        Err(code) => return code,
+    };
+    if plan.options.server.is_none() {
+        announce_commands(&plan.files, &args.since);
     }
     // Ended (with all it started) when this goes, however the run ends.
     let _started_server = match &args.start_server {
-        Some(command) => match start_server(command, &files, args.start_timeout) {
+        Some(command) => match start_server(command, &plan.files, args.start_timeout) {
             Ok(server) => {
-                options.local_port = Some(server.port);
+                plan.options.local_port = Some(server.port);
                 Some(server)
             }
             Err(e) => return super::report(&e),
@@ -138,42 +134,19 @@ fn test(args: &TestArgs) -> i32 {
         None => None,
     };
     if args.explore {
-        return super::explore::run(args, &files, &options, &allowed);
+        return super::explore::run(args, &plan.files, &plan.options, &plan.allowed);
     }
     let started = Instant::now();
-    let tests = run_all(&files, &options, &allowed, jobs);
+    let tests = run_all(&plan);
     let elapsed = started.elapsed();
-    let count = |f: &dyn Fn(&Report) -> bool| tests.iter().filter(|t| f(&t.report)).count();
-    let passed = count(&|r| matches!(r, Report::Ran(o) if o.verdict == Verdict::Pass));
-    let updated = count(&|r| matches!(r, Report::Ran(o) if o.verdict == Verdict::Updated));
-    let unreadable = count(&|r| matches!(r, Report::Unreadable(_)));
-    let failed = tests.len() - passed - updated - unreadable;
-    let mut summary = format!(
-        "elicit test: {} test{}, {passed} passed",
-        tests.len(),
-        if tests.len() == 1 { "" } else { "s" }
-    );
-    if updated > 0 {
-        summary.push_str(&format!(", {updated} updated"));
-    }
-    summary.push_str(&format!(", {failed} failed"));
-    if unreadable > 0 {
-        summary.push_str(&format!(", {unreadable} unreadable"));
-    }
-    summary.push_str(&format!(" ({})", millis(elapsed)));
-    eprintln!("{summary}");
-    let code = if unreadable > 0 {
-        2
-    } else if failed > 0 {
-        1
-    } else {
-        0
-    };
+    let summary = Summary::of(&tests);
+    eprintln!("{}", summary_line(&summary, elapsed));
+    let code = summary.exit_code();
     if let Some(format) = args.format {
         let text = match format {
             TestFormat::Tap => tap(&tests),
             TestFormat::Junit => junit(&tests, elapsed),
-            TestFormat::Json => json_report(&tests, elapsed, jobs),
+            TestFormat::Json => json_report(&tests, elapsed, plan.jobs),
         };
         let out = super::print_line(text.trim_end());
         if out != 0 {
@@ -183,129 +156,38 @@ fn test(args: &TestArgs) -> i32 {
     code
 }
 
-/// Starts `--start-server`'s command and waits for its port: `{port}` in
-/// the command is a free port chosen here, else the port of the first
-/// HTTP cassette's URL.
+/// `elicit test: 3 tests, 2 passed, 1 failed (1.20 s)`.
+fn summary_line(s: &Summary, elapsed: Duration) -> String {
+    let mut summary = format!(
+        "elicit test: {} test{}, {} passed",
+        s.total,
+        if s.total == 1 { "" } else { "s" },
+        s.passed
+    );
+    if s.updated > 0 {
+        summary.push_str(&format!(", {} updated", s.updated));
+    }
+    summary.push_str(&format!(", {} failed", s.failed));
+    if s.unreadable > 0 {
+        summary.push_str(&format!(", {} unreadable", s.unreadable));
+    }
+    summary.push_str(&format!(" ({})", millis(elapsed)));
+    summary
+}
+
+/// Starts `--start-server`'s command and waits for its port (the
+/// library's [`suite::local_server_command`]).
 fn start_server(
     command: &str,
     files: &[PathBuf],
     limit: Duration,
 ) -> Result<elicit::transport::local_server::LocalServer, elicit::ElicitError> {
-    let usage = |m: String| elicit::ElicitError::Usage(format!("--start-server: {m}"));
-    let words = shell_words::split(command).map_err(|e| usage(e.to_string()))?;
-    if words.is_empty() {
-        return Err(usage("no command given".into()));
-    }
-    let port = if words.iter().any(|w| w.contains("{port}")) {
-        elicit::transport::local_server::free_port()
-            .map_err(|e| elicit::ElicitError::io("--start-server: no free port on 127.0.0.1", e))?
-    } else {
-        files
-            .iter()
-            .filter_map(|f| Cassette::load(f).ok())
-            .find_map(|c| match c.server {
-                ServerSpec::Url { url, .. } => url::Url::parse(&url)
-                    .ok()
-                    .and_then(|u| u.port_or_known_default()),
-                ServerSpec::Command(_) => None,
-            })
-            .ok_or_else(|| {
-                usage("no HTTP cassette names a port: put {port} in the command".into())
-            })?
-    };
-    let words: Vec<String> = words
-        .iter()
-        .map(|w| w.replace("{port}", &port.to_string()))
-        .collect();
+    let (words, port) = suite::local_server_command(command, files)?;
     eprintln!(
         "elicit test: starting {} (port {port})",
         sanitize_line(&shell_words::join(&words))
     );
     elicit::transport::local_server::LocalServer::start(&words, port, limit)
-}
-
-/// Every cassette under `paths`: files as given, folders searched (depth
-/// first, sorted) for `*.cassette.json`. Links to folders are followed,
-/// each folder once (by device and inode), so links that loop (`a -> .`)
-/// end the search instead of walking forever; hidden folders are skipped.
-pub(super) fn cassette_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
-    let mut out = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for p in paths {
-        let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
-        if meta.is_dir() {
-            walk(p, &mut out, &mut seen, 0).map_err(|e| format!("{}: {e}", p.display()))?;
-        } else {
-            out.push(p.clone());
-        }
-    }
-    Ok(out)
-}
-
-/// Most folders searched, and the deepest: a tree past them is cut short.
-const MAX_FOLDERS: usize = 10_000;
-const MAX_DEPTH: usize = 32;
-
-fn walk(
-    dir: &Path,
-    out: &mut Vec<PathBuf>,
-    seen: &mut std::collections::HashSet<elicit::platform::fs::FolderId>,
-    depth: usize,
-) -> std::io::Result<()> {
-    if depth > MAX_DEPTH || seen.len() >= MAX_FOLDERS {
-        return Ok(());
-    }
-    if !seen.insert(elicit::platform::fs::folder_identity(dir)?) {
-        return Ok(());
-    }
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    entries.sort();
-    for path in entries {
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-        if path.is_dir() {
-            if !name.as_deref().is_some_and(|n| n.starts_with('.')) {
-                walk(&path, out, seen, depth + 1)?;
-            }
-        } else if name
-            .as_deref()
-            .is_some_and(|n| n.ends_with(".cassette.json"))
-        {
-            out.push(path);
-        }
-    }
-    Ok(())
-}
-
-/// Whether an `--allow-server` entry allows a cassette's server: the same
-/// command, word for word, or the same URL (without credentials; any
-/// transport).
-pub(super) fn same_server(allowed: &ServerSpec, server: &ServerSpec) -> bool {
-    match (allowed, server) {
-        (ServerSpec::Command(a), ServerSpec::Command(b)) => a == b,
-        (ServerSpec::Url { url: a, .. }, ServerSpec::Url { url: b, .. }) => {
-            *a == elicit::cassette::without_credentials(b)
-        }
-        _ => false,
-    }
-}
-
-/// The `--allow-server` entries, parsed as `--server` is.
-fn allowed_servers(given: &[String]) -> Result<Vec<ServerSpec>, elicit::ElicitError> {
-    given
-        .iter()
-        .map(|a| {
-            ServerSpec::parse(a).map(|s| match s {
-                // A URL is compared as a cassette holds it.
-                ServerSpec::Url { url, .. } => ServerSpec::Url {
-                    url: elicit::cassette::without_credentials(&url),
-                    transport: String::new(),
-                },
-                command => command,
-            })
-        })
-        .collect()
 }
 
 /// Says on stderr, before anything runs, which server each cassette
@@ -317,7 +199,7 @@ fn announce_commands(files: &[PathBuf], since: &str) {
         let Ok(cassette) = Cassette::load(path) else {
             continue;
         };
-        if let Some(why) = changed_since(path, since) {
+        if let Some(why) = suite::changed_since(path, since) {
             eprintln!(
                 "elicit test: {} runs {} ({why})",
                 sanitize_line(&path.display().to_string()),
@@ -327,151 +209,33 @@ fn announce_commands(files: &[PathBuf], since: &str) {
     }
 }
 
-/// Why a cassette's command is shown: None when git says the file is
-/// committed and the same as at `since`. git runs without a shell, with
-/// the repository's fsmonitor, external diff and textconv programs off,
-/// for at most 5 seconds.
-fn changed_since(path: &Path, since: &str) -> Option<String> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path.file_name()?;
-    let git = |args: &[&std::ffi::OsStr]| -> Option<i32> {
-        let mut child = std::process::Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(["-c", "core.fsmonitor=false"])
-            .args(args)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .ok()?;
-        let start = Instant::now();
-        loop {
-            match child.try_wait() {
-                Ok(Some(status)) => return status.code(),
-                Ok(None) if start.elapsed() < Duration::from_secs(5) => {
-                    std::thread::sleep(Duration::from_millis(10))
-                }
-                _ => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return None;
-                }
-            }
-        }
-    };
-    let os = std::ffi::OsStr::new;
-    match git(&[os("ls-files"), os("--error-unmatch"), os("--"), name]) {
-        Some(0) => {}
-        Some(_) => return Some("not committed, or not in a git work tree".into()),
-        None => return Some("git could not say whether it changed".into()),
+/// The status line, and each finished test's line.
+impl SuiteWatcher for Progress {
+    fn started(&self, name: &str) {
+        self.start(name);
     }
-    match git(&[
-        os("diff"),
-        os("--quiet"),
-        os("--no-ext-diff"),
-        os("--no-textconv"),
-        os(since),
-        os("--"),
-        name,
-    ]) {
-        Some(0) => None,
-        Some(1) => Some(format!("changed since {}", sanitize_line(since))),
-        _ => Some(format!(
-            "git could not compare it with {}",
-            sanitize_line(since)
-        )),
+
+    fn finished(&self, test: &Test) {
+        self.finish(&test.name, &line_for(test));
     }
 }
 
-/// Runs every cassette on `jobs` threads; each result line is printed as
-/// its test ends. The report keeps the files' order.
-fn run_all(
-    files: &[PathBuf],
-    options: &ReplayOptions,
-    allowed: &[ServerSpec],
-    jobs: usize,
-) -> Vec<Test> {
-    let next = AtomicUsize::new(0);
-    let done: Mutex<Vec<Option<Test>>> = Mutex::new((0..files.len()).map(|_| None).collect());
-    let progress = super::progress::Progress::new();
+/// Runs every cassette of the plan, with a status line; each result line
+/// is printed as its test ends.
+fn run_all(plan: &Plan) -> Vec<Test> {
+    let progress = Progress::new();
     std::thread::scope(|scope| {
         scope.spawn(|| progress.tick());
-        let workers: Vec<_> = (0..jobs.max(1))
-            .map(|_| {
-                scope.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(path) = files.get(i) else { break };
-                    if elicit::signals::interrupted() {
-                        break;
-                    }
-                    let name = path.display().to_string();
-                    progress.start(&name);
-                    let test = run_one(path, options, allowed);
-                    progress.finish(&name, &line_for(&test));
-                    done.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(test);
-                })
-            })
-            .collect();
-        for w in workers {
-            let _ = w.join();
-        }
+        let tests = suite::run_all(
+            &plan.files,
+            &plan.options,
+            &plan.allowed,
+            plan.jobs,
+            &progress,
+        );
         progress.stop();
-    });
-    done.into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-        .into_iter()
-        .flatten()
-        .collect()
-}
-
-fn run_one(path: &Path, options: &ReplayOptions, allowed: &[ServerSpec]) -> Test {
-    let name = path.display().to_string();
-    let cassette = match Cassette::load(path) {
-        Ok(c) => c,
-        Err(e) => {
-            return Test {
-                name,
-                report: Report::Unreadable(e),
-            }
-        }
-    };
-    if options.server.is_none()
-        && !allowed.is_empty()
-        && !allowed.iter().any(|a| same_server(a, &cassette.server))
-    {
-        return Test {
-            name,
-            report: Report::Unreadable(LoadError {
-                path: path.to_path_buf(),
-                pointer: Some("/server".into()),
-                message: format!(
-                    "the server {} is not one --allow-server allows ({}): not run",
-                    sanitize_line(&cassette.server.describe()),
-                    allowed
-                        .iter()
-                        .map(|a| sanitize_line(&a.describe()))
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                ),
-            }),
-        };
-    }
-    let outcome = replay(&cassette, options);
-    let report = match &outcome.updated {
-        Some(new) if outcome.verdict == Verdict::Updated => match new.write(path) {
-            Ok(()) => Report::Ran(outcome),
-            Err(e) => {
-                let message = e.to_string();
-                Report::NotWritten(outcome, message)
-            }
-        },
-        _ => Report::Ran(outcome),
-    };
-    Test { name, report }
+        tests
+    })
 }
 
 pub(super) fn millis(d: Duration) -> String {
