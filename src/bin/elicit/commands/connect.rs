@@ -1,5 +1,5 @@
 //! What `call`, `test` and `proxy` share to reach a server: the sign-in
-//! hook, the `--strict` checker, and how a cassette names the server.
+//! hook and the `--strict` checker.
 
 use std::time::Duration;
 
@@ -7,7 +7,7 @@ use elicit::error::ElicitError;
 use elicit::lint::{Levels, Revision};
 use elicit::mcp::client::ProtocolChoice;
 use elicit::mcp::strict::{Strict, EXIT_STRICT};
-use elicit::transport::{self, ServerTarget};
+use elicit::transport;
 
 use super::{person, Person};
 use crate::cli::{AnswerArgs, SignInArgs};
@@ -81,20 +81,5 @@ pub fn strict_exit(strict: Option<&Strict>, code: i32) -> i32 {
         EXIT_STRICT
     } else {
         code
-    }
-}
-
-/// The server as a cassette names it: the command, or the URL and the
-/// transport (never the headers).
-pub fn recorded_server(
-    target: &ServerTarget,
-    transport: elicit::transport::TransportChoice,
-) -> elicit::cassette::ServerSpec {
-    match target {
-        ServerTarget::Command(argv) => elicit::cassette::ServerSpec::Command(argv.clone()),
-        ServerTarget::Url(url) => elicit::cassette::ServerSpec::Url {
-            url: url.clone(),
-            transport: transport.as_str().to_string(),
-        },
     }
 }

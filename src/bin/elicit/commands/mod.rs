@@ -175,3 +175,11 @@ pub fn report_chain(err: &anyhow::Error) -> i32 {
         .find_map(|e| e.downcast_ref::<ElicitError>())
         .map_or(1, ElicitError::exit_code)
 }
+
+/// A library failure in a step, as [`report_chain`] shows it: `STEP: ERROR`.
+pub fn step_failure(f: elicit::mcp::StepFailure) -> anyhow::Error {
+    match f.step {
+        Some(step) => anyhow::Error::from(f.error).context(step),
+        None => f.error.into(),
+    }
+}
