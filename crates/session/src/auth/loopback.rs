@@ -354,6 +354,27 @@ mod tests {
         assert_eq!(r.unwrap().code, "c");
     }
 
+    /// More idle connections than the listener keeps open (a local
+    /// flood) do not keep the browser out: the oldest idle ones are shed
+    /// for it, and its redirect ends the wait.
+    #[test]
+    fn a_flood_of_idle_connections_does_not_keep_the_redirect_out() {
+        let l = Loopback::bind(None).unwrap();
+        let port = l.port();
+        let stop = AtomicBool::new(false);
+        let h = std::thread::spawn(move || {
+            let flood: Vec<TcpStream> = (0..elicit_http::MAX_CONNECTIONS * 2)
+                .map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap())
+                .collect();
+            let status = get(port, "/callback?code=c&state=S1");
+            drop(flood);
+            status
+        });
+        let r = l.wait("S1", Duration::from_secs(20), &stop, &|_| Ok(()));
+        assert!(h.join().unwrap().contains("200"));
+        assert_eq!(r.unwrap().code, "c");
+    }
+
     #[test]
     fn the_wait_is_bounded() {
         let l = Loopback::bind(None).unwrap();
