@@ -13,9 +13,10 @@
 //! - `elicit-ui` ([`terminal`], [`page`], [`person`]): the person at a
 //!   terminal (`TerminalResolver`) and with a browser (`BrowserResolver`),
 //!   and which of them answers;
-//! - `elicit-session` ([`mcp`], [`transport`], [`auth`], [`cassette`]):
-//!   live sessions (the client session, the proxies' relay core) over stdio,
-//!   Streamable HTTP and legacy SSE, with sign-in, and recorded flows;
+//! - `elicit-session` ([`mcp`], [`transport`], [`auth`], [`cassette`],
+//!   [`answers`]): live sessions (the client session, the proxies' relay
+//!   core) over stdio, Streamable HTTP and legacy SSE, with sign-in,
+//!   recorded flows, and answer files;
 //! - `elicit-platform` ([`platform`], [`signals`], [`opener`]): the one
 //!   seam to the operating system.
 //!
@@ -25,7 +26,7 @@
 pub use elicit_core::{bounded, elicitation, error, lint, text};
 pub use elicit_platform as platform;
 pub use elicit_platform::{handlers as signals, opener};
-pub use elicit_session::{auth, cassette, mcp, transport};
+pub use elicit_session::{answers, auth, mcp, transport};
 pub use elicit_ui::{page, person, terminal};
 
 pub use elicit_core::elicitation::answers::ScriptedAnswers;
@@ -36,6 +37,19 @@ pub use elicit_core::elicitation::protocol::{Action, ElicitResult, ElicitationPa
 pub use elicit_core::elicitation::schema::{FieldKind, FormField, FormSchema};
 pub use elicit_core::elicitation::{json_kind, resolve_document, resolve_text, Resolved};
 pub use elicit_core::error::{ElicitError, FieldError};
+
+/// Cassettes (`elicit_session::cassette`), with the answer rules under
+/// their earlier path `cassette::rules`.
+pub mod cassette {
+    pub use elicit_session::cassette::*;
+
+    /// Answer files with rules, under their earlier path: the matching is
+    /// [`crate::elicitation::answer_rules`], the reading [`crate::answers`].
+    pub mod rules {
+        pub use elicit_core::elicitation::answer_rules::*;
+        pub use elicit_session::answers::*;
+    }
+}
 
 /// The Rust examples of the architecture guide, run as doc tests so they
 /// stay true.

@@ -1,8 +1,8 @@
 //! elicit's elicitation stages, with no terminal, socket or signal code:
 //! the input shapes an elicitation arrives in, the protocol types, the
 //! suspension contract (Request / Answer), the schema model that drives
-//! prompting, coercion, validation and lint, scripted answers, resolution
-//! and output ([`elicitation`]); what may reach a person ([`text`]); the
+//! prompting, coercion, validation and lint, scripted answers and answer
+//! rules, resolution and output ([`elicitation`]); what may reach a person ([`text`]); the
 //! spec's rules ([`lint`]); the error kinds every stage returns ([`error`]);
 //! and bounded reads of untrusted input ([`bounded`]).
 #![warn(missing_docs)]

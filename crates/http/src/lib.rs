@@ -22,11 +22,19 @@
 //!   it was taken) never stops the loop: it sheds an idle connection when
 //!   descriptors ran out, waits a moment, and accepts again, for as long as
 //!   the process lives.
+//!
+//! [`serve`] runs for the life of the process (the page, the mock). A
+//! listener needed for one wait only (the sign-in redirect) is served by
+//! [`Serving::start`] instead: the same connection handling, with a head
+//! time of its own, and the accept loop ends (closing the listener) when
+//! the [`Serving`] is dropped.
 
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// The request line and headers, together (room for a browser's cookies
@@ -52,6 +60,10 @@ const IO_TIME: Duration = Duration::from_secs(10);
 /// client has read the response), and for how long at most.
 const DRAIN_BYTES: u64 = 1024 * 1024;
 const DRAIN_TIME: Duration = Duration::from_secs(1);
+
+/// How often a stoppable accept loop ([`Serving`]) looks at its stop flag
+/// when no connection is pending.
+const STOP_POLL: Duration = Duration::from_millis(25);
 
 /// One parsed request, with its connection.
 pub struct Request {
@@ -202,18 +214,77 @@ where
     let handle = Arc::new(handle);
     std::thread::Builder::new()
         .name("elicit-page".into())
-        .spawn(move || accept_loop(&listener, &handle))?;
+        .spawn(move || accept_loop(&listener, &handle, HEAD_TIME, None))?;
     Ok(())
 }
 
-fn accept_loop<F>(listener: &TcpListener, handle: &Arc<F>)
-where
+/// A listener served until this is dropped (or [`Serving::stop`]): for a
+/// wait with an end, such as the sign-in redirect. Connections already
+/// taken finish on their own threads, within their usual bounds.
+pub struct Serving {
+    stop: Arc<AtomicBool>,
+    accept: Option<JoinHandle<()>>,
+}
+
+impl Serving {
+    /// Serves `listener` as [`serve`] does, except that a connection has
+    /// `head_time` (at most [`HEAD_TIME`]) to send its request head, and
+    /// that the accept loop ends when the returned value is dropped.
+    pub fn start<F>(listener: TcpListener, head_time: Duration, handle: F) -> io::Result<Serving>
+    where
+        F: Fn(Request) + Send + Sync + 'static,
+    {
+        // Non-blocking, so that the loop sees the stop flag without a
+        // connection arriving to wake it.
+        listener.set_nonblocking(true)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let handle = Arc::new(handle);
+        let accept = {
+            let stop = stop.clone();
+            std::thread::Builder::new()
+                .name("elicit-listener".into())
+                .spawn(move || {
+                    accept_loop(&listener, &handle, head_time.min(HEAD_TIME), Some(&stop))
+                })?
+        };
+        Ok(Serving {
+            stop,
+            accept: Some(accept),
+        })
+    }
+
+    /// Stops accepting and closes the listener (what dropping does).
+    pub fn stop(self) {}
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // The loop looks at the flag every `STOP_POLL`: when this returns,
+        // the port is free.
+        if let Some(accept) = self.accept.take() {
+            let _ = accept.join();
+        }
+    }
+}
+
+fn accept_loop<F>(
+    listener: &TcpListener,
+    handle: &Arc<F>,
+    head_time: Duration,
+    stop: Option<&AtomicBool>,
+) where
     F: Fn(Request) + Send + Sync + 'static,
 {
     let table: Table = Arc::default();
-    loop {
+    let stopped = || stop.is_some_and(|s| s.load(Ordering::SeqCst));
+    while !stopped() {
         let stream = match listener.accept() {
             Ok((stream, _)) => stream,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                std::thread::sleep(STOP_POLL);
+                continue;
+            }
             Err(e) => {
                 // Out of descriptors (EMFILE, ENFILE) or memory: make room
                 // by shedding an idle connection, and go on accepting.
@@ -224,6 +295,11 @@ where
                 continue;
             }
         };
+        // Accepted from a non-blocking listener, a connection is
+        // non-blocking too on some systems; its reads wait with timeouts.
+        if stream.set_nonblocking(false).is_err() {
+            continue;
+        }
         let id = {
             let mut t = lock(&table);
             if t.open.len() >= MAX_CONNECTIONS && !t.shed_idle() {
@@ -250,7 +326,7 @@ where
         let spawned = std::thread::Builder::new()
             .name("elicit-page-conn".into())
             .spawn(move || {
-                connection(stream, id, &table2, handle.as_ref());
+                connection(stream, id, head_time, &table2, handle.as_ref());
                 lock(&table2).open.remove(&id);
             });
         if spawned.is_err() {
@@ -272,7 +348,13 @@ fn busy(stream: TcpStream) {
     let _ = stream.shutdown(Shutdown::Both);
 }
 
-fn connection<F: Fn(Request)>(mut stream: TcpStream, id: u64, table: &Table, handle: &F) {
+fn connection<F: Fn(Request)>(
+    mut stream: TcpStream,
+    id: u64,
+    head_time: Duration,
+    table: &Table,
+    handle: &F,
+) {
     let set_idle = |idle: bool| match lock(table).open.get_mut(&id) {
         Some(slot) => {
             slot.idle = idle;
@@ -280,7 +362,7 @@ fn connection<F: Fn(Request)>(mut stream: TcpStream, id: u64, table: &Table, han
         }
         None => false, // shed meanwhile
     };
-    match read_head(&mut stream) {
+    match read_head(&mut stream, head_time) {
         Ok(request) => {
             if !set_idle(false) {
                 return;
@@ -303,14 +385,17 @@ fn connection<F: Fn(Request)>(mut stream: TcpStream, id: u64, table: &Table, han
 }
 
 /// Reads and parses a request head: at most [`MAX_HEAD`] bytes within
-/// [`HEAD_TIME`]. `Err(Some(status, text))`: answer that and close;
+/// `head_time`. `Err(Some(status, text))`: answer that and close;
 /// `Err(None)`: just close (the client went away or took too long).
-fn read_head(stream: &mut TcpStream) -> Result<Request, Option<(&'static str, &'static str)>> {
+fn read_head(
+    stream: &mut TcpStream,
+    head_time: Duration,
+) -> Result<Request, Option<(&'static str, &'static str)>> {
     const TOO_LARGE: (&str, &str) = (
         "431 Request Header Fields Too Large",
         "refused: the request's head is too large",
     );
-    let deadline = Instant::now() + HEAD_TIME;
+    let deadline = Instant::now() + head_time;
     let mut buf: Vec<u8> = Vec::with_capacity(2048);
     let mut chunk = [0u8; 4096];
     loop {
@@ -427,5 +512,27 @@ mod tests {
         let ok = get(port, b"GET /z HTTP/1.1\r\n\r\n");
         assert!(ok.ends_with("/z"), "{ok}");
         drop(held);
+    }
+
+    /// A stopped [`Serving`] no longer holds its port, and its head time
+    /// is its own: a client that never finishes its head is let go by
+    /// then, not by [`HEAD_TIME`].
+    #[test]
+    fn a_stoppable_listener_keeps_its_head_time_and_frees_its_port() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let serving = Serving::start(listener, Duration::from_millis(300), |r: Request| {
+            r.respond(b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n")
+        })
+        .unwrap();
+        assert!(get(port, b"GET / HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 204"));
+        let started = Instant::now();
+        let mut slow = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        slow.write_all(b"GET / HT").unwrap();
+        slow.set_read_timeout(Some(HEAD_TIME)).unwrap();
+        assert_eq!(slow.read(&mut [0u8; 64]).unwrap_or(0), 0);
+        assert!(started.elapsed() < HEAD_TIME / 2, "{:?}", started.elapsed());
+        drop(serving);
+        assert!(TcpListener::bind(("127.0.0.1", port)).is_ok());
     }
 }

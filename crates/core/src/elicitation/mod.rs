@@ -11,7 +11,8 @@
 //! - [`protocol`] holds the MCP types and every wire constant, [`contract`]
 //!   the suspension contract's Request and Answer and the two mappings;
 //! - [`schema`] is the one form model that drives prompting, coercion,
-//!   validation and lint; [`answers`] reads `--answer`s;
+//!   validation and lint; [`answers`] reads `--answer`s, and
+//!   [`answer_rules`] matches `--answers` rules to an elicitation;
 //! - [`resolve`] settles each elicitation (scripted answers, then a
 //!   [`resolve::Resolver`]: the terminal, the browser page, or
 //!   [`resolve::NoTerminal`]);
@@ -22,6 +23,7 @@
 //! `elicit_ui::page`) and implement [`resolve::Resolver`]; nothing here imports
 //! them.
 
+pub mod answer_rules;
 pub mod answers;
 pub mod contract;
 pub mod input;

@@ -106,7 +106,7 @@ pub fn markdown() -> String {
     let mut s = String::from(
         "# elicit lint rules\n\n\
          <!-- Generated from crates/core/src/lint/rules.rs by `elicit lint --rules-markdown`; do not edit. \
-         tests/lint.rs fails when this file is stale; `UPDATE_LINT_DOCS=1 cargo test --test lint` rewrites it. -->\n\n\
+         tests/it/lint.rs fails when this file is stale; `UPDATE_LINT_DOCS=1 cargo test --test it lint::` rewrites it. -->\n\n\
          `elicit lint` checks elicitations against the MCP revision they follow; `elicit call --strict` and \
          `elicit proxy --strict` run the same rules on every elicitation a live server sends, plus the session rules. \
          Severities: **error** breaks a MUST of the revision, **warning** is a SHOULD, a deprecation or something \

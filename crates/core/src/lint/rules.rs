@@ -1,7 +1,7 @@
 //! The rule table: every rule `elicit lint` and `--strict` report, with its
 //! severity, the spec text it comes from, and an example that triggers it
 //! and its fix. `docs/lint-rules.md` and `--explain` are generated from
-//! this table; the examples are the fixtures `tests/lint.rs` checks.
+//! this table; the examples are the fixtures `tests/it/lint.rs` checks.
 
 use super::{Revision, Severity};
 
@@ -114,7 +114,7 @@ pub struct Rule {
     pub checks: &'static str,
     /// Why: the spec's words, or the client behaviour it prevents.
     pub why: &'static str,
-    /// A document that triggers it (a fixture of `tests/lint.rs`), or for
+    /// A document that triggers it (a fixture of `tests/it/lint.rs`), or for
     /// a session rule, what the server does.
     pub example: &'static str,
     /// The example fixed.

@@ -1,14 +1,15 @@
 //! The loopback redirect listener (RFC 8252 §7.3): `http://127.0.0.1:PORT/callback`.
 //!
-//! Hand-written on `std::net::TcpListener`: the browser makes one GET and
-//! elicit needs only its request-target, then answers a short page. An HTTP
-//! server crate would bring a thread pool and routing for one line of
-//! parsing. Each connection's request head is read on its own thread, with
-//! a size cap and a total deadline (`HEAD_DEADLINE`, not a per-read
-//! timeout), at most `MAX_READERS` at a time; the wait itself only judges
-//! complete heads. So a local client that connects and trickles bytes (or
-//! sends nothing) holds one reader for a few seconds at most, and never
-//! keeps the real browser's redirect from being served.
+//! The connections are `elicit-http`'s (the listener of the browser page
+//! and the mock), with its bounds: a capped request head that must arrive
+//! within [`HEAD_TIME`] (shorter than the page's: a browser sends its
+//! redirect at once), a cap on open connections that sheds idle ones
+//! first, an accept loop that a failed accept does not end. So a local
+//! client that connects and trickles bytes (or sends nothing, or opens
+//! many connections) holds a connection for a few seconds at most, and
+//! never keeps the real browser's redirect from being served. What is
+//! here is the redirect's own logic, judged one complete request at a
+//! time by the wait.
 //!
 //! Behaviour: other paths (`/favicon.ico`) get a 404 and the wait goes on;
 //! a request whose `state` is not ours gets a 400 page and the wait goes on
@@ -16,25 +17,24 @@
 //! wait with that error; `code` with our state is checked by the caller's
 //! validator (the RFC 9207 `iss` rule) and ends the wait either way.
 
-use std::io::{Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use elicit_http::Request;
 use url::Url;
 
 use super::AuthError;
 
-/// The largest request head read from the browser.
-const MAX_HEAD: usize = 16 * 1024;
 /// How long one connection may take to send its whole request head (a
 /// browser sends it at once).
-const HEAD_DEADLINE: Duration = Duration::from_secs(5);
-/// Connections whose heads are read at the same time; more are closed
-/// at once (each reader ends by [`HEAD_DEADLINE`]).
-const MAX_READERS: usize = 64;
-/// How often the accept loop looks at the clock.
+const HEAD_TIME: Duration = Duration::from_secs(5);
+/// How long a connection's thread waits for the wait to answer its
+/// request (the wait answers each as it comes; this only bounds a wait
+/// that ended meanwhile).
+const ANSWER_TIME: Duration = Duration::from_secs(15);
+/// How often the wait looks at the clock and its stop flag.
 const POLL: Duration = Duration::from_millis(25);
 
 /// What came back on the redirect, with our `state` already checked.
@@ -74,9 +74,6 @@ impl Loopback {
             .local_addr()
             .map(|a: SocketAddr| a.port())
             .map_err(|e| AuthError::Listener(e.to_string()))?;
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| AuthError::Listener(e.to_string()))?;
         Ok(Loopback { listener, port })
     }
 
@@ -102,8 +99,18 @@ impl Loopback {
         validate: &dyn Fn(&Callback) -> Result<(), AuthError>,
     ) -> Result<Callback, AuthError> {
         let deadline = Instant::now() + timeout;
-        let (heads, complete) = mpsc::channel::<(TcpStream, Option<String>)>();
-        let readers = Arc::new(AtomicUsize::new(0));
+        // Each complete request comes here with a sender whose drop tells
+        // its connection's thread that it was answered: that thread (which
+        // then drains and closes the connection) holds it until then.
+        let (requests, arrived) = mpsc::channel::<(Request, mpsc::Sender<()>)>();
+        // Dropped on return: the listener closes with the wait.
+        let _serving = elicit_http::Serving::start(self.listener, HEAD_TIME, move |request| {
+            let (answered, done) = mpsc::channel();
+            if requests.send((request, answered)).is_ok() {
+                let _ = done.recv_timeout(ANSWER_TIME);
+            }
+        })
+        .map_err(|e| AuthError::Listener(format!("cannot serve 127.0.0.1: {e}")))?;
         loop {
             if stop.load(Ordering::SeqCst) {
                 return Err(AuthError::NotSignedIn {
@@ -114,19 +121,9 @@ impl Loopback {
             if now >= deadline {
                 return Err(AuthError::Timeout(timeout));
             }
-            // Pending connections get their readers first (a bounded
-            // number per turn: a flood cannot keep the wait from its clock).
-            for _ in 0..MAX_READERS {
-                match self.listener.accept() {
-                    Ok((stream, _)) => spawn_reader(stream, &heads, &readers),
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(AuthError::Listener(format!("accept failed: {e}"))),
-                }
-            }
-            match complete.recv_timeout(POLL.min(deadline - now)) {
-                Ok((mut stream, target)) => {
-                    if let Some(done) = handle(&mut stream, target, expected_state, validate) {
+            match arrived.recv_timeout(POLL.min(deadline - now)) {
+                Ok((request, _answered)) => {
+                    if let Some(done) = handle(request, expected_state, validate) {
                         return done;
                     }
                 }
@@ -139,60 +136,20 @@ impl Loopback {
     }
 }
 
-/// Reads one connection's request head on a thread of its own (by
-/// [`HEAD_DEADLINE`]) and hands the stream and its target to the wait;
-/// past [`MAX_READERS`] the connection is closed at once.
-fn spawn_reader(
-    stream: TcpStream,
-    heads: &mpsc::Sender<(TcpStream, Option<String>)>,
-    readers: &Arc<AtomicUsize>,
-) {
-    if readers.fetch_add(1, Ordering::SeqCst) >= MAX_READERS {
-        readers.fetch_sub(1, Ordering::SeqCst);
-        return;
-    }
-    let heads = heads.clone();
-    let count = readers.clone();
-    let spawned = std::thread::Builder::new()
-        .name("sign-in reader".into())
-        .stack_size(64 * 1024)
-        .spawn(move || {
-            let mut stream = stream;
-            let _ = stream.set_nonblocking(false);
-            let target = read_target(&mut stream, Instant::now() + HEAD_DEADLINE);
-            count.fetch_sub(1, Ordering::SeqCst);
-            // The wait may be over: then the stream just closes.
-            let _ = heads.send((stream, target));
-        });
-    if spawned.is_err() {
-        readers.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// Answers one connection whose head was read (`target`: its
-/// request-target, `None` when it was not a readable GET in time). `Some`
-/// ends the wait.
+/// Answers one request. `Some` ends the wait.
 fn handle(
-    stream: &mut TcpStream,
-    target: Option<String>,
+    request: Request,
     expected_state: &str,
     validate: &dyn Fn(&Callback) -> Result<(), AuthError>,
 ) -> Option<Result<Callback, AuthError>> {
-    // The page is small; a client that does not read it cannot hold the
-    // wait for long either.
-    let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
-    let Some(target) = target else {
+    let target = request.url();
+    let readable = request.method() == "GET" && target.starts_with('/');
+    let Some(url) = readable
+        .then(|| Url::parse(&format!("http://127.0.0.1{target}")).ok())
+        .flatten()
+    else {
         respond(
-            stream,
-            400,
-            "Bad request",
-            "elicit could not read this request.",
-        );
-        return None;
-    };
-    let Ok(url) = Url::parse(&format!("http://127.0.0.1{target}")) else {
-        respond(
-            stream,
+            request,
             400,
             "Bad request",
             "elicit could not read this request.",
@@ -200,7 +157,7 @@ fn handle(
         return None;
     };
     if url.path() != "/callback" {
-        respond(stream, 404, "Not found", "Nothing here.");
+        respond(request, 404, "Not found", "Nothing here.");
         return None;
     }
     let get = |k: &str| {
@@ -210,7 +167,7 @@ fn handle(
     };
     if get("state").as_deref() != Some(expected_state) {
         respond(
-            stream,
+            request,
             400,
             "Sign-in not accepted",
             "This sign-in response does not belong to the sign-in elicit started (its state does not match). elicit is still waiting; start again from the link elicit showed.",
@@ -220,7 +177,7 @@ fn handle(
     if let Some(err) = get("error") {
         let description = get("error_description");
         respond(
-            stream,
+            request,
             400,
             "Sign-in failed",
             &format!(
@@ -239,7 +196,7 @@ fn handle(
     }
     let Some(code) = get("code") else {
         respond(
-            stream,
+            request,
             400,
             "Sign-in failed",
             "The response carries neither a code nor an error. You can close this tab.",
@@ -255,7 +212,7 @@ fn handle(
     match validate(&cb) {
         Ok(()) => {
             respond(
-                stream,
+                request,
                 200,
                 "Signed in",
                 "elicit received the sign-in. You can close this tab and return to the terminal.",
@@ -264,7 +221,7 @@ fn handle(
         }
         Err(e) => {
             respond(
-                stream,
+                request,
                 400,
                 "Sign-in refused",
                 &format!("elicit refused this response: {e}. You can close this tab."),
@@ -272,33 +229,6 @@ fn handle(
             Some(Err(e))
         }
     }
-}
-
-/// Reads the request head, all of it by `deadline`, and returns its
-/// request-target (`/path?query`).
-fn read_target(stream: &mut TcpStream, deadline: Instant) -> Option<String> {
-    let mut buf = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 1024];
-    while !buf.windows(4).any(|w| w == b"\r\n\r\n") && !buf.windows(2).any(|w| w == b"\n\n") {
-        if buf.len() > MAX_HEAD {
-            return None;
-        }
-        let left = deadline.checked_duration_since(Instant::now())?;
-        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
-            return None;
-        }
-        match stream.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            Err(_) => return None,
-        }
-    }
-    let head = String::from_utf8_lossy(&buf);
-    let line = head.lines().next()?;
-    let mut parts = line.split_whitespace();
-    let method = parts.next()?;
-    let target = parts.next()?;
-    (method == "GET" && target.starts_with('/')).then(|| target.to_string())
 }
 
 fn html_escape(s: &str) -> String {
@@ -314,7 +244,7 @@ fn html_escape(s: &str) -> String {
         .collect()
 }
 
-fn respond(stream: &mut TcpStream, status: u16, title: &str, text: &str) {
+fn respond(request: Request, status: u16, title: &str, text: &str) {
     let reason = match status {
         200 => "OK",
         404 => "Not Found",
@@ -326,18 +256,18 @@ fn respond(stream: &mut TcpStream, status: u16, title: &str, text: &str) {
         t = html_escape(title),
         x = html_escape(text)
     );
-    let head = format!(
-        "HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
+    let response = format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
-    let _ = stream.write_all(head.as_bytes());
-    let _ = stream.write_all(body.as_bytes());
-    let _ = stream.flush();
+    request.respond(response.as_bytes());
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
 
     /// Sends one raw GET and returns the status line.
     fn get(port: u16, target: &str) -> String {
@@ -418,6 +348,27 @@ mod tests {
             let _ = s.read_to_string(&mut String::new());
             drop(TcpStream::connect(("127.0.0.1", port)).unwrap()); // connects, sends nothing
             get(port, "/callback?code=c&state=S1")
+        });
+        let r = l.wait("S1", Duration::from_secs(20), &stop, &|_| Ok(()));
+        assert!(h.join().unwrap().contains("200"));
+        assert_eq!(r.unwrap().code, "c");
+    }
+
+    /// More idle connections than the listener keeps open (a local
+    /// flood) do not keep the browser out: the oldest idle ones are shed
+    /// for it, and its redirect ends the wait.
+    #[test]
+    fn a_flood_of_idle_connections_does_not_keep_the_redirect_out() {
+        let l = Loopback::bind(None).unwrap();
+        let port = l.port();
+        let stop = AtomicBool::new(false);
+        let h = std::thread::spawn(move || {
+            let flood: Vec<TcpStream> = (0..elicit_http::MAX_CONNECTIONS * 2)
+                .map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap())
+                .collect();
+            let status = get(port, "/callback?code=c&state=S1");
+            drop(flood);
+            status
         });
         let r = l.wait("S1", Duration::from_secs(20), &stop, &|_| Ok(()));
         assert!(h.join().unwrap().contains("200"));

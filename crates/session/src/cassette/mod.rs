@@ -1,8 +1,8 @@
 //! Cassettes: one recorded tool call of an MCP server (the elicitations it
 //! asked, the answers sent, the final result), written by `elicit call
 //! --record` and replayed by `elicit test` ([`replay`], many at once:
-//! [`suite`]); and answer files
-//! with rules for headless runs ([`rules`]).
+//! [`suite`]). A cassette is an answer file too (`--answers`,
+//! [`crate::answers`]).
 //!
 //! The file is meant to be read in review and written by hand: it is
 //! checked against the published JSON Schema (`docs/cassette.schema.json`)
@@ -13,11 +13,13 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::mcp::client::{Generation, ProtocolChoice};
-use elicit_core::elicitation::answers::ScriptedAnswers;
 use elicit_core::elicitation::protocol::ElicitResult;
 use elicit_core::elicitation::protocol::Revision;
 use elicit_core::error::ElicitError;
 
+pub(crate) use elicit_core::elicitation::answer_rules::values_as_words;
+/// An answer as a cassette holds it (the same as an answer file's rule).
+pub use elicit_core::elicitation::answer_rules::AnswerSpec;
 pub(crate) use file::cassette_validator;
 pub use file::{check_writable, LoadError, MAX_FILE_BYTES};
 pub(crate) use file::{escape_pointer_token, read_checked, write_atomically, MAX_FILE_VALUES};
@@ -29,7 +31,6 @@ pub mod mock;
 pub mod proxy_record;
 pub mod record;
 pub mod replay;
-pub mod rules;
 pub mod suite;
 
 /// The value of a cassette's `"elicit"` key.
@@ -270,111 +271,6 @@ pub(crate) fn fill_secret_values(content: &mut Map<String, Value>) -> Result<(),
         }
     }
     Ok(())
-}
-
-/// An answer as a cassette holds it.
-#[derive(Debug, Clone, PartialEq)]
-pub enum AnswerSpec {
-    /// The ElicitResult sent (what `--record` writes).
-    Result(Value),
-    /// Written by hand: `--answer` words (`accept`, `NAME=VALUE`, …).
-    Words(Vec<String>),
-    /// Written by hand: values by field name (strings coerced as
-    /// `--answer NAME=VALUE` is).
-    Values(Map<String, Value>),
-}
-
-impl AnswerSpec {
-    /// Reads an answer as written in a cassette.
-    pub fn from_value(v: &Value) -> Self {
-        match v {
-            Value::String(s) => AnswerSpec::Words(vec![s.clone()]),
-            Value::Array(a) => AnswerSpec::Words(
-                a.iter()
-                    .filter_map(|x| x.as_str().map(str::to_string))
-                    .collect(),
-            ),
-            Value::Object(o) if o.contains_key("action") => AnswerSpec::Result(v.clone()),
-            Value::Object(o) => AnswerSpec::Values(o.clone()),
-            _ => AnswerSpec::Words(Vec::new()),
-        }
-    }
-
-    /// The answer as written in a cassette.
-    pub(crate) fn to_value(&self) -> Value {
-        match self {
-            AnswerSpec::Result(v) => v.clone(),
-            AnswerSpec::Words(w) if w.len() == 1 => Value::String(w[0].clone()),
-            AnswerSpec::Words(w) => w.clone().into(),
-            AnswerSpec::Values(m) => Value::Object(m.clone()),
-        }
-    }
-
-    /// The answer as scripted answers, applied by field name to whatever
-    /// form is asked: a recorded ElicitResult gives its action and content;
-    /// words and values are `--answer`s; an accept fills the other fields
-    /// from their defaults.
-    pub fn scripted(&self) -> Result<ScriptedAnswers, ElicitError> {
-        let words = self.scripted_words()?;
-        ScriptedAnswers::parse(&words, |path| {
-            Err(std::io::Error::other(format!(
-                "@{path}: a cassette's answers cannot name files"
-            )))
-        })
-    }
-
-    /// The answer as `--answer` words (what [`Self::scripted`] parses).
-    pub(crate) fn scripted_words(&self) -> Result<Vec<String>, ElicitError> {
-        Ok(match self {
-            AnswerSpec::Result(v) => {
-                let mut result = Map::new();
-                for key in ["action", "content"] {
-                    if let Some(x) = v.get(key) {
-                        result.insert(key.into(), x.clone());
-                    }
-                }
-                vec![Value::Object(result).to_string()]
-            }
-            AnswerSpec::Words(w) => {
-                let mut words = w.clone();
-                if !w
-                    .iter()
-                    .any(|x| matches!(x.trim(), "accept" | "decline" | "cancel"))
-                {
-                    words.insert(0, "accept".into());
-                }
-                words
-            }
-            AnswerSpec::Values(m) => values_as_words(m),
-        })
-    }
-}
-
-/// Values by field name as `--answer`s: `accept`, then `NAME=VALUE` for each
-/// string (coerced by the field's kind, as on the command line), then one
-/// JSON object of the rest (already typed).
-pub(crate) fn values_as_words(values: &Map<String, Value>) -> Vec<String> {
-    let mut words = vec!["accept".to_string()];
-    let mut typed = Map::new();
-    for (name, value) in values {
-        match value {
-            Value::String(s) if s.trim() == s && !name.contains('=') => {
-                words.push(format!("{name}={s}"))
-            }
-            other => {
-                typed.insert(name.clone(), other.clone());
-            }
-        }
-    }
-    if !typed.is_empty() {
-        // As an ElicitResult, so that a field named like a key of one
-        // (`action`, `ok`) is still a field.
-        let mut result = Map::new();
-        result.insert("action".into(), "accept".into());
-        result.insert("content".into(), Value::Object(typed));
-        words.push(Value::Object(result).to_string());
-    }
-    words
 }
 
 /// One elicitation of a cassette and the answer it got.

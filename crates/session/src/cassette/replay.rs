@@ -44,7 +44,7 @@ pub struct ReplayOptions {
     /// (a field the server added since the recording).
     pub answers: Vec<String>,
     /// `--answers FILE`: answer rules for what the cassette and `-a` leave.
-    pub rules: Option<std::sync::Arc<super::rules::AnswerRules>>,
+    pub rules: Option<std::sync::Arc<crate::answers::AnswerRules>>,
     /// `--start-server`: the port of the server elicit started on
     /// 127.0.0.1. A cassette's URL is replayed there (its scheme, path and
     /// query kept, its host and port replaced).
@@ -151,7 +151,7 @@ struct Replayer<'c> {
     update: bool,
     /// `-a` and `--answers` of `elicit test`.
     answers: &'c [String],
-    rules: Option<std::sync::Arc<super::rules::AnswerRules>>,
+    rules: Option<std::sync::Arc<crate::answers::AnswerRules>>,
     next: usize,
     failure: Vec<String>,
     /// What `--update` did on its own (a rename applied), said on stderr.
@@ -335,7 +335,7 @@ impl ElicitObserver for Replayer<'_> {
             detail: "elicit test answers from the cassette, -a and --answers only".into(),
         };
         let mut person: Box<dyn resolve::Resolver> = match &self.rules {
-            Some(rules) => Box::new(super::rules::RulesResolver::new(
+            Some(rules) => Box::new(crate::answers::RulesResolver::new(
                 Some(rules.clone()),
                 nobody,
                 false,

@@ -79,8 +79,7 @@ fn answer(args: &ClaudeCodeHookArgs, text: &str, event: &Value) -> i32 {
     let mut who = person(&args.answers, args.prompt_timeout, "--prompt-timeout");
     // A rule that does not match falls through to the person (or to
     // nobody): with the hook, "nobody" means Claude Code asks, not decline.
-    let mut answering =
-        elicit::cassette::rules::RulesResolver::new(rules, who.resolver(), false, false);
+    let mut answering = elicit::answers::RulesResolver::new(rules, who.resolver(), false, false);
     let mut cache = SchemaCache::single_use();
     let resolved =
         elicit::elicitation::resolve_text(text, &scripted, &mut answering, &mut cache, false);

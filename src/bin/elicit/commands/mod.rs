@@ -119,11 +119,11 @@ pub fn load_answers(args: &AnswerArgs) -> Result<ScriptedAnswers, ElicitError> {
 /// error (exit 2) naming the file and the JSON pointer.
 pub fn load_rules(
     args: &AnswerArgs,
-) -> Result<Option<std::sync::Arc<elicit::cassette::rules::AnswerRules>>, ElicitError> {
+) -> Result<Option<std::sync::Arc<elicit::answers::AnswerRules>>, ElicitError> {
     args.answers_file
         .as_deref()
         .map(|p| {
-            elicit::cassette::rules::AnswerRules::load(p)
+            elicit::answers::AnswerRules::load(p)
                 .map(std::sync::Arc::new)
                 .map_err(|e| ElicitError::Usage(format!("--answers {e}")))
         })

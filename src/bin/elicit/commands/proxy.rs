@@ -36,7 +36,7 @@ fn run_proxy(args: &ProxyArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
     let scripted = load_answers(&args.answers)?;
     let person = person(&args.answers, args.prompt_timeout, "--prompt-timeout");
     let forward_sigint = !person.at_terminal();
-    let person: Box<dyn Resolver + Send> = Box::new(elicit::cassette::rules::RulesResolver::new(
+    let person: Box<dyn Resolver + Send> = Box::new(elicit::answers::RulesResolver::new(
         super::load_rules(&args.answers)?,
         person.boxed(),
         args.answers.no_input,

@@ -35,7 +35,7 @@ pub fn run(args: &ResolveArgs) -> i32 {
         // terminal back and die of the signal.
         elicit::signals::restore_on_fatal_signals();
     }
-    let mut person = elicit::cassette::rules::RulesResolver::new(
+    let mut person = elicit::answers::RulesResolver::new(
         rules,
         person.resolver(),
         args.answers.no_input,

@@ -51,9 +51,7 @@ fn plan(args: &TestArgs) -> Result<Plan, i32> {
         None
     };
     let rules = args.answers_file.as_deref();
-    let rules = rules
-        .map(elicit::cassette::rules::AnswerRules::load)
-        .transpose();
+    let rules = rules.map(elicit::answers::AnswerRules::load).transpose();
     let rules = rules.map_err(|e| usage(&format!("--answers {e}")))?;
     let options = ReplayOptions {
         server,

@@ -7,7 +7,7 @@
 //! run (callgrind). These follow its rules line for line (RFC 3339 dates and
 //! times with its leap-second rule; RFC 5321 addresses through the same
 //! `email_address` crate and the same hostname rules; URIs through the same
-//! `fluent_uri` parser), and `tests/properties.rs` holds them to the crate on
+//! `fluent_uri` parser), and `tests/it/properties.rs` holds them to the crate on
 //! random and hand-picked text. What they cannot decide cheaply (an
 //! internationalised `xn--` domain, which needs Punycode and IDNA tables)
 //! they leave to `jsonschema` by answering `None`.

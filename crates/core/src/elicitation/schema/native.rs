@@ -12,7 +12,7 @@
 //! message reads the same either way. Anything else (`pattern`, exclusive
 //! bounds, `$ref`, a keyword whose value is not of the expected JSON type,
 //! another format …) is compiled by `jsonschema` exactly as before, and
-//! `tests/properties.rs` holds this checker to the crate, message for
+//! `tests/it/properties.rs` holds this checker to the crate, message for
 //! message, on random schemas and values.
 
 use num_cmp::NumCmp;

@@ -3,7 +3,10 @@
 //! that matches an elicitation answers it. A cassette works as an answer
 //! file too: each recorded elicitation answers the same request.
 //!
-//! The rules sit in front of the person ([`RulesResolver`] wraps the
+//! What a rule is and how it matches and answers is elicit-core's
+//! ([`elicit_core::elicitation::answer_rules`], beside the scripted
+//! `--answer`s); here is the reading of the files, and the
+//! [`RulesResolver`] that puts the rules in front of the person (the
 //! terminal or the no-terminal stand-in): what scripted `--answer`s leave
 //! open, a rule answers; with no rule matching, the person is asked as
 //! usual, or under `--no-input` the elicitation is declined and the
@@ -14,8 +17,9 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use super::{read_checked, AnswerSpec, Cassette, LoadError};
-use elicit_core::elicitation::answers::FormPlan;
+use crate::cassette::{read_checked, Cassette, LoadError, CASSETTE_VERSION};
+use elicit_core::elicitation::answer_rules::{describe, first_match};
+pub use elicit_core::elicitation::answer_rules::{AnswerSpec, Asked, Criteria, Rule};
 use elicit_core::elicitation::contract::Answer;
 use elicit_core::elicitation::protocol::{Action, Mode};
 use elicit_core::elicitation::resolve::{Elicitation, Pending, Resolver};
@@ -26,85 +30,7 @@ use elicit_core::text::sanitize::sanitize_line;
 pub(crate) const ANSWERS_VERSION: &str = "answers/1";
 
 /// The published schema of answer files.
-pub(crate) const ANSWERS_SCHEMA: &str = include_str!("../../schemas/answers.schema.json");
-
-/// What a rule asks of an elicitation; every criterion given must hold.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Criteria {
-    /// The server's name (its `serverInfo.name`).
-    pub server: Option<String>,
-    pub tool: Option<String>,
-    pub mode: Option<Mode>,
-    /// Searched in the message.
-    pub message: Option<regex::Regex>,
-    /// Property names the form must all have.
-    pub fields: Vec<String>,
-    /// The URL's host (URL mode).
-    pub host: Option<String>,
-    /// From a cassette: the message must be exactly this one.
-    pub(crate) message_is: Option<String>,
-    /// From a cassette: the form must have exactly these fields.
-    pub(crate) fields_are: Option<Vec<String>>,
-}
-
-/// One rule: where it came from (for `-v` and errors), what it matches,
-/// how it answers.
-#[derive(Debug, Clone)]
-pub struct Rule {
-    /// `rule 2`, or `elicitation 1 of the cassette`.
-    pub label: String,
-    pub(crate) criteria: Criteria,
-    /// The answer to give when the rule matches.
-    pub answer: AnswerSpec,
-}
-
-/// What a rule is matched against.
-pub struct Asked<'a> {
-    /// The server's name, if known.
-    pub server: Option<&'a str>,
-    /// The tool being called, if any.
-    pub tool: Option<&'a str>,
-    /// The elicitation's mode.
-    pub mode: Mode,
-    /// The server's message.
-    pub message: &'a str,
-    /// The form's field names.
-    pub fields: Vec<&'a str>,
-    /// The URL, in URL mode.
-    pub url: Option<&'a str>,
-}
-
-impl Criteria {
-    pub fn matches(&self, asked: &Asked<'_>) -> bool {
-        let eq = |want: &Option<String>, got: Option<&str>| match want {
-            Some(w) => got == Some(w.as_str()),
-            None => true,
-        };
-        eq(&self.server, asked.server)
-            && eq(&self.tool, asked.tool)
-            && self.mode.is_none_or(|m| m == asked.mode)
-            && self
-                .message
-                .as_ref()
-                .is_none_or(|re| re.is_match(asked.message))
-            && self
-                .fields
-                .iter()
-                .all(|f| asked.fields.contains(&f.as_str()))
-            && self.host.as_ref().is_none_or(|h| {
-                asked
-                    .url
-                    .and_then(|u| url::Url::parse(u).ok())
-                    .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
-                    .is_some_and(|got| got == h.to_ascii_lowercase())
-            })
-            && self.message_is.as_ref().is_none_or(|m| m == asked.message)
-            && self.fields_are.as_ref().is_none_or(|want| {
-                want.len() == asked.fields.len()
-                    && want.iter().all(|f| asked.fields.contains(&f.as_str()))
-            })
-    }
-}
+pub(crate) const ANSWERS_SCHEMA: &str = include_str!("../schemas/answers.schema.json");
 
 /// The rules of one answer file, in order.
 #[derive(Debug, Clone, Default)]
@@ -143,7 +69,7 @@ impl AnswerRules {
             }
         };
         let source = path.display().to_string();
-        if text_version.as_deref() == Some(super::CASSETTE_VERSION) {
+        if text_version.as_deref() == Some(CASSETTE_VERSION) {
             let cassette = Cassette::load(path)?;
             return Ok(Self::from_cassette(&cassette, source));
         }
@@ -151,8 +77,7 @@ impl AnswerRules {
             return Err(fail(
                 "/elicit",
                 format!(
-                    "must be \"{ANSWERS_VERSION}\" (an answer file) or \"{}\" (a cassette)",
-                    super::CASSETTE_VERSION
+                    "must be \"{ANSWERS_VERSION}\" (an answer file) or \"{CASSETTE_VERSION}\" (a cassette)"
                 ),
             ));
         }
@@ -253,9 +178,9 @@ impl AnswerRules {
         AnswerRules { rules, source }
     }
 
-    /// The first rule that matches, and its number (from 0).
+    /// The first rule that matches.
     pub fn find(&self, asked: &Asked<'_>) -> Option<&Rule> {
-        self.rules.iter().find(|r| r.criteria.matches(asked))
+        first_match(&self.rules, asked)
     }
 }
 
@@ -276,14 +201,6 @@ pub struct RulesResolver<R> {
     pub no_input: bool,
     /// `-v`: say which rule answered what.
     pub verbose: bool,
-}
-
-fn what(e: &Elicitation) -> String {
-    format!(
-        "the {} elicitation {:?}",
-        e.mode().as_str(),
-        elicit_core::text::truncate(&sanitize_line(&e.params.message), 80)
-    )
 }
 
 impl<R: Resolver> RulesResolver<R> {
@@ -323,70 +240,18 @@ impl<R: Resolver> Resolver for RulesResolver<R> {
     }
 
     fn resolve(&mut self, e: &Elicitation, pending: Pending) -> Result<Answer, ElicitError> {
-        let fields: Vec<&str> = e
-            .form
-            .as_ref()
-            .map(|f| f.fields.iter().map(|x| x.name.as_str()).collect())
-            .unwrap_or_default();
-        let asked = Asked {
-            server: e.server.as_deref(),
-            tool: e.tool.as_deref(),
-            mode: e.mode(),
-            message: &e.params.message,
-            fields,
-            url: e.params.url.as_deref(),
-        };
-        let Some(rule) = self.rules.find(&asked) else {
+        let Some(rule) = self.rules.find(&Asked::of(e)) else {
             if self.no_input {
                 eprintln!(
                     "elicit: no answer rule in {} matched {}; declined",
                     sanitize_line(&self.rules.source),
-                    what(e)
+                    describe(e)
                 );
                 return Ok(Answer::from_action(&e.request.id, Action::Decline, None));
             }
             return self.inner.resolve(e, pending);
         };
-        let in_rule = |err: ElicitError| {
-            ElicitError::Usage(format!(
-                "{} of {} does not fit {}: {err}",
-                rule.label,
-                sanitize_line(&self.rules.source),
-                what(e)
-            ))
-        };
-        let scripted = rule.answer.scripted().map_err(in_rule)?;
-        let answer = match (pending, &e.form) {
-            (Pending::Form { values, .. }, Some(form)) => {
-                match scripted.plan_form(form, false).map_err(in_rule)? {
-                    FormPlan::Decided(Action::Accept, mut content) => {
-                        // `--answer` values given on the command line win.
-                        content.extend(values);
-                        Answer::from_action(
-                            &e.request.id,
-                            Action::Accept,
-                            Some(form.order(content)),
-                        )
-                    }
-                    FormPlan::Decided(action, _) => {
-                        Answer::from_action(&e.request.id, action, None)
-                    }
-                    FormPlan::NeedsPerson { missing, .. } => {
-                        return Err(in_rule(ElicitError::NeedsAnswers {
-                            fields: missing,
-                            detail: None,
-                        }))
-                    }
-                }
-            }
-            _ => {
-                let action = scripted
-                    .plan_url()
-                    .map_err(in_rule)?
-                    .unwrap_or(Action::Accept);
-                Answer::from_action(&e.request.id, action, None)
-            }
-        };
+        let answer = rule.answer(e, pending, &self.rules.source)?;
         if self.verbose {
             let action =
                 elicit_core::elicitation::contract::answer_to_elicit_result(&answer).action;
@@ -395,47 +260,9 @@ impl<R: Resolver> Resolver for RulesResolver<R> {
                 "elicit: {} of {} answered {} ({action})",
                 rule.label,
                 sanitize_line(&self.rules.source),
-                what(e)
+                describe(e)
             );
         }
         Ok(answer)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn asked<'a>(message: &'a str, fields: Vec<&'a str>, url: Option<&'a str>) -> Asked<'a> {
-        Asked {
-            server: Some("srv"),
-            tool: Some("deploy"),
-            mode: if url.is_some() { Mode::Url } else { Mode::Form },
-            message,
-            fields,
-            url,
-        }
-    }
-
-    #[test]
-    fn every_criterion_given_must_hold() {
-        let c = Criteria {
-            tool: Some("deploy".into()),
-            message: Some(regex::Regex::new("(?i)region").unwrap()),
-            fields: vec!["region".into()],
-            ..Criteria::default()
-        };
-        assert!(c.matches(&asked("Pick a Region", vec!["region", "n"], None)));
-        assert!(!c.matches(&asked("Pick a Region", vec!["n"], None)));
-        assert!(!c.matches(&asked("Pick one", vec!["region"], None)));
-        let host = Criteria {
-            host: Some("Example.com".into()),
-            mode: Some(Mode::Url),
-            ..Criteria::default()
-        };
-        assert!(host.matches(&asked("x", vec![], Some("https://example.com/a"))));
-        assert!(!host.matches(&asked("x", vec![], Some("https://evil.test/example.com"))));
-        assert!(!host.matches(&asked("x", vec![], None)));
-        assert!(Criteria::default().matches(&asked("x", vec![], None)));
     }
 }
