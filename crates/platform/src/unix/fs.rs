@@ -40,6 +40,14 @@ pub fn private(options: &mut OpenOptions) -> &mut OpenOptions {
     options.mode(0o600)
 }
 
+/// Opens `path` with `options` (which create the file: `create` or
+/// `create_new`), a new file readable by the owner alone (mode 0600; an
+/// existing file keeps its mode). The same as [`private`] then `open`; on
+/// Windows the one way to give a new file an owner-only access list.
+pub fn open_private(options: &OpenOptions, path: &Path) -> io::Result<File> {
+    options.clone().mode(0o600).open(path)
+}
+
 /// Makes the open refuse a symbolic link as the last component
 /// (`O_NOFOLLOW`); see [`is_link_refused`].
 pub fn no_follow(options: &mut OpenOptions) -> &mut OpenOptions {
@@ -169,4 +177,26 @@ pub fn private_temp_dir(prefix: &str) -> io::Result<tempfile::TempDir> {
         .prefix(prefix)
         .permissions(fs::Permissions::from_mode(0o700))
         .tempdir()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_private_creates_a_file_for_the_owner_alone_and_leaves_one_that_exists() {
+        let dir = private_temp_dir("elicit-fs-").unwrap();
+        let path = dir.path().join("record.jsonl");
+        let mut options = OpenOptions::new();
+        options.create(true).append(true);
+        drop(open_private(&options, &path).unwrap());
+        assert_eq!(fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
+        drop(open_private(&options, &path).unwrap());
+        assert_eq!(fs::metadata(&path).unwrap().mode() & 0o777, 0o640);
+        let mut new_only = OpenOptions::new();
+        new_only.create_new(true).write(true);
+        let e = open_private(&new_only, &path).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
+    }
 }

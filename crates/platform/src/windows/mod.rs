@@ -1,5 +1,6 @@
 //! Windows: `windows-sys`, `crossterm` and std.
 
+mod acl;
 pub mod fs;
 pub mod process;
 pub mod signals;

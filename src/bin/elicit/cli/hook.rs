@@ -6,8 +6,10 @@ use clap::{Args, Subcommand};
 
 use super::{parse_duration, AnswerArgs};
 
-/// `elicit hook …`: one subcommand per client with an elicitation hook.
+/// `elicit hook …`: one subcommand per client with an elicitation hook
+/// (deferred, as [`super::Command`]).
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum HookCommand {
     /// Claude Code's `Elicitation` hook: reads the hook input on stdin,
     /// answers from --answer/--answers rules (matched on the server name
@@ -29,7 +31,7 @@ Examples:
   elicit hook claude-code --fallback decline                   decline what no rule or person answers
   elicit hook claude-code --record answered.jsonl              also keep each ElicitationResult";
 
-/// `elicit hook claude-code`.
+// `elicit hook claude-code`. (Not a doc comment: see `super::Command`.)
 #[derive(Debug, Args)]
 pub struct ClaudeCodeHookArgs {
     /// The hook input (default: stdin, as Claude Code gives it).

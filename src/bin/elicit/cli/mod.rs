@@ -517,8 +517,9 @@ impl SignInArgs {
     }
 }
 
-/// `elicit auth …`.
+/// `elicit auth …` (deferred, as [`Command`]).
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum AuthCommand {
     /// List the servers elicit holds sign-ins for (never the tokens).
     List,
@@ -639,10 +640,14 @@ Examples:
   echo '{\"id\":\"r1\",\"ok\":false,\"reason\":\"declined\"}' | elicit result
   elicit request req.json | my-resolver | elicit result --input req.json";
 
-/// The subcommands. (The flattened argument structs below carry `//`
-/// comments rather than doc comments: a struct's doc comment would replace
-/// the subcommand's `about`.)
+/// The subcommands, each built only when it is used (or its help shown,
+/// or completions and pages made): clap's `defer`. Building every
+/// subcommand's flags was a fifth of a plain resolution's instructions
+/// (docs/PERFORMANCE.md). (The flattened argument structs below carry `//`
+/// comments rather than doc comments: deferred, a struct's doc comment
+/// would replace the subcommand's `about`.)
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// Connect to an MCP server (a command run over stdio, or a URL), call
     /// one of its tools, resolve every elicitation it sends on the way, and
