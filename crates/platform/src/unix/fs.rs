@@ -34,16 +34,11 @@ pub fn create_private_dir(dir: &Path) -> io::Result<()> {
         .create(dir)
 }
 
-/// Makes a new file created through `options` readable by the owner alone
-/// (mode 0600).
-pub fn private(options: &mut OpenOptions) -> &mut OpenOptions {
-    options.mode(0o600)
-}
-
 /// Opens `path` with `options` (which create the file: `create` or
 /// `create_new`), a new file readable by the owner alone (mode 0600; an
-/// existing file keeps its mode). The same as [`private`] then `open`; on
-/// Windows the one way to give a new file an owner-only access list.
+/// existing file keeps its mode). On Windows the new file gets an owner-only
+/// access list: std's `OpenOptions` cannot carry one, so every private file
+/// is opened through here.
 pub fn open_private(options: &OpenOptions, path: &Path) -> io::Result<File> {
     options.clone().mode(0o600).open(path)
 }

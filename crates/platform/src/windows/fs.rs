@@ -5,7 +5,7 @@
 //! from the folder above (see [`super::acl`]). A directory is created with
 //! that list ([`create_private_dir`], `CreateDirectoryW`), and its entry is
 //! inherited by what is made inside it, so a file opened there with std's
-//! options alone (which cannot carry a list: [`private`]) is the user's
+//! options alone (which cannot carry a list) is the user's
 //! alone too; [`open_private`] creates a file with the list of its own
 //! (`CreateFileW`). Owners and access lists are not read back (the checks
 //! the Unix side makes of a file's owner and mode are not made here; see
@@ -63,14 +63,6 @@ pub fn create_private_dir(dir: &Path) -> io::Result<()> {
         return Err(e);
     }
     Ok(())
-}
-
-/// std's `OpenOptions` cannot carry an access list on Windows: a file
-/// opened with these options alone gets its directory's inherited list
-/// (owner-only in a directory [`create_private_dir`] made). Open through
-/// [`open_private`] for a list of the file's own.
-pub fn private(options: &mut OpenOptions) -> &mut OpenOptions {
-    options
 }
 
 /// Opens `path` with `options` (which create the file: `create` or
@@ -479,7 +471,7 @@ mod tests {
         let lock = dir.join(".lock");
         let mut options = OpenOptions::new();
         options.create(true).truncate(false).write(true);
-        drop(private(&mut options).open(&lock).unwrap());
+        drop(open_private(&options, &lock).unwrap());
         if !under_wine() {
             let (_, aces) = read_dacl(&lock);
             assert_eq!(aces.len(), 1, "{aces:?}");
@@ -525,7 +517,7 @@ mod tests {
         let path = dir.join("entry.json");
         let mut options = OpenOptions::new();
         options.create_new(true).write(true);
-        let f = no_follow(private(&mut options)).open(&path).unwrap();
+        let f = open_private(no_follow(&mut options), &path).unwrap();
         lock_exclusive(&f).unwrap();
         // Another handle cannot have it while it is held; closing the file
         // releases it (as the token store relies on: its unlock is best

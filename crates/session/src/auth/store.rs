@@ -322,8 +322,7 @@ impl TokenStore {
         let path = self.dir.join(".lock");
         let mut options = OpenOptions::new();
         options.create(true).truncate(false).write(true);
-        let f = pfs::no_follow_non_blocking(pfs::private(&mut options))
-            .open(&path)
+        let f = pfs::open_private(pfs::no_follow_non_blocking(&mut options), &path)
             .map_err(|e| store_err("cannot open the lock", &path, e))?;
         let meta = f
             .metadata()
@@ -386,7 +385,7 @@ impl TokenStore {
             let tmp = temp_name(path, attempt);
             let mut options = OpenOptions::new();
             options.create_new(true).write(true);
-            match pfs::no_follow(pfs::private(&mut options)).open(&tmp) {
+            match pfs::open_private(pfs::no_follow(&mut options), &tmp) {
                 Ok(f) => break (tmp, f),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 8 => {
                     attempt += 1;

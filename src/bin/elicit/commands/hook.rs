@@ -178,8 +178,7 @@ fn append_record(path: &Path, line: &Value) -> Result<(), ElicitError> {
     text.push('\n');
     let mut options = std::fs::OpenOptions::new();
     options.create(true).append(true);
-    elicit::platform::fs::private(&mut options)
-        .open(path)
+    elicit::platform::fs::open_private(&options, path)
         .and_then(|mut f| f.write_all(text.as_bytes()))
         .map_err(|e| ElicitError::io(format!("cannot write the record {}", path.display()), e))
 }
