@@ -57,8 +57,16 @@ impl<S: Sides> Relay<S> {
         let caps = meta.entry(CAPS_META).or_insert_with(|| json!({}));
         let target = notes::capability_target(&method, id_text.as_deref(), true);
         changed |= self.declare_elicitation(caps, &target, self.options.modes);
-        if let (true, Some(id)) = (RETRYABLE.contains(&method.as_str()), id_text) {
-            self.lock().tracked.insert(id, msg.clone());
+        if let (true, Some(id)) = (RETRYABLE.contains(&method.as_str()), id_text.as_ref()) {
+            self.lock().tracked.insert(id.clone(), msg.clone());
+        }
+        if let (true, Some(id), Some(task)) = (
+            method == wire::TASKS_GET,
+            id_text,
+            msg.pointer("/params/taskId").and_then(Value::as_str),
+        ) {
+            let meta = msg.pointer("/params/_meta").cloned().unwrap_or(Value::Null);
+            self.lock().task_gets.insert(id, (task.to_string(), meta));
         }
         changed
     }

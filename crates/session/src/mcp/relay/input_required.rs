@@ -9,9 +9,57 @@ use serde_json::{json, Map, Value};
 use super::{notes, Relay, Sides, RETRY_PREFIX};
 use crate::mcp::call::MAX_INPUT_ROUNDS;
 use crate::mcp::handler::ElicitHandler;
+use elicit_core::elicitation::protocol::wire;
 use elicit_core::error::rpc_code;
 
 impl<S: Sides> Relay<S> {
+    /// Answers a task's new questions (tasks extension) and sends the
+    /// answers to the server in a `tasks/update` of elicit's own (its reply
+    /// is withheld from the client), then counts them waiting no more.
+    pub(super) fn settle_task_input(
+        &self,
+        handler: &mut ElicitHandler<'_>,
+        task_id: String,
+        questions: Value,
+        meta: Value,
+    ) {
+        let gone = {
+            let st = self.lock();
+            handler.server_name = st.server_name.clone();
+            handler.tool_name = None;
+            st.client_gone
+        };
+        let outcome = (!gone).then(|| handler.input_responses(&questions));
+        {
+            let mut st = self.lock();
+            let weight = st.pending.remove(&task_key(&task_id));
+            st.pending_bytes -= weight.unwrap_or(0);
+        }
+        let responses = match outcome {
+            Some(Ok(r)) => r,
+            Some(Err(e)) => {
+                eprintln!(
+                    "elicit proxy: {}",
+                    elicit_core::text::sanitize::sanitize_block(&e.to_string())
+                );
+                return;
+            }
+            None => return,
+        };
+        let n = self.next_retry.fetch_add(1, Ordering::SeqCst);
+        let id = format!("{RETRY_PREFIX}{n}");
+        let mut params = crate::mcp::tasks::update_params(&task_id, responses);
+        if !meta.is_null() {
+            params["_meta"] = meta;
+        }
+        self.lock().task_updates.insert(json!(id).to_string());
+        self.note(&notes::task_answered(&task_id, &id));
+        self.side.to_server(
+            &json!({"jsonrpc": "2.0", "id": id, "method": wire::TASKS_UPDATE, "params": params}),
+            None,
+        );
+    }
+
     /// Settles an `input_required` round, then counts it waiting no more.
     pub(super) fn settle_input_required(
         &self,
@@ -94,6 +142,12 @@ impl<S: Sides> Relay<S> {
 /// The key an `input_required` round waits under in `State::pending`
 /// (beside the server's elicitations, keyed by their id's JSON text, which
 /// never starts with a letter other than t, f or n).
+/// The key a task's questions wait under in `State::pending` (beside
+/// [`input_key`]'s).
+pub(super) fn task_key(task_id: &str) -> String {
+    format!("task:{task_id}")
+}
+
 pub(super) fn input_key(client_id: &str) -> String {
     format!("input_required:{client_id}")
 }

@@ -20,6 +20,11 @@ impl<S: Sides> Relay<S> {
             Job::InputRequired { client_id, result } => {
                 self.settle_input_required(handler, client_id, result)
             }
+            Job::TaskInput {
+                task_id,
+                questions,
+                meta,
+            } => self.settle_task_input(handler, task_id, questions, meta),
         }
     }
 

@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use super::input_required::input_key;
+use super::input_required::{input_key, task_key};
 use super::state::{Job, Taken};
 use super::{notes, Relay, Sides};
 use elicit_core::elicitation::protocol::wire;
@@ -156,6 +156,15 @@ impl<S: Sides> Relay<S> {
                 strict.set_revision(v);
             }
         }
+        if st.task_updates.remove(&id) {
+            drop(st);
+            self.note(&notes::task_updated(&id, obj.get("error")));
+            return Taken::Withheld;
+        }
+        if let Some((task_id, meta)) = st.task_gets.remove(&id) {
+            drop(st);
+            return self.task_polled(msg, task_id, meta);
+        }
         // A reply to one of our retries: it belongs to the client's request.
         let (client_id, ours) = match st.retries.remove(&id) {
             Some(client_id) => (client_id, true),
@@ -203,6 +212,71 @@ impl<S: Sides> Relay<S> {
         let mut reply = msg.clone();
         reply["id"] = serde_json::from_str(&client_id).unwrap_or(Value::Null);
         Taken::Rewritten(reply)
+    }
+
+    /// A `tasks/get` reply (tasks extension) to the client: a task waiting
+    /// for answers elicit gives is shown to the client as `working` (it
+    /// polls on), and its new questions go to the resolver, answered with a
+    /// `tasks/update` of elicit's own; questions taken on already are not
+    /// asked again. A task that asks what elicit leaves to the client, or
+    /// any other reply, goes to the client as it came.
+    fn task_polled(&self, msg: &Value, task_id: String, meta: Value) -> Taken {
+        let Some(result) = msg.get("result") else {
+            return Taken::Relay;
+        };
+        match crate::mcp::tasks::status(result) {
+            crate::mcp::tasks::Status::InputRequired => {}
+            crate::mcp::tasks::Status::Completed
+            | crate::mcp::tasks::Status::Failed
+            | crate::mcp::tasks::Status::Cancelled => {
+                self.lock().task_questions.remove(&task_id);
+                return Taken::Relay;
+            }
+            _ => return Taken::Relay,
+        }
+        let taken = self
+            .lock()
+            .task_questions
+            .get(&task_id)
+            .cloned()
+            .unwrap_or_default();
+        let working = || {
+            let mut reply = msg.clone();
+            if let Some(r) = reply.get_mut("result").and_then(Value::as_object_mut) {
+                r.insert("status".into(), json!("working"));
+                r.remove("inputRequests");
+            }
+            Taken::Rewritten(reply)
+        };
+        let Some(questions) = crate::mcp::tasks::new_questions(result, &taken) else {
+            // All taken on: elicit is answering them, the client waits.
+            return if taken.is_empty() {
+                Taken::Relay
+            } else {
+                working()
+            };
+        };
+        if !is_resolvable(&questions, |m| self.handles(m)) {
+            self.note(&notes::task_passed(&task_id));
+            return Taken::Relay;
+        }
+        if let Some(message) = self.admit(task_key(&task_id), weigh(&questions)) {
+            self.note(&message);
+            return Taken::Relay;
+        }
+        if let Some(keys) = questions.get("inputRequests").and_then(Value::as_object) {
+            self.lock()
+                .task_questions
+                .entry(task_id.clone())
+                .or_default()
+                .extend(keys.keys().cloned());
+        }
+        self.queue(Job::TaskInput {
+            task_id,
+            questions,
+            meta,
+        });
+        working()
     }
 
     /// Counts an `input_required` round as waiting (under `key`, with

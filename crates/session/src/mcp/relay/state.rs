@@ -42,6 +42,16 @@ pub(crate) struct State {
     /// The client hung up: pending elicitations were answered cancel and no
     /// more are asked.
     pub(crate) client_gone: bool,
+    /// The client's `tasks/get` requests in flight (tasks extension): id
+    /// text → the task's id and the request's `_meta` (what elicit's own
+    /// `tasks/update` for that task carries).
+    pub(crate) task_gets: HashMap<String, (String, Value)>,
+    /// By task id, the keys of its questions elicit took on (answered, or
+    /// being answered): each is asked once over the task's life.
+    pub(crate) task_questions: HashMap<String, HashSet<String>>,
+    /// Ids (text) of elicit's own `tasks/update` requests: their replies
+    /// are elicit's, not the client's.
+    pub(crate) task_updates: HashSet<String>,
 }
 /// Work for the resolver thread.
 pub(super) enum Job {
@@ -49,6 +59,13 @@ pub(super) enum Job {
     ServerRequest { id: Value, params: Value },
     /// An `input_required` result to a client request.
     InputRequired { client_id: String, result: Value },
+    /// The new questions of a task waiting for input (tasks extension),
+    /// answered with a `tasks/update` carrying `meta`.
+    TaskInput {
+        task_id: String,
+        questions: Value,
+        meta: Value,
+    },
 }
 
 /// What becomes of a server message ([`Relay::server_message`]).
