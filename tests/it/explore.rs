@@ -348,3 +348,80 @@ fn a_2026_flow_is_explored_through_input_required_rounds_and_reported_as_tap_and
     );
     assert!(junit.contains("cancel-at-1"), "{junit}");
 }
+
+/// `--invalid --save`: each invalid variant the server answered with a
+/// result is kept as a cassette named for what it breaks, its elicitation
+/// marked `"invalid": true` (sent as written, not checked against the
+/// schema), expecting the server's recorded reaction; `elicit test` then
+/// passes it. Without the mark the same answer is refused as breaking the
+/// form, so the mark is what makes it a test.
+#[test]
+fn invalid_variants_are_saved_marked_and_pass_elicit_test() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("profile.cassette.json");
+    record(
+        &cassette,
+        "profile",
+        &["accept", "name=Ada", "age=36"],
+        &fixture_server(),
+    );
+    let saved = dir.path().join("saved");
+    let (out, _report) = explore(
+        &[
+            cassette.to_str().unwrap(),
+            "--invalid",
+            "--save",
+            saved.to_str().unwrap(),
+        ],
+        &[],
+    );
+    // The fixture server accepts anything: invalid content accepted fails.
+    assert_eq!(out.status.code(), Some(1));
+    let above = saved.join("profile.invalid-1-age-above-max.cassette.json");
+    let text = std::fs::read_to_string(&above).unwrap_or_else(|e| {
+        panic!(
+            "{} not saved ({e}); saved: {:?}",
+            above.display(),
+            std::fs::read_dir(&saved)
+                .map(|d| d.flatten().map(|e| e.file_name()).collect::<Vec<_>>())
+                .unwrap_or_default()
+        )
+    });
+    let kept: Value = serde_json::from_str(&text).unwrap();
+    let asked = &kept["elicitations"][0];
+    assert_eq!(asked["invalid"], true, "{kept}");
+    assert_eq!(asked["answer"]["content"]["age"], 151, "{kept}");
+    assert!(kept["result"].is_object(), "{kept}");
+    for name in [
+        "profile.invalid-1-age-above-max.cassette.json",
+        "profile.invalid-1-age-wrong-type.cassette.json",
+        "profile.invalid-1-name-missing.cassette.json",
+    ] {
+        let test = elicit_command()
+            .arg("test")
+            .arg(saved.join(name))
+            .timeout(std::time::Duration::from_secs(120))
+            .output()
+            .unwrap();
+        assert!(
+            test.status.success(),
+            "{name}: {}{}",
+            String::from_utf8_lossy(&test.stdout),
+            String::from_utf8_lossy(&test.stderr)
+        );
+    }
+    let mut unmarked = kept.clone();
+    unmarked["elicitations"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("invalid");
+    let plain = dir.path().join("unmarked.cassette.json");
+    std::fs::write(&plain, unmarked.to_string()).unwrap();
+    let test = elicit_command()
+        .arg("test")
+        .arg(&plain)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(!test.status.success(), "an unmarked invalid answer passed");
+}

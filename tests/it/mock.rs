@@ -306,3 +306,76 @@ fn a_message_past_the_transports_bounds_gets_a_parse_error_and_the_mock_goes_on(
     );
     assert_eq!(lines[1], json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
 }
+
+/// MCP Inspector's CLI (npm `@modelcontextprotocol/inspector --cli`,
+/// pinned) calls the cassette's tool through `elicit proxy` in front of
+/// `elicit mock`: the proxy answers the form (`-a`) for the Inspector, which
+/// declares no elicitation, and the Inspector prints the recorded result;
+/// a wrong answer comes back reported in the result.
+#[test]
+fn the_inspector_cli_through_the_proxy_gets_the_recorded_result_and_a_wrong_answer_reported() {
+    crate::common::installed();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let inspector = root.join(".deps/inspector/node_modules/.bin/mcp-inspector");
+    let dir = tempfile::tempdir().unwrap();
+    let inspect = |name: &str| -> (Value, String) {
+        // The Inspector takes the server's command from a config file: on its
+        // command line it would swallow the proxy's `--`.
+        let config = dir.path().join(format!("{name}.json"));
+        let args = [
+            "proxy",
+            "--no-input",
+            "--server-log",
+            "/dev/null",
+            "-a",
+            "accept",
+            "-a",
+            &format!("name={name}"),
+            "--",
+            BIN,
+            "mock",
+            EVERYTHING,
+        ];
+        let servers = json!({"mcpServers": {"mocked": {"command": BIN, "args": args}}});
+        std::fs::write(&config, servers.to_string()).unwrap();
+        let out_path = dir.path().join(format!("{name}.out"));
+        let mut child = Command::new(&inspector)
+            .current_dir(root)
+            .args(["--cli", "--config"])
+            .arg(&config)
+            .args(["--server", "mocked", "--method", "tools/call"])
+            .args(["--tool-name", "trigger-elicitation-request"])
+            .env("MCP_INSPECTOR_SECRET_STORE", "memory")
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&out_path).unwrap())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let status = wait_at_most(&mut child, Duration::from_secs(90));
+        let out = std::fs::read_to_string(&out_path).unwrap();
+        assert!(status.success(), "the Inspector failed: {status:?}\n{out}");
+        let got: Value = serde_json::from_str(&out)
+            .unwrap_or_else(|e| panic!("the Inspector printed no JSON ({e}): {out}"));
+        (got, out)
+    };
+    let (got, out) = inspect("Ada");
+    assert_eq!(got["content"], fixture()["result"]["content"], "{out}");
+    assert!(
+        got.get("_meta")
+            .and_then(|m| m.get("elicit/mock"))
+            .is_none(),
+        "{out}"
+    );
+
+    let (got, out) = inspect("Bob");
+    let said = &got["_meta"]["elicit/mock"]["mismatches"];
+    assert_eq!(said.as_array().map(Vec::len), Some(1), "{out}");
+    let last = got["content"].as_array().unwrap().last().unwrap();
+    assert!(
+        last["text"]
+            .as_str()
+            .unwrap()
+            .contains(r#"/content/name: "Ada" → "Bob""#),
+        "{out}"
+    );
+}

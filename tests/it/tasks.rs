@@ -1,9 +1,16 @@
-//! Tools that run as tasks and ask for input (2025-11-25 tasks), against
-//! npm server-everything's `simulate-research-query`: a tool that requires
-//! task augmentation and, when the topic is ambiguous, sends an elicitation
-//! tied to its task while the client waits on `tasks/result`. Through
-//! `call`, `--record` and `elicit test`, and `proxy` for a client that runs
-//! the task itself.
+//! Tools that run as tasks and ask for input.
+//!
+//! 2025-11-25 tasks, against npm server-everything's
+//! `simulate-research-query`: a tool that requires task augmentation and,
+//! when the topic is ambiguous, sends an elicitation tied to its task while
+//! the client waits on `tasks/result`. Through `call`, `--record` and
+//! `elicit test`, and `proxy` for a client that runs the task itself.
+//!
+//! The 2026-07-28 tasks extension (`io.modelcontextprotocol/tasks`,
+//! SEP-2663), against PyPI fastmcp-tasks (tests/servers/fastmcp_tasks_server.py):
+//! a tool call answered with a task, polled with `tasks/get`, whose
+//! `input_required` questions are answered with `tasks/update`. Through
+//! `call`, `--record` and `elicit test`, `lint`, and `proxy`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -11,7 +18,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::common::{elicit_command, server_everything};
+use crate::common::test::Test;
+use crate::common::{elicit_command, installed, server_everything};
 
 const TOOL: &str = "simulate-research-query";
 
@@ -209,6 +217,231 @@ fn proxy_answers_a_task_elicitation_for_a_client_that_runs_the_task() {
     // task's time-to-live timer running, so it does not exit when its stdin
     // closes: the proxy ends it after the grace period (SIGTERM) and exits
     // with the server's status, 128 + 15.
+    let status = crate::common::wait_at_most(&mut proxy, Duration::from_secs(30));
+    assert!(
+        matches!(status.code(), Some(0 | 143)),
+        "proxy exit {status:?}"
+    );
+}
+
+/// The argv of the fastmcp-tasks server (its own pinned venv, installed first).
+fn fastmcp_tasks_server() -> Vec<String> {
+    installed();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    vec![
+        root.join(".deps/venv-tasks/bin/python")
+            .display()
+            .to_string(),
+        root.join("tests/servers/fastmcp_tasks_server.py")
+            .display()
+            .to_string(),
+    ]
+}
+
+/// `elicit call` of a fastmcp-tasks tool over 2026-07-28, with `extra`.
+fn call_task(tool: &str, extra: &[&str]) -> crate::common::test::Run {
+    Test::new()
+        .args([
+            "call",
+            "--protocol",
+            "2026-07-28",
+            "--no-input",
+            "--timeout",
+            "60s",
+            "--server-log",
+            "/dev/null",
+            "--tool",
+            tool,
+        ])
+        .args(extra)
+        .server(&fastmcp_tasks_server())
+        .run()
+}
+
+/// What a fastmcp-tasks tool reported: `{"action", "content"}`.
+fn echoed(result: &Value) -> Value {
+    serde_json::from_str(&report(result)).unwrap_or(Value::Null)
+}
+
+#[test]
+fn an_extension_task_asks_twice_and_call_answers_each_with_tasks_update() {
+    let run = call_task("task_steps", &["-a", "name=Ada", "-a", "color=green"]);
+    run.success();
+    let result = run.json();
+    assert_eq!(
+        echoed(&result),
+        json!({"action": "accept", "content": {"name": "Ada", "color": "green"}}),
+        "{result}"
+    );
+    assert_eq!(result["isError"], false);
+}
+
+#[test]
+fn an_extension_task_declined_reaches_the_tool_as_declined() {
+    let run = call_task("task_steps", &["-a", "decline"]);
+    run.success();
+    assert_eq!(
+        echoed(&run.json()),
+        json!({"action": "decline", "content": null})
+    );
+}
+
+#[test]
+fn an_extension_task_flow_records_and_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("steps.cassette.json");
+    call_task(
+        "task_steps",
+        &[
+            "-a",
+            "name=Grace",
+            "-a",
+            "color=blue",
+            "--record",
+            cassette.to_str().unwrap(),
+        ],
+    )
+    .success();
+    let recorded: Value =
+        serde_json::from_str(&std::fs::read_to_string(&cassette).unwrap()).unwrap();
+    let asked = recorded["elicitations"].as_array().unwrap();
+    assert_eq!(asked.len(), 2, "{recorded}");
+    assert_eq!(asked[0]["answer"]["content"]["name"], "Grace");
+    assert_eq!(asked[1]["request"]["message"], "Hello Grace: your colour?");
+    assert_eq!(asked[1]["answer"]["content"]["color"], "blue");
+    assert_eq!(
+        echoed(&recorded["result"])["content"],
+        json!({"name": "Grace", "color": "blue"})
+    );
+    // A fresh task id (and so fresh question keys) on every run does not
+    // fail the replay.
+    Test::new()
+        .args(["test", "--timeout", "60s"])
+        .arg(&cassette)
+        .run()
+        .success();
+    // A server whose task asks something else fails it.
+    let edited = std::fs::read_to_string(&cassette)
+        .unwrap()
+        .replace("Hello Grace: your colour?", "Hello Grace: your flavour?");
+    std::fs::write(&cassette, edited).unwrap();
+    let changed = Test::new()
+        .args(["test", "--timeout", "60s"])
+        .arg(&cassette)
+        .run();
+    assert_ne!(changed.code, 0, "{}{}", changed.stdout, changed.stderr);
+}
+
+#[test]
+fn lint_reads_the_questions_of_an_extension_task() {
+    // A `tasks/get` reply of a task waiting for input, as the server sends
+    // it: `resultType` "complete", `status` "input_required".
+    let reply = json!({"jsonrpc": "2.0", "id": 4, "result": {
+        "resultType": "complete", "taskId": "t1", "status": "input_required",
+        "createdAt": "2026-07-28T10:00:00Z", "lastUpdatedAt": "2026-07-28T10:00:01Z",
+        "ttlMs": 60000, "pollIntervalMs": 100,
+        "inputRequests": {"t1:q1": {"method": "elicitation/create", "params": {
+            "mode": "form", "message": "Your name?",
+            "requestedSchema": {"type": "object",
+                "properties": {"name": {"type": "string"}}, "required": ["nope"]}}}}}});
+    let run = Test::new()
+        .args(["lint", "--format", "json", "-"])
+        .stdin(reply.to_string())
+        .run();
+    run.expect_code(1);
+    assert!(
+        run.stdout.contains("required-not-a-property"),
+        "{}",
+        run.stdout
+    );
+}
+
+/// A 2026-07-28 client that runs tasks of the extension itself (polling
+/// `tasks/get`) but answers no elicitation: the proxy answers the task's
+/// questions with `tasks/update` of its own, the client sees the task
+/// working until it completes, and no question reaches it.
+#[test]
+fn proxy_answers_an_extension_tasks_questions_for_a_client_that_polls() {
+    let mut proxy = Command::new(env!("CARGO_BIN_EXE_elicit"))
+        .args(["proxy", "--no-input", "--server-log", "/dev/null"])
+        .args(["-a", "name=Lin", "-a", "color=red", "--"])
+        .args(fastmcp_tasks_server())
+        .env_remove("CI")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = proxy.stdin.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    let stdout = proxy.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "polling-client", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {
+            "extensions": {"io.modelcontextprotocol/tasks": {}}},
+    });
+    let mut ask = |id: i64, method: &str, mut params: Value| -> Value {
+        params["_meta"] = meta.clone();
+        let m = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(stdin, "{m}").unwrap();
+        stdin.flush().unwrap();
+        loop {
+            let v = rx
+                .recv_timeout(Duration::from_secs(60))
+                .expect("the proxy answered within a minute");
+            assert_ne!(
+                v["method"], "elicitation/create",
+                "an elicitation reached the client"
+            );
+            if v["id"] == json!(id) && v.get("method").is_none() {
+                return v;
+            }
+        }
+    };
+    ask(1, "server/discover", json!({}));
+    let created = ask(
+        2,
+        "tools/call",
+        json!({"name": "task_steps", "arguments": {}}),
+    );
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task_id = created["result"]["taskId"].as_str().unwrap().to_string();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let mut id = 3;
+    let done = loop {
+        let polled = ask(id, "tasks/get", json!({"taskId": task_id}));
+        id += 1;
+        let status = polled["result"]["status"].as_str().unwrap_or_default();
+        assert_ne!(
+            status, "input_required",
+            "a question reached the client: {polled}"
+        );
+        assert!(polled["result"].get("inputRequests").is_none(), "{polled}");
+        if status != "working" {
+            break polled;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the task never ended: {polled}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    assert_eq!(
+        echoed(&done["result"]["result"]),
+        json!({"action": "accept", "content": {"name": "Lin", "color": "red"}})
+    );
+    drop(stdin);
     let status = crate::common::wait_at_most(&mut proxy, Duration::from_secs(30));
     assert!(
         matches!(status.code(), Some(0 | 143)),

@@ -234,7 +234,7 @@ struct Explorer<'c> {
 
 /// An ElicitResult from its JSON, as it is (not validated: an invalid
 /// variant is sent on purpose).
-fn result_of(v: &Value) -> ElicitResult {
+pub(crate) fn result_of(v: &Value) -> ElicitResult {
     let action = match v.get("action").and_then(Value::as_str) {
         Some("decline") => Action::Decline,
         Some("cancel") => Action::Cancel,
@@ -431,12 +431,19 @@ fn run(
         Err(line) => return not_run(line),
     };
     let (class, detail, result) = classify(outcome, &mut explorer);
-    let saved = result.filter(|_| !variant.invalid).map(|r| Cassette {
+    // An invalid variant is saved marked so (`"invalid": true` on the
+    // elicitation it breaks): `elicit test` sends it as written and expects
+    // the server's reaction recorded here.
+    let mut seen = explorer.seen.clone();
+    if let (true, Some(e)) = (variant.invalid, seen.get_mut(variant.at)) {
+        e.invalid = true;
+    }
+    let saved = result.map(|r| Cassette {
         protocol: match cassette.protocol.as_str() {
             "auto" => "auto".into(),
             _ => protocol_name(&generation),
         },
-        elicitations: explorer.seen.clone(),
+        elicitations: seen,
         result: Some(r),
         source: None,
         ..cassette.clone()

@@ -284,6 +284,10 @@ pub struct Exchange {
     pub answer: AnswerSpec,
     /// JSON pointers into the request left out of the comparison.
     pub ignore: Vec<String>,
+    /// The answer breaks the form's schema on purpose (a saved `--explore
+    /// --invalid` variant, `"invalid": true`): sent as written, not
+    /// checked against the schema, to see what the server does with it.
+    pub invalid: bool,
 }
 
 impl Exchange {
@@ -327,6 +331,7 @@ impl Exchange {
             request: request.clone(),
             answer: AnswerSpec::Result(answer),
             ignore: Vec::new(),
+            invalid: false,
         }
     }
 
@@ -368,6 +373,9 @@ impl Exchange {
         m.insert("answer".into(), self.answer.to_value());
         if !self.ignore.is_empty() {
             m.insert("ignore".into(), self.ignore.clone().into());
+        }
+        if self.invalid {
+            m.insert("invalid".into(), true.into());
         }
         Value::Object(m)
     }
@@ -609,6 +617,7 @@ impl Cassette {
                             .collect()
                     })
                     .unwrap_or_default(),
+                invalid: e.get("invalid").and_then(Value::as_bool) == Some(true),
             });
         }
         let mut matches = Vec::new();

@@ -317,6 +317,11 @@ impl ElicitObserver for Replayer<'_> {
             ));
             return Some(Err(stopped()));
         }
+        // Content that breaks the schema on purpose (a saved invalid
+        // variant) is sent as written: the server's reaction is the test.
+        if let (Some(true), AnswerSpec::Result(v)) = (recorded.map(|r| r.invalid), &answer) {
+            return Some(Ok(super::explore::result_of(v)));
+        }
         let words = answer_words(&answer, &renames, self.answers);
         let scripted = match ScriptedAnswers::parse(&words, |path| {
             Err(std::io::Error::other(format!(

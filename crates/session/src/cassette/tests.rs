@@ -12,6 +12,7 @@ fn sample() -> Cassette {
             request: json!({"mode":"form","message":"Who?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}),
             answer: AnswerSpec::Result(json!({"action":"accept","content":{"name":"Ada"}})),
             ignore: vec![],
+            invalid: false,
         }],
         result: Some(json!({"content":[{"type":"text","text":"hi"}]})),
         ignore: vec!["/content/0/text".into()],

@@ -61,6 +61,10 @@ pub(crate) fn call_tool_end(
                 let id = tasks::created_task(&created).unwrap_or_default();
                 client.request(wire::TASKS_RESULT, tasks::result_params(&id), handler)?
             }
+            Reply::Result(created) if tasks::extension_task(&created).is_some() => {
+                let id = tasks::extension_task(&created).unwrap_or_default();
+                follow_extension_task(client, handler, &id, &created)?
+            }
             reply => reply,
         };
         match reply {
@@ -121,6 +125,92 @@ pub(crate) fn call_tool_end(
     Err(ElicitError::Server(ServerError::TooManyRounds {
         rounds: MAX_INPUT_ROUNDS,
     }))
+}
+
+/// Follows a task of the 2026-07-28 tasks extension to its end: polls
+/// `tasks/get` (at the task's `pollIntervalMs`, within
+/// [`tasks::POLL_INTERVAL_BOUNDS`]), answers each question of an
+/// `input_required` task once with `tasks/update`, and returns the task's
+/// result (`completed`) or error (`failed`, `cancelled`) as the call's
+/// reply. Polling stops after `--timeout` (else the task lifetime elicit
+/// asks for, [`tasks::TASK_TTL_MS`]) without counting the time a person
+/// spends answering.
+fn follow_extension_task(
+    client: &mut McpClient,
+    handler: &mut ElicitHandler<'_>,
+    task_id: &str,
+    created: &Value,
+) -> Result<Reply, ElicitError> {
+    let budget = client
+        .timeout
+        .unwrap_or(std::time::Duration::from_millis(tasks::TASK_TTL_MS));
+    let started = std::time::Instant::now();
+    let answering_before = handler.answering;
+    let mut answered = std::collections::HashSet::new();
+    let mut interval = tasks::poll_interval(created);
+    let mut rounds = 0;
+    let mut first = true;
+    loop {
+        if !first {
+            let spent = started
+                .elapsed()
+                .saturating_sub(handler.answering.saturating_sub(answering_before));
+            if spent >= budget {
+                return Err(ElicitError::Server(ServerError::NoReply {
+                    method: format!("{} (the task did not end)", wire::TASKS_GET),
+                    waited: budget,
+                }));
+            }
+            std::thread::sleep(interval.min(budget - spent));
+        }
+        first = false;
+        let task = match client.request(wire::TASKS_GET, tasks::get_params(task_id), handler)? {
+            Reply::Result(task) => task,
+            error => return Ok(error),
+        };
+        interval = tasks::poll_interval(&task);
+        match tasks::status(&task) {
+            tasks::Status::Completed => {
+                return Ok(Reply::Result(
+                    task.get("result").cloned().unwrap_or(Value::Null),
+                ))
+            }
+            tasks::Status::Failed => {
+                return Ok(Reply::Error(task.get("error").cloned().unwrap_or_else(
+                    || {
+                        serde_json::json!({"code": elicit_core::error::rpc_code::INTERNAL_ERROR,
+                        "message": "the task failed and gave no error"})
+                    },
+                )))
+            }
+            tasks::Status::Cancelled => {
+                return Ok(Reply::Error(serde_json::json!({
+                    "code": elicit_core::error::rpc_code::INTERNAL_ERROR,
+                    "message": "the server cancelled the task",
+                })))
+            }
+            tasks::Status::InputRequired => {
+                let Some(questions) = tasks::new_questions(&task, &answered) else {
+                    continue;
+                };
+                rounds += 1;
+                if rounds > MAX_INPUT_ROUNDS {
+                    return Err(ElicitError::Server(ServerError::TooManyRounds {
+                        rounds: MAX_INPUT_ROUNDS,
+                    }));
+                }
+                let responses = handler.input_responses(&questions)?;
+                answered.extend(responses.keys().cloned());
+                let update = tasks::update_params(task_id, responses);
+                if let Reply::Error(e) = client.request(wire::TASKS_UPDATE, update, handler)? {
+                    return Ok(Reply::Error(e));
+                }
+                // Answered: the next poll comes at once.
+                first = true;
+            }
+            tasks::Status::Working | tasks::Status::Other => {}
+        }
+    }
 }
 
 /// Whether `tool` must be called as a task ([`tasks`]). The tool list is

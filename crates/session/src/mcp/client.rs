@@ -233,6 +233,7 @@ impl McpClient {
                 version: STATELESS_VERSION,
             }));
         }
+        self.server_capabilities = result.get("capabilities").cloned();
         self.server_info = result.get("serverInfo").cloned().or_else(|| {
             result
                 .get("_meta")
@@ -302,7 +303,22 @@ impl McpClient {
             if let Some(m) = meta.as_object_mut() {
                 m.insert(wire::VERSION_META.into(), json!(STATELESS_VERSION));
                 m.insert(wire::CLIENT_INFO_META.into(), client_info());
-                m.insert(wire::CAPS_META.into(), capabilities_for(handler.modes));
+                let mut caps = capabilities_for(handler.modes);
+                // A tool call may become a task (the 2026-07-28 tasks
+                // extension) when the server offers it: elicit follows one,
+                // declaring it on the task's own requests too.
+                if [
+                    wire::TOOLS_CALL,
+                    wire::TASKS_GET,
+                    wire::TASKS_UPDATE,
+                    wire::TASKS_CANCEL,
+                ]
+                .contains(&method)
+                    && super::tasks::server_offers_extension(self.server_capabilities.as_ref())
+                {
+                    super::tasks::declare_extension(&mut caps);
+                }
+                m.insert(wire::CAPS_META.into(), caps);
             }
         }
         self.next_id += 1;

@@ -205,6 +205,12 @@ pub(super) fn input_required(
     match obj.get("resultType").and_then(Value::as_str) {
         Some("input_required") => {}
         None if obj.contains_key("inputRequests") => {}
+        // A task of the 2026-07-28 tasks extension waiting for input (a
+        // `tasks/get` result, itself `complete`): its questions are the
+        // same `inputRequests`.
+        Some("complete")
+            if obj.get("status").and_then(Value::as_str) == Some("input_required")
+                && obj.contains_key("inputRequests") => {}
         Some(other) => {
             return Err(ElicitError::UnknownShape {
                 message: format!(

@@ -37,6 +37,15 @@ pub const CANCELLED: &str = "notifications/cancelled";
 pub const TASKS_RESULT: &str = "tasks/result";
 /// Asks a server to stop a task (2025-11-25 tasks).
 pub const TASKS_CANCEL: &str = "tasks/cancel";
+/// A task's current state, polled (the 2026-07-28 tasks extension): its
+/// status, its questions while `input_required`, its result once done.
+pub const TASKS_GET: &str = "tasks/get";
+/// The answers to a task's questions (the 2026-07-28 tasks extension:
+/// `taskId` and `inputResponses`).
+pub const TASKS_UPDATE: &str = "tasks/update";
+/// The 2026-07-28 tasks extension (SEP-2663), as named in `extensions` of
+/// the client's and the server's capabilities.
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
 /// Client requests that may come back `input_required` (2026-07-28).
 pub const RETRYABLE: [&str; 3] = [TOOLS_CALL, PROMPTS_GET, RESOURCES_READ];

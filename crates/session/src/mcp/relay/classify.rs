@@ -71,14 +71,20 @@ pub fn client_message_matters(msg: &Value) -> bool {
 }
 
 /// The exact decision: a server message is an `elicitation/create`
-/// request, an `input_required` result, or a reply to one of the proxy's
-/// retries. (Replies to tracked client requests are caught by the proxy's
+/// request, an `input_required` result (or a task of the tasks extension
+/// waiting for input: `status` `input_required`), or a reply to one of the
+/// proxy's retries. (Replies to tracked client requests are caught by the proxy's
 /// state, not by the line.)
 pub fn server_message_matters(msg: &Value) -> bool {
     msg.get("method").and_then(Value::as_str) == Some(ELICITATION_METHOD)
         || msg
             .get("result")
             .and_then(|r| r.get("resultType"))
+            .and_then(Value::as_str)
+            == Some("input_required")
+        || msg
+            .get("result")
+            .and_then(|r| r.get("status"))
             .and_then(Value::as_str)
             == Some("input_required")
         || msg
@@ -123,6 +129,8 @@ struct ServerSkim<'a> {
 struct ResultSkim<'a> {
     #[serde(rename = "resultType", borrow)]
     result_type: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    status: Option<Cow<'a, str>>,
 }
 
 fn skip_ws(mut b: &[u8]) -> &[u8] {
@@ -202,10 +210,10 @@ pub fn server_line_matters(line: &[u8]) -> bool {
     match serde_json::from_slice::<ServerSkim>(line) {
         Ok(skim) => {
             skim.method.as_deref() == Some(ELICITATION_METHOD)
-                || skim
-                    .result
-                    .and_then(|r| r.result_type)
-                    .is_some_and(|t| t == "input_required")
+                || skim.result.is_some_and(|r| {
+                    r.result_type.is_some_and(|t| t == "input_required")
+                        || r.status.is_some_and(|s| s == "input_required")
+                })
                 || skim
                     .id
                     .as_ref()

@@ -109,6 +109,38 @@ pub(crate) fn input_required_passed(client_id: &str, why: &str) -> String {
     )
 }
 
+/// A task's questions answered by elicit (tasks extension).
+pub(crate) fn task_answered(task_id: &str, update_id: &str) -> String {
+    format!(
+        "answered the questions of the task {} in tasks/update {} (the client sees the task working meanwhile)",
+        quote(task_id),
+        quote(update_id)
+    )
+}
+
+/// The server's reply to one of elicit's `tasks/update` requests.
+pub(crate) fn task_updated(update_id: &str, error: Option<&Value>) -> String {
+    match error {
+        None => format!(
+            "the server took the answers of tasks/update {}",
+            quote(update_id)
+        ),
+        Some(e) => format!(
+            "the server refused tasks/update {}: {}",
+            quote(update_id),
+            quote(&e.to_string())
+        ),
+    }
+}
+
+/// A task's questions left to the client.
+pub(crate) fn task_passed(task_id: &str) -> String {
+    format!(
+        "passed the questions of the task {} to the client: it asks for more than elicitations elicit answers",
+        quote(task_id)
+    )
+}
+
 /// The server's name from a reply to `initialize` or `server/discover`:
 /// `serverInfo.name`, or (2026-07-28) `_meta[serverInfo].name`.
 pub(crate) fn server_name(result: &Value) -> Option<String> {

@@ -137,6 +137,13 @@ impl Shared {
                         h.push(("Mcp-Name".into(), encode_header_value(name)));
                     }
                 }
+                // The tasks extension routes a task's requests by its id.
+                if [wire::TASKS_GET, wire::TASKS_UPDATE, wire::TASKS_CANCEL].contains(&method) {
+                    let task = params.and_then(|p| p.get("taskId")).and_then(Value::as_str);
+                    if let Some(task) = task {
+                        h.push(("Mcp-Name".into(), encode_header_value(task)));
+                    }
+                }
                 if method == wire::TOOLS_CALL {
                     let tool = params
                         .and_then(|p| p.get("name"))

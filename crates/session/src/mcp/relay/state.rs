@@ -1,0 +1,80 @@
+//! What the relay core keeps between the two sides: the requests it
+//! watches, the elicitations waiting for an answer, and the work it hands
+//! its resolver thread.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+
+use super::Modes;
+#[cfg(doc)]
+use super::{server_side::weigh, Relay};
+#[cfg(doc)]
+use crate::mcp::call::MAX_INPUT_ROUNDS;
+
+/// What the relay tracks between the two sides.
+#[derive(Default)]
+pub(crate) struct State {
+    pub(crate) client_modes: Modes,
+    /// 2026 requests that may come back `input_required`, by the exact JSON
+    /// text of their id.
+    pub(crate) tracked: HashMap<String, Value>,
+    /// Our retry ids → the client's id text.
+    pub(crate) retries: HashMap<String, String>,
+    /// Server request ids (text) of elicitations being resolved, with what
+    /// each holds ([`weigh`]); a request reusing a pending id is refused.
+    pub(crate) pending: HashMap<String, usize>,
+    /// The sum of `pending`'s weights.
+    pub(crate) pending_bytes: usize,
+    /// `input_required` rounds so far, by the client's id text: at most
+    /// [`MAX_INPUT_ROUNDS`] per request, as in `call`.
+    pub(crate) rounds: HashMap<String, usize>,
+    /// Ids (text) of the client's `initialize` / `server/discover` requests
+    /// whose reply names the server.
+    pub(crate) info_ids: HashSet<String>,
+    /// The server's name from that reply, for the prompt header.
+    pub(crate) server_name: Option<String>,
+    /// The client's `tools/call` requests in flight: id text → tool name.
+    /// An elicitation of the handshake does not say which call it is for;
+    /// with one call in flight it is that one's (answer rules match on
+    /// the tool), with several it is not known.
+    pub(crate) tool_calls: HashMap<String, String>,
+    /// The client hung up: pending elicitations were answered cancel and no
+    /// more are asked.
+    pub(crate) client_gone: bool,
+    /// The client's `tasks/get` requests in flight (tasks extension): id
+    /// text → the task's id and the request's `_meta` (what elicit's own
+    /// `tasks/update` for that task carries).
+    pub(crate) task_gets: HashMap<String, (String, Value)>,
+    /// By task id, the keys of its questions elicit took on (answered, or
+    /// being answered): each is asked once over the task's life.
+    pub(crate) task_questions: HashMap<String, HashSet<String>>,
+    /// Ids (text) of elicit's own `tasks/update` requests: their replies
+    /// are elicit's, not the client's.
+    pub(crate) task_updates: HashSet<String>,
+}
+/// Work for the resolver thread.
+pub(super) enum Job {
+    /// An `elicitation/create` request of the server.
+    ServerRequest { id: Value, params: Value },
+    /// An `input_required` result to a client request.
+    InputRequired { client_id: String, result: Value },
+    /// The new questions of a task waiting for input (tasks extension),
+    /// answered with a `tasks/update` carrying `meta`.
+    TaskInput {
+        task_id: String,
+        questions: Value,
+        meta: Value,
+    },
+}
+
+/// What becomes of a server message ([`Relay::server_message`]).
+#[derive(Debug, PartialEq)]
+pub(crate) enum Taken {
+    /// elicit settles it; nothing goes to the client now.
+    Withheld,
+    /// This goes to the client instead (a retry's reply under the client's id).
+    Rewritten(Value),
+    /// The message goes to the client as it came.
+    Relay,
+}
