@@ -13,3 +13,6 @@ pub mod relay;
 pub mod session;
 pub mod strict;
 pub mod tasks;
+
+#[cfg(test)]
+mod client_tests;
