@@ -294,7 +294,9 @@ impl Pty {
     /// eat in cooked mode (Ctrl-C, Backspace, Ctrl-U).
     pub fn answer_settled(&mut self, text: &str, keys: &str) -> &mut Self {
         self.expect(text);
-        std::thread::sleep(Duration::from_millis(150));
+        if let Err(e) = wait_raw_mode(&self.session) {
+            self.fail(&format!("after {text:?}"), e);
+        }
         self.send(keys)
     }
 
@@ -352,6 +354,21 @@ impl Pty {
             f.screen_text().escape_debug()
         );
         f
+    }
+}
+
+/// Waits (up to [`TIMEOUT`]) until the program on the pty has taken the
+/// terminal out of cooked mode (echo off, as a prompt in raw mode has it):
+/// keys sent before would be eaten or echoed by the line discipline.
+pub fn wait_raw_mode(session: &OsSession) -> Result<(), String> {
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        match session.get_process().get_echo() {
+            Ok(false) => return Ok(()),
+            Ok(true) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            Ok(true) => return Err(format!("the terminal was still echoing after {TIMEOUT:?}")),
+            Err(e) => return Err(format!("cannot read the terminal's mode: {e}")),
+        }
     }
 }
 
@@ -484,6 +501,34 @@ pub fn elicit_command() -> assert_cmd::Command {
         .env_remove("CI")
         .env("NO_COLOR", "1");
     c
+}
+
+/// A scripted client that declares no elicitation, speaking to `proxy` (a
+/// [`Test`] of `elicit proxy …`): each message with an id waits for its
+/// reply, as real clients do; no elicitation may reach the client. Returns
+/// every message the client got, in order (the reply to the last request
+/// last); the proxy must end with success once the client closes stdin.
+pub fn dumb_client(proxy: Test, messages: &[Value]) -> Vec<Value> {
+    let mut proxy = proxy.feed().spawn();
+    let mut got = Vec::new();
+    for m in messages {
+        proxy.send(m);
+        let Some(id) = m.get("id") else { continue };
+        loop {
+            let v = proxy.next_json();
+            assert_ne!(
+                v["method"], "elicitation/create",
+                "an elicitation reached the client"
+            );
+            let reply = &v["id"] == id && v.get("method").is_none();
+            got.push(v);
+            if reply {
+                break;
+            }
+        }
+    }
+    proxy.wait().success();
+    got
 }
 
 /// Installs the pinned real servers into `.deps/` once per test run

@@ -8,8 +8,10 @@
 //! if elicit panicked, whatever the test itself checks.
 
 use std::ffi::OsStr;
-use std::io::{Read, Write};
-use std::process::{Command, Stdio};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -39,6 +41,7 @@ pub struct Test {
     stdin: Option<Vec<u8>>,
     limit: Duration,
     shown: Vec<String>,
+    feed: bool,
 }
 
 /// How a run ended.
@@ -66,6 +69,7 @@ impl Test {
             stdin: None,
             limit: RUN_LIMIT,
             shown: Vec::new(),
+            feed: false,
         }
     }
 
@@ -115,6 +119,12 @@ impl Test {
         self
     }
 
+    /// Stdin a pipe the test writes to as it goes ([`Running::write`]).
+    pub fn feed(mut self) -> Test {
+        self.feed = true;
+        self
+    }
+
     /// The most the run may take.
     pub fn limit(mut self, limit: Duration) -> Test {
         self.limit = limit;
@@ -122,58 +132,152 @@ impl Test {
     }
 
     /// Runs it to its end (or its limit).
-    pub fn run(mut self) -> Run {
-        if self.stdin.is_some() {
+    pub fn run(self) -> Run {
+        self.spawn().wait()
+    }
+
+    /// Starts it and returns at once: for a test that signals it, feeds
+    /// its stdin as it goes, or reads its pid; [`Running::wait`] ends it
+    /// as [`Test::run`] does.
+    pub fn spawn(mut self) -> Running {
+        if self.stdin.is_some() || self.feed {
             self.cmd.stdin(Stdio::piped());
         }
         let mut child = self.cmd.spawn().expect("the elicit binary starts");
+        let mut stdin = child.stdin.take();
         if let Some(bytes) = self.stdin.take() {
-            let mut pipe = child.stdin.take().expect("stdin is piped");
+            let mut pipe = stdin.take().expect("stdin is piped");
             // A thread of its own: elicit may stop reading (an error at the
             // first line) while its output fills the other pipes.
             std::thread::spawn(move || {
                 let _ = pipe.write_all(&bytes);
             });
         }
-        let read = |r: Option<Box<dyn Read + Send>>| {
-            std::thread::spawn(move || {
-                let mut bytes = Vec::new();
-                if let Some(mut r) = r {
-                    let _ = r.read_to_end(&mut bytes);
-                }
-                String::from_utf8_lossy(&bytes).into_owned()
-            })
-        };
-        let stdout = read(
-            child
-                .stdout
-                .take()
-                .map(|p| Box::new(p) as Box<dyn Read + Send>),
-        );
-        let stderr = read(
-            child
-                .stderr
-                .take()
-                .map(|p| Box::new(p) as Box<dyn Read + Send>),
-        );
-        let started = Instant::now();
+        let (lines, stdout) = read_lines(child.stdout.take());
+        let stderr = read_all(child.stderr.take());
+        Running {
+            child,
+            stdin,
+            lines,
+            stdout,
+            stderr,
+            started: Instant::now(),
+            limit: self.limit,
+            shown: self.shown.join(" "),
+        }
+    }
+}
+
+/// Reads a pipe to its end on a thread of its own.
+fn read_all(pipe: Option<impl Read + Send + 'static>) -> JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut r) = pipe {
+            let _ = r.read_to_end(&mut bytes);
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}
+
+/// Reads stdout on a thread of its own, handing on each line as it comes
+/// (for [`Running::next_json`]) and the whole at the end.
+fn read_lines(pipe: Option<ChildStdout>) -> (Receiver<String>, JoinHandle<String>) {
+    let (send, lines) = mpsc::channel();
+    let all = std::thread::spawn(move || {
+        let mut all = String::new();
+        let Some(pipe) = pipe else { return all };
+        let mut reader = BufReader::new(pipe);
+        let mut bytes = Vec::new();
+        while matches!(reader.read_until(b'\n', &mut bytes), Ok(n) if n > 0) {
+            let line = String::from_utf8_lossy(&bytes).into_owned();
+            all.push_str(&line);
+            let _ = send.send(line);
+            bytes.clear();
+        }
+        all
+    });
+    (lines, all)
+}
+
+/// A run under way ([`Test::spawn`]).
+pub struct Running {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stdout: JoinHandle<String>,
+    stderr: JoinHandle<String>,
+    started: Instant,
+    limit: Duration,
+    shown: String,
+}
+
+impl Running {
+    /// elicit's process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends elicit `signal`.
+    pub fn signal(&self, signal: i32) {
+        // SAFETY: a signal to our own child.
+        unsafe { libc::kill(self.child.id() as i32, signal) };
+    }
+
+    /// Writes `bytes` to elicit's stdin (a client speaking as it goes).
+    pub fn write(&mut self, bytes: &[u8]) {
+        let pipe = self.stdin.as_mut().expect("stdin still open");
+        pipe.write_all(bytes).expect("elicit reads its stdin");
+        pipe.flush().expect("elicit reads its stdin");
+    }
+
+    /// Writes one JSON-RPC message, a line, to elicit's stdin.
+    pub fn send(&mut self, message: &Value) {
+        self.write(format!("{message}\n").as_bytes());
+    }
+
+    /// The next line elicit writes on stdout, as JSON: fails the test when
+    /// none comes within the run's limit, or stdout ends first.
+    pub fn next_json(&mut self) -> Value {
+        let left = self.limit.saturating_sub(self.started.elapsed());
+        let line = self
+            .lines
+            .recv_timeout(left)
+            .unwrap_or_else(|e| panic!("elicit {}: no line on stdout ({e})", self.shown));
+        serde_json::from_str(line.trim())
+            .unwrap_or_else(|e| panic!("elicit {}: a line not JSON ({e}): {line:?}", self.shown))
+    }
+
+    /// Ends elicit's stdin (the client is done).
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Whether elicit is still running.
+    pub fn alive(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    /// Waits for its end (up to the limit from its start; past it, kills
+    /// it and fails the test with what it said).
+    pub fn wait(mut self) -> Run {
+        self.stdin = None;
         let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
+            if let Some(status) = self.child.try_wait().unwrap() {
                 break Some(status);
             }
-            if started.elapsed() > self.limit {
-                let _ = child.kill();
-                let _ = child.wait();
+            if self.started.elapsed() > self.limit {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
                 break None;
             }
             std::thread::sleep(Duration::from_millis(10));
         };
         let run = Run {
             code: status.and_then(|s| s.code()).unwrap_or(-1),
-            stdout: stdout.join().unwrap(),
-            stderr: stderr.join().unwrap(),
+            stdout: self.stdout.join().unwrap(),
+            stderr: self.stderr.join().unwrap(),
         };
-        let shown = self.shown.join(" ");
+        let shown = &self.shown;
         assert!(
             status.is_some(),
             "elicit {shown} did not end within {:?}; it said: {}{}",
@@ -214,5 +318,53 @@ impl Run {
     /// Fails the test unless the run succeeded.
     pub fn success(&self) -> &Run {
         self.expect_code(0)
+    }
+
+    /// Fails the test unless the run failed (any code but 0).
+    pub fn failure(&self) -> &Run {
+        assert_ne!(
+            self.code, 0,
+            "exit 0 (expected a failure)\nstdout: {}\nstderr: {}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    /// Fails the test unless stdout is exactly `text`.
+    pub fn stdout_is(&self, text: &str) -> &Run {
+        assert_eq!(self.stdout, text, "stdout\nstderr: {}", self.stderr);
+        self
+    }
+
+    /// Fails the test unless stdout holds `text`.
+    pub fn stdout_has(&self, text: &str) -> &Run {
+        assert!(
+            self.stdout.contains(text),
+            "stdout lacks {text:?}\nstdout: {}\nstderr: {}",
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+
+    /// Fails the test unless stderr holds `text`.
+    pub fn stderr_has(&self, text: &str) -> &Run {
+        assert!(
+            self.stderr.contains(text),
+            "stderr lacks {text:?}\nstderr: {}\nstdout: {}",
+            self.stderr,
+            self.stdout
+        );
+        self
+    }
+
+    /// Fails the test if stderr holds `text`.
+    pub fn stderr_lacks(&self, text: &str) -> &Run {
+        assert!(
+            !self.stderr.contains(text),
+            "stderr has {text:?}\nstderr: {}",
+            self.stderr
+        );
+        self
     }
 }
