@@ -440,23 +440,7 @@ fn no_unused_answer_warnings_when_the_tool_failed_before_any_form() {
 
 /// `elicit ARGS` with `input` on stdin and no terminal.
 fn resolve(args: &[&str], input: &str) -> Out {
-    use std::io::Write;
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // elicit may refuse its arguments and exit before reading a byte: the
-    // pipe then breaks, which is not the test's concern.
-    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
-    let out = child.wait_with_output().unwrap();
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Test::new().args(args).stdin(input).run()
 }
 
 fn form_request(schema: Value) -> String {
@@ -791,12 +775,7 @@ fn a_scripted_accept_of_a_url_opens_nothing() {
 }
 
 fn man(page: &[&str]) -> Out {
-    let out = Command::new(BIN).arg("man").args(page).output().unwrap();
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Test::new().arg("man").args(page).run()
 }
 
 /// The man pages: examples and exit status under their own headings, the

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::common::{elicit_command, wait_at_most, HttpServer};
+use crate::common::{wait_at_most, HttpServer, Run, Test};
 
 const BIN: &str = env!("CARGO_BIN_EXE_elicit");
 const EVERYTHING: &str = "fixtures/server-everything/everything.cassette.json";
@@ -22,17 +22,14 @@ fn fixture() -> Value {
 
 /// `elicit call` of the cassette's tool with `answers`, against `server`
 /// (a URL, or the mock's argv after `--`).
-fn call(extra: &[&str], answers: &[&str], server: &[&str]) -> std::process::Output {
-    let mut c = elicit_command();
-    c.args(["call", "--tool", "trigger-elicitation-request"])
-        .args(extra);
-    for a in answers {
-        c.args(["-a", a]);
-    }
-    c.args(server)
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap()
+fn call(extra: &[&str], answers: &[&str], server: &[&str]) -> Run {
+    Test::new()
+        .args(["call", "--tool", "trigger-elicitation-request"])
+        .args(extra)
+        .args(answers.iter().flat_map(|a| ["-a", *a]))
+        .args(server)
+        .limit(Duration::from_secs(60))
+        .run()
 }
 
 fn stdio_mock(strict: bool) -> Vec<&'static str> {
@@ -55,31 +52,27 @@ fn the_recorded_form_answered_as_recorded_gives_the_recorded_result_on_both_gene
             &["accept", "name=Ada"],
             &stdio_mock(false),
         );
-        assert!(
-            out.status.success(),
-            "{protocol}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(out.code == 0, "{protocol}: {}", out.stderr.as_str());
+        let got: Value = serde_json::from_str(&out.stdout).unwrap();
         let mut want = recorded["result"].clone();
         if protocol == "2026-07-28" {
             want["resultType"] = json!("complete");
         }
         assert_eq!(got, want, "{protocol}");
-        assert!(!String::from_utf8_lossy(&out.stderr).contains("differs"));
+        assert!(!out.stderr.as_str().contains("differs"));
     }
 }
 
 #[test]
 fn a_wrong_answer_is_reported_on_stderr_and_in_the_result_and_strict_makes_it_an_error() {
     let out = call(&[], &["accept", "name=Bob"], &stdio_mock(false));
-    assert!(out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.code == 0);
+    let stderr = out.stderr.as_str();
     assert!(
         stderr.contains(r#"elicit mock: elicitation 1: the answer differs from the recorded one: ~ /content/name: "Ada" → "Bob""#),
         "{stderr}"
     );
-    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let got: Value = serde_json::from_str(&out.stdout).unwrap();
     let said = &got["_meta"]["elicit/mock"]["mismatches"];
     assert_eq!(said.as_array().unwrap().len(), 1, "{got}");
     let last = got["content"].as_array().unwrap().last().unwrap();
@@ -89,8 +82,8 @@ fn a_wrong_answer_is_reported_on_stderr_and_in_the_result_and_strict_makes_it_an
     );
 
     let strict = call(&[], &["accept", "name=Bob"], &stdio_mock(true));
-    assert_eq!(strict.status.code(), Some(1), "an isError result");
-    let got: Value = serde_json::from_slice(&strict.stdout).unwrap();
+    assert_eq!(Some(strict.code), Some(1), "an isError result");
+    let got: Value = serde_json::from_str(&strict.stdout).unwrap();
     assert_eq!(got["isError"], true);
     assert!(got["content"][0]["text"]
         .as_str()
@@ -98,7 +91,7 @@ fn a_wrong_answer_is_reported_on_stderr_and_in_the_result_and_strict_makes_it_an
         .contains("\"Ada\" → \"Bob\""));
 
     let declined = call(&[], &["decline"], &stdio_mock(true));
-    let got: Value = serde_json::from_slice(&declined.stdout).unwrap();
+    let got: Value = serde_json::from_str(&declined.stdout).unwrap();
     assert!(
         got["content"][0]["text"]
             .as_str()
@@ -140,16 +133,12 @@ fn over_streamable_http_both_generations_give_the_recorded_result_and_a_wrong_an
     let recorded = fixture();
     for protocol in ["2025-11-25", "2026-07-28"] {
         let out = call(&["--protocol", protocol], &["accept", "name=Ada"], &[&url]);
-        assert!(
-            out.status.success(),
-            "{protocol}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(out.code == 0, "{protocol}: {}", out.stderr.as_str());
+        let got: Value = serde_json::from_str(&out.stdout).unwrap();
         assert_eq!(got["content"], recorded["result"]["content"], "{protocol}");
     }
     let out = call(&[], &["accept", "name=Bob"], &[&url]);
-    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let got: Value = serde_json::from_str(&out.stdout).unwrap();
     assert!(got["_meta"]["elicit/mock"]["mismatches"][0]
         .as_str()
         .unwrap()
@@ -252,19 +241,15 @@ fn a_bad_cassette_is_named_and_nothing_is_served() {
         r#"{"elicit": "cassette/1", "server": {"command": []}, "tool": "x"}"#,
     )
     .unwrap();
-    let out = elicit_command()
+    Test::new()
         .arg("mock")
         .arg(&bad)
-        .timeout(Duration::from_secs(10))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(out.stdout.is_empty());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("bad.cassette.json") && stderr.contains("/server"),
-        "{stderr}"
-    );
+        .limit(Duration::from_secs(10))
+        .run()
+        .expect_code(2)
+        .stdout_is("")
+        .stderr_has("bad.cassette.json")
+        .stderr_has("/server");
 }
 
 #[test]

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::common::{elicit_command, server_everything};
+use crate::common::{server_everything, Run, Test};
 
 const TOOL: &str = "simulate-research-query";
 
@@ -22,7 +22,7 @@ fn report(result: &Value) -> String {
         .to_string()
 }
 
-fn call(extra: &[&str]) -> std::process::Output {
+fn call(extra: &[&str]) -> Run {
     let mut args = vec![
         "call",
         "--no-input",
@@ -38,24 +38,14 @@ fn call(extra: &[&str]) -> std::process::Output {
         "ambiguous=true",
     ];
     args.extend_from_slice(extra);
-    elicit_command()
-        .args(args)
-        .arg("--")
-        .args(server_everything())
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap()
+    Test::new().args(args).server(&server_everything()).run()
 }
 
 #[test]
 fn a_task_that_asks_gets_the_answer_through_call() {
     let out = call(&["-a", "accept", "-a", "interpretation=programming"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(out.code == 0, "{}", out.stderr.as_str());
+    let result: Value = serde_json::from_str(&out.stdout).unwrap();
     let text = report(&result);
     assert!(
         text.contains("# Research Report: python (programming)"),
@@ -71,12 +61,8 @@ fn a_task_that_asks_gets_the_answer_through_call() {
 #[test]
 fn a_task_declined_reaches_the_tool_as_declined() {
     let out = call(&["-a", "decline"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(out.code == 0, "{}", out.stderr.as_str());
+    let result: Value = serde_json::from_str(&out.stdout).unwrap();
     assert!(
         report(&result).contains("User declined"),
         "{}",
@@ -96,29 +82,18 @@ fn a_task_flow_records_and_replays() {
         "--record",
         cassette.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.code == 0, "{}", out.stderr.as_str());
     let recorded: Value =
         serde_json::from_str(&std::fs::read_to_string(&cassette).unwrap()).unwrap();
     let asked = recorded["elicitations"].as_array().unwrap();
     assert_eq!(asked.len(), 1, "{recorded}");
     assert_eq!(asked[0]["answer"]["content"]["interpretation"], "snake");
     // A fresh task id on every run does not fail the replay.
-    let test = elicit_command()
+    Test::new()
         .args(["test", "--timeout", "60s"])
         .arg(&cassette)
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    assert!(
-        test.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&test.stdout),
-        String::from_utf8_lossy(&test.stderr)
-    );
+        .run()
+        .success();
 }
 
 /// A client that runs the task itself (task-augmented `tools/call`, then

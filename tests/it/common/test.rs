@@ -9,7 +9,7 @@
 
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -51,6 +51,8 @@ pub struct Run {
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
+    /// From its start to its end.
+    pub took: Duration,
 }
 
 impl Test {
@@ -119,6 +121,20 @@ impl Test {
         self
     }
 
+    /// No controlling terminal (a session of its own, as a CI job or an
+    /// editor's hook runs it): `/dev/tty` cannot be opened.
+    pub fn no_terminal(mut self) -> Test {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setsid is async-signal-safe.
+        unsafe {
+            self.cmd.pre_exec(|| {
+                libc::setsid();
+                Ok(())
+            });
+        }
+        self
+    }
+
     /// Stdin a pipe the test writes to as it goes ([`Running::write`]).
     pub fn feed(mut self) -> Test {
         self.feed = true;
@@ -154,11 +170,12 @@ impl Test {
             });
         }
         let (lines, stdout) = read_lines(child.stdout.take());
-        let stderr = read_all(child.stderr.take());
+        let (stderr_lines, stderr) = read_lines(child.stderr.take());
         Running {
             child,
             stdin,
             lines,
+            stderr_lines,
             stdout,
             stderr,
             started: Instant::now(),
@@ -168,20 +185,9 @@ impl Test {
     }
 }
 
-/// Reads a pipe to its end on a thread of its own.
-fn read_all(pipe: Option<impl Read + Send + 'static>) -> JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        if let Some(mut r) = pipe {
-            let _ = r.read_to_end(&mut bytes);
-        }
-        String::from_utf8_lossy(&bytes).into_owned()
-    })
-}
-
 /// Reads stdout on a thread of its own, handing on each line as it comes
 /// (for [`Running::next_json`]) and the whole at the end.
-fn read_lines(pipe: Option<ChildStdout>) -> (Receiver<String>, JoinHandle<String>) {
+fn read_lines(pipe: Option<impl Read + Send + 'static>) -> (Receiver<String>, JoinHandle<String>) {
     let (send, lines) = mpsc::channel();
     let all = std::thread::spawn(move || {
         let mut all = String::new();
@@ -204,6 +210,7 @@ pub struct Running {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
+    stderr_lines: Receiver<String>,
     stdout: JoinHandle<String>,
     stderr: JoinHandle<String>,
     started: Instant,
@@ -247,6 +254,19 @@ impl Running {
             .unwrap_or_else(|e| panic!("elicit {}: a line not JSON ({e}): {line:?}", self.shown))
     }
 
+    /// The next line elicit writes on stderr, waiting up to `limit`.
+    pub fn next_stderr_line(&mut self, limit: Duration) -> Option<String> {
+        self.stderr_lines.recv_timeout(limit).ok()
+    }
+
+    /// Kills elicit (a run that would wait for a person) and returns what
+    /// it said.
+    pub fn kill(mut self) -> Run {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.wait()
+    }
+
     /// Ends elicit's stdin (the client is done).
     pub fn close_stdin(&mut self) {
         self.stdin = None;
@@ -273,6 +293,7 @@ impl Running {
             std::thread::sleep(Duration::from_millis(10));
         };
         let run = Run {
+            took: self.started.elapsed(),
             code: status.and_then(|s| s.code()).unwrap_or(-1),
             stdout: self.stdout.join().unwrap(),
             stderr: self.stderr.join().unwrap(),
@@ -347,6 +368,16 @@ impl Run {
         self
     }
 
+    /// Fails the test if stdout holds `text`.
+    pub fn stdout_lacks(&self, text: &str) -> &Run {
+        assert!(
+            !self.stdout.contains(text),
+            "stdout has {text:?}\nstdout: {}",
+            self.stdout
+        );
+        self
+    }
+
     /// Fails the test unless stderr holds `text`.
     pub fn stderr_has(&self, text: &str) -> &Run {
         assert!(
@@ -363,6 +394,17 @@ impl Run {
         assert!(
             !self.stderr.contains(text),
             "stderr has {text:?}\nstderr: {}",
+            self.stderr
+        );
+        self
+    }
+
+    /// Fails the test unless stdout starts with `text`.
+    pub fn stdout_starts_with(&self, text: &str) -> &Run {
+        assert!(
+            self.stdout.starts_with(text),
+            "stdout does not start with {text:?}\nstdout: {}\nstderr: {}",
+            self.stdout,
             self.stderr
         );
         self
