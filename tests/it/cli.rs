@@ -151,7 +151,7 @@ fn request_maps_absent_and_empty_mode_to_input() {
             params["mode"] = mode;
         }
         let r = stdout_json(
-            &elicit()
+            elicit()
                 .arg("request")
                 .stdin(params.to_string())
                 .run()
@@ -165,7 +165,7 @@ fn request_maps_absent_and_empty_mode_to_input() {
 fn request_maps_url_to_authorization_without_schema() {
     let params = json!({"mode":"url","message":"Sign in to continue","url":"https://example.com/oauth/authorize","elicitationId":"e-9"});
     let r = stdout_json(
-        &elicit()
+        elicit()
             .arg("request")
             .stdin(params.to_string())
             .run()
@@ -181,8 +181,8 @@ fn request_maps_url_to_authorization_without_schema() {
 #[test]
 fn request_ids_are_fresh_per_call() {
     let params = r#"{"message":"","requestedSchema":{"type":"object","properties":{}}}"#;
-    let a = stdout_json(&elicit().arg("request").stdin(params).run().success());
-    let b = stdout_json(&elicit().arg("request").stdin(params).run().success());
+    let a = stdout_json(elicit().arg("request").stdin(params).run().success());
+    let b = stdout_json(elicit().arg("request").stdin(params).run().success());
     assert_ne!(a["id"], b["id"]);
     assert_eq!(a["prompt"], "", "prompt is always written");
 }
@@ -214,7 +214,7 @@ fn result_maps_every_answer_row() {
     ];
     for (answer, want) in rows {
         let got = stdout_json(
-            &elicit()
+            elicit()
                 .arg("result")
                 .stdin(answer.to_string())
                 .run()
@@ -227,7 +227,7 @@ fn result_maps_every_answer_row() {
 #[test]
 fn request_then_result_pipeline() {
     let req = std::fs::read_to_string("fixtures/shapes/form-region.json").unwrap();
-    let r = stdout_json(&elicit().arg("request").stdin(req).run().success());
+    let r = stdout_json(elicit().arg("request").stdin(req).run().success());
     let answer = json!({"id": r["id"], "ok": true, "data": {"region": "eu-west-1"}});
     elicit()
         .arg("result")

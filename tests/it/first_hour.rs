@@ -100,14 +100,7 @@ impl HttpServer {
             .spawn()
             .expect("start the test server");
         let server = HttpServer(child, port);
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "the test server did not listen on {port}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        crate::common::wait_listening(port, Duration::from_secs(60), "the test server");
         server
     }
 
@@ -830,10 +823,9 @@ fn call_help_describes_server_for_a_session() {
 /// (`to`), as the stdio proxy does.
 #[test]
 fn remote_proxy_log_says_by_and_to() {
-    use std::io::{BufRead, BufReader, Write};
     let server = HttpServer::start("py_http_server.py");
     let log = tempfile::NamedTempFile::new().unwrap();
-    let mut proxy = Command::new(BIN)
+    let mut proxy = Test::new()
         .args(["proxy", "--no-input", "--log", log.path().to_str().unwrap()])
         .args([
             "-a",
@@ -846,29 +838,14 @@ fn remote_proxy_log_says_by_and_to() {
             "accept",
         ])
         .arg(&server.url()[0])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = proxy.stdin.take().unwrap();
-    let stdout = proxy.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{{"name":"ask_profile","arguments":{{}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{{"name":"t","version":"1"}},"io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#).unwrap();
-    stdin.flush().unwrap();
-    let Ok(line) = rx.recv_timeout(Duration::from_secs(60)) else {
-        let _ = proxy.kill();
-        panic!("no reply from the proxy");
-    };
-    let reply: Value = serde_json::from_str(&line).unwrap();
+        .limit(Duration::from_secs(60))
+        .feed()
+        .spawn();
+    proxy.write(concat!(r#"{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"ask_profile","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}"#, "\n").as_bytes());
+    let reply = proxy.next_json();
     assert_eq!(reply["id"], "c1", "{reply}");
-    drop(stdin);
-    let _ = proxy.wait();
+    proxy.close_stdin();
+    proxy.wait();
     let entries: Vec<Value> = std::fs::read_to_string(log.path())
         .unwrap()
         .lines()

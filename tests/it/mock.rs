@@ -4,13 +4,12 @@
 //! reported (and, with `--strict`, an error); `elicit proxy` in front of it
 //! as an offline loop.
 
-use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::common::{wait_at_most, HttpServer, Run, Test};
+use crate::common::{free_port, wait_listening, HttpServer, Run, Test};
 
 const BIN: &str = env!("CARGO_BIN_EXE_elicit");
 const EVERYTHING: &str = "fixtures/server-everything/everything.cassette.json";
@@ -104,11 +103,7 @@ fn a_wrong_answer_is_reported_on_stderr_and_in_the_result_and_strict_makes_it_an
 /// `elicit mock --http PORT` on a free port of 127.0.0.1, killed when
 /// dropped.
 fn http_mock() -> HttpServer {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let child = Command::new(BIN)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(["mock", "--http", &port.to_string(), EVERYTHING])
@@ -117,13 +112,8 @@ fn http_mock() -> HttpServer {
         .spawn()
         .unwrap();
     let server = HttpServer(child, port);
-    for _ in 0..300 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return server;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("elicit mock did not listen on {port}");
+    wait_listening(port, Duration::from_secs(6), "elicit mock");
+    server
 }
 
 #[test]
@@ -167,8 +157,7 @@ fn over_streamable_http_both_generations_give_the_recorded_result_and_a_wrong_an
 
 #[test]
 fn proxy_in_front_of_mock_is_an_offline_loop() {
-    let mut proxy = Command::new(BIN)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+    let mut proxy = Test::new()
         .args([
             "proxy",
             "--no-input",
@@ -181,44 +170,30 @@ fn proxy_in_front_of_mock_is_an_offline_loop() {
             "mock",
             EVERYTHING,
         ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = proxy.stdin.take().unwrap();
+        .limit(Duration::from_secs(60))
+        .feed()
+        .spawn();
     let lines = [
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "no-elicitation", "version": "0"}}}),
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
         json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "trigger-elicitation-request", "arguments": {}}}),
     ];
+    // All at once, before any reply (pipelined).
     for l in &lines {
-        writeln!(stdin, "{l}").unwrap();
+        proxy.send(l);
     }
-    stdin.flush().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let stdout = proxy.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
     let mut replies = Vec::new();
-    while let Ok(line) = rx.recv_timeout(Duration::from_secs(30)) {
-        let v: Value = serde_json::from_str(&line).unwrap();
+    loop {
+        let v = proxy.next_json();
         let last = v["id"] == 3;
         replies.push(v);
         if last {
             break;
         }
     }
-    drop(stdin);
-    let status = wait_at_most(&mut proxy, Duration::from_secs(30));
-    assert!(status.success());
+    proxy.close_stdin();
+    proxy.wait().success();
     let tools = &replies.iter().find(|v| v["id"] == 2).expect("tools/list")["result"]["tools"];
     assert_eq!(tools[0]["name"], "trigger-elicitation-request");
     let result = &replies
@@ -254,28 +229,15 @@ fn a_bad_cassette_is_named_and_nothing_is_served() {
 
 #[test]
 fn a_message_past_the_transports_bounds_gets_a_parse_error_and_the_mock_goes_on() {
-    let mut mock = Command::new(BIN)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["mock", EVERYTHING])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = mock.stdin.take().unwrap();
     let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
-    writeln!(stdin, "{deep}").unwrap();
-    writeln!(
-        stdin,
-        "{}",
-        json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})
-    )
-    .unwrap();
-    drop(stdin);
-    let status = wait_at_most(&mut mock, Duration::from_secs(30));
-    assert!(status.success());
-    let mut out = String::new();
-    std::io::Read::read_to_string(&mut mock.stdout.take().unwrap(), &mut out).unwrap();
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    let out = Test::new()
+        .args(["mock", EVERYTHING])
+        .stdin(format!("{deep}\n{ping}\n"))
+        .limit(Duration::from_secs(30))
+        .run();
+    out.success();
+    let out = out.stdout;
     let lines: Vec<Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())

@@ -254,6 +254,17 @@ impl Running {
             .unwrap_or_else(|e| panic!("elicit {}: a line not JSON ({e}): {line:?}", self.shown))
     }
 
+    /// The next line elicit writes on stdout, as it wrote it (without its
+    /// line end): fails the test as [`Running::next_json`] does.
+    pub fn next_line(&mut self) -> String {
+        let left = self.limit.saturating_sub(self.started.elapsed());
+        let line = self
+            .lines
+            .recv_timeout(left)
+            .unwrap_or_else(|e| panic!("elicit {}: no line on stdout ({e})", self.shown));
+        line.trim_end_matches(['\n', '\r']).to_string()
+    }
+
     /// The next line elicit writes on stderr, waiting up to `limit`.
     pub fn next_stderr_line(&mut self, limit: Duration) -> Option<String> {
         self.stderr_lines.recv_timeout(limit).ok()
@@ -278,9 +289,10 @@ impl Running {
     }
 
     /// Waits for its end (up to the limit from its start; past it, kills
-    /// it and fails the test with what it said).
+    /// it and fails the test with what it said). Stdin stays open while it
+    /// runs unless [`Running::close_stdin`] closed it: a client that hangs
+    /// up says so first.
     pub fn wait(mut self) -> Run {
-        self.stdin = None;
         let status = loop {
             if let Some(status) = self.child.try_wait().unwrap() {
                 break Some(status);
