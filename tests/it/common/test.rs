@@ -121,6 +121,12 @@ impl Test {
         self
     }
 
+    /// Stdin redirected from `file` (its size known, as `< FILE`).
+    pub fn stdin_file(mut self, file: std::fs::File) -> Test {
+        self.cmd.stdin(file);
+        self
+    }
+
     /// No controlling terminal (a session of its own, as a CI job or an
     /// editor's hook runs it): `/dev/tty` cannot be opened.
     pub fn no_terminal(mut self) -> Test {
