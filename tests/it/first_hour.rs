@@ -44,11 +44,9 @@ fn two_era() -> Vec<String> {
     vec!["python3".into(), server_file("two_era_server.py")]
 }
 
-type Out = Run;
-
 /// `elicit call ARGS -- SERVER...` (or `elicit call ARGS URL` when `server`
 /// is one `http://` URL), with no terminal and no `--protocol` flag.
-fn call(args: &[&str], server: &[String]) -> Out {
+fn call(args: &[&str], server: &[String]) -> Run {
     let test = Test::new()
         .args(["call", "--timeout", "60s", "--server-log", "/dev/null"])
         .args(args);
@@ -60,7 +58,7 @@ fn call(args: &[&str], server: &[String]) -> Out {
 }
 
 /// The JSON a test tool put in its result's one text block.
-fn echoed(out: &Out) -> Value {
+fn echoed(out: &Run) -> Value {
     assert_eq!(
         out.code, 0,
         "stdout: {}\nstderr: {}",
@@ -122,7 +120,7 @@ const FORM_ARGS: [&str; 10] = [
     "accept",
 ];
 
-fn assert_form_accepted(out: &Out) {
+fn assert_form_accepted(out: &Run) {
     assert_eq!(
         echoed(out),
         json!({"action":"accept","content":{"name":"Bo","age":30,"color":"red"}})
@@ -432,7 +430,7 @@ fn no_unused_answer_warnings_when_the_tool_failed_before_any_form() {
 }
 
 /// `elicit ARGS` with `input` on stdin and no terminal.
-fn resolve(args: &[&str], input: &str) -> Out {
+fn resolve(args: &[&str], input: &str) -> Run {
     Test::new().args(args).stdin(input).run()
 }
 
@@ -767,7 +765,7 @@ fn a_scripted_accept_of_a_url_opens_nothing() {
     assert!(!mark.exists(), "the browser was launched");
 }
 
-fn man(page: &[&str]) -> Out {
+fn man(page: &[&str]) -> Run {
     Test::new().arg("man").args(page).run()
 }
 
