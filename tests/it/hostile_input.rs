@@ -182,7 +182,7 @@ fn an_oversized_input_is_reported_with_its_real_size() {
     let by_path = run(&[big.to_str().unwrap()], "");
     let by_redirect = elicit()
         .arg("--no-input")
-        .stdin_file(std::fs::File::open(&big).unwrap())
+        .stdin_from(std::fs::File::open(&big).unwrap())
         .run();
     for stderr in [by_path.stderr.clone(), by_redirect.stderr.clone()] {
         assert!(

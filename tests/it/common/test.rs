@@ -121,9 +121,10 @@ impl Test {
         self
     }
 
-    /// Stdin redirected from `file` (its size known, as `< FILE`).
-    pub fn stdin_file(mut self, file: std::fs::File) -> Test {
-        self.cmd.stdin(file);
+    /// Stdin redirected from `from`: a file (its size known, as `< FILE`),
+    /// another process's output.
+    pub fn stdin_from(mut self, from: impl Into<Stdio>) -> Test {
+        self.cmd.stdin(from);
         self
     }
 
@@ -263,12 +264,17 @@ impl Running {
     /// The next line elicit writes on stdout, as it wrote it (without its
     /// line end): fails the test as [`Running::next_json`] does.
     pub fn next_line(&mut self) -> String {
+        self.next_raw_line()
+            .trim_end_matches(['\n', '\r'])
+            .to_string()
+    }
+
+    /// The next line on stdout with its line end (none at the very end).
+    pub fn next_raw_line(&mut self) -> String {
         let left = self.limit.saturating_sub(self.started.elapsed());
-        let line = self
-            .lines
+        self.lines
             .recv_timeout(left)
-            .unwrap_or_else(|e| panic!("elicit {}: no line on stdout ({e})", self.shown));
-        line.trim_end_matches(['\n', '\r']).to_string()
+            .unwrap_or_else(|e| panic!("elicit {}: no line on stdout ({e})", self.shown))
     }
 
     /// The next line elicit writes on stderr, waiting up to `limit`.
