@@ -183,8 +183,8 @@ impl Test {
             stdin,
             lines,
             stderr_lines,
-            stdout,
-            stderr,
+            stdout: Some(stdout),
+            stderr: Some(stderr),
             started: Instant::now(),
             limit: self.limit,
             shown: self.shown.join(" "),
@@ -218,8 +218,8 @@ pub struct Running {
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
     stderr_lines: Receiver<String>,
-    stdout: JoinHandle<String>,
-    stderr: JoinHandle<String>,
+    stdout: Option<JoinHandle<String>>,
+    stderr: Option<JoinHandle<String>>,
     started: Instant,
     limit: Duration,
     shown: String,
@@ -282,6 +282,12 @@ impl Running {
         self.stderr_lines.recv_timeout(limit).ok()
     }
 
+    /// As [`Running::wait`], up to `limit` from now (after a signal, say).
+    pub fn wait_within(mut self, limit: Duration) -> Run {
+        self.limit = self.started.elapsed() + limit;
+        self.wait()
+    }
+
     /// Kills elicit (a run that would wait for a person) and returns what
     /// it said.
     pub fn kill(mut self) -> Run {
@@ -319,8 +325,16 @@ impl Running {
         let run = Run {
             took: self.started.elapsed(),
             code: status.and_then(|s| s.code()).unwrap_or(-1),
-            stdout: self.stdout.join().unwrap(),
-            stderr: self.stderr.join().unwrap(),
+            stdout: self
+                .stdout
+                .take()
+                .map(|t| t.join().unwrap())
+                .unwrap_or_default(),
+            stderr: self
+                .stderr
+                .take()
+                .map(|t| t.join().unwrap())
+                .unwrap_or_default(),
         };
         let shown = &self.shown;
         assert!(
@@ -336,6 +350,16 @@ impl Running {
             run.stderr
         );
         run
+    }
+}
+
+/// A test that fails while elicit runs leaves nothing running.
+impl Drop for Running {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }
 
