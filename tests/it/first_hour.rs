@@ -13,8 +13,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-const BIN: &str = env!("CARGO_BIN_EXE_elicit");
-
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -307,23 +305,13 @@ fn a_refusal_that_names_nothing_is_not_tried_again() {
 fn the_server_log_keeps_both_runs_of_a_call_made_again() {
     let log = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(log.path(), "from an earlier call\n").unwrap();
-    let out = Command::new(BIN)
+    let out = Test::new()
         .args(["call", "--timeout", "60s", "--server-log"])
         .arg(log.path())
-        .args([
-            "--tool",
-            "asks_then_fails",
-            "-a",
-            "name=Bo",
-            "-a",
-            "accept",
-            "--",
-        ])
-        .args(two_era())
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+        .args(["--tool", "asks_then_fails", "-a", "name=Bo", "-a", "accept"])
+        .server(&two_era())
+        .run();
+    assert_eq!(Some(out.code), Some(1));
     let text = std::fs::read_to_string(log.path()).unwrap();
     assert_eq!(text.matches("two-era server started").count(), 2, "{text}");
     assert!(!text.contains("from an earlier call"), "{text}");
@@ -640,8 +628,7 @@ fn call_help_examples_run_against_the_readme_server() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    let help = Command::new(BIN).args(["call", "--help"]).output().unwrap();
-    let help = String::from_utf8(help.stdout).unwrap();
+    let help = Test::new().args(["call", "--help"]).run().stdout;
     let mut ran = 0;
     for line in help.lines().map(str::trim) {
         if !(line.starts_with("elicit call ") && line.contains("http://127.0.0.1:3001/mcp")) {
@@ -649,17 +636,8 @@ fn call_help_examples_run_against_the_readme_server() {
         }
         let line = line.replace("127.0.0.1:3001", &format!("127.0.0.1:{port}"));
         let words: Vec<&str> = line.split_whitespace().skip(1).collect();
-        let out = Command::new(BIN)
-            .args(&words)
-            .arg("--no-input")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "`{line}` failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = Test::new().args(&words).arg("--no-input").run();
+        assert!(out.code == 0, "`{line}` failed: {}", out.stderr.as_str());
         ran += 1;
     }
     assert!(
@@ -672,12 +650,11 @@ fn call_help_examples_run_against_the_readme_server() {
 /// not clap's bare "unexpected argument".
 #[test]
 fn a_server_command_without_dashes_gets_a_hint() {
-    let out = Command::new(BIN)
+    let out = Test::new()
         .args(["call", "--tool", "t", "./venv/bin/python", "server.py"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+        .run();
+    assert_eq!(Some(out.code), Some(2));
+    let err = out.stderr.as_str();
     assert!(
         err.contains(
             "tip: to run a stdio server, put its command after `--`: elicit call [OPTIONS] -- ./venv/bin/python server.py"
@@ -729,18 +706,16 @@ fn the_readme_test_your_own_server_lines_run() {
             )
             .replace("127.0.0.1:8000", &format!("127.0.0.1:{}", http.1));
         let words: Vec<&str> = cmd.split_whitespace().collect();
-        let out = Command::new(BIN)
+        let out = Test::new()
             .arg("call")
             .args(["--server-log", "/dev/null"])
             .args(&words)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+            .run();
         assert_eq!(
-            out.status.code(),
+            Some(out.code),
             Some(expect_code),
             "`{line}`: {}",
-            String::from_utf8_lossy(&out.stderr)
+            out.stderr.as_str()
         );
         ran += 1;
     }
@@ -806,11 +781,8 @@ fn man_pages_have_examples_keys_and_the_whole_environment() {
 /// `call --help` describes `--server` in words that fit a live session.
 #[test]
 fn call_help_describes_server_for_a_session() {
-    let out = Command::new(BIN).args(["call", "--help"]).output().unwrap();
-    let help = String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let out = Test::new().args(["call", "--help"]).run();
+    let help = out.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         help.contains("the name the server gives itself, in its serverInfo"),
         "{help}"

@@ -5,13 +5,11 @@
 //! `call`, `--record` and `elicit test`, and `proxy` for a client that runs
 //! the task itself.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::common::{server_everything, Run, Test};
+use crate::common::{server_everything, Run, Running, Test};
 
 const TOOL: &str = "simulate-research-query";
 
@@ -101,7 +99,7 @@ fn a_task_flow_records_and_replays() {
 /// elicitation on its behalf, and nothing of it reaches the client.
 #[test]
 fn proxy_answers_a_task_elicitation_for_a_client_that_runs_the_task() {
-    let mut proxy = Command::new(env!("CARGO_BIN_EXE_elicit"))
+    let mut proxy = Test::new()
         .args([
             "proxy",
             "--no-input",
@@ -110,35 +108,15 @@ fn proxy_answers_a_task_elicitation_for_a_client_that_runs_the_task() {
             "-a",
             "accept",
         ])
-        .args(["-a", "interpretation=comedy", "--"])
-        .args(server_everything())
-        .env_remove("CI")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = proxy.stdin.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel::<Value>();
-    let stdout = proxy.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if let Ok(v) = serde_json::from_str::<Value>(&line) {
-                if tx.send(v).is_err() {
-                    break;
-                }
-            }
-        }
-    });
-    let send = |stdin: &mut std::process::ChildStdin, m: Value| {
-        writeln!(stdin, "{m}").unwrap();
-        stdin.flush().unwrap();
-    };
-    let reply_to = |id: i64| -> Value {
+        .args(["-a", "interpretation=comedy"])
+        .server(&server_everything())
+        .limit(Duration::from_secs(120))
+        .feed()
+        .spawn();
+    let send = |proxy: &mut Running, m: Value| proxy.send(&m);
+    let reply_to = |proxy: &mut Running, id: i64| -> Value {
         loop {
-            let v = rx
-                .recv_timeout(Duration::from_secs(60))
-                .expect("the proxy answered within a minute");
+            let v = proxy.next_json();
             assert_ne!(
                 v["method"], "elicitation/create",
                 "an elicitation reached the client"
@@ -149,44 +127,41 @@ fn proxy_answers_a_task_elicitation_for_a_client_that_runs_the_task() {
         }
     };
     send(
-        &mut stdin,
+        &mut proxy,
         json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"tasks-client","version":"0"}}}),
     );
-    let init = reply_to(1);
+    let init = reply_to(&mut proxy, 1);
     assert!(
         init["result"]["capabilities"]["tasks"]["requests"]["tools"]["call"].is_object(),
         "{init}"
     );
     send(
-        &mut stdin,
+        &mut proxy,
         json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
     );
     send(
-        &mut stdin,
+        &mut proxy,
         json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":TOOL,"arguments":{"topic":"python","ambiguous":true},"task":{"ttl":60000}}}),
     );
-    let created = reply_to(2);
+    let created = reply_to(&mut proxy, 2);
     let task_id = created["result"]["task"]["taskId"]
         .as_str()
         .expect("a task")
         .to_string();
     send(
-        &mut stdin,
+        &mut proxy,
         json!({"jsonrpc":"2.0","id":3,"method":"tasks/result","params":{"taskId":task_id}}),
     );
-    let done = reply_to(3);
+    let done = reply_to(&mut proxy, 3);
     assert!(
         report(&done["result"]).contains("python (comedy)"),
         "{done}"
     );
-    drop(stdin);
+    proxy.close_stdin();
     // The proxy ends when its client hangs up. server-everything keeps its
     // task's time-to-live timer running, so it does not exit when its stdin
     // closes: the proxy ends it after the grace period (SIGTERM) and exits
     // with the server's status, 128 + 15.
-    let status = crate::common::wait_at_most(&mut proxy, Duration::from_secs(30));
-    assert!(
-        matches!(status.code(), Some(0 | 143)),
-        "proxy exit {status:?}"
-    );
+    let run = proxy.wait_within(Duration::from_secs(30));
+    assert!(matches!(run.code, 0 | 143), "proxy exit {}", run.code);
 }
