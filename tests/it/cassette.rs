@@ -5,7 +5,7 @@
 //! not, `--update`, unreadable cassettes, and the TAP / JUnit / JSON reports.
 
 use crate::common::installed;
-use crate::common::{Run, Test};
+use crate::common::{client_session, dumb_client, Run, Test};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -412,16 +412,12 @@ fn hand_written_cassettes_answer_by_field_name() {
     std::fs::write(tests.join("minimal.cassette.json"), minimal.to_string()).unwrap();
     // Not a cassette by name: not picked up from a folder.
     std::fs::write(tests.join("notes.json"), "{}").unwrap();
-    let mut cmd = Command::new(BIN);
-    let out = cmd
+    Test::new()
         .arg("test")
         .current_dir(dir.path())
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(stderr.contains("3 tests, 3 passed"), "{stderr}");
+        .run()
+        .success()
+        .stderr_has("3 tests, 3 passed");
 }
 
 #[test]
@@ -1017,52 +1013,22 @@ fn answer_rules_in_plain_resolution_and_a_cassette_as_an_answer_file() {
 
 #[test]
 fn answer_rules_answer_in_the_proxy() {
-    use std::io::{BufRead, BufReader, Write};
     let dir = tempfile::tempdir().unwrap();
     let rules = dir.path().join("rules.json");
     std::fs::write(&rules, RULES).unwrap();
-    let mut child = Command::new(BIN)
-        .args([
-            "proxy",
-            "--no-input",
-            "--answers",
-            rules.to_str().unwrap(),
-            "--",
-        ])
-        .args(fixture(false))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
-    send(
-        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
-        "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"plain","version":"1"}}}),
+    let proxy = Test::new()
+        .args(["proxy", "--no-input", "--answers", rules.to_str().unwrap()])
+        .server(&fixture(false));
+    let got = dumb_client(
+        proxy,
+        &[
+            json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+            "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"plain","version":"1"}}}),
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+            json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"link","arguments":{}}}),
+        ],
     );
-    let mut line = String::new();
-    out.read_line(&mut line).unwrap();
-    send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
-    send(
-        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"link","arguments":{}}}),
-    );
-    let reply = loop {
-        line.clear();
-        assert!(
-            out.read_line(&mut line).unwrap() > 0,
-            "the proxy ended early"
-        );
-        let msg: Value = serde_json::from_str(&line).unwrap();
-        assert_ne!(msg["method"], "elicitation/create");
-        if msg["id"] == 2 {
-            break msg;
-        }
-    };
-    drop(stdin);
-    let status = child.wait().unwrap();
-    assert!(status.success());
+    let reply = got.last().expect("the call's reply");
     assert_eq!(
         reply_of(&reply["result"])["reply"],
         json!({"action": "decline"})
@@ -1146,40 +1112,17 @@ fn answer_rules_match_the_tool_of_the_call_in_the_proxy() {
 /// request; returns the replies.
 fn through_proxy(args: &[&str], server: &[String], messages: &[Value]) -> Vec<Value> {
     let remote = server.len() == 1 && server[0].starts_with("http");
-    use std::io::{BufRead, BufReader, Write};
-    let mut child = Command::new(BIN)
+    let proxy = Test::new()
         .arg("proxy")
         .args(args)
         .args((!remote).then_some("--"))
-        .args(server)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut replies = Vec::new();
-    for m in messages {
-        writeln!(stdin, "{m}").unwrap();
-        let Some(id) = m.get("id") else { continue };
-        let mut line = String::new();
-        loop {
-            line.clear();
-            assert!(
-                out.read_line(&mut line).unwrap() > 0,
-                "the proxy ended early"
-            );
-            let msg: Value = serde_json::from_str(&line).unwrap();
-            if msg.get("id") == Some(id) && msg.get("method").is_none() {
-                replies.push(msg);
-                break;
-            }
-        }
-    }
-    drop(stdin);
-    assert!(child.wait().unwrap().success());
-    replies
+        .args(server);
+    let (got, _) = client_session(proxy, messages);
+    got.into_iter()
+        .filter(|v| {
+            v.get("method").is_none() && messages.iter().any(|m| m.get("id") == Some(&v["id"]))
+        })
+        .collect()
 }
 
 #[test]
