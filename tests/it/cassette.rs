@@ -5,7 +5,7 @@
 //! not, `--update`, unreadable cassettes, and the TAP / JUnit / JSON reports.
 
 use crate::common::installed;
-use crate::common::{client_session, dumb_client, Run, Test};
+use crate::common::{answers, client_session, dumb_client, Run, Test};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -645,25 +645,16 @@ fn parallel_runs_and_a_server_given_on_the_command_line() {
 fn python_sdk_stdio_both_generations() {
     let dir = tempfile::tempdir().unwrap();
     for protocol in ["2025-11-25", "2026-07-28"] {
-        for (tool, answers) in [
+        for (tool, given) in [
             (
                 "ask_profile",
-                vec![
-                    "-a",
-                    "name=Ada",
-                    "-a",
-                    "age=36",
-                    "-a",
-                    "color=Green",
-                    "-a",
-                    "accept",
-                ],
+                answers(&["name=Ada", "age=36", "color=Green", "accept"]),
             ),
-            ("connect_account", vec!["-a", "accept"]),
+            ("connect_account", answers(&["accept"])),
         ] {
             let file = dir.path().join(format!("{tool}-{protocol}.cassette.json"));
             let mut args = vec!["--protocol", protocol, "--tool", tool];
-            args.extend(answers);
+            args.extend(given);
             let c = record(&file, &args, &crate::common::python_sdk_server(), &[]);
             assert_eq!(c["protocol"], protocol);
             assert_eq!(
@@ -765,24 +756,20 @@ fn remote_servers_streamable_http_both_eras_and_legacy_sse() {
         let file = dir.path().join(format!("py-{protocol}.cassette.json"));
         let run = elicit(
             &[
-                "call",
-                "--no-input",
-                "--record",
-                file.to_str().unwrap(),
-                "--protocol",
-                protocol,
-                "--tool",
-                "ask_profile",
-                "-a",
-                "name=Ada",
-                "-a",
-                "age=36",
-                "-a",
-                "color=red",
-                "-a",
-                "accept",
-                &url,
-            ],
+                &[
+                    "call",
+                    "--no-input",
+                    "--record",
+                    file.to_str().unwrap(),
+                    "--protocol",
+                    protocol,
+                    "--tool",
+                    "ask_profile",
+                ][..],
+                &answers(&["name=Ada", "age=36", "color=red", "accept"]),
+                &[&url],
+            ]
+            .concat(),
             &[],
         );
         assert_eq!(run.code, 0, "{protocol}: {}", run.stderr);
@@ -1566,22 +1553,18 @@ fn test_starts_the_server_of_an_http_cassette_and_ends_it() {
         let url = format!("http://127.0.0.1:{port}/mcp");
         let run = elicit(
             &[
-                "call",
-                "--no-input",
-                "--record",
-                file.to_str().unwrap(),
-                "--tool",
-                "ask_profile",
-                "-a",
-                "name=Ada",
-                "-a",
-                "age=36",
-                "-a",
-                "color=red",
-                "-a",
-                "accept",
-                &url,
-            ],
+                &[
+                    "call",
+                    "--no-input",
+                    "--record",
+                    file.to_str().unwrap(),
+                    "--tool",
+                    "ask_profile",
+                ][..],
+                &answers(&["name=Ada", "age=36", "color=red", "accept"]),
+                &[&url],
+            ]
+            .concat(),
             &[],
         );
         assert_eq!(run.code, 0, "{}", run.stderr);

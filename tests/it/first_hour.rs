@@ -5,7 +5,7 @@
 //! in words no framework uses (tests/servers/two_era_server.py).
 
 use crate::common::installed;
-use crate::common::{Run, Test};
+use crate::common::{answers, Run, Test};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -340,18 +340,10 @@ fn python_sdk_tools_work_with_no_protocol_flag_over_stdio_and_http() {
         );
         let profile = call(
             &[
-                "-v",
-                "--tool",
-                "ask_profile",
-                "-a",
-                "name=Ada",
-                "-a",
-                "age=36",
-                "-a",
-                "color=blue",
-                "-a",
-                "accept",
-            ],
+                &["-v", "--tool", "ask_profile"][..],
+                &answers(&["name=Ada", "age=36", "color=blue", "accept"]),
+            ]
+            .concat(),
             &server,
         );
         assert_eq!(
@@ -797,16 +789,7 @@ fn remote_proxy_log_says_by_and_to() {
     let log = tempfile::NamedTempFile::new().unwrap();
     let mut proxy = Test::new()
         .args(["proxy", "--no-input", "--log", log.path().to_str().unwrap()])
-        .args([
-            "-a",
-            "name=Ada",
-            "-a",
-            "age=36",
-            "-a",
-            "color=blue",
-            "-a",
-            "accept",
-        ])
+        .args(answers(&["name=Ada", "age=36", "color=blue", "accept"]))
         .arg(&server.url()[0])
         .limit(Duration::from_secs(60))
         .feed()

@@ -5,7 +5,7 @@
 //! (tests/servers/http_misbehaving.py). Nothing here talks to any other
 //! address. The servers come from scripts/install-test-servers (.deps/).
 
-use crate::common::{dumb_client, installed, Test};
+use crate::common::{answers, dumb_client, installed, Test};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -234,21 +234,14 @@ fn python_sdk_over_streamable_http_both_generations() {
     let (_server, port) = python_http();
     let url = format!("http://127.0.0.1:{port}/mcp");
     for protocol in ["2025-11-25", "2026-07-28"] {
-        let result = call_ok(&[
-            "--protocol",
-            protocol,
-            "--tool",
-            "ask_profile",
-            "-a",
-            "name=Ada",
-            "-a",
-            "age=36",
-            "-a",
-            "color=Green",
-            "-a",
-            "accept",
-            &url,
-        ]);
+        let result = call_ok(
+            &[
+                &["--protocol", protocol, "--tool", "ask_profile"][..],
+                &answers(&["name=Ada", "age=36", "color=Green", "accept"]),
+                &[&url],
+            ]
+            .concat(),
+        );
         assert_eq!(
             py_echo(&result),
             json!({"action":"accept","content":{"name":"Ada","age":36,"subscribe":false,"color":"green"}}),

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{Run, Test};
+use crate::common::{answers, Run, Test};
 use elicit::lint::{self, docs, lint_text, Scope, RULES};
 use serde_json::Value;
 
@@ -1020,18 +1020,10 @@ fn strict_proxy_checks_a_remote_server_too() {
     let (code, reply, err) = proxy_to(
         &[url],
         &[
-            "--strict",
-            "--modes",
-            "form",
-            "-a",
-            "accept",
-            "-a",
-            "name=Ada",
-            "-a",
-            "age=36",
-            "-a",
-            "color=green",
-        ],
+            &["--strict", "--modes", "form"][..],
+            &answers(&["accept", "name=Ada", "age=36", "color=green"]),
+        ]
+        .concat(),
         serde_json::json!({}),
         "ask_profile",
     );

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::common::{client_session, http_server, HttpServer, Running, Test};
+use crate::common::{answers, client_session, http_server, HttpServer, Running, Test};
 
 fn server() -> Vec<String> {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/servers/relay_server.py");
@@ -547,16 +547,7 @@ fn verbose_says_what_the_proxy_decided_in_words() {
     // 2026-07-28: input_required resolved and retried, then the final reply.
     let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"dumb","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}});
     let (replies, err) = verbose_session(
-        &[
-            "-a",
-            "accept",
-            "-a",
-            "name=Ada",
-            "-a",
-            "age=36",
-            "-a",
-            "color=blue",
-        ],
+        &answers(&["accept", "name=Ada", "age=36", "color=blue"]),
         &py_server_argv(),
         &[
             json!({"jsonrpc":"2.0","id":"c-9","method":"tools/call","params":{"name":"ask_profile","arguments":{},"_meta":meta}}),

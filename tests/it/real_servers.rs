@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::common::{dumb_client, python_sdk_server, Test};
+use crate::common::{answers, dumb_client, python_sdk_server, Test};
 
 fn call(server: &[String], args: &[&str], log: &Path) -> Value {
     Test::new()
@@ -146,19 +146,10 @@ fn python_sdk_form_url_and_decline_on_both_generations() {
         let result = call(
             &crate::common::python_sdk_server(),
             &[
-                "--protocol",
-                protocol,
-                "--tool",
-                "ask_profile",
-                "-a",
-                "name=Ada",
-                "-a",
-                "age=36",
-                "-a",
-                "color=Green",
-                "-a",
-                "accept",
-            ],
+                &["--protocol", protocol, "--tool", "ask_profile"][..],
+                &answers(&["name=Ada", "age=36", "color=Green", "accept"]),
+            ]
+            .concat(),
             &log,
         );
         assert_eq!(
@@ -299,16 +290,7 @@ fn proxy_gives_a_client_without_elicitation_the_server_everything_form() {
 fn proxy_resolves_2026_input_required_for_the_client() {
     let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"dumb","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}});
     let reply = dumb_proxy(
-        &[
-            "-a",
-            "accept",
-            "-a",
-            "name=Ada",
-            "-a",
-            "age=36",
-            "-a",
-            "color=blue",
-        ],
+        &answers(&["accept", "name=Ada", "age=36", "color=blue"]),
         &crate::common::python_sdk_server(),
         &[
             json!({"jsonrpc":"2.0","id":"c-9","method":"tools/call","params":{"name":"ask_profile","arguments":{},"_meta":meta}}),

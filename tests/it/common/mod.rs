@@ -372,6 +372,11 @@ pub fn wait_raw_mode(session: &OsSession) -> Result<(), String> {
     }
 }
 
+/// `-a A -a B …`: each scripted answer after its flag.
+pub fn answers<'a>(given: &[&'a str]) -> Vec<&'a str> {
+    given.iter().flat_map(|a| ["-a", a]).collect()
+}
+
 /// Writes an executable shell script.
 pub fn write_script(path: &Path, body: &str) {
     use std::os::unix::fs::PermissionsExt;
