@@ -76,19 +76,16 @@ fn server_everything_form_records_and_replays_green() {
     let c = record(
         &file,
         &[
-            "--tool",
-            "trigger-elicitation-request",
-            "-a",
-            "accept",
-            "-a",
-            "name=Ada",
-            "-a",
-            "check=yes",
-            "-a",
-            "integer=7",
-            "-a",
-            "untitledMultipleSelectEnum=Piano",
-        ],
+            &["--tool", "trigger-elicitation-request"][..],
+            &answers(&[
+                "accept",
+                "name=Ada",
+                "check=yes",
+                "integer=7",
+                "untitledMultipleSelectEnum=Piano",
+            ]),
+        ]
+        .concat(),
         &crate::common::server_everything(),
         &[],
     );

@@ -57,25 +57,19 @@ fn server_everything_form_receives_exactly_what_elicit_sent() {
     let result = call(
         &crate::common::server_everything(),
         &[
-            "--tool",
-            "trigger-elicitation-request",
-            "-a",
-            "accept",
-            "-a",
-            "name=Ada",
-            "-a",
-            "check=yes",
-            "-a",
-            "untitledMultipleSelectEnum=Piano",
-            "-a",
-            "untitledMultipleSelectEnum=Drums",
-            "-a",
-            "titledSingleSelectEnum=Wonder Woman",
-            "-a",
-            "legacyTitledEnum=Dogs",
-            "-a",
-            "integer=7",
-        ],
+            &["--tool", "trigger-elicitation-request"][..],
+            &answers(&[
+                "accept",
+                "name=Ada",
+                "check=yes",
+                "untitledMultipleSelectEnum=Piano",
+                "untitledMultipleSelectEnum=Drums",
+                "titledSingleSelectEnum=Wonder Woman",
+                "legacyTitledEnum=Dogs",
+                "integer=7",
+            ]),
+        ]
+        .concat(),
         &log,
     );
     let sent = sent_results(&log);

@@ -405,56 +405,41 @@ impl Run {
         self
     }
 
-    /// Fails the test unless stdout holds `text`.
-    pub fn stdout_has(&self, text: &str) -> &Run {
+    /// Fails the test unless `holds` (what was looked for, in `what`).
+    fn check(&self, holds: bool, what: String) -> &Run {
         assert!(
-            self.stdout.contains(text),
-            "stdout lacks {text:?}\nstdout: {}\nstderr: {}",
-            self.stdout,
-            self.stderr
+            holds,
+            "{what}\nstdout: {}\nstderr: {}",
+            self.stdout, self.stderr
         );
         self
+    }
+
+    /// Fails the test unless stdout holds `text`.
+    pub fn stdout_has(&self, text: &str) -> &Run {
+        self.check(self.stdout.contains(text), format!("stdout lacks {text:?}"))
     }
 
     /// Fails the test if stdout holds `text`.
     pub fn stdout_lacks(&self, text: &str) -> &Run {
-        assert!(
-            !self.stdout.contains(text),
-            "stdout has {text:?}\nstdout: {}",
-            self.stdout
-        );
-        self
+        self.check(!self.stdout.contains(text), format!("stdout has {text:?}"))
     }
 
     /// Fails the test unless stderr holds `text`.
     pub fn stderr_has(&self, text: &str) -> &Run {
-        assert!(
-            self.stderr.contains(text),
-            "stderr lacks {text:?}\nstderr: {}\nstdout: {}",
-            self.stderr,
-            self.stdout
-        );
-        self
+        self.check(self.stderr.contains(text), format!("stderr lacks {text:?}"))
     }
 
     /// Fails the test if stderr holds `text`.
     pub fn stderr_lacks(&self, text: &str) -> &Run {
-        assert!(
-            !self.stderr.contains(text),
-            "stderr has {text:?}\nstderr: {}",
-            self.stderr
-        );
-        self
+        self.check(!self.stderr.contains(text), format!("stderr has {text:?}"))
     }
 
     /// Fails the test unless stdout starts with `text`.
     pub fn stdout_starts_with(&self, text: &str) -> &Run {
-        assert!(
+        self.check(
             self.stdout.starts_with(text),
-            "stdout does not start with {text:?}\nstdout: {}\nstderr: {}",
-            self.stdout,
-            self.stderr
-        );
-        self
+            format!("stdout does not start with {text:?}"),
+        )
     }
 }
