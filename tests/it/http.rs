@@ -5,26 +5,17 @@
 //! (tests/servers/http_misbehaving.py). Nothing here talks to any other
 //! address. The servers come from scripts/install-test-servers (.deps/).
 
-use crate::common::{answers, dumb_client, installed, Test};
+use crate::common::{answers, dumb_client, free_port, installed, wait_listening, Test};
 use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// A free port on 127.0.0.1.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A server process, killed when dropped.
@@ -37,17 +28,6 @@ impl Drop for Server {
     }
 }
 
-fn wait_for(port: u16) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "the test server did not listen on {port}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 fn start(mut cmd: Command, port: u16) -> Server {
     let child = cmd
         .stdout(Stdio::null())
@@ -55,7 +35,7 @@ fn start(mut cmd: Command, port: u16) -> Server {
         .spawn()
         .expect("start the test server");
     let server = Server(child);
-    wait_for(port);
+    wait_listening(port, Duration::from_secs(30), "the test server");
     server
 }
 
@@ -322,15 +302,22 @@ fn connection_refused_is_named() {
     assert!(err.contains("connection refused"), "{err}");
 }
 
+/// A self-signed certificate for localhost and 127.0.0.1 and its key,
+/// written in `dir`: (cert.pem, key.pem).
+fn self_signed(dir: &Path) -> (PathBuf, PathBuf) {
+    let cert =
+        rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
+    let cert_path = dir.join("cert.pem");
+    let key_path = dir.join("key.pem");
+    std::fs::write(&cert_path, cert.cert.pem()).unwrap();
+    std::fs::write(&key_path, cert.signing_key.serialize_pem()).unwrap();
+    (cert_path, key_path)
+}
+
 #[test]
 fn a_self_signed_certificate_is_a_clear_tls_error() {
     let dir = tempfile::tempdir().unwrap();
-    let cert =
-        rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
-    let cert_path = dir.path().join("cert.pem");
-    let key_path = dir.path().join("key.pem");
-    std::fs::write(&cert_path, cert.cert.pem()).unwrap();
-    std::fs::write(&key_path, cert.signing_key.serialize_pem()).unwrap();
+    let (cert_path, key_path) = self_signed(dir.path());
     let (_server, port) = misbehaving("tls", &[&cert_path, &key_path]);
     let err = call_err(&["--tool", "t", &format!("https://127.0.0.1:{port}/mcp")]);
     assert!(err.contains("TLS failure"), "{err}");
@@ -383,12 +370,7 @@ fn a_modern_refusal_of_server_discover_is_not_taken_for_an_old_server() {
 #[test]
 fn a_certificate_trusted_by_the_system_store_is_accepted() {
     let dir = tempfile::tempdir().unwrap();
-    let cert =
-        rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
-    let cert_path = dir.path().join("cert.pem");
-    let key_path = dir.path().join("key.pem");
-    std::fs::write(&cert_path, cert.cert.pem()).unwrap();
-    std::fs::write(&key_path, cert.signing_key.serialize_pem()).unwrap();
+    let (cert_path, key_path) = self_signed(dir.path());
     let (_server, port) = misbehaving("tlsok", &[&cert_path, &key_path]);
     let result = Test::new()
         .args([
