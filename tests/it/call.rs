@@ -6,30 +6,28 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use assert_cmd::Command;
-use predicates::prelude::*;
 use serde_json::{json, Value};
+
+use crate::common::{Run, Test};
 
 fn fake() -> Vec<String> {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/servers/fake_server.py");
     vec!["python3".into(), script.display().to_string()]
 }
 
-fn call(args: &[&str], server_args: &[&str]) -> assert_cmd::assert::Assert {
-    let mut cmd = Command::cargo_bin("elicit").unwrap();
-    cmd.env("NO_COLOR", "1")
+/// `elicit call --no-input --timeout 10s ARGS -- fake SERVER_ARGS`.
+fn call(args: &[&str], server_args: &[&str]) -> Run {
+    Test::new()
         .args(["call", "--no-input", "--timeout", "10s"])
         .args(args)
-        .arg("--")
-        .args(fake())
-        .args(server_args)
-        .timeout(Duration::from_secs(60));
-    cmd.assert()
+        .server(&[fake(), server_args.iter().map(|a| a.to_string()).collect()].concat())
+        .limit(Duration::from_secs(60))
+        .run()
 }
 
-/// The JSON the fake server put in its text result.
-fn echoed(a: &assert_cmd::assert::Assert) -> Value {
-    let out: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+/// The JSON the fake server put in its text result (the run succeeded).
+fn echoed(a: &Run) -> Value {
+    let out = a.success().json();
     serde_json::from_str(out["content"][0]["text"].as_str().unwrap()).unwrap()
 }
 
@@ -40,8 +38,7 @@ fn handshake_form_elicitation_is_answered_with_the_same_id() {
             "--tool", "form", "-a", "name=Ada", "-a", "accept", "--arg", "count=2",
         ],
         &[],
-    )
-    .success();
+    );
     assert_eq!(
         echoed(&a),
         json!({"reply": {"jsonrpc":"2.0","id":0,"result":{"action":"accept","content":{"name":"Ada","age":30}}}, "args": {"count": 2}})
@@ -93,7 +90,7 @@ fn handshake_declares_both_modes() {
 
 #[test]
 fn url_elicitation_accept_sends_no_content() {
-    let a = call(&["--tool", "url", "-a", "accept"], &[]).success();
+    let a = call(&["--tool", "url", "-a", "accept"], &[]);
     assert_eq!(
         echoed(&a),
         json!({"jsonrpc":"2.0","id":0,"result":{"action":"accept"}})
@@ -105,8 +102,7 @@ fn unhandled_server_requests_get_errors_and_ping_is_answered() {
     let a = call(
         &["--tool", "sampling", "-a", "name=Bo", "-a", "accept"],
         &[],
-    )
-    .success();
+    );
     let e = echoed(&a);
     assert_eq!(e["sampling"]["error"]["code"], -32601);
     assert_eq!(e["ping"]["result"], json!({}));
@@ -118,13 +114,12 @@ fn stateless_server_input_required_is_retried_with_responses_and_state() {
     let a = call(
         &["--tool", "form", "-a", "name=Ada", "-a", "accept"],
         &["--stateless"],
-    )
-    .success();
+    );
     assert_eq!(
         echoed(&a),
         json!({"responses": {"who": {"action":"accept","content":{"name":"Ada","age":30}}}, "requestState": "state-é-1", "args": {}})
     );
-    let a = call(&["--tool", "url", "-a", "accept"], &["--stateless"]).success();
+    let a = call(&["--tool", "url", "-a", "accept"], &["--stateless"]);
     assert_eq!(
         echoed(&a)["responses"],
         json!({"link": {"action": "accept"}})
@@ -144,23 +139,22 @@ fn explicit_protocol_choice_is_honoured() {
         ],
         &[],
     )
-    .code(1)
-    .stderr(predicate::str::contains("server/discover failed"));
+    .expect_code(1)
+    .stderr_has("server/discover failed");
     let a = call(
         &["--protocol", "2025-06-18", "--tool", "form", "-a", "cancel"],
         &[],
-    )
-    .success();
+    );
     assert_eq!(echoed(&a)["reply"]["result"], json!({"action": "cancel"}));
 }
 
 #[test]
 fn url_required_error_is_resolved_and_retried_once() {
-    let a = call(&["--tool", "url_required", "-a", "accept"], &[]).success();
+    let a = call(&["--tool", "url_required", "-a", "accept"], &[]);
     assert_eq!(echoed(&a), json!({"calls": 2}));
     call(&["--tool", "url_required", "-a", "decline"], &[])
-        .code(1)
-        .stderr(predicate::str::contains("needs a URL elicitation first"));
+        .expect_code(1)
+        .stderr_has("needs a URL elicitation first");
 }
 
 #[test]
@@ -169,8 +163,8 @@ fn a_server_that_keeps_asking_is_stopped() {
         &["--tool", "lost_state", "-a", "name=A", "-a", "accept"],
         &["--stateless"],
     )
-    .code(1)
-    .stderr(predicate::str::contains("asked for input 32 times"));
+    .expect_code(1)
+    .stderr_has("asked for input 32 times");
 }
 
 #[test]
@@ -183,8 +177,8 @@ fn faults_are_clear_errors_and_leave_no_child_behind() {
         ("chatty", "no reply to tools/call within 1s (--timeout)"),
     ] {
         let pid_file = dir.path().join(format!("{tool}.pid"));
-        let mut cmd = Command::cargo_bin("elicit").unwrap();
-        cmd.env("FAKE_PID_FILE", &pid_file)
+        Test::new()
+            .env("FAKE_PID_FILE", &pid_file)
             .args([
                 "call",
                 "--no-input",
@@ -194,14 +188,13 @@ fn faults_are_clear_errors_and_leave_no_child_behind() {
                 tool,
                 "-a",
                 "accept",
-                "--",
             ])
-            .args(fake())
-            .timeout(Duration::from_secs(30));
-        cmd.assert()
-            .code(1)
-            .stdout("")
-            .stderr(predicate::str::contains(want));
+            .server(&fake())
+            .limit(Duration::from_secs(30))
+            .run()
+            .expect_code(1)
+            .stdout_is("")
+            .stderr_has(want);
         let pid: i32 = std::fs::read_to_string(&pid_file)
             .unwrap()
             .trim()
@@ -216,51 +209,49 @@ fn faults_are_clear_errors_and_leave_no_child_behind() {
 #[test]
 fn missing_answers_without_a_terminal_stop_the_call() {
     call(&["--tool", "form"], &[])
-        .code(2)
-        .stdout("")
-        .stderr(predicate::str::contains("name, age, tags"))
-        .stderr(predicate::str::contains("--answer"));
+        .expect_code(2)
+        .stdout_is("")
+        .stderr_has("name, age, tags")
+        .stderr_has("--answer");
 }
 
 #[test]
 fn no_tool_without_a_terminal_lists_the_tools() {
     call(&[], &[])
-        .code(2)
-        .stderr(predicate::str::contains("form, url, sampling"));
+        .expect_code(2)
+        .stderr_has("form, url, sampling");
 }
 
 #[test]
 fn bad_arguments_and_commands() {
     call(&["--tool", "form", "--arg", "count=many"], &[])
-        .code(2)
-        .stderr(predicate::str::contains("count"));
-    Command::cargo_bin("elicit")
-        .unwrap()
+        .expect_code(2)
+        .stderr_has("count");
+    Test::new()
         .args(["call", "--tool", "x", "--", "/no/such/server"])
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains("cannot start server"));
+        .run()
+        .expect_code(1)
+        .stderr_has("cannot start server");
 }
 
 #[test]
 fn server_stderr_goes_to_the_server_log() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("server.log");
-    let mut cmd = Command::cargo_bin("elicit").unwrap();
-    cmd.args([
-        "call",
-        "--no-input",
-        "--tool",
-        "crash",
-        "--server-log",
-        log.to_str().unwrap(),
-        "--",
-    ])
-    .args(["sh", "-c", "echo from-the-server >&2; exit 5"])
-    .timeout(Duration::from_secs(30));
-    cmd.assert()
-        .code(1)
-        .stderr(predicate::str::contains("from-the-server").not());
+    Test::new()
+        .args([
+            "call",
+            "--no-input",
+            "--tool",
+            "crash",
+            "--server-log",
+            log.to_str().unwrap(),
+        ])
+        .server(&["sh", "-c", "echo from-the-server >&2; exit 5"])
+        .limit(Duration::from_secs(30))
+        .run()
+        .expect_code(1)
+        .stderr_lacks("from-the-server");
     assert!(std::fs::read_to_string(&log)
         .unwrap()
         .contains("from-the-server"));
@@ -270,7 +261,7 @@ fn server_stderr_goes_to_the_server_log() {
 fn ctrl_c_while_waiting_for_the_server_ends_the_call_and_the_server() {
     let dir = tempfile::tempdir().unwrap();
     let pid_file = dir.path().join("hang.pid");
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_elicit"))
+    let elicit = Test::new()
         .env("FAKE_PID_FILE", &pid_file)
         .args([
             "call",
@@ -281,13 +272,9 @@ fn ctrl_c_while_waiting_for_the_server_ends_the_call_and_the_server() {
             "hang",
             "-a",
             "accept",
-            "--",
         ])
-        .args(fake())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .server(&fake())
+        .spawn();
     // Wait until the server is up and the call is under way.
     for _ in 0..200 {
         if pid_file.exists() {
@@ -296,15 +283,8 @@ fn ctrl_c_while_waiting_for_the_server_ends_the_call_and_the_server() {
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(500));
-    // SAFETY: sending SIGINT to our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("interrupted"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    elicit.signal(libc::SIGINT);
+    elicit.wait().expect_code(1).stderr_has("interrupted");
     let pid: i32 = std::fs::read_to_string(&pid_file)
         .unwrap()
         .trim()
@@ -323,11 +303,9 @@ fn an_unknown_tool_is_refused_before_calling_with_the_nearest_names() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("session.jsonl");
     call(&["--tool", "summ", "--log", log.to_str().unwrap()], &[])
-        .code(2)
-        .stdout("")
-        .stderr(predicate::str::contains(
-            "the server has no tool named \"summ\"; nearest: sum,",
-        ));
+        .expect_code(2)
+        .stdout_is("")
+        .stderr_has("the server has no tool named \"summ\"; nearest: sum,");
     let log = std::fs::read_to_string(&log).unwrap();
     assert!(!log.contains("tools/call"), "the tool was called anyway");
 }
@@ -335,38 +313,32 @@ fn an_unknown_tool_is_refused_before_calling_with_the_nearest_names() {
 #[test]
 fn a_missing_required_argument_is_named_before_calling() {
     call(&["--tool", "sum", "--arg", "a=2"], &[])
-        .code(2)
-        .stdout("")
-        .stderr(predicate::str::contains(
-            "the tool sum needs the argument(s) b (required by its inputSchema)",
-        ));
-    let a = call(&["--tool", "sum", "--arg", "a=2", "--arg", "b=3"], &[]).success();
+        .expect_code(2)
+        .stdout_is("")
+        .stderr_has("the tool sum needs the argument(s) b (required by its inputSchema)");
+    let a = call(&["--tool", "sum", "--arg", "a=2", "--arg", "b=3"], &[]);
     assert_eq!(echoed(&a), json!({"sum": 5}));
 }
 
 #[test]
 fn bad_args_json_names_the_flag() {
     call(&["--tool", "sum", "--args", "{message:1}"], &[])
-        .code(2)
-        .stdout("")
-        .stderr(predicate::str::contains(
-            "--args: invalid JSON at line 1, column 2",
-        ));
+        .expect_code(2)
+        .stdout_is("")
+        .stderr_has("--args: invalid JSON at line 1, column 2");
 }
 
 #[test]
 fn verbose_says_the_protocol_in_words() {
     call(&["-v", "--tool", "sum", "--args", r#"{"a":1,"b":1}"#], &[])
         .success()
-        .stderr(predicate::str::contains(
-            "connected to fake (protocol 2025-11-25, initialize handshake)",
-        ))
-        .stderr(predicate::str::contains("Handshake(").not());
+        .stderr_has("connected to fake (protocol 2025-11-25, initialize handshake)")
+        .stderr_lacks("Handshake(");
 }
 
 #[test]
 fn errors_do_not_stutter() {
     call(&["--tool", "crash"], &[])
-        .code(1)
-        .stderr(predicate::str::contains("server: ").not());
+        .expect_code(1)
+        .stderr_lacks("server: ");
 }

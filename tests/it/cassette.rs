@@ -5,7 +5,7 @@
 //! not, `--update`, unreadable cassettes, and the TAP / JUnit / JSON reports.
 
 use crate::common::installed;
-use crate::common::{Run, Test};
+use crate::common::{answers, client_session, dumb_client, Run, Test};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -76,19 +76,16 @@ fn server_everything_form_records_and_replays_green() {
     let c = record(
         &file,
         &[
-            "--tool",
-            "trigger-elicitation-request",
-            "-a",
-            "accept",
-            "-a",
-            "name=Ada",
-            "-a",
-            "check=yes",
-            "-a",
-            "integer=7",
-            "-a",
-            "untitledMultipleSelectEnum=Piano",
-        ],
+            &["--tool", "trigger-elicitation-request"][..],
+            &answers(&[
+                "accept",
+                "name=Ada",
+                "check=yes",
+                "integer=7",
+                "untitledMultipleSelectEnum=Piano",
+            ]),
+        ]
+        .concat(),
         &crate::common::server_everything(),
         &[],
     );
@@ -412,16 +409,12 @@ fn hand_written_cassettes_answer_by_field_name() {
     std::fs::write(tests.join("minimal.cassette.json"), minimal.to_string()).unwrap();
     // Not a cassette by name: not picked up from a folder.
     std::fs::write(tests.join("notes.json"), "{}").unwrap();
-    let mut cmd = Command::new(BIN);
-    let out = cmd
+    Test::new()
         .arg("test")
         .current_dir(dir.path())
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(stderr.contains("3 tests, 3 passed"), "{stderr}");
+        .run()
+        .success()
+        .stderr_has("3 tests, 3 passed");
 }
 
 #[test]
@@ -649,25 +642,16 @@ fn parallel_runs_and_a_server_given_on_the_command_line() {
 fn python_sdk_stdio_both_generations() {
     let dir = tempfile::tempdir().unwrap();
     for protocol in ["2025-11-25", "2026-07-28"] {
-        for (tool, answers) in [
+        for (tool, given) in [
             (
                 "ask_profile",
-                vec![
-                    "-a",
-                    "name=Ada",
-                    "-a",
-                    "age=36",
-                    "-a",
-                    "color=Green",
-                    "-a",
-                    "accept",
-                ],
+                answers(&["name=Ada", "age=36", "color=Green", "accept"]),
             ),
-            ("connect_account", vec!["-a", "accept"]),
+            ("connect_account", answers(&["accept"])),
         ] {
             let file = dir.path().join(format!("{tool}-{protocol}.cassette.json"));
             let mut args = vec!["--protocol", protocol, "--tool", tool];
-            args.extend(answers);
+            args.extend(given);
             let c = record(&file, &args, &crate::common::python_sdk_server(), &[]);
             assert_eq!(c["protocol"], protocol);
             assert_eq!(
@@ -769,24 +753,20 @@ fn remote_servers_streamable_http_both_eras_and_legacy_sse() {
         let file = dir.path().join(format!("py-{protocol}.cassette.json"));
         let run = elicit(
             &[
-                "call",
-                "--no-input",
-                "--record",
-                file.to_str().unwrap(),
-                "--protocol",
-                protocol,
-                "--tool",
-                "ask_profile",
-                "-a",
-                "name=Ada",
-                "-a",
-                "age=36",
-                "-a",
-                "color=red",
-                "-a",
-                "accept",
-                &url,
-            ],
+                &[
+                    "call",
+                    "--no-input",
+                    "--record",
+                    file.to_str().unwrap(),
+                    "--protocol",
+                    protocol,
+                    "--tool",
+                    "ask_profile",
+                ][..],
+                &answers(&["name=Ada", "age=36", "color=red", "accept"]),
+                &[&url],
+            ]
+            .concat(),
             &[],
         );
         assert_eq!(run.code, 0, "{protocol}: {}", run.stderr);
@@ -1017,52 +997,22 @@ fn answer_rules_in_plain_resolution_and_a_cassette_as_an_answer_file() {
 
 #[test]
 fn answer_rules_answer_in_the_proxy() {
-    use std::io::{BufRead, BufReader, Write};
     let dir = tempfile::tempdir().unwrap();
     let rules = dir.path().join("rules.json");
     std::fs::write(&rules, RULES).unwrap();
-    let mut child = Command::new(BIN)
-        .args([
-            "proxy",
-            "--no-input",
-            "--answers",
-            rules.to_str().unwrap(),
-            "--",
-        ])
-        .args(fixture(false))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
-    send(
-        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
-        "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"plain","version":"1"}}}),
+    let proxy = Test::new()
+        .args(["proxy", "--no-input", "--answers", rules.to_str().unwrap()])
+        .server(&fixture(false));
+    let got = dumb_client(
+        proxy,
+        &[
+            json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+            "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"plain","version":"1"}}}),
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+            json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"link","arguments":{}}}),
+        ],
     );
-    let mut line = String::new();
-    out.read_line(&mut line).unwrap();
-    send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
-    send(
-        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"link","arguments":{}}}),
-    );
-    let reply = loop {
-        line.clear();
-        assert!(
-            out.read_line(&mut line).unwrap() > 0,
-            "the proxy ended early"
-        );
-        let msg: Value = serde_json::from_str(&line).unwrap();
-        assert_ne!(msg["method"], "elicitation/create");
-        if msg["id"] == 2 {
-            break msg;
-        }
-    };
-    drop(stdin);
-    let status = child.wait().unwrap();
-    assert!(status.success());
+    let reply = got.last().expect("the call's reply");
     assert_eq!(
         reply_of(&reply["result"])["reply"],
         json!({"action": "decline"})
@@ -1146,40 +1096,17 @@ fn answer_rules_match_the_tool_of_the_call_in_the_proxy() {
 /// request; returns the replies.
 fn through_proxy(args: &[&str], server: &[String], messages: &[Value]) -> Vec<Value> {
     let remote = server.len() == 1 && server[0].starts_with("http");
-    use std::io::{BufRead, BufReader, Write};
-    let mut child = Command::new(BIN)
+    let proxy = Test::new()
         .arg("proxy")
         .args(args)
         .args((!remote).then_some("--"))
-        .args(server)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut replies = Vec::new();
-    for m in messages {
-        writeln!(stdin, "{m}").unwrap();
-        let Some(id) = m.get("id") else { continue };
-        let mut line = String::new();
-        loop {
-            line.clear();
-            assert!(
-                out.read_line(&mut line).unwrap() > 0,
-                "the proxy ended early"
-            );
-            let msg: Value = serde_json::from_str(&line).unwrap();
-            if msg.get("id") == Some(id) && msg.get("method").is_none() {
-                replies.push(msg);
-                break;
-            }
-        }
-    }
-    drop(stdin);
-    assert!(child.wait().unwrap().success());
-    replies
+        .args(server);
+    let (got, _) = client_session(proxy, messages);
+    got.into_iter()
+        .filter(|v| {
+            v.get("method").is_none() && messages.iter().any(|m| m.get("id") == Some(&v["id"]))
+        })
+        .collect()
 }
 
 #[test]
@@ -1623,22 +1550,18 @@ fn test_starts_the_server_of_an_http_cassette_and_ends_it() {
         let url = format!("http://127.0.0.1:{port}/mcp");
         let run = elicit(
             &[
-                "call",
-                "--no-input",
-                "--record",
-                file.to_str().unwrap(),
-                "--tool",
-                "ask_profile",
-                "-a",
-                "name=Ada",
-                "-a",
-                "age=36",
-                "-a",
-                "color=red",
-                "-a",
-                "accept",
-                &url,
-            ],
+                &[
+                    "call",
+                    "--no-input",
+                    "--record",
+                    file.to_str().unwrap(),
+                    "--tool",
+                    "ask_profile",
+                ][..],
+                &answers(&["name=Ada", "age=36", "color=red", "accept"]),
+                &[&url],
+            ]
+            .concat(),
             &[],
         );
         assert_eq!(run.code, 0, "{}", run.stderr);

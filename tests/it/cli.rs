@@ -6,25 +6,22 @@ use crate::common;
 use std::io::Write;
 use std::path::Path;
 
-use assert_cmd::Command;
-
-use crate::common::elicit_command as elicit;
-use predicates::prelude::*;
 use serde_json::{json, Value};
+
+use crate::common::{Run, Test};
+
+fn elicit() -> Test {
+    Test::new()
+}
 
 /// Runs elicit with `--no-input` (tests must never prompt, even when run
 /// from a terminal) on `stdin`.
-fn run(args: &[&str], stdin: &str) -> assert_cmd::assert::Assert {
-    elicit()
-        .arg("--no-input")
-        .args(args)
-        .write_stdin(stdin)
-        .assert()
+fn run(args: &[&str], stdin: &str) -> Run {
+    elicit().arg("--no-input").args(args).stdin(stdin).run()
 }
 
-fn stdout_json(a: &assert_cmd::assert::Assert) -> Value {
-    let out = String::from_utf8(a.get_output().stdout.clone()).unwrap();
-    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {out:?}"))
+fn stdout_json(a: &Run) -> Value {
+    a.json()
 }
 
 #[test]
@@ -46,16 +43,15 @@ fn every_fixture_case_gives_its_expected_output() {
             .arg("--no-input")
             .args(&args)
             .arg(root.join(case["input"].as_str().unwrap()))
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
+            .run();
+        let stdout = out.stdout.as_str();
         let want = case["stdout"].as_str().unwrap();
-        if !out.status.success() || stdout.trim_end() != want {
+        if out.code != 0 || stdout.trim_end() != want {
             failures.push(format!(
                 "{name}: exit {:?}\n  want {want}\n  got  {}\n  stderr {}",
-                out.status.code(),
+                Some(out.code),
                 stdout.trim_end(),
-                String::from_utf8_lossy(&out.stderr)
+                out.stderr.as_str()
             ));
         }
     }
@@ -66,7 +62,7 @@ fn every_fixture_case_gives_its_expected_output() {
 fn readme_example_prints_accept_with_content() {
     run(&["-a", "region=apac"], r#"{"message":"Region?","requestedSchema":{"type":"object","properties":{"region":{"type":"string"}},"required":["region"]}}"#)
         .success()
-        .stdout("{\"action\":\"accept\",\"content\":{\"region\":\"apac\"}}\n");
+        .stdout_is("{\"action\":\"accept\",\"content\":{\"region\":\"apac\"}}\n");
 }
 
 #[test]
@@ -77,8 +73,9 @@ fn json_rpc_ids_come_back_exactly() {
         )
     };
     for id in ["\"abc\"", "7", "1.0", "1e2", "-0", "\"\\u00e9\""] {
-        let a = run(&["-a", "accept"], &req(id)).success();
-        let out = String::from_utf8(a.get_output().stdout.clone()).unwrap();
+        let a = run(&["-a", "accept"], &req(id));
+        a.success();
+        let out = a.stdout.clone();
         assert_eq!(
             out,
             format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"action\":\"accept\",\"content\":{{}}}}}}\n")
@@ -99,8 +96,8 @@ fn server_everything_form_fills_defaults_in_schema_order() {
             "email=ada@example.com",
         ],
         &req,
-    )
-    .success();
+    );
+    a.success();
     let v = stdout_json(&a);
     let content = v["result"]["content"].as_object().unwrap();
     assert_eq!(content["integer"], json!(42));
@@ -133,11 +130,8 @@ fn server_everything_form_fills_defaults_in_schema_order() {
 fn request_maps_form_to_input_with_schema() {
     let schema = json!({"type":"object","properties":{"region":{"type":"string"}}});
     let params = json!({"mode":"form","message":"What is your deployment region?","requestedSchema": schema});
-    let a = elicit()
-        .arg("request")
-        .write_stdin(params.to_string())
-        .assert()
-        .success();
+    let a = elicit().arg("request").stdin(params.to_string()).run();
+    a.success();
     let r = stdout_json(&a);
     assert_eq!(r["kind"], "input");
     assert_eq!(r["prompt"], "What is your deployment region?");
@@ -157,10 +151,10 @@ fn request_maps_absent_and_empty_mode_to_input() {
             params["mode"] = mode;
         }
         let r = stdout_json(
-            &elicit()
+            elicit()
                 .arg("request")
-                .write_stdin(params.to_string())
-                .assert()
+                .stdin(params.to_string())
+                .run()
                 .success(),
         );
         assert_eq!(r["kind"], "input");
@@ -171,10 +165,10 @@ fn request_maps_absent_and_empty_mode_to_input() {
 fn request_maps_url_to_authorization_without_schema() {
     let params = json!({"mode":"url","message":"Sign in to continue","url":"https://example.com/oauth/authorize","elicitationId":"e-9"});
     let r = stdout_json(
-        &elicit()
+        elicit()
             .arg("request")
-            .write_stdin(params.to_string())
-            .assert()
+            .stdin(params.to_string())
+            .run()
             .success(),
     );
     assert_eq!(r["kind"], "authorization");
@@ -187,20 +181,8 @@ fn request_maps_url_to_authorization_without_schema() {
 #[test]
 fn request_ids_are_fresh_per_call() {
     let params = r#"{"message":"","requestedSchema":{"type":"object","properties":{}}}"#;
-    let a = stdout_json(
-        &elicit()
-            .arg("request")
-            .write_stdin(params)
-            .assert()
-            .success(),
-    );
-    let b = stdout_json(
-        &elicit()
-            .arg("request")
-            .write_stdin(params)
-            .assert()
-            .success(),
-    );
+    let a = stdout_json(elicit().arg("request").stdin(params).run().success());
+    let b = stdout_json(elicit().arg("request").stdin(params).run().success());
     assert_ne!(a["id"], b["id"]);
     assert_eq!(a["prompt"], "", "prompt is always written");
 }
@@ -232,10 +214,10 @@ fn result_maps_every_answer_row() {
     ];
     for (answer, want) in rows {
         let got = stdout_json(
-            &elicit()
+            elicit()
                 .arg("result")
-                .write_stdin(answer.to_string())
-                .assert()
+                .stdin(answer.to_string())
+                .run()
                 .success(),
         );
         assert_eq!(got, want, "for {answer}");
@@ -245,25 +227,25 @@ fn result_maps_every_answer_row() {
 #[test]
 fn request_then_result_pipeline() {
     let req = std::fs::read_to_string("fixtures/shapes/form-region.json").unwrap();
-    let r = stdout_json(&elicit().arg("request").write_stdin(req).assert().success());
+    let r = stdout_json(elicit().arg("request").stdin(req).run().success());
     let answer = json!({"id": r["id"], "ok": true, "data": {"region": "eu-west-1"}});
     elicit()
         .arg("result")
-        .write_stdin(answer.to_string())
-        .assert()
+        .stdin(answer.to_string())
+        .run()
         .success()
-        .stdout("{\"action\":\"accept\",\"content\":{\"region\":\"eu-west-1\"}}\n");
+        .stdout_is("{\"action\":\"accept\",\"content\":{\"region\":\"eu-west-1\"}}\n");
 }
 
 #[test]
 fn result_rejects_non_answers() {
     elicit()
         .arg("result")
-        .write_stdin(r#"{"action":"accept"}"#)
-        .assert()
-        .code(2)
-        .stdout("")
-        .stderr(predicate::str::contains("not a contract Answer"));
+        .stdin(r#"{"action":"accept"}"#)
+        .run()
+        .expect_code(2)
+        .stdout_is("")
+        .stderr_has("not a contract Answer");
 }
 
 // --- rejections ---
@@ -271,9 +253,9 @@ fn result_rejects_non_answers() {
 #[test]
 fn bad_json_names_line_and_column() {
     run(&["-a", "accept"], "{\n  \"message\": \"x\",\n  oops\n}")
-        .code(2)
-        .stdout("")
-        .stderr(predicate::str::contains("line 3, column 3"));
+        .expect_code(2)
+        .stdout_is("")
+        .stderr_has("line 3, column 3");
 }
 
 #[test]
@@ -325,12 +307,11 @@ fn bad_inputs_are_clear_errors_never_panics() {
     for (input, want) in cases {
         let out = elicit()
             .args(["--no-input", "-a", "accept"])
-            .write_stdin(input.clone())
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
+            .stdin(input.clone())
+            .run();
+        let stderr = out.stderr.as_str();
         assert_eq!(
-            out.status.code(),
+            Some(out.code),
             Some(2),
             "input {:?}: {stderr}",
             String::from_utf8_lossy(&input)
@@ -348,7 +329,7 @@ fn a_fifty_megabyte_message_is_handled() {
         format!(r#"{{"message":"{big}","requestedSchema":{{"type":"object","properties":{{}}}}}}"#);
     run(&["-a", "accept"], &req)
         .success()
-        .stdout("{\"action\":\"accept\",\"content\":{}}\n");
+        .stdout_is("{\"action\":\"accept\",\"content\":{}}\n");
 }
 
 #[test]
@@ -376,8 +357,9 @@ fn json_rpc_requests_with_bad_params_get_a_json_rpc_error_on_stdout() {
         ),
     ];
     for (req, code, id) in cases {
-        let a = run(&["-a", "accept"], req).code(2);
-        let out = String::from_utf8(a.get_output().stdout.clone()).unwrap();
+        let a = run(&["-a", "accept"], req);
+        a.expect_code(2);
+        let out = a.stdout.clone();
         let v: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["error"]["code"], code, "{req}");
         assert!(
@@ -426,10 +408,9 @@ fn invalid_answers_list_every_failing_field_and_print_nothing() {
             "seats=11",
         ],
         &req,
-    )
-    .code(2)
-    .stdout("");
-    let err = String::from_utf8(a.get_output().stderr.clone()).unwrap();
+    );
+    a.expect_code(2).stdout_is("");
+    let err = a.stderr.clone();
     for want in [
         "seats: given 2 times",
         "budget: \"abc\" is not a number",
@@ -453,22 +434,18 @@ fn invalid_answers_list_every_failing_field_and_print_nothing() {
 fn range_and_integer_rules() {
     let req = r#"{"message":"n","requestedSchema":{"type":"object","properties":{"n":{"type":"integer","minimum":1,"maximum":10},"x":{"type":"number","maximum":1.5}}}}"#;
     run(&["-a", "n=11", "-a", "x=2"], req)
-        .code(2)
-        .stderr(predicate::str::contains(
-            "n: 11 is greater than the maximum of 10",
-        ))
-        .stderr(predicate::str::contains(
-            "x: 2 is greater than the maximum of 1.5",
-        ));
+        .expect_code(2)
+        .stderr_has("n: 11 is greater than the maximum of 10")
+        .stderr_has("x: 2 is greater than the maximum of 1.5");
     run(&["-a", "n=0", "-a", "x=1"], req)
-        .code(2)
-        .stderr(predicate::str::contains("less than the minimum of 1"));
+        .expect_code(2)
+        .stderr_has("less than the minimum of 1");
     run(&["-a", "n=3.0", "-a", "x=1.25"], req)
         .success()
-        .stdout("{\"action\":\"accept\",\"content\":{\"n\":3,\"x\":1.25}}\n");
+        .stdout_is("{\"action\":\"accept\",\"content\":{\"n\":3,\"x\":1.25}}\n");
     run(&["-a", r#"{"n":4.5,"x":1}"#], req)
-        .code(2)
-        .stderr(predicate::str::contains("n: 4.5 is not a whole number"));
+        .expect_code(2)
+        .stderr_has("n: 4.5 is not a whole number");
 }
 
 #[test]
@@ -476,15 +453,16 @@ fn lengths_count_characters_not_bytes() {
     let req = r#"{"message":"n","requestedSchema":{"type":"object","properties":{"s":{"type":"string","minLength":3,"maxLength":3}}}}"#;
     run(&["-a", "s=日本語"], req).success();
     run(&["-a", "s=éé"], req)
-        .code(2)
-        .stderr(predicate::str::contains("too short"));
+        .expect_code(2)
+        .stderr_has("too short");
 }
 
 #[test]
 fn accept_names_required_fields_without_defaults() {
     let req = std::fs::read_to_string("fixtures/kinds/every-kind.json").unwrap();
-    let a = run(&["-a", "accept"], &req).code(2).stdout("");
-    let err = String::from_utf8(a.get_output().stderr.clone()).unwrap();
+    let a = run(&["-a", "accept"], &req);
+    a.expect_code(2).stdout_is("");
+    let err = a.stderr.clone();
     assert!(err.contains("email: required, has no default"), "{err}");
     assert!(err.contains("region: required, has no default"), "{err}");
     assert!(!err.contains("handle:"), "handle has a default: {err}");
@@ -497,32 +475,30 @@ fn unknown_fields_in_json_answers_are_rejected() {
         &["-a", r#"{"region":"eu-west-1","zone":"b"}"#, "-a", "accept"],
         &req,
     )
-    .code(2)
-    .stdout("")
-    .stderr(predicate::str::contains(
-        "zone: not a field of the requested schema",
-    ));
+    .expect_code(2)
+    .stdout_is("")
+    .stderr_has("zone: not a field of the requested schema");
 }
 
 #[test]
 fn bad_answer_syntax_is_a_usage_error() {
     let req = std::fs::read_to_string("fixtures/shapes/form-region.json").unwrap();
     run(&["-a", "region"], &req)
-        .code(2)
-        .stderr(predicate::str::contains("expected NAME=VALUE"));
+        .expect_code(2)
+        .stderr_has("expected NAME=VALUE");
     run(&["-a", "{\"region\":"], &req)
-        .code(2)
-        .stderr(predicate::str::contains("invalid JSON at line 1"));
+        .expect_code(2)
+        .stderr_has("invalid JSON at line 1");
     run(&["-a", "accept", "-a", "cancel"], &req)
-        .code(2)
-        .stderr(predicate::str::contains("conflicting answers"));
+        .expect_code(2)
+        .stderr_has("conflicting answers");
     run(&["-a", "@/does/not/exist.json"], &req)
-        .code(2)
-        .stderr(predicate::str::contains("cannot read file"));
+        .expect_code(2)
+        .stderr_has("cannot read file");
     let url = std::fs::read_to_string("fixtures/shapes/url-bare.json").unwrap();
     run(&["-a", "token=abc"], &url)
-        .code(2)
-        .stderr(predicate::str::contains("URL elicitation"));
+        .expect_code(2)
+        .stderr_has("URL elicitation");
 }
 
 #[test]
@@ -541,56 +517,47 @@ fn answers_from_a_file() {
         "values.json",
         r#"{"region":"Singapore","replicas":2,"dryRun":false}"#,
     );
-    run(&["-a", &values], &req).success().stdout("{\"action\":\"accept\",\"content\":{\"region\":\"ap-southeast-1\",\"replicas\":2,\"dryRun\":false}}\n");
+    run(&["-a", &values], &req).success().stdout_is("{\"action\":\"accept\",\"content\":{\"region\":\"ap-southeast-1\",\"replicas\":2,\"dryRun\":false}}\n");
     let answer = write(
         "answer.json",
         r#"{"id":"r1","ok":true,"data":{"region":"eu-west-1"}}"#,
     );
-    run(&["-a", &answer], &req).success().stdout("{\"action\":\"accept\",\"content\":{\"region\":\"eu-west-1\",\"replicas\":3,\"dryRun\":true}}\n");
+    run(&["-a", &answer], &req).success().stdout_is("{\"action\":\"accept\",\"content\":{\"region\":\"eu-west-1\",\"replicas\":3,\"dryRun\":true}}\n");
     let result = write("result.json", r#"{"action":"decline","content":null}"#);
     run(&["-a", &result], &req)
         .success()
-        .stdout("{\"action\":\"decline\"}\n");
+        .stdout_is("{\"action\":\"decline\"}\n");
 }
 
 #[test]
 fn unanswered_fields_without_a_terminal_fail_at_once_and_suggest_answer() {
     let req = std::fs::read_to_string("fixtures/shapes/form-region.json").unwrap();
     run(&["-a", "region=eu-west-1"], &req)
-        .code(2)
-        .stdout("")
-        .stderr(predicate::str::contains("replicas, dryRun"))
-        .stderr(predicate::str::contains("--answer"));
+        .expect_code(2)
+        .stdout_is("")
+        .stderr_has("replicas, dryRun")
+        .stderr_has("--answer");
     let url = std::fs::read_to_string("fixtures/shapes/url-bare.json").unwrap();
     run(&[], &url)
-        .code(2)
-        .stdout("")
-        .stderr(predicate::str::contains("--answer accept"));
+        .expect_code(2)
+        .stdout_is("")
+        .stderr_has("--answer accept");
 }
 
 /// `--ui terminal` keeps the terminal's error when there is none (the
 /// default, `auto`, serves the browser page instead: tests/browser.rs).
 #[test]
 fn no_controlling_terminal_is_detected_without_no_input() {
-    use std::os::unix::process::CommandExt;
     let req = std::fs::read_to_string("fixtures/shapes/form-region.json").unwrap();
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_elicit"));
-    cmd.args(["--ui", "terminal"]);
-    // SAFETY: setsid is async-signal-safe; it detaches the child from any
-    // controlling terminal, as under cron or CI.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
-    let out = Command::from_std(cmd)
-        .write_stdin(req)
-        .timeout(std::time::Duration::from_secs(20))
-        .assert()
-        .code(2)
-        .stdout("");
-    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    // No controlling terminal, as under cron or CI.
+    let out = elicit()
+        .args(["--ui", "terminal"])
+        .no_terminal()
+        .stdin(req)
+        .limit(std::time::Duration::from_secs(20))
+        .run();
+    out.expect_code(2).stdout_is("");
+    let err = out.stderr.clone();
     assert!(
         err.contains("no terminal") && err.contains("/dev/tty"),
         "{err}"
@@ -600,14 +567,14 @@ fn no_controlling_terminal_is_detected_without_no_input() {
 #[test]
 fn exit_status_flag_distinguishes_decline_and_cancel() {
     let req = std::fs::read_to_string("fixtures/kinds/empty-form.json").unwrap();
-    run(&["-e", "-a", "accept"], &req).code(0);
+    run(&["-e", "-a", "accept"], &req).expect_code(0);
     run(&["-e", "-a", "decline"], &req)
-        .code(3)
-        .stdout("{\"action\":\"decline\"}\n");
+        .expect_code(3)
+        .stdout_is("{\"action\":\"decline\"}\n");
     run(&["-e", "-a", "cancel"], &req)
-        .code(4)
-        .stdout("{\"action\":\"cancel\"}\n");
-    run(&["-a", "cancel"], &req).code(0);
+        .expect_code(4)
+        .stdout_is("{\"action\":\"cancel\"}\n");
+    run(&["-a", "cancel"], &req).expect_code(0);
 }
 
 #[test]
@@ -615,7 +582,7 @@ fn pretty_indents() {
     let req = std::fs::read_to_string("fixtures/kinds/empty-form.json").unwrap();
     run(&["--pretty", "-a", "accept"], &req)
         .success()
-        .stdout("{\n  \"action\": \"accept\",\n  \"content\": {}\n}\n");
+        .stdout_is("{\n  \"action\": \"accept\",\n  \"content\": {}\n}\n");
 }
 
 #[test]
@@ -627,18 +594,18 @@ fn file_argument_and_dash() {
             "accept",
             "fixtures/kinds/empty-form.json",
         ])
-        .assert()
+        .run()
         .success();
     elicit()
         .args(["--no-input", "-a", "accept", "-"])
-        .write_stdin(std::fs::read_to_string("fixtures/kinds/empty-form.json").unwrap())
-        .assert()
+        .stdin(std::fs::read_to_string("fixtures/kinds/empty-form.json").unwrap())
+        .run()
         .success();
     elicit()
         .args(["--no-input", "/no/such/file.json"])
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains("cannot open /no/such/file.json"));
+        .run()
+        .expect_code(1)
+        .stderr_has("cannot open /no/such/file.json");
 }
 
 #[test]
@@ -646,8 +613,9 @@ fn lines_mode_keeps_order_and_accounts_for_every_line() {
     let form = r#"{"message":"m","requestedSchema":{"type":"object","properties":{"n":{"type":"integer","default":1}}}}"#;
     let rpc = r#"{"jsonrpc":"2.0","id":"x","method":"elicitation/create","params":{"mode":"nope","message":"m"}}"#;
     let input = format!("{form}\nnot json\n{rpc}\n\n{form}\n");
-    let a = run(&["--lines", "-a", "accept"], &input).code(2);
-    let out = String::from_utf8(a.get_output().stdout.clone()).unwrap();
+    let a = run(&["--lines", "-a", "accept"], &input);
+    a.expect_code(2);
+    let out = a.stdout.clone();
     let lines: Vec<Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -664,7 +632,7 @@ fn lines_mode_keeps_order_and_accounts_for_every_line() {
     assert_eq!(lines[2]["error"]["data"]["line"], 3);
     assert_eq!(lines[3]["error"]["line"], 4);
     assert_eq!(lines[4], lines[0]);
-    let err = String::from_utf8(a.get_output().stderr.clone()).unwrap();
+    let err = a.stderr.clone();
     assert!(err.contains("3 of 5 lines failed"), "{err}");
 }
 
@@ -674,8 +642,8 @@ fn lines_mode_succeeds_and_reports_outcomes() {
     let input = format!("{req}\n{req}\r\n{req}");
     run(&["--lines", "-a", "accept"], &input)
         .success()
-        .stdout("{\"action\":\"accept\",\"content\":{}}\n".repeat(3));
-    run(&["--lines", "-e", "-a", "decline"], &input).code(3);
+        .stdout_is(&"{\"action\":\"accept\",\"content\":{}}\n".repeat(3));
+    run(&["--lines", "-e", "-a", "decline"], &input).expect_code(3);
 }
 
 #[test]
@@ -684,22 +652,22 @@ fn server_text_in_errors_is_sanitised() {
         &["-a", "accept"],
         "{\"mode\":\"\\u001b]0;pwned\\u0007\",\"message\":\"x\"}",
     )
-    .code(2)
-    .stderr(predicate::str::contains("\u{1b}").not());
+    .expect_code(2)
+    .stderr_lacks("\u{1b}");
 }
 
 #[test]
 fn help_and_version() {
     elicit()
         .arg("--help")
-        .assert()
+        .run()
         .success()
-        .stdout(predicate::str::contains("--answer"));
+        .stdout_has("--answer");
     elicit()
         .arg("--version")
-        .assert()
+        .run()
         .success()
-        .stdout(predicate::str::contains("elicit"));
+        .stdout_has("elicit");
 }
 
 #[test]
@@ -709,16 +677,18 @@ fn completions_and_man_page_come_from_the_clap_definitions() {
         ("zsh", "#compdef elicit"),
         ("fish", "complete -c elicit"),
     ] {
-        let a = elicit().args(["completions", shell]).assert().success();
-        let out = String::from_utf8(a.get_output().stdout.clone()).unwrap();
+        let a = elicit().args(["completions", shell]).run();
+        a.success();
+        let out = a.stdout.clone();
         assert!(out.contains(marker), "{shell}");
         assert!(
             out.contains("answer") && out.contains("proxy"),
             "{shell} completes options and commands"
         );
     }
-    let a = elicit().arg("man").assert().success();
-    let out = String::from_utf8(a.get_output().stdout.clone()).unwrap();
+    let a = elicit().arg("man").run();
+    a.success();
+    let out = a.stdout.clone();
     assert!(out.contains(".TH elicit 1") && out.contains("answer"));
 }
 
@@ -733,11 +703,7 @@ fn every_command_has_examples_in_its_help() {
         &["completions", "--help"],
         &["man", "--help"],
     ] {
-        elicit()
-            .args(cmd)
-            .assert()
-            .success()
-            .stdout(predicate::str::contains("Example"));
+        elicit().args(cmd).run().success().stdout_has("Example");
     }
 }
 
@@ -745,18 +711,18 @@ fn every_command_has_examples_in_its_help() {
 fn result_for_an_authorization_request_drops_content_on_accept() {
     elicit()
         .args(["result", "--kind", "authorization"])
-        .write_stdin(r#"{"id":"r1","ok":true,"data":{"x":1}}"#)
-        .assert()
+        .stdin(r#"{"id":"r1","ok":true,"data":{"x":1}}"#)
+        .run()
         .success()
-        .stdout("{\"action\":\"accept\"}\n");
+        .stdout_is("{\"action\":\"accept\"}\n");
 }
 
 #[test]
 fn request_on_several_elicitations_prints_one_request_each() {
     let a = elicit()
         .args(["request", "fixtures/shapes/input-required.json"])
-        .assert()
-        .success();
+        .run();
+    a.success();
     let v = stdout_json(&a);
     let kinds: Vec<&str> = v
         .as_array()
@@ -771,9 +737,9 @@ fn request_on_several_elicitations_prints_one_request_each() {
 fn an_approve_only_form_needs_a_decision() {
     let req = std::fs::read_to_string("fixtures/kinds/empty-form.json").unwrap();
     run(&[], &req)
-        .code(2)
-        .stdout("")
-        .stderr(predicate::str::contains("approval only"));
+        .expect_code(2)
+        .stdout_is("")
+        .stderr_has("approval only");
 }
 
 /// A raw-JSON field names itself and the JSON type it wants;
@@ -788,17 +754,14 @@ fn raw_json_and_number_errors_say_what_was_wrong() {
             "any": {"title": "Anything"}}, "required": ["obj"]}}})
     .to_string();
     run(&["-a", "obj=1", "-a", "big=1", "-a", "any=1"], &req)
-        .code(2)
-        .stderr(predicate::str::contains(
-            "obj: expected a JSON object for \"Settings\", got 1",
-        ));
+        .expect_code(2)
+        .stderr_has("obj: expected a JSON object for \"Settings\", got 1");
     run(&["-a", "obj=abc", "-a", "big=1", "-a", "any=1"], &req)
-        .code(2)
-        .stderr(predicate::str::contains(
-            "obj: invalid JSON for \"Settings\" at line 1, column 1: expected value",
-        ));
+        .expect_code(2)
+        .stderr_has("obj: invalid JSON for \"Settings\" at line 1, column 1: expected value");
     // No type: plain text is a string.
-    let a = run(&["-a", "obj={}", "-a", "big=1", "-a", "any=abc"], &req).success();
+    let a = run(&["-a", "obj={}", "-a", "big=1", "-a", "any=abc"], &req);
+    a.success();
     assert_eq!(stdout_json(&a)["content"]["any"], json!("abc"));
     run(
         &[
@@ -811,17 +774,15 @@ fn raw_json_and_number_errors_say_what_was_wrong() {
         ],
         &req,
     )
-    .code(2)
-    .stderr(predicate::str::contains(
-        "big: 99999999999999999999 is outside",
-    ))
-    .stderr(predicate::str::contains("e+20").not());
+    .expect_code(2)
+    .stderr_has("big: 99999999999999999999 is outside")
+    .stderr_lacks("e+20");
     run(&["-a", "{\"obj\":\n"], &req)
-        .code(2)
-        .stderr(predicate::str::contains("invalid JSON at line 2, column 1"));
+        .expect_code(2)
+        .stderr_has("invalid JSON at line 2, column 1");
     run(&["-a", "accept"], "{\"method\":\n")
-        .code(predicate::ne(0))
-        .stderr(predicate::str::contains("line 2, column 1"));
+        .failure()
+        .stderr_has("line 2, column 1");
 }
 
 /// Under --no-input every lenient-schema warning is printed,
@@ -833,8 +794,9 @@ fn schema_warnings_come_before_the_no_input_error() {
             "a": {"type": "string", "format": "flavour", "x-ui": 1},
             "n": {"type": "object"}}, "required": ["a"]}}})
     .to_string();
-    let out = run(&[], &req).code(2).get_output().stderr.clone();
-    let err = String::from_utf8(out).unwrap();
+    let out = run(&[], &req);
+    out.expect_code(2);
+    let err = out.stderr.clone();
     let at = |s: &str| {
         err.find(s)
             .unwrap_or_else(|| panic!("{s:?} missing in {err}"))
@@ -863,7 +825,7 @@ fn a_reader_that_goes_away_is_a_write_error_not_a_signal() {
     let path = dir.path().join("lines.ndjson");
     // About 12 MB of answers: far past any pipe and output buffer.
     std::fs::write(&path, line.repeat(4000)).unwrap();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("elicit"))
+    let mut child = std::process::Command::new(common::BIN)
         .args(["--lines", "--no-input", "-a", "accept", "-a", "name=Ada"])
         .args(["-a", "email=ada@example.com"])
         .arg(&path)
@@ -885,7 +847,7 @@ fn a_reader_that_goes_away_is_a_write_error_not_a_signal() {
 /// input, has descriptor 1 open on /dev/null.
 #[test]
 fn a_closed_stdout_is_opened_on_dev_null() {
-    let bin = assert_cmd::cargo::cargo_bin("elicit");
+    let bin = std::path::PathBuf::from(common::BIN);
     let mut child = std::process::Command::new("sh")
         .arg("-c")
         .arg("exec \"$0\" --no-input -a accept >&-")

@@ -5,11 +5,11 @@
 //! that accepts anything; a hang past `--timeout`; `--max`.
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::common::{elicit_command, installed};
+use crate::common::{installed, Run, Test};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -39,42 +39,24 @@ fn fixture_server() -> Vec<String> {
 }
 
 fn record(path: &Path, tool: &str, answers: &[&str], server: &[String]) {
-    let mut c = elicit_command();
-    c.args(["call", "--record"])
+    Test::new()
+        .args(["call", "--record"])
         .arg(path)
-        .args(["--tool", tool]);
-    for a in answers {
-        c.args(["-a", a]);
-    }
-    let out = c
-        .arg("--")
-        .args(server)
-        .timeout(std::time::Duration::from_secs(120))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "recording failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .args(["--tool", tool])
+        .args(answers.iter().flat_map(|a| ["-a", *a]))
+        .server(server)
+        .run()
+        .success();
 }
 
-fn explore(args: &[&str], env: &[(&str, &str)]) -> (Output, Value) {
-    let mut c = elicit_command();
-    c.args(["test", "--explore", "--format", "json"]).args(args);
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let out = c
-        .timeout(std::time::Duration::from_secs(600))
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not a JSON report ({e}): {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+fn explore(args: &[&str], env: &[(&str, &str)]) -> (Run, Value) {
+    let out = Test::new()
+        .args(["test", "--explore", "--format", "json"])
+        .args(args)
+        .envs(env)
+        .limit(Duration::from_secs(600))
+        .run();
+    let report = out.json();
     (out, report)
 }
 
@@ -119,12 +101,8 @@ fn every_variant_of_a_three_step_flow_runs_a_crash_fails_and_saved_variants_pass
         ],
         &[],
     );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "a crash fails the run: {stderr}"
-    );
+    let stderr = out.stderr.as_str();
+    assert_eq!(Some(out.code), Some(1), "a crash fails the run: {stderr}");
     let got = classes(&report);
     let expected = [
         "decline-at-1",
@@ -179,18 +157,13 @@ fn every_variant_of_a_three_step_flow_runs_a_crash_fails_and_saved_variants_pass
     assert_eq!(files.len(), 13, "{files:?}");
     assert!(files.contains(&"book.decline-at-1.cassette.json".to_string()));
     assert!(!files.iter().any(|f| f.contains("decline-at-2")));
-    let replay = elicit_command()
+    Test::new()
         .args(["test", "-j", "4"])
         .arg(&saved)
-        .timeout(std::time::Duration::from_secs(600))
-        .output()
-        .unwrap();
-    let replayed = String::from_utf8_lossy(&replay.stderr);
-    assert_eq!(replay.status.code(), Some(0), "{replayed}");
-    assert!(
-        replayed.contains("13 tests, 13 passed, 0 failed"),
-        "{replayed}"
-    );
+        .limit(Duration::from_secs(600))
+        .run()
+        .success()
+        .stderr_has("13 tests, 13 passed, 0 failed");
 }
 
 #[test]
@@ -214,7 +187,7 @@ fn invalid_content_accepted_fails_and_a_hang_is_classified_within_the_timeout() 
         ],
         &[("CASSETTE_FORM", "hang")],
     );
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(Some(out.code), Some(1));
     let got = classes(&report);
     let find = |slug: &str| {
         got.iter()
@@ -272,18 +245,17 @@ fn max_bounds_the_count_and_says_how_many_were_skipped() {
         &fixture_server(),
     );
     let (out, report) = explore(&[cassette.to_str().unwrap(), "--max", "2"], &[]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let stderr = out.stderr.as_str();
+    assert_eq!(Some(out.code), Some(0), "{stderr}");
     assert_eq!(report["variants"].as_array().unwrap().len(), 2);
     assert!(report["summary"]["skipped_by_max"].as_u64().unwrap() > 0);
     assert!(stderr.contains("skipped by --max 2"), "{stderr}");
-    let bad = elicit_command()
+    Test::new()
         .args(["test", "--explore", "--update"])
         .arg(&cassette)
-        .output()
-        .unwrap();
-    assert_eq!(bad.status.code(), Some(2));
-    assert!(bad.stdout.is_empty());
+        .run()
+        .expect_code(2)
+        .stdout_is("");
 }
 
 #[test]
@@ -293,24 +265,18 @@ fn a_2026_flow_is_explored_through_input_required_rounds_and_reported_as_tap_and
     let mut server = vec!["--protocol".to_string(), "2026-07-28".into(), "--".into()];
     server.extend(fixture_server());
     server.push("--stateless".into());
-    let out = elicit_command()
+    Test::new()
         .args(["call", "--record"])
         .arg(&cassette)
         .args(["--tool", "profile", "-a", "accept", "-a", "name=Ada"])
         .args(&server)
-        .timeout(std::time::Duration::from_secs(120))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .run()
+        .success();
     let recorded: Value =
         serde_json::from_str(&std::fs::read_to_string(&cassette).unwrap()).unwrap();
     assert_eq!(recorded["protocol"], "2026-07-28");
     let run = |format: &str| {
-        elicit_command()
+        Test::new()
             .args([
                 "test",
                 "--explore",
@@ -322,18 +288,12 @@ fn a_2026_flow_is_explored_through_input_required_rounds_and_reported_as_tap_and
                 format,
             ])
             .arg(&cassette)
-            .timeout(std::time::Duration::from_secs(300))
-            .output()
-            .unwrap()
+            .limit(Duration::from_secs(300))
+            .run()
     };
     let tap = run("tap");
-    assert_eq!(
-        tap.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&tap.stderr)
-    );
-    let tap = String::from_utf8(tap.stdout).unwrap();
+    assert_eq!(Some(tap.code), Some(0), "{}", tap.stderr.as_str());
+    let tap = tap.stdout;
     assert!(tap.starts_with("TAP version 13\n1..3\n"), "{tap}");
     assert!(
         tap.contains("ok 1 - ") && tap.contains("decline-at-1 # result"),
@@ -341,7 +301,7 @@ fn a_2026_flow_is_explored_through_input_required_rounds_and_reported_as_tap_and
     );
     assert!(tap.contains(r#"{"reply":{"action":"decline"}"#), "{tap}");
     let junit = run("junit");
-    let junit = String::from_utf8(junit.stdout).unwrap();
+    let junit = junit.stdout;
     assert!(
         junit.contains(r#"<testsuites name="elicit test --explore" tests="3" failures="0""#),
         "{junit}"
@@ -376,7 +336,7 @@ fn invalid_variants_are_saved_marked_and_pass_elicit_test() {
         &[],
     );
     // The fixture server accepts anything: invalid content accepted fails.
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.code, 1);
     let above = saved.join("profile.invalid-1-age-above-max.cassette.json");
     let text = std::fs::read_to_string(&above).unwrap_or_else(|e| {
         panic!(
@@ -397,18 +357,12 @@ fn invalid_variants_are_saved_marked_and_pass_elicit_test() {
         "profile.invalid-1-age-wrong-type.cassette.json",
         "profile.invalid-1-name-missing.cassette.json",
     ] {
-        let test = elicit_command()
+        let test = Test::new()
             .arg("test")
             .arg(saved.join(name))
-            .timeout(std::time::Duration::from_secs(120))
-            .output()
-            .unwrap();
-        assert!(
-            test.status.success(),
-            "{name}: {}{}",
-            String::from_utf8_lossy(&test.stdout),
-            String::from_utf8_lossy(&test.stderr)
-        );
+            .limit(std::time::Duration::from_secs(120))
+            .run();
+        assert_eq!(test.code, 0, "{name}: {}{}", test.stdout, test.stderr);
     }
     let mut unmarked = kept.clone();
     unmarked["elicitations"][0]
@@ -417,11 +371,10 @@ fn invalid_variants_are_saved_marked_and_pass_elicit_test() {
         .remove("invalid");
     let plain = dir.path().join("unmarked.cassette.json");
     std::fs::write(&plain, unmarked.to_string()).unwrap();
-    let test = elicit_command()
+    let test = Test::new()
         .arg("test")
         .arg(&plain)
-        .timeout(std::time::Duration::from_secs(120))
-        .output()
-        .unwrap();
-    assert!(!test.status.success(), "an unmarked invalid answer passed");
+        .limit(std::time::Duration::from_secs(120))
+        .run();
+    assert_ne!(test.code, 0, "an unmarked invalid answer passed");
 }

@@ -5,15 +5,13 @@
 //! in words no framework uses (tests/servers/two_era_server.py).
 
 use crate::common::installed;
-use crate::common::{Run, Test};
+use crate::common::{answers, Run, Test};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-
-const BIN: &str = env!("CARGO_BIN_EXE_elicit");
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -44,11 +42,9 @@ fn two_era() -> Vec<String> {
     vec!["python3".into(), server_file("two_era_server.py")]
 }
 
-type Out = Run;
-
 /// `elicit call ARGS -- SERVER...` (or `elicit call ARGS URL` when `server`
 /// is one `http://` URL), with no terminal and no `--protocol` flag.
-fn call(args: &[&str], server: &[String]) -> Out {
+fn call(args: &[&str], server: &[String]) -> Run {
     let test = Test::new()
         .args(["call", "--timeout", "60s", "--server-log", "/dev/null"])
         .args(args);
@@ -60,7 +56,7 @@ fn call(args: &[&str], server: &[String]) -> Out {
 }
 
 /// The JSON a test tool put in its result's one text block.
-fn echoed(out: &Out) -> Value {
+fn echoed(out: &Run) -> Value {
     assert_eq!(
         out.code, 0,
         "stdout: {}\nstderr: {}",
@@ -100,14 +96,7 @@ impl HttpServer {
             .spawn()
             .expect("start the test server");
         let server = HttpServer(child, port);
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "the test server did not listen on {port}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        crate::common::wait_listening(port, Duration::from_secs(60), "the test server");
         server
     }
 
@@ -129,7 +118,7 @@ const FORM_ARGS: [&str; 10] = [
     "accept",
 ];
 
-fn assert_form_accepted(out: &Out) {
+fn assert_form_accepted(out: &Run) {
     assert_eq!(
         echoed(out),
         json!({"action":"accept","content":{"name":"Bo","age":30,"color":"red"}})
@@ -316,23 +305,13 @@ fn a_refusal_that_names_nothing_is_not_tried_again() {
 fn the_server_log_keeps_both_runs_of_a_call_made_again() {
     let log = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(log.path(), "from an earlier call\n").unwrap();
-    let out = Command::new(BIN)
+    let out = Test::new()
         .args(["call", "--timeout", "60s", "--server-log"])
         .arg(log.path())
-        .args([
-            "--tool",
-            "asks_then_fails",
-            "-a",
-            "name=Bo",
-            "-a",
-            "accept",
-            "--",
-        ])
-        .args(two_era())
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+        .args(["--tool", "asks_then_fails", "-a", "name=Bo", "-a", "accept"])
+        .server(&two_era())
+        .run();
+    assert_eq!(Some(out.code), Some(1));
     let text = std::fs::read_to_string(log.path()).unwrap();
     assert_eq!(text.matches("two-era server started").count(), 2, "{text}");
     assert!(!text.contains("from an earlier call"), "{text}");
@@ -361,18 +340,10 @@ fn python_sdk_tools_work_with_no_protocol_flag_over_stdio_and_http() {
         );
         let profile = call(
             &[
-                "-v",
-                "--tool",
-                "ask_profile",
-                "-a",
-                "name=Ada",
-                "-a",
-                "age=36",
-                "-a",
-                "color=blue",
-                "-a",
-                "accept",
-            ],
+                &["-v", "--tool", "ask_profile"][..],
+                &answers(&["name=Ada", "age=36", "color=blue", "accept"]),
+            ]
+            .concat(),
             &server,
         );
         assert_eq!(
@@ -439,24 +410,8 @@ fn no_unused_answer_warnings_when_the_tool_failed_before_any_form() {
 }
 
 /// `elicit ARGS` with `input` on stdin and no terminal.
-fn resolve(args: &[&str], input: &str) -> Out {
-    use std::io::Write;
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // elicit may refuse its arguments and exit before reading a byte: the
-    // pipe then breaks, which is not the test's concern.
-    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
-    let out = child.wait_with_output().unwrap();
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+fn resolve(args: &[&str], input: &str) -> Run {
+    Test::new().args(args).stdin(input).run()
 }
 
 fn form_request(schema: Value) -> String {
@@ -665,8 +620,7 @@ fn call_help_examples_run_against_the_readme_server() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    let help = Command::new(BIN).args(["call", "--help"]).output().unwrap();
-    let help = String::from_utf8(help.stdout).unwrap();
+    let help = Test::new().args(["call", "--help"]).run().stdout;
     let mut ran = 0;
     for line in help.lines().map(str::trim) {
         if !(line.starts_with("elicit call ") && line.contains("http://127.0.0.1:3001/mcp")) {
@@ -674,17 +628,8 @@ fn call_help_examples_run_against_the_readme_server() {
         }
         let line = line.replace("127.0.0.1:3001", &format!("127.0.0.1:{port}"));
         let words: Vec<&str> = line.split_whitespace().skip(1).collect();
-        let out = Command::new(BIN)
-            .args(&words)
-            .arg("--no-input")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "`{line}` failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = Test::new().args(&words).arg("--no-input").run();
+        assert!(out.code == 0, "`{line}` failed: {}", out.stderr.as_str());
         ran += 1;
     }
     assert!(
@@ -697,12 +642,11 @@ fn call_help_examples_run_against_the_readme_server() {
 /// not clap's bare "unexpected argument".
 #[test]
 fn a_server_command_without_dashes_gets_a_hint() {
-    let out = Command::new(BIN)
+    let out = Test::new()
         .args(["call", "--tool", "t", "./venv/bin/python", "server.py"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+        .run();
+    assert_eq!(Some(out.code), Some(2));
+    let err = out.stderr.as_str();
     assert!(
         err.contains(
             "tip: to run a stdio server, put its command after `--`: elicit call [OPTIONS] -- ./venv/bin/python server.py"
@@ -754,18 +698,16 @@ fn the_readme_test_your_own_server_lines_run() {
             )
             .replace("127.0.0.1:8000", &format!("127.0.0.1:{}", http.1));
         let words: Vec<&str> = cmd.split_whitespace().collect();
-        let out = Command::new(BIN)
+        let out = Test::new()
             .arg("call")
             .args(["--server-log", "/dev/null"])
             .args(&words)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+            .run();
         assert_eq!(
-            out.status.code(),
+            Some(out.code),
             Some(expect_code),
             "`{line}`: {}",
-            String::from_utf8_lossy(&out.stderr)
+            out.stderr.as_str()
         );
         ran += 1;
     }
@@ -790,13 +732,8 @@ fn a_scripted_accept_of_a_url_opens_nothing() {
     assert!(!mark.exists(), "the browser was launched");
 }
 
-fn man(page: &[&str]) -> Out {
-    let out = Command::new(BIN).arg("man").args(page).output().unwrap();
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+fn man(page: &[&str]) -> Run {
+    Test::new().arg("man").args(page).run()
 }
 
 /// The man pages: examples and exit status under their own headings, the
@@ -836,11 +773,8 @@ fn man_pages_have_examples_keys_and_the_whole_environment() {
 /// `call --help` describes `--server` in words that fit a live session.
 #[test]
 fn call_help_describes_server_for_a_session() {
-    let out = Command::new(BIN).args(["call", "--help"]).output().unwrap();
-    let help = String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let out = Test::new().args(["call", "--help"]).run();
+    let help = out.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         help.contains("the name the server gives itself, in its serverInfo"),
         "{help}"
@@ -851,45 +785,20 @@ fn call_help_describes_server_for_a_session() {
 /// (`to`), as the stdio proxy does.
 #[test]
 fn remote_proxy_log_says_by_and_to() {
-    use std::io::{BufRead, BufReader, Write};
     let server = HttpServer::start("py_http_server.py");
     let log = tempfile::NamedTempFile::new().unwrap();
-    let mut proxy = Command::new(BIN)
+    let mut proxy = Test::new()
         .args(["proxy", "--no-input", "--log", log.path().to_str().unwrap()])
-        .args([
-            "-a",
-            "name=Ada",
-            "-a",
-            "age=36",
-            "-a",
-            "color=blue",
-            "-a",
-            "accept",
-        ])
+        .args(answers(&["name=Ada", "age=36", "color=blue", "accept"]))
         .arg(&server.url()[0])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = proxy.stdin.take().unwrap();
-    let stdout = proxy.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{{"name":"ask_profile","arguments":{{}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{{"name":"t","version":"1"}},"io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#).unwrap();
-    stdin.flush().unwrap();
-    let Ok(line) = rx.recv_timeout(Duration::from_secs(60)) else {
-        let _ = proxy.kill();
-        panic!("no reply from the proxy");
-    };
-    let reply: Value = serde_json::from_str(&line).unwrap();
+        .limit(Duration::from_secs(60))
+        .feed()
+        .spawn();
+    proxy.write(concat!(r#"{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"ask_profile","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}"#, "\n").as_bytes());
+    let reply = proxy.next_json();
     assert_eq!(reply["id"], "c1", "{reply}");
-    drop(stdin);
-    let _ = proxy.wait();
+    proxy.close_stdin();
+    proxy.wait();
     let entries: Vec<Value> = std::fs::read_to_string(log.path())
         .unwrap()
         .lines()

@@ -2,16 +2,16 @@
 //! help never names a file that does not exist or a command that fails; and
 //! every man page that elicit(1) refers to can be produced.
 
-use crate::common::elicit_command as elicit;
+use crate::common::Test;
+
+fn elicit() -> Test {
+    Test::new()
+}
 
 fn help(sub: Option<&str>) -> String {
-    let mut cmd = elicit();
-    if let Some(s) = sub {
-        cmd.arg(s);
-    }
-    let out = cmd.arg("--help").output().unwrap();
-    assert!(out.status.success());
-    String::from_utf8(out.stdout).unwrap()
+    let out = elicit().args(sub).arg("--help").run();
+    assert!(out.code == 0);
+    out.stdout
 }
 
 /// The example command lines of a help text (`\` continuations joined).
@@ -54,15 +54,15 @@ fn every_help_example_with_a_fixture_runs() {
             }
             // Simple words only: the examples that name fixtures are plain.
             let words: Vec<&str> = example.split_whitespace().skip(1).collect();
-            let out = elicit().args(&words).arg("--no-input").output().unwrap();
-            let stderr = String::from_utf8_lossy(&out.stderr);
+            let out = elicit().args(&words).arg("--no-input").run();
+            let stderr = out.stderr.as_str();
             let prompts = stderr.contains("--no-input was given");
             assert!(
-                out.status.success() || prompts,
+                out.code == 0 || prompts,
                 "help example `{example}` failed: {stderr}"
             );
-            if out.status.success() {
-                let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+            if out.code == 0 {
+                let v: serde_json::Value = serde_json::from_str(&out.stdout)
                     .unwrap_or_else(|e| panic!("`{example}` printed no JSON: {e}"));
                 assert!(v.is_object());
             }
@@ -74,9 +74,9 @@ fn every_help_example_with_a_fixture_runs() {
 
 #[test]
 fn every_man_page_named_in_elicit_1_can_be_produced() {
-    let out = elicit().arg("man").output().unwrap();
-    assert!(out.status.success());
-    let page = String::from_utf8(out.stdout).unwrap();
+    let out = elicit().arg("man").run();
+    assert!(out.code == 0);
+    let page = out.stdout;
     assert!(page.contains(".nh"), "hyphenation is not turned off");
     assert!(page.contains("ELICIT_BROWSER"));
     let named: Vec<String> = page
@@ -87,17 +87,17 @@ fn every_man_page_named_in_elicit_1_can_be_produced() {
         .collect();
     assert!(named.len() >= 6, "{named:?}");
     for sub in named {
-        let out = elicit().args(["man", &sub]).output().unwrap();
-        assert!(out.status.success(), "elicit man {sub} failed");
-        let text = String::from_utf8(out.stdout).unwrap();
+        let out = elicit().args(["man", &sub]).run();
+        assert!(out.code == 0, "elicit man {sub} failed");
+        let text = out.stdout;
         assert!(text.contains(&format!(".TH elicit-{sub} 1")), "{sub}");
     }
 }
 
 #[test]
 fn the_synopsis_shows_value_placeholders() {
-    let out = elicit().args(["man", "call"]).output().unwrap();
-    let page = String::from_utf8(out.stdout).unwrap();
+    let out = elicit().args(["man", "call"]).run();
+    let page = out.stdout;
     let synopsis = page.split(".SH SYNOPSIS").nth(1).unwrap();
     let synopsis = synopsis.split(".SH").next().unwrap();
     assert!(synopsis.contains("[URL]"), "{synopsis}");
@@ -107,12 +107,8 @@ fn the_synopsis_shows_value_placeholders() {
 #[test]
 fn help_examples_do_not_wrap_mid_argument() {
     for sub in [None, Some("call"), Some("proxy")] {
-        let mut cmd = elicit();
-        if let Some(s) = sub {
-            cmd.arg(s);
-        }
-        let out = cmd.arg("--help").env("COLUMNS", "80").output().unwrap();
-        let text = String::from_utf8(out.stdout).unwrap();
+        let out = elicit().args(sub).arg("--help").env("COLUMNS", "80").run();
+        let text = out.stdout;
         let examples = text.split("Examples:").nth(1).unwrap_or("");
         for line in examples.lines().take_while(|l| !l.is_empty()) {
             let t = line.trim_start();

@@ -3,14 +3,12 @@
 //! empty, exit-0 fall-through when nobody may answer; the page in headless
 //! Chromium; the `ElicitationResult` record.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use crate::common::page::{Browser, NoTerminal, LIMIT};
-use crate::common::{wait_up_to, BIN};
+use crate::common::{Run, Test};
 
 /// The common fields Claude Code gives every hook, then the event's own.
 fn hook_input(event: Value) -> Value {
@@ -57,40 +55,15 @@ fn url_event(server: &str) -> Value {
     }))
 }
 
-struct Ran {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
 /// `elicit hook claude-code ARGS` with `input` on stdin and no terminal,
 /// as Claude Code runs a hook.
-fn hook(args: &[&str], input: &Value) -> Ran {
-    let mut cmd = Command::new(BIN);
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("CI")
-        .env_remove("ELICIT_UI")
-        .env_remove("ELICIT_BROWSER")
-        .env_remove("BROWSER")
+fn hook(args: &[&str], input: &Value) -> Run {
+    Test::new()
         .args(["hook", "claude-code"])
         .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let status = wait_up_to(&mut child, Duration::from_secs(30));
-    let out = child.wait_with_output().unwrap();
-    Ran {
-        code: status.and_then(|s| s.code()),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+        .stdin(input.to_string())
+        .limit(Duration::from_secs(30))
+        .run()
 }
 
 fn rules(dir: &std::path::Path) -> String {
@@ -115,7 +88,7 @@ fn rules_answer_the_documented_input_with_the_exact_output() {
         &["--answers", &answers, "--no-input"],
         &form_event("deploy-bot"),
     );
-    assert_eq!(form.code, Some(0), "{}", form.stderr);
+    assert_eq!(form.code, 0, "{}", form.stderr);
     assert_eq!(
         serde_json::from_str::<Value>(&form.stdout).unwrap(),
         json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept",
@@ -125,7 +98,7 @@ fn rules_answer_the_documented_input_with_the_exact_output() {
         &["--answers", &answers, "--no-input"],
         &url_event("deploy-bot"),
     );
-    assert_eq!(url.code, Some(0), "{}", url.stderr);
+    assert_eq!(url.code, 0, "{}", url.stderr);
     assert_eq!(
         serde_json::from_str::<Value>(&url.stdout).unwrap(),
         json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "decline"}})
@@ -147,7 +120,7 @@ fn nobody_to_ask_falls_through_to_claude_code() {
     let answers = rules(dir.path());
     for event in [form_event("billing"), url_event("billing")] {
         let ran = hook(&["--answers", &answers, "--no-input"], &event);
-        assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+        assert_eq!(ran.code, 0, "{}", ran.stderr);
         assert_eq!(ran.stdout, "", "{}", ran.stderr);
         assert!(
             ran.stderr.contains("Claude Code asks instead"),
@@ -164,38 +137,23 @@ fn nobody_to_ask_falls_through_to_claude_code() {
         );
     }
     // Under CI with no terminal, the page is never a fallback either.
-    let mut cmd = Command::new(BIN);
-    cmd.args(["hook", "claude-code"])
+    Test::new()
+        .args(["hook", "claude-code"])
         .env("CI", "true")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    // SAFETY: setsid is async-signal-safe; no controlling terminal.
-    unsafe {
-        use std::os::unix::process::CommandExt;
-        cmd.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
-    let mut child = cmd.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(form_event("billing").to_string().as_bytes())
-        .unwrap();
-    let status = wait_up_to(&mut child, Duration::from_secs(15)).expect("no wait under CI");
-    assert_eq!(status.code(), Some(0));
-    assert_eq!(child.wait_with_output().unwrap().stdout, b"");
+        .no_terminal()
+        .stdin(form_event("billing").to_string())
+        .limit(Duration::from_secs(15))
+        .run()
+        .success()
+        .stdout_is("");
     // A bad input is a non-blocking error (1), never a denial (2).
     let bad = hook(
         &[],
         &json!({"hook_event_name": "PreToolUse", "tool_name": "Bash"}),
     );
-    assert_eq!(bad.code, Some(1), "{}", bad.stderr);
+    assert_eq!(bad.code, 1, "{}", bad.stderr);
     let bad = hook(&[], &json!([1, 2]));
-    assert_eq!(bad.code, Some(1), "{}", bad.stderr);
+    assert_eq!(bad.code, 1, "{}", bad.stderr);
 }
 
 /// The `ElicitationResult` event is kept in the record, as are the hook's
@@ -210,17 +168,12 @@ fn the_record_keeps_what_was_answered() {
         &["--answers", &answers, "--no-input", "--record", record_arg],
         &form_event("deploy-bot"),
     );
-    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
     let result = hook_input(json!({"hook_event_name": "ElicitationResult",
         "mcp_server_name": "billing", "action": "accept", "mode": "form",
         "elicitation_id": "el-9", "content": {"plan": "pro"}}));
     let ran = hook(&["--record", record_arg], &result);
-    assert_eq!(
-        (ran.code, ran.stdout.as_str()),
-        (Some(0), ""),
-        "{}",
-        ran.stderr
-    );
+    assert_eq!((ran.code, ran.stdout.as_str()), (0, ""), "{}", ran.stderr);
     let lines: Vec<Value> = std::fs::read_to_string(&record)
         .unwrap()
         .lines()

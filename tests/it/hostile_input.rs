@@ -1,10 +1,12 @@
 //! Hostile input through the real binary: huge numbers, huge
 //! durations, duplicate keys, odd `@FILE`s, oversized documents. Each test
 //! checks a clear error (or an exact value) and that nothing panics.
-
-use crate::common::elicit_command as elicit;
 use crate::common::{Run, Test};
 use serde_json::{json, Value};
+
+fn elicit() -> Test {
+    Test::new()
+}
 
 /// Runs elicit (never prompting) with `args` on `stdin`.
 fn run(args: &[&str], stdin: &str) -> Run {
@@ -45,9 +47,9 @@ fn overflowing_durations_are_refused_by_every_duration_flag() {
         ],
     ];
     for args in cases {
-        let out = elicit().args(&args).write_stdin("{}").output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        let out = elicit().args(&args).stdin("{}").run();
+        let stderr = out.stderr.as_str();
+        assert_eq!(Some(out.code), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains("at most 365 days"), "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
@@ -178,15 +180,11 @@ fn an_oversized_input_is_reported_with_its_real_size() {
         .unwrap();
     // As FILE, and as stdin redirected from the file: the size is known.
     let by_path = run(&[big.to_str().unwrap()], "");
-    let by_redirect = std::process::Command::new(env!("CARGO_BIN_EXE_elicit"))
+    let by_redirect = elicit()
         .arg("--no-input")
-        .stdin(std::fs::File::open(&big).unwrap())
-        .output()
-        .unwrap();
-    for stderr in [
-        by_path.stderr.clone(),
-        String::from_utf8_lossy(&by_redirect.stderr).into_owned(),
-    ] {
+        .stdin_from(std::fs::File::open(&big).unwrap())
+        .run();
+    for stderr in [by_path.stderr.clone(), by_redirect.stderr.clone()] {
         assert!(
             stderr.contains(&format!("input is {} bytes", limit + 1000)),
             "{stderr}"
@@ -197,11 +195,10 @@ fn an_oversized_input_is_reported_with_its_real_size() {
     // the limit + 1 that was read.
     let piped = elicit()
         .arg("--no-input")
-        .write_stdin(vec![b' '; limit as usize + 10])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&piped.stderr);
-    assert_eq!(piped.status.code(), Some(2), "{stderr}");
+        .stdin(vec![b' '; limit as usize + 10])
+        .run();
+    let stderr = piped.stderr.as_str();
+    assert_eq!(Some(piped.code), Some(2), "{stderr}");
     assert!(
         stderr.contains(&format!("more than {limit} bytes")),
         "{stderr}"

@@ -5,28 +5,17 @@
 //! (tests/servers/http_misbehaving.py). Nothing here talks to any other
 //! address. The servers come from scripts/install-test-servers (.deps/).
 
-use crate::common::installed;
+use crate::common::{answers, dumb_client, free_port, installed, wait_listening, Test};
 use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
-const BIN: &str = env!("CARGO_BIN_EXE_elicit");
-
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// A free port on 127.0.0.1.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A server process, killed when dropped.
@@ -39,17 +28,6 @@ impl Drop for Server {
     }
 }
 
-fn wait_for(port: u16) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "the test server did not listen on {port}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 fn start(mut cmd: Command, port: u16) -> Server {
     let child = cmd
         .stdout(Stdio::null())
@@ -57,7 +35,7 @@ fn start(mut cmd: Command, port: u16) -> Server {
         .spawn()
         .expect("start the test server");
     let server = Server(child);
-    wait_for(port);
+    wait_listening(port, Duration::from_secs(30), "the test server");
     server
 }
 
@@ -94,34 +72,24 @@ fn misbehaving(mode: &str, extra: &[&Path]) -> (Server, u16) {
     (start(cmd, port), port)
 }
 
-/// Runs `elicit ARGS` with no terminal; returns (status, stdout, stderr).
-fn elicit(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 fn call_ok(args: &[&str]) -> Value {
-    let mut all = vec!["call", "--no-input", "--timeout", "30s"];
-    all.extend_from_slice(args);
-    let (code, out, err) = elicit(&all);
-    assert_eq!(code, 0, "elicit {all:?} failed: {err}");
-    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"))
+    Test::new()
+        .args(["call", "--no-input", "--timeout", "30s"])
+        .args(args)
+        .run()
+        .success()
+        .json()
 }
 
+/// A call that fails: its stderr.
 fn call_err(args: &[&str]) -> String {
-    let mut all = vec!["call", "--no-input", "--timeout", "20s"];
-    all.extend_from_slice(args);
-    let (code, out, err) = elicit(&all);
-    assert_ne!(code, 0, "elicit {all:?} succeeded: {out}");
-    err
+    Test::new()
+        .args(["call", "--no-input", "--timeout", "20s"])
+        .args(args)
+        .run()
+        .failure()
+        .stderr
+        .clone()
 }
 
 fn text_of(result: &Value) -> String {
@@ -194,50 +162,20 @@ fn everything_legacy_sse_by_fallback_and_by_choice() {
     assert!(text_of(&result).contains("cancel"), "{result}");
 }
 
-/// A client that declares no elicitation, through `elicit proxy URL`.
+/// A client that declares no elicitation, through `elicit proxy URL`: the
+/// reply to its call (nothing but its own reply came before the handshake's).
 fn proxied_call(proxy_args: &[&str], tool: &str, arguments: Value) -> Value {
-    let mut child = Command::new(BIN)
-        .arg("proxy")
-        .args(proxy_args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
-    send(
-        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
-        "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"dumb","version":"1"}}}),
+    let got = dumb_client(
+        Test::new().arg("proxy").args(proxy_args),
+        &[
+            json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+            "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"dumb","version":"1"}}}),
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+            json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":tool,"arguments":arguments}}),
+        ],
     );
-    let mut line = String::new();
-    out.read_line(&mut line).unwrap();
-    let init: Value = serde_json::from_str(&line).unwrap();
-    assert_eq!(init["id"], 1, "{init}");
-    send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
-    send(
-        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":tool,"arguments":arguments}}),
-    );
-    let reply = loop {
-        line.clear();
-        assert!(
-            out.read_line(&mut line).unwrap() > 0,
-            "the proxy ended early"
-        );
-        let msg: Value = serde_json::from_str(&line).unwrap();
-        assert_ne!(
-            msg["method"], "elicitation/create",
-            "the client got the elicitation"
-        );
-        if msg["id"] == 2 {
-            break msg;
-        }
-    };
-    drop(stdin);
-    let status = child.wait().unwrap();
-    assert!(status.success(), "{status}");
-    reply
+    assert_eq!(got[0]["id"], 1, "{}", got[0]);
+    got.last().expect("a reply").clone()
 }
 
 #[test]
@@ -276,21 +214,14 @@ fn python_sdk_over_streamable_http_both_generations() {
     let (_server, port) = python_http();
     let url = format!("http://127.0.0.1:{port}/mcp");
     for protocol in ["2025-11-25", "2026-07-28"] {
-        let result = call_ok(&[
-            "--protocol",
-            protocol,
-            "--tool",
-            "ask_profile",
-            "-a",
-            "name=Ada",
-            "-a",
-            "age=36",
-            "-a",
-            "color=Green",
-            "-a",
-            "accept",
-            &url,
-        ]);
+        let result = call_ok(
+            &[
+                &["--protocol", protocol, "--tool", "ask_profile"][..],
+                &answers(&["name=Ada", "age=36", "color=Green", "accept"]),
+                &[&url],
+            ]
+            .concat(),
+        );
         assert_eq!(
             py_echo(&result),
             json!({"action":"accept","content":{"name":"Ada","age":36,"subscribe":false,"color":"green"}}),
@@ -371,15 +302,22 @@ fn connection_refused_is_named() {
     assert!(err.contains("connection refused"), "{err}");
 }
 
+/// A self-signed certificate for localhost and 127.0.0.1 and its key,
+/// written in `dir`: (cert.pem, key.pem).
+fn self_signed(dir: &Path) -> (PathBuf, PathBuf) {
+    let cert =
+        rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
+    let cert_path = dir.join("cert.pem");
+    let key_path = dir.join("key.pem");
+    std::fs::write(&cert_path, cert.cert.pem()).unwrap();
+    std::fs::write(&key_path, cert.signing_key.serialize_pem()).unwrap();
+    (cert_path, key_path)
+}
+
 #[test]
 fn a_self_signed_certificate_is_a_clear_tls_error() {
     let dir = tempfile::tempdir().unwrap();
-    let cert =
-        rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
-    let cert_path = dir.path().join("cert.pem");
-    let key_path = dir.path().join("key.pem");
-    std::fs::write(&cert_path, cert.cert.pem()).unwrap();
-    std::fs::write(&key_path, cert.signing_key.serialize_pem()).unwrap();
+    let (cert_path, key_path) = self_signed(dir.path());
     let (_server, port) = misbehaving("tls", &[&cert_path, &key_path]);
     let err = call_err(&["--tool", "t", &format!("https://127.0.0.1:{port}/mcp")]);
     assert!(err.contains("TLS failure"), "{err}");
@@ -432,14 +370,9 @@ fn a_modern_refusal_of_server_discover_is_not_taken_for_an_old_server() {
 #[test]
 fn a_certificate_trusted_by_the_system_store_is_accepted() {
     let dir = tempfile::tempdir().unwrap();
-    let cert =
-        rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
-    let cert_path = dir.path().join("cert.pem");
-    let key_path = dir.path().join("key.pem");
-    std::fs::write(&cert_path, cert.cert.pem()).unwrap();
-    std::fs::write(&key_path, cert.signing_key.serialize_pem()).unwrap();
+    let (cert_path, key_path) = self_signed(dir.path());
     let (_server, port) = misbehaving("tlsok", &[&cert_path, &key_path]);
-    let out = Command::new(BIN)
+    let result = Test::new()
         .args([
             "call",
             "--no-input",
@@ -452,12 +385,9 @@ fn a_certificate_trusted_by_the_system_store_is_accepted() {
             &format!("https://127.0.0.1:{port}/mcp"),
         ])
         .env("SSL_CERT_FILE", &cert_path)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
-    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+        .run()
+        .success()
+        .json();
     assert_eq!(text_of(&result), "ok");
 }
 
@@ -468,19 +398,14 @@ fn a_certificate_trusted_by_the_system_store_is_accepted() {
 fn unauthorized_without_a_header_tries_sign_in_and_names_both_ways() {
     let (_server, port) = misbehaving("auth", &[]);
     let store = tempfile::tempdir().unwrap();
-    let out = Command::new(BIN)
+    Test::new()
         .args(["call", "--no-input", "--timeout", "20s", "--tool", "t"])
         .arg(format!("http://127.0.0.1:{port}/mcp"))
         .env("ELICIT_DATA_DIR", store.path())
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains("signing in to") && err.contains("--header"),
-        "{err}"
-    );
+        .run()
+        .expect_code(1)
+        .stderr_has("signing in to")
+        .stderr_has("--header");
 }
 
 /// A server that answers one request per connection with keep-alive

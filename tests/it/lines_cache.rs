@@ -4,7 +4,7 @@
 //! (a fresh cache, as a single document is resolved), whatever the lines
 //! share or do not share with the ones before.
 
-use assert_cmd::Command;
+use crate::common::Test;
 use elicit::elicitation::resolve::{NoTerminal, SchemaCache};
 use elicit::{resolve_text, FormSchema, ScriptedAnswers};
 use serde_json::{json, Map, Value};
@@ -122,13 +122,11 @@ fn a_stream_resolves_each_line_as_it_resolves_alone() {
 fn the_binary_streams_what_it_resolves_one_line_at_a_time() {
     let lines = stream();
     let run = |input: String| {
-        let out = Command::cargo_bin("elicit")
-            .unwrap()
+        Test::new()
             .args(["--lines", "--no-input", "-a", "accept", "-a", "name=Ada"])
-            .write_stdin(input)
-            .output()
-            .unwrap();
-        String::from_utf8(out.stdout).unwrap()
+            .stdin(input)
+            .run()
+            .stdout
     };
     let streamed = run(lines.join("\n") + "\n");
     let streamed: Vec<&str> = streamed.lines().collect();

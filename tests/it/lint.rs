@@ -5,9 +5,8 @@
 //! generated rule docs.
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
-use assert_cmd::Command;
+use crate::common::{answers, Run, Test};
 use elicit::lint::{self, docs, lint_text, Scope, RULES};
 use serde_json::Value;
 
@@ -24,18 +23,12 @@ fn read(rel: &str) -> String {
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
-fn elicit(args: &[&str]) -> Output {
-    Command::cargo_bin("elicit")
-        .unwrap()
-        .current_dir(root())
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .unwrap()
+fn elicit(args: &[&str]) -> Run {
+    Test::new().args(args).run()
 }
 
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
+fn stdout(o: &Run) -> String {
+    o.stdout.clone()
 }
 
 /// `severity rule pointer` for each finding of `--format json` output.
@@ -156,7 +149,7 @@ fn rule_ids_are_unique_kebab_case_and_the_issue_names_are_all_there() {
 #[test]
 fn a_clean_request_has_no_findings() {
     let o = elicit(&["lint", "fixtures/lint/clean.json"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert_eq!(Some(o.code), Some(0), "{}", stdout(&o));
     assert!(stdout(&o).contains("no findings"), "{}", stdout(&o));
     let o = elicit(&["lint", "--format", "json", "fixtures/lint/clean.json"]);
     assert_eq!(stdout(&o), "");
@@ -170,7 +163,7 @@ fn server_everything_has_only_its_legacy_enum_names() {
         "json",
         "fixtures/server-everything/form.request.json",
     ]);
-    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(Some(o.code), Some(0));
     assert_eq!(
         summary_of_json(&stdout(&o)),
         ["warning enum-names-deprecated /params/requestedSchema/properties/legacyTitledEnum/enumNames"]
@@ -182,7 +175,7 @@ fn server_everything_has_only_its_legacy_enum_names() {
         "json",
         "fixtures/server-everything/url.request.json",
     ]);
-    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(Some(o.code), Some(0));
     assert_eq!(stdout(&o), "");
 }
 
@@ -195,7 +188,7 @@ fn the_python_sdks_requests_are_clean_but_for_their_schema_title() {
         "python-mcp/confirm.request.json",
     ] {
         let o = elicit(&["lint", "--format", "json", &fixture_path(file)]);
-        assert_eq!(o.status.code(), Some(0), "{file}");
+        assert_eq!(Some(o.code), Some(0), "{file}");
         assert_eq!(
             summary_of_json(&stdout(&o)),
             ["info schema-keyword-unknown /params/requestedSchema/title"],
@@ -209,12 +202,12 @@ fn the_python_sdks_requests_are_clean_but_for_their_schema_title() {
         "python-mcp/input-required.url.response.json",
     ] {
         let o = elicit(&["lint", "--format", "json", &fixture_path(file)]);
-        assert_eq!(o.status.code(), Some(0), "{file}");
+        assert_eq!(Some(o.code), Some(0), "{file}");
         assert_eq!(stdout(&o), "", "{file}");
     }
     // A response that carries no elicitation is not lint's input.
     let o = elicit(&["lint", &fixture_path("python-mcp/discover.response.json")]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(Some(o.code), Some(2));
     assert_eq!(stdout(&o), "");
 }
 
@@ -226,7 +219,7 @@ fn nested_object_password_and_inverted_bound_are_exactly_three_findings() {
         "json",
         "fixtures/lint/nested-password-inverted.json",
     ]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(Some(o.code), Some(1));
     let lines: Vec<Value> = stdout(&o)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -337,14 +330,14 @@ fn the_protocol_decides_which_rules_apply() {
     std::fs::write(file.path(), url).unwrap();
     let path = file.path().to_str().unwrap();
     let o = elicit(&["lint", "--protocol", "2025-11-25", path]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(Some(o.code), Some(1));
     assert!(
         stdout(&o).contains("MCP 2025-11-25 (--protocol)"),
         "{}",
         stdout(&o)
     );
     let o = elicit(&["lint", path]);
-    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(Some(o.code), Some(0));
     assert!(
         stdout(&o).contains("MCP 2026-07-28 (the newest"),
         "{}",
@@ -356,7 +349,7 @@ fn the_protocol_decides_which_rules_apply() {
 fn allow_and_deny_adjust_severities_and_the_exit_status() {
     let f = "fixtures/server-everything/form.request.json";
     let o = elicit(&["lint", "--deny", "warnings", "--format", "json", f]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(Some(o.code), Some(1));
     assert_eq!(
         summary_of_json(&stdout(&o)),
         ["error enum-names-deprecated /params/requestedSchema/properties/legacyTitledEnum/enumNames"]
@@ -369,7 +362,7 @@ fn allow_and_deny_adjust_severities_and_the_exit_status() {
         "json",
         f,
     ]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(Some(o.code), Some(1));
     let o = elicit(&[
         "lint",
         "--allow",
@@ -378,7 +371,7 @@ fn allow_and_deny_adjust_severities_and_the_exit_status() {
         "json",
         f,
     ]);
-    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(Some(o.code), Some(0));
     assert_eq!(stdout(&o), "");
     let o = elicit(&["lint", "--allow", "warnings", "--format", "json", f]);
     assert_eq!(stdout(&o), "");
@@ -392,11 +385,11 @@ fn allow_and_deny_adjust_severities_and_the_exit_status() {
         "bounds-inverted",
         n,
     ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert_eq!(Some(o.code), Some(0), "{}", stdout(&o));
     // A typo is a usage error that names the nearest rule.
     let o = elicit(&["lint", "--allow", "enum-name-deprecated", f]);
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(Some(o.code), Some(2));
+    let err = o.stderr.as_str();
     assert!(err.contains("did you mean enum-names-deprecated?"), "{err}");
     assert_eq!(stdout(&o), "");
 }
@@ -404,7 +397,7 @@ fn allow_and_deny_adjust_severities_and_the_exit_status() {
 #[test]
 fn explain_prints_one_rule_and_rejects_unknown_ones() {
     let o = elicit(&["lint", "--explain", "bounds-inverted"]);
-    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(Some(o.code), Some(0));
     let text = stdout(&o);
     assert!(
         text.starts_with("bounds-inverted (error; revisions: all)"),
@@ -419,7 +412,7 @@ fn explain_prints_one_rule_and_rejects_unknown_ones() {
     let o = elicit(&["lint", "--explain", "all"]);
     assert_eq!(stdout(&o).lines().count(), RULES.len());
     let o = elicit(&["lint", "--explain", "nope"]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(Some(o.code), Some(2));
 }
 
 #[test]
@@ -431,7 +424,7 @@ fn lines_are_documents_of_their_own_and_an_unreadable_one_is_exit_2() {
         "json",
         "fixtures/lint/stream.ndjson",
     ]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(Some(o.code), Some(2));
     let lines: Vec<Value> = stdout(&o)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -453,7 +446,7 @@ fn lines_are_documents_of_their_own_and_an_unreadable_one_is_exit_2() {
             ("url-not-https".into(), 5, 36)
         ]
     );
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = o.stderr.as_str();
     assert!(
         err.contains("stream.ndjson:4: invalid JSON at line 1, column 2"),
         "{err}"
@@ -463,7 +456,7 @@ fn lines_are_documents_of_their_own_and_an_unreadable_one_is_exit_2() {
 #[test]
 fn a_cassette_is_read_by_its_elicitations_key() {
     let o = elicit(&["lint", "--format", "json", "fixtures/lint/cassette.json"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(Some(o.code), Some(1));
     let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
     assert_eq!(v["rule"], "default-not-in-enum");
     assert_eq!(
@@ -483,20 +476,18 @@ fn input_that_is_no_elicitation_is_exit_2_with_nothing_on_stdout() {
     let file = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(file.path(), "{\"message\": ").unwrap();
     let o = elicit(&["lint", file.path().to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(Some(o.code), Some(2));
     assert_eq!(stdout(&o), "");
-    assert!(String::from_utf8_lossy(&o.stderr).contains("invalid JSON at line 1"));
+    assert!(o.stderr.as_str().contains("invalid JSON at line 1"));
     let o = elicit(&["lint", "/no/such/file.json"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot open /no/such/file.json"));
+    assert_eq!(Some(o.code), Some(2));
+    assert!(o.stderr.as_str().contains("cannot open /no/such/file.json"));
     // Params elicit cannot read are the server's mistake: a finding.
-    let o = Command::cargo_bin("elicit")
-        .unwrap()
+    let o = Test::new()
         .args(["lint", "--format", "json"])
-        .write_stdin(r#"{"mode":"url","message":"no url"}"#)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1));
+        .stdin(r#"{"mode":"url","message":"no url"}"#)
+        .run();
+    assert_eq!(Some(o.code), Some(1));
     assert_eq!(summary_of_json(&stdout(&o)), ["error params-invalid /"]);
     // From stdin there is no file position.
     let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
@@ -528,7 +519,7 @@ fn sarif_output_is_valid_sarif_2_1_0_with_lines_and_columns() {
         "fixtures/server-everything/form.request.json",
         "fixtures/lint/cassette.json",
     ]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(Some(o.code), Some(1));
     let log: Value = serde_json::from_str(&stdout(&o)).unwrap();
     let errors: Vec<String> = validator.iter_errors(&log).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:#?}");
@@ -569,12 +560,10 @@ fn sarif_output_is_valid_sarif_2_1_0_with_lines_and_columns() {
         );
         all.push('\n');
     }
-    let o = Command::cargo_bin("elicit")
-        .unwrap()
+    let o = Test::new()
         .args(["lint", "--lines", "--format", "sarif"])
-        .write_stdin(all)
-        .output()
-        .unwrap();
+        .stdin(all)
+        .run();
     let log: Value = serde_json::from_str(&stdout(&o)).unwrap();
     let errors: Vec<String> = validator.iter_errors(&log).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:#?}");
@@ -608,24 +597,18 @@ fn the_rule_docs_are_generated_from_the_table() {
 }
 
 /// `elicit call ARGS -- python3 tests/servers/lint_server.py SERVER_ARGS`.
-fn call(args: &[&str], server_args: &[&str]) -> (Option<i32>, String, String) {
+fn call(args: &[&str], server_args: &[&str]) -> Run {
     let script = root().join("tests/servers/lint_server.py");
-    let mut cmd = Command::cargo_bin("elicit").unwrap();
-    cmd.arg("call")
+    Test::new()
+        .arg("call")
         .args(["--no-input", "--timeout", "20s"])
         .args(args)
         .arg("--")
         .arg("python3")
         .arg(script)
         .args(server_args)
-        .env("NO_COLOR", "1")
-        .timeout(std::time::Duration::from_secs(60));
-    let o = cmd.output().unwrap();
-    (
-        o.status.code(),
-        stdout(&o),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+        .limit(std::time::Duration::from_secs(60))
+        .run()
 }
 
 /// The JSON the server's tool result carries as text.
@@ -636,7 +619,12 @@ fn tool_echo(out: &str) -> Value {
 
 #[test]
 fn strict_call_with_modes_form_reports_a_url_elicitation_and_exits_5() {
-    let (code, out, err) = call(
+    let Run {
+        code,
+        stdout: out,
+        stderr: err,
+        ..
+    } = call(
         &[
             "--strict",
             "--modes",
@@ -648,7 +636,7 @@ fn strict_call_with_modes_form_reports_a_url_elicitation_and_exits_5() {
         ],
         &[],
     );
-    assert_eq!(code, Some(5), "{err}");
+    assert_eq!(code, 5, "{err}");
     assert!(
         err.contains("elicit: strict: error[session-mode-undeclared] elicitation/create (id 7) /params/mode: a url elicitation, but the client declared only form"),
         "{err}"
@@ -665,11 +653,13 @@ fn strict_call_with_modes_form_reports_a_url_elicitation_and_exits_5() {
     );
     assert_eq!(echo["reply"]["error"]["code"], -32602);
     // Without --strict the same run is the tool's success.
-    let (code, out, _) = call(
+    let Run {
+        code, stdout: out, ..
+    } = call(
         &["--modes", "form", "--tool", "url_anyway", "-a", "accept"],
         &[],
     );
-    assert_eq!(code, Some(0));
+    assert_eq!(code, 0);
     assert_eq!(tool_echo(&out)["reply"]["error"]["code"], -32602);
 }
 
@@ -678,8 +668,13 @@ fn strict_call_reports_a_nested_form_finishes_the_flow_and_exits_5() {
     let answers = ["-a", "name=Ada", "-a", r#"address={"street":"Main"}"#];
     let mut args = vec!["--strict", "--tool", "nested_form"];
     args.extend(answers);
-    let (code, out, err) = call(&args, &[]);
-    assert_eq!(code, Some(5), "{err}");
+    let Run {
+        code,
+        stdout: out,
+        stderr: err,
+        ..
+    } = call(&args, &[]);
+    assert_eq!(code, 5, "{err}");
     assert!(
         err.contains("error[form-nested-property] elicitation/create (id 7) /params/requestedSchema/properties/address"),
         "{err}"
@@ -696,31 +691,42 @@ fn strict_call_reports_a_nested_form_finishes_the_flow_and_exits_5() {
     );
     let mut args = vec!["--tool", "nested_form"];
     args.extend(answers);
-    let (code, _, err) = call(&args, &[]);
-    assert_eq!(code, Some(0), "{err}");
+    let Run {
+        code, stderr: err, ..
+    } = call(&args, &[]);
+    assert_eq!(code, 0, "{err}");
     assert!(!err.contains("strict"), "{err}");
 }
 
 #[test]
 fn strict_call_checks_the_session_rules() {
     // No capability declared at all.
-    let (code, out, err) = call(
+    let Run {
+        code,
+        stdout: out,
+        stderr: err,
+        ..
+    } = call(
         &["--strict", "--modes", "none", "--tool", "plain_form"],
         &[],
     );
-    assert_eq!(code, Some(5), "{err}");
+    assert_eq!(code, 5, "{err}");
     assert!(err.contains("error[session-no-capability]"), "{err}");
     assert_eq!(tool_echo(&out)["capabilities"], serde_json::json!({}));
     // An accepted URL elicitation whose completion never came (an info:
     // the spec lets a server leave it out).
-    let (code, _, err) = call(&["--strict", "--tool", "url_anyway", "-a", "accept"], &[]);
-    assert_eq!(code, Some(0), "{err}");
+    let Run {
+        code, stderr: err, ..
+    } = call(&["--strict", "--tool", "url_anyway", "-a", "accept"], &[]);
+    assert_eq!(code, 0, "{err}");
     assert!(
         err.contains("info[session-url-completion-missing] the URL elicitation \"e-1\""),
         "{err}"
     );
     // --deny/--allow adjust them as in `elicit lint`.
-    let (code, _, err) = call(
+    let Run {
+        code, stderr: err, ..
+    } = call(
         &[
             "--strict",
             "--deny",
@@ -732,12 +738,14 @@ fn strict_call_checks_the_session_rules() {
         ],
         &[],
     );
-    assert_eq!(code, Some(5), "{err}");
+    assert_eq!(code, 5, "{err}");
     assert!(
         err.contains("error[session-url-completion-missing]"),
         "{err}"
     );
-    let (code, _, err) = call(
+    let Run {
+        code, stderr: err, ..
+    } = call(
         &[
             "--strict",
             "--allow",
@@ -749,28 +757,32 @@ fn strict_call_checks_the_session_rules() {
         ],
         &[],
     );
-    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(code, 0, "{err}");
     assert!(
         err.contains("strict: 0 errors, 0 warnings, 0 infos"),
         "{err}"
     );
-    let (code, _, _) = call(
+    let Run { code, .. } = call(
         &["--strict", "--allow", "nope", "--tool", "url_anyway"],
         &[],
     );
-    assert_eq!(code, Some(2));
-    let (code, _, err) = call(
+    assert_eq!(code, 2);
+    let Run {
+        code, stderr: err, ..
+    } = call(
         &["--strict", "--tool", "url_completed", "-a", "accept"],
         &[],
     );
-    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(code, 0, "{err}");
     assert!(
         err.contains("strict: 0 errors, 0 warnings, 0 infos in 1 elicitation"),
         "{err}"
     );
     // Two elicitations at once.
-    let (code, _, err) = call(&["--strict", "--tool", "two_at_once", "-a", "name=x"], &[]);
-    assert_eq!(code, Some(0), "{err}");
+    let Run {
+        code, stderr: err, ..
+    } = call(&["--strict", "--tool", "two_at_once", "-a", "name=x"], &[]);
+    assert_eq!(code, 0, "{err}");
     assert!(
         err.contains("warning[session-concurrent-elicitations] elicitation/create (id 101)"),
         "{err}"
@@ -778,16 +790,23 @@ fn strict_call_checks_the_session_rules() {
     // 2026-07-28: the modes go in every request's _meta, and an undeclared
     // one in an input_required result fails the call (no reply can refuse
     // it), still reported.
-    let (code, out, err) = call(
+    let Run {
+        code,
+        stdout: out,
+        stderr: err,
+        ..
+    } = call(
         &["--modes", "form", "--tool", "plain_form", "-a", "name=x"],
         &["--stateless"],
     );
-    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(code, 0, "{err}");
     assert_eq!(
         tool_echo(&out)["capabilities"],
         serde_json::json!({"elicitation": {"form": {}}})
     );
-    let (code, _, err) = call(
+    let Run {
+        code, stderr: err, ..
+    } = call(
         &[
             "--strict",
             "--modes",
@@ -799,7 +818,7 @@ fn strict_call_checks_the_session_rules() {
         ],
         &["--stateless"],
     );
-    assert_eq!(code, Some(5), "{err}");
+    assert_eq!(code, 5, "{err}");
     assert!(err.contains("error[session-mode-undeclared] the reply to request 4 /result/inputRequests/k/params/mode"), "{err}");
     assert!(
         err.contains(
@@ -808,11 +827,13 @@ fn strict_call_checks_the_session_rules() {
         "{err}"
     );
     // An input_required loop whose question changes every round (2026-07-28).
-    let (code, _, err) = call(
+    let Run {
+        code, stderr: err, ..
+    } = call(
         &["--strict", "--tool", "changing", "-a", "accept"],
         &["--stateless"],
     );
-    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(code, 0, "{err}");
     assert_eq!(
         err.matches("warning[session-question-changed]").count(),
         2,
@@ -828,7 +849,7 @@ fn strict_call_checks_the_session_rules() {
 /// client that initializes (declaring `client_caps`) and calls `tool`; the
 /// client hangs up once the call's reply is in. Returns the exit status,
 /// the reply and stderr.
-fn proxy(args: &[&str], client_caps: Value, tool: &str) -> (Option<i32>, Value, String) {
+fn proxy(args: &[&str], client_caps: Value, tool: &str) -> (i32, Value, String) {
     let script = root().join("tests/servers/lint_server.py");
     let target = [
         "--".to_string(),
@@ -844,57 +865,32 @@ fn proxy_to(
     args: &[&str],
     client_caps: Value,
     tool: &str,
-) -> (Option<i32>, Value, String) {
-    use std::io::{BufRead, BufReader, Write};
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("elicit"))
+) -> (i32, Value, String) {
+    let mut proxy = Test::new()
         .arg("proxy")
         .args(["--no-input"])
         .args(args)
         .args(target)
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+        .limit(std::time::Duration::from_secs(60))
+        .feed()
+        .spawn();
+    // All at once, before any reply.
     for msg in [
         serde_json::json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":client_caps,"clientInfo":{"name":"t","version":"1"}}}),
         serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
         serde_json::json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":tool,"arguments":{}}}),
     ] {
-        writeln!(stdin, "{msg}").unwrap();
+        proxy.send(&msg);
     }
-    stdin.flush().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let out = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == 2 {
-                let _ = tx.send(v);
-                return;
-            }
+    let reply = loop {
+        let v = proxy.next_json();
+        if v["id"] == 2 {
+            break v;
         }
-    });
-    let reply = rx
-        .recv_timeout(std::time::Duration::from_secs(30))
-        .expect("the proxied call is answered");
-    drop(stdin);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the proxy did not exit"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
     };
-    let mut err = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
-    (status.code(), reply, err)
+    proxy.close_stdin();
+    let run = proxy.wait();
+    (run.code, reply, run.stderr)
 }
 
 #[test]
@@ -904,7 +900,7 @@ fn strict_proxy_reports_like_call_and_exits_5_after_a_clean_server_exit() {
         serde_json::json!({}),
         "url_anyway",
     );
-    assert_eq!(code, Some(5), "{err}");
+    assert_eq!(code, 5, "{err}");
     assert!(
         err.contains("error[session-mode-undeclared] elicitation/create (id 7) /params/mode"),
         "{err}"
@@ -927,7 +923,7 @@ fn strict_proxy_reports_like_call_and_exits_5_after_a_clean_server_exit() {
         serde_json::json!({}),
         "nested_form",
     );
-    assert_eq!(code, Some(5), "{err}");
+    assert_eq!(code, 5, "{err}");
     assert!(err.contains("error[form-nested-property]"), "{err}");
     let echo = tool_echo(&reply["result"].to_string());
     assert_eq!(echo["reply"]["result"]["action"], "accept");
@@ -937,7 +933,7 @@ fn strict_proxy_reports_like_call_and_exits_5_after_a_clean_server_exit() {
         serde_json::json!({}),
         "nested_form",
     );
-    assert_eq!(code, Some(0));
+    assert_eq!(code, 0);
 }
 
 #[test]
@@ -969,13 +965,12 @@ fn findings_are_bounded_per_rule_and_server_text_is_sanitised() {
     );
     // A property name with an escape sequence reaches the report harmless.
     let hostile = r#"{"message":"\u001b]8;;https://evil\u0007hi","requestedSchema":{"type":"object","properties":{"\u001b[2Jpw":{"type":"object"}}}}"#;
-    let o = Command::cargo_bin("elicit")
-        .unwrap()
+    let o = Test::new()
         .args(["lint", "--color", "always"])
-        .write_stdin(hostile)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1));
+        .env_remove("NO_COLOR")
+        .stdin(hostile)
+        .run();
+    assert_eq!(o.code, 1);
     let text = stdout(&o);
     assert!(text.contains("form-nested-property"), "{text}");
     assert!(
@@ -984,12 +979,11 @@ fn findings_are_bounded_per_rule_and_server_text_is_sanitised() {
     );
     // --color always colours the report even into a pipe; never does not.
     assert!(text.contains("\u{1b}[31m\u{1b}[1merror"), "{text:?}");
-    let o = Command::cargo_bin("elicit")
-        .unwrap()
+    let o = Test::new()
         .args(["lint", "--color", "never"])
-        .write_stdin(hostile)
-        .output()
-        .unwrap();
+        .env_remove("NO_COLOR")
+        .stdin(hostile)
+        .run();
     assert!(!stdout(&o).contains('\u{1b}'));
 }
 
@@ -1026,24 +1020,16 @@ fn strict_proxy_checks_a_remote_server_too() {
     let (code, reply, err) = proxy_to(
         &[url],
         &[
-            "--strict",
-            "--modes",
-            "form",
-            "-a",
-            "accept",
-            "-a",
-            "name=Ada",
-            "-a",
-            "age=36",
-            "-a",
-            "color=green",
-        ],
+            &["--strict", "--modes", "form"][..],
+            &answers(&["accept", "name=Ada", "age=36", "color=green"]),
+        ]
+        .concat(),
         serde_json::json!({}),
         "ask_profile",
     );
     let _ = server.kill();
     let _ = server.wait();
-    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(code, 0, "{err}");
     assert!(
         err.contains(
             "info[schema-keyword-unknown] elicitation/create (id 1) /params/requestedSchema/title"
@@ -1168,7 +1154,9 @@ fn test_strict_fails_a_replay_whose_elicitation_breaks_a_rule() {
     let dir = tempfile::tempdir().unwrap();
     let cassette = dir.path().join("nested.cassette.json");
     let record = cassette.to_str().unwrap();
-    let (code, _, err) = call(
+    let Run {
+        code, stderr: err, ..
+    } = call(
         &[
             "--record",
             record,
@@ -1181,27 +1169,20 @@ fn test_strict_fails_a_replay_whose_elicitation_breaks_a_rule() {
         ],
         &[],
     );
-    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(code, 0, "{err}");
     let replay = |extra: &[&str]| {
-        let o = Command::cargo_bin("elicit")
-            .unwrap()
-            .current_dir(root())
+        let o = Test::new()
             .arg("test")
             .args(extra)
             .arg(&cassette)
-            .env("NO_COLOR", "1")
-            .timeout(std::time::Duration::from_secs(60))
-            .output()
-            .unwrap();
-        (
-            o.status.code(),
-            String::from_utf8_lossy(&o.stderr).into_owned(),
-        )
+            .limit(std::time::Duration::from_secs(60))
+            .run();
+        (o.code, o.stderr)
     };
     let (code, err) = replay(&[]);
-    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(code, 0, "{err}");
     let (code, err) = replay(&["--strict"]);
-    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(code, 1, "{err}");
     assert!(
         err.contains("--strict: the server's elicitations broke 1 rule"),
         "{err}"
@@ -1209,7 +1190,7 @@ fn test_strict_fails_a_replay_whose_elicitation_breaks_a_rule() {
     assert!(err.contains("form-nested-property"), "{err}");
     // --allow puts the rule out of the way again.
     let (code, err) = replay(&["--strict", "--allow", "form-nested-property"]);
-    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(code, 0, "{err}");
 }
 
 /// elicit's own `--log`, linted line by line: the lines elicit sent and
@@ -1235,14 +1216,10 @@ fn lint_reads_elicits_own_log_at_the_revision_it_records() {
             ]
             .concat(),
         );
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.code == 0, "{}", out.stderr.as_str());
         let lint = elicit(&["lint", "--lines", "--format", "json", log.to_str().unwrap()]);
         let text = stdout(&lint);
-        assert_eq!(lint.status.code(), Some(0), "{text}");
+        assert_eq!(Some(lint.code), Some(0), "{text}");
         assert!(!text.contains("params-invalid"), "{text}");
         // The one elicitation was read, at the session's revision.
         let human = stdout(&elicit(&["lint", "--lines", log.to_str().unwrap()]));
@@ -1264,7 +1241,7 @@ fn lint_of_a_cassette_follows_its_protocol() {
         std::fs::write(&file, c.to_string()).unwrap();
         let out = elicit(&["lint", file.to_str().unwrap()]);
         let text = stdout(&out);
-        assert_eq!(out.status.code(), Some(code), "{protocol}: {text}");
+        assert_eq!(Some(out.code), Some(code), "{protocol}: {text}");
         assert_eq!(text.contains("mode-not-in-revision"), code == 1, "{text}");
     }
 }
@@ -1291,15 +1268,13 @@ fn strict_test_reports_what_strict_call_reports() {
         "python3",
         script,
     ]);
-    assert!(
-        recorded.status.success(),
-        "{}",
-        String::from_utf8_lossy(&recorded.stderr)
-    );
-    let (_, _, call_err) = call(&["--strict", "--tool", "url_anyway", "-a", "accept"], &[]);
+    assert!(recorded.code == 0, "{}", recorded.stderr.as_str());
+    let Run {
+        stderr: call_err, ..
+    } = call(&["--strict", "--tool", "url_anyway", "-a", "accept"], &[]);
     let test = elicit(&["test", "--strict", cassette.to_str().unwrap()]);
-    let test_err = String::from_utf8_lossy(&test.stderr).into_owned();
-    assert_eq!(test.status.code(), Some(0), "{test_err}");
+    let test_err = test.stderr.clone();
+    assert_eq!(Some(test.code), Some(0), "{test_err}");
     let said = "info[session-url-completion-missing] the URL elicitation \"e-1\"";
     assert!(call_err.contains(said), "{call_err}");
     assert!(test_err.contains(said), "{test_err}");
@@ -1314,8 +1289,8 @@ fn strict_test_reports_what_strict_call_reports() {
         "session-url-completion-missing",
         cassette.to_str().unwrap(),
     ]);
-    let denied_err = String::from_utf8_lossy(&denied.stderr);
-    assert_ne!(denied.status.code(), Some(0), "{denied_err}");
+    let denied_err = denied.stderr.as_str();
+    assert_ne!(Some(denied.code), Some(0), "{denied_err}");
     assert!(
         denied_err.contains("error[session-url-completion-missing]"),
         "{denied_err}"

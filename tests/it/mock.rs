@@ -4,13 +4,12 @@
 //! reported (and, with `--strict`, an error); `elicit proxy` in front of it
 //! as an offline loop.
 
-use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::common::{elicit_command, wait_at_most, HttpServer};
+use crate::common::{free_port, wait_at_most, wait_listening, HttpServer, Run, Test};
 
 const BIN: &str = env!("CARGO_BIN_EXE_elicit");
 const EVERYTHING: &str = "fixtures/server-everything/everything.cassette.json";
@@ -22,17 +21,14 @@ fn fixture() -> Value {
 
 /// `elicit call` of the cassette's tool with `answers`, against `server`
 /// (a URL, or the mock's argv after `--`).
-fn call(extra: &[&str], answers: &[&str], server: &[&str]) -> std::process::Output {
-    let mut c = elicit_command();
-    c.args(["call", "--tool", "trigger-elicitation-request"])
-        .args(extra);
-    for a in answers {
-        c.args(["-a", a]);
-    }
-    c.args(server)
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap()
+fn call(extra: &[&str], answers: &[&str], server: &[&str]) -> Run {
+    Test::new()
+        .args(["call", "--tool", "trigger-elicitation-request"])
+        .args(extra)
+        .args(answers.iter().flat_map(|a| ["-a", *a]))
+        .args(server)
+        .limit(Duration::from_secs(60))
+        .run()
 }
 
 fn stdio_mock(strict: bool) -> Vec<&'static str> {
@@ -55,31 +51,27 @@ fn the_recorded_form_answered_as_recorded_gives_the_recorded_result_on_both_gene
             &["accept", "name=Ada"],
             &stdio_mock(false),
         );
-        assert!(
-            out.status.success(),
-            "{protocol}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(out.code == 0, "{protocol}: {}", out.stderr.as_str());
+        let got: Value = serde_json::from_str(&out.stdout).unwrap();
         let mut want = recorded["result"].clone();
         if protocol == "2026-07-28" {
             want["resultType"] = json!("complete");
         }
         assert_eq!(got, want, "{protocol}");
-        assert!(!String::from_utf8_lossy(&out.stderr).contains("differs"));
+        assert!(!out.stderr.as_str().contains("differs"));
     }
 }
 
 #[test]
 fn a_wrong_answer_is_reported_on_stderr_and_in_the_result_and_strict_makes_it_an_error() {
     let out = call(&[], &["accept", "name=Bob"], &stdio_mock(false));
-    assert!(out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.code == 0);
+    let stderr = out.stderr.as_str();
     assert!(
         stderr.contains(r#"elicit mock: elicitation 1: the answer differs from the recorded one: ~ /content/name: "Ada" → "Bob""#),
         "{stderr}"
     );
-    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let got: Value = serde_json::from_str(&out.stdout).unwrap();
     let said = &got["_meta"]["elicit/mock"]["mismatches"];
     assert_eq!(said.as_array().unwrap().len(), 1, "{got}");
     let last = got["content"].as_array().unwrap().last().unwrap();
@@ -89,8 +81,8 @@ fn a_wrong_answer_is_reported_on_stderr_and_in_the_result_and_strict_makes_it_an
     );
 
     let strict = call(&[], &["accept", "name=Bob"], &stdio_mock(true));
-    assert_eq!(strict.status.code(), Some(1), "an isError result");
-    let got: Value = serde_json::from_slice(&strict.stdout).unwrap();
+    assert_eq!(Some(strict.code), Some(1), "an isError result");
+    let got: Value = serde_json::from_str(&strict.stdout).unwrap();
     assert_eq!(got["isError"], true);
     assert!(got["content"][0]["text"]
         .as_str()
@@ -98,7 +90,7 @@ fn a_wrong_answer_is_reported_on_stderr_and_in_the_result_and_strict_makes_it_an
         .contains("\"Ada\" → \"Bob\""));
 
     let declined = call(&[], &["decline"], &stdio_mock(true));
-    let got: Value = serde_json::from_slice(&declined.stdout).unwrap();
+    let got: Value = serde_json::from_str(&declined.stdout).unwrap();
     assert!(
         got["content"][0]["text"]
             .as_str()
@@ -111,11 +103,7 @@ fn a_wrong_answer_is_reported_on_stderr_and_in_the_result_and_strict_makes_it_an
 /// `elicit mock --http PORT` on a free port of 127.0.0.1, killed when
 /// dropped.
 fn http_mock() -> HttpServer {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let child = Command::new(BIN)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(["mock", "--http", &port.to_string(), EVERYTHING])
@@ -124,13 +112,8 @@ fn http_mock() -> HttpServer {
         .spawn()
         .unwrap();
     let server = HttpServer(child, port);
-    for _ in 0..300 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return server;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("elicit mock did not listen on {port}");
+    wait_listening(port, Duration::from_secs(6), "elicit mock");
+    server
 }
 
 #[test]
@@ -140,16 +123,12 @@ fn over_streamable_http_both_generations_give_the_recorded_result_and_a_wrong_an
     let recorded = fixture();
     for protocol in ["2025-11-25", "2026-07-28"] {
         let out = call(&["--protocol", protocol], &["accept", "name=Ada"], &[&url]);
-        assert!(
-            out.status.success(),
-            "{protocol}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(out.code == 0, "{protocol}: {}", out.stderr.as_str());
+        let got: Value = serde_json::from_str(&out.stdout).unwrap();
         assert_eq!(got["content"], recorded["result"]["content"], "{protocol}");
     }
     let out = call(&[], &["accept", "name=Bob"], &[&url]);
-    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let got: Value = serde_json::from_str(&out.stdout).unwrap();
     assert!(got["_meta"]["elicit/mock"]["mismatches"][0]
         .as_str()
         .unwrap()
@@ -178,8 +157,7 @@ fn over_streamable_http_both_generations_give_the_recorded_result_and_a_wrong_an
 
 #[test]
 fn proxy_in_front_of_mock_is_an_offline_loop() {
-    let mut proxy = Command::new(BIN)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+    let mut proxy = Test::new()
         .args([
             "proxy",
             "--no-input",
@@ -192,44 +170,30 @@ fn proxy_in_front_of_mock_is_an_offline_loop() {
             "mock",
             EVERYTHING,
         ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = proxy.stdin.take().unwrap();
+        .limit(Duration::from_secs(60))
+        .feed()
+        .spawn();
     let lines = [
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "no-elicitation", "version": "0"}}}),
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
         json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "trigger-elicitation-request", "arguments": {}}}),
     ];
+    // All at once, before any reply (pipelined).
     for l in &lines {
-        writeln!(stdin, "{l}").unwrap();
+        proxy.send(l);
     }
-    stdin.flush().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let stdout = proxy.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
     let mut replies = Vec::new();
-    while let Ok(line) = rx.recv_timeout(Duration::from_secs(30)) {
-        let v: Value = serde_json::from_str(&line).unwrap();
+    loop {
+        let v = proxy.next_json();
         let last = v["id"] == 3;
         replies.push(v);
         if last {
             break;
         }
     }
-    drop(stdin);
-    let status = wait_at_most(&mut proxy, Duration::from_secs(30));
-    assert!(status.success());
+    proxy.close_stdin();
+    proxy.wait().success();
     let tools = &replies.iter().find(|v| v["id"] == 2).expect("tools/list")["result"]["tools"];
     assert_eq!(tools[0]["name"], "trigger-elicitation-request");
     let result = &replies
@@ -252,45 +216,28 @@ fn a_bad_cassette_is_named_and_nothing_is_served() {
         r#"{"elicit": "cassette/1", "server": {"command": []}, "tool": "x"}"#,
     )
     .unwrap();
-    let out = elicit_command()
+    Test::new()
         .arg("mock")
         .arg(&bad)
-        .timeout(Duration::from_secs(10))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(out.stdout.is_empty());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("bad.cassette.json") && stderr.contains("/server"),
-        "{stderr}"
-    );
+        .limit(Duration::from_secs(10))
+        .run()
+        .expect_code(2)
+        .stdout_is("")
+        .stderr_has("bad.cassette.json")
+        .stderr_has("/server");
 }
 
 #[test]
 fn a_message_past_the_transports_bounds_gets_a_parse_error_and_the_mock_goes_on() {
-    let mut mock = Command::new(BIN)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["mock", EVERYTHING])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = mock.stdin.take().unwrap();
     let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
-    writeln!(stdin, "{deep}").unwrap();
-    writeln!(
-        stdin,
-        "{}",
-        json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})
-    )
-    .unwrap();
-    drop(stdin);
-    let status = wait_at_most(&mut mock, Duration::from_secs(30));
-    assert!(status.success());
-    let mut out = String::new();
-    std::io::Read::read_to_string(&mut mock.stdout.take().unwrap(), &mut out).unwrap();
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    let out = Test::new()
+        .args(["mock", EVERYTHING])
+        .stdin(format!("{deep}\n{ping}\n"))
+        .limit(Duration::from_secs(30))
+        .run();
+    out.success();
+    let out = out.stdout;
     let lines: Vec<Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())

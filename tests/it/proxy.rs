@@ -4,85 +4,61 @@
 //! middle of a prompt.
 
 use crate::common::installed;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::common::{http_server, HttpServer};
+use crate::common::{answers, client_session, http_server, HttpServer, Running, Test};
 
 fn server() -> Vec<String> {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/servers/relay_server.py");
     vec!["python3".into(), script.display().to_string()]
 }
 
-fn spawn_proxy(extra: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_elicit"))
+/// `elicit proxy --no-input --shutdown-grace 5s EXTRA -- relay_server`,
+/// its stdin the test's to write.
+fn spawn_proxy(extra: &[&str]) -> Running {
+    Test::new()
         .args(["proxy", "--no-input", "--shutdown-grace", "5s"])
         .args(extra)
-        .arg("--")
-        .args(server())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .server(&server())
+        .limit(Duration::from_secs(60))
+        .feed()
         .spawn()
-        .unwrap()
-}
-
-/// Waits for the proxy, failing the test instead of hanging.
-fn wait(child: &mut Child) -> i32 {
-    for _ in 0..600 {
-        if let Some(s) = child.try_wait().unwrap() {
-            return s.code().unwrap_or(-1);
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    panic!("the proxy did not exit");
 }
 
 #[test]
 fn interleaved_traffic_is_relayed_in_order_unaltered_and_elicitations_answered() {
     let mut proxy = spawn_proxy(&["-a", "accept"]);
-    let mut stdin = proxy.stdin.take().unwrap();
-    let stdout = proxy.stdout.take().unwrap();
     const N: usize = 3000;
-    let writer = std::thread::spawn(move || {
-        let mut sent = Vec::new();
-        let init = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"dumb","version":"0"}}}"#;
-        writeln!(stdin, "{init}").unwrap();
-        for i in 0..N {
-            // Odd spacing and escapes: a re-serialiser would change them.
-            let line = format!(
-                r#"{{"jsonrpc": "2.0", "id": {i}, "method": "echo", "params": {{"seq": {i}, "s": "x\u00e9\/{i}"}}}}"#
+    // Written while the proxy's replies are read on (the run drains them).
+    let mut sent = Vec::new();
+    let init = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"dumb","version":"0"}}}"#;
+    proxy.write(format!("{init}\n").as_bytes());
+    for i in 0..N {
+        // Odd spacing and escapes: a re-serialiser would change them.
+        let line = format!(
+            r#"{{"jsonrpc": "2.0", "id": {i}, "method": "echo", "params": {{"seq": {i}, "s": "x\u00e9\/{i}"}}}}"#
+        );
+        proxy.write(format!("{line}\n").as_bytes());
+        sent.push(line);
+        if i % 15 == 0 {
+            proxy.write(
+                format!(r#"{{"jsonrpc":"2.0","id":"a-{i}","method":"ask","params":{{"n":{i}}}}}"#)
+                    .as_bytes(),
             );
-            writeln!(stdin, "{line}").unwrap();
-            sent.push(line);
-            if i % 15 == 0 {
-                writeln!(
-                    stdin,
-                    r#"{{"jsonrpc":"2.0","id":"a-{i}","method":"ask","params":{{"n":{i}}}}}"#
-                )
-                .unwrap();
-            }
+            proxy.write(b"\n");
         }
-        (sent, stdin)
-    });
+    }
     // The client keeps its end open until every reply is in: hanging up
     // earlier would (rightly) cancel the elicitations still pending.
     let expected = 1 + N + N / 10 + N.div_ceil(15);
-    let mut lines = Vec::new();
-    for line in BufReader::new(stdout).lines() {
-        lines.push(line.unwrap());
-        if lines.len() == expected {
-            break;
-        }
-    }
-    let (sent, stdin) = writer.join().unwrap();
-    drop(stdin);
-    assert_eq!(wait(&mut proxy), 0);
+    let lines: Vec<String> = (0..expected).map(|_| proxy.next_line()).collect();
+    proxy.close_stdin();
+    proxy.wait().success();
 
     let init: Value = serde_json::from_str(&lines[0]).unwrap();
     assert_eq!(init["id"], "init");
@@ -141,24 +117,21 @@ fn interleaved_traffic_is_relayed_in_order_unaltered_and_elicitations_answered()
 #[test]
 fn twenty_megabyte_lines_pass_whole_both_ways() {
     let mut proxy = spawn_proxy(&[]);
-    let mut stdin = proxy.stdin.take().unwrap();
-    let mut stdout = proxy.stdout.take().unwrap();
     let pad = "z".repeat(20 * 1024 * 1024);
     let big_line =
         format!(r#"{{"jsonrpc":"2.0","id":1,"method":"echo","params":{{"pad":"{pad}"}}}}"#);
-    let writer = std::thread::spawn(move || {
-        writeln!(stdin, "{big_line}").unwrap();
-        writeln!(
-            stdin,
-            r#"{{"jsonrpc":"2.0","id":2,"method":"big","params":{{"size":20971520}}}}"#
+    proxy.write(format!("{big_line}\n").as_bytes());
+    proxy.write(
+        concat!(
+            r#"{"jsonrpc":"2.0","id":2,"method":"big","params":{"size":20971520}}"#,
+            "\n"
         )
-        .unwrap();
-        big_line
-    });
-    let mut out = String::new();
-    stdout.read_to_string(&mut out).unwrap();
-    let big_line = writer.join().unwrap();
-    assert_eq!(wait(&mut proxy), 0);
+        .as_bytes(),
+    );
+    proxy.close_stdin();
+    let out = proxy.wait();
+    out.success();
+    let out = out.stdout;
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 2);
     let echo: Value = serde_json::from_str(lines[0]).unwrap();
@@ -173,68 +146,62 @@ fn twenty_megabyte_lines_pass_whole_both_ways() {
 #[test]
 fn a_server_crash_ends_the_proxy_with_its_status_after_delivering_everything() {
     let mut proxy = spawn_proxy(&[]);
-    let mut stdin = proxy.stdin.take().unwrap();
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","id":1,"method":"echo","params":{{}}}}"#
-    )
-    .unwrap();
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","id":2,"method":"crash","params":{{"code":7}}}}"#
-    )
-    .unwrap();
-    let mut out = String::new();
-    proxy
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
-    assert_eq!(wait(&mut proxy), 7);
+    proxy.write(
+        concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"echo","params":{}}"#,
+            "\n"
+        )
+        .as_bytes(),
+    );
+    proxy.write(
+        concat!(
+            r#"{"jsonrpc":"2.0","id":2,"method":"crash","params":{"code":7}}"#,
+            "\n"
+        )
+        .as_bytes(),
+    );
+    // The client's end stays open: the server's crash alone ends the proxy.
+    let out = proxy.wait();
+    out.expect_code(7);
+    let out = out.stdout;
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 2, "{out}");
     assert!(lines[1].contains("notifications/bye"));
-    drop(stdin);
 }
 
 #[test]
 fn passthrough_declared_leaves_elicitations_to_a_client_that_declared_them() {
     let mut proxy = spawn_proxy(&["--passthrough-declared", "-a", "accept"]);
-    let mut stdin = proxy.stdin.take().unwrap();
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"capabilities":{{"elicitation":{{}}}}}}}}"#).unwrap();
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","id":1,"method":"ask","params":{{"n":1}}}}"#
-    )
-    .unwrap();
-    let mut reader = BufReader::new(proxy.stdout.take().unwrap());
-    let mut init = String::new();
-    reader.read_line(&mut init).unwrap();
-    let init: Value = serde_json::from_str(&init).unwrap();
+    proxy.write(concat!(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"capabilities":{"elicitation":{}}}}"#, "\n").as_bytes());
+    proxy.write(
+        concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"ask","params":{"n":1}}"#,
+            "\n"
+        )
+        .as_bytes(),
+    );
+    let init = proxy.next_json();
     assert_eq!(
         init["result"]["received"]["capabilities"]["elicitation"],
         json!({"form": {}, "url": {}}),
         "url is added; form stays declared"
     );
-    let mut q = String::new();
-    reader.read_line(&mut q).unwrap();
-    let q: Value = serde_json::from_str(&q).unwrap();
+    let q = proxy.next_json();
     assert_eq!(
         q["method"], "elicitation/create",
         "the client answers form elicitations itself"
     );
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","id":"q-1","result":{{"action":"decline"}}}}"#
-    )
-    .unwrap();
-    let mut reply = String::new();
-    reader.read_line(&mut reply).unwrap();
-    let reply: Value = serde_json::from_str(&reply).unwrap();
+    proxy.write(
+        concat!(
+            r#"{"jsonrpc":"2.0","id":"q-1","result":{"action":"decline"}}"#,
+            "\n"
+        )
+        .as_bytes(),
+    );
+    let reply = proxy.next_json();
     assert_eq!(reply["result"]["reply"]["result"]["action"], "decline");
-    drop(stdin);
-    assert_eq!(wait(&mut proxy), 0);
+    proxy.close_stdin();
+    proxy.wait().success();
 }
 
 #[test]
@@ -271,20 +238,18 @@ fn sigterm_is_forwarded_and_the_proxy_ends_with_the_servers_status() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("proxy.jsonl");
     let mut proxy = spawn_proxy(&["--log", log.to_str().unwrap()]);
-    let mut stdin = proxy.stdin.take().unwrap();
-    let mut reader = BufReader::new(proxy.stdout.take().unwrap());
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","id":1,"method":"echo","params":{{}}}}"#
-    )
-    .unwrap();
-    let mut line = String::new();
-    reader.read_line(&mut line).unwrap();
+    proxy.write(
+        concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"echo","params":{}}"#,
+            "\n"
+        )
+        .as_bytes(),
+    );
+    let line = proxy.next_line();
     assert!(line.contains("\"raw\""), "{line}");
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(proxy.id() as i32, libc::SIGTERM) };
+    proxy.signal(libc::SIGTERM);
     // The server (python) dies of the forwarded SIGTERM; the proxy reports it.
-    assert_eq!(wait(&mut proxy), 128 + libc::SIGTERM);
+    proxy.wait().expect_code(128 + libc::SIGTERM);
     let entries: Vec<Value> = std::fs::read_to_string(&log)
         .unwrap()
         .lines()
@@ -295,7 +260,6 @@ fn sigterm_is_forwarded_and_the_proxy_ends_with_the_servers_status() {
     assert_eq!(entries[0]["message"]["method"], "echo");
     assert_eq!(entries[1]["dir"], "recv");
     assert_eq!(entries[1]["to"], "client");
-    drop(stdin);
 }
 
 #[test]
@@ -534,42 +498,19 @@ fn ctrl_c_with_no_prompt_up_goes_to_the_server() {
 /// an id waits for its reply), hangs up; returns the replies by id and
 /// stderr.
 fn verbose_session(args: &[&str], server: &[String], messages: &[Value]) -> (Vec<Value>, String) {
-    let mut proxy = Command::new(env!("CARGO_BIN_EXE_elicit"))
+    let proxy = Test::new()
         .args(["proxy", "-v", "--no-input"])
         .args(args)
-        .arg("--")
-        .args(server)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = proxy.stdin.take().unwrap();
-    let mut lines = BufReader::new(proxy.stdout.take().unwrap()).lines();
-    let mut replies = Vec::new();
-    for m in messages {
-        writeln!(stdin, "{m}").unwrap();
-        stdin.flush().unwrap();
-        let Some(id) = m.get("id") else { continue };
-        loop {
-            let line = lines.next().expect("the proxy ended early").unwrap();
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if &v["id"] == id && v.get("method").is_none() {
-                replies.push(v);
-                break;
-            }
-        }
-    }
-    drop(stdin);
-    let mut err = String::new();
-    proxy
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    assert_eq!(wait(&mut proxy), 0, "{err}");
-    (replies, err)
+        .server(server)
+        .limit(Duration::from_secs(60));
+    let (got, run) = client_session(proxy, messages);
+    let replies = got
+        .into_iter()
+        .filter(|v| {
+            v.get("method").is_none() && messages.iter().any(|m| m.get("id") == Some(&v["id"]))
+        })
+        .collect();
+    (replies, run.stderr)
 }
 
 fn py_server_argv() -> Vec<String> {
@@ -606,16 +547,7 @@ fn verbose_says_what_the_proxy_decided_in_words() {
     // 2026-07-28: input_required resolved and retried, then the final reply.
     let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"dumb","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}});
     let (replies, err) = verbose_session(
-        &[
-            "-a",
-            "accept",
-            "-a",
-            "name=Ada",
-            "-a",
-            "age=36",
-            "-a",
-            "color=blue",
-        ],
+        &answers(&["accept", "name=Ada", "age=36", "color=blue"]),
         &py_server_argv(),
         &[
             json!({"jsonrpc":"2.0","id":"c-9","method":"tools/call","params":{"name":"ask_profile","arguments":{},"_meta":meta}}),
@@ -650,41 +582,25 @@ fn verbose_says_what_the_proxy_decided_in_words() {
 
 #[test]
 fn verbose_notes_a_passed_through_elicitation() {
-    let mut proxy = Command::new(env!("CARGO_BIN_EXE_elicit"))
-        .args(["proxy", "-v", "--no-input", "--passthrough-declared", "--"])
-        .args(server())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = proxy.stdin.take().unwrap();
-    let mut reader = BufReader::new(proxy.stdout.take().unwrap());
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"capabilities":{{"elicitation":{{}}}}}}}}"#).unwrap();
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","id":1,"method":"ask","params":{{"n":1}}}}"#
-    )
-    .unwrap();
-    stdin.flush().unwrap();
-    let mut line = String::new();
-    reader.read_line(&mut line).unwrap();
-    line.clear();
-    reader.read_line(&mut line).unwrap();
-    assert!(line.contains("elicitation/create"), "{line}");
-    drop(stdin);
-    let mut err = String::new();
-    proxy
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    wait(&mut proxy);
-    assert!(
-        err.contains(r#"passed the server's elicitation "q-1" (form mode) to the client: it declared that mode itself"#),
-        "{err}"
+    let mut proxy = Test::new()
+        .args(["proxy", "-v", "--no-input", "--passthrough-declared"])
+        .server(&server())
+        .limit(Duration::from_secs(30))
+        .feed()
+        .spawn();
+    proxy.write(concat!(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"capabilities":{"elicitation":{}}}}"#, "\n").as_bytes());
+    proxy.write(
+        concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"ask","params":{"n":1}}"#,
+            "\n"
+        )
+        .as_bytes(),
     );
+    proxy.next_json();
+    let line = proxy.next_json();
+    assert_eq!(line["method"], "elicitation/create", "{line}");
+    proxy.close_stdin();
+    proxy.wait().stderr_has(r#"passed the server's elicitation "q-1" (form mode) to the client: it declared that mode itself"#);
 }
 
 // ---- Remote servers (`elicit proxy URL`): the same behaviour ----------
@@ -702,46 +618,23 @@ fn py_http() -> HttpServer {
 #[test]
 fn remote_proxy_gives_up_on_endless_input_required_and_warns_of_unused_answers() {
     let server = http_server("python3", &["tests/servers/http_input_forever.py"]);
-    let mut proxy = Command::new(env!("CARGO_BIN_EXE_elicit"))
+    let mut proxy = Test::new()
         .args(["proxy", "--no-input", "-a", "name=x", "-a", "accept"])
         .args(["-a", "nosuch=1", &server.url()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = proxy.stdin.take().unwrap();
-    let stdout = proxy.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{{"name":"t","arguments":{{}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}}}}"#).unwrap();
-    stdin.flush().unwrap();
-    let Ok(line) = rx.recv_timeout(Duration::from_secs(60)) else {
-        let _ = proxy.kill();
-        panic!("no reply: the proxy kept retrying");
-    };
-    let reply: Value = serde_json::from_str(&line).unwrap();
+        .limit(Duration::from_secs(60))
+        .feed()
+        .spawn();
+    proxy.write(concat!(r#"{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{"name":"t","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#, "\n").as_bytes());
+    let reply = proxy.next_json();
     assert_eq!(reply["id"], "call", "{reply}");
     let message = reply["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("32 times"), "{reply}");
-    drop(stdin);
-    let mut err = String::new();
+    proxy.close_stdin();
     proxy
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    assert_eq!(wait(&mut proxy), 0, "{err}");
-    assert!(
-        err.contains("warning: unused answer nosuch: no form in this session had that field"),
-        "{err}"
-    );
-    assert!(!err.contains("unused answer name"), "{err}");
+        .wait()
+        .success()
+        .stderr_has("warning: unused answer nosuch: no form in this session had that field")
+        .stderr_lacks("unused answer name");
 }
 
 #[test]

@@ -2,69 +2,41 @@
 //! flight are bounded and time out with a JSON-RPC error, and the relay ends at once on a
 //! signal or the client's hang-up while a send to the server never completes.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::common::{http_server, wait_at_most, HttpServer};
+use crate::common::{http_server, HttpServer, Running, Test};
 
 fn stalling(mode: &str) -> HttpServer {
     http_server("python3", &["tests/servers/http_stalling.py", mode])
 }
 
-/// The proxy, its stdin, and its stdout lines as parsed messages.
-fn proxy(server: &HttpServer, extra: &[&str]) -> (Child, ChildStdin, Receiver<Value>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_elicit"))
+/// `elicit proxy --no-input EXTRA URL`, its stdin ours.
+fn proxy(server: &HttpServer, extra: &[&str]) -> Running {
+    Test::new()
         .args(["proxy", "--no-input"])
         .args(extra)
         .arg(server.url())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .limit(Duration::from_secs(60))
+        .feed()
         .spawn()
-        .unwrap();
-    let stdin = child.stdin.take().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { return };
-            if tx.send(serde_json::from_str(&line).unwrap()).is_err() {
-                return;
-            }
-        }
-    });
-    (child, stdin, rx)
-}
-
-fn send(stdin: &mut ChildStdin, msg: Value) {
-    writeln!(stdin, "{msg}").unwrap();
-    stdin.flush().unwrap();
 }
 
 /// initialize (answered) and the initialized notification.
-fn handshake(stdin: &mut ChildStdin, out: &Receiver<Value>) {
-    send(
-        stdin,
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"}}}),
+fn handshake(proxy: &mut Running) {
+    proxy.send(
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}}),
     );
-    let reply = out
-        .recv_timeout(Duration::from_secs(20))
-        .expect("initialize answered");
+    let reply = proxy.next_json();
     assert_eq!(reply["id"], 0, "{reply}");
-    send(
-        stdin,
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    );
+    proxy.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
 }
 
-fn threads_of(child: &Child) -> usize {
-    std::fs::read_dir(format!("/proc/{}/task", child.id()))
+fn threads_of(proxy: &Running) -> usize {
+    std::fs::read_dir(format!("/proc/{}/task", proxy.id()))
         .map(|d| d.count())
         .unwrap_or(0)
 }
@@ -74,20 +46,14 @@ fn threads_of(child: &Child) -> usize {
 #[test]
 fn requests_past_the_in_flight_bound_get_a_json_rpc_error_at_once() {
     let server = stalling("silent");
-    let (mut child, mut stdin, out) = proxy(&server, &[]);
-    handshake(&mut stdin, &out);
+    let mut child = proxy(&server, &[]);
+    handshake(&mut child);
     for id in 1..=100 {
-        send(
-            &mut stdin,
-            json!({"jsonrpc": "2.0", "id": id, "method": "ping"}),
-        );
+        child.send(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}));
     }
     let mut refused = Vec::new();
     while refused.len() < 36 {
-        let Ok(reply) = out.recv_timeout(Duration::from_secs(20)) else {
-            let _ = child.kill();
-            panic!("only {} requests were refused: {refused:?}", refused.len());
-        };
+        let reply = child.next_json();
         assert_eq!(reply["error"]["code"], -32000, "{reply}");
         let message = reply["error"]["message"].as_str().unwrap();
         assert!(
@@ -99,27 +65,21 @@ fn requests_past_the_in_flight_bound_get_a_json_rpc_error_at_once() {
     assert_eq!(refused, (65..=100).collect::<Vec<_>>());
     let threads = threads_of(&child);
     assert!(threads < 64 + 20, "{threads} threads");
-    drop(stdin);
-    assert_eq!(
-        wait_at_most(&mut child, Duration::from_secs(10)).code(),
-        Some(0)
-    );
+    child.close_stdin();
+    child.wait_within(Duration::from_secs(10)).success();
 }
 
 // Fails on the relay before `--request-timeout`: the client never heard back.
 #[test]
 fn a_request_the_server_never_answers_times_out_with_a_json_rpc_error() {
     let server = stalling("silent");
-    let (mut child, mut stdin, out) = proxy(&server, &["--request-timeout", "1s"]);
-    handshake(&mut stdin, &out);
+    let mut child = proxy(&server, &["--request-timeout", "1s"]);
+    handshake(&mut child);
     let started = Instant::now();
-    send(
-        &mut stdin,
-        json!({"jsonrpc": "2.0", "id": "c", "method": "tools/call", "params": {"name": "t"}}),
+    child.send(
+        &json!({"jsonrpc": "2.0", "id": "c", "method": "tools/call", "params": {"name": "t"}}),
     );
-    let reply = out
-        .recv_timeout(Duration::from_secs(20))
-        .expect("a timeout error");
+    let reply = child.next_json();
     assert!(started.elapsed() >= Duration::from_millis(900));
     assert_eq!(reply["id"], "c");
     assert_eq!(reply["error"]["code"], -32001, "{reply}");
@@ -127,20 +87,17 @@ fn a_request_the_server_never_answers_times_out_with_a_json_rpc_error() {
         reply["error"]["message"],
         "elicit proxy: the server did not answer tools/call within 1s (--request-timeout)"
     );
-    drop(stdin);
-    assert_eq!(
-        wait_at_most(&mut child, Duration::from_secs(10)).code(),
-        Some(0)
-    );
+    child.close_stdin();
+    child.wait_within(Duration::from_secs(10)).success();
 }
 
 /// A proxy whose server holds the `notifications/initialized` POST open.
-fn stalled_send() -> (HttpServer, Child, ChildStdin) {
+fn stalled_send() -> (HttpServer, Running) {
     let server = stalling("stall-notify");
-    let (child, mut stdin, out) = proxy(&server, &[]);
-    handshake(&mut stdin, &out);
+    let mut child = proxy(&server, &[]);
+    handshake(&mut child);
     std::thread::sleep(Duration::from_millis(300));
-    (server, child, stdin)
+    (server, child)
 }
 
 // Fails on the relay that held the transport's lock across the send: only
@@ -148,14 +105,14 @@ fn stalled_send() -> (HttpServer, Child, ChildStdin) {
 #[test]
 fn signals_end_the_proxy_at_once_while_a_send_never_completes() {
     for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
-        let (_server, mut child, stdin) = stalled_send();
+        let (_server, child) = stalled_send();
         let started = Instant::now();
-        // SAFETY: signalling the proxy this test started.
-        unsafe { libc::kill(child.id() as i32, sig) };
-        let status = wait_at_most(&mut child, Duration::from_secs(6));
-        assert_eq!(status.code(), Some(128 + sig), "signal {sig}");
+        child.signal(sig);
+        // (The client's end stays open: only the signal ends the proxy.)
+        child
+            .wait_within(Duration::from_secs(6))
+            .expect_code(128 + sig);
         assert!(started.elapsed() < Duration::from_secs(4), "signal {sig}");
-        drop(stdin);
     }
 }
 
@@ -163,11 +120,10 @@ fn signals_end_the_proxy_at_once_while_a_send_never_completes() {
 // client's EOF went unnoticed.
 #[test]
 fn the_client_hanging_up_ends_the_proxy_while_a_send_never_completes() {
-    let (_server, mut child, stdin) = stalled_send();
+    let (_server, mut child) = stalled_send();
     let started = Instant::now();
-    drop(stdin);
-    let status = wait_at_most(&mut child, Duration::from_secs(6));
-    assert_eq!(status.code(), Some(0));
+    child.close_stdin();
+    child.wait_within(Duration::from_secs(6)).success();
     assert!(started.elapsed() < Duration::from_secs(4));
 }
 
@@ -186,18 +142,17 @@ fn sequential_requests_reuse_one_connection() {
             record.to_str().unwrap(),
         ],
     );
-    let (mut child, mut stdin, out) = proxy(&server, &[]);
-    handshake(&mut stdin, &out);
+    let mut child = proxy(&server, &[]);
+    handshake(&mut child);
     for id in 1..=5 {
-        send(
-            &mut stdin,
-            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "t"}}),
+        child.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "t"}}),
         );
-        let reply = out.recv_timeout(Duration::from_secs(20)).expect("a reply");
+        let reply = child.next_json();
         assert_eq!(reply["id"], id, "{reply}");
     }
-    drop(stdin);
-    wait_at_most(&mut child, Duration::from_secs(10));
+    child.close_stdin();
+    child.wait_within(Duration::from_secs(10));
     let ports: std::collections::HashSet<u64> = std::fs::read_to_string(&record)
         .unwrap()
         .lines()

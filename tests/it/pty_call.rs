@@ -159,18 +159,12 @@ fn a_calls_status_line_is_erased_before_a_prompt() {
 /// Piped, `elicit call` draws no status line at all.
 #[test]
 fn a_piped_call_draws_no_status_line() {
-    let out = crate::common::elicit_command()
-        .args([
-            "call", "--tool", "sum", "--arg", "a=2", "--arg", "b=5", "--",
-        ])
-        .args(fake_server().split(' '))
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !err.contains("calling") && !err.contains("starting"),
-        "{err}"
-    );
-    assert!(!String::from_utf8_lossy(&out.stdout).contains("calling"));
+    let out = crate::common::Test::new()
+        .args(["call", "--tool", "sum", "--arg", "a=2", "--arg", "b=5"])
+        .server(&fake_server().split(' ').collect::<Vec<_>>())
+        .run();
+    out.success()
+        .stderr_lacks("calling")
+        .stderr_lacks("starting");
+    assert!(!out.stdout.contains("calling"));
 }

@@ -5,14 +5,13 @@
 //! registry cannot be reached these tests fail loudly, never skip.
 
 use std::path::Path;
-use std::time::Duration;
 
-use assert_cmd::Command;
 use serde_json::{json, Value};
 
+use crate::common::{answers, dumb_client, python_sdk_server, Test};
+
 fn call(server: &[String], args: &[&str], log: &Path) -> Value {
-    let out = Command::cargo_bin("elicit")
-        .unwrap()
+    Test::new()
         .args([
             "call",
             "--no-input",
@@ -24,18 +23,10 @@ fn call(server: &[String], args: &[&str], log: &Path) -> Value {
         ])
         .arg(log)
         .args(args)
-        .arg("--")
-        .args(server)
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "elicit call {args:?} failed ({:?}): {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+        .server(server)
+        .run()
+        .success()
+        .json()
 }
 
 /// The ElicitResults elicit sent, from its `--log`.
@@ -66,25 +57,19 @@ fn server_everything_form_receives_exactly_what_elicit_sent() {
     let result = call(
         &crate::common::server_everything(),
         &[
-            "--tool",
-            "trigger-elicitation-request",
-            "-a",
-            "accept",
-            "-a",
-            "name=Ada",
-            "-a",
-            "check=yes",
-            "-a",
-            "untitledMultipleSelectEnum=Piano",
-            "-a",
-            "untitledMultipleSelectEnum=Drums",
-            "-a",
-            "titledSingleSelectEnum=Wonder Woman",
-            "-a",
-            "legacyTitledEnum=Dogs",
-            "-a",
-            "integer=7",
-        ],
+            &["--tool", "trigger-elicitation-request"][..],
+            &answers(&[
+                "accept",
+                "name=Ada",
+                "check=yes",
+                "untitledMultipleSelectEnum=Piano",
+                "untitledMultipleSelectEnum=Drums",
+                "titledSingleSelectEnum=Wonder Woman",
+                "legacyTitledEnum=Dogs",
+                "integer=7",
+            ]),
+        ]
+        .concat(),
         &log,
     );
     let sent = sent_results(&log);
@@ -155,19 +140,10 @@ fn python_sdk_form_url_and_decline_on_both_generations() {
         let result = call(
             &crate::common::python_sdk_server(),
             &[
-                "--protocol",
-                protocol,
-                "--tool",
-                "ask_profile",
-                "-a",
-                "name=Ada",
-                "-a",
-                "age=36",
-                "-a",
-                "color=Green",
-                "-a",
-                "accept",
-            ],
+                &["--protocol", protocol, "--tool", "ask_profile"][..],
+                &answers(&["name=Ada", "age=36", "color=Green", "accept"]),
+            ]
+            .concat(),
             &log,
         );
         assert_eq!(
@@ -253,8 +229,7 @@ fn python_sdk_url_required_error_is_resolved() {
     let log = dir.path().join("req.jsonl");
     // The test server always raises -32042: elicit resolves it, retries once,
     // then reports the second refusal as a failure.
-    let out = Command::cargo_bin("elicit")
-        .unwrap()
+    Test::new()
         .args([
             "call",
             "--no-input",
@@ -267,12 +242,9 @@ fn python_sdk_url_required_error_is_resolved() {
             "--log",
         ])
         .arg(&log)
-        .arg("--")
-        .args(crate::common::python_sdk_server())
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+        .server(&python_sdk_server())
+        .run()
+        .expect_code(1);
     let calls = std::fs::read_to_string(&log)
         .unwrap()
         .lines()
@@ -281,48 +253,19 @@ fn python_sdk_url_required_error_is_resolved() {
     assert_eq!(calls, 2, "the call is retried exactly once");
 }
 
-/// A scripted client that declares no elicitation capability. Each message
-/// with an id waits for its reply (as real clients do); the reply to the
-/// last is returned.
-fn dumb_client(proxy_args: &[&str], server: &[String], messages: &[Value]) -> Value {
-    use std::io::{BufRead, BufReader, Write};
-    let mut proxy = std::process::Command::new(env!("CARGO_BIN_EXE_elicit"))
+/// [`dumb_client`] through `elicit proxy --no-input PROXY_ARGS -- SERVER`:
+/// the reply to the last message.
+fn dumb_proxy(proxy_args: &[&str], server: &[String], messages: &[Value]) -> Value {
+    let proxy = Test::new()
         .args(["proxy", "--no-input", "--server-log", "/dev/null"])
         .args(proxy_args)
-        .arg("--")
-        .args(server)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = proxy.stdin.take().unwrap();
-    let mut lines = BufReader::new(proxy.stdout.take().unwrap()).lines();
-    let mut last = Value::Null;
-    for m in messages {
-        writeln!(stdin, "{m}").unwrap();
-        stdin.flush().unwrap();
-        let Some(id) = m.get("id") else { continue };
-        last = loop {
-            let line = lines.next().expect("the proxy ended early").unwrap();
-            let v: Value = serde_json::from_str(&line).unwrap();
-            assert_ne!(
-                v["method"], "elicitation/create",
-                "an elicitation reached the client"
-            );
-            if &v["id"] == id && v.get("method").is_none() {
-                break v;
-            }
-        };
-    }
-    drop(stdin);
-    let status = proxy.wait().unwrap();
-    assert!(status.success(), "proxy exit {status:?}");
-    last
+        .server(server);
+    dumb_client(proxy, messages).pop().expect("a reply")
 }
 
 #[test]
 fn proxy_gives_a_client_without_elicitation_the_server_everything_form() {
-    let reply = dumb_client(
+    let reply = dumb_proxy(
         &["-a", "accept", "-a", "name=Ada"],
         &crate::common::server_everything(),
         &[
@@ -340,17 +283,8 @@ fn proxy_gives_a_client_without_elicitation_the_server_everything_form() {
 #[test]
 fn proxy_resolves_2026_input_required_for_the_client() {
     let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"dumb","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}});
-    let reply = dumb_client(
-        &[
-            "-a",
-            "accept",
-            "-a",
-            "name=Ada",
-            "-a",
-            "age=36",
-            "-a",
-            "color=blue",
-        ],
+    let reply = dumb_proxy(
+        &answers(&["accept", "name=Ada", "age=36", "color=blue"]),
         &crate::common::python_sdk_server(),
         &[
             json!({"jsonrpc":"2.0","id":"c-9","method":"tools/call","params":{"name":"ask_profile","arguments":{},"_meta":meta}}),
@@ -372,8 +306,7 @@ fn proxy_resolves_2026_input_required_for_the_client() {
 /// the elicitation, before the tool runs (and `-v` says so).
 #[test]
 fn auto_chooses_the_handshake_for_a_tool_that_needs_a_back_channel() {
-    let out = Command::cargo_bin("elicit")
-        .unwrap()
+    let out = Test::new()
         .args([
             "call",
             "-v",
@@ -383,18 +316,11 @@ fn auto_chooses_the_handshake_for_a_tool_that_needs_a_back_channel() {
             "--server-log",
             "/dev/null",
         ])
-        .args(["--tool", "confirm_delete", "-a", "decline", "--"])
-        .args(crate::common::python_sdk_server())
-        .timeout(std::time::Duration::from_secs(120))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert!(
-        stderr.contains("(protocol 2025-11-25, initialize handshake)"),
-        "{stderr}"
-    );
-    assert!(!stderr.contains("again"), "{stderr}");
-    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(py_echo(&result)["action"], "decline");
+        .args(["--tool", "confirm_delete", "-a", "decline"])
+        .server(&python_sdk_server())
+        .run();
+    out.success()
+        .stderr_has("(protocol 2025-11-25, initialize handshake)")
+        .stderr_lacks("again");
+    assert_eq!(py_echo(&out.json())["action"], "decline");
 }

@@ -1,19 +1,22 @@
 //! `elicit request` -> a resolver -> `elicit result`: the round trip for
 //! inputs with several elicitations, through the real binary.
 
-use crate::common::elicit_command as elicit;
-use predicates::prelude::*;
+use crate::common::{Run, Test};
 use serde_json::Value;
+
+fn elicit() -> Test {
+    Test::new()
+}
 
 fn fixture(rel: &str) -> String {
     format!("fixtures/{rel}")
 }
 
-fn run_result(input: &str, answers: &str) -> assert_cmd::assert::Assert {
+fn run_result(input: &str, answers: &str) -> Run {
     elicit()
         .args(["result", "--input", &fixture(input)])
-        .write_stdin(answers)
-        .assert()
+        .stdin(answers)
+        .run()
 }
 
 /// The README's worked example, verbatim.
@@ -21,10 +24,9 @@ fn run_result(input: &str, answers: &str) -> assert_cmd::assert::Assert {
 fn readme_worked_example_round_trips_input_required() {
     let out = elicit()
         .args(["request", &fixture("shapes/input-required.json")])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let requests: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+        .run();
+    out.success();
+    let requests: Vec<Value> = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[0]["kind"], "input");
     assert_eq!(requests[1]["kind"], "authorization");
@@ -38,9 +40,9 @@ fn readme_worked_example_round_trips_input_required() {
     elicit()
         .args(["result", "--input", &fixture("shapes/input-required.json")])
         .arg(&answers)
-        .assert()
+        .run()
         .success()
-        .stdout(concat!(
+        .stdout_is(concat!(
             r#"{"inputResponses":{"labels_q":{"action":"accept","content":{"labels":["bug"]}},"connect":{"action":"accept"}},"requestState":"opaque-\u00e9-\/blob"}"#,
             "\n"
         ));
@@ -53,7 +55,7 @@ fn url_required_results_are_keyed_by_elicitation_id() {
         r#"[{"id":"x","ok":true},{"id":"y","ok":false,"reason":"declined"}]"#,
     )
     .success()
-    .stdout("{\"elicitationResults\":{\"e-1\":{\"action\":\"accept\"},\"e-2\":{\"action\":\"decline\"}}}\n");
+    .stdout_is("{\"elicitationResults\":{\"e-1\":{\"action\":\"accept\"},\"e-2\":{\"action\":\"decline\"}}}\n");
 }
 
 #[test]
@@ -63,9 +65,9 @@ fn a_jsonrpc_request_keeps_its_id() {
         r#"{"id":"x","ok":true,"data":{"env":"prod"}}"#,
     )
     .success()
-    .stdout(predicate::str::starts_with(
+    .stdout_starts_with(
         r#"{"jsonrpc":"2.0","id":"abc","result":{"action":"accept","content":{"env":"prod""#,
-    ));
+    );
 }
 
 #[test]
@@ -74,51 +76,47 @@ fn answers_are_validated_against_the_input_schema() {
         "shapes/input-required.json",
         r#"[{"id":"a","ok":true,"data":{"labels":["nope"]}},{"id":"b","ok":true}]"#,
     )
-    .code(2)
-    .stdout("")
-    .stderr(predicate::str::contains("labels_q: labels"));
+    .expect_code(2)
+    .stdout_is("")
+    .stderr_has("labels_q: labels");
 }
 
 #[test]
 fn the_answer_count_must_match_the_elicitations() {
     run_result("shapes/input-required.json", r#"[{"id":"a","ok":true}]"#)
-        .code(2)
-        .stdout("")
-        .stderr(predicate::str::contains(
-            "holds 2 elicitation(s) but 1 Answer(s) were given",
-        ));
+        .expect_code(2)
+        .stdout_is("")
+        .stderr_has("holds 2 elicitation(s) but 1 Answer(s) were given");
 }
 
 #[test]
 fn an_array_without_input_gives_an_array() {
     elicit()
         .args(["result", "--kind", "authorization"])
-        .write_stdin(r#"[{"id":"a","ok":true,"data":{}},{"id":"b","ok":false,"reason":"expired"}]"#)
-        .assert()
+        .stdin(r#"[{"id":"a","ok":true,"data":{}},{"id":"b","ok":false,"reason":"expired"}]"#)
+        .run()
         .success()
-        .stdout("[{\"action\":\"accept\"},{\"action\":\"cancel\"}]\n");
+        .stdout_is("[{\"action\":\"accept\"},{\"action\":\"cancel\"}]\n");
 }
 
 #[test]
 fn a_bad_item_is_named_by_position() {
     elicit()
         .arg("result")
-        .write_stdin(r#"[{"id":"a","ok":true},{"id":"b"}]"#)
-        .assert()
-        .code(2)
-        .stdout("")
-        .stderr(predicate::str::contains("item 1: not a contract Answer"));
+        .stdin(r#"[{"id":"a","ok":true},{"id":"b"}]"#)
+        .run()
+        .expect_code(2)
+        .stdout_is("")
+        .stderr_has("item 1: not a contract Answer");
 }
 
 #[test]
 fn kind_takes_only_its_values() {
     elicit()
         .args(["result", "--kind", "bogus"])
-        .write_stdin(r#"{"id":"a","ok":true}"#)
-        .assert()
-        .code(2)
-        .stdout("")
-        .stderr(predicate::str::contains(
-            "possible values: input, authorization",
-        ));
+        .stdin(r#"{"id":"a","ok":true}"#)
+        .run()
+        .expect_code(2)
+        .stdout_is("")
+        .stderr_has("possible values: input, authorization");
 }

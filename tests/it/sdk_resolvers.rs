@@ -854,12 +854,13 @@ fn on_a_terminal(program: &str, args: &[String]) -> expectrl::session::OsSession
     s
 }
 
-/// Waits for `prompt`, lets the prompt take the terminal, and types `keys`.
+/// Waits for `prompt` and for the prompt to take the terminal (raw mode),
+/// then types `keys`.
 fn type_at(s: &mut expectrl::session::OsSession, prompt: &str, keys: &str) {
     use expectrl::Expect;
     s.expect(prompt)
         .unwrap_or_else(|e| panic!("waiting for {prompt:?}: {e}"));
-    std::thread::sleep(Duration::from_millis(300));
+    crate::common::wait_raw_mode(s).unwrap_or_else(|e| panic!("at {prompt:?}: {e}"));
     s.send(keys).unwrap();
 }
 

@@ -4,10 +4,9 @@
 //! Linux the server dies with it, `PR_SET_PDEATHSIG`).
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::wait_up_to;
+use crate::common::{Running, Test};
 
 fn ignoring_server(pidfile: &Path) -> Vec<String> {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/servers/ignores_term.py");
@@ -45,7 +44,7 @@ fn running(pid: i32) -> bool {
 }
 
 /// The server's pid, once it has started and ignores SIGTERM.
-fn server_pid(pidfile: &Path, elicit: &mut Child) -> i32 {
+fn server_pid(pidfile: &Path) -> i32 {
     let mut pid = None;
     let started = eventually(Duration::from_secs(20), || {
         pid = std::fs::read_to_string(pidfile)
@@ -53,11 +52,8 @@ fn server_pid(pidfile: &Path, elicit: &mut Child) -> i32 {
             .and_then(|s| s.trim().parse().ok());
         pid.is_some()
     });
-    if !started {
-        let _ = elicit.kill();
-        let _ = elicit.wait();
-        panic!("the server never started");
-    }
+    // (A failure here ends elicit too: a `Running` dropped is killed.)
+    assert!(started, "the server never started");
     pid.unwrap()
 }
 
@@ -74,37 +70,29 @@ impl Drop for Reap {
     }
 }
 
-fn elicit(args: &[&str], server: &[String]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_elicit"))
-        .args(args)
-        .arg("--")
-        .args(server)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
+/// `elicit ARGS -- SERVER`, its stdin held open (a client still there).
+fn elicit(args: &[&str], server: &[String]) -> Running {
+    Test::new().args(args).server(server).feed().spawn()
 }
 
 #[test]
 fn sigterm_ends_the_proxy_and_a_server_that_ignores_it() {
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("server.pid");
-    let mut proxy = elicit(&["proxy", "--no-input"], &ignoring_server(&pidfile));
-    let pid = server_pid(&pidfile, &mut proxy);
+    let proxy = elicit(&["proxy", "--no-input"], &ignoring_server(&pidfile));
+    let pid = server_pid(&pidfile);
     let _reap = Reap(pid);
     let began = Instant::now();
-    // SAFETY: signalling the proxy this test started.
-    unsafe { libc::kill(proxy.id() as i32, libc::SIGTERM) };
-    // The client still holds the proxy's stdin open: only the signal ends it.
-    let status = wait_up_to(&mut proxy, Duration::from_secs(15))
-        .expect("the proxy ignored SIGTERM because its server did");
+    proxy.signal(libc::SIGTERM);
+    // The client still holds the proxy's stdin open: only the signal ends
+    // it (a proxy that ignored SIGTERM because its server did fails here).
+    let run = proxy.wait_within(Duration::from_secs(15));
     assert!(
         eventually(Duration::from_secs(5), || !running(pid)),
         "the server is still running"
     );
     // Passed on, a grace, then SIGKILL: the server's status says so.
-    assert_eq!(status.code(), Some(128 + libc::SIGKILL), "{status:?}");
+    run.expect_code(128 + libc::SIGKILL);
     assert!(
         began.elapsed() < Duration::from_secs(10),
         "{:?}",
@@ -116,13 +104,12 @@ fn sigterm_ends_the_proxy_and_a_server_that_ignores_it() {
 fn sighup_ends_the_proxy_and_a_server_that_ignores_it() {
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("server.pid");
-    let mut proxy = elicit(&["proxy", "--no-input"], &ignoring_server(&pidfile));
-    let pid = server_pid(&pidfile, &mut proxy);
+    let proxy = elicit(&["proxy", "--no-input"], &ignoring_server(&pidfile));
+    let pid = server_pid(&pidfile);
     let _reap = Reap(pid);
-    // SAFETY: signalling the proxy this test started.
-    unsafe { libc::kill(proxy.id() as i32, libc::SIGHUP) };
-    wait_up_to(&mut proxy, Duration::from_secs(15))
-        .expect("the proxy ignored SIGHUP because its server did");
+    proxy.signal(libc::SIGHUP);
+    // A proxy that ignored SIGHUP because its server did fails here.
+    proxy.wait_within(Duration::from_secs(15));
     assert!(eventually(Duration::from_secs(5), || !running(pid)));
 }
 
@@ -132,11 +119,10 @@ fn sighup_ends_the_proxy_and_a_server_that_ignores_it() {
 fn sigkill_leaves_no_server(args: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("server.pid");
-    let mut elicit = elicit(args, &ignoring_server(&pidfile));
-    let pid = server_pid(&pidfile, &mut elicit);
+    let elicit = elicit(args, &ignoring_server(&pidfile));
+    let pid = server_pid(&pidfile);
     let _reap = Reap(pid);
-    elicit.kill().unwrap(); // SIGKILL
-    elicit.wait().unwrap();
+    elicit.kill(); // SIGKILL
     assert!(
         eventually(Duration::from_secs(10), || !running(pid)),
         "the server (pid {pid}) outlived a SIGKILL of elicit {args:?}"
@@ -175,17 +161,12 @@ fn sigkill_of_elicit_test_leaves_no_stdio_server_behind() {
         .to_string(),
     )
     .unwrap();
-    let mut elicit = Command::new(env!("CARGO_BIN_EXE_elicit"))
+    let elicit = Test::new()
         .args(["test", cassette.to_str().unwrap()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = server_pid(&pidfile, &mut elicit);
+        .spawn();
+    let pid = server_pid(&pidfile);
     let _reap = Reap(pid);
-    elicit.kill().unwrap();
-    elicit.wait().unwrap();
+    elicit.kill();
     assert!(
         eventually(Duration::from_secs(10), || !running(pid)),
         "the server (pid {pid}) outlived a SIGKILL of elicit test"

@@ -12,14 +12,11 @@
 //! `input_required` questions are answered with `tasks/update`. Through
 //! `call`, `--record` and `elicit test`, `lint`, and `proxy`.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::common::test::Test;
-use crate::common::{elicit_command, installed, server_everything};
+use crate::common::{installed, server_everything, Run, Running, Test};
 
 const TOOL: &str = "simulate-research-query";
 
@@ -30,7 +27,7 @@ fn report(result: &Value) -> String {
         .to_string()
 }
 
-fn call(extra: &[&str]) -> std::process::Output {
+fn call(extra: &[&str]) -> Run {
     let mut args = vec![
         "call",
         "--no-input",
@@ -46,24 +43,14 @@ fn call(extra: &[&str]) -> std::process::Output {
         "ambiguous=true",
     ];
     args.extend_from_slice(extra);
-    elicit_command()
-        .args(args)
-        .arg("--")
-        .args(server_everything())
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap()
+    Test::new().args(args).server(&server_everything()).run()
 }
 
 #[test]
 fn a_task_that_asks_gets_the_answer_through_call() {
     let out = call(&["-a", "accept", "-a", "interpretation=programming"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(out.code == 0, "{}", out.stderr.as_str());
+    let result: Value = serde_json::from_str(&out.stdout).unwrap();
     let text = report(&result);
     assert!(
         text.contains("# Research Report: python (programming)"),
@@ -79,12 +66,8 @@ fn a_task_that_asks_gets_the_answer_through_call() {
 #[test]
 fn a_task_declined_reaches_the_tool_as_declined() {
     let out = call(&["-a", "decline"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(out.code == 0, "{}", out.stderr.as_str());
+    let result: Value = serde_json::from_str(&out.stdout).unwrap();
     assert!(
         report(&result).contains("User declined"),
         "{}",
@@ -104,29 +87,18 @@ fn a_task_flow_records_and_replays() {
         "--record",
         cassette.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.code == 0, "{}", out.stderr.as_str());
     let recorded: Value =
         serde_json::from_str(&std::fs::read_to_string(&cassette).unwrap()).unwrap();
     let asked = recorded["elicitations"].as_array().unwrap();
     assert_eq!(asked.len(), 1, "{recorded}");
     assert_eq!(asked[0]["answer"]["content"]["interpretation"], "snake");
     // A fresh task id on every run does not fail the replay.
-    let test = elicit_command()
+    Test::new()
         .args(["test", "--timeout", "60s"])
         .arg(&cassette)
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    assert!(
-        test.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&test.stdout),
-        String::from_utf8_lossy(&test.stderr)
-    );
+        .run()
+        .success();
 }
 
 /// A client that runs the task itself (task-augmented `tools/call`, then
@@ -134,7 +106,7 @@ fn a_task_flow_records_and_replays() {
 /// elicitation on its behalf, and nothing of it reaches the client.
 #[test]
 fn proxy_answers_a_task_elicitation_for_a_client_that_runs_the_task() {
-    let mut proxy = Command::new(env!("CARGO_BIN_EXE_elicit"))
+    let mut proxy = Test::new()
         .args([
             "proxy",
             "--no-input",
@@ -143,35 +115,15 @@ fn proxy_answers_a_task_elicitation_for_a_client_that_runs_the_task() {
             "-a",
             "accept",
         ])
-        .args(["-a", "interpretation=comedy", "--"])
-        .args(server_everything())
-        .env_remove("CI")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = proxy.stdin.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel::<Value>();
-    let stdout = proxy.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if let Ok(v) = serde_json::from_str::<Value>(&line) {
-                if tx.send(v).is_err() {
-                    break;
-                }
-            }
-        }
-    });
-    let send = |stdin: &mut std::process::ChildStdin, m: Value| {
-        writeln!(stdin, "{m}").unwrap();
-        stdin.flush().unwrap();
-    };
-    let reply_to = |id: i64| -> Value {
+        .args(["-a", "interpretation=comedy"])
+        .server(&server_everything())
+        .limit(Duration::from_secs(120))
+        .feed()
+        .spawn();
+    let send = |proxy: &mut Running, m: Value| proxy.send(&m);
+    let reply_to = |proxy: &mut Running, id: i64| -> Value {
         loop {
-            let v = rx
-                .recv_timeout(Duration::from_secs(60))
-                .expect("the proxy answered within a minute");
+            let v = proxy.next_json();
             assert_ne!(
                 v["method"], "elicitation/create",
                 "an elicitation reached the client"
@@ -182,46 +134,43 @@ fn proxy_answers_a_task_elicitation_for_a_client_that_runs_the_task() {
         }
     };
     send(
-        &mut stdin,
+        &mut proxy,
         json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"tasks-client","version":"0"}}}),
     );
-    let init = reply_to(1);
+    let init = reply_to(&mut proxy, 1);
     assert!(
         init["result"]["capabilities"]["tasks"]["requests"]["tools"]["call"].is_object(),
         "{init}"
     );
     send(
-        &mut stdin,
+        &mut proxy,
         json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
     );
     send(
-        &mut stdin,
+        &mut proxy,
         json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":TOOL,"arguments":{"topic":"python","ambiguous":true},"task":{"ttl":60000}}}),
     );
-    let created = reply_to(2);
+    let created = reply_to(&mut proxy, 2);
     let task_id = created["result"]["task"]["taskId"]
         .as_str()
         .expect("a task")
         .to_string();
     send(
-        &mut stdin,
+        &mut proxy,
         json!({"jsonrpc":"2.0","id":3,"method":"tasks/result","params":{"taskId":task_id}}),
     );
-    let done = reply_to(3);
+    let done = reply_to(&mut proxy, 3);
     assert!(
         report(&done["result"]).contains("python (comedy)"),
         "{done}"
     );
-    drop(stdin);
+    proxy.close_stdin();
     // The proxy ends when its client hangs up. server-everything keeps its
     // task's time-to-live timer running, so it does not exit when its stdin
     // closes: the proxy ends it after the grace period (SIGTERM) and exits
     // with the server's status, 128 + 15.
-    let status = crate::common::wait_at_most(&mut proxy, Duration::from_secs(30));
-    assert!(
-        matches!(status.code(), Some(0 | 143)),
-        "proxy exit {status:?}"
-    );
+    let run = proxy.wait_within(Duration::from_secs(30));
+    assert!(matches!(run.code, 0 | 143), "proxy exit {}", run.code);
 }
 
 /// The argv of the fastmcp-tasks server (its own pinned venv, installed first).
@@ -362,28 +311,13 @@ fn lint_reads_the_questions_of_an_extension_task() {
 /// working until it completes, and no question reaches it.
 #[test]
 fn proxy_answers_an_extension_tasks_questions_for_a_client_that_polls() {
-    let mut proxy = Command::new(env!("CARGO_BIN_EXE_elicit"))
+    let mut proxy = Test::new()
         .args(["proxy", "--no-input", "--server-log", "/dev/null"])
         .args(["-a", "name=Lin", "-a", "color=red", "--"])
         .args(fastmcp_tasks_server())
-        .env_remove("CI")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = proxy.stdin.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel::<Value>();
-    let stdout = proxy.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if let Ok(v) = serde_json::from_str::<Value>(&line) {
-                if tx.send(v).is_err() {
-                    break;
-                }
-            }
-        }
-    });
+        .feed()
+        .limit(Duration::from_secs(180))
+        .spawn();
     let meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "polling-client", "version": "0"},
@@ -392,13 +326,9 @@ fn proxy_answers_an_extension_tasks_questions_for_a_client_that_polls() {
     });
     let mut ask = |id: i64, method: &str, mut params: Value| -> Value {
         params["_meta"] = meta.clone();
-        let m = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(stdin, "{m}").unwrap();
-        stdin.flush().unwrap();
+        proxy.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         loop {
-            let v = rx
-                .recv_timeout(Duration::from_secs(60))
-                .expect("the proxy answered within a minute");
+            let v = proxy.next_json();
             assert_ne!(
                 v["method"], "elicitation/create",
                 "an elicitation reached the client"
@@ -441,10 +371,12 @@ fn proxy_answers_an_extension_tasks_questions_for_a_client_that_polls() {
         echoed(&done["result"]["result"]),
         json!({"action": "accept", "content": {"name": "Lin", "color": "red"}})
     );
-    drop(stdin);
-    let status = crate::common::wait_at_most(&mut proxy, Duration::from_secs(30));
+    proxy.close_stdin();
+    let run = proxy.wait_within(Duration::from_secs(30));
     assert!(
-        matches!(status.code(), Some(0 | 143)),
-        "proxy exit {status:?}"
+        matches!(run.code, 0 | 143),
+        "proxy exit {}: {}",
+        run.code,
+        run.stderr
     );
 }

@@ -5,13 +5,10 @@
 //! back to the page. Each elicit here runs in a session of its own, so it
 //! has no controlling terminal whoever runs the tests.
 
-use std::io::{BufRead, BufReader, Write};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{stub_openers, wait_up_to, BIN};
+use crate::common::{stub_openers, Run, Test};
 
 /// Far above "at once", far below a hang: a run that serves a page nobody
 /// sees is killed here and fails the test.
@@ -21,73 +18,29 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// elicit with no controlling terminal, null stdin (unless `stdin` is
-/// given), no desktop, and openers from `openers` first on PATH.
-fn unattended(args: &[&str], openers: &Path, env: &[(&str, &str)]) -> Command {
-    let mut cmd = Command::new(BIN);
+/// elicit with no controlling terminal, null stdin, no desktop, and
+/// openers from `openers` first on PATH; the run is killed and fails the
+/// test past [`LIMIT`] (a page nobody sees).
+fn unattended(args: &[&str], openers: &Path, env: &[(&str, &str)]) -> Test {
     let path = format!(
         "{}:{}",
         openers.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    cmd.args(args)
-        .current_dir(root())
+    Test::new()
+        .args(args)
         .env("PATH", path)
-        .env("NO_COLOR", "1")
-        .env_remove("CI")
-        .env_remove("ELICIT_UI")
-        .env_remove("ELICIT_BROWSER")
-        .env_remove("ELICIT_NO_OPEN")
-        .env_remove("BROWSER")
         .env_remove("DISPLAY")
         .env_remove("WAYLAND_DISPLAY")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    // SAFETY: setsid is async-signal-safe; the child gets no controlling
-    // terminal, as under `setsid` or a desktop app.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
-    cmd
-}
-
-struct Ended {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    took: Duration,
-}
-
-fn run(mut cmd: Command) -> Ended {
-    let started = Instant::now();
-    let mut child = cmd.spawn().expect("start elicit");
-    let status = wait_up_to(&mut child, LIMIT);
-    let took = started.elapsed();
-    let output = child.wait_with_output().expect("read elicit's output");
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(
-        status.is_some(),
-        "elicit was still waiting after {LIMIT:?} (a page nobody sees?):\n{stderr}"
-    );
-    Ended {
-        code: status.and_then(|s| s.code()),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr,
-        took,
-    }
+        .envs(env)
+        .no_terminal()
+        .limit(LIMIT)
 }
 
 /// Exit 2 well within the limit, nothing on stdout, and a message that
 /// names what is left and how to answer it.
-fn assert_fails_at_once(end: &Ended, fields: &[&str]) {
-    assert_eq!(end.code, Some(2), "{}", end.stderr);
+fn assert_fails_at_once(end: &Run, fields: &[&str]) {
+    assert_eq!(end.code, 2, "{}", end.stderr);
     assert!(end.stdout.is_empty(), "stdout: {}", end.stdout);
     assert!(end.took < Duration::from_secs(10), "took {:?}", end.took);
     for needle in fields
@@ -113,7 +66,7 @@ const FORM: &str = "fixtures/server-everything/form.request.json";
 fn a_plain_run_with_no_browser_to_open_fails_at_once() {
     let openers = tempfile::tempdir().unwrap();
     stub_openers(openers.path(), 3);
-    let end = run(unattended(&["-a", "name=Ada", FORM], openers.path(), &[]));
+    let end = unattended(&["-a", "name=Ada", FORM], openers.path(), &[]).run();
     assert_fails_at_once(&end, &["check", "email", "no browser opened the page"]);
     // The openers were tried: the failure is theirs, not a guess.
     assert!(opened(openers.path()).contains("http://127.0.0.1:"));
@@ -125,11 +78,12 @@ fn call_with_an_answer_missing_and_no_browser_fails_at_once() {
     stub_openers(openers.path(), 1);
     let server = root().join("tests/servers/fake_server.py");
     let server = server.to_str().unwrap();
-    let end = run(unattended(
+    let end = unattended(
         &["call", "--tool", "form", "--", "python3", server],
         openers.path(),
         &[],
-    ));
+    )
+    .run();
     assert_fails_at_once(&end, &["name"]);
 }
 
@@ -138,11 +92,7 @@ fn under_ci_a_working_opener_is_never_used_for_the_page() {
     let openers = tempfile::tempdir().unwrap();
     stub_openers(openers.path(), 0);
     for ci in ["true", "1", "yes"] {
-        let end = run(unattended(
-            &["-a", "name=Ada", FORM],
-            openers.path(),
-            &[("CI", ci)],
-        ));
+        let end = unattended(&["-a", "name=Ada", FORM], openers.path(), &[("CI", ci)]).run();
         assert_fails_at_once(&end, &["check", "CI is set"]);
     }
     assert_eq!(opened(openers.path()), "", "nothing may be opened under CI");
@@ -154,12 +104,9 @@ fn ci_false_is_not_ci() {
     for ci in ["false", "0", ""] {
         let openers = tempfile::tempdir().unwrap();
         stub_openers(openers.path(), 0);
-        let mut child = unattended(&["-a", "name=Ada", FORM], openers.path(), &[("CI", ci)])
-            .spawn()
-            .unwrap();
+        let child = unattended(&["-a", "name=Ada", FORM], openers.path(), &[("CI", ci)]).spawn();
         let seen = wait_for(|| opened(openers.path()).contains("http://127.0.0.1:"));
-        let _ = child.kill();
-        let _ = child.wait();
+        child.kill();
         assert!(seen, "CI={ci:?}: the page was not opened");
     }
 }
@@ -183,30 +130,17 @@ fn the_proxy_under_a_pipes_only_client_with_an_opener_serves_the_page() {
     let openers = tempfile::tempdir().unwrap();
     stub_openers(openers.path(), 0);
     let server = root().join("tests/servers/relay_server.py");
-    let mut cmd = unattended(
+    let mut proxy = unattended(
         &["proxy", "--", "python3", server.to_str().unwrap()],
         openers.path(),
         &[],
-    );
-    cmd.stdin(Stdio::piped());
-    let mut proxy = cmd.spawn().unwrap();
-    let mut stdin = proxy.stdin.take().unwrap();
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","id":"init","method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"desktop","version":"0"}}}}}}"#
     )
-    .unwrap();
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","id":"a-1","method":"ask","params":{{"n":1}}}}"#
-    )
-    .unwrap();
-    let stdout = proxy.stdout.take().unwrap();
-    std::thread::spawn(move || for _ in BufReader::new(stdout).lines() {});
+    .feed()
+    .spawn();
+    proxy.send(&serde_json::json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"desktop","version":"0"}}}));
+    proxy.send(&serde_json::json!({"jsonrpc":"2.0","id":"a-1","method":"ask","params":{"n":1}}));
     let seen = wait_for(|| opened(openers.path()).contains("http://127.0.0.1:"));
-    drop(stdin);
-    let _ = proxy.kill();
-    let _ = proxy.wait();
+    proxy.kill();
     assert!(seen, "the proxy did not open the page");
 }
 
@@ -225,17 +159,9 @@ fn no_open_asks_for_the_page_with_no_opener() {
         } else {
             &[]
         };
-        let mut child = unattended(&args, openers.path(), env).spawn().unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        let line = rx.recv_timeout(LIMIT);
-        let _ = child.kill();
-        let _ = child.wait();
+        let mut child = unattended(&args, openers.path(), env).spawn();
+        let line = child.next_stderr_line(LIMIT);
+        child.kill();
         let line = line.expect("no word from elicit");
         assert!(
             line.contains("answer on the page http://127.0.0.1:"),
@@ -250,8 +176,8 @@ fn no_open_asks_for_the_page_with_no_opener() {
 /// `elicit man`, and it works.
 #[test]
 fn the_proxy_flags_have_environment_forms_listed_in_man() {
-    let man = Command::new(BIN).args(["man", "proxy"]).output().unwrap();
-    let page = String::from_utf8_lossy(&man.stdout);
+    let man = Test::new().args(["man", "proxy"]).run();
+    let page = &man.stdout;
     for var in [
         "ELICIT_NO_OPEN",
         "ELICIT_NO_INPUT",
@@ -268,11 +194,7 @@ fn the_proxy_flags_have_environment_forms_listed_in_man() {
     let openers = tempfile::tempdir().unwrap();
     stub_openers(openers.path(), 0);
     // ELICIT_NO_INPUT: fails at once, and nothing is opened.
-    let end = run(unattended(
-        &[FORM],
-        openers.path(),
-        &[("ELICIT_NO_INPUT", "1")],
-    ));
+    let end = unattended(&[FORM], openers.path(), &[("ELICIT_NO_INPUT", "1")]).run();
     assert_fails_at_once(&end, &["--no-input was given"]);
     assert_eq!(opened(openers.path()), "");
 }

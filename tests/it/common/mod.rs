@@ -11,7 +11,7 @@ pub mod fake_auth;
 pub mod page;
 pub mod test;
 
-pub use test::{Run, Test};
+pub use test::{Run, Running, Test};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -294,7 +294,9 @@ impl Pty {
     /// eat in cooked mode (Ctrl-C, Backspace, Ctrl-U).
     pub fn answer_settled(&mut self, text: &str, keys: &str) -> &mut Self {
         self.expect(text);
-        std::thread::sleep(Duration::from_millis(150));
+        if let Err(e) = wait_raw_mode(&self.session) {
+            self.fail(&format!("after {text:?}"), e);
+        }
         self.send(keys)
     }
 
@@ -353,6 +355,26 @@ impl Pty {
         );
         f
     }
+}
+
+/// Waits (up to [`TIMEOUT`]) until the program on the pty has taken the
+/// terminal out of cooked mode (echo off, as a prompt in raw mode has it):
+/// keys sent before would be eaten or echoed by the line discipline.
+pub fn wait_raw_mode(session: &OsSession) -> Result<(), String> {
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        match session.get_process().get_echo() {
+            Ok(false) => return Ok(()),
+            Ok(true) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            Ok(true) => return Err(format!("the terminal was still echoing after {TIMEOUT:?}")),
+            Err(e) => return Err(format!("cannot read the terminal's mode: {e}")),
+        }
+    }
+}
+
+/// `-a A -a B …`: each scripted answer after its flag.
+pub fn answers<'a>(given: &[&'a str]) -> Vec<&'a str> {
+    given.iter().flat_map(|a| ["-a", a]).collect()
 }
 
 /// Writes an executable shell script.
@@ -486,6 +508,45 @@ pub fn elicit_command() -> assert_cmd::Command {
     c
 }
 
+/// A scripted client speaking to `proxy` (a [`Test`] of `elicit proxy …`):
+/// each message with an id waits for its reply, as real clients do.
+/// Returns every message the client got, in order (the reply to the last
+/// request last), and the run, which must end with success once the client
+/// closes stdin.
+pub fn client_session(proxy: Test, messages: &[Value]) -> (Vec<Value>, Run) {
+    let mut proxy = proxy.feed().spawn();
+    let mut got = Vec::new();
+    for m in messages {
+        proxy.send(m);
+        let Some(id) = m.get("id") else { continue };
+        loop {
+            let v = proxy.next_json();
+            let reply = &v["id"] == id && v.get("method").is_none();
+            got.push(v);
+            if reply {
+                break;
+            }
+        }
+    }
+    proxy.close_stdin();
+    let run = proxy.wait();
+    run.success();
+    (got, run)
+}
+
+/// [`client_session`] of a client that declares no elicitation: none may
+/// reach it.
+pub fn dumb_client(proxy: Test, messages: &[Value]) -> Vec<Value> {
+    let (got, _) = client_session(proxy, messages);
+    for v in &got {
+        assert_ne!(
+            v["method"], "elicitation/create",
+            "an elicitation reached the client"
+        );
+    }
+    got
+}
+
 /// Installs the pinned real servers into `.deps/` once per test run
 /// (scripts/install-test-servers takes a lock and is a no-op when its stamp
 /// matches); panics with the script's output when it fails.
@@ -532,11 +593,7 @@ impl HttpServer {
 /// ARGS is a script, relative to the repository.
 pub fn http_server(program: &str, args: &[&str]) -> HttpServer {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let (script, rest) = args.split_first().expect("a script");
     let child = Command::new(program)
         .arg(root.join(script))
@@ -547,13 +604,30 @@ pub fn http_server(program: &str, args: &[&str]) -> HttpServer {
         .spawn()
         .unwrap();
     let server = HttpServer(child, port);
-    for _ in 0..300 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return server;
-        }
-        std::thread::sleep(Duration::from_millis(100));
+    wait_listening(port, Duration::from_secs(30), script);
+    server
+}
+
+/// A free port on 127.0.0.1 (for a server the test starts).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Waits until something listens on 127.0.0.1:`port`; fails the test
+/// naming `what` past `limit`.
+pub fn wait_listening(port: u16, limit: Duration, what: &str) {
+    let deadline = Instant::now() + limit;
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not listen on {port} within {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
     }
-    panic!("{script} did not listen on {port}");
 }
 
 /// Closes `s` with a TCP reset (SO_LINGER 0) rather than a clean FIN, as a

@@ -8,8 +8,10 @@
 //! if elicit panicked, whatever the test itself checks.
 
 use std::ffi::OsStr;
-use std::io::{Read, Write};
-use std::process::{Command, Stdio};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -39,6 +41,7 @@ pub struct Test {
     stdin: Option<Vec<u8>>,
     limit: Duration,
     shown: Vec<String>,
+    feed: bool,
 }
 
 /// How a run ended.
@@ -48,6 +51,8 @@ pub struct Run {
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
+    /// From its start to its end.
+    pub took: Duration,
 }
 
 impl Test {
@@ -66,6 +71,7 @@ impl Test {
             stdin: None,
             limit: RUN_LIMIT,
             shown: Vec::new(),
+            feed: false,
         }
     }
 
@@ -115,6 +121,33 @@ impl Test {
         self
     }
 
+    /// Stdin redirected from `from`: a file (its size known, as `< FILE`),
+    /// another process's output.
+    pub fn stdin_from(mut self, from: impl Into<Stdio>) -> Test {
+        self.cmd.stdin(from);
+        self
+    }
+
+    /// No controlling terminal (a session of its own, as a CI job or an
+    /// editor's hook runs it): `/dev/tty` cannot be opened.
+    pub fn no_terminal(mut self) -> Test {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setsid is async-signal-safe.
+        unsafe {
+            self.cmd.pre_exec(|| {
+                libc::setsid();
+                Ok(())
+            });
+        }
+        self
+    }
+
+    /// Stdin a pipe the test writes to as it goes ([`Running::write`]).
+    pub fn feed(mut self) -> Test {
+        self.feed = true;
+        self
+    }
+
     /// The most the run may take.
     pub fn limit(mut self, limit: Duration) -> Test {
         self.limit = limit;
@@ -122,58 +155,188 @@ impl Test {
     }
 
     /// Runs it to its end (or its limit).
-    pub fn run(mut self) -> Run {
-        if self.stdin.is_some() {
+    pub fn run(self) -> Run {
+        self.spawn().wait()
+    }
+
+    /// Starts it and returns at once: for a test that signals it, feeds
+    /// its stdin as it goes, or reads its pid; [`Running::wait`] ends it
+    /// as [`Test::run`] does.
+    pub fn spawn(mut self) -> Running {
+        if self.stdin.is_some() || self.feed {
             self.cmd.stdin(Stdio::piped());
         }
         let mut child = self.cmd.spawn().expect("the elicit binary starts");
+        let mut stdin = child.stdin.take();
         if let Some(bytes) = self.stdin.take() {
-            let mut pipe = child.stdin.take().expect("stdin is piped");
+            let mut pipe = stdin.take().expect("stdin is piped");
             // A thread of its own: elicit may stop reading (an error at the
             // first line) while its output fills the other pipes.
             std::thread::spawn(move || {
                 let _ = pipe.write_all(&bytes);
             });
         }
-        let read = |r: Option<Box<dyn Read + Send>>| {
-            std::thread::spawn(move || {
-                let mut bytes = Vec::new();
-                if let Some(mut r) = r {
-                    let _ = r.read_to_end(&mut bytes);
-                }
-                String::from_utf8_lossy(&bytes).into_owned()
-            })
-        };
-        let stdout = read(
-            child
-                .stdout
-                .take()
-                .map(|p| Box::new(p) as Box<dyn Read + Send>),
-        );
-        let stderr = read(
-            child
-                .stderr
-                .take()
-                .map(|p| Box::new(p) as Box<dyn Read + Send>),
-        );
-        let started = Instant::now();
+        let (lines, stdout) = read_lines(child.stdout.take());
+        let (stderr_lines, stderr) = read_lines(child.stderr.take());
+        Running {
+            child,
+            stdin,
+            lines,
+            stderr_lines,
+            stdout: Some(stdout),
+            stderr: Some(stderr),
+            started: Instant::now(),
+            limit: self.limit,
+            shown: self.shown.join(" "),
+        }
+    }
+}
+
+/// Reads stdout on a thread of its own, handing on each line as it comes
+/// (for [`Running::next_json`]) and the whole at the end.
+fn read_lines(pipe: Option<impl Read + Send + 'static>) -> (Receiver<String>, JoinHandle<String>) {
+    let (send, lines) = mpsc::channel();
+    let all = std::thread::spawn(move || {
+        let mut all = String::new();
+        let Some(pipe) = pipe else { return all };
+        let mut reader = BufReader::new(pipe);
+        let mut bytes = Vec::new();
+        while matches!(reader.read_until(b'\n', &mut bytes), Ok(n) if n > 0) {
+            let line = String::from_utf8_lossy(&bytes).into_owned();
+            all.push_str(&line);
+            let _ = send.send(line);
+            bytes.clear();
+        }
+        all
+    });
+    (lines, all)
+}
+
+/// A run under way ([`Test::spawn`]).
+pub struct Running {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr_lines: Receiver<String>,
+    stdout: Option<JoinHandle<String>>,
+    stderr: Option<JoinHandle<String>>,
+    started: Instant,
+    limit: Duration,
+    shown: String,
+}
+
+impl Running {
+    /// elicit's process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends elicit `signal`.
+    pub fn signal(&self, signal: i32) {
+        // SAFETY: a signal to our own child.
+        unsafe { libc::kill(self.child.id() as i32, signal) };
+    }
+
+    /// Writes `bytes` to elicit's stdin (a client speaking as it goes).
+    pub fn write(&mut self, bytes: &[u8]) {
+        let pipe = self.stdin.as_mut().expect("stdin still open");
+        pipe.write_all(bytes).expect("elicit reads its stdin");
+        pipe.flush().expect("elicit reads its stdin");
+    }
+
+    /// Writes one JSON-RPC message, a line, to elicit's stdin.
+    pub fn send(&mut self, message: &Value) {
+        self.write(format!("{message}\n").as_bytes());
+    }
+
+    /// The next line elicit writes on stdout, as JSON: fails the test when
+    /// none comes within the run's limit, or stdout ends first.
+    pub fn next_json(&mut self) -> Value {
+        let left = self.limit.saturating_sub(self.started.elapsed());
+        let line = self
+            .lines
+            .recv_timeout(left)
+            .unwrap_or_else(|e| panic!("elicit {}: no line on stdout ({e})", self.shown));
+        serde_json::from_str(line.trim())
+            .unwrap_or_else(|e| panic!("elicit {}: a line not JSON ({e}): {line:?}", self.shown))
+    }
+
+    /// The next line elicit writes on stdout, as it wrote it (without its
+    /// line end): fails the test as [`Running::next_json`] does.
+    pub fn next_line(&mut self) -> String {
+        self.next_raw_line()
+            .trim_end_matches(['\n', '\r'])
+            .to_string()
+    }
+
+    /// The next line on stdout with its line end (none at the very end).
+    pub fn next_raw_line(&mut self) -> String {
+        let left = self.limit.saturating_sub(self.started.elapsed());
+        self.lines
+            .recv_timeout(left)
+            .unwrap_or_else(|e| panic!("elicit {}: no line on stdout ({e})", self.shown))
+    }
+
+    /// The next line elicit writes on stderr, waiting up to `limit`.
+    pub fn next_stderr_line(&mut self, limit: Duration) -> Option<String> {
+        self.stderr_lines.recv_timeout(limit).ok()
+    }
+
+    /// As [`Running::wait`], up to `limit` from now (after a signal, say).
+    pub fn wait_within(mut self, limit: Duration) -> Run {
+        self.limit = self.started.elapsed() + limit;
+        self.wait()
+    }
+
+    /// Kills elicit (a run that would wait for a person) and returns what
+    /// it said.
+    pub fn kill(mut self) -> Run {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.wait()
+    }
+
+    /// Ends elicit's stdin (the client is done).
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Whether elicit is still running.
+    pub fn alive(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    /// Waits for its end (up to the limit from its start; past it, kills
+    /// it and fails the test with what it said). Stdin stays open while it
+    /// runs unless [`Running::close_stdin`] closed it: a client that hangs
+    /// up says so first.
+    pub fn wait(mut self) -> Run {
         let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
+            if let Some(status) = self.child.try_wait().unwrap() {
                 break Some(status);
             }
-            if started.elapsed() > self.limit {
-                let _ = child.kill();
-                let _ = child.wait();
+            if self.started.elapsed() > self.limit {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
                 break None;
             }
             std::thread::sleep(Duration::from_millis(10));
         };
         let run = Run {
+            took: self.started.elapsed(),
             code: status.and_then(|s| s.code()).unwrap_or(-1),
-            stdout: stdout.join().unwrap(),
-            stderr: stderr.join().unwrap(),
+            stdout: self
+                .stdout
+                .take()
+                .map(|t| t.join().unwrap())
+                .unwrap_or_default(),
+            stderr: self
+                .stderr
+                .take()
+                .map(|t| t.join().unwrap())
+                .unwrap_or_default(),
         };
-        let shown = self.shown.join(" ");
+        let shown = &self.shown;
         assert!(
             status.is_some(),
             "elicit {shown} did not end within {:?}; it said: {}{}",
@@ -187,6 +350,16 @@ impl Test {
             run.stderr
         );
         run
+    }
+}
+
+/// A test that fails while elicit runs leaves nothing running.
+impl Drop for Running {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }
 
@@ -214,5 +387,59 @@ impl Run {
     /// Fails the test unless the run succeeded.
     pub fn success(&self) -> &Run {
         self.expect_code(0)
+    }
+
+    /// Fails the test unless the run failed (any code but 0).
+    pub fn failure(&self) -> &Run {
+        assert_ne!(
+            self.code, 0,
+            "exit 0 (expected a failure)\nstdout: {}\nstderr: {}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    /// Fails the test unless stdout is exactly `text`.
+    pub fn stdout_is(&self, text: &str) -> &Run {
+        assert_eq!(self.stdout, text, "stdout\nstderr: {}", self.stderr);
+        self
+    }
+
+    /// Fails the test unless `holds` (what was looked for, in `what`).
+    fn check(&self, holds: bool, what: String) -> &Run {
+        assert!(
+            holds,
+            "{what}\nstdout: {}\nstderr: {}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    /// Fails the test unless stdout holds `text`.
+    pub fn stdout_has(&self, text: &str) -> &Run {
+        self.check(self.stdout.contains(text), format!("stdout lacks {text:?}"))
+    }
+
+    /// Fails the test if stdout holds `text`.
+    pub fn stdout_lacks(&self, text: &str) -> &Run {
+        self.check(!self.stdout.contains(text), format!("stdout has {text:?}"))
+    }
+
+    /// Fails the test unless stderr holds `text`.
+    pub fn stderr_has(&self, text: &str) -> &Run {
+        self.check(self.stderr.contains(text), format!("stderr lacks {text:?}"))
+    }
+
+    /// Fails the test if stderr holds `text`.
+    pub fn stderr_lacks(&self, text: &str) -> &Run {
+        self.check(!self.stderr.contains(text), format!("stderr has {text:?}"))
+    }
+
+    /// Fails the test unless stdout starts with `text`.
+    pub fn stdout_starts_with(&self, text: &str) -> &Run {
+        self.check(
+            self.stdout.starts_with(text),
+            format!("stdout does not start with {text:?}"),
+        )
     }
 }

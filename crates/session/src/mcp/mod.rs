@@ -45,3 +45,6 @@ impl From<ElicitError> for StepFailure {
         StepFailure { step: None, error }
     }
 }
+
+#[cfg(test)]
+mod client_tests;
