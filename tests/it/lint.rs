@@ -585,7 +585,7 @@ fn the_rule_docs_are_generated_from_the_table() {
     let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         on_disk == generated,
-        "docs/lint-rules.md is stale: run `UPDATE_LINT_DOCS=1 cargo test --test lint docs` (or `elicit lint --rules-markdown > docs/lint-rules.md`)"
+        "docs/lint-rules.md is stale: run `UPDATE_LINT_DOCS=1 cargo test --test it lint::` (or `elicit lint --rules-markdown > docs/lint-rules.md`)"
     );
     for r in RULES {
         assert!(generated.contains(&format!("### `{}`", r.id)), "{}", r.id);
