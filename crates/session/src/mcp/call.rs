@@ -59,7 +59,15 @@ pub(crate) fn call_tool_end(
         let reply = match client.request(wire::TOOLS_CALL, params.clone(), handler)? {
             Reply::Result(created) if as_task && tasks::created_task(&created).is_some() => {
                 let id = tasks::created_task(&created).unwrap_or_default();
-                client.request(wire::TASKS_RESULT, tasks::result_params(&id), handler)?
+                match client.request(wire::TASKS_RESULT, tasks::result_params(&id), handler) {
+                    Err(gave_up @ ElicitError::Server(ServerError::NoReply { .. })) => {
+                        // As for an extension task: nobody waits for it any more.
+                        let _ =
+                            client.request(wire::TASKS_CANCEL, tasks::result_params(&id), handler);
+                        return Err(gave_up);
+                    }
+                    reply => reply?,
+                }
             }
             Reply::Result(created) if tasks::extension_task(&created).is_some() => {
                 let id = tasks::extension_task(&created).unwrap_or_default();
@@ -156,6 +164,10 @@ fn follow_extension_task(
                 .elapsed()
                 .saturating_sub(handler.answering.saturating_sub(answering_before));
             if spent >= budget {
+                // Nobody waits for the task any more: the server is asked
+                // to stop it rather than run it for nobody. Its reply (or
+                // none, within the same timeout) changes nothing.
+                let _ = client.request(wire::TASKS_CANCEL, tasks::get_params(task_id), handler);
                 return Err(ElicitError::Server(ServerError::NoReply {
                     method: format!("{} (the task did not end)", wire::TASKS_GET),
                     waited: budget,

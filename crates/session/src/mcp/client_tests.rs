@@ -492,6 +492,103 @@ fn a_reply_that_never_comes_ends_at_the_timeout() {
 }
 
 #[test]
+fn a_task_that_never_ends_is_cancelled_when_the_wait_gives_up() {
+    let (scripted, mut person) = (no_answers(), nobody());
+    let mut handler = ElicitHandler::new(&scripted, &mut person);
+    let cancelled = Arc::new(Mutex::new(None));
+    let seen = cancelled.clone();
+    let err = with_server(
+        move |s| {
+            s.handshake(HANDSHAKE_VERSION, json!({}));
+            let call = s.request(wire::TOOLS_CALL);
+            s.reply(
+                &call,
+                json!({"resultType": "task", "taskId": "t-1", "status": "working",
+                       "pollIntervalMs": 20}),
+            );
+            loop {
+                let msg = s.next();
+                if msg["method"] == wire::TASKS_CANCEL {
+                    *seen.lock().unwrap() = Some(msg["params"]["taskId"].clone());
+                    s.reply(&msg, json!({}));
+                    break;
+                }
+                assert_eq!(msg["method"], wire::TASKS_GET, "{msg}");
+                s.reply(
+                    &msg,
+                    json!({"taskId": "t-1", "status": "working",
+                                     "pollIntervalMs": 20}),
+                );
+            }
+        },
+        |t| {
+            let mut client = connect(t, ProtocolChoice::Auto, &mut handler)?;
+            client.timeout = Some(Duration::from_millis(300));
+            call_tool_end(&mut client, &mut handler, "forever", &Map::new())
+        },
+    )
+    .expect_err("the task never ended");
+    assert!(
+        matches!(server_error(err), ServerError::NoReply { ref method, .. } if method.starts_with(wire::TASKS_GET))
+    );
+    assert_eq!(
+        *cancelled.lock().unwrap(),
+        Some(json!("t-1")),
+        "tasks/cancel sent for the task"
+    );
+}
+
+#[test]
+fn a_2025_task_whose_result_never_comes_is_cancelled_when_the_wait_gives_up() {
+    let (scripted, mut person) = (no_answers(), nobody());
+    let mut handler = ElicitHandler::new(&scripted, &mut person);
+    let cancelled = Arc::new(Mutex::new(None));
+    let seen = cancelled.clone();
+    let err = with_server(
+        move |s| {
+            s.handshake(
+                HANDSHAKE_VERSION,
+                json!({"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}}),
+            );
+            let list = s.request(wire::TOOLS_LIST);
+            s.reply(
+                &list,
+                json!({"tools": [{"name": "research", "inputSchema": {"type": "object"},
+                                  "execution": {"taskSupport": "required"}}]}),
+            );
+            let call = s.request(wire::TOOLS_CALL);
+            assert!(
+                call["params"].get("task").is_some(),
+                "called as a task: {call}"
+            );
+            s.reply(
+                &call,
+                json!({"task": {"taskId": "r-1", "status": "working"}}),
+            );
+            s.request(wire::TASKS_RESULT);
+            // No result: the client's wait ends at its timeout.
+            let cancel = s.request(wire::TASKS_CANCEL);
+            *seen.lock().unwrap() = Some(cancel["params"]["taskId"].clone());
+            s.reply(&cancel, json!({}));
+        },
+        |t| {
+            let mut client = connect(t, ProtocolChoice::Auto, &mut handler)?;
+            client.timeout = Some(Duration::from_millis(300));
+            call_tool_end(&mut client, &mut handler, "research", &Map::new())
+        },
+    )
+    .expect_err("the task never ended");
+    assert!(
+        matches!(server_error(err), ServerError::NoReply { ref method, .. } if method == wire::TASKS_RESULT)
+    );
+    assert_eq!(
+        *cancelled.lock().unwrap(),
+        Some(json!("r-1")),
+        "tasks/cancel sent for the task"
+    );
+}
+
+#[test]
 fn a_server_that_keeps_asking_is_stopped_after_the_most_rounds() {
     let scripted = ScriptedAnswers::parse(["name=Ada"], |_| Err(std::io::Error::other("no files")))
         .expect("answers");
