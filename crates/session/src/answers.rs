@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use crate::cassette::{read_checked, Cassette, LoadError, CASSETTE_VERSION};
+use crate::cassette::{read_checked, strings, Cassette, LoadError, CASSETTE_VERSION};
 use elicit_core::elicitation::answer_rules::{describe, first_match};
 pub use elicit_core::elicitation::answer_rules::{AnswerSpec, Asked, Criteria, Rule};
 use elicit_core::elicitation::contract::Answer;
@@ -111,15 +111,7 @@ impl AnswerRules {
                 tool: text("tool"),
                 mode: text("mode").map(|m| if m == "url" { Mode::Url } else { Mode::Form }),
                 message,
-                fields: m
-                    .and_then(|m| m.get("fields"))
-                    .and_then(Value::as_array)
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|x| x.as_str().map(str::to_string))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
+                fields: strings(m.and_then(|m| m.get("fields"))),
                 host: text("host"),
                 message_is: None,
                 fields_are: None,

@@ -418,15 +418,7 @@ fn properties(schema: &Value) -> Map<String, Value> {
 }
 
 fn required(schema: &Value) -> Vec<String> {
-    schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|x| x.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
+    super::strings(schema.get("required"))
 }
 
 /// A field's kind in a few words: `string`, `integer 0..150`, `enum [a, b]`.

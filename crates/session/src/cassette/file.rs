@@ -184,3 +184,16 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ElicitEr
     })();
     result.map_err(|e| ElicitError::io(format!("writing {}", path.display()), e))
 }
+
+/// The strings of a JSON array (`"ignore"`, `"fields"`, a command line);
+/// anything else, or a missing key, is none.
+pub(crate) fn strings(value: Option<&Value>) -> Vec<String> {
+    value
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}

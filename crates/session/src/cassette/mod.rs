@@ -22,7 +22,9 @@ pub(crate) use elicit_core::elicitation::answer_rules::values_as_words;
 pub use elicit_core::elicitation::answer_rules::AnswerSpec;
 pub(crate) use file::cassette_validator;
 pub use file::{check_writable, LoadError, MAX_FILE_BYTES};
-pub(crate) use file::{escape_pointer_token, read_checked, write_atomically, MAX_FILE_VALUES};
+pub(crate) use file::{
+    escape_pointer_token, read_checked, strings, write_atomically, MAX_FILE_VALUES,
+};
 
 pub mod diff;
 pub mod explore;
@@ -563,16 +565,9 @@ impl Cassette {
             .as_object()
             .ok_or_else(|| (String::new(), "a cassette is a JSON object".to_string()))?;
         let server = match obj.get("server") {
-            Some(Value::Object(s)) if s.contains_key("command") => ServerSpec::Command(
-                s["command"]
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|x| x.as_str().map(str::to_string))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            ),
+            Some(Value::Object(s)) if s.contains_key("command") => {
+                ServerSpec::Command(strings(s.get("command")))
+            }
             Some(Value::Object(s)) => ServerSpec::Url {
                 url: s
                     .get("url")
@@ -587,16 +582,6 @@ impl Cassette {
             },
             _ => return Err(("/server".into(), "missing or not an object".into())),
         };
-        let strings = |key: &str| -> Vec<String> {
-            obj.get(key)
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|x| x.as_str().map(str::to_string))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
         let mut elicitations = Vec::new();
         for e in obj
             .get("elicitations")
@@ -608,15 +593,7 @@ impl Cassette {
                 key: e.get("key").and_then(Value::as_str).map(str::to_string),
                 request: e.get("request").cloned().unwrap_or(Value::Null),
                 answer: AnswerSpec::from_value(e.get("answer").unwrap_or(&Value::Null)),
-                ignore: e
-                    .get("ignore")
-                    .and_then(Value::as_array)
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|x| x.as_str().map(str::to_string))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
+                ignore: strings(e.get("ignore")),
                 invalid: e.get("invalid").and_then(Value::as_bool) == Some(true),
             });
         }
@@ -657,7 +634,7 @@ impl Cassette {
                 .unwrap_or_default(),
             elicitations,
             result: obj.get("result").cloned(),
-            ignore: strings("ignore"),
+            ignore: strings(obj.get("ignore")),
             matches,
             extra,
             source: Some(v.clone()),
