@@ -55,10 +55,10 @@ fn json_keeps_the_json_on_a_terminal() {
 fn a_missing_required_argument_is_asked() {
     let mut s = spawn("call --tool sum --arg a=2");
     s.expect("b *").expect("the prompt for b");
-    std::thread::sleep(Duration::from_millis(300));
+    crate::common::wait_raw_mode(&s).unwrap();
     s.send("40\r").unwrap();
     s.expect("Send these answers?").expect("the review");
-    std::thread::sleep(Duration::from_millis(300));
+    crate::common::wait_raw_mode(&s).unwrap();
     s.send("\r").unwrap();
     let out = rest(&mut s);
     assert!(out.contains(r#"{"sum":42}"#), "{out}");

@@ -119,14 +119,14 @@ fn cancelling_the_tool_arguments_form_exits_with_the_cancel_code_and_offers_no_d
         header.contains("The arguments to call the tool sum of fake with"),
         "{header}"
     );
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    crate::common::wait_raw_mode(&s).unwrap();
     s.send("40\r").unwrap();
     // elicit's own form has no server to decline to: use, edit or cancel.
     let review = s.expect("Cancel").expect("the review");
     let review = String::from_utf8_lossy(review.before()).into_owned();
     assert!(review.contains("Use these"), "{review}");
     assert!(!review.contains("Decline"), "{review}");
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    crate::common::wait_raw_mode(&s).unwrap();
     s.send(format!("{DOWN}{DOWN}{ENTER}")).unwrap();
     let end = s
         .expect(expectrl::Regex("exit=[0-9]+"))
@@ -160,7 +160,7 @@ fn cancelling_a_field_wipes_its_whole_prompt() {
         } else {
             p.expect("❯ s");
         }
-        p.sleep(200).send(key);
+        p.send_settled(key);
         let f = p.finish_with(json!({"action": "cancel"}));
         let seen = f.visible();
         for gone in [

@@ -137,8 +137,8 @@ fn a_fatal_signal_during_a_prompt_restores_the_terminal() {
         s.send("\n").unwrap();
         let before = s.expect("red").expect("the list prompt");
         let mut screen = before.as_bytes().to_vec();
-        // Let the list switch the terminal to raw mode for its key read.
-        std::thread::sleep(Duration::from_millis(300));
+        // The list has the terminal in raw mode: the signal must put it back.
+        crate::common::wait_raw_mode(&s).unwrap();
         let pid_file = dir.path().join("pid");
         let until = Instant::now() + TIMEOUT;
         let pid: i32 = loop {

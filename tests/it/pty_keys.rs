@@ -12,7 +12,6 @@ use std::time::Duration;
 use crate::common::*;
 use serde_json::{json, Value};
 
-const CTRL_D: &str = "\x04";
 const HOME: &str = "\x1b[H";
 
 fn one(name: &str, field: Value, required: bool) -> String {
@@ -67,7 +66,7 @@ fn ctrl_d_cancels_lists_and_text_with_text() {
     }
     let text = json!({"type": "string", "title": "Name"});
     let mut p = elicit(&one("name", text, true)).spawn();
-    p.answer("? Name", "Ada").sleep(150).send(CTRL_D);
+    p.answer_settled("? Name", "Ada").send(CTRL_D);
     let f = p.finish_with(json!({"action": "cancel"}));
     assert!(f.visible().ends_with("✗ cancelled"), "{}", f.visible());
 }
@@ -103,7 +102,7 @@ fn ctrl_d_cancels_the_url_menu_and_waiting_screen() {
 fn ctrl_c_leaves_a_text_field_tidy() {
     let field = json!({"type": "integer", "title": "Count"});
     let mut p = elicit(&one("n", field, true)).spawn();
-    p.answer("? Count", "3").sleep(150).send(CTRL_C);
+    p.answer_settled("? Count", "3").send(CTRL_C);
     let f = p.finish_with(json!({"action": "cancel"}));
     let seen = f.visible();
     assert!(!seen.contains("› 3"), "{seen}");
@@ -230,8 +229,7 @@ fn secret_field_is_masked_with_a_reveal_key() {
     p.expect("Ctrl-R shows or hides it")
         .answer("› ", "hunter2")
         .expect("•••••••")
-        .sleep(150)
-        .send("\x12")
+        .send_settled("\x12")
         .expect("› hunter2")
         .send("\x12")
         .send(ENTER)
@@ -339,4 +337,28 @@ fn titled_options_show_the_value_only_beside_equal_titles() {
         .answer("Send these answers?", ENTER);
     let f = p.finish_with(json!({"action": "accept", "content": {"shipping": "std"}}));
     assert!(!f.visible().contains("(std)"), "{}", f.visible());
+}
+
+/// The harness's wait for raw mode tells a program reading lines from one
+/// reading keys: without it, keys the line discipline edits (Ctrl-D,
+/// Backspace, Ctrl-R) are sent too early and lost.
+#[test]
+fn the_wait_for_raw_mode_tells_line_mode_from_raw_mode() {
+    use crate::common::wait_raw_mode_within;
+    use expectrl::Expect;
+    let spawn = |script: &str| {
+        let mut cmd = std::process::Command::new("/bin/sh");
+        cmd.arg("-c").arg(script);
+        let mut s = expectrl::session::OsSession::spawn(cmd).expect("spawn under a pty");
+        s.set_expect_timeout(Some(crate::common::TIMEOUT));
+        s
+    };
+    let mut lines = spawn("echo ready; read line");
+    lines.expect("ready").unwrap();
+    let short = Duration::from_millis(200);
+    let err = wait_raw_mode_within(&lines, short).unwrap_err();
+    assert!(err.contains("line mode"), "{err}");
+    let mut keys = spawn("stty raw; echo ready; read line");
+    keys.expect("ready").unwrap();
+    wait_raw_mode_within(&keys, short).unwrap();
 }

@@ -32,6 +32,7 @@ pub const ENTER: &str = "\r";
 pub const SPACE: &str = " ";
 pub const ESC: &str = "\x1b";
 pub const CTRL_C: &str = "\x03";
+pub const CTRL_D: &str = "\x04";
 pub const SHOW_CURSOR: &[u8] = b"\x1b[?25h";
 
 /// The repository's fixtures directory.
@@ -300,6 +301,15 @@ impl Pty {
         self.send(keys)
     }
 
+    /// Sends `keys` once the program reads keys in raw mode (see
+    /// [`wait_raw_mode`]): for keys the line discipline would edit.
+    pub fn send_settled(&mut self, keys: &str) -> &mut Self {
+        if let Err(e) = wait_raw_mode(&self.session) {
+            self.fail(&format!("before sending {keys:?}"), e);
+        }
+        self.send(keys)
+    }
+
     /// The screen so far as a person sees it (see [`render`]).
     pub fn visible(&self) -> String {
         render(&self.transcript, self.size)
@@ -358,15 +368,32 @@ impl Pty {
 }
 
 /// Waits (up to [`TIMEOUT`]) until the program on the pty has taken the
-/// terminal out of cooked mode (echo off, as a prompt in raw mode has it):
-/// keys sent before would be eaten or echoed by the line discipline.
+/// terminal out of canonical (line) mode, as a prompt in raw mode has it:
+/// keys sent before are edited by the line discipline (Ctrl-D becomes an
+/// end of file that is never read as a key, Backspace is eaten).
+///
+/// Canonical mode, not echo, is the flag to watch: the pty is spawned with
+/// echo already off, so echo says nothing about the prompt.
 pub fn wait_raw_mode(session: &OsSession) -> Result<(), String> {
-    let deadline = Instant::now() + TIMEOUT;
+    wait_raw_mode_within(session, TIMEOUT)
+}
+
+/// [`wait_raw_mode`] with a time limit of its own.
+pub fn wait_raw_mode_within(session: &OsSession, limit: Duration) -> Result<(), String> {
+    let deadline = Instant::now() + limit;
+    let master = session
+        .get_process()
+        .get_raw_handle()
+        .map_err(|e| format!("cannot reach the pty: {e}"))?;
     loop {
-        match session.get_process().get_echo() {
-            Ok(false) => return Ok(()),
-            Ok(true) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
-            Ok(true) => return Err(format!("the terminal was still echoing after {TIMEOUT:?}")),
+        match rustix::termios::tcgetattr(&master) {
+            Ok(t) if !t.local_modes.contains(rustix::termios::LocalModes::ICANON) => return Ok(()),
+            Ok(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            Ok(_) => {
+                return Err(format!(
+                    "the terminal was still in line mode after {TIMEOUT:?}"
+                ))
+            }
             Err(e) => return Err(format!("cannot read the terminal's mode: {e}")),
         }
     }

@@ -85,6 +85,19 @@ pub(crate) fn read_key_unless(term: &Term, done: &dyn Fn() -> bool) -> Prompted<
     }
 }
 
+/// Raw mode held for a whole prompt, put back when the guard drops.
+///
+/// [`read_key`] enters raw mode for each key and leaves it after; between
+/// two keys the terminal would be back in line mode for as long as the
+/// prompt takes to redraw, and a key arriving then is edited by the line
+/// discipline: echoed over the prompt, Backspace eaten, Ctrl-D turned into
+/// an end of file that is never read. A prompt holds this guard while it
+/// is up, so there is no such gap; the per-key switch inside it changes
+/// nothing. `None` when raw mode cannot be entered: the key read says why.
+pub(crate) fn hold_raw(term: &Term) -> Option<RawKeys<'_>> {
+    RawKeys::enter(term).ok()
+}
+
 /// Whether keys wait to be read (typed ahead). Looked at in raw mode, where
 /// a line not yet ended with Enter counts too.
 pub(crate) fn typed_ahead(term: &Term) -> bool {

@@ -205,6 +205,7 @@ fn wait_for_person(term: &Term) -> Prompted<UrlOutcome> {
             }
         })
     };
+    let raw = super::keys::hold_raw(term);
     let outcome = loop {
         let done = elicit_platform::handlers::done_elsewhere;
         match read_key_unless(term, &done) {
@@ -218,6 +219,7 @@ fn wait_for_person(term: &Term) -> Prompted<UrlOutcome> {
             Err(e) => break Err(e),
         }
     };
+    drop(raw);
     stop.store(true, Ordering::SeqCst);
     let _ = ticker.join();
     let _ = term.clear_line();

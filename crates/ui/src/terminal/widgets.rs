@@ -277,6 +277,7 @@ pub(crate) fn select_keyed(
             .map(|&(_, i)| i)
     };
     let mut block = Block::new(term);
+    let _raw = keys::hold_raw(term);
     let result = loop {
         let needle = filter.to_lowercase();
         let shown: Vec<usize> = (0..items.len())
@@ -371,6 +372,7 @@ pub(crate) fn multi_select(
     let mut cursor = if items.is_empty() { None } else { Some(0) };
     let mut problem: Option<String> = None;
     let mut block = Block::new(term);
+    let _raw = keys::hold_raw(term);
     let result = loop {
         let mut lines = vec![question_line(&prompt, None)];
         for k in window(term, items.len(), cursor, 2) {
@@ -452,6 +454,7 @@ pub(crate) fn read_line_or_back(
     let mut pos = chars.len();
     let mut start = 0usize;
     let mut revealed = !masked;
+    let _raw = keys::hold_raw(term);
     let outcome = loop {
         let shown: Vec<char> = if revealed {
             chars.clone()
