@@ -378,3 +378,69 @@ fn invalid_variants_are_saved_marked_and_pass_elicit_test() {
         .run();
     assert_ne!(test.code, 0, "an unmarked invalid answer passed");
 }
+
+/// A server that refuses invalid content with a JSON-RPC error (as servers
+/// are told to validate): each invalid variant is classified as an error
+/// reply, not a failure, and saved with the refusal as `error`; `elicit
+/// test` passes the saved cassette, and fails it when the server accepts
+/// the content or refuses with another code.
+#[test]
+fn a_refusal_of_invalid_content_is_saved_as_an_error_and_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("profile.cassette.json");
+    record(
+        &cassette,
+        "profile",
+        &["accept", "name=Ada", "age=36"],
+        &fixture_server(),
+    );
+    let saved = dir.path().join("saved");
+    let validating = [("CASSETTE_FORM", "validating")];
+    let (out, report) = explore(
+        &[
+            cassette.to_str().unwrap(),
+            "--invalid",
+            "--save",
+            saved.to_str().unwrap(),
+        ],
+        &validating,
+    );
+    let invalid: Vec<_> = classes(&report)
+        .into_iter()
+        .filter(|(slug, _, _)| slug.starts_with("invalid-"))
+        .collect();
+    assert!(invalid.len() >= 3, "{invalid:?}");
+    for (slug, class, failed) in &invalid {
+        assert_eq!(class, "error-reply", "{slug}: {}", out.stdout);
+        assert!(!failed, "{slug}: a refused invalid answer is not a failure");
+    }
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let path = saved.join("profile.invalid-1-age-above-max.cassette.json");
+    let kept: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(kept["error"]["code"], -32602, "{kept}");
+    assert!(kept.get("result").is_none(), "{kept}");
+    let replay = |path: &Path, env: &[(&str, &str)]| {
+        Test::new()
+            .arg("test")
+            .arg(path)
+            .envs(env)
+            .limit(Duration::from_secs(120))
+            .run()
+    };
+    let passed = replay(&path, &validating);
+    assert_eq!(passed.code, 0, "{}{}", passed.stdout, passed.stderr);
+    // The server now accepts the content: the recorded refusal is missed.
+    let accepted = replay(&path, &[]);
+    assert_ne!(accepted.code, 0, "{}", accepted.stdout);
+    let said = format!("{}{}", accepted.stdout, accepted.stderr);
+    assert!(said.contains("it refuses the call"), "{said}");
+    // Another code is another refusal.
+    let mut other = kept.clone();
+    other["error"]["code"] = (-32603).into();
+    let other_path = dir.path().join("other.cassette.json");
+    std::fs::write(&other_path, other.to_string()).unwrap();
+    let refused = replay(&other_path, &validating);
+    let said = format!("{}{}", refused.stdout, refused.stderr);
+    assert_ne!(refused.code, 0, "{said}");
+    assert!(said.contains("recorded {\"code\":-32603"), "{said}");
+}

@@ -12,6 +12,8 @@ replay against another:
   CASSETTE_FORM=skip     `steps` no longer asks its confirmation (its second step)
   CASSETTE_FORM=fresh    `link` makes a fresh elicitationId and a UUID in its URL every time
   CASSETTE_FORM=hang     `profile` never answers a call whose form was cancelled (a hang)
+  CASSETTE_FORM=validating  `profile` refuses a call whose accepted content breaks the
+                         form with a JSON-RPC error (-32602), as servers are told to validate
 
 With --stateless it speaks 2026-07-28 (server/discover; elicitations inside
 input_required results); otherwise the initialize handshake (server-to-client
@@ -115,6 +117,8 @@ def handshake_tool(name, args):
     if VARIANT == "silent":
         return text({"reply": None, "args": args})
     replies = [ask(form())]
+    if VARIANT == "validating":
+        check_content(replies[0])
     if VARIANT == "hang" and (replies[0] or {}).get("action") == "cancel":
         time.sleep(3600)
     if VARIANT == "twice":
@@ -124,6 +128,24 @@ def handshake_tool(name, args):
         out = {"reply": replies[0], "at": time.strftime("%H:%M:%S"), "id": str(uuid.uuid4())}
         return {"content": [{"type": "text", "text": "id " + out["id"]}, {"type": "text", "text": "at " + out["at"]}, {"type": "text", "text": json.dumps(replies[0])}], "isError": False}
     return text(out)
+
+
+class Refused(Exception):
+    """The call is answered with a JSON-RPC error instead of a result."""
+
+
+def check_content(reply):
+    if (reply or {}).get("action") != "accept":
+        return
+    content = reply.get("content") or {}
+    name, age = content.get("name"), content.get("age", 30)
+    if not isinstance(name, str) or not name:
+        raise Refused("invalid elicitation content: name is required")
+    if not isinstance(age, int) or isinstance(age, bool) or not 0 <= age <= 150:
+        raise Refused("invalid elicitation content: age must be an integer from 0 to 150")
+    tags = content.get("tags", [])
+    if not isinstance(tags, list) or any(t not in ("a", "b") for t in tags):
+        raise Refused("invalid elicitation content: tags must be a list of a and b")
 
 
 def stateless_tool(name, args, p):
@@ -168,7 +190,11 @@ while True:
     elif method == "tools/call":
         p = msg["params"]
         name, args = p["name"], p.get("arguments", {})
-        result = stateless_tool(name, args, p) if STATELESS else handshake_tool(name, args)
+        try:
+            result = stateless_tool(name, args, p) if STATELESS else handshake_tool(name, args)
+        except Refused as why:
+            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": str(why)}})
+            continue
         send({"jsonrpc": "2.0", "id": rid, "result": result})
     else:
         send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})

@@ -430,7 +430,7 @@ fn run(
         Ok(called) => called,
         Err(line) => return not_run(line),
     };
-    let (class, detail, result) = classify(outcome, &mut explorer);
+    let (class, detail, ending) = classify(outcome, &mut explorer);
     // An invalid variant is saved marked so (`"invalid": true` on the
     // elicitation it breaks): `elicit test` sends it as written and expects
     // the server's reaction recorded here.
@@ -438,15 +438,22 @@ fn run(
     if let (true, Some(e)) = (variant.invalid, seen.get_mut(variant.at)) {
         e.invalid = true;
     }
-    let saved = result.map(|r| Cassette {
-        protocol: match cassette.protocol.as_str() {
-            "auto" => "auto".into(),
-            _ => protocol_name(&generation),
-        },
-        elicitations: seen,
-        result: Some(r),
-        source: None,
-        ..cassette.clone()
+    let saved = ending.map(|end| {
+        let (result, error) = match end {
+            Ending::Result(r) => (Some(r), None),
+            Ending::Refused(e) => (None, Some(e)),
+        };
+        Cassette {
+            protocol: match cassette.protocol.as_str() {
+                "auto" => "auto".into(),
+                _ => protocol_name(&generation),
+            },
+            elicitations: seen,
+            result,
+            error,
+            source: None,
+            ..cassette.clone()
+        }
     });
     Explored {
         class,
@@ -500,12 +507,20 @@ fn call(
     Ok((outcome, generation))
 }
 
-/// The class of a call's outcome, what happened in lines, and the result
+/// How a variant's call ended, as its saved cassette records it.
+enum Ending {
+    /// The tool's result.
+    Result(Value),
+    /// The JSON-RPC error the server refused the call with.
+    Refused(Value),
+}
+
+/// The class of a call's outcome, what happened in lines, and the ending
 /// to record when there is one.
 fn classify(
     outcome: Result<CallEnd, ElicitError>,
     explorer: &mut Explorer<'_>,
-) -> (Class, Vec<String>, Option<Value>) {
+) -> (Class, Vec<String>, Option<Ending>) {
     let at = explorer.variant.at;
     match outcome {
         // The flow ended before the answer that makes this variant: it
@@ -527,11 +542,13 @@ fn classify(
                 Class::Result
             };
             let words = crate::mcp::call::readable_tool_result(&r);
-            (class, vec![sanitize_line(&words)], Some(r))
+            (class, vec![sanitize_line(&words)], Some(Ending::Result(r)))
         }
-        Ok(CallEnd::Refused { message, .. }) => {
-            (Class::ErrorReply, vec![sanitize_line(&message)], None)
-        }
+        Ok(CallEnd::Refused { error, message }) => (
+            Class::ErrorReply,
+            vec![sanitize_line(&message)],
+            super::recorded_error(&error).map(Ending::Refused),
+        ),
         Err(e) => {
             let mut class = class_of_error(&e);
             let mut detail = std::mem::take(&mut explorer.changed);

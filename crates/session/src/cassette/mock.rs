@@ -297,7 +297,10 @@ impl Mock {
     fn next_step(&mut self, p: Pending) -> Vec<Out> {
         let c = &self.cassettes[p.tool];
         let Some(exchange) = c.elicitations.get(p.step) else {
-            let message = reply(&p.call, self.final_result(p.tool, &p.mismatches));
+            let message = match self.recorded_refusal(p.tool, &p.mismatches) {
+                Some(error) => json!({"jsonrpc": "2.0", "id": p.call, "error": error}),
+                None => reply(&p.call, self.final_result(p.tool, &p.mismatches)),
+            };
             return vec![Out {
                 call: Some(p.call),
                 message,
@@ -387,6 +390,12 @@ impl Mock {
                 })
             }
             None => {
+                if let Some(error) = self.recorded_refusal(tool, &mismatches) {
+                    return vec![Out {
+                        call: Some(id.clone()),
+                        message: json!({"jsonrpc": "2.0", "id": id, "error": error}),
+                    }];
+                }
                 let mut r = self.final_result(tool, &mismatches);
                 r["resultType"] = json!("complete");
                 r
@@ -396,6 +405,27 @@ impl Mock {
             call: Some(id.clone()),
             message: reply(id, result),
         }]
+    }
+
+    /// The recorded refusal (a cassette with `error`), the mismatches said
+    /// in its message; `None` when the cassette recorded a result, or under
+    /// `strict` with a mismatch (a tool error names them then).
+    fn recorded_refusal(&self, tool: usize, mismatches: &[String]) -> Option<Value> {
+        let mut error = self.cassettes[tool].error.clone()?;
+        if mismatches.is_empty() {
+            return Some(error);
+        }
+        if self.strict {
+            return None;
+        }
+        let said = error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        error["message"] = json!(format!("{said} (elicit mock: {})", mismatches.join("; ")));
+        error["data"] = json!({MISMATCH_META: {"mismatches": mismatches}});
+        Some(error)
     }
 
     /// The recorded result, with the mismatches said in it; under
@@ -480,6 +510,57 @@ mod tests {
         assert_eq!(
             out[0].message,
             json!({"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "hi Ada"}]}})
+        );
+    }
+
+    #[test]
+    fn a_recorded_refusal_is_sent_as_the_error_with_mismatches_said() {
+        let refusing = |strict: bool| {
+            let mut m = mock(strict);
+            m.cassettes[0].result = None;
+            m.cassettes[0].error = Some(json!({"code": -32602, "message": "bad content"}));
+            m
+        };
+        let call =
+            json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "ask"}});
+        let mut m = refusing(false);
+        let out = m.handle(&call);
+        let ask = out[0].message["id"].clone();
+        let out = m.handle(&json!({"jsonrpc": "2.0", "id": ask, "result": {"action": "accept", "content": {"name": "Ada"}}}));
+        assert_eq!(
+            out[0].message,
+            json!({"jsonrpc": "2.0", "id": 7, "error": {"code": -32602, "message": "bad content"}})
+        );
+        // A wrong answer: said in the refusal; under strict, a tool error.
+        for strict in [false, true] {
+            let mut m = refusing(strict);
+            let out = m.handle(&call);
+            let ask = out[0].message["id"].clone();
+            let out = m.handle(&json!({"jsonrpc": "2.0", "id": ask, "result": {"action": "accept", "content": {"name": "Bob"}}}));
+            let sent = &out[0].message;
+            if strict {
+                assert_eq!(sent["result"]["isError"], true, "{sent}");
+            } else {
+                assert_eq!(sent["error"]["code"], -32602, "{sent}");
+                let said = sent["error"]["message"].as_str().unwrap();
+                assert!(said.starts_with("bad content (elicit mock: "), "{said}");
+            }
+        }
+        // 2026-07-28: the last round is answered with the error.
+        let mut m = refusing(false);
+        let p = json!({"name": "ask", "_meta": {wire::VERSION_META: wire::V2026_07_28}});
+        let out =
+            m.handle(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": p}));
+        let mut retry = p.clone();
+        retry["requestState"] = out[0].message["result"]["requestState"].clone();
+        retry["inputResponses"] =
+            json!({"elicitation-1": {"action": "accept", "content": {"name": "Ada"}}});
+        let out =
+            m.handle(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": retry}));
+        assert_eq!(
+            out[0].message["error"]["code"], -32602,
+            "{}",
+            out[0].message
         );
     }
 

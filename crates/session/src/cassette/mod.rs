@@ -399,6 +399,10 @@ pub struct Cassette {
     /// The final result; `None` (a hand-written cassette without one):
     /// only the elicitations are checked.
     pub result: Option<Value>,
+    /// The JSON-RPC error the server refused the call with (`code` and
+    /// `message`), instead of a result: `elicit test` passes when the
+    /// server refuses with the same code. Never beside a result.
+    pub error: Option<Value>,
     /// JSON pointers into the result whose values are not compared.
     pub ignore: Vec<String>,
     /// JSON pointers into the result and the regex each value must match.
@@ -413,7 +417,7 @@ pub struct Cassette {
 }
 
 /// The keys a cassette's top level is written in, in order.
-const KEYS: [&str; 9] = [
+const KEYS: [&str; 10] = [
     "elicit",
     "server",
     "protocol",
@@ -421,6 +425,7 @@ const KEYS: [&str; 9] = [
     "arguments",
     "elicitations",
     "result",
+    "error",
     "ignore",
     "match",
 ];
@@ -442,6 +447,20 @@ pub(crate) fn protocol_choice(name: &str) -> ProtocolChoice {
         // negotiates down.
         (_, None) => ProtocolChoice::Only(Revision::V2025_11_25),
     }
+}
+
+/// What a cassette keeps of a JSON-RPC error the server refused a call
+/// with: its code and message (`data` is the server's own detail, free to
+/// change between runs and of any size). `None` for an error without an
+/// integer code, which no cassette can hold.
+pub(crate) fn recorded_error(error: &Value) -> Option<Value> {
+    let code = error.get("code").filter(|c| c.is_i64())?;
+    let mut kept = Map::new();
+    kept.insert("code".into(), code.clone());
+    if let Some(message) = error.get("message").filter(|m| m.is_string()) {
+        kept.insert("message".into(), message.clone());
+    }
+    Some(Value::Object(kept))
 }
 
 impl Cassette {
@@ -466,12 +485,25 @@ impl Cassette {
         };
         let mut out = obj.clone();
         let fresh = self.fresh_value();
-        for key in ["protocol", "result"] {
+        for key in ["protocol", "result", "error"] {
             if let Some(v) = fresh.get(key) {
                 if obj.contains_key(key) || key == "protocol" && self.protocol != "auto" {
                     out.insert(key.into(), v.clone());
                 }
             }
+        }
+        // `--update` may turn a recorded refusal into a result or back:
+        // the one that no longer holds goes.
+        match (&self.result, &self.error) {
+            (Some(result), None) if obj.contains_key("error") => {
+                out.remove("error");
+                out.insert("result".into(), result.clone());
+            }
+            (None, Some(error)) if obj.contains_key("result") => {
+                out.remove("result");
+                out.insert("error".into(), error.clone());
+            }
+            _ => {}
         }
         let old = obj
             .get("elicitations")
@@ -505,6 +537,9 @@ impl Cassette {
         );
         if let Some(result) = &self.result {
             m.insert("result".into(), result.clone());
+        }
+        if let Some(error) = &self.error {
+            m.insert("error".into(), error.clone());
         }
         if !self.ignore.is_empty() {
             m.insert("ignore".into(), self.ignore.clone().into());
@@ -610,6 +645,12 @@ impl Cassette {
                 matches.push((pointer.clone(), re.to_string()));
             }
         }
+        if obj.contains_key("result") && obj.contains_key("error") {
+            return Err((
+                "/error".into(),
+                "a cassette records a result or an error (the server refused the call), not both: remove one".into(),
+            ));
+        }
         let extra = obj
             .iter()
             .filter(|(k, _)| !KEYS.contains(&k.as_str()))
@@ -634,6 +675,7 @@ impl Cassette {
                 .unwrap_or_default(),
             elicitations,
             result: obj.get("result").cloned(),
+            error: obj.get("error").cloned(),
             ignore: strings(obj.get("ignore")),
             matches,
             extra,

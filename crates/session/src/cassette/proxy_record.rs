@@ -229,6 +229,7 @@ impl ProxyRecorder {
             arguments: call.arguments,
             elicitations: call.exchanges,
             result: Some(result.clone()),
+            error: None,
             ignore: Vec::new(),
             matches: Vec::new(),
             extra: Map::new(),

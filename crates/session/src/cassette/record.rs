@@ -40,6 +40,7 @@ impl Recorder {
             arguments: arguments.clone(),
             elicitations: self.exchanges.clone(),
             result: Some(result.clone()),
+            error: None,
             ignore: Vec::new(),
             matches: Vec::new(),
             extra: Map::new(),

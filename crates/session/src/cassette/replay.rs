@@ -585,10 +585,13 @@ fn run(
             return with_log(Verdict::Error(lines));
         }
     };
+    // A refusal is the outcome under test only when the cassette recorded
+    // one; otherwise it fails the call as any error does.
     let outcome = session
         .call_tool(&mut handler, &cassette.tool, &cassette.arguments)
         .and_then(|end| match end {
-            CallEnd::Result(result) => Ok(result),
+            CallEnd::Result(result) => Ok(Ended::Result(result)),
+            CallEnd::Refused { error, .. } if cassette.error.is_some() => Ok(Ended::Refused(error)),
             CallEnd::Refused { error, message } => Err(ElicitError::Server(
                 elicit_core::error::ServerError::CallRefused { error, message },
             )),
@@ -600,8 +603,8 @@ fn run(
     if let Some(strict) = strict {
         strict.end_session();
     }
-    let result = match outcome {
-        Ok(r) => r,
+    let ended = match outcome {
+        Ok(ended) => ended,
         Err(_) if !replayer.failure.is_empty() => return with_log(Verdict::Fail(replayer.failure)),
         Err(e) => {
             let line = format!(
@@ -639,7 +642,18 @@ fn run(
         updated.elicitations = replayer.seen;
         // A cassette written without a result (only its elicitations
         // checked) stays without one.
-        updated.result = cassette.result.as_ref().map(|_| result);
+        match ended {
+            Ended::Refused(error) => {
+                updated.result = None;
+                updated.error = super::recorded_error(&error).or(updated.error);
+            }
+            Ended::Result(result) => {
+                if cassette.result.is_some() || cassette.error.is_some() {
+                    updated.result = Some(result);
+                }
+                updated.error = None;
+            }
+        }
         if options.server.is_none() {
             updated.protocol = match cassette.protocol.as_str() {
                 "auto" => "auto".into(),
@@ -674,9 +688,24 @@ fn run(
             describe(&next.request)
         ));
     }
-    let diff = match &cassette.result {
-        Some(recorded) => result_diff(recorded, &result, &cassette.ignore, &cassette.matches),
-        None => Vec::new(),
+    let diff = match (&ended, &cassette.error) {
+        (Ended::Refused(got), Some(recorded)) => {
+            lines.extend(refusal_diff(recorded, got));
+            Vec::new()
+        }
+        (Ended::Result(_), Some(recorded)) => {
+            lines.push(format!(
+                "the server returned a result; the cassette recorded that it refuses the call ({})",
+                super::diff::show(recorded)
+            ));
+            Vec::new()
+        }
+        (Ended::Result(result), None) => match &cassette.result {
+            Some(recorded) => result_diff(recorded, result, &cassette.ignore, &cassette.matches),
+            None => Vec::new(),
+        },
+        // Only taken as an outcome when the cassette recorded a refusal.
+        (Ended::Refused(_), None) => Vec::new(),
     };
     if let Some(first) = diff.first() {
         lines.push(format!("the result differs from the recorded one: {first}"));
@@ -687,6 +716,28 @@ fn run(
     } else {
         (Verdict::Fail(lines), None)
     }
+}
+
+/// How a replayed call ended.
+enum Ended {
+    /// The tool's result.
+    Result(Value),
+    /// The JSON-RPC error the server refused the call with (the cassette
+    /// recorded a refusal).
+    Refused(Value),
+}
+
+/// A refusal against the recorded one: the codes must be equal; messages
+/// are the server's words and may change.
+fn refusal_diff(recorded: &Value, got: &Value) -> Vec<String> {
+    if recorded.get("code") == got.get("code") {
+        return Vec::new();
+    }
+    vec![format!(
+        "the server refused the call with {}; the cassette recorded {}",
+        super::diff::show(got),
+        super::diff::show(recorded)
+    )]
 }
 
 /// The revision `--strict` follows for a cassette: the one it was recorded

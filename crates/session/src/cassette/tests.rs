@@ -15,6 +15,7 @@ fn sample() -> Cassette {
             invalid: false,
         }],
         result: Some(json!({"content":[{"type":"text","text":"hi"}]})),
+        error: None,
         ignore: vec!["/content/0/text".into()],
         matches: vec![],
         extra: Map::new(),
@@ -216,4 +217,48 @@ fn urls_lose_their_credentials() {
         without_credentials("http://127.0.0.1:8/mcp"),
         "http://127.0.0.1:8/mcp"
     );
+}
+
+#[test]
+fn a_recorded_refusal_round_trips_and_a_result_beside_it_is_refused() {
+    let mut c = sample();
+    c.result = None;
+    c.error = Some(json!({"code": -32602, "message": "invalid content"}));
+    let v = c.to_value();
+    assert!(cassette_validator().is_valid(&v), "{v}");
+    assert_eq!(v["error"]["code"], -32602);
+    assert!(v.get("result").is_none(), "{v}");
+    let back = Cassette::from_value(&v).unwrap();
+    assert_eq!(back.error, c.error);
+    let mut both = v.clone();
+    both["result"] = json!({"content": []});
+    let (pointer, message) = Cassette::from_value(&both).unwrap_err();
+    assert_eq!(pointer, "/error");
+    assert!(message.contains("not both"), "{message}");
+    // A code that is not an integer is not of the format.
+    let mut bad = v;
+    bad["error"]["code"] = json!("x");
+    assert!(!cassette_validator().is_valid(&bad));
+}
+
+#[test]
+fn only_an_integer_code_and_the_message_of_a_refusal_are_kept() {
+    let kept = recorded_error(&json!({"code": -32602, "message": "no", "data": {"big": [1, 2]}}));
+    assert_eq!(kept, Some(json!({"code": -32602, "message": "no"})));
+    assert_eq!(recorded_error(&json!({"code": "x"})), None);
+    assert_eq!(recorded_error(&json!({"message": "no code"})), None);
+}
+
+#[test]
+fn update_turns_a_recorded_refusal_into_a_result_in_the_file_as_written() {
+    let mut c = sample();
+    c.result = None;
+    c.error = Some(json!({"code": -32602, "message": "invalid content"}));
+    let source = c.to_value();
+    let mut now = Cassette::from_value(&source).unwrap();
+    now.error = None;
+    now.result = Some(json!({"content": []}));
+    let v = now.to_value();
+    assert!(v.get("error").is_none(), "{v}");
+    assert_eq!(v["result"], json!({"content": []}));
 }
