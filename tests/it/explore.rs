@@ -315,26 +315,33 @@ fn a_2026_flow_is_explored_through_input_required_rounds_and_reported_as_tap_and
 /// schema), expecting the server's recorded reaction; `elicit test` then
 /// passes it. Without the mark the same answer is refused as breaking the
 /// form, so the mark is what makes it a test.
-#[test]
-fn invalid_variants_are_saved_marked_and_pass_elicit_test() {
-    let dir = tempfile::tempdir().unwrap();
-    let cassette = dir.path().join("profile.cassette.json");
+/// Records the fixture's `profile` flow in `dir`, then explores it with
+/// `--invalid --save DIR/saved` (the server's environment `env`).
+fn explore_invalid_profile(dir: &Path, env: &[(&str, &str)]) -> (PathBuf, Run, Value) {
+    let cassette = dir.join("profile.cassette.json");
     record(
         &cassette,
         "profile",
         &["accept", "name=Ada", "age=36"],
         &fixture_server(),
     );
-    let saved = dir.path().join("saved");
-    let (out, _report) = explore(
+    let saved = dir.join("saved");
+    let (out, report) = explore(
         &[
             cassette.to_str().unwrap(),
             "--invalid",
             "--save",
             saved.to_str().unwrap(),
         ],
-        &[],
+        env,
     );
+    (saved, out, report)
+}
+
+#[test]
+fn invalid_variants_are_saved_marked_and_pass_elicit_test() {
+    let dir = tempfile::tempdir().unwrap();
+    let (saved, out, _report) = explore_invalid_profile(dir.path(), &[]);
     // The fixture server accepts anything: invalid content accepted fails.
     assert_eq!(out.code, 1);
     let above = saved.join("profile.invalid-1-age-above-max.cassette.json");
@@ -387,24 +394,8 @@ fn invalid_variants_are_saved_marked_and_pass_elicit_test() {
 #[test]
 fn a_refusal_of_invalid_content_is_saved_as_an_error_and_replayed() {
     let dir = tempfile::tempdir().unwrap();
-    let cassette = dir.path().join("profile.cassette.json");
-    record(
-        &cassette,
-        "profile",
-        &["accept", "name=Ada", "age=36"],
-        &fixture_server(),
-    );
-    let saved = dir.path().join("saved");
     let validating = [("CASSETTE_FORM", "validating")];
-    let (out, report) = explore(
-        &[
-            cassette.to_str().unwrap(),
-            "--invalid",
-            "--save",
-            saved.to_str().unwrap(),
-        ],
-        &validating,
-    );
+    let (saved, out, report) = explore_invalid_profile(dir.path(), &validating);
     let invalid: Vec<_> = classes(&report)
         .into_iter()
         .filter(|(slug, _, _)| slug.starts_with("invalid-"))
