@@ -39,6 +39,16 @@ fn elicit(args: &[&str], env: &[(&str, &str)]) -> Run {
     Test::new().args(args).envs(env).run()
 }
 
+/// `elicit call --no-input ARGS -- python3 tests/servers/cassette_server.py`.
+fn call_cassette_server(args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut all = vec!["call", "--no-input"];
+    all.extend_from_slice(args);
+    all.push("--");
+    let server = fixture(false);
+    all.extend(server.iter().map(String::as_str));
+    elicit(&all, env)
+}
+
 /// `elicit call --record FILE ARGS -- SERVER`, which must succeed.
 fn record(file: &Path, args: &[&str], server: &[String], env: &[(&str, &str)]) -> Value {
     let mut all = vec![
@@ -828,19 +838,8 @@ fn answer_rules_answer_call_elicitations_and_say_which_with_v() {
     let rules = dir.path().join("rules.json");
     std::fs::write(&rules, RULES).unwrap();
     let r = rules.to_str().unwrap();
-    let mut args = vec![
-        "call",
-        "--no-input",
-        "-v",
-        "--answers",
-        r,
-        "--tool",
-        "profile",
-        "--",
-    ];
-    let server = fixture(false);
-    args.extend(server.iter().map(String::as_str));
-    let run = elicit(&args, &[]);
+    let args = ["-v", "--answers", r, "--tool", "profile"];
+    let run = call_cassette_server(&args, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(
@@ -856,19 +855,8 @@ fn answer_rules_answer_call_elicitations_and_say_which_with_v() {
         run.stderr
     );
     // `--answer` values win over a rule's; the rule fills the rest.
-    let mut args = vec![
-        "call",
-        "--no-input",
-        "--answers",
-        r,
-        "-a",
-        "age=50",
-        "--tool",
-        "profile",
-        "--",
-    ];
-    args.extend(server.iter().map(String::as_str));
-    let run = elicit(&args, &[]);
+    let args = ["--answers", r, "-a", "age=50", "--tool", "profile"];
+    let run = call_cassette_server(&args, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(
@@ -877,17 +865,8 @@ fn answer_rules_answer_call_elicitations_and_say_which_with_v() {
     );
     // `steps`: no rule for its first form (rule 2 is for `profile`): with
     // --no-input it is declined and named; the URL one is declined by rule 1.
-    let mut args = vec![
-        "call",
-        "--no-input",
-        "--answers",
-        r,
-        "--tool",
-        "steps",
-        "--",
-    ];
-    args.extend(server.iter().map(String::as_str));
-    let run = elicit(&args, &[]);
+    let args = ["--answers", r, "--tool", "steps"];
+    let run = call_cassette_server(&args, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(
@@ -934,23 +913,13 @@ fn answer_rules_in_plain_resolution_and_a_cassette_as_an_answer_file() {
         &fixture(false),
         &[],
     );
-    let mut args = vec![
-        "call",
-        "--no-input",
-        "--answers",
-        cassette.to_str().unwrap(),
-        "--tool",
-        "profile",
-        "--",
-    ];
-    let server = fixture(false);
-    args.extend(server.iter().map(String::as_str));
-    let run = elicit(&args, &[]);
+    let args = ["--answers", cassette.to_str().unwrap(), "--tool", "profile"];
+    let run = call_cassette_server(&args, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(reply_of(&v)["reply"]["content"]["name"], "Kept");
     // Another form of the same tool is not the recorded one.
-    let run = elicit(&args, &[("CASSETTE_FORM", "added")]);
+    let run = call_cassette_server(&args, &[("CASSETTE_FORM", "added")]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(reply_of(&v)["reply"], json!({"action": "decline"}));
@@ -1195,32 +1164,18 @@ fn the_proxy_records_each_call_that_elicited() {
 fn a_record_path_that_cannot_be_written_is_refused_before_the_session() {
     let dir = tempfile::tempdir().unwrap();
     let nowhere = dir.path().join("no-such-folder").join("t.cassette.json");
-    let mut args = vec![
-        "call",
-        "--no-input",
-        "--record",
-        nowhere.to_str().unwrap(),
-        "--tool",
-        "profile",
-        "--",
-    ];
-    let server = fixture(false);
-    args.extend(server.iter().map(String::as_str));
-    let run = elicit(&args, &[]);
+    let args = ["--record", nowhere.to_str().unwrap(), "--tool", "profile"];
+    let run = call_cassette_server(&args, &[]);
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("does not exist"), "{}", run.stderr);
     assert!(run.stdout.is_empty());
-    let mut args = vec![
-        "call",
-        "--no-input",
+    let args = [
         "--record",
         dir.path().to_str().unwrap(),
         "--tool",
         "profile",
-        "--",
     ];
-    args.extend(server.iter().map(String::as_str));
-    let run = elicit(&args, &[]);
+    let run = call_cassette_server(&args, &[]);
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("that is a folder"), "{}", run.stderr);
 }

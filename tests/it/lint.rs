@@ -27,6 +27,11 @@ fn elicit(args: &[&str]) -> Run {
     Test::new().args(args).run()
 }
 
+/// `elicit lint --format json FILE`: one finding a line.
+fn lint_json(file: &str) -> Run {
+    elicit(&["lint", "--format", "json", file])
+}
+
 fn stdout(o: &Run) -> String {
     o.stdout.clone()
 }
@@ -151,30 +156,20 @@ fn a_clean_request_has_no_findings() {
     let o = elicit(&["lint", "fixtures/lint/clean.json"]);
     assert_eq!(Some(o.code), Some(0), "{}", stdout(&o));
     assert!(stdout(&o).contains("no findings"), "{}", stdout(&o));
-    let o = elicit(&["lint", "--format", "json", "fixtures/lint/clean.json"]);
+    let o = lint_json("fixtures/lint/clean.json");
     assert_eq!(stdout(&o), "");
 }
 
 #[test]
 fn server_everything_has_only_its_legacy_enum_names() {
-    let o = elicit(&[
-        "lint",
-        "--format",
-        "json",
-        "fixtures/server-everything/form.request.json",
-    ]);
+    let o = lint_json("fixtures/server-everything/form.request.json");
     assert_eq!(Some(o.code), Some(0));
     assert_eq!(
         summary_of_json(&stdout(&o)),
         ["warning enum-names-deprecated /params/requestedSchema/properties/legacyTitledEnum/enumNames"]
     );
     // Its URL request is clean: https, with an elicitationId.
-    let o = elicit(&[
-        "lint",
-        "--format",
-        "json",
-        "fixtures/server-everything/url.request.json",
-    ]);
+    let o = lint_json("fixtures/server-everything/url.request.json");
     assert_eq!(Some(o.code), Some(0));
     assert_eq!(stdout(&o), "");
 }
@@ -187,7 +182,7 @@ fn the_python_sdks_requests_are_clean_but_for_their_schema_title() {
         "python-mcp/form.request.json",
         "python-mcp/confirm.request.json",
     ] {
-        let o = elicit(&["lint", "--format", "json", &fixture_path(file)]);
+        let o = lint_json(&fixture_path(file));
         assert_eq!(Some(o.code), Some(0), "{file}");
         assert_eq!(
             summary_of_json(&stdout(&o)),
@@ -201,7 +196,7 @@ fn the_python_sdks_requests_are_clean_but_for_their_schema_title() {
         "python-mcp/input-required.response.json",
         "python-mcp/input-required.url.response.json",
     ] {
-        let o = elicit(&["lint", "--format", "json", &fixture_path(file)]);
+        let o = lint_json(&fixture_path(file));
         assert_eq!(Some(o.code), Some(0), "{file}");
         assert_eq!(stdout(&o), "", "{file}");
     }
@@ -213,12 +208,7 @@ fn the_python_sdks_requests_are_clean_but_for_their_schema_title() {
 
 #[test]
 fn nested_object_password_and_inverted_bound_are_exactly_three_findings() {
-    let o = elicit(&[
-        "lint",
-        "--format",
-        "json",
-        "fixtures/lint/nested-password-inverted.json",
-    ]);
+    let o = lint_json("fixtures/lint/nested-password-inverted.json");
     assert_eq!(Some(o.code), Some(1));
     let lines: Vec<Value> = stdout(&o)
         .lines()
@@ -455,7 +445,7 @@ fn lines_are_documents_of_their_own_and_an_unreadable_one_is_exit_2() {
 
 #[test]
 fn a_cassette_is_read_by_its_elicitations_key() {
-    let o = elicit(&["lint", "--format", "json", "fixtures/lint/cassette.json"]);
+    let o = lint_json("fixtures/lint/cassette.json");
     assert_eq!(Some(o.code), Some(1));
     let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
     assert_eq!(v["rule"], "default-not-in-enum");

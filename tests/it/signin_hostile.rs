@@ -12,6 +12,7 @@ use crate::common;
 use crate::common::fake_auth::{
     as_metadata, call_echo, curl_browser, Config, FakeAuth, Handler, Http, Req, Resp,
 };
+use crate::common::Run;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -52,6 +53,18 @@ fn resource_config(as_base: &str) -> Config {
         foreign_tokens: Some("tok-"),
         ..Default::default()
     }
+}
+
+/// `elicit call` of the echo tool on `server`'s MCP endpoint, in a store
+/// of its own, signing in through the scripted browser (curl).
+fn sign_in_to(server: &FakeAuth) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    call_echo(
+        &dir.path().join("t"),
+        &["--browser", &curl_browser()],
+        &[],
+        &format!("{}/mcp", server.base),
+    )
 }
 
 /// A resource protected by the authorization server at `as_base`.
@@ -230,13 +243,7 @@ fn plain_http_authorization_server_endpoints_are_refused() {
             ..as_config()
         });
         let server = resource_for(&authz.base);
-        let dir = tempfile::tempdir().unwrap();
-        let r = call_echo(
-            &dir.path().join("t"),
-            &["--browser", &curl_browser()],
-            &[],
-            &format!("{}/mcp", server.base),
-        );
+        let r = sign_in_to(&server);
         assert_eq!(r.code, 1, "{field}: {}", r.stderr);
         assert!(
             r.stderr.contains(field) && r.stderr.contains("not https"),
@@ -273,13 +280,7 @@ fn metadata_redirects_stay_on_their_origin() {
     }));
     *victim_base.lock().unwrap() = victim.base.clone();
     let server = resource_for(&victim.base);
-    let dir = tempfile::tempdir().unwrap();
-    let r = call_echo(
-        &dir.path().join("t"),
-        &["--browser", &curl_browser()],
-        &[],
-        &format!("{}/mcp", server.base),
-    );
+    let r = sign_in_to(&server);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("another origin"), "{}", r.stderr);
     assert!(evil.requests().is_empty(), "{:?}", evil.requests());
@@ -291,12 +292,7 @@ fn metadata_redirects_stay_on_their_origin() {
         Arc::new(move |_: &str, _: &Req| Resp::redirect(&evil_prm)),
         false,
     );
-    let r = call_echo(
-        &dir.path().join("t2"),
-        &["--browser", &curl_browser()],
-        &[],
-        &format!("{}/mcp", redirecting.base),
-    );
+    let r = sign_in_to(&redirecting);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(evil.requests().is_empty(), "{:?}", evil.requests());
 
@@ -309,12 +305,7 @@ fn metadata_redirects_stay_on_their_origin() {
         }
     }));
     let server = resource_for(&moved.base);
-    let r = call_echo(
-        &dir.path().join("t3"),
-        &["--browser", &curl_browser()],
-        &[],
-        &format!("{}/mcp", server.base),
-    );
+    let r = sign_in_to(&server);
     // Discovery got past the metadata: the sign-in went on to /register on
     // the same origin (which this server does not serve).
     assert!(!r.stderr.contains("another origin"), "{}", r.stderr);
@@ -548,13 +539,7 @@ fn resource_metadata_without_resource_is_refused() {
         Arc::new(move |_: &str, _: &Req| Resp::json(prm.clone())),
         false,
     );
-    let dir = tempfile::tempdir().unwrap();
-    let r = call_echo(
-        &dir.path().join("t"),
-        &["--browser", &curl_browser()],
-        &[],
-        &format!("{}/mcp", server.base),
-    );
+    let r = sign_in_to(&server);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("no `resource`"), "{}", r.stderr);
     assert!(authz.requests().is_empty(), "{:?}", authz.requests());
@@ -573,13 +558,7 @@ fn tokens_that_are_not_bearer_are_never_sent_as_bearer() {
             ..as_config()
         });
         let server = resource_for(&authz.base);
-        let dir = tempfile::tempdir().unwrap();
-        let r = call_echo(
-            &dir.path().join("t"),
-            &["--browser", &curl_browser()],
-            &[],
-            &format!("{}/mcp", server.base),
-        );
+        let r = sign_in_to(&server);
         let sent = server.requests().iter().any(|q| {
             q.headers
                 .get("authorization")
@@ -617,13 +596,7 @@ fn a_parent_path_resource_is_warned_about() {
         }),
         false,
     );
-    let dir = tempfile::tempdir().unwrap();
-    let r = call_echo(
-        &dir.path().join("t"),
-        &["--browser", &curl_browser()],
-        &[],
-        &format!("{}/mcp", server.base),
-    );
+    let r = sign_in_to(&server);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let warning = r
         .stderr
@@ -697,13 +670,7 @@ fn error_descriptions_cannot_forge_lines() {
             )
         });
         let server = resource_answering(&authz.base, prm, strict);
-        let dir = tempfile::tempdir().unwrap();
-        let r = call_echo(
-            &dir.path().join("t"),
-            &["--browser", &curl_browser()],
-            &[],
-            &format!("{}/mcp", server.base),
-        );
+        let r = sign_in_to(&server);
         assert_eq!(r.code, 1, "{what}: {}", r.stderr);
         assert!(r.stderr.contains("nope"), "{what} {strict}: {}", r.stderr);
         assert_not_forged(what, &r.stderr);
@@ -882,13 +849,7 @@ fn a_metadata_get_on_a_dropped_connection_is_sent_again_once() {
             )
         });
         let server = resource_answering(&authz.base, prm, true);
-        let dir = tempfile::tempdir().unwrap();
-        let r = call_echo(
-            &dir.path().join("t"),
-            &["--browser", &curl_browser()],
-            &[],
-            &format!("{}/mcp", server.base),
-        );
+        let r = sign_in_to(&server);
         if resets == 1 {
             assert_eq!(r.code, 0, "{}", r.stderr);
         } else {

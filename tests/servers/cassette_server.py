@@ -31,6 +31,8 @@ import sys
 import time
 import uuid
 
+from mcp_wire import fail, reply, request, requests, text
+
 STATELESS = "--stateless" in sys.argv
 VARIANT = os.environ.get("CASSETTE_FORM", "base")
 
@@ -71,18 +73,6 @@ STATES = ["round-1 \u00e9 \"q\" \\n \u2603", "round-2 \t tab \u00fc"]
 TOOLS = [{"name": n, "inputSchema": {"type": "object", "properties": {"note": {"type": "string"}}}} for n in ("profile", "steps", "link", "stamp")]
 
 
-def send(msg):
-    sys.stdout.write(json.dumps(msg) + "\n")
-    sys.stdout.flush()
-
-
-def read():
-    line = sys.stdin.readline()
-    if not line:
-        sys.exit(0)
-    return json.loads(line)
-
-
 counter = 0
 
 
@@ -91,15 +81,8 @@ def ask(params):
     global counter
     counter += 1
     rid = "e-%d" % counter
-    send({"jsonrpc": "2.0", "id": rid, "method": "elicitation/create", "params": params})
-    while True:
-        msg = read()
-        if msg.get("id") == rid and "method" not in msg:
-            return msg.get("result", msg.get("error"))
-
-
-def text(obj, is_error=False):
-    return {"content": [{"type": "text", "text": json.dumps(obj, separators=(",", ":"))}], "isError": is_error}
+    msg = request("elicitation/create", params, rid)
+    return msg.get("result", msg.get("error"))
 
 
 def elicit_req(params):
@@ -173,28 +156,24 @@ def stateless_tool(name, args, p):
     return dict(text({"reply": responses.get("who"), "args": args}), resultType="complete")
 
 
-while True:
-    msg = read()
-    method, rid = msg.get("method"), msg.get("id")
-    if rid is None or "method" not in msg:
-        continue
+for msg, method, rid in requests(replies_too=False):
     if method == "server/discover":
         if STATELESS:
-            send({"jsonrpc": "2.0", "id": rid, "result": {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "serverInfo": {"name": "cassette-fixture", "version": "1"}, "resultType": "complete"}})
+            reply(rid, {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "serverInfo": {"name": "cassette-fixture", "version": "1"}, "resultType": "complete"})
         else:
-            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
+            fail(rid, -32601, "Method not found")
     elif method == "initialize":
-        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "cassette-fixture", "version": "1"}}})
+        reply(rid, {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "cassette-fixture", "version": "1"}})
     elif method == "tools/list":
-        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": TOOLS}})
+        reply(rid, {"tools": TOOLS})
     elif method == "tools/call":
         p = msg["params"]
         name, args = p["name"], p.get("arguments", {})
         try:
             result = stateless_tool(name, args, p) if STATELESS else handshake_tool(name, args)
         except Refused as why:
-            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": str(why)}})
+            fail(rid, -32602, str(why))
             continue
-        send({"jsonrpc": "2.0", "id": rid, "result": result})
+        reply(rid, result)
     else:
-        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
+        fail(rid, -32601, "Method not found")

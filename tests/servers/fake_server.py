@@ -8,10 +8,12 @@ echoes what the server received so a test can compare exactly.
 Env FAKE_PID_FILE: write our pid there (tests check nothing is left behind).
 """
 
-import json
 import os
 import sys
 import time
+
+from mcp_wire import fail, reply, requests, send, text
+from mcp_wire import request as ask
 
 STATELESS = "--stateless" in sys.argv
 if os.environ.get("FAKE_PID_FILE"):
@@ -45,31 +47,6 @@ TOOLS = [
     {"name": "lost_state", "inputSchema": {"type": "object"}},
 ]
 url_required_calls = 0
-
-
-def send(msg):
-    sys.stdout.write(json.dumps(msg) + "\n")
-    sys.stdout.flush()
-
-
-def read():
-    line = sys.stdin.readline()
-    if not line:
-        sys.exit(0)
-    return json.loads(line)
-
-
-def ask(method, params, rid):
-    """Server-to-client request; returns the client's reply (result or error)."""
-    send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
-    while True:
-        msg = read()
-        if msg.get("id") == rid and "method" not in msg:
-            return msg
-
-
-def text(obj):
-    return {"content": [{"type": "text", "text": json.dumps(obj, separators=(",", ":"))}], "isError": False}
 
 
 def call_tool(msg):
@@ -123,26 +100,22 @@ def call_tool(msg):
     return {"result": text({"reply": reply, "args": args})}
 
 
-while True:
-    msg = read()
-    method, rid = msg.get("method"), msg.get("id")
-    if rid is None:
-        continue
+for msg, method, rid in requests():
     if method == "server/discover":
         if STATELESS:
-            send({"jsonrpc": "2.0", "id": rid, "result": {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "serverInfo": {"name": "fake-stateless", "version": "1"}, "resultType": "complete"}})
+            reply(rid, {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "serverInfo": {"name": "fake-stateless", "version": "1"}, "resultType": "complete"})
         else:
-            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
+            fail(rid, -32601, "Method not found")
     elif method == "initialize" and STATELESS:
         # A 2026-07-28-only server has no handshake.
-        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
+        fail(rid, -32601, "Method not found")
     elif method == "initialize":
-        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "fake", "version": "1"}, "client": msg["params"]}})
+        reply(rid, {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "fake", "version": "1"}, "client": msg["params"]})
     elif method == "tools/list":
-        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": TOOLS}})
+        reply(rid, {"tools": TOOLS})
     elif method == "tools/call":
         out = call_tool(msg)
         if out is not None:
             send(dict({"jsonrpc": "2.0", "id": rid}, **out))
     else:
-        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
+        fail(rid, -32601, "Method not found")

@@ -42,7 +42,9 @@ import queue
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+from mcp_wire import QuietHandler
 
 MODE = sys.argv[1]
 PORT = sys.argv[2]
@@ -110,23 +112,7 @@ def wait_for_replies(rid):
     return len(got)
 
 
-class Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def reply(self, status, body=b"", ctype=None, headers=()):
-        self.send_response(status)
-        if ctype:
-            self.send_header("Content-Type", ctype)
-        for k, v in headers:
-            self.send_header(k, v)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def json_reply(self, msg):
-        self.reply(200, json.dumps(msg).encode(), "application/json")
-
+class Handler(QuietHandler):
     def start_stream(self):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")

@@ -6,24 +6,15 @@ Usage: python3 tests/servers/http_input_forever.py PORT
 
 import json
 import sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+from mcp_wire import QuietHandler
 
 FORM = {"mode": "form", "message": "Again?", "requestedSchema": {
     "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}
 
 
-class Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def reply(self, status, body=b"", ctype=None):
-        self.send_response(status)
-        if ctype:
-            self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
+class Handler(QuietHandler):
     def do_GET(self):
         self.reply(405)
 

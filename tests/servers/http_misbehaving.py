@@ -18,26 +18,15 @@ Binds 127.0.0.1 only.
 import json
 import ssl
 import sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+from mcp_wire import QuietHandler
 
 MODE = sys.argv[1]
 PORT = int(sys.argv[2])
 
 
-class Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def reply(self, status, body=b"", ctype=None, headers=()):
-        self.send_response(status)
-        if ctype:
-            self.send_header("Content-Type", ctype)
-        for k, v in headers:
-            self.send_header(k, v)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
+class Handler(QuietHandler):
     def do_GET(self):
         self.reply(405)
 

@@ -15,7 +15,9 @@ import json
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+from mcp_wire import QuietHandler
 
 MODE = sys.argv[1]
 PORT = int(sys.argv[-1])
@@ -23,22 +25,9 @@ RECORD = sys.argv[2] if len(sys.argv) > 3 else None
 ANSWERED = threading.Event()
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(QuietHandler):
     if MODE == "count":
         protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def reply(self, status, body=b"", ctype=None, headers=()):
-        self.send_response(status)
-        if ctype:
-            self.send_header("Content-Type", ctype)
-        for k, v in headers:
-            self.send_header(k, v)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def do_GET(self):
         self.reply(405)

@@ -12,6 +12,8 @@ back, and the capabilities the client declared.
 import json
 import sys
 
+from mcp_wire import fail, reply, requests, send, text, wait_reply
+
 STATELESS = "--stateless" in sys.argv
 NESTED = {
     "message": "Where should we ship it?",
@@ -29,29 +31,6 @@ URL = {"mode": "url", "message": "Connect your account", "url": "https://example
 TOOLS = [{"name": n, "inputSchema": {"type": "object"}} for n in
          ["nested_form", "url_anyway", "url_completed", "plain_form", "two_at_once", "changing"]]
 declared = {}
-
-
-def send(msg):
-    sys.stdout.write(json.dumps(msg) + "\n")
-    sys.stdout.flush()
-
-
-def read():
-    line = sys.stdin.readline()
-    if not line:
-        sys.exit(0)
-    return json.loads(line)
-
-
-def wait_reply(rid):
-    while True:
-        msg = read()
-        if msg.get("id") == rid and "method" not in msg:
-            return msg
-
-
-def text(obj):
-    return {"content": [{"type": "text", "text": json.dumps(obj, separators=(",", ":"))}], "isError": False}
 
 
 def call_tool(p):
@@ -83,25 +62,21 @@ def call_tool(p):
     return text({"reply": reply, "capabilities": declared})
 
 
-while True:
-    msg = read()
-    method, rid = msg.get("method"), msg.get("id")
-    if rid is None:
-        continue
+for msg, method, rid in requests():
     if method == "server/discover":
         if STATELESS:
-            send({"jsonrpc": "2.0", "id": rid, "result": {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "serverInfo": {"name": "lint-stateless", "version": "1"}, "resultType": "complete"}})
+            reply(rid, {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "serverInfo": {"name": "lint-stateless", "version": "1"}, "resultType": "complete"})
         else:
-            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
+            fail(rid, -32601, "Method not found")
     elif method == "initialize" and STATELESS:
         # A 2026-07-28-only server: no handshake.
-        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32022, "message": "Unsupported protocol version", "data": {"supported": ["2026-07-28"], "requested": msg["params"].get("protocolVersion")}}})
+        fail(rid, -32022, "Unsupported protocol version", {"supported": ["2026-07-28"], "requested": msg["params"].get("protocolVersion")})
     elif method == "initialize":
         declared.update(msg["params"].get("capabilities", {}))
-        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "lint", "version": "1"}}})
+        reply(rid, {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "lint", "version": "1"}})
     elif method == "tools/list":
-        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": TOOLS}})
+        reply(rid, {"tools": TOOLS})
     elif method == "tools/call":
-        send({"jsonrpc": "2.0", "id": rid, "result": call_tool(msg["params"])})
+        reply(rid, call_tool(msg["params"]))
     else:
-        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
+        fail(rid, -32601, "Method not found")

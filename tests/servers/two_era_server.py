@@ -18,8 +18,10 @@ Writes "two-era server started" to stderr when it starts.
                   for warnings that come once per schema.
 """
 
-import json
 import sys
+
+import mcp_wire
+from mcp_wire import fail, read, reply, request, requests, send
 
 era = "stateless"
 sys.stderr.write("two-era server started\n")
@@ -32,29 +34,12 @@ FORM = {
 TOOLS = [{"name": n, "inputSchema": {"type": "object"}} for n in ("ask", "asks_then_fails", "broken", "bad_params", "asks_twice", "refuses")]
 
 
-def send(msg):
-    sys.stdout.write(json.dumps(msg) + "\n")
-    sys.stdout.flush()
-
-
-def read():
-    line = sys.stdin.readline()
-    if not line:
-        sys.exit(0)
-    return json.loads(line)
-
-
 def ask(params, rid):
-    send({"jsonrpc": "2.0", "id": rid, "method": "elicitation/create", "params": params})
-    while True:
-        msg = read()
-        if msg.get("id") == rid and "method" not in msg:
-            return msg.get("result")
+    return request("elicitation/create", params, rid).get("result")
 
 
 def text(obj, error=False):
-    obj = dict(obj, era=era)
-    return {"content": [{"type": "text", "text": json.dumps(obj, separators=(",", ":"))}], "isError": error}
+    return mcp_wire.text(dict(obj, era=era), error)
 
 
 def call_tool(params):
@@ -87,19 +72,15 @@ def call_tool(params):
     return {"result": text({"called": name})}
 
 
-while True:
-    msg = read()
-    method, rid = msg.get("method"), msg.get("id")
-    if rid is None:
-        continue
+for msg, method, rid in requests():
     if method == "server/discover":
-        send({"jsonrpc": "2.0", "id": rid, "result": {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "serverInfo": {"name": "two-era", "version": "1"}, "resultType": "complete"}})
+        reply(rid, {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "serverInfo": {"name": "two-era", "version": "1"}, "resultType": "complete"})
     elif method == "initialize":
         era = "handshake"
-        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "two-era", "version": "1"}}})
+        reply(rid, {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "two-era", "version": "1"}})
     elif method == "tools/list":
-        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": TOOLS}})
+        reply(rid, {"tools": TOOLS})
     elif method == "tools/call":
         send(dict({"jsonrpc": "2.0", "id": rid}, **call_tool(msg["params"])))
     else:
-        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
+        fail(rid, -32601, "Method not found")
