@@ -78,14 +78,7 @@ fn type_ahead_never_submits_the_review() {
 /// prompt appears (before the fix the deadline was one for the whole run).
 #[test]
 fn timeout_counts_per_prompt() {
-    let entry = |title: &str| {
-        json!({"method": "elicitation/create", "params": {"message": title,
-            "requestedSchema": {"type": "object", "required": ["name"],
-                "properties": {"name": {"type": "string", "title": "Name"}}}}})
-    };
-    let input = json!({"resultType": "input_required",
-        "inputRequests": {"first": entry("First"), "second": entry("Second")}})
-    .to_string();
+    let input = two_name_questions();
     let mut p = elicit(&input).args(["--timeout", "4s"]).spawn();
     p.expect("answer within 4s")
         .expect("(1 of 2)")

@@ -262,14 +262,7 @@ fn long_list_filters_as_you_type() {
 /// reading keys and the second was answered cancel unseen).
 #[test]
 fn a_timed_out_prompt_does_not_swallow_the_next() {
-    let entry = |title: &str| {
-        json!({"method": "elicitation/create", "params": {"message": title,
-            "requestedSchema": {"type": "object", "required": ["name"],
-                "properties": {"name": {"type": "string", "title": "Name"}}}}})
-    };
-    let input = json!({"resultType": "input_required",
-        "inputRequests": {"first": entry("First"), "second": entry("Second")}})
-    .to_string();
+    let input = two_name_questions();
     let mut p = elicit(&input).args(["--timeout", "2s"]).spawn();
     p.expect("(1 of 2)")
         .expect("? Name *")

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use expectrl::process::unix::WaitStatus;
 use expectrl::session::OsSession;
 use expectrl::{Eof, Expect};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_elicit");
 pub const TIMEOUT: Duration = Duration::from_secs(10);
@@ -697,4 +697,17 @@ pub fn python_sdk_server() -> Vec<String> {
             .display()
             .to_string(),
     ]
+}
+
+/// An `input_required` result asking two questions in one round, "First"
+/// then "Second", each for a required `name`.
+pub fn two_name_questions() -> String {
+    let entry = |title: &str| {
+        json!({"method": "elicitation/create", "params": {"message": title,
+            "requestedSchema": {"type": "object", "required": ["name"],
+                "properties": {"name": {"type": "string", "title": "Name"}}}}})
+    };
+    json!({"resultType": "input_required",
+        "inputRequests": {"first": entry("First"), "second": entry("Second")}})
+    .to_string()
 }
