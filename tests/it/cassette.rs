@@ -1617,3 +1617,58 @@ fn a_started_server_that_never_listens_fails_the_run_within_the_bound() {
         "the started server is still running: {stat}"
     );
 }
+
+/// `call --record` of a call the server refuses with a JSON-RPC error: the
+/// call still fails, the refusal is recorded as the cassette's `error`, and
+/// `elicit test` passes while the server refuses it with the same code (and
+/// fails when the recorded code is another), in both lifecycles.
+#[test]
+fn a_refused_call_is_recorded_as_its_error_and_replayed() {
+    let server = [
+        "python3".to_string(),
+        root()
+            .join("tests/servers/two_era_server.py")
+            .display()
+            .to_string(),
+    ];
+    for protocol in ["2025-11-25", "2026-07-28"] {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("refused.cassette.json");
+        let mut args = vec![
+            "call",
+            "--no-input",
+            "--protocol",
+            protocol,
+            "--server-log",
+            "/dev/null",
+            "--record",
+            file.to_str().unwrap(),
+            "--tool",
+            "bad_params",
+            "--",
+        ];
+        args.extend(server.iter().map(String::as_str));
+        let run = elicit(&args, &[]);
+        assert_eq!(run.code, 1, "{protocol}: {}", run.stderr);
+        assert_eq!(run.stdout, "", "{protocol}");
+        assert!(run.stderr.contains("-32602"), "{protocol}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("the refusal is recorded in"),
+            "{protocol}: {}",
+            run.stderr
+        );
+        let cassette: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        assert_eq!(cassette["error"]["code"], -32602, "{cassette}");
+        assert!(cassette.get("result").is_none(), "{cassette}");
+        assert_eq!(cassette["protocol"], protocol, "{cassette}");
+
+        let run = test(&[file.to_str().unwrap()], &[]);
+        assert_eq!(run.code, 0, "{protocol}: {}", run.stderr);
+        // Another code recorded: the server's refusal no longer matches.
+        let mut other = cassette.clone();
+        other["error"]["code"] = json!(-32603);
+        std::fs::write(&file, other.to_string()).unwrap();
+        let run = test(&[file.to_str().unwrap()], &[]);
+        assert_eq!(run.code, 1, "{protocol}: {}", run.stderr);
+    }
+}

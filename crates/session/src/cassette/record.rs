@@ -22,6 +22,17 @@ impl ElicitObserver for Recorder {
     }
 }
 
+/// How a recorded call ended: its result, or the JSON-RPC error the server
+/// refused it with (as a cassette keeps it: code and
+/// message), which `elicit test` then expects again.
+#[derive(Debug, Clone)]
+pub enum RecordedEnd {
+    /// The `tools/call` result.
+    Result(Value),
+    /// The refusal: `{code, message}`.
+    Refused(Value),
+}
+
 impl Recorder {
     /// The cassette of one tool call: `protocol` is the revision the call
     /// was finally made with.
@@ -31,16 +42,20 @@ impl Recorder {
         protocol: String,
         tool: &str,
         arguments: &Map<String, Value>,
-        result: &Value,
+        end: RecordedEnd,
     ) -> Cassette {
+        let (result, error) = match end {
+            RecordedEnd::Result(result) => (Some(result), None),
+            RecordedEnd::Refused(error) => (None, Some(error)),
+        };
         Cassette {
             server,
             protocol,
             tool: tool.to_string(),
             arguments: arguments.clone(),
             elicitations: self.exchanges.clone(),
-            result: Some(result.clone()),
-            error: None,
+            result,
+            error,
             ignore: Vec::new(),
             matches: Vec::new(),
             extra: Map::new(),

@@ -24,7 +24,7 @@ use super::session::{ConnectError, Session, SessionOptions};
 use super::strict::Strict;
 use super::StepFailure;
 use crate::answers::{AnswerRules, RulesResolver};
-use crate::cassette::record::Recorder;
+use crate::cassette::record::{RecordedEnd, Recorder};
 use crate::cassette::{protocol_name, ServerSpec};
 use crate::transport::{ConnectOptions, ServerTarget, TransportChoice};
 use elicit_core::elicitation::answers::ScriptedAnswers;
@@ -206,21 +206,39 @@ impl<'c> ToolCall<'c> {
         watcher.step(&format!("calling {}", sanitize_line(tool)));
         let outcome = self.session.call_tool(&mut calling, tool, &arguments);
         watcher.stop();
-        let ended = ending(&self.options, tool, outcome, &calling, watcher)?;
+        let refusal = match &outcome {
+            Ok(CallEnd::Refused { error, .. }) => crate::cassette::recorded_error(error),
+            _ => None,
+        };
+        let ended = ending(&self.options, tool, outcome, &calling, watcher);
         drop(calling);
-        if let (Called::Result { result, .. }, Some(path), Some(recorder)) =
-            (&ended, &self.options.record, &recorder)
-        {
-            let cassette = recorder.cassette(
-                ServerSpec::recorded(&self.options.target, self.options.transport),
-                protocol_name(self.session.generation()),
-                tool,
-                &arguments,
-                result,
-            );
-            cassette.write(path)?;
+        if let (Some(path), Some(recorder)) = (&self.options.record, &recorder) {
+            // A refusal is recorded too (the failure is still the news): a
+            // server that must refuse what it was sent is a case to keep.
+            let end = match (&ended, refusal) {
+                (Ok(Called::Result { result, .. }), _) => Some(RecordedEnd::Result(result.clone())),
+                (_, Some(error)) => Some(RecordedEnd::Refused(error)),
+                _ => None,
+            };
+            if let Some(end) = end {
+                let refused = matches!(end, RecordedEnd::Refused(_));
+                let cassette = recorder.cassette(
+                    ServerSpec::recorded(&self.options.target, self.options.transport),
+                    protocol_name(self.session.generation()),
+                    tool,
+                    &arguments,
+                    end,
+                );
+                cassette.write(path)?;
+                if refused {
+                    watcher.warn(&format!(
+                        "the server refused the call; the refusal is recorded in {} (elicit test expects it again)",
+                        sanitize_line(&path.display().to_string())
+                    ));
+                }
+            }
         }
-        Ok(ended)
+        ended
     }
 
     /// Ends the session (after the result is shown: a server slow to end
