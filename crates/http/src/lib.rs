@@ -111,7 +111,7 @@ impl Request {
     }
 
     /// Reads the body of `length` bytes (checked by the caller against its
-    /// own cap), all of it within [`IO_TIME`].
+    /// own cap), all of it within `IO_TIME`.
     pub fn read_body(&mut self, length: u64) -> io::Result<Vec<u8>> {
         let length = usize::try_from(length).map_err(io::Error::other)?;
         let mut body = std::mem::take(&mut self.leftover);

@@ -3,7 +3,7 @@
 //! `ELICIT_BROWSER`, else `BROWSER`, else the system opener. Always
 //! detached with null stdio, never through a shell, and watched long enough
 //! to report a program that fails at once. Deciding *whether* a URL may be
-//! opened is [`elicit_core::text::url_safety`]'s; this only opens.
+//! opened is `elicit_core::text::url_safety`'s; this only opens.
 
 use std::io;
 use std::time::{Duration, Instant};
@@ -83,7 +83,7 @@ pub(crate) fn browser_argv(line: &str, url: &str) -> io::Result<Vec<String>> {
 const LAUNCH_CHECK: Duration = Duration::from_millis(250);
 
 /// Runs the browser command line with the URL in its own session with null
-/// stdio, like `open::with_detached`, but watches it for [`LAUNCH_CHECK`]:
+/// stdio, like `open::with_detached`, but watches it for `LAUNCH_CHECK`:
 /// a program that fails at once is reported, by name, instead of announced
 /// as opened.
 pub fn launch_program(url: &str, line: &str) -> io::Result<()> {

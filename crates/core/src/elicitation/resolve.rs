@@ -3,7 +3,7 @@
 //!
 //! Scripted answers are applied first; whatever they leave open goes to a
 //! [`Resolver`], the one small trait behind which the person sits: the
-//! terminal form and URL flow ([`elicit_ui::terminal::TerminalResolver`]), or
+//! terminal form and URL flow (`elicit_ui::terminal::TerminalResolver`), or
 //! [`NoTerminal`] when nobody can be asked. Every accepted answer is then
 //! validated against the one schema model before anything is printed.
 
@@ -32,7 +32,7 @@ pub struct Elicitation {
     /// The contract Request without `data.schema`: the schema is parsed
     /// into `form`, and a `--lines` stream of one request never builds its
     /// tree (see [`crate::elicitation::input::read_document_with`]).
-    /// [`crate::elicitation_to_request`] gives the whole Request.
+    /// [`crate::elicitation::contract::elicitation_to_request`] gives the whole Request.
     pub request: Request,
     /// The form's parsed schema (form mode).
     pub form: Option<Arc<FormSchema>>,

@@ -1,4 +1,4 @@
-//! `elicit lint` and `--strict` ([`elicit_session::mcp::strict`]): a server's elicitations checked against the
+//! `elicit lint` and `--strict` (`elicit_session::mcp::strict`): a server's elicitations checked against the
 //! spec revision they follow, rule by rule ([`rules::RULES`]).
 //!
 //! Every check reads the elicitation as the resolvers do: the document's

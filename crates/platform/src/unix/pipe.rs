@@ -17,9 +17,10 @@
 //!    (spliced into `/dev/null`) and handed over as bytes, as before.
 //!
 //! The byte order, the per-line decisions and the 64 MiB streaming rule are
-//! those of [`super::for_each_line_batch`]; only where the bytes travel
-//! differs. Anything that cannot be spliced (the input is not a pipe, the
-//! output refuses splice) uses the read path.
+//! those of the relay's read path (`for_each_line_batch` in elicit-session's
+//! stdio relay); only where the bytes travel differs. Anything that cannot
+//! be spliced (the input is not a pipe, the output refuses splice) uses the
+//! read path.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -192,7 +193,7 @@ impl Scratch {
     }
 }
 
-/// The spliced line batcher: as [`super::for_each_line_batch`] (same
+/// The spliced line batcher: as the relay's `for_each_line_batch` (same
 /// `bulk` and `emit`), plus `move_out(input, len)` to splice a run of whole
 /// lines to the output. `watch(true/false)` brackets each wait for input.
 /// Returns false, having consumed nothing, when `input` cannot be used this

@@ -14,7 +14,7 @@
 //!   origin) is kept for this run and put in every later proof. A
 //!   token endpoint's `400 use_dpop_nonce` is retried once at once here; a
 //!   resource's `401` with `DPoP error="use_dpop_nonce"` is retried once
-//!   per new nonce ([`super::Authenticator::dpop_nonce_retry`]).
+//!   per new nonce (`super::Authenticator::dpop_nonce_retry`).
 //! - When: `--dpop`, or by itself when the authorization server lists
 //!   ES256 in `dpop_signing_alg_values_supported` and the resource asks
 //!   for DPoP (a `DPoP` challenge, or `dpop_bound_access_tokens_required`

@@ -2,7 +2,7 @@
 //!
 //! The connections are `elicit-http`'s (the listener of the browser page
 //! and the mock), with its bounds: a capped request head that must arrive
-//! within [`HEAD_TIME`] (shorter than the page's: a browser sends its
+//! within `HEAD_TIME` (shorter than the page's: a browser sends its
 //! redirect at once), a cap on open connections that sheds idle ones
 //! first, an accept loop that a failed accept does not end. So a local
 //! client that connects and trickles bytes (or sends nothing, or opens

@@ -7,7 +7,7 @@
 //! its place in the flow carried in `requestState`.
 //!
 //! The client's answers are checked against the recorded ones with the
-//! comparison `elicit test` uses for results ([`super::diff::result_diff`]),
+//! comparison `elicit test` uses for results (`super::diff::result_diff`),
 //! leaving out the entry's `ignore` pointers and any value recorded as a
 //! secret (`{"$env": …}`). A mismatch is said on stderr and appended to the
 //! result (a text block, and `_meta."elicit/mock".mismatches`); with

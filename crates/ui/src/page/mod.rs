@@ -3,13 +3,13 @@
 //! client's `mcpServers`, an editor task, a terminal agent that owns the
 //! screen).
 //!
-//! One [`Page`] per process lists every pending elicitation in arrival order
+//! One `Page` per process lists every pending elicitation in arrival order
 //! ([`BrowserResolver`] is a handle on it; clones share it, so a proxy that
 //! resolves several at once shows them all). The forms come from the one
 //! schema model ([`elicit_core::elicitation::schema`]): the page renders its fields
-//! ([`html`]), and a submission is coerced and validated by it
-//! ([`submit`]) before anything is sent. The HTTP side ([`server`]) is a
-//! listener of our own ([`http`]) opened at the first elicitation and kept
+//! (`html`), and a submission is coerced and validated by it
+//! (`submit`) before anything is sent. The HTTP side (`server`) is a
+//! listener of our own (`http`) opened at the first elicitation and kept
 //! for the process's life (so no other user can take its port over), which
 //! refuses whatever does not carry the page's session cookie (given in
 //! exchange for a one-time address), host, origin and CSRF token, and

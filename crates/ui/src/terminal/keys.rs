@@ -39,7 +39,7 @@ pub fn claim() {
 
 /// Stops every prompt thread that [`claim`]ed before this call: their next
 /// (or current) key read fails with [`Interrupt::Abandoned`] within
-/// [`SLICE`], so they clear what they drew and end.
+/// `SLICE`, so they clear what they drew and end.
 pub fn abandon() {
     EPOCH.fetch_add(1, Ordering::SeqCst);
 }

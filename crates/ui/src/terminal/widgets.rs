@@ -2,7 +2,7 @@
 //! text. All are our own rather than dialoguer's, for reasons dialoguer
 //! cannot meet: keys come from [`super::keys`] so an abandoned prompt stops
 //! reading; Esc, Ctrl-C and Ctrl-D cancel everywhere; every widget leaves
-//! the screen the same way whatever the key ([`Block`]); the current row is
+//! the screen the same way whatever the key (`Block`); the current row is
 //! marked with `❯` even without colour; a yes/no can start with nothing
 //! chosen; a rejected checklist answer is never shown as accepted; long
 //! lists filter as you type.

@@ -1,10 +1,10 @@
 //! The one form model: a `requestedSchema` parsed once, in the server's
 //! property order, into [`FormField`]s. Prompting, coercion of scripted
 //! answers and validation all read this model. A property schema inside
-//! MCP's form subset is checked by the model itself ([`native`], with the
+//! MCP's form subset is checked by the model itself (`native`, with the
 //! `jsonschema` crate's rules, held to it by the property tests); any other
 //! is compiled once by the `jsonschema` crate from the server's own property
-//! schema. Both report through one [`Violation`] wording.
+//! schema. Both report through one `Violation` wording.
 //!
 //! Parsing is lenient on purpose: people use elicit to see what their server
 //! sends, so an unknown `format`, `$schema`, extra keywords or a property

@@ -2,7 +2,7 @@
 //! answers the server's elicitations itself, so a client that declares no
 //! elicitation support still gets the server's eliciting tools.
 //!
-//! One relay core ([`Relay`]) for the two ways of reaching the server:
+//! One relay core (`Relay`) for the two ways of reaching the server:
 //!
 //! - [`stdio`] runs the server as a child process and relays lines byte for
 //!   byte (splice(2) for bulk traffic), parsing only the lines that may
@@ -16,7 +16,7 @@
 //! withholds and settles, the retries of `input_required` rounds, the
 //! resolver thread (one elicitation at a time: there is one person), what a
 //! client hang-up does to pending elicitations, and the `-v` notes. A side
-//! only moves messages: it implements [`Sides`] (send to the server, send
+//! only moves messages: it implements `Sides` (send to the server, send
 //! to the client) and hands the core what it reads.
 
 use std::sync::{Arc, Mutex};

@@ -1,7 +1,7 @@
 //! `elicit proxy URL`: a client on stdio talks to a remote server through
 //! elicit, message by message over the [`Transport`] seam (like the npm
 //! `mcp-remote` bridge), with elicitations answered by the relay core
-//! ([`super::Relay`]) exactly as for a stdio server.
+//! (`super::Relay`) exactly as for a stdio server.
 //!
 //! Byte-exact relay is not possible across transports (HTTP carries JSON
 //! bodies, not lines), so messages are parsed and re-serialised: their

@@ -17,7 +17,7 @@ use elicit_core::lint::Revision;
 /// refused past this rather than growing elicit without bound.
 pub(crate) const MAX_PENDING_ELICITATIONS: usize = 64;
 /// The most memory the elicitations waiting for an answer may hold at once
-/// (their parsed params, weighed by [`weigh`]): a server cannot hold 64
+/// (their parsed params, weighed by `weigh`): a server cannot hold 64
 /// elicitations of 64 MiB each. One over it alone is refused too.
 pub const MAX_PENDING_ELICITATION_BYTES: usize = 8 << 20;
 

@@ -1,5 +1,5 @@
 //! `elicit proxy -- COMMAND`: stands on the stdio pipe between an MCP
-//! client and a server it runs, over the relay core ([`super::Relay`]).
+//! client and a server it runs, over the relay core (`super::Relay`).
 //!
 //! Three threads share the work so that neither direction waits on the
 //! other, nor on a person answering a form:
@@ -167,7 +167,7 @@ impl MessageLog {
 /// Runs the proxy until the server exits. Returns the server's exit status
 /// (128 + signal when it was killed), after what it wrote has been
 /// delivered to the client: the run ends on the server's exit, after a short
-/// drain ([`EXIT_DRAIN`]), even when a process it started still holds its
+/// drain (`EXIT_DRAIN`), even when a process it started still holds its
 /// stdout open (that process is ended with the rest of the server).
 pub fn run_proxy(options: ProxyOptions, parties: Parties) -> Result<i32, ElicitError> {
     let crate::transport::stdio::Spawned {
