@@ -87,11 +87,10 @@ impl Drop for Allocated {
 /// The owner and access list of an open file (its handle needs
 /// `READ_CONTROL`, which every open for reading or writing carries).
 pub(crate) fn of_handle(handle: HANDLE) -> io::Result<Access> {
-    let mut sd: PSECURITY_DESCRIPTOR = std::ptr::null_mut();
     // SAFETY: the caller's handle is open; the owner, group and list
     // pointers may be null since the whole descriptor is asked for, into
-    // `sd`, a valid place; it is freed by `Allocated`.
-    let status = unsafe {
+    // the place `read` gives.
+    read(|sd| unsafe {
         GetSecurityInfo(
             handle,
             SE_FILE_OBJECT,
@@ -100,23 +99,17 @@ pub(crate) fn of_handle(handle: HANDLE) -> io::Result<Access> {
             std::ptr::null_mut(),
             std::ptr::null_mut(),
             std::ptr::null_mut(),
-            &mut sd,
+            sd,
         )
-    };
-    win32_result(status)?;
-    let sd = Allocated(sd);
-    // SAFETY: `sd` is the descriptor just returned, alive for the call.
-    unsafe { judge(sd.0) }
+    })
 }
 
 /// The owner and access list of the file or folder at `path` (links
 /// followed, as `std::fs::metadata` follows them).
 pub(crate) fn of_path(path: &Path) -> io::Result<Access> {
     let name = wide(path);
-    let mut sd: PSECURITY_DESCRIPTOR = std::ptr::null_mut();
-    // SAFETY: `name` is NUL-terminated; as in [`of_handle`], the whole
-    // descriptor is asked for, into `sd`, freed by `Allocated`.
-    let status = unsafe {
+    // SAFETY: `name` is NUL-terminated; as in [`of_handle`].
+    read(|sd| unsafe {
         GetNamedSecurityInfoW(
             name.as_ptr(),
             SE_FILE_OBJECT,
@@ -125,10 +118,16 @@ pub(crate) fn of_path(path: &Path) -> io::Result<Access> {
             std::ptr::null_mut(),
             std::ptr::null_mut(),
             std::ptr::null_mut(),
-            &mut sd,
+            sd,
         )
-    };
-    win32_result(status)?;
+    })
+}
+
+/// Judges the descriptor `get` puts in the place it is given (a Win32
+/// call that allocates it, returning a status), then frees it.
+fn read(get: impl FnOnce(*mut PSECURITY_DESCRIPTOR) -> u32) -> io::Result<Access> {
+    let mut sd: PSECURITY_DESCRIPTOR = std::ptr::null_mut();
+    win32_result(get(&mut sd))?;
     let sd = Allocated(sd);
     // SAFETY: `sd` is the descriptor just returned, alive for the call.
     unsafe { judge(sd.0) }
