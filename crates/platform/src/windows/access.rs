@@ -145,7 +145,7 @@ struct Allowed {
 ///
 /// `sd` is a valid security descriptor (self-relative, as the system
 /// returns them, or absolute), alive for the call.
-pub(crate) unsafe fn judge(sd: PSECURITY_DESCRIPTOR) -> io::Result<Access> {
+unsafe fn judge(sd: PSECURITY_DESCRIPTOR) -> io::Result<Access> {
     let me = current_user_sid()?;
     // SAFETY: a SID from current_user_sid, in its buffer.
     let me = unsafe { sid_bytes(me.as_ptr() as PSID) }.unwrap_or_default();
@@ -160,7 +160,7 @@ pub(crate) unsafe fn judge(sd: PSECURITY_DESCRIPTOR) -> io::Result<Access> {
     let owner = unsafe { sid_bytes(owner) };
 
     let (mut present, mut dacl): (i32, *mut ACL) = (0, std::ptr::null_mut());
-    // SAFETY: as above.
+    // SAFETY: `sd` is valid; the out pointers are valid places.
     if unsafe { GetSecurityDescriptorDacl(sd, &mut present, &mut dacl, &mut defaulted) } == 0 {
         return Err(io::Error::last_os_error());
     }
@@ -196,12 +196,13 @@ fn assess(me: &[u8], owner: Option<&[u8]>, entries: Option<&[Allowed]>) -> Acces
         };
     };
     let others: Vec<&Allowed> = entries.iter().filter(|e| !trusted(&e.sid)).collect();
-    let mut writers: Vec<&[u8]> = others
-        .iter()
-        .filter(|e| e.mask & WRITE != 0)
-        .map(|e| e.sid.as_slice())
-        .collect();
-    writers.dedup();
+    // Each account once, in the list's order.
+    let mut writers: Vec<&[u8]> = Vec::new();
+    for e in others.iter().filter(|e| e.mask & WRITE != 0) {
+        if !writers.contains(&e.sid.as_slice()) {
+            writers.push(&e.sid);
+        }
+    }
     let writable_by_others = (!writers.is_empty()).then(|| {
         let names: Vec<String> = writers.into_iter().map(describe).collect();
         format!("its access list lets {} write to it", names.join(", "))
