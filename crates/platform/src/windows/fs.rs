@@ -9,7 +9,8 @@
 //! alone too; [`open_private`] creates a file with the list of its own
 //! (`CreateFileW`). Owners and access lists are read back
 //! ([`file_access`], [`dir_access`]; see [`super::access`]) for the checks
-//! the Unix side makes of a file's owner and mode. Locks are std's `File::lock` (`LockFileEx`).
+//! the Unix side makes of a file's owner and mode. Locks are std's
+//! `File::lock` (`LockFileEx`).
 
 use std::fs::{self, File, FileType, Metadata, OpenOptions};
 use std::io;
