@@ -24,8 +24,9 @@
 //!   whole; a browser started detached; an exit status as a number; the
 //!   processor time elicit used;
 //! - [`fs`]: private directories and files (the owner alone), files opened
-//!   without following a final symbolic link, an exclusive lock, whether a
-//!   file could have been written by someone else, a non-blocking open;
+//!   without following a final symbolic link, an exclusive lock, who owns a
+//!   file or folder and whether someone else could have written or may
+//!   read it ([`Access`]), a non-blocking open;
 //! - [`pipe`] (Linux): `tee`/`splice` for the proxy's pass-through path.
 //!
 //! Built on them, the process-wide pieces every layer shares: [`handlers`]
@@ -53,6 +54,26 @@ pub use imp::{fs, process, signals, terminal};
 
 #[cfg(target_os = "linux")]
 pub use imp::pipe;
+
+/// Who owns a file or folder and whom else it lets in, as far as trusting
+/// it goes: read from the owner's uid and the mode on Unix, from the owner
+/// SID and the access list on Windows ([`fs::file_access`],
+/// [`fs::dir_access`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Access {
+    /// It belongs to the user elicit runs as (on Windows, also to SYSTEM
+    /// or the Administrators group, who may change any file anyway).
+    pub mine: bool,
+    /// The owner, for a message (`uid 1000`; a SID, with the account's
+    /// name when it is not the user's).
+    pub who: String,
+    /// Why others than the owner could write it (`mode 664`; which
+    /// accounts its access list lets write), if they can.
+    pub writable_by_others: Option<String>,
+    /// Whether others than the owner have any access to it (what
+    /// `make_private` takes away).
+    pub open_to_others: bool,
+}
 
 /// What can be asked of a process, or arrive at elicit, from outside. The
 /// numbers are POSIX's (the same on every Unix): an exit status of

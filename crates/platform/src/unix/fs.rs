@@ -66,31 +66,28 @@ pub fn is_link_refused(e: &io::Error) -> bool {
     e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error())
 }
 
-/// Who owns a file, as far as trusting it goes.
-pub struct Owner {
-    /// The file belongs to the user elicit runs as.
-    pub mine: bool,
-    /// The owner, for a message (`uid 1000`).
-    pub who: String,
+pub use crate::Access;
+
+/// Who owns the open `file`, and whether others may write or open it.
+pub fn file_access(file: &File) -> io::Result<Access> {
+    Ok(access(&file.metadata()?))
 }
 
-/// The owner of the file `meta` describes.
-pub fn owner(meta: &Metadata) -> Owner {
-    Owner {
+/// As [`file_access`], for the folder (or file) at `path`, links followed.
+pub fn dir_access(path: &Path) -> io::Result<Access> {
+    Ok(access(&fs::metadata(path)?))
+}
+
+/// The owner by uid; writable by others when group or others may write
+/// (`mode 664`); open to others when group or others have any bit.
+fn access(meta: &Metadata) -> Access {
+    Access {
         mine: meta.uid() == rustix::process::geteuid().as_raw(),
         who: format!("uid {}", meta.uid()),
+        writable_by_others: (meta.mode() & 0o022 != 0)
+            .then(|| format!("mode {:o}", meta.mode() & 0o7777)),
+        open_to_others: meta.mode() & 0o077 != 0,
     }
-}
-
-/// Why others than the owner could write the file (`mode 664`), if they
-/// can.
-pub fn writable_by_others(meta: &Metadata) -> Option<String> {
-    (meta.mode() & 0o022 != 0).then(|| format!("mode {:o}", meta.mode() & 0o7777))
-}
-
-/// Whether others than the owner have any access to the file.
-pub fn open_to_others(meta: &Metadata) -> bool {
-    meta.mode() & 0o077 != 0
 }
 
 /// Takes every access away from others than the owner (0700 for a

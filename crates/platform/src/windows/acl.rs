@@ -107,38 +107,86 @@ pub(crate) fn current_user_sid() -> io::Result<Vec<u64>> {
 /// The access list: one ACE allowing `sid` full control (inherited by
 /// what is created in a directory).
 fn owner_only_acl(sid: &[u64], object: Object) -> io::Result<Vec<u64>> {
-    // SAFETY: `sid` is a SID from [`current_user_sid`].
-    let sid_len = unsafe { GetLengthSid(sid.as_ptr() as *mut c_void) } as usize;
-    // The ACL header, then the ACE, whose SidStart field is the SID's
+    let inherit = match object {
+        Object::File => 0,
+        Object::Directory => OBJECT_INHERIT_ACE | CONTAINER_INHERIT_ACE,
+    };
+    allowing(&[(sid, FILE_ALL_ACCESS, inherit)])
+}
+
+/// An access list of allow entries, in order: each a SID (as
+/// [`current_user_sid`] or [`sid_from_bytes`] give it), the rights it is
+/// allowed and the entry's inheritance flags.
+pub(crate) fn allowing(entries: &[(&[u64], u32, u32)]) -> io::Result<Vec<u64>> {
+    // The ACL header, then each ACE, whose SidStart field is its SID's
     // first 4 bytes.
-    let size = std::mem::size_of::<ACL>() + std::mem::size_of::<ACCESS_ALLOWED_ACE>()
-        - std::mem::size_of::<u32>()
-        + sid_len;
+    let mut size = std::mem::size_of::<ACL>();
+    for (sid, _, _) in entries {
+        // SAFETY: every SID given is a valid SID in its buffer.
+        let sid_len = unsafe { GetLengthSid(sid.as_ptr() as *mut c_void) } as usize;
+        size += std::mem::size_of::<ACCESS_ALLOWED_ACE>() - std::mem::size_of::<u32>() + sid_len;
+    }
     let mut acl = aligned(size);
     let size = byte_len(&acl);
     // SAFETY: `acl` holds `size` bytes, aligned as an ACL must be.
     if unsafe { InitializeAcl(acl.as_mut_ptr().cast(), size, ACL_REVISION) } == 0 {
         return Err(io::Error::last_os_error());
     }
-    let inherit = match object {
-        Object::File => 0,
-        Object::Directory => OBJECT_INHERIT_ACE | CONTAINER_INHERIT_ACE,
-    };
-    // SAFETY: `acl` is an initialised ACL with room for this one ACE; the
-    // SID is valid and only read.
-    let ok = unsafe {
-        AddAccessAllowedAceEx(
-            acl.as_mut_ptr().cast(),
-            ACL_REVISION,
-            inherit,
-            FILE_ALL_ACCESS,
-            sid.as_ptr() as *mut c_void,
-        )
-    };
-    if ok == 0 {
-        return Err(io::Error::last_os_error());
+    for &(sid, mask, inherit) in entries {
+        // SAFETY: `acl` is an initialised ACL with room for every entry
+        // (sized above); the SID is valid and only read.
+        let ok = unsafe {
+            AddAccessAllowedAceEx(
+                acl.as_mut_ptr().cast(),
+                ACL_REVISION,
+                inherit,
+                mask,
+                sid.as_ptr() as *mut c_void,
+            )
+        };
+        if ok == 0 {
+            return Err(io::Error::last_os_error());
+        }
     }
     Ok(acl)
+}
+
+/// A SID given as its bytes, in a buffer aligned as a SID must be.
+pub(crate) fn sid_from_bytes(bytes: &[u8]) -> Vec<u64> {
+    bytes
+        .chunks(8)
+        .map(|chunk| {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            u64::from_ne_bytes(word)
+        })
+        .collect()
+}
+
+/// Replaces the access list of the file or directory at `path` by `acl`
+/// (null: a NULL DACL, which lets everyone in), protected or not.
+pub(crate) fn set_dacl_on_path(path: &Path, acl: *const ACL, protected: bool) -> io::Result<()> {
+    let wide = wide(path);
+    let protection = if protected {
+        PROTECTED_DACL_SECURITY_INFORMATION
+    } else {
+        0
+    };
+    // SAFETY: `wide` is a NUL-terminated path; `acl` is null or a valid
+    // list (the caller's); only the DACL is set, the owner, group and SACL
+    // pointers are null as the call allows.
+    let status = unsafe {
+        SetNamedSecurityInfoW(
+            wide.as_ptr(),
+            SE_FILE_OBJECT,
+            DACL_SECURITY_INFORMATION | protection,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            acl,
+            std::ptr::null(),
+        )
+    };
+    win32_result(status)
 }
 
 /// The owner-only list for the current user.
@@ -190,21 +238,7 @@ impl OwnerOnly {
     /// Replaces the access list of the file or directory at `path` by this
     /// one, protected (what it inherited is dropped).
     pub(crate) fn set_on_path(&self, path: &Path) -> io::Result<()> {
-        let wide = wide(path);
-        // SAFETY: `wide` is a NUL-terminated path; only the DACL is set,
-        // the owner, group and SACL pointers are null as the call allows.
-        let status = unsafe {
-            SetNamedSecurityInfoW(
-                wide.as_ptr(),
-                SE_FILE_OBJECT,
-                DACL_SECURITY_INFORMATION | PROTECTED_DACL_SECURITY_INFORMATION,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                self.acl(),
-                std::ptr::null(),
-            )
-        };
-        win32_result(status)
+        set_dacl_on_path(path, self.acl(), true)
     }
 
     /// As [`OwnerOnly::set_on_path`], through a handle opened with
@@ -226,7 +260,8 @@ impl OwnerOnly {
     }
 }
 
-fn win32_result(status: u32) -> io::Result<()> {
+/// A Win32 status as a result.
+pub(crate) fn win32_result(status: u32) -> io::Result<()> {
     if status == ERROR_SUCCESS {
         Ok(())
     } else {
@@ -237,4 +272,18 @@ fn win32_result(status: u32) -> io::Result<()> {
 /// `path` as a NUL-terminated UTF-16 string.
 pub(crate) fn wide(path: &Path) -> Vec<u16> {
     path.as_os_str().encode_wide().chain(Some(0)).collect()
+}
+
+/// Whether the tests run under Wine (ntdll exports `wine_get_version`),
+/// which reports access lists in part (see docs/TESTING.md).
+#[cfg(test)]
+pub(crate) fn under_wine() -> bool {
+    use windows_sys::Win32::System::LibraryLoader::{GetModuleHandleW, GetProcAddress};
+    let ntdll: Vec<u16> = "ntdll.dll".encode_utf16().chain(Some(0)).collect();
+    // SAFETY: NUL-terminated names; ntdll is loaded in every process,
+    // and the module handle needs no release.
+    unsafe {
+        let module = GetModuleHandleW(ntdll.as_ptr());
+        !module.is_null() && GetProcAddress(module, c"wine_get_version".as_ptr().cast()).is_some()
+    }
 }

@@ -7,9 +7,10 @@
 //! inherited by what is made inside it, so a file opened there with std's
 //! options alone (which cannot carry a list) is the user's
 //! alone too; [`open_private`] creates a file with the list of its own
-//! (`CreateFileW`). Owners and access lists are not read back (the checks
-//! the Unix side makes of a file's owner and mode are not made here; see
-//! docs/SECURITY.md). Locks are std's `File::lock` (`LockFileEx`).
+//! (`CreateFileW`). Owners and access lists are read back
+//! ([`file_access`], [`dir_access`]; see [`super::access`]) for the checks
+//! the Unix side makes of a file's owner and mode. Locks are std's
+//! `File::lock` (`LockFileEx`).
 
 use std::fs::{self, File, FileType, Metadata, OpenOptions};
 use std::io;
@@ -26,6 +27,7 @@ use windows_sys::Win32::Storage::FileSystem::{
     READ_CONTROL, WRITE_DAC,
 };
 
+use super::access;
 use super::acl::{wide, Object, OwnerOnly};
 
 /// The user's data directory: `%LOCALAPPDATA%`.
@@ -129,31 +131,18 @@ pub fn is_link_refused(_e: &io::Error) -> bool {
     false
 }
 
-/// Who owns a file, as far as trusting it goes.
-pub struct Owner {
-    /// The file belongs to the user elicit runs as.
-    pub mine: bool,
-    /// The owner, for a message.
-    pub who: String,
+pub use crate::Access;
+
+/// Who owns the open `file`, and whether others may write or open it: its
+/// owner SID and access list (see [`super::access`]). The handle needs
+/// `READ_CONTROL`, which every open for reading or writing carries.
+pub fn file_access(file: &File) -> io::Result<Access> {
+    access::of_handle(file.as_raw_handle())
 }
 
-/// Not read on Windows (see the module): every file in the user's profile
-/// counts as the user's.
-pub fn owner(_meta: &Metadata) -> Owner {
-    Owner {
-        mine: true,
-        who: "you".into(),
-    }
-}
-
-/// Not read on Windows (see the module).
-pub fn writable_by_others(_meta: &Metadata) -> Option<String> {
-    None
-}
-
-/// Not read on Windows (see the module).
-pub fn open_to_others(_meta: &Metadata) -> bool {
-    false
+/// As [`file_access`], for the folder (or file) at `path`, links followed.
+pub fn dir_access(path: &Path) -> io::Result<Access> {
+    access::of_path(path)
 }
 
 /// Replaces the access list of the file or directory at `path` by the
@@ -251,7 +240,7 @@ pub fn private_temp_dir(prefix: &str) -> io::Result<tempfile::TempDir> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::windows::acl::current_user_sid;
+    use crate::windows::acl::{current_user_sid, under_wine};
     use windows_sys::Win32::Foundation::{LocalFree, ERROR_SUCCESS};
     use windows_sys::Win32::Security::Authorization::GetNamedSecurityInfoW;
     use windows_sys::Win32::Security::Authorization::SE_FILE_OBJECT;
@@ -360,19 +349,6 @@ mod tests {
         // SAFETY: a SID from current_user_sid, GetLengthSid bytes long.
         let len = unsafe { GetLengthSid(sid.as_ptr() as *mut std::ffi::c_void) } as usize;
         sid.iter().flat_map(|w| w.to_ne_bytes()).take(len).collect()
-    }
-
-    /// Whether the tests run under Wine (ntdll exports `wine_get_version`).
-    fn under_wine() -> bool {
-        use windows_sys::Win32::System::LibraryLoader::{GetModuleHandleW, GetProcAddress};
-        let ntdll: Vec<u16> = "ntdll.dll".encode_utf16().chain(Some(0)).collect();
-        // SAFETY: NUL-terminated names; ntdll is loaded in every process,
-        // and the module handle needs no release.
-        unsafe {
-            let module = GetModuleHandleW(ntdll.as_ptr());
-            !module.is_null()
-                && GetProcAddress(module, c"wine_get_version".as_ptr().cast()).is_some()
-        }
     }
 
     /// The SID of SYSTEM (S-1-5-18), which Wine puts in every list it
@@ -531,9 +507,9 @@ mod tests {
         let f = no_follow_non_blocking(OpenOptions::new().read(true))
             .open(&path)
             .unwrap();
-        let meta = f.metadata().unwrap();
-        assert!(meta.is_file());
-        assert!(owner(&meta).mine && writable_by_others(&meta).is_none());
+        assert!(f.metadata().unwrap().is_file());
+        let access = file_access(&f).unwrap();
+        assert!(access.mine && access.writable_by_others.is_none());
         drop(f);
         fs::remove_dir_all(&dir).unwrap();
     }

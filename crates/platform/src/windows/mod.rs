@@ -1,5 +1,6 @@
 //! Windows: `windows-sys`, `crossterm` and std.
 
+mod access;
 mod acl;
 pub mod fs;
 pub mod process;

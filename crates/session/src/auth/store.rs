@@ -2,8 +2,9 @@
 //! `$ELICIT_DATA_DIR/tokens`, else `elicit/tokens` in the user's data
 //! directory ([`elicit_platform::fs::user_data_dir`]: `$XDG_DATA_HOME`,
 //! else `~/.local/share`; `~/Library/Application Support` on macOS;
-//! `%LOCALAPPDATA%` on Windows, where the modes and owners below are the
-//! profile's inherited access list instead, not read back).
+//! `%LOCALAPPDATA%` on Windows, where the modes below are access lists,
+//! owner-only and protected, and owners and lists are read back from each
+//! file's security descriptor as the uid and mode are on Unix).
 //!
 //! Safety rules, each tested:
 //! - the directory is 0700 and every file 0600 (created so, never widened);
@@ -211,31 +212,34 @@ fn store_err(what: &str, path: &Path, e: std::io::Error) -> AuthError {
 /// Refuses a store file that another user could have written: a file of
 /// another owner, or one writable by group or others (what it says, an
 /// endpoint that gets the refresh token and the client secret, or a token,
-/// could be anyone's). `meta` is from the open descriptor, so the file
-/// judged is the file read.
-fn check_trusted(path: &Path, meta: &fs::Metadata) -> Result<(), AuthError> {
+/// could be anyone's). What is judged is read from the open file, so the
+/// file judged is the file read; what it says of others is returned.
+fn check_trusted(path: &Path, f: &File) -> Result<pfs::Access, AuthError> {
     let fix = "remove it (elicit auth logout), then sign in again";
+    let meta = f
+        .metadata()
+        .map_err(|e| store_err("cannot open", path, e))?;
     if !meta.is_file() {
         return Err(AuthError::Store(format!(
             "{} is not a regular file: not a token store file; {fix}",
             path.display()
         )));
     }
-    let owner = pfs::owner(meta);
-    if !owner.mine {
+    let access = pfs::file_access(f).map_err(|e| store_err("cannot check", path, e))?;
+    if !access.mine {
         return Err(AuthError::Store(format!(
             "{} belongs to another user ({}): elicit does not trust a token store file it did not write; {fix}",
             path.display(),
-            owner.who
+            access.who
         )));
     }
-    if let Some(why) = pfs::writable_by_others(meta) {
+    if let Some(why) = &access.writable_by_others {
         return Err(AuthError::Store(format!(
             "{} is writable by other users ({why}): anyone could have changed it, so elicit does not trust it; {fix}",
             path.display(),
         )));
     }
-    Ok(())
+    Ok(access)
 }
 
 /// A temporary file name next to `path` that nobody can guess ahead.
@@ -302,15 +306,16 @@ impl TokenStore {
                 self.dir.display()
             )));
         }
-        let owner = pfs::owner(&meta);
-        if !owner.mine {
+        let access = pfs::dir_access(&self.dir)
+            .map_err(|e| store_err("cannot read the token store", &self.dir, e))?;
+        if !access.mine {
             return Err(AuthError::Store(format!(
                 "the token store {} belongs to another user ({}): elicit keeps and reads tokens only in a directory of yours (set ELICIT_DATA_DIR to one)",
                 self.dir.display(),
-                owner.who
+                access.who
             )));
         }
-        if pfs::open_to_others(&meta) {
+        if access.open_to_others {
             pfs::make_private(&self.dir, &meta)
                 .map_err(|e| store_err("cannot restrict the token store", &self.dir, e))?;
         }
@@ -324,10 +329,7 @@ impl TokenStore {
         options.create(true).truncate(false).write(true);
         let f = pfs::open_private(pfs::no_follow_non_blocking(&mut options), &path)
             .map_err(|e| store_err("cannot open the lock", &path, e))?;
-        let meta = f
-            .metadata()
-            .map_err(|e| store_err("cannot open the lock", &path, e))?;
-        check_trusted(&path, &meta)?;
+        check_trusted(&path, &f)?;
         pfs::lock_exclusive(&f).map_err(|e| store_err("cannot lock", &path, e))?;
         Ok(Lock(f))
     }
@@ -345,11 +347,7 @@ impl TokenStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(store_err("cannot open", path, e)),
         };
-        let meta = f
-            .metadata()
-            .map_err(|e| store_err("cannot open", path, e))?;
-        check_trusted(path, &meta)?;
-        if pfs::open_to_others(&meta) {
+        if check_trusted(path, &f)?.open_to_others {
             // Readable by others (never written so by elicit): no wider
             // than it must be from now on.
             let _ = pfs::make_file_private(&f);
