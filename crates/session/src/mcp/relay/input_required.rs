@@ -22,11 +22,12 @@ impl<S: Sides> Relay<S> {
         task_id: String,
         questions: Value,
         meta: Value,
+        tool: Option<String>,
     ) {
         let gone = {
             let st = self.lock();
             handler.server_name = st.server_name.clone();
-            handler.tool_name = None;
+            handler.tool_name = tool;
             st.client_gone
         };
         let outcome = (!gone).then(|| handler.input_responses(&questions));
@@ -42,6 +43,9 @@ impl<S: Sides> Relay<S> {
                     "elicit proxy: {}",
                     elicit_core::text::sanitize::sanitize_block(&e.to_string())
                 );
+                // A task elicit runs for a client cannot go on without the
+                // answers: the client's call fails, and the task stops.
+                self.run_unanswered(&task_id, &format!("elicit proxy: {e}"));
                 return;
             }
             None => return,

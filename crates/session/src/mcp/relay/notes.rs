@@ -141,6 +141,34 @@ pub(crate) fn task_passed(task_id: &str) -> String {
     )
 }
 
+/// A client's call made a task elicit runs for it.
+pub(crate) fn task_run(client_id: &str, tool: &str, augmented: bool) -> String {
+    let how = if augmented {
+        "with task"
+    } else {
+        "with the tasks extension declared"
+    };
+    format!(
+        "the tool {} runs only as a task and the client runs none: its call {} goes {how}, and elicit follows the task",
+        quote(tool),
+        quote(client_id)
+    )
+}
+
+/// The server made a client's call a task, which elicit follows.
+pub(crate) fn task_run_created(client_id: &str, task_id: &str) -> String {
+    format!(
+        "the call {} is the task {}: elicit follows it to its end",
+        quote(client_id),
+        quote(task_id)
+    )
+}
+
+/// A task elicit ran for a client's call ended, or was given up.
+pub(crate) fn task_run_ended(client_id: &str, why: &str) -> String {
+    format!("the task of the call {}: {why}", quote(client_id))
+}
+
 /// The server's name from a reply to `initialize` or `server/discover`:
 /// `serverInfo.name`, or (2026-07-28) `_meta[serverInfo].name`.
 pub(crate) fn server_name(result: &Value) -> Option<String> {
