@@ -14,9 +14,14 @@
 //! id. The task is cancelled (`tasks/cancel`) when the client cancels the
 //! call, hangs up, is told the call failed, or when [`Run`]'s bound passes.
 //!
-//! The decision is made from the tool lists the client asked for: a client
-//! calls tools it has listed. A client that calls without listing, or that
-//! declared tasks itself, gets today's relay unchanged.
+//! How elicit knows: 2025-11-25 tool lists say `execution.taskSupport`,
+//! and a client calls tools it has listed, so the lists the client asked
+//! for decide (a server's refusal of a plain call is not standardised in
+//! that revision: each SDK words it its own way). 2026-07-28 lists do not
+//! carry it, but the refusal is exact: `-32021` (missing required client
+//! capability) naming the tasks extension, after which elicit sends the
+//! call again with the extension declared. A client that declared tasks
+//! itself gets today's relay unchanged.
 
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
@@ -41,12 +46,30 @@ pub(super) fn listed(task_only: &mut HashSet<String>, tools: &Value) {
         let Some(name) = tool.get("name").and_then(Value::as_str) else {
             continue;
         };
-        if tool.pointer("/execution/taskSupport").and_then(Value::as_str) == Some("required") {
+        if tool
+            .pointer("/execution/taskSupport")
+            .and_then(Value::as_str)
+            == Some("required")
+        {
             task_only.insert(name.to_string());
         } else {
             task_only.remove(name);
         }
     }
+}
+
+/// What each of elicit's requests for an extension task carries: the
+/// call's version, client info and capabilities (the extension declared).
+fn request_meta(call: &Value) -> Value {
+    let kept: Map<String, Value> = call
+        .pointer("/params/_meta")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| [VERSION_META, CLIENT_INFO_META, CAPS_META].contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    Value::Object(kept)
 }
 
 impl<S: Sides> Relay<S> {
@@ -73,23 +96,17 @@ impl<S: Sides> Relay<S> {
             return false;
         };
         let meta = params.get_mut("_meta").and_then(Value::as_object_mut);
-        let era = match meta.filter(|m| m.contains_key(VERSION_META) || m.contains_key(CAPS_META))
-        {
+        let era = match meta.filter(|m| m.contains_key(VERSION_META) || m.contains_key(CAPS_META)) {
             Some(meta) => {
                 let caps = meta.entry(CAPS_META).or_insert_with(|| json!({}));
-                let declared = caps.pointer("/extensions").and_then(|e| e.get(TASKS_EXTENSION));
+                let declared = caps
+                    .pointer("/extensions")
+                    .and_then(|e| e.get(TASKS_EXTENSION));
                 if !offers_extension || declared.is_some() {
                     return false;
                 }
                 tasks::declare_extension(caps);
-                let kept: Map<String, Value> = meta
-                    .iter()
-                    .filter(|(k, _)| [VERSION_META, CLIENT_INFO_META, CAPS_META].contains(&k.as_str()))
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
-                Era::Extension {
-                    meta: Value::Object(kept),
-                }
+                Era::Extension { meta: Value::Null }
             }
             None => {
                 if !runs_tasks || params.contains_key("task") {
@@ -98,26 +115,19 @@ impl<S: Sides> Relay<S> {
                 Era::Augmented
             }
         };
-        if matches!(era, Era::Augmented) {
-            if let Some(params) = msg.get_mut("params") {
-                tasks::with_task(params);
+        let era = match era {
+            Era::Augmented => {
+                if let Some(params) = msg.get_mut("params") {
+                    tasks::with_task(params);
+                }
+                Era::Augmented
             }
-        }
-        let resolving_at_start = self.resolving_time();
-        self.note(&notes::task_run(id, &tool, matches!(era, Era::Augmented)));
-        self.lock().runs.insert(
-            id.to_string(),
-            Run {
-                tool,
-                era,
-                task_id: None,
-                started: Instant::now(),
-                resolving_at_start,
-                interval: tasks::POLL_INTERVAL_BOUNDS.0,
-                polling: false,
-                cancelled: false,
+            Era::Extension { .. } => Era::Extension {
+                meta: request_meta(msg),
             },
-        );
+        };
+        self.note(&notes::task_run(id, &tool, matches!(era, Era::Augmented)));
+        self.start_run(id, tool, era);
         true
     }
 
@@ -150,9 +160,10 @@ impl<S: Sides> Relay<S> {
     }
 
     /// A server reply (id text `id`) that concerns a task elicit runs: the
-    /// reply to the call (the task created), or to one of elicit's own
-    /// requests. `None`: not one (or a call the server did not make a
-    /// task, whose reply goes on as usual).
+    /// reply to the call (the task created), a refusal that asks for the
+    /// tasks extension, or the reply to one of elicit's own requests.
+    /// `None`: not one (or a call the server did not make a task, whose
+    /// reply goes on as usual).
     pub(super) fn run_reply(&self, msg: &Value, id: &str) -> Option<Taken> {
         let (own, created) = {
             let mut st = self.lock();
@@ -163,49 +174,134 @@ impl<S: Sides> Relay<S> {
         if let Some((client_id, what)) = own {
             return Some(self.own_replied(msg, &client_id, what));
         }
-        if !created {
-            return None;
+        if created {
+            return self.created(msg, id).then_some(Taken::Withheld);
         }
+        self.refused_without_extension(msg, id)
+            .then_some(Taken::Withheld)
+    }
+
+    /// The reply that makes a call a task: the run follows it (cancelled at
+    /// once if the client cancelled meanwhile). Returns false, the run
+    /// forgotten, when the reply is not a task.
+    fn created(&self, msg: &Value, client_id: &str) -> bool {
         let result = msg.get("result");
-        let (era, cancelled) = {
-            let st = self.lock();
-            let run = st.runs.get(id)?;
-            (run.era.clone(), run.cancelled)
+        let Some((era, cancelled)) = self
+            .lock()
+            .runs
+            .get(client_id)
+            .map(|run| (run.era.clone(), run.cancelled))
+        else {
+            return false;
         };
         let task_id = match era {
             Era::Augmented => result.and_then(tasks::created_task),
             Era::Extension { .. } => result.and_then(tasks::extension_task),
         };
         let Some(task_id) = task_id else {
-            self.lock().runs.remove(id);
+            self.lock().runs.remove(client_id);
             self.note(&notes::task_run_ended(
-                id,
+                client_id,
                 "the server answered the call without a task: its reply goes to the client",
             ));
-            return None;
+            return false;
         };
-        if let Some(run) = self.lock().runs.get_mut(id) {
+        if let Some(run) = self.lock().runs.get_mut(client_id) {
             run.task_id = Some(task_id.clone());
             run.interval = result.map(tasks::poll_interval).unwrap_or(run.interval);
         }
         if cancelled {
-            self.note(&notes::task_run_ended(id, "the client cancelled it"));
-            self.end_run(id, None, true);
-            return Some(Taken::Withheld);
+            self.note(&notes::task_run_ended(client_id, "the client cancelled it"));
+            self.end_run(client_id, None, true);
+            return true;
         }
-        self.note(&notes::task_run_created(id, &task_id));
+        self.note(&notes::task_run_created(client_id, &task_id));
         if matches!(era, Era::Augmented) {
-            let client_id = serde_json::from_str::<Value>(id).unwrap_or(Value::Null);
+            let client = serde_json::from_str::<Value>(client_id).unwrap_or(Value::Null);
             self.own_request(
-                id,
+                client_id,
                 RunRequest::Result,
                 wire::TASKS_RESULT,
                 tasks::result_params(&task_id),
-                Some(&client_id),
+                Some(&client),
             );
         }
-        self.follow(id.to_string());
-        Some(Taken::Withheld)
+        self.follow(client_id.to_string());
+        true
+    }
+
+    /// The server refused a client's 2026-07-28 `tools/call` (id text
+    /// `id`) because the client did not declare the tasks extension (a
+    /// tool that runs only as a task, which the tool list does not say in
+    /// this revision): elicit sends the call again with the extension
+    /// declared, and runs the task. Returns whether it did.
+    fn refused_without_extension(&self, msg: &Value, id: &str) -> bool {
+        let code = msg.pointer("/error/code").and_then(Value::as_i64);
+        let wants_tasks = msg
+            .pointer("/error/data/requiredCapabilities/extensions")
+            .and_then(|e| e.get(TASKS_EXTENSION))
+            .is_some();
+        if !(code == Some(wire::MISSING_CAPABILITY) && wants_tasks) {
+            return false;
+        }
+        let Some(mut call) = self.lock().tracked.get(id).cloned() else {
+            return false;
+        };
+        if call.get("method").and_then(Value::as_str) != Some(wire::TOOLS_CALL) {
+            return false;
+        }
+        let Some(caps) =
+            call.pointer_mut(&format!("/params/_meta/{}", CAPS_META.replace('/', "~1")))
+        else {
+            return false;
+        };
+        if caps
+            .pointer("/extensions")
+            .and_then(|e| e.get(TASKS_EXTENSION))
+            .is_some()
+        {
+            // The client declared it itself: the refusal is its own.
+            return false;
+        }
+        tasks::declare_extension(caps);
+        let tool = call
+            .pointer("/params/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let era = Era::Extension {
+            meta: request_meta(&call),
+        };
+        self.note(&notes::task_run(id, &tool, false));
+        self.start_run(id, tool, era);
+        let client = serde_json::from_str::<Value>(id).unwrap_or(Value::Null);
+        let params = call.get("params").cloned().unwrap_or(Value::Null);
+        self.own_request(
+            id,
+            RunRequest::Call,
+            wire::TOOLS_CALL,
+            params,
+            Some(&client),
+        );
+        true
+    }
+
+    /// Starts the run of the client's request `client_id`.
+    fn start_run(&self, client_id: &str, tool: String, era: Era) {
+        let resolving_at_start = self.resolving_time();
+        self.lock().runs.insert(
+            client_id.to_string(),
+            Run {
+                tool,
+                era,
+                task_id: None,
+                started: Instant::now(),
+                resolving_at_start,
+                interval: tasks::POLL_INTERVAL_BOUNDS.0,
+                polling: false,
+                cancelled: false,
+            },
+        );
     }
 
     /// The reply to one of elicit's requests for the task of the client's
@@ -213,6 +309,19 @@ impl<S: Sides> Relay<S> {
     fn own_replied(&self, msg: &Value, client_id: &str, what: RunRequest) -> Taken {
         match what {
             RunRequest::Cancel => self.note(&notes::task_updated("tasks/cancel", msg.get("error"))),
+            RunRequest::Call => {
+                if !self.lock().runs.contains_key(client_id) {
+                    // Ended meanwhile (cancelled): nobody's.
+                    return Taken::Withheld;
+                }
+                if !self.created(msg, client_id) {
+                    // Not a task after all: the call's reply is the client's.
+                    self.untrack(client_id);
+                    let mut reply = msg.clone();
+                    reply["id"] = serde_json::from_str(client_id).unwrap_or(Value::Null);
+                    return Taken::Rewritten(reply);
+                }
+            }
             RunRequest::Result => {
                 let body = match msg.get("error") {
                     Some(e) => json!({"error": e}),
@@ -242,16 +351,18 @@ impl<S: Sides> Relay<S> {
                 Era::Extension { meta } => meta.clone(),
                 Era::Augmented => Value::Null,
             };
-            (run.task_id.clone().unwrap_or_default(), meta, run.tool.clone())
+            (
+                run.task_id.clone().unwrap_or_default(),
+                meta,
+                run.tool.clone(),
+            )
         };
         let Some(task) = msg.get("result") else {
             let error = msg.get("error").cloned().unwrap_or(Value::Null);
             self.end_run(client_id, Some(json!({"error": error})), true);
             return;
         };
-        let failure = |message: &str| {
-            json!({"error": {"code": rpc_code::INTERNAL_ERROR, "message": message}})
-        };
+        let failure = |message: &str| json!({"error": {"code": rpc_code::INTERNAL_ERROR, "message": message}});
         let end = match tasks::status(task) {
             Status::Completed => Some((
                 json!({"result": task.get("result").cloned().unwrap_or(Value::Null)}),
@@ -358,7 +469,13 @@ impl<S: Sides> Relay<S> {
         if let Era::Extension { meta } = &run.era {
             params["_meta"] = meta.clone();
         }
-        self.own_request(client_id, RunRequest::Cancel, wire::TASKS_CANCEL, params, None);
+        self.own_request(
+            client_id,
+            RunRequest::Cancel,
+            wire::TASKS_CANCEL,
+            params,
+            None,
+        );
     }
 
     /// Sends a request of elicit's own for the task of the client's request

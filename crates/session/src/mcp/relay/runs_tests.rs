@@ -45,7 +45,10 @@ fn call(id: i64, tool: &str) -> Value {
 }
 
 fn next(c: &Core, method: &str) -> Value {
-    let m = c.to_server.recv_timeout(WAIT).expect("a request of elicit's");
+    let m = c
+        .to_server
+        .recv_timeout(WAIT)
+        .expect("a request of elicit's");
     assert_eq!(m["method"], method, "{m}");
     assert!(
         m["id"].as_str().unwrap().starts_with("elicit-proxy-"),
@@ -73,7 +76,10 @@ fn a_task_only_tool_is_run_as_a_task_and_its_result_reaches_the_client() {
     let mut research = call(4, "research");
     assert!(c.relay.client_message(&mut research));
     assert!(research["params"]["task"]["ttl"].is_u64(), "{research}");
-    let created = reply(json!(4), json!({"task": {"taskId": "t-1", "status": "working"}}));
+    let created = reply(
+        json!(4),
+        json!({"task": {"taskId": "t-1", "status": "working"}}),
+    );
     assert_eq!(c.relay.server_message(&created), Taken::Withheld);
     let wait = next(&c, wire::TASKS_RESULT);
     assert_eq!(wait["params"]["taskId"], "t-1");
@@ -95,7 +101,10 @@ fn a_client_cancelling_a_call_elicit_runs_as_a_task_cancels_the_task() {
     handshake_session(&c);
     let mut research = call(4, "research");
     assert!(c.relay.client_message(&mut research));
-    let created = reply(json!(4), json!({"task": {"taskId": "t-1", "status": "working"}}));
+    let created = reply(
+        json!(4),
+        json!({"task": {"taskId": "t-1", "status": "working"}}),
+    );
     assert_eq!(c.relay.server_message(&created), Taken::Withheld);
     let wait = next(&c, wire::TASKS_RESULT);
     let mut cancelled = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
@@ -116,14 +125,20 @@ fn a_client_cancelling_a_call_elicit_runs_as_a_task_cancels_the_task() {
     let mut cancelled = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": {"requestId": 5}});
     c.relay.client_message(&mut cancelled);
-    let created = reply(json!(5), json!({"task": {"taskId": "t-2", "status": "working"}}));
+    let created = reply(
+        json!(5),
+        json!({"task": {"taskId": "t-2", "status": "working"}}),
+    );
     assert_eq!(c.relay.server_message(&created), Taken::Withheld);
     assert_eq!(next(&c, wire::TASKS_CANCEL)["params"]["taskId"], "t-2");
 
     // A client that hangs up has its tasks cancelled too.
     let mut third = call(6, "research");
     c.relay.client_message(&mut third);
-    let created = reply(json!(6), json!({"task": {"taskId": "t-3", "status": "working"}}));
+    let created = reply(
+        json!(6),
+        json!({"task": {"taskId": "t-3", "status": "working"}}),
+    );
     c.relay.server_message(&created);
     next(&c, wire::TASKS_RESULT);
     c.relay.client_hung_up();
@@ -185,7 +200,10 @@ fn an_extension_task_is_polled_its_questions_answered_and_its_result_sent() {
     // The answer (tasks/update) and the next poll come in either order.
     let (mut update, mut poll) = (None, None);
     while update.is_none() || poll.is_none() {
-        let m = c.to_server.recv_timeout(WAIT).expect("an update and a poll");
+        let m = c
+            .to_server
+            .recv_timeout(WAIT)
+            .expect("an update and a poll");
         match m["method"].as_str() {
             Some(wire::TASKS_UPDATE) => update = Some(m),
             Some(wire::TASKS_GET) => poll = Some(m),
@@ -229,4 +247,63 @@ fn an_extension_task_past_its_bound_is_cancelled_and_the_client_told() {
     let told = c.to_client.recv_timeout(WAIT).expect("an error");
     assert_eq!(told["id"], 8);
     assert_eq!(told["error"]["code"], wire::REQUEST_TIMED_OUT);
+}
+
+fn refusal(id: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": wire::MISSING_CAPABILITY,
+        "message": "Tool 'research' requires the tasks extension",
+        "data": {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}}})
+}
+
+/// 2026-07-28 lists do not say which tools run only as tasks: the server's
+/// refusal does, and elicit calls again with the extension declared.
+#[test]
+fn a_call_refused_for_want_of_the_extension_is_sent_again_as_a_task_and_cancelled_with_the_client()
+{
+    let c = core(None);
+    let mut research = call(9, "research");
+    research["params"]["_meta"] = meta();
+    c.relay.client_message(&mut research);
+    assert!(research["params"]["_meta"][CAPS_META]["extensions"].is_null());
+    assert_eq!(c.relay.server_message(&refusal(json!(9))), Taken::Withheld);
+    let again = next(&c, wire::TOOLS_CALL);
+    assert_eq!(again["params"]["name"], "research");
+    assert!(again["params"]["_meta"][CAPS_META]["extensions"][TASKS_EXTENSION].is_object());
+    assert!(again["params"]["_meta"][CAPS_META]["elicitation"].is_object());
+    let created = reply(
+        again["id"].clone(),
+        json!({"resultType": "task", "taskId": "t-4", "status": "working", "pollIntervalMs": 20}),
+    );
+    assert_eq!(c.relay.server_message(&created), Taken::Withheld);
+    let poll = next(&c, wire::TASKS_GET);
+    assert_eq!(poll["params"]["taskId"], "t-4");
+    let mut cancelled = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 9}});
+    c.relay.client_message(&mut cancelled);
+    let cancel = next(&c, wire::TASKS_CANCEL);
+    assert_eq!(cancel["params"]["taskId"], "t-4");
+    assert!(cancel["params"]["_meta"][CAPS_META]["extensions"][TASKS_EXTENSION].is_object());
+    assert!(
+        c.to_client.try_recv().is_err(),
+        "a cancelled call gets no reply"
+    );
+
+    // A client that declared the extension itself gets the refusal.
+    let mut own = call(10, "research");
+    own["params"]["_meta"] = meta();
+    own["params"]["_meta"][CAPS_META]["extensions"] = json!({TASKS_EXTENSION: {}});
+    c.relay.client_message(&mut own);
+    assert_eq!(c.relay.server_message(&refusal(json!(10))), Taken::Relay);
+    // And a call the server answers without a task after all: its reply is
+    // the client's, under its id.
+    let mut plain = call(11, "research");
+    plain["params"]["_meta"] = meta();
+    c.relay.client_message(&mut plain);
+    c.relay.server_message(&refusal(json!(11)));
+    let again = next(&c, wire::TOOLS_CALL);
+    let result = reply(again["id"].clone(), json!({"content": []}));
+    match c.relay.server_message(&result) {
+        Taken::Rewritten(v) => assert_eq!(v, reply(json!(11), json!({"content": []}))),
+        other => panic!("{other:?}"),
+    }
 }

@@ -108,6 +108,9 @@ pub(crate) enum Era {
 /// What one of elicit's requests for a [`Run`] was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum RunRequest {
+    /// The client's call again, the tasks extension declared (the server
+    /// refused it without): its reply is the task, or the call's.
+    Call,
     /// `tasks/result` (2025-11-25): its reply is the tool's.
     Result,
     /// `tasks/get` (the extension).
