@@ -4,13 +4,15 @@
 //! `simulate-research-query`: a tool that requires task augmentation and,
 //! when the topic is ambiguous, sends an elicitation tied to its task while
 //! the client waits on `tasks/result`. Through `call`, `--record` and
-//! `elicit test`, and `proxy` for a client that runs the task itself.
+//! `elicit test`, and `proxy` for a client that runs the task itself or
+//! for one that runs no tasks (the proxy runs the task for it).
 //!
 //! The 2026-07-28 tasks extension (`io.modelcontextprotocol/tasks`,
 //! SEP-2663), against PyPI fastmcp-tasks (tests/servers/fastmcp_tasks_server.py):
 //! a tool call answered with a task, polled with `tasks/get`, whose
 //! `input_required` questions are answered with `tasks/update`. Through
-//! `call`, `--record` and `elicit test`, `lint`, and `proxy`.
+//! `call`, `--record` and `elicit test`, `lint`, and `proxy` (for a
+//! client that polls, and for one that declares no tasks: `task_only`).
 
 use std::time::Duration;
 

@@ -42,7 +42,13 @@ impl<S: Sides> Relay<S> {
                 .keys()
                 .chain(st.info_ids.iter())
                 .chain(st.list_ids.iter())
-                .chain(st.runs.keys())
+                // A run's call, until the server answers it with its task.
+                .chain(
+                    st.runs
+                        .iter()
+                        .filter(|(_, r)| r.task_id.is_none())
+                        .map(|(id, _)| id),
+                )
                 .any(|id| memchr::memmem::find(bytes, id.as_bytes()).is_some())
     }
 
