@@ -175,6 +175,34 @@ fn proxy_answers_a_task_elicitation_for_a_client_that_runs_the_task() {
     assert!(matches!(run.code, 0 | 143), "proxy exit {}", run.code);
 }
 
+/// The cassette `--record` wrote.
+fn recorded(cassette: &std::path::Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(cassette).unwrap()).unwrap()
+}
+
+/// `elicit test` of a cassette passes.
+fn replays(cassette: &std::path::Path) {
+    Test::new()
+        .args(["test", "--timeout", "60s"])
+        .arg(cassette)
+        .run()
+        .success();
+}
+
+/// A proxy whose client hung up, ended (server-everything is ended after
+/// the grace period: 128 + 15).
+fn hung_up(mut proxy: Running) -> Run {
+    proxy.close_stdin();
+    let run = proxy.wait_within(Duration::from_secs(30));
+    assert!(
+        matches!(run.code, 0 | 143),
+        "proxy exit {}: {}",
+        run.code,
+        run.stderr
+    );
+    run
+}
+
 /// A client that asks `proxy`, and reads the replies to its own requests,
 /// failing the test if a question of the server reaches it.
 fn ask_through(proxy: &mut Running, id: i64, method: &str, params: Value) -> Value {
@@ -239,26 +267,14 @@ fn proxy_runs_a_task_only_tool_for_a_client_that_runs_no_tasks() {
         report(&done["result"]).contains("# Research Report: python (snake)"),
         "{done}"
     );
-    proxy.close_stdin();
-    let run = proxy.wait_within(Duration::from_secs(30));
-    assert!(
-        matches!(run.code, 0 | 143),
-        "proxy exit {}: {}",
-        run.code,
-        run.stderr
-    );
-    let recorded: Value =
-        serde_json::from_str(&std::fs::read_to_string(&cassette).unwrap()).unwrap();
+    hung_up(proxy);
+    let recorded = recorded(&cassette);
     assert_eq!(recorded["tool"], TOOL, "{recorded}");
     assert_eq!(
         recorded["elicitations"][0]["answer"]["content"]["interpretation"],
         "snake"
     );
-    Test::new()
-        .args(["test", "--timeout", "60s"])
-        .arg(&cassette)
-        .run()
-        .success();
+    replays(&cassette);
 }
 
 /// The argv of the fastmcp-tasks server (its own pinned venv, installed first).
@@ -352,11 +368,7 @@ fn an_extension_task_flow_records_and_replays() {
     );
     // A fresh task id (and so fresh question keys) on every run does not
     // fail the replay.
-    Test::new()
-        .args(["test", "--timeout", "60s"])
-        .arg(&cassette)
-        .run()
-        .success();
+    replays(&cassette);
     // A server whose task asks something else fails it.
     let edited = std::fs::read_to_string(&cassette)
         .unwrap()
@@ -515,14 +527,7 @@ fn task_only_through_proxy(answers: &[&str], record: Option<&std::path::Path>) -
         "tools/call",
         json!({"name": "task_only", "arguments": {}, "_meta": meta}),
     );
-    proxy.close_stdin();
-    let run = proxy.wait_within(Duration::from_secs(30));
-    assert!(
-        matches!(run.code, 0 | 143),
-        "proxy exit {}: {}",
-        run.code,
-        run.stderr
-    );
+    let run = hung_up(proxy);
     (done, run.stderr)
 }
 
@@ -537,18 +542,13 @@ fn proxy_runs_an_extension_task_for_a_client_that_declares_no_tasks() {
         json!({"action": "accept", "content": {"name": "Lin"}}),
         "{done} {stderr}"
     );
-    let recorded: Value =
-        serde_json::from_str(&std::fs::read_to_string(&cassette).unwrap()).unwrap();
+    let recorded = recorded(&cassette);
     assert_eq!(recorded["protocol"], "2026-07-28", "{recorded}");
     assert_eq!(
         recorded["elicitations"][0]["answer"]["content"]["name"],
         "Lin"
     );
-    Test::new()
-        .args(["test", "--timeout", "60s"])
-        .arg(&cassette)
-        .run()
-        .success();
+    replays(&cassette);
 }
 
 #[test]

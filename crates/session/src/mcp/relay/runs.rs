@@ -31,7 +31,7 @@ use serde_json::{json, Map, Value};
 
 use super::input_required::task_key;
 use super::server_side::{is_resolvable, weigh};
-use super::state::{Era, Job, Run, RunRequest, Taken};
+use super::state::{Era, Run, RunRequest, Taken};
 use super::{notes, Relay, Sides, RETRY_PREFIX};
 use crate::mcp::tasks::{self, Status};
 use elicit_core::elicitation::protocol::wire::{
@@ -403,19 +403,7 @@ impl<S: Sides> Relay<S> {
         if let Some(message) = self.admit(task_key(task_id), weigh(&questions)) {
             return Some(message);
         }
-        if let Some(keys) = questions.get("inputRequests").and_then(Value::as_object) {
-            self.lock()
-                .task_questions
-                .entry(task_id.to_string())
-                .or_default()
-                .extend(keys.keys().cloned());
-        }
-        self.queue(Job::TaskInput {
-            task_id: task_id.to_string(),
-            questions,
-            meta,
-            tool: Some(tool),
-        });
+        self.take_on(task_id.to_string(), questions, meta, Some(tool));
         None
     }
 

@@ -287,6 +287,20 @@ impl<S: Sides> Relay<S> {
             self.note(&message);
             return Taken::Relay;
         }
+        self.take_on(task_id, questions, meta, None);
+        working()
+    }
+
+    /// A task's new questions, taken on: counted as asked (each is asked
+    /// once over the task's life) and handed to the resolver, whose answers
+    /// go back in a `tasks/update` carrying `meta`.
+    pub(super) fn take_on(
+        &self,
+        task_id: String,
+        questions: Value,
+        meta: Value,
+        tool: Option<String>,
+    ) {
         if let Some(keys) = questions.get("inputRequests").and_then(Value::as_object) {
             self.lock()
                 .task_questions
@@ -298,9 +312,8 @@ impl<S: Sides> Relay<S> {
             task_id,
             questions,
             meta,
-            tool: None,
+            tool,
         });
-        working()
     }
 
     /// Counts an `input_required` round as waiting (under `key`, with
