@@ -24,6 +24,9 @@ impl<S: Sides> Relay<S> {
         meta: Value,
         tool: Option<String>,
     ) {
+        // A task elicit runs for the client (it names the tool): the client
+        // sees nothing of it, not even the task working.
+        let ours = tool.is_some();
         let gone = {
             let st = self.lock();
             handler.server_name = st.server_name.clone();
@@ -57,7 +60,7 @@ impl<S: Sides> Relay<S> {
             params["_meta"] = meta;
         }
         self.lock().task_updates.insert(json!(id).to_string());
-        self.note(&notes::task_answered(&task_id, &id));
+        self.note(&notes::task_answered(&task_id, &id, ours));
         self.side.to_server(
             &json!({"jsonrpc": "2.0", "id": id, "method": wire::TASKS_UPDATE, "params": params}),
             None,

@@ -110,9 +110,15 @@ pub(crate) fn input_required_passed(client_id: &str, why: &str) -> String {
 }
 
 /// A task's questions answered by elicit (tasks extension).
-pub(crate) fn task_answered(task_id: &str, update_id: &str) -> String {
+/// `ours`: a task elicit runs for the client, which sees none of it.
+pub(crate) fn task_answered(task_id: &str, update_id: &str, ours: bool) -> String {
+    let client = if ours {
+        "elicit runs the task for the client"
+    } else {
+        "the client sees the task working meanwhile"
+    };
     format!(
-        "answered the questions of the task {} in tasks/update {} (the client sees the task working meanwhile)",
+        "answered the questions of the task {} in tasks/update {} ({client})",
         quote(task_id),
         quote(update_id)
     )

@@ -96,35 +96,35 @@ impl<S: Sides> Relay<S> {
             return false;
         };
         let meta = params.get_mut("_meta").and_then(Value::as_object_mut);
-        let era = match meta.filter(|m| m.contains_key(VERSION_META) || m.contains_key(CAPS_META)) {
-            Some(meta) => {
-                let caps = meta.entry(CAPS_META).or_insert_with(|| json!({}));
-                let declared = caps
-                    .pointer("/extensions")
-                    .and_then(|e| e.get(TASKS_EXTENSION));
-                if !offers_extension || declared.is_some() {
-                    return false;
+        let augmented =
+            match meta.filter(|m| m.contains_key(VERSION_META) || m.contains_key(CAPS_META)) {
+                Some(meta) => {
+                    let caps = meta.entry(CAPS_META).or_insert_with(|| json!({}));
+                    let declared = caps
+                        .pointer("/extensions")
+                        .and_then(|e| e.get(TASKS_EXTENSION));
+                    if !offers_extension || declared.is_some() {
+                        return false;
+                    }
+                    tasks::declare_extension(caps);
+                    false
                 }
-                tasks::declare_extension(caps);
-                Era::Extension { meta: Value::Null }
-            }
-            None => {
-                if !runs_tasks || params.contains_key("task") {
-                    return false;
+                None => {
+                    if !runs_tasks || params.contains_key("task") {
+                        return false;
+                    }
+                    if let Some(params) = msg.get_mut("params") {
+                        tasks::with_task(params);
+                    }
+                    true
                 }
-                Era::Augmented
-            }
-        };
-        let era = match era {
-            Era::Augmented => {
-                if let Some(params) = msg.get_mut("params") {
-                    tasks::with_task(params);
-                }
-                Era::Augmented
-            }
-            Era::Extension { .. } => Era::Extension {
+            };
+        let era = if augmented {
+            Era::Augmented
+        } else {
+            Era::Extension {
                 meta: request_meta(msg),
-            },
+            }
         };
         self.note(&notes::task_run(id, &tool, matches!(era, Era::Augmented)));
         self.start_run(id, tool, era);
