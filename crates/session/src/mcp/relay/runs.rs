@@ -241,7 +241,12 @@ impl<S: Sides> Relay<S> {
             .pointer("/error/data/requiredCapabilities/extensions")
             .and_then(|e| e.get(TASKS_EXTENSION))
             .is_some();
-        if !(code == Some(wire::MISSING_CAPABILITY) && wants_tasks) {
+        // The draft's number too: servers built on it still send it.
+        let missing = matches!(
+            code,
+            Some(wire::MISSING_CAPABILITY | wire::DRAFT_MISSING_CAPABILITY)
+        );
+        if !(missing && wants_tasks) {
             return false;
         }
         let Some(mut call) = self.lock().tracked.get(id).cloned() else {
@@ -308,7 +313,13 @@ impl<S: Sides> Relay<S> {
     /// request `client_id`.
     fn own_replied(&self, msg: &Value, client_id: &str, what: RunRequest) -> Taken {
         match what {
-            RunRequest::Cancel => self.note(&notes::task_updated("tasks/cancel", msg.get("error"))),
+            RunRequest::Cancel => self.note(&notes::task_run_ended(
+                client_id,
+                match msg.get("error") {
+                    None => "the server took its tasks/cancel",
+                    Some(_) => "the server refused its tasks/cancel (it may have ended already)",
+                },
+            )),
             RunRequest::Call => {
                 if !self.lock().runs.contains_key(client_id) {
                     // Ended meanwhile (cancelled): nobody's.
