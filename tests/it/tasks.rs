@@ -4,13 +4,15 @@
 //! `simulate-research-query`: a tool that requires task augmentation and,
 //! when the topic is ambiguous, sends an elicitation tied to its task while
 //! the client waits on `tasks/result`. Through `call`, `--record` and
-//! `elicit test`, and `proxy` for a client that runs the task itself.
+//! `elicit test`, and `proxy` for a client that runs the task itself or
+//! for one that runs no tasks (the proxy runs the task for it).
 //!
 //! The 2026-07-28 tasks extension (`io.modelcontextprotocol/tasks`,
 //! SEP-2663), against PyPI fastmcp-tasks (tests/servers/fastmcp_tasks_server.py):
 //! a tool call answered with a task, polled with `tasks/get`, whose
 //! `input_required` questions are answered with `tasks/update`. Through
-//! `call`, `--record` and `elicit test`, `lint`, and `proxy`.
+//! `call`, `--record` and `elicit test`, `lint`, and `proxy` (for a
+//! client that polls, and for one that declares no tasks: `task_only`).
 
 use std::time::Duration;
 
@@ -173,6 +175,108 @@ fn proxy_answers_a_task_elicitation_for_a_client_that_runs_the_task() {
     assert!(matches!(run.code, 0 | 143), "proxy exit {}", run.code);
 }
 
+/// The cassette `--record` wrote.
+fn recorded(cassette: &std::path::Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(cassette).unwrap()).unwrap()
+}
+
+/// `elicit test` of a cassette passes.
+fn replays(cassette: &std::path::Path) {
+    Test::new()
+        .args(["test", "--timeout", "60s"])
+        .arg(cassette)
+        .run()
+        .success();
+}
+
+/// A proxy whose client hung up, ended (server-everything is ended after
+/// the grace period: 128 + 15).
+fn hung_up(mut proxy: Running) -> Run {
+    proxy.close_stdin();
+    let run = proxy.wait_within(Duration::from_secs(30));
+    assert!(
+        matches!(run.code, 0 | 143),
+        "proxy exit {}: {}",
+        run.code,
+        run.stderr
+    );
+    run
+}
+
+/// A client that asks `proxy`, and reads the replies to its own requests,
+/// failing the test if a question of the server reaches it.
+fn ask_through(proxy: &mut Running, id: i64, method: &str, params: Value) -> Value {
+    proxy.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+    loop {
+        let v = proxy.next_json();
+        assert_ne!(
+            v["method"], "elicitation/create",
+            "an elicitation reached the client"
+        );
+        assert!(
+            v.get("method").is_none() || v.get("id").is_none(),
+            "a request of the server reached the client: {v}"
+        );
+        if v["id"] == json!(id) && v.get("method").is_none() {
+            return v;
+        }
+    }
+}
+
+/// A client that knows nothing of tasks (and has no elicitation) calls a
+/// tool that runs only as a task, without `task`: the proxy runs the task
+/// for it (task added, `tasks/result` waited on, the task's elicitation
+/// answered) and the client gets the final report under its own id. Its
+/// `--record` cassette replays with `elicit test`.
+#[test]
+fn proxy_runs_a_task_only_tool_for_a_client_that_runs_no_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("proxied-research.cassette.json");
+    let mut proxy = Test::new()
+        .args(["proxy", "--no-input", "--server-log", "/dev/null"])
+        .args(["-a", "accept", "-a", "interpretation=snake", "--record"])
+        .arg(&cassette)
+        .server(&server_everything())
+        .limit(Duration::from_secs(120))
+        .feed()
+        .spawn();
+    ask_through(
+        &mut proxy,
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "task-unaware", "version": "0"}}),
+    );
+    proxy.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let tools = ask_through(&mut proxy, 2, "tools/list", json!({}));
+    let listed = tools["result"]["tools"].as_array().unwrap();
+    assert!(
+        listed
+            .iter()
+            .any(|t| t["name"] == TOOL && t["execution"]["taskSupport"] == "required"),
+        "{tools}"
+    );
+    let done = ask_through(
+        &mut proxy,
+        3,
+        "tools/call",
+        json!({"name": TOOL, "arguments": {"topic": "python", "ambiguous": true}}),
+    );
+    assert!(done.get("error").is_none(), "{done}");
+    assert!(
+        report(&done["result"]).contains("# Research Report: python (snake)"),
+        "{done}"
+    );
+    hung_up(proxy);
+    let recorded = recorded(&cassette);
+    assert_eq!(recorded["tool"], TOOL, "{recorded}");
+    assert_eq!(
+        recorded["elicitations"][0]["answer"]["content"]["interpretation"],
+        "snake"
+    );
+    replays(&cassette);
+}
+
 /// The argv of the fastmcp-tasks server (its own pinned venv, installed first).
 fn fastmcp_tasks_server() -> Vec<String> {
     installed();
@@ -264,11 +368,7 @@ fn an_extension_task_flow_records_and_replays() {
     );
     // A fresh task id (and so fresh question keys) on every run does not
     // fail the replay.
-    Test::new()
-        .args(["test", "--timeout", "60s"])
-        .arg(&cassette)
-        .run()
-        .success();
+    replays(&cassette);
     // A server whose task asks something else fails it.
     let edited = std::fs::read_to_string(&cassette)
         .unwrap()
@@ -378,5 +478,85 @@ fn proxy_answers_an_extension_tasks_questions_for_a_client_that_polls() {
         "proxy exit {}: {}",
         run.code,
         run.stderr
+    );
+}
+
+/// A 2026-07-28 client that does not declare the tasks extension calls
+/// `task_only` (task mode "required"), through the proxy with `answers`:
+/// the proxy declares the extension for that call, polls the task, answers
+/// its question with `tasks/update`, and the client gets the tool's result.
+/// Returns that reply and what the proxy said.
+fn task_only_through_proxy(answers: &[&str], record: Option<&std::path::Path>) -> (Value, String) {
+    let mut test = Test::new()
+        .args(["proxy", "--no-input", "--server-log", "/dev/null"])
+        .args(answers);
+    if let Some(path) = record {
+        test = test.arg("--record").arg(path);
+    }
+    let mut proxy = test
+        .arg("--")
+        .args(fastmcp_tasks_server())
+        .feed()
+        .limit(Duration::from_secs(180))
+        .spawn();
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "task-unaware", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let discovered = ask_through(&mut proxy, 1, "server/discover", json!({"_meta": meta}));
+    assert!(
+        discovered["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"]
+            .is_object(),
+        "{discovered}"
+    );
+    // The 2026-07-28 list does not say the tool runs only as a task: the
+    // server's refusal of the plain call does (-32021).
+    let tools = ask_through(&mut proxy, 2, "tools/list", json!({"_meta": meta}));
+    assert!(
+        tools["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "task_only"),
+        "{tools}"
+    );
+    let done = ask_through(
+        &mut proxy,
+        3,
+        "tools/call",
+        json!({"name": "task_only", "arguments": {}, "_meta": meta}),
+    );
+    let run = hung_up(proxy);
+    (done, run.stderr)
+}
+
+#[test]
+fn proxy_runs_an_extension_task_for_a_client_that_declares_no_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("task-only.cassette.json");
+    let (done, stderr) = task_only_through_proxy(&["-a", "name=Lin"], Some(&cassette));
+    assert_ne!(done["result"]["resultType"], "task", "{done}");
+    assert_eq!(
+        echoed(&done["result"]),
+        json!({"action": "accept", "content": {"name": "Lin"}}),
+        "{done} {stderr}"
+    );
+    let recorded = recorded(&cassette);
+    assert_eq!(recorded["protocol"], "2026-07-28", "{recorded}");
+    assert_eq!(
+        recorded["elicitations"][0]["answer"]["content"]["name"],
+        "Lin"
+    );
+    replays(&cassette);
+}
+
+#[test]
+fn proxy_declines_an_extension_tasks_question_for_a_client_that_declares_no_tasks() {
+    let (done, stderr) = task_only_through_proxy(&["-a", "decline"], None);
+    assert_eq!(
+        echoed(&done["result"]),
+        json!({"action": "decline", "content": null}),
+        "{done} {stderr}"
     );
 }

@@ -9,9 +9,11 @@ Run with the pinned venv:  .deps/venv-tasks/bin/python tests/servers/fastmcp_tas
 Every tool returns one text block of compact JSON, so a test can compare:
   {"action": "accept"|"decline"|"cancel", "content": ... | null}
 
-Tools (each `task=True`, run as a task when the client declares the extension):
+Tools (run as a task when the client declares the extension):
   task_form     the guard pattern inside a task: asks for a name (and an age), then reports.
   task_steps    two questions in turn (a name, then a colour): two input_required rounds.
+  task_only     asks for a name, and runs only as a task (mode "required"): a client that does
+                not declare the extension gets -32021 (missing required client capability).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ server.add_extension(TasksExtension(url="memory://"))
 
 # Polled every 100 ms rather than FastMCP's 5 s, so a test does not wait.
 _AS_TASK = TaskConfig(mode="optional", poll_interval=timedelta(milliseconds=100))
+_ONLY_AS_TASK = TaskConfig(mode="required", poll_interval=timedelta(milliseconds=100))
 
 
 def _echo(action: str, content: Any) -> str:
@@ -100,6 +103,15 @@ async def task_steps(ctx: Context) -> str | InputRequiredResult:
     if color is None or color.action != "accept":
         return _echo(color.action if color else "cancel", None)
     return _echo("accept", {"name": ctx.request_state, "color": color.content["color"]})
+
+
+@server.tool(task=_ONLY_AS_TASK)
+async def task_only(ctx: Context) -> str | InputRequiredResult:
+    """Ask for a name, only ever as a task."""
+    answer = _answer(ctx, "name")
+    if answer is None:
+        return _ask("name", "Your name?", {"name": {"type": "string"}}, ["name"])
+    return _echo(answer.action, answer.content)
 
 
 if __name__ == "__main__":

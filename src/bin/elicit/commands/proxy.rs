@@ -51,6 +51,7 @@ fn run_proxy(args: &ProxyArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
             modes: args.checks.modes,
             strict: strict.cloned(),
             record: None,
+            task_budget: None,
         },
         record: args.record.clone(),
         log,

@@ -26,8 +26,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use elicit_core::elicitation::protocol::wire::{
-    CAPS_META, ELICITATION_METHOD, INITIALIZE, META_PREFIX, RETRYABLE, SERVER_DISCOVER as DISCOVER,
-    VERSION_META,
+    CANCELLED, CAPS_META, ELICITATION_METHOD, INITIALIZE, META_PREFIX, RETRYABLE,
+    SERVER_DISCOVER as DISCOVER, TOOLS_LIST, VERSION_META,
 };
 
 /// The id prefix of the proxy's own retries.
@@ -50,13 +50,20 @@ fn has_backslash(bytes: &[u8]) -> bool {
     memchr::memchr(b'\\', bytes).is_some()
 }
 
+/// Client methods the proxy tracks besides [`RETRYABLE`]: the handshake's
+/// (their replies name the server and its capabilities), tool lists (which
+/// tools run only as tasks) and cancellations (of a call whose task elicit
+/// runs).
+const TRACKED: [&str; 4] = [INITIALIZE, DISCOVER, TOOLS_LIST, CANCELLED];
+
 /// Whether a client method is one the proxy rewrites or tracks.
 fn client_method_matters(method: &str, has_2026_meta: bool) -> bool {
-    method == INITIALIZE || method == DISCOVER || RETRYABLE.contains(&method) || has_2026_meta
+    TRACKED.contains(&method) || RETRYABLE.contains(&method) || has_2026_meta
 }
 
 /// The exact decision: a client message is an `initialize` or a
-/// `server/discover` (their replies name the server), carries
+/// `server/discover` (their replies name the server), a `tools/list` or a
+/// cancellation (see [`TRACKED`]), carries
 /// 2026-07-28 `_meta` (capabilities or version), or is a request that may
 /// come back `input_required`.
 pub fn client_message_matters(msg: &Value) -> bool {
@@ -155,9 +162,10 @@ fn names_a_client_method(text: &[u8]) -> bool {
         };
         let name = &value[..memchr::memchr(b'"', value).unwrap_or(value.len())];
         // Compared as bytes: no UTF-8 check on every message's method.
-        name == INITIALIZE.as_bytes()
-            || name == DISCOVER.as_bytes()
-            || RETRYABLE.iter().any(|r| name == r.as_bytes())
+        TRACKED
+            .iter()
+            .chain(RETRYABLE.iter())
+            .any(|r| name == r.as_bytes())
     })
 }
 

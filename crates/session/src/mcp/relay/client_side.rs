@@ -13,8 +13,29 @@ use elicit_core::lint::Revision;
 impl<S: Sides> Relay<S> {
     /// Declares elicitation on the client's behalf in a client message (a
     /// request or notification) and remembers what its reply must be
-    /// matched with. Returns whether `msg` was changed.
+    /// matched with; a call of a tool that runs only as a task, from a
+    /// client that runs none, is made one ([`super::runs`]), and the
+    /// client's cancellation of such a call cancels its task. Returns
+    /// whether `msg` was changed.
     pub(crate) fn client_message(&self, msg: &mut Value) -> bool {
+        let mut changed = self.declare_for_client(msg);
+        let id_text = msg.get("id").filter(|i| !i.is_null()).map(Value::to_string);
+        match (msg.get("method").and_then(Value::as_str), id_text) {
+            (Some(wire::TOOLS_LIST), Some(id)) => {
+                self.lock().list_ids.insert(id);
+            }
+            (Some(wire::TOOLS_CALL), Some(id)) => changed |= self.carry_call(msg, &id),
+            (Some(wire::CANCELLED), None) => {
+                if let Some(id) = msg.pointer("/params/requestId") {
+                    self.client_cancelled(&id.to_string());
+                }
+            }
+            _ => {}
+        }
+        changed
+    }
+
+    fn declare_for_client(&self, msg: &mut Value) -> bool {
         let Some(method) = msg.get("method").and_then(Value::as_str) else {
             return false;
         };

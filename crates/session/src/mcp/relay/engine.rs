@@ -3,7 +3,7 @@
 //! a client's hang-up does.
 
 use std::sync::atomic::AtomicU64;
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -28,6 +28,9 @@ pub(crate) struct Relay<S: Sides> {
     /// it works on (more than one when the person can answer several at
     /// once: the browser page).
     pub(super) resolving: Mutex<(u64, Option<Instant>, usize)>,
+    /// The relay itself, for the threads that follow the tasks it runs
+    /// for a client ([`super::runs`]): they end when it is dropped.
+    pub(super) me: Weak<Self>,
 }
 
 impl<S: Sides> Relay<S> {
@@ -40,7 +43,8 @@ impl<S: Sides> Relay<S> {
         person: Box<dyn Resolver + Send>,
     ) -> Arc<Self> {
         let (jobs, job_rx) = mpsc::channel::<Job>();
-        let relay = Arc::new(Relay {
+        let relay = Arc::new_cyclic(|me| Relay {
+            me: me.clone(),
             side,
             state: Mutex::new(State::default()),
             options,
@@ -115,6 +119,13 @@ impl<S: Sides> Relay<S> {
         st.tool_calls.remove(client_id);
         st.rounds.remove(client_id);
         st.retries.retain(|_, c| c != client_id);
+        // A task elicit runs for this request, and nobody waits for it any
+        // more (the client was told it failed): the server stops it.
+        let run = st.runs.remove(client_id);
+        drop(st);
+        if let Some(run) = run {
+            self.cancel_task(client_id, &run);
+        }
     }
 
     /// The client's id text a request sent to the server stands for: the
@@ -131,6 +142,7 @@ impl<S: Sides> Relay<S> {
     /// more are asked, and a prompt left on the terminal is torn down. The
     /// side then closes its connection to the server.
     pub(crate) fn client_hung_up(&self) {
+        self.cancel_runs("the client hung up");
         let pending: Vec<String> = {
             let mut st = self.lock();
             st.client_gone = true;

@@ -22,11 +22,15 @@ impl<S: Sides> Relay<S> {
         task_id: String,
         questions: Value,
         meta: Value,
+        tool: Option<String>,
     ) {
+        // A task elicit runs for the client (it names the tool): the client
+        // sees nothing of it, not even the task working.
+        let ours = tool.is_some();
         let gone = {
             let st = self.lock();
             handler.server_name = st.server_name.clone();
-            handler.tool_name = None;
+            handler.tool_name = tool;
             st.client_gone
         };
         let outcome = (!gone).then(|| handler.input_responses(&questions));
@@ -42,6 +46,9 @@ impl<S: Sides> Relay<S> {
                     "elicit proxy: {}",
                     elicit_core::text::sanitize::sanitize_block(&e.to_string())
                 );
+                // A task elicit runs for a client cannot go on without the
+                // answers: the client's call fails, and the task stops.
+                self.run_unanswered(&task_id, &format!("elicit proxy: {e}"));
                 return;
             }
             None => return,
@@ -53,7 +60,7 @@ impl<S: Sides> Relay<S> {
             params["_meta"] = meta;
         }
         self.lock().task_updates.insert(json!(id).to_string());
-        self.note(&notes::task_answered(&task_id, &id));
+        self.note(&notes::task_answered(&task_id, &id, ours));
         self.side.to_server(
             &json!({"jsonrpc": "2.0", "id": id, "method": wire::TASKS_UPDATE, "params": params}),
             None,

@@ -36,6 +36,7 @@ mod input_required;
 pub(crate) mod notes;
 pub mod remote;
 mod resolver;
+mod runs;
 mod server_side;
 mod state;
 pub mod stdio;
@@ -108,6 +109,11 @@ pub struct RelayOptions {
     /// `--record`: told of every message relayed and every elicitation
     /// answered, it writes a cassette for each tool call that elicited.
     pub record: Option<Recording>,
+    /// How long a task elicit runs for a client that runs none itself may
+    /// take (the time a person spends answering not counted) before it is
+    /// cancelled and the client gets an error; `None`: the lifetime elicit
+    /// asks the server to keep a task, [`crate::mcp::tasks::TASK_TTL_MS`].
+    pub task_budget: Option<std::time::Duration>,
 }
 
 /// The cassette recorder a proxy shares between its sides and its resolver.

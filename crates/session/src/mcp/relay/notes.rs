@@ -110,9 +110,15 @@ pub(crate) fn input_required_passed(client_id: &str, why: &str) -> String {
 }
 
 /// A task's questions answered by elicit (tasks extension).
-pub(crate) fn task_answered(task_id: &str, update_id: &str) -> String {
+/// `ours`: a task elicit runs for the client, which sees none of it.
+pub(crate) fn task_answered(task_id: &str, update_id: &str, ours: bool) -> String {
+    let client = if ours {
+        "elicit runs the task for the client"
+    } else {
+        "the client sees the task working meanwhile"
+    };
     format!(
-        "answered the questions of the task {} in tasks/update {} (the client sees the task working meanwhile)",
+        "answered the questions of the task {} in tasks/update {} ({client})",
         quote(task_id),
         quote(update_id)
     )
@@ -139,6 +145,34 @@ pub(crate) fn task_passed(task_id: &str) -> String {
         "passed the questions of the task {} to the client: it asks for more than elicitations elicit answers",
         quote(task_id)
     )
+}
+
+/// A client's call made a task elicit runs for it.
+pub(crate) fn task_run(client_id: &str, tool: &str, augmented: bool) -> String {
+    let how = if augmented {
+        "with task"
+    } else {
+        "with the tasks extension declared"
+    };
+    format!(
+        "the tool {} runs only as a task and the client runs none: its call {} goes {how}, and elicit follows the task",
+        quote(tool),
+        quote(client_id)
+    )
+}
+
+/// The server made a client's call a task, which elicit follows.
+pub(crate) fn task_run_created(client_id: &str, task_id: &str) -> String {
+    format!(
+        "the call {} is the task {}: elicit follows it to its end",
+        quote(client_id),
+        quote(task_id)
+    )
+}
+
+/// A task elicit ran for a client's call ended, or was given up.
+pub(crate) fn task_run_ended(client_id: &str, why: &str) -> String {
+    format!("the task of the call {}: {why}", quote(client_id))
 }
 
 /// The server's name from a reply to `initialize` or `server/discover`:

@@ -304,6 +304,8 @@ fn relay(
                 elicit_platform::handlers::restore_terminal_now();
             }
             relay.note(&format!("{why}: ending the session"));
+            // Tasks elicit runs for the client stop with the session.
+            relay.cancel_runs(why);
             end_session(&relay, &event_rx);
             relay.warn_unused();
             return code;

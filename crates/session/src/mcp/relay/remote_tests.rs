@@ -316,3 +316,41 @@ fn the_server_going_away_ends_the_run_after_what_it_sent() {
     assert_eq!(s.exit.recv_timeout(WAIT), Ok(1));
     assert_eq!(s.reply(WAIT).unwrap()["method"], "notifications/message");
 }
+
+/// A task elicit runs for a client (a tool that runs only as a task,
+/// called without `task`) is cancelled when the proxy ends on a signal.
+#[test]
+fn a_task_elicit_runs_for_the_client_is_cancelled_when_the_proxy_ends() {
+    let mut s = Session::start(RemoteProxyOptions::default(), nobody());
+    s.send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}}}));
+    s.server.receive(WAIT).expect("initialize");
+    s.server.send(json!({"jsonrpc": "2.0", "id": 0, "result": {
+        "capabilities": {"tasks": {"requests": {"tools": {"call": {}}}}}}}));
+    s.reply(WAIT).expect("the handshake's reply");
+    s.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    s.server.receive(WAIT).expect("tools/list");
+    s.server
+        .send(json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [
+        {"name": "research", "execution": {"taskSupport": "required"}}]}}));
+    s.reply(WAIT).expect("the list");
+    s.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "research", "arguments": {}}}));
+    let call = s.server.receive(WAIT).expect("the call");
+    assert!(call["params"]["task"].is_object(), "{call}");
+    s.server.send(json!({"jsonrpc": "2.0", "id": 2, "result": {
+        "task": {"taskId": "t-7", "status": "working"}}}));
+    let wait = s.server.receive(WAIT).expect("tasks/result");
+    assert_eq!(wait["method"], "tasks/result");
+    s.signal.store(
+        elicit_platform::Signal::Terminate.number(),
+        Ordering::SeqCst,
+    );
+    let cancel = s.server.receive(WAIT).expect("tasks/cancel");
+    assert_eq!(cancel["method"], "tasks/cancel");
+    assert_eq!(cancel["params"]["taskId"], "t-7");
+    assert_eq!(
+        s.exit.recv_timeout(WAIT),
+        Ok(elicit_platform::Signal::Terminate.exit_code())
+    );
+}

@@ -24,7 +24,8 @@ impl<S: Sides> Relay<S> {
                 task_id,
                 questions,
                 meta,
-            } => self.settle_task_input(handler, task_id, questions, meta),
+                tool,
+            } => self.settle_task_input(handler, task_id, questions, meta, tool),
         }
     }
 

@@ -27,7 +27,11 @@ impl<S: Sides> Relay<S> {
     /// parsing a line.
     pub(crate) fn awaits_reply_in(&self, bytes: &[u8]) -> bool {
         let st = self.lock();
-        if st.tracked.is_empty() && st.info_ids.is_empty() {
+        if st.tracked.is_empty()
+            && st.info_ids.is_empty()
+            && st.list_ids.is_empty()
+            && st.runs.is_empty()
+        {
             return false;
         }
         // A reply to a tracked request holds its id's JSON text, exactly as
@@ -37,6 +41,14 @@ impl<S: Sides> Relay<S> {
                 .tracked
                 .keys()
                 .chain(st.info_ids.iter())
+                .chain(st.list_ids.iter())
+                // A run's call, until the server answers it with its task.
+                .chain(
+                    st.runs
+                        .iter()
+                        .filter(|(_, r)| r.task_id.is_none())
+                        .map(|(id, _)| id),
+                )
                 .any(|id| memchr::memmem::find(bytes, id.as_bytes()).is_some())
     }
 
@@ -142,10 +154,21 @@ impl<S: Sides> Relay<S> {
         let Some(id) = obj.get("id").filter(|i| !i.is_null()).map(Value::to_string) else {
             return Taken::Relay;
         };
+        if let Some(taken) = self.run_reply(msg, &id) {
+            return taken;
+        }
         let mut st = self.lock();
+        if st.list_ids.remove(&id) {
+            if let Some(tools) = obj.get("result").and_then(|r| r.get("tools")) {
+                super::runs::listed(&mut st.task_only, tools);
+            }
+        }
         if st.info_ids.remove(&id) {
             if let Some(name) = obj.get("result").and_then(notes::server_name) {
                 st.server_name = Some(name);
+            }
+            if let Some(caps) = obj.get("result").and_then(|r| r.get("capabilities")) {
+                st.server_capabilities = Some(caps.clone());
             }
             let version = obj
                 .get("result")
@@ -264,6 +287,20 @@ impl<S: Sides> Relay<S> {
             self.note(&message);
             return Taken::Relay;
         }
+        self.take_on(task_id, questions, meta, None);
+        working()
+    }
+
+    /// A task's new questions, taken on: counted as asked (each is asked
+    /// once over the task's life) and handed to the resolver, whose answers
+    /// go back in a `tasks/update` carrying `meta`.
+    pub(super) fn take_on(
+        &self,
+        task_id: String,
+        questions: Value,
+        meta: Value,
+        tool: Option<String>,
+    ) {
         if let Some(keys) = questions.get("inputRequests").and_then(Value::as_object) {
             self.lock()
                 .task_questions
@@ -275,8 +312,8 @@ impl<S: Sides> Relay<S> {
             task_id,
             questions,
             meta,
+            tool,
         });
-        working()
     }
 
     /// Counts an `input_required` round as waiting (under `key`, with
@@ -318,7 +355,7 @@ pub(crate) fn weigh(v: &Value) -> usize {
 }
 /// An `input_required` result that holds only elicitations elicit handles
 /// (`handles` decides by mode).
-fn is_resolvable(result: &Value, handles: impl Fn(Option<&str>) -> bool) -> bool {
+pub(super) fn is_resolvable(result: &Value, handles: impl Fn(Option<&str>) -> bool) -> bool {
     if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
         return false;
     }

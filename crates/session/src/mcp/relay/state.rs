@@ -3,6 +3,7 @@
 //! its resolver thread.
 
 use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -52,6 +53,70 @@ pub(crate) struct State {
     /// Ids (text) of elicit's own `tasks/update` requests: their replies
     /// are elicit's, not the client's.
     pub(crate) task_updates: HashSet<String>,
+    /// The server's capabilities, from its reply to `initialize` or
+    /// `server/discover`: whether it runs tool calls as tasks (2025-11-25)
+    /// or offers the tasks extension (2026-07-28).
+    pub(crate) server_capabilities: Option<Value>,
+    /// Ids (text) of the client's `tools/list` requests in flight: their
+    /// replies say which tools run only as tasks.
+    pub(crate) list_ids: HashSet<String>,
+    /// The tools the server listed as running only as tasks
+    /// (`execution.taskSupport: "required"`).
+    pub(crate) task_only: HashSet<String>,
+    /// Tasks elicit runs for a client that runs none itself, by the id
+    /// text of the client's `tools/call`.
+    pub(crate) runs: HashMap<String, Run>,
+    /// elicit's own requests for those tasks: the id text sent → the
+    /// client's id text, and what the request was.
+    pub(crate) run_requests: HashMap<String, (String, RunRequest)>,
+}
+
+/// A task elicit runs on behalf of a client that runs none itself: from
+/// its `tools/call` (sent with `task`, or with the tasks extension
+/// declared) to the tool's final result under the client's id.
+pub(crate) struct Run {
+    /// The tool, for answer rules and notes.
+    pub(crate) tool: String,
+    /// The revision's way of running it.
+    pub(crate) era: Era,
+    /// The task's id, once the server created it.
+    pub(crate) task_id: Option<String>,
+    /// When the call went out, and [`super::Relay::resolving_time`] then:
+    /// the bound counts neither a person answering nor the server idle.
+    pub(crate) started: Instant,
+    pub(crate) resolving_at_start: Duration,
+    /// The wait between two polls (the extension), as the server suggests.
+    pub(crate) interval: Duration,
+    /// One of elicit's `tasks/get` awaits its reply (the extension).
+    pub(crate) polling: bool,
+    /// The client cancelled before the server created the task: it is
+    /// cancelled as soon as it has an id.
+    pub(crate) cancelled: bool,
+}
+
+/// How a task is run, by revision.
+#[derive(Clone)]
+pub(crate) enum Era {
+    /// 2025-11-25: `task` in the call, then `tasks/result`.
+    Augmented,
+    /// 2026-07-28's tasks extension: polled with `tasks/get`; `meta` is
+    /// what each of elicit's requests for the task carries (the call's
+    /// version, client info and capabilities, the extension declared).
+    Extension { meta: Value },
+}
+
+/// What one of elicit's requests for a [`Run`] was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RunRequest {
+    /// The client's call again, the tasks extension declared (the server
+    /// refused it without): its reply is the task, or the call's.
+    Call,
+    /// `tasks/result` (2025-11-25): its reply is the tool's.
+    Result,
+    /// `tasks/get` (the extension).
+    Poll,
+    /// `tasks/cancel`: its reply is nobody's.
+    Cancel,
 }
 /// Work for the resolver thread.
 pub(super) enum Job {
@@ -65,6 +130,8 @@ pub(super) enum Job {
         task_id: String,
         questions: Value,
         meta: Value,
+        /// The tool, when elicit runs the task (for answer rules).
+        tool: Option<String>,
     },
 }
 

@@ -27,26 +27,34 @@ impl Sides for Recorder {
     }
 }
 
-struct Core {
-    relay: Arc<Relay<Recorder>>,
-    to_server: Receiver<Value>,
-    to_client: Receiver<Value>,
+pub(super) struct Core {
+    pub(super) relay: Arc<Relay<Recorder>>,
+    pub(super) to_server: Receiver<Value>,
+    pub(super) to_client: Receiver<Value>,
 }
 
-const WAIT: Duration = Duration::from_secs(10);
+pub(super) const WAIT: Duration = Duration::from_secs(10);
 
 fn core_with(answers: &[&str], person: Box<dyn Resolver + Send>, passthrough: bool) -> Core {
+    let options = RelayOptions {
+        passthrough_declared: passthrough,
+        verbose: false,
+        ..RelayOptions::default()
+    };
+    core_with_options(answers, person, options)
+}
+
+pub(super) fn core_with_options(
+    answers: &[&str],
+    person: Box<dyn Resolver + Send>,
+    options: RelayOptions,
+) -> Core {
     let (server, to_server) = mpsc::channel();
     let (client, to_client) = mpsc::channel();
     let scripted = ScriptedAnswers::parse(answers, |_| {
         Err(std::io::Error::other("no files in these tests"))
     })
     .expect("answers parse");
-    let options = RelayOptions {
-        passthrough_declared: passthrough,
-        verbose: false,
-        ..RelayOptions::default()
-    };
     Core {
         relay: Relay::start(Recorder { server, client }, options, scripted, person),
         to_server,
@@ -54,7 +62,7 @@ fn core_with(answers: &[&str], person: Box<dyn Resolver + Send>, passthrough: bo
     }
 }
 
-fn nobody() -> Box<dyn Resolver + Send> {
+pub(super) fn nobody() -> Box<dyn Resolver + Send> {
     Box::new(NoTerminal {
         detail: "no terminal in unit tests".into(),
     })
