@@ -471,14 +471,7 @@ fn proxy_answers_an_extension_tasks_questions_for_a_client_that_polls() {
         echoed(&done["result"]["result"]),
         json!({"action": "accept", "content": {"name": "Lin", "color": "red"}})
     );
-    proxy.close_stdin();
-    let run = proxy.wait_within(Duration::from_secs(30));
-    assert!(
-        matches!(run.code, 0 | 143),
-        "proxy exit {}: {}",
-        run.code,
-        run.stderr
-    );
+    hung_up(proxy);
 }
 
 /// A 2026-07-28 client that does not declare the tasks extension calls

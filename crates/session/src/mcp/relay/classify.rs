@@ -63,7 +63,7 @@ fn client_method_matters(method: &str, has_2026_meta: bool) -> bool {
 
 /// The exact decision: a client message is an `initialize` or a
 /// `server/discover` (their replies name the server), a `tools/list` or a
-/// cancellation (see [`TRACKED`]), carries
+/// cancellation (see `TRACKED`), carries
 /// 2026-07-28 `_meta` (capabilities or version), or is a request that may
 /// come back `input_required`.
 pub fn client_message_matters(msg: &Value) -> bool {
