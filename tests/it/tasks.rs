@@ -206,7 +206,18 @@ fn hung_up(mut proxy: Running) -> Run {
 /// A client that asks `proxy`, and reads the replies to its own requests,
 /// failing the test if a question of the server reaches it.
 fn ask_through(proxy: &mut Running, id: i64, method: &str, params: Value) -> Value {
+    ask_through_seeing(proxy, id, method, params).0
+}
+
+/// As [`ask_through`], with the notifications the client got meanwhile.
+fn ask_through_seeing(
+    proxy: &mut Running,
+    id: i64,
+    method: &str,
+    params: Value,
+) -> (Value, Vec<Value>) {
     proxy.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+    let mut notifications = Vec::new();
     loop {
         let v = proxy.next_json();
         assert_ne!(
@@ -218,8 +229,9 @@ fn ask_through(proxy: &mut Running, id: i64, method: &str, params: Value) -> Val
             "a request of the server reached the client: {v}"
         );
         if v["id"] == json!(id) && v.get("method").is_none() {
-            return v;
+            return (v, notifications);
         }
+        notifications.push(v);
     }
 }
 
@@ -256,7 +268,7 @@ fn proxy_runs_a_task_only_tool_for_a_client_that_runs_no_tasks() {
             .any(|t| t["name"] == TOOL && t["execution"]["taskSupport"] == "required"),
         "{tools}"
     );
-    let done = ask_through(
+    let (done, seen) = ask_through_seeing(
         &mut proxy,
         3,
         "tools/call",
@@ -266,6 +278,13 @@ fn proxy_runs_a_task_only_tool_for_a_client_that_runs_no_tasks() {
     assert!(
         report(&done["result"]).contains("# Research Report: python (snake)"),
         "{done}"
+    );
+    // The task is elicit's: the client hears nothing of it.
+    assert!(
+        !seen
+            .iter()
+            .any(|n| n["method"] == "notifications/tasks/status"),
+        "{seen:?}"
     );
     hung_up(proxy);
     let recorded = recorded(&cassette);

@@ -32,6 +32,8 @@ pub const PING: &str = "ping";
 pub const ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
 /// A request's cancellation.
 pub const CANCELLED: &str = "notifications/cancelled";
+/// A task's status, as the server notifies it (2025-11-25 tasks).
+pub const TASK_STATUS: &str = "notifications/tasks/status";
 /// A task's final result, waited for (2025-11-25 tasks): the server delivers
 /// the task's own requests (its elicitations) while this waits.
 pub const TASKS_RESULT: &str = "tasks/result";

@@ -24,7 +24,12 @@ impl<S: Sides> Relay<S> {
             (Some(wire::TOOLS_LIST), Some(id)) => {
                 self.lock().list_ids.insert(id);
             }
-            (Some(wire::TOOLS_CALL), Some(id)) => changed |= self.carry_call(msg, &id),
+            (Some(wire::TOOLS_CALL), Some(id)) => {
+                if asks_for_a_task(msg) {
+                    self.lock().client_makes_tasks = true;
+                }
+                changed |= self.carry_call(msg, &id)
+            }
             (Some(wire::CANCELLED), None) => {
                 if let Some(id) = msg.pointer("/params/requestId") {
                     self.client_cancelled(&id.to_string());
@@ -110,4 +115,20 @@ impl<S: Sides> Relay<S> {
         }
         changed
     }
+}
+
+/// Whether a client's `tools/call` asks for a task itself: `task` in its
+/// params (2025-11-25), or the tasks extension declared in its `_meta`
+/// (2026-07-28).
+fn asks_for_a_task(call: &Value) -> bool {
+    let Some(params) = call.get("params") else {
+        return false;
+    };
+    params.get("task").is_some()
+        || params
+            .pointer("/_meta")
+            .and_then(|m| m.get(wire::CAPS_META))
+            .and_then(|c| c.get("extensions"))
+            .and_then(|e| e.get(wire::TASKS_EXTENSION))
+            .is_some()
 }

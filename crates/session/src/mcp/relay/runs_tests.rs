@@ -72,10 +72,25 @@ fn a_task_only_tool_is_run_as_a_task_and_its_result_reaches_the_client() {
     let before = own.clone();
     assert!(!c.relay.client_message(&mut own));
     assert_eq!(own, before);
+    assert!(
+        c.relay.lock().client_makes_tasks,
+        "a call with `task` is the client's task"
+    );
 
     let mut research = call(4, "research");
     assert!(c.relay.client_message(&mut research));
     assert!(research["params"]["task"]["ttl"].is_u64(), "{research}");
+    // The server's news of that task is not for this client: it made no
+    // task of its own (the call above with `task` was another client's
+    // way, undone below), and a server may send it before naming the task.
+    let status = |task: &str| {
+        json!({"jsonrpc": "2.0", "method": wire::TASK_STATUS,
+            "params": {"taskId": task, "status": "working", "ttl": 1000}})
+    };
+    c.relay.lock().client_makes_tasks = false;
+    let early = status("t-1");
+    assert!(c.relay.awaits_reply_in(early.to_string().as_bytes()));
+    assert_eq!(c.relay.server_message(&early), Taken::Withheld);
     let created = reply(
         json!(4),
         json!({"task": {"taskId": "t-1", "status": "working"}}),
@@ -83,6 +98,13 @@ fn a_task_only_tool_is_run_as_a_task_and_its_result_reaches_the_client() {
     assert_eq!(c.relay.server_message(&created), Taken::Withheld);
     let wait = next(&c, wire::TASKS_RESULT);
     assert_eq!(wait["params"]["taskId"], "t-1");
+    // Once named, by its id (the stdio side parses such a line to see it).
+    let named = status("t-1");
+    assert!(c.relay.awaits_reply_in(named.to_string().as_bytes()));
+    assert_eq!(c.relay.server_message(&named), Taken::Withheld);
+    // A task of a client that makes tasks itself is the client's news.
+    c.relay.lock().client_makes_tasks = true;
+    assert_eq!(c.relay.server_message(&status("own-task")), Taken::Relay);
     let done = reply(
         wait["id"].clone(),
         json!({"content": [{"type": "text", "text": "report"}]}),

@@ -34,6 +34,12 @@ impl<S: Sides> Relay<S> {
         {
             return false;
         }
+        // A run's task news before the task is named: told by its method.
+        if st.runs.values().any(|r| r.task_id.is_none())
+            && memchr::memmem::find(bytes, wire::TASK_STATUS.as_bytes()).is_some()
+        {
+            return true;
+        }
         // A reply to a tracked request holds its id's JSON text, exactly as
         // written when the line has no escapes.
         memchr::memchr(b'\\', bytes).is_some()
@@ -49,6 +55,9 @@ impl<S: Sides> Relay<S> {
                         .filter(|(_, r)| r.task_id.is_none())
                         .map(|(id, _)| id),
                 )
+                // Then the run's task, named in the server's status
+                // notifications (withheld from a client that made no task).
+                .chain(st.runs.values().filter_map(|r| r.task_id.as_ref()))
                 .any(|id| memchr::memmem::find(bytes, id.as_bytes()).is_some())
     }
 
@@ -95,6 +104,21 @@ impl<S: Sides> Relay<S> {
         true
     }
 
+    /// Whether a task status notification is about a task elicit runs for
+    /// a client that runs none: one it named, or, while a run's task is
+    /// not named yet (a server may send its news before the reply that
+    /// names it), any task of a client that never asked for one.
+    fn runs_task(&self, msg: &Value) -> bool {
+        let Some(task) = msg.pointer("/params/taskId").and_then(Value::as_str) else {
+            return false;
+        };
+        let st = self.lock();
+        st.runs.values().any(|r| match &r.task_id {
+            Some(id) => id == task,
+            None => !st.client_makes_tasks,
+        })
+    }
+
     /// Decides what to do with a parsed server message: withhold it for the
     /// resolver (queued here), rewrite it, or relay it.
     pub(crate) fn server_message(&self, msg: &Value) -> Taken {
@@ -103,6 +127,11 @@ impl<S: Sides> Relay<S> {
         };
         if let Some(method) = obj.get("method").and_then(Value::as_str) {
             self.observe(msg, None);
+            if method == wire::TASK_STATUS && self.runs_task(msg) {
+                // The client made no task: news of the one elicit runs for
+                // it would name a task it never heard of.
+                return Taken::Withheld;
+            }
             let id = obj.get("id").filter(|i| !i.is_null());
             if let (ELICITATION_METHOD, Some(id)) = (method, id) {
                 let params = obj.get("params").cloned().unwrap_or(Value::Null);

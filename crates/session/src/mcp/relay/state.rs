@@ -69,6 +69,9 @@ pub(crate) struct State {
     /// elicit's own requests for those tasks: the id text sent → the
     /// client's id text, and what the request was.
     pub(crate) run_requests: HashMap<String, (String, RunRequest)>,
+    /// The client asked for a task itself (a call with `task`, or with the
+    /// tasks extension declared): the server's task news may be its own.
+    pub(crate) client_makes_tasks: bool,
 }
 
 /// A task elicit runs on behalf of a client that runs none itself: from
