@@ -424,25 +424,39 @@ fn lint_reads_the_questions_of_an_extension_task() {
     );
 }
 
+/// `elicit proxy --no-input ARGS` in front of the fastmcp-tasks server, fed
+/// by the test as a client.
+fn proxy_to_tasks_server(args: &[&str]) -> Running {
+    Test::new()
+        .args(["proxy", "--no-input", "--server-log", "/dev/null"])
+        .args(args)
+        .arg("--")
+        .args(fastmcp_tasks_server())
+        .feed()
+        .limit(Duration::from_secs(180))
+        .spawn()
+}
+
+/// The `_meta` a 2026-07-28 client sends with each request.
+fn meta_2026(client: &str, capabilities: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": client, "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    })
+}
+
 /// A 2026-07-28 client that runs tasks of the extension itself (polling
 /// `tasks/get`) but answers no elicitation: the proxy answers the task's
 /// questions with `tasks/update` of its own, the client sees the task
 /// working until it completes, and no question reaches it.
 #[test]
 fn proxy_answers_an_extension_tasks_questions_for_a_client_that_polls() {
-    let mut proxy = Test::new()
-        .args(["proxy", "--no-input", "--server-log", "/dev/null"])
-        .args(["-a", "name=Lin", "-a", "color=red", "--"])
-        .args(fastmcp_tasks_server())
-        .feed()
-        .limit(Duration::from_secs(180))
-        .spawn();
-    let meta = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "polling-client", "version": "0"},
-        "io.modelcontextprotocol/clientCapabilities": {
-            "extensions": {"io.modelcontextprotocol/tasks": {}}},
-    });
+    let mut proxy = proxy_to_tasks_server(&["-a", "name=Lin", "-a", "color=red"]);
+    let meta = meta_2026(
+        "polling-client",
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
+    );
     let mut ask = |id: i64, method: &str, mut params: Value| -> Value {
         params["_meta"] = meta.clone();
         proxy.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
@@ -499,23 +513,12 @@ fn proxy_answers_an_extension_tasks_questions_for_a_client_that_polls() {
 /// its question with `tasks/update`, and the client gets the tool's result.
 /// Returns that reply and what the proxy said.
 fn task_only_through_proxy(answers: &[&str], record: Option<&std::path::Path>) -> (Value, String) {
-    let mut test = Test::new()
-        .args(["proxy", "--no-input", "--server-log", "/dev/null"])
-        .args(answers);
+    let mut args = answers.to_vec();
     if let Some(path) = record {
-        test = test.arg("--record").arg(path);
+        args.extend(["--record", path.to_str().unwrap()]);
     }
-    let mut proxy = test
-        .arg("--")
-        .args(fastmcp_tasks_server())
-        .feed()
-        .limit(Duration::from_secs(180))
-        .spawn();
-    let meta = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "task-unaware", "version": "0"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    });
+    let mut proxy = proxy_to_tasks_server(&args);
+    let meta = meta_2026("task-unaware", json!({}));
     let discovered = ask_through(&mut proxy, 1, "server/discover", json!({"_meta": meta}));
     assert!(
         discovered["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"]
