@@ -7,7 +7,8 @@
 //! Everything is on 127.0.0.1.
 
 use crate::common::page::{
-    as_other_user, http_within, open_page, page_port, Browser, NoTerminal, LIMIT,
+    as_other_user, http_within, open_page, page_port, readable_by_other_user, Browser, NoTerminal,
+    LIMIT,
 };
 
 use std::io::{BufRead, BufReader, Write};
@@ -28,8 +29,7 @@ fn form(message: &str) -> Value {
 }
 
 fn attacker_script() -> String {
-    crate::common::page::root()
-        .join("tests/servers/page_attacker.py")
+    readable_by_other_user("tests/servers/page_attacker.py")
         .display()
         .to_string()
 }

@@ -620,13 +620,16 @@ pub fn open_page(address: &str) -> PageSession {
 /// `program ARGS` as another local user (`nobody`/`nogroup`, no
 /// supplementary groups, through `setpriv`), for the attacks that need
 /// one. `None` when the tests do not run as root (then they cannot switch
-/// user, and the caller skips, saying so on stderr).
+/// user, and the caller skips, saying SKIPPED on stderr); under CI (`CI`
+/// set) that is a failure instead, so a run that could not attack never
+/// reads as one that held.
 pub fn as_other_user(program: &str, args: &[&str]) -> Option<Command> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!(
-            "SKIPPED: this attack needs a second local user; run the tests as root to run it as nobody"
-        );
+        let why =
+            "this attack needs a second local user; run the tests as root to run it as nobody";
+        assert!(std::env::var_os("CI").is_none(), "CI is set but {why}");
+        eprintln!("SKIPPED: {why}");
         return None;
     }
     let mut cmd = Command::new("setpriv");
@@ -644,4 +647,27 @@ pub fn as_other_user(program: &str, args: &[&str]) -> Option<Command> {
     .stdout(Stdio::piped())
     .stderr(Stdio::piped());
     Some(cmd)
+}
+
+/// A copy of the repository file `rel` that the second user of
+/// [`as_other_user`] can read: a checkout in a private folder (0700, as a
+/// home is) is closed to that user, so what it runs is copied into a
+/// folder of its own under the system's temporary folder (0755, the file
+/// 0644), made once per test run.
+pub fn readable_by_other_user(rel: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    static SHARED: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    let dir = SHARED.get_or_init(|| {
+        let dir = tempfile::Builder::new()
+            .prefix("elicit-other-user-")
+            .tempdir()
+            .expect("a folder for the second user's files");
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        dir
+    });
+    let from = root().join(rel);
+    let to = dir.path().join(from.file_name().expect("a file name"));
+    std::fs::copy(&from, &to).unwrap_or_else(|e| panic!("{}: {e}", from.display()));
+    std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o644)).unwrap();
+    to
 }
