@@ -4,10 +4,12 @@
 //! prompting, coercion, validation and lint, scripted answers and answer
 //! rules, resolution and output ([`elicitation`]); what may reach a person ([`text`]); the
 //! spec's rules ([`lint`]); the error kinds every stage returns ([`error`]);
-//! and bounded reads of untrusted input ([`bounded`]).
+//! bounded reads of untrusted input ([`bounded`]); and durations as people
+//! type them ([`duration`]).
 #![warn(missing_docs)]
 
 pub mod bounded;
+pub mod duration;
 pub mod elicitation;
 pub mod error;
 pub mod lint;

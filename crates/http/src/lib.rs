@@ -28,6 +28,7 @@
 //! [`Serving::start`] instead: the same connection handling, with a head
 //! time of its own, and the accept loop ends (closing the listener) when
 //! the [`Serving`] is dropped.
+#![warn(missing_docs)]
 
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
@@ -76,6 +77,7 @@ pub struct Request {
 }
 
 impl Request {
+    /// The request method as sent (`GET`, `POST`, …).
     pub fn method(&self) -> &str {
         &self.method
     }

@@ -5,6 +5,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use elicit_core::duration::parse_duration;
 use elicit_core::elicitation::protocol::Action;
 use elicit_session::mcp::modes::ElicitModes;
 use elicit_ui::person::{PersonOptions, Wording};
@@ -14,9 +15,6 @@ use crate::Error;
 /// Where a person answers (the command's `--ui`, env `ELICIT_UI`): the
 /// command's own choice ([`elicit_ui::person`]).
 pub use elicit_ui::person::Ui;
-
-/// The longest prompt timeout the command takes (365 days).
-const MAX_TIMEOUT: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 
 /// How elicitations are answered: scripted answers and answer rules first,
 /// then a person (terminal, page), as the `elicit` command answers them.
@@ -251,25 +249,6 @@ const WORDING: Wording = Wording {
 fn falsey_is_on(value: &str) -> bool {
     let v = value.trim().to_ascii_lowercase();
     !matches!(v.as_str(), "" | "n" | "no" | "f" | "false" | "off" | "0")
-}
-
-/// A duration as the command reads `--prompt-timeout`: whole seconds
-/// (`90`) or humantime (`30s`, `5m`, `1h30m`), at most 365 days.
-pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
-    let too_long = || format!("{s:?} is too long: at most 365 days (1 year)");
-    let parsed = if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
-        Duration::from_secs(s.parse::<u64>().map_err(|_| too_long())?)
-    } else {
-        match humantime::parse_duration(s) {
-            Ok(d) => d,
-            Err(humantime::DurationError::NumberOverflow) => return Err(too_long()),
-            Err(e) => return Err(format!("{e} (examples: 30s, 5m, 1h30m)")),
-        }
-    };
-    if parsed > MAX_TIMEOUT {
-        return Err(too_long());
-    }
-    Ok(parsed)
 }
 
 #[cfg(test)]

@@ -532,32 +532,8 @@ pub enum AuthCommand {
     },
 }
 
-/// The longest duration any flag takes. A larger one would overflow the
-/// clock arithmetic (`Instant + Duration` panics), and no prompt, call or
-/// shutdown sensibly waits longer than a year.
-pub const MAX_DURATION: std::time::Duration = std::time::Duration::from_secs(365 * 24 * 60 * 60);
-
-/// The value parser of every duration flag: whole seconds (`90`) or a
-/// humantime duration (`90s`, `5m`, `1h30m`), at most [`MAX_DURATION`].
-pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    let too_long = || format!("{s:?} is too long: at most 365 days (1 year)");
-    let parsed = if s.bytes().all(|b| b.is_ascii_digit()) && !s.is_empty() {
-        match s.parse::<u64>() {
-            Ok(secs) => std::time::Duration::from_secs(secs),
-            Err(_) => return Err(too_long()),
-        }
-    } else {
-        match humantime::parse_duration(s) {
-            Ok(d) => d,
-            Err(humantime::DurationError::NumberOverflow) => return Err(too_long()),
-            Err(e) => return Err(format!("{e} (examples: 30s, 5m, 1h30m)")),
-        }
-    };
-    if parsed > MAX_DURATION {
-        return Err(too_long());
-    }
-    Ok(parsed)
-}
+/// The value parser of every duration flag (the library's one parser).
+pub use elicit_core::duration::parse_duration;
 
 pub const LINT_HELP: &str = "\
 Examples:
