@@ -49,6 +49,10 @@ const MAX_SESSION_ID_BYTES: usize = 128;
 /// How often a waiting stream looks whether its client has gone.
 const CLIENT_CHECK: Duration = Duration::from_millis(200);
 
+/// How long one event may wait for a client that does not read: a stream
+/// ended (no longer counted) must not hold its connection past that.
+const WRITE_TIME: Duration = Duration::from_secs(10);
+
 /// The served mock and the streams of the calls waiting on an answer,
 /// changed together under one lock.
 struct State {
@@ -345,6 +349,9 @@ fn stream(
 ) {
     let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n";
     let stream = req.stream();
+    if stream.set_write_timeout(Some(WRITE_TIME)).is_err() {
+        return;
+    }
     if { stream }.write_all(head.as_bytes()).is_err() || !first.iter().all(|m| event(stream, m)) {
         return;
     }
@@ -507,7 +514,7 @@ mod tests {
     }
 
     /// A call its client leaves (the connection closed after the first
-    /// elicitation), or that waits past its time, leaves nothing behind:
+    /// elicitation), cancels, or that waits past its time, leaves nothing behind:
     /// neither its stream nor the mock's entry for it. An id past the
     /// bound is refused before anything is kept.
     #[test]
@@ -532,6 +539,13 @@ mod tests {
         assert!(reply.starts_with("HTTP/1.1 400"), "{reply}");
         assert!(reply.contains("at most 1024 bytes"), "{reply}");
         assert_eq!(shared.lock().mock.waiting(), 0);
+
+        let (_kept, event, _) = open_call(addr.port(), Some("c"), &json!(7));
+        assert_eq!(event["method"], "elicitation/create");
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}});
+        assert!(exchange(addr.port(), Some("c"), &cancel).starts_with("HTTP/1.1 202"));
+        let freed = until(&shared, |s| s.streams.is_empty() && s.mock.waiting() == 0);
+        assert!(freed, "a cancelled call left its entry");
 
         let (addr, shared) = start(mock(), 0, Duration::from_millis(300)).unwrap();
         let (_held, event, _) = open_call(addr.port(), None, &json!(1));
