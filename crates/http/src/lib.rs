@@ -17,7 +17,11 @@
 //!   a slot longer than that, before it has sent a whole request;
 //! - at most [`MAX_CONNECTIONS`] connections are open at once. A new one
 //!   past that sheds the oldest connection still sending its head (an idle
-//!   one); when every one is busy with a request, the new one gets `503`;
+//!   one); when every one is busy with a request, the new one gets `503`.
+//!   A connection its handler keeps open on purpose ([`Request::hold`]: the
+//!   mock's event streams, which wait on a client's answer) no longer counts
+//!   then: it cannot take the slot of a request it waits for, and the
+//!   handler bounds how many it holds;
 //! - a failed `accept` (no file descriptor left, a connection reset before
 //!   it was taken) never stops the loop: it sheds an idle connection when
 //!   descriptors ran out, waits a moment, and accepts again, for as long as
@@ -74,6 +78,8 @@ pub struct Request {
     /// Bytes read past the head: the start of the body.
     leftover: Vec<u8>,
     stream: TcpStream,
+    /// The connection's entry in its listener's table (for [`Self::hold`]).
+    slot: Option<(Table, u64)>,
 }
 
 impl Request {
@@ -143,6 +149,18 @@ impl Request {
         &self.stream
     }
 
+    /// Takes this connection out of the [`MAX_CONNECTIONS`] the listener
+    /// shares among requests, for a response that waits on other requests
+    /// (an event stream waiting for the client's answer): held, it leaves
+    /// them its slot. The caller bounds how many connections it holds.
+    pub fn hold(&self) {
+        if let Some((table, id)) = &self.slot {
+            if let Some(slot) = lock(table).open.get_mut(id) {
+                slot.held = true;
+            }
+        }
+    }
+
     /// Writes the whole response and ends the sending side (the
     /// connection's thread then drains and closes it).
     pub fn respond(self, response: &[u8]) {
@@ -186,12 +204,20 @@ struct Connections {
 struct Slot {
     stream: TcpStream,
     idle: bool,
+    /// Held by its handler ([`Request::hold`]): not counted, never shed.
+    held: bool,
 }
 
 impl Connections {
+    /// The connections that count against [`MAX_CONNECTIONS`].
+    fn counted(&self) -> usize {
+        self.open.values().filter(|s| !s.held).count()
+    }
+
     /// Shuts the oldest idle connection down (its thread then ends).
     fn shed_idle(&mut self) -> bool {
-        let Some(id) = self.open.iter().find(|(_, s)| s.idle).map(|(id, _)| *id) else {
+        let idle = self.open.iter().find(|(_, s)| s.idle && !s.held);
+        let Some(id) = idle.map(|(id, _)| *id) else {
             return false;
         };
         if let Some(slot) = self.open.remove(&id) {
@@ -304,7 +330,7 @@ fn accept_loop<F>(
         }
         let id = {
             let mut t = lock(&table);
-            if t.open.len() >= MAX_CONNECTIONS && !t.shed_idle() {
+            if t.counted() >= MAX_CONNECTIONS && !t.shed_idle() {
                 drop(t);
                 busy(stream);
                 continue;
@@ -319,6 +345,7 @@ fn accept_loop<F>(
                 Slot {
                     stream: clone,
                     idle: true,
+                    held: false,
                 },
             );
             id
@@ -360,15 +387,17 @@ fn connection<F: Fn(Request)>(
     let set_idle = |idle: bool| match lock(table).open.get_mut(&id) {
         Some(slot) => {
             slot.idle = idle;
+            slot.held = false;
             true
         }
         None => false, // shed meanwhile
     };
     match read_head(&mut stream, head_time) {
-        Ok(request) => {
+        Ok(mut request) => {
             if !set_idle(false) {
                 return;
             }
+            request.slot = Some((table.clone(), id));
             handle(request);
         }
         Err(Some((status, text))) => {
@@ -433,6 +462,7 @@ fn read_head(
                         .collect(),
                     leftover: buf[len..].to_vec(),
                     stream: stream.try_clone().map_err(|_| None)?,
+                    slot: None,
                 };
                 return Ok(request);
             }
@@ -513,6 +543,41 @@ mod tests {
             .collect();
         let ok = get(port, b"GET /z HTTP/1.1\r\n\r\n");
         assert!(ok.ends_with("/z"), "{ok}");
+        drop(held);
+    }
+
+    /// Connections their handler holds (event streams waiting on an
+    /// answer) do not count against the requests' slots: with more of them
+    /// open than [`MAX_CONNECTIONS`], a request is still served, not `503`.
+    #[test]
+    fn held_connections_leave_the_slots_to_requests() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let released = Arc::new(Mutex::new(released));
+        let (started, holding) = std::sync::mpsc::channel::<()>();
+        let started = Mutex::new(started);
+        serve(listener, move |r: Request| {
+            if r.url() == "/hold" {
+                r.hold();
+                let _ = started.lock().unwrap().send(());
+                // Every holder ends when the test drops `release`.
+                let _ = released.lock().unwrap().recv();
+            }
+            r.respond(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+        })
+        .unwrap();
+        let held: Vec<TcpStream> = (0..MAX_CONNECTIONS + 8)
+            .map(|_| {
+                let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+                s.write_all(b"GET /hold HTTP/1.1\r\n\r\n").unwrap();
+                holding.recv_timeout(Duration::from_secs(20)).unwrap();
+                s
+            })
+            .collect();
+        let ok = get(port, b"GET /x HTTP/1.1\r\n\r\n");
+        assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+        drop(release);
         drop(held);
     }
 

@@ -322,13 +322,21 @@ impl Mock {
         }]
     }
 
+    /// Forgets the elicitation `ask` (our `elicitation/create` id) and its
+    /// call: the call was abandoned (its stream ended, or it waited past
+    /// its time), so no answer is taken for it any more.
+    pub fn forget(&mut self, ask: &Value) {
+        self.pending.remove(&pending_key(ask));
+    }
+
+    /// How many elicitations wait for an answer.
+    pub fn waiting(&self) -> usize {
+        self.pending.len()
+    }
+
     /// The client's reply to one of our elicitations.
     fn response(&mut self, id: &Value, message: &Value) -> Vec<Out> {
-        let key = id
-            .as_str()
-            .map(str::to_string)
-            .unwrap_or_else(|| id.to_string());
-        let Some(mut p) = self.pending.remove(&key) else {
+        let Some(mut p) = self.pending.remove(&pending_key(id)) else {
             return Vec::new();
         };
         let n = p.step + 1;
@@ -458,6 +466,13 @@ impl Mock {
         }
         r
     }
+}
+
+/// The key of a pending elicitation: its id's text.
+fn pending_key(id: &Value) -> String {
+    id.as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| id.to_string())
 }
 
 /// The `inputRequests` key of a round: the recorded one, else a made one.
