@@ -1286,3 +1286,41 @@ fn strict_test_reports_what_strict_call_reports() {
         "{denied_err}"
     );
 }
+
+/// A 2026-07-28 server whose discovery and tool list lack what the revision
+/// requires of them (`ttlMs` and `cacheScope`; `resultType` on the list,
+/// which the Python SDK's client rejects): `--strict` names each and exits
+/// 5; the same server with them has nothing reported.
+#[test]
+fn strict_reports_a_2026_list_result_without_what_its_revision_requires() {
+    let tool = ["--strict", "--tool", "plain_form", "-a", "accept"];
+    let Run {
+        code, stderr: err, ..
+    } = call(&tool, &["--stateless", "--bare-lists"]);
+    assert_eq!(code, 5, "{err}");
+    let discover = err
+        .lines()
+        .find(|l| l.contains("error[session-result-incomplete] the reply to server/discover"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        discover.contains("/result: the server/discover result lacks `ttlMs`, `cacheScope`"),
+        "{discover}"
+    );
+    let list = err
+        .lines()
+        .find(|l| l.contains("error[session-result-incomplete] the reply to tools/list"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        list.contains("lacks `resultType`, `ttlMs`, `cacheScope`"),
+        "{list}"
+    );
+    assert!(
+        list.contains("(MCP 2026-07-28, basic/index § General fields)"),
+        "{list}"
+    );
+    let Run {
+        code, stderr: err, ..
+    } = call(&tool, &["--stateless"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("session-result-incomplete"), "{err}");
+}
