@@ -227,6 +227,13 @@ impl Strict {
         self.state().add(found.into_iter().collect());
     }
 
+    /// Looks at a server's reply to a client's `tools/list` that a proxy
+    /// relays, in the revision the session speaks.
+    pub(crate) fn observe_listed(&self, msg: &Value) {
+        let stateless = self.state().revision == Revision::V2026_07_28;
+        self.observe_reply(wire::TOOLS_LIST, stateless, msg);
+    }
+
     /// An elicitation was answered: an accepted URL elicitation with an
     /// `elicitationId` now awaits its completion notification (2025-11-25).
     pub fn answered(&self, params: &ElicitationParams, result: &ElicitResult) {
