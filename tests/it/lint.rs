@@ -1286,3 +1286,75 @@ fn strict_test_reports_what_strict_call_reports() {
         "{denied_err}"
     );
 }
+
+/// A 2026-07-28 server whose discovery and tool list lack what the revision
+/// requires of them (`ttlMs` and `cacheScope`; `resultType` on the list,
+/// which the Python SDK's client rejects): `--strict` names each and exits
+/// 5; the same server with them has nothing reported.
+#[test]
+fn strict_reports_a_2026_list_result_without_what_its_revision_requires() {
+    let tool = ["--strict", "--tool", "plain_form", "-a", "accept"];
+    let Run {
+        code, stderr: err, ..
+    } = call(&tool, &["--stateless", "--bare-lists"]);
+    assert_eq!(code, 5, "{err}");
+    let discover = err
+        .lines()
+        .find(|l| l.contains("error[session-result-incomplete] the reply to server/discover"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        discover.contains("/result: the server/discover result lacks `ttlMs`, `cacheScope`"),
+        "{discover}"
+    );
+    let list = err
+        .lines()
+        .find(|l| l.contains("error[session-result-incomplete] the reply to tools/list"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        list.contains("lacks `resultType`, `ttlMs`, `cacheScope`"),
+        "{list}"
+    );
+    assert!(
+        list.contains("(MCP 2026-07-28, basic/index § General fields)"),
+        "{list}"
+    );
+    let Run {
+        code, stderr: err, ..
+    } = call(&tool, &["--stateless"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("session-result-incomplete"), "{err}");
+}
+
+/// `proxy --strict` in front of a 2026-07-28 server whose tool list lacks
+/// what the revision requires: the list goes to the client as the server
+/// sent it, and the finding is reported with exit 5.
+#[test]
+fn strict_proxy_reports_a_2026_list_result_without_what_its_revision_requires() {
+    let script = root().join("tests/servers/lint_server.py");
+    let mut proxy = Test::new()
+        .args(["proxy", "--no-input", "--strict", "--"])
+        .arg("python3")
+        .arg(script)
+        .args(["--stateless", "--bare-lists"])
+        .limit(std::time::Duration::from_secs(60))
+        .feed()
+        .spawn();
+    let meta = serde_json::json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    proxy.send(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}));
+    let reply = loop {
+        let v = proxy.next_json();
+        if v["id"] == 1 {
+            break v;
+        }
+    };
+    assert!(reply["result"].get("ttlMs").is_none(), "{reply}");
+    proxy.close_stdin();
+    let run = proxy.wait();
+    assert_eq!(run.code, 5, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("error[session-result-incomplete] the reply to tools/list (id 1) /result: the tools/list result lacks `resultType`, `ttlMs`, `cacheScope`"),
+        "{}",
+        run.stderr
+    );
+}

@@ -54,7 +54,8 @@ mod lines_cache;
 /// and `--strict`/`--modes` on `call` and `proxy`.
 mod lint;
 /// `elicit mock`: cassettes served as an MCP server, answered by `elicit
-/// call` (stdio, HTTP, both generations) and through `elicit proxy`.
+/// call` (stdio, HTTP, both generations), through `elicit proxy`, and by the
+/// Python and TypeScript SDKs' clients.
 mod mock;
 /// Attacks on the browser page from this machine: another local user (run
 /// as `nobody`) taking its port or its address, idle connections, endless

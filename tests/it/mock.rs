@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::common::{free_port, wait_at_most, wait_listening, HttpServer, Run, Test};
+use crate::sdk_resolvers::{python_client, ts_client};
 
 const BIN: &str = env!("CARGO_BIN_EXE_elicit");
 const EVERYTHING: &str = "fixtures/server-everything/everything.cassette.json";
@@ -325,4 +326,41 @@ fn the_inspector_cli_through_the_proxy_gets_the_recorded_result_and_a_wrong_answ
             .contains(r#"/content/name: "Ada" → "Bob""#),
         "{out}"
     );
+}
+
+/// The official SDKs' clients in their default modes (the Python SDK's
+/// `Client` negotiates 2026-07-28, the TypeScript SDK's the handshake) use
+/// `elicit mock` over stdio and `--http`: they list its tools (the Python
+/// one rejects a 2026-07-28 list without `ttlMs` and `cacheScope`), call
+/// the recorded one, answer its form with the one-line resolvers (`-a`) and
+/// get the recorded result, with no mismatch said.
+#[test]
+fn the_sdk_clients_in_their_default_modes_use_the_mock_over_stdio_and_http() {
+    let mock = http_mock();
+    let tool = "trigger-elicitation-request";
+    let options = json!({"answers": ["accept", "name=Ada"]});
+    let recorded: Vec<Value> = fixture()["result"]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["text"].clone())
+        .collect();
+    let stdio: Vec<String> = [BIN, "mock", EVERYTHING].map(String::from).to_vec();
+    for (transport, server) in [("stdio", stdio), ("--http", vec![mock.url()])] {
+        let python = python_client("mcp", tool, options.clone(), &server, &[]).output();
+        assert_eq!(
+            python["protocol"], "2026-07-28",
+            "Python over {transport}: {python}"
+        );
+        let ts = ts_client(tool, options.clone(), &server, &[]).output();
+        for (sdk, out) in [("Python", python), ("TypeScript", ts)] {
+            assert_eq!(out["tools"], json!([tool]), "{sdk} over {transport}: {out}");
+            assert_eq!(out["isError"], false, "{sdk} over {transport}: {out}");
+            assert_eq!(
+                out["content"],
+                json!(recorded),
+                "{sdk} over {transport}: {out}"
+            );
+        }
+    }
 }

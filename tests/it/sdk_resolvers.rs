@@ -48,7 +48,7 @@ fn fastmcp_server() -> Vec<String> {
 /// An SDK client, running with no terminal (its own session, as under a
 /// desktop app or CI runner); the whole process group (the client, its
 /// server, elicit) is ended when dropped.
-struct SdkClient(NoTerminal);
+pub(crate) struct SdkClient(NoTerminal);
 
 impl Drop for SdkClient {
     fn drop(&mut self) {
@@ -64,7 +64,7 @@ impl Drop for SdkClient {
 
 impl SdkClient {
     /// The client's one line of JSON (see tests/sdk/*), and its exit.
-    fn output(&self) -> Value {
+    pub(crate) fn output(&self) -> Value {
         let line = self.0.lines.recv_timeout(CLIENT_LIMIT).unwrap_or_else(|_| {
             panic!(
                 "the client printed nothing within {CLIENT_LIMIT:?}; stderr:\n{}",
@@ -94,7 +94,7 @@ fn client_command(program: &str, args: &[String], env: &[(&str, &str)]) -> Comma
 }
 
 /// tests/sdk/python_client.py SDK TOOL ARGS OPTIONS -- SERVER.
-fn python_client(
+pub(crate) fn python_client(
     sdk: &str,
     tool: &str,
     options: Value,
@@ -122,7 +122,12 @@ fn python_client(
 
 /// tests/sdk/ts_client.cjs MODULE TOOL ARGS OPTIONS -- SERVER, with the
 /// module of the source tree.
-fn ts_client(tool: &str, options: Value, server: &[String], env: &[(&str, &str)]) -> SdkClient {
+pub(crate) fn ts_client(
+    tool: &str,
+    options: Value,
+    server: &[String],
+    env: &[(&str, &str)],
+) -> SdkClient {
     installed();
     let mut args = vec![
         root().join("tests/sdk/ts_client.cjs").display().to_string(),

@@ -3,6 +3,7 @@ tests/it/sdk_resolvers.rs with the pinned venv (.deps/venv: mcp 2.3.0, fastmcp 4
 PYTHONPATH=python, so `elicit_mcp` is the source tree's module.
 
     python_client.py SDK TOOL ARGS_JSON OPTIONS_JSON -- SERVER_COMMAND...
+    python_client.py SDK TOOL ARGS_JSON OPTIONS_JSON -- http://HOST:PORT/mcp
 
 SDK      `mcp` (mcp.client.Client, elicitation_callback=), `mcp-session` (ClientSession over
          stdio_client, elicitation_callback=) or `fastmcp`
@@ -12,8 +13,12 @@ TOOL     the tool to call, with ARGS_JSON as its arguments
 OPTIONS  `null` for the module's own `elicitation_callback`/`elicitation_handler`, else the
          keyword arguments of `elicit_mcp.Elicit(...)`
 
+A URL for the server (`mcp` only) is reached over Streamable HTTP.
+
 Prints one line of JSON on stdout: {"sdk": ..., "content": [the result's text blocks],
-"isError": ...}, or {"error": "<type>: <message>"} when the call raised.
+"isError": ...} (with `mcp`, also "tools": the names `list_tools()` gave and "protocol": the
+version negotiated), or {"error": "<type>: <message>"} when the call raised (an exception
+group's innermost exceptions).
 """
 
 from __future__ import annotations
@@ -23,6 +28,13 @@ import json
 import sys
 
 import elicit_mcp
+
+
+def innermost(e: BaseException) -> list[BaseException]:
+    """The exceptions inside an exception group (anyio wraps a failure in a task group)."""
+    if isinstance(e, BaseExceptionGroup):
+        return [x for sub in e.exceptions for x in innermost(sub)]
+    return [e]
 
 
 async def main() -> None:
@@ -52,15 +64,19 @@ async def main() -> None:
             from mcp.client import Client
 
             callback = resolver.callback if resolver else elicit_mcp.elicitation_callback
+            is_url = command.startswith(("http://", "https://")) and not server_args
             client = Client(
-                StdioServerParameters(command=command, args=server_args),
+                command if is_url else StdioServerParameters(command=command, args=server_args),
                 elicitation_callback=callback,
                 mode="legacy" if sdk == "mcp-legacy" else "auto",
             )
             async with client:
+                tools = [t.name for t in (await client.list_tools()).tools]
                 result = await client.call_tool(tool, json.loads(args_json))
+                protocol = client.protocol_version
             texts = [getattr(b, "text", None) for b in result.content]
-            out = {"sdk": "mcp", "content": texts, "isError": bool(result.is_error)}
+            out = {"sdk": "mcp", "content": texts, "isError": bool(result.is_error), "tools": tools,
+                   "protocol": protocol}
         elif sdk.startswith("fastmcp"):
             from fastmcp import Client
             from fastmcp.client.transports import StdioTransport
@@ -78,7 +94,7 @@ async def main() -> None:
         else:
             raise SystemExit("unknown SDK %r" % sdk)
     except Exception as e:  # the test compares what the user would see
-        out = {"error": "%s: %s" % (type(e).__name__, e)}
+        out = {"error": "; ".join("%s: %s" % (type(x).__name__, x) for x in innermost(e))}
     print(json.dumps(out), flush=True)
 
 

@@ -3,7 +3,8 @@
 
 Handshake by default; with --stateless it serves 2026-07-28 discovery only
 (initialize refused with -32022) and
-asks through input_required results. It sends what each tool asks for
+asks through input_required results; its discovery and list results carry what 2026-07-28
+requires of them (`resultType`, `ttlMs`, `cacheScope`) unless --bare-lists. It sends what each tool asks for
 whatever the client declared: checking capabilities is what a correct
 server does and this one must not. Every result echoes what the server got
 back, and the capabilities the client declared.
@@ -15,6 +16,8 @@ import sys
 from mcp_wire import fail, reply, requests, send, text, wait_reply
 
 STATELESS = "--stateless" in sys.argv
+# What 2026-07-28 requires of a cacheable result, left out with --bare-lists.
+HINTS = {} if "--bare-lists" in sys.argv else {"resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
 NESTED = {
     "message": "Where should we ship it?",
     "requestedSchema": {
@@ -65,7 +68,7 @@ def call_tool(p):
 for msg, method, rid in requests():
     if method == "server/discover":
         if STATELESS:
-            reply(rid, {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "serverInfo": {"name": "lint-stateless", "version": "1"}, "resultType": "complete"})
+            reply(rid, {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "serverInfo": {"name": "lint-stateless", "version": "1"}, "resultType": "complete", **HINTS})
         else:
             fail(rid, -32601, "Method not found")
     elif method == "initialize" and STATELESS:
@@ -75,7 +78,7 @@ for msg, method, rid in requests():
         declared.update(msg["params"].get("capabilities", {}))
         reply(rid, {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "lint", "version": "1"}})
     elif method == "tools/list":
-        reply(rid, {"tools": TOOLS})
+        reply(rid, dict({"tools": TOOLS}, **(HINTS if STATELESS else {})))
     elif method == "tools/call":
         reply(rid, call_tool(msg["params"]))
     else:

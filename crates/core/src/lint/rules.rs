@@ -32,6 +32,9 @@ pub enum Section {
     ErrorHandling,
     /// `InputRequiredResult` (2026-07-28 multi round-trip requests).
     InputRequired,
+    /// The members every result has (`resultType`, and a cacheable
+    /// result's `ttlMs` and `cacheScope` in 2026-07-28).
+    Results,
 }
 
 impl Section {
@@ -58,6 +61,7 @@ impl Section {
             Section::UserInteraction => "User Interaction Model",
             Section::ErrorHandling => "Error Handling",
             Section::InputRequired => "InputRequiredResult",
+            Section::Results => "General fields",
         }
     }
 
@@ -65,6 +69,7 @@ impl Section {
     pub fn page(self) -> &'static str {
         match self {
             Section::InputRequired => "basic/patterns/mrtr",
+            Section::Results => "basic/index",
             _ => "client/elicitation",
         }
     }
@@ -388,6 +393,19 @@ pub static RULES: &[Rule] = &[
         example: "Round 1 asks `inputRequests.profile` for `{name}`, round 2 asks `inputRequests.profile` for `{name, age}`.",
         protocol: None,
         fix: "Give each question its own key, or accept the answer to the question that was asked.",
+    },
+    Rule {
+        id: "session-result-incomplete",
+        severity: Severity::Error,
+        scope: Scope::Session,
+        since: Revision::V2026_07_28,
+        until: None,
+        section: Section::Results,
+        checks: "A result lacks what its revision requires of every result: `resultType` on each, and `ttlMs` (an integer of at least 0) and `cacheScope` (`private` or `public`) on a cacheable one (`server/discover`, `tools/list` and the other lists, `resources/read`).",
+        why: "Servers MUST include `resultType`, and 2026-07-28's cacheable results require their caching hints (SEP-2549); the Python SDK's client rejects a `tools/list` result without them, so it can neither list nor call the server's tools.",
+        example: "elicit sends `tools/list` with `_meta` naming 2026-07-28 and the server answers `{\"resultType\": \"complete\", \"tools\": […]}`.",
+        protocol: None,
+        fix: "Answer `{\"resultType\": \"complete\", \"ttlMs\": 0, \"cacheScope\": \"private\", \"tools\": […]}` (a longer `ttlMs`, or `public`, when the list is the same for every caller).",
     },
     Rule {
         id: "session-concurrent-elicitations",

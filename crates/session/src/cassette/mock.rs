@@ -24,7 +24,8 @@ use serde_json::{json, Map, Value};
 use super::diff::result_diff;
 use super::{AnswerSpec, Cassette, Exchange, SECRET_VALUE_KEY};
 use elicit_core::elicitation::answers::FormPlan;
-use elicit_core::elicitation::protocol::wire;
+use elicit_core::elicitation::protocol::results::complete_result;
+use elicit_core::elicitation::protocol::{wire, Revision};
 use elicit_core::elicitation::schema::FormSchema;
 use elicit_core::error::rpc_code;
 use elicit_core::text::sanitize::sanitize_line;
@@ -100,6 +101,23 @@ fn stateless(params: &Value) -> bool {
         .and_then(|m| m.get(wire::VERSION_META))
         .and_then(Value::as_str)
         == Some(wire::V2026_07_28)
+}
+
+/// The revision a request is answered in: 2026-07-28 when it says so,
+/// else the handshake's (whose results carry nothing more).
+fn revision_of(params: &Value) -> Revision {
+    if stateless(params) {
+        Revision::V2026_07_28
+    } else {
+        Revision::V2025_11_25
+    }
+}
+
+/// `result` as the reply to `method` in `revision`, with what the revision
+/// requires of every result (`resultType`, a list's caching hints).
+fn reply_in(id: &Value, method: &str, revision: Revision, mut result: Value) -> Value {
+    complete_result(method, revision, &mut result);
+    reply(id, result)
 }
 
 /// What the cassette holds as the answer to `exchange`, as an ElicitResult
@@ -216,13 +234,11 @@ impl Mock {
 
     fn request(&mut self, method: &str, id: &Value, params: &Value) -> Vec<Out> {
         let modern = stateless(params);
-        let complete = |mut r: Value| {
-            if modern {
-                r["resultType"] = json!("complete");
-            }
+        let revision = revision_of(params);
+        let complete = |r: Value| {
             vec![Out {
                 call: None,
-                message: reply(id, r),
+                message: reply_in(id, method, revision, r),
             }]
         };
         match method {
@@ -238,11 +254,20 @@ impl Mock {
                     "serverInfo": server_info(),
                 }))
             }
-            wire::SERVER_DISCOVER => complete(json!({
-                "supportedVersions": [wire::V2026_07_28],
-                "capabilities": {"tools": {}},
-                "serverInfo": server_info(),
-            })),
+            // Only 2026-07-28 has it, whatever the request's `_meta` says.
+            wire::SERVER_DISCOVER => vec![Out {
+                call: None,
+                message: reply_in(
+                    id,
+                    method,
+                    Revision::V2026_07_28,
+                    json!({
+                        "supportedVersions": [wire::V2026_07_28],
+                        "capabilities": {"tools": {}},
+                        "serverInfo": server_info(),
+                    }),
+                ),
+            }],
             wire::PING => complete(json!({})),
             "tools/list" => complete(json!({"tools": self.tools()})),
             "tools/call" if modern => self.round(id, params),
@@ -299,7 +324,12 @@ impl Mock {
         let Some(exchange) = c.elicitations.get(p.step) else {
             let message = match self.recorded_refusal(p.tool, &p.mismatches) {
                 Some(error) => json!({"jsonrpc": "2.0", "id": p.call, "error": error}),
-                None => reply(&p.call, self.final_result(p.tool, &p.mismatches)),
+                None => reply_in(
+                    &p.call,
+                    wire::TOOLS_CALL,
+                    Revision::V2025_11_25,
+                    self.final_result(p.tool, &p.mismatches),
+                ),
             };
             return vec![Out {
                 call: Some(p.call),
@@ -392,7 +422,7 @@ impl Mock {
             Some(exchange) => {
                 let state = json!({"step": step + 1, "mismatches": mismatches}).to_string();
                 json!({
-                    "resultType": "input_required",
+                    wire::RESULT_TYPE: wire::RESULT_INPUT_REQUIRED,
                     "inputRequests": {round_key(exchange, step): {"method": wire::ELICITATION_METHOD, "params": exchange.request}},
                     "requestState": state,
                 })
@@ -404,14 +434,12 @@ impl Mock {
                         message: json!({"jsonrpc": "2.0", "id": id, "error": error}),
                     }];
                 }
-                let mut r = self.final_result(tool, &mismatches);
-                r["resultType"] = json!("complete");
-                r
+                self.final_result(tool, &mismatches)
             }
         };
         vec![Out {
             call: Some(id.clone()),
-            message: reply(id, result),
+            message: reply_in(id, wire::TOOLS_CALL, Revision::V2026_07_28, result),
         }]
     }
 
@@ -577,6 +605,45 @@ mod tests {
             "{}",
             out[0].message
         );
+    }
+
+    /// Every result the mock sends a 2026-07-28 client is valid there: a
+    /// `resultType` on each, the caching hints on `server/discover` and
+    /// `tools/list`, though the cassette was recorded on the handshake; a
+    /// handshake client gets none of them.
+    #[test]
+    fn every_result_carries_what_its_revision_requires() {
+        let mut m = mock(false);
+        let meta = json!({wire::VERSION_META: wire::V2026_07_28});
+        let ask = |m: &mut Mock, method: &str, params: Value| {
+            let out =
+                m.handle(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}));
+            out[0].message["result"].clone()
+        };
+        for method in [wire::SERVER_DISCOVER, wire::TOOLS_LIST] {
+            let r = ask(&mut m, method, json!({"_meta": meta}));
+            assert_eq!(
+                (&r["resultType"], &r["ttlMs"], &r["cacheScope"]),
+                (&json!("complete"), &json!(0), &json!("private")),
+                "{method}: {r}"
+            );
+        }
+        let r = ask(
+            &mut m,
+            wire::TOOLS_CALL,
+            json!({"name": "ask", "_meta": meta}),
+        );
+        assert_eq!(r["resultType"], "input_required", "{r}");
+        let r = ask(&mut m, wire::TOOLS_LIST, json!({}));
+        assert!(
+            r.get("resultType").is_none() && r.get("ttlMs").is_none(),
+            "{r}"
+        );
+        // A result recorded under 2026-07-28, to a handshake client.
+        m.cassettes[0].elicitations.clear();
+        m.cassettes[0].result = Some(json!({"content": [], "resultType": "complete"}));
+        let r = ask(&mut m, wire::TOOLS_CALL, json!({"name": "ask"}));
+        assert_eq!(r, json!({"content": []}));
     }
 
     #[test]

@@ -399,6 +399,8 @@ impl McpClient {
                 continue;
             }
             if obj.get("id") == Some(&json!(id)) {
+                let stateless = self.generation == Generation::Stateless;
+                handler.observe_reply(method, stateless, &msg);
                 if let Some(e) = obj.get("error") {
                     return Ok(Reply::Error(e.clone()));
                 }

@@ -117,6 +117,14 @@ impl<'a> ElicitHandler<'a> {
         }
     }
 
+    /// Shows `--strict` (when on) the reply to elicit's request `method`,
+    /// sent in 2026-07-28 when `stateless`.
+    pub(crate) fn observe_reply(&self, method: &str, stateless: bool, msg: &Value) {
+        if let Some(strict) = &self.strict {
+            strict.observe_reply(method, stateless, msg);
+        }
+    }
+
     /// Handles one server-to-client request.
     pub fn handle(&mut self, method: &str, params: Option<&Value>) -> Result<Value, HandlerError> {
         if method != wire::PING {

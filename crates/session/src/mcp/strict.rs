@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::mcp::modes::ElicitModes;
 use elicit_core::elicitation::input;
+use elicit_core::elicitation::protocol::results::missing_members;
 use elicit_core::elicitation::protocol::wire;
 use elicit_core::elicitation::protocol::{
     Action, ElicitResult, ElicitationParams, Mode, ELICITATION_METHOD,
@@ -187,6 +188,50 @@ impl Strict {
             }
         }
         st.add(found);
+    }
+
+    /// Looks at the reply to one of elicit's requests (`method`), sent in
+    /// 2026-07-28 when `stateless`: a result lacking what the revision
+    /// requires of every result (`resultType`, a list's caching hints).
+    pub(crate) fn observe_reply(&self, method: &str, stateless: bool, msg: &Value) {
+        let Some(result) = msg.get("result") else {
+            return;
+        };
+        // Only 2026-07-28 (the only revision with `server/discover`) asks
+        // anything of every result; the session's revision may not be
+        // known yet when a handshake is answered.
+        if !stateless && method != wire::SERVER_DISCOVER {
+            return;
+        }
+        let revision = Revision::V2026_07_28;
+        let missing = missing_members(method, revision, result);
+        if missing.is_empty() {
+            return;
+        }
+        let id = msg.get("id").unwrap_or(&Value::Null);
+        let place = format!("the reply to {} (id {id})", sanitize_line(method));
+        let found = session_finding(
+            "session-result-incomplete",
+            "/result".into(),
+            format!(
+                "the {method} result lacks {} (or holds a value of the wrong kind)",
+                missing
+                    .iter()
+                    .map(|m| format!("`{m}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            revision,
+            &place,
+        );
+        self.state().add(found.into_iter().collect());
+    }
+
+    /// Looks at a server's reply to a client's `tools/list` that a proxy
+    /// relays, in the revision the session speaks.
+    pub(crate) fn observe_listed(&self, msg: &Value) {
+        let stateless = self.state().revision == Revision::V2026_07_28;
+        self.observe_reply(wire::TOOLS_LIST, stateless, msg);
     }
 
     /// An elicitation was answered: an accepted URL elicitation with an

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::error::ElicitError;
 
+pub mod results;
 mod revision;
 pub mod wire;
 

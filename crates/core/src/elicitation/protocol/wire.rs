@@ -52,6 +52,32 @@ pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 /// Client requests that may come back `input_required` (2026-07-28).
 pub const RETRYABLE: [&str; 3] = [TOOLS_CALL, PROMPTS_GET, RESOURCES_READ];
 
+// Result envelopes.
+
+/// The member every 2026-07-28 result carries, saying what it is.
+pub const RESULT_TYPE: &str = "resultType";
+/// `resultType` of a result that completes its request (2026-07-28).
+pub const RESULT_COMPLETE: &str = "complete";
+/// `resultType` of a result that asks for input first (2026-07-28).
+pub const RESULT_INPUT_REQUIRED: &str = "input_required";
+/// A cacheable result's freshness in milliseconds (2026-07-28, SEP-2549).
+pub const TTL_MS: &str = "ttlMs";
+/// A cacheable result's sharing scope (2026-07-28, SEP-2549).
+pub const CACHE_SCOPE: &str = "cacheScope";
+/// The `cacheScope` of a result that may be reused only by whoever asked.
+pub const CACHE_SCOPE_PRIVATE: &str = "private";
+/// The methods whose 2026-07-28 results are cacheable, so carry
+/// [`TTL_MS`] and [`CACHE_SCOPE`]: `server/discover`, every list, and
+/// `resources/read`.
+pub const CACHEABLE: [&str; 6] = [
+    SERVER_DISCOVER,
+    TOOLS_LIST,
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    RESOURCES_READ,
+];
+
 // `_meta` keys.
 
 /// What every `_meta` key of the protocol starts with.

@@ -34,9 +34,11 @@ use super::server_side::{is_resolvable, weigh};
 use super::state::{Era, Run, RunRequest, Taken};
 use super::{notes, Relay, Sides, RETRY_PREFIX};
 use crate::mcp::tasks::{self, Status};
+use elicit_core::elicitation::protocol::results::complete_result;
 use elicit_core::elicitation::protocol::wire::{
     self, CAPS_META, CLIENT_INFO_META, TASKS_EXTENSION, VERSION_META,
 };
+use elicit_core::elicitation::protocol::Revision;
 use elicit_core::error::rpc_code;
 
 /// Notes what a `tools/list` reply says of each tool it lists: whether it
@@ -446,7 +448,16 @@ impl<S: Sides> Relay<S> {
         if cancel {
             self.cancel_task(client_id, &run);
         }
-        if let Some(Value::Object(body)) = reply {
+        if let Some(Value::Object(mut body)) = reply {
+            // The task's result is the client's `tools/call` result now, in
+            // the client's revision (a 2026-07-28 one needs `resultType`).
+            let revision = match run.era {
+                Era::Extension { .. } => Revision::V2026_07_28,
+                Era::Augmented => Revision::V2025_11_25,
+            };
+            if let Some(result) = body.get_mut("result") {
+                complete_result(wire::TOOLS_CALL, revision, result);
+            }
             let mut message = Map::new();
             message.insert("jsonrpc".into(), json!("2.0"));
             message.insert(

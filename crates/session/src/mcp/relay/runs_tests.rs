@@ -246,6 +246,8 @@ fn an_extension_task_is_polled_its_questions_answered_and_its_result_sent() {
     let got = c.to_client.recv_timeout(WAIT).expect("the result");
     assert_eq!(got["id"], 7);
     assert_eq!(got["result"]["content"][0]["text"], "hi Ada");
+    // The client's `tools/call` result, valid in its revision.
+    assert_eq!(got["result"]["resultType"], "complete", "{got}");
 }
 
 #[test]

@@ -188,6 +188,9 @@ impl<S: Sides> Relay<S> {
         }
         let mut st = self.lock();
         if st.list_ids.remove(&id) {
+            if let Some(strict) = &self.options.strict {
+                strict.observe_listed(msg);
+            }
             if let Some(tools) = obj.get("result").and_then(|r| r.get("tools")) {
                 super::runs::listed(&mut st.task_only, tools);
             }
