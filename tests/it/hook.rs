@@ -213,3 +213,54 @@ fn the_page_answers_a_hook_in_chromium() {
     );
     assert_eq!(answer["hookSpecificOutput"]["content"]["replicas"], 7);
 }
+
+/// A typo in the hook's settings (a flag, or a variable of its
+/// environment in the wrong case) is no denial: clap would exit 2, which
+/// Claude Code reads as "deny" for every elicitation. The hook says what
+/// is wrong (naming the variable), prints nothing and exits 0, so Claude
+/// Code shows its own dialog.
+#[test]
+fn a_bad_flag_or_variable_leaves_the_elicitation_to_claude_code() {
+    use std::os::unix::ffi::OsStringExt;
+    let not_text = std::ffi::OsString::from_vec(b"yes\xff".to_vec());
+    type Var = Option<(&'static str, std::ffi::OsString)>;
+    let cases: Vec<(Vec<&str>, Var)> = vec![
+        (vec![], Some(("ELICIT_HOOK_FALLBACK", "Decline".into()))),
+        (vec![], Some(("ELICIT_UI", "Browser".into()))),
+        (vec![], Some(("ELICIT_NO_INPUT", not_text))),
+        (vec!["--prompt-timeout", "5x"], None),
+        (vec!["--fallback", "Decline"], None),
+    ];
+    for (args, var) in cases {
+        let mut test = Test::new()
+            .args(["hook", "claude-code"])
+            .args(&args)
+            .no_terminal()
+            .stdin(form_event("deploy-bot").to_string())
+            .limit(Duration::from_secs(30));
+        if let Some((name, value)) = &var {
+            test = test.env(name, value);
+        }
+        let ran = test.run();
+        assert_eq!(
+            (ran.code, ran.stdout.as_str()),
+            (0, ""),
+            "{args:?} {var:?}: {}",
+            ran.stderr
+        );
+        ran.stderr_has("Claude Code asks instead");
+        if let Some((name, _)) = var {
+            ran.stderr_has(&format!(
+                "the value comes from {name} in the hook's environment"
+            ));
+        }
+    }
+    // A misspelt client is no denial either.
+    Test::new()
+        .args(["hook", "claude-cod"])
+        .stdin(form_event("deploy-bot").to_string())
+        .run()
+        .success()
+        .stdout_is("")
+        .stderr_has("claude-cod");
+}

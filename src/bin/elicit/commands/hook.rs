@@ -9,6 +9,7 @@
 //! question to Claude Code); 1 for a bad input. Never 2, which Claude Code
 //! reads as "deny".
 
+use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::path::Path;
 
@@ -30,6 +31,79 @@ const EXIT_HOOK_ERROR: i32 = 1;
 fn fail(e: &ElicitError) -> i32 {
     eprintln!("elicit: {}", sanitize_block(&e.to_string()));
     EXIT_HOOK_ERROR
+}
+
+/// Whether `args` (the whole command line) run `elicit hook …`: its first
+/// word after the global `--color WHEN` is `hook`.
+pub fn is_hook_run(args: &[OsString]) -> bool {
+    let mut words = args.iter().skip(1);
+    while let Some(word) = words.next() {
+        if word == "--color" {
+            words.next();
+        } else if !word.to_string_lossy().starts_with("--color=") {
+            return word == "hook";
+        }
+    }
+    false
+}
+
+/// A hook run whose flags or environment clap refused: said on stderr
+/// (with the variable when the value came from one), nothing on stdout,
+/// and exit 0, so Claude Code shows its own dialog: one typo in a hook's
+/// settings must not deny every elicitation.
+pub fn bad_flags(e: &clap::Error, args: &[OsString]) -> i32 {
+    let said = e.render().to_string();
+    let said = said.trim().trim_start_matches("error: ");
+    eprintln!("elicit: {}", sanitize_block(said));
+    for var in variables_at_fault(e, args) {
+        eprintln!("elicit: the value comes from {var} in the hook's environment");
+    }
+    eprintln!("elicit: the hook's flags or environment are wrong; Claude Code asks instead");
+    0
+}
+
+/// The environment variables of `elicit hook claude-code` that `e` is
+/// about: the one behind a refused value its flag did not give, or those
+/// that are not text.
+fn variables_at_fault(e: &clap::Error, args: &[OsString]) -> Vec<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    use clap::CommandFactory;
+    let mut cli = crate::cli::Cli::command();
+    cli.build();
+    let Some(hook) = cli
+        .find_subcommand("hook")
+        .and_then(|h| h.find_subcommand("claude-code"))
+    else {
+        return Vec::new();
+    };
+    let refused = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(arg)) => arg.clone(),
+        _ => String::new(),
+    };
+    let given = |long: &str| {
+        let flag = format!("--{long}");
+        args.iter().any(|a| {
+            let a = a.to_string_lossy();
+            a == flag || a.starts_with(&format!("{flag}="))
+        })
+    };
+    let mut found = Vec::new();
+    for arg in hook.get_arguments() {
+        let (Some(long), Some(var)) = (arg.get_long(), arg.get_env()) else {
+            continue;
+        };
+        let Some(value) = std::env::var_os(var) else {
+            continue;
+        };
+        let at_fault = match e.kind() {
+            ErrorKind::InvalidUtf8 => value.to_str().is_none(),
+            _ => !given(long) && refused.split(' ').next() == Some(&format!("--{long}")),
+        };
+        if at_fault {
+            found.push(OsStr::to_string_lossy(var).into_owned());
+        }
+    }
+    found
 }
 
 pub fn claude_code(args: &ClaudeCodeHookArgs) -> i32 {
