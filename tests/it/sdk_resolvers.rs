@@ -379,7 +379,8 @@ fn resolver_failures_reach_the_server_as_errors() {
 }
 
 /// The module's edges: scripted answers, elicit's errors in the exception,
-/// a missing binary named, the timeout bounding a run (cancel), two at once
+/// a missing binary named, a bare ELICIT_BINARY looked up on PATH only
+/// (never the working directory's file), the timeout bounding a run (cancel), two at once
 /// taking turns, and a cancelled callback ending its elicit
 /// (tests/sdk/python_module_checks.py).
 #[test]
@@ -421,6 +422,20 @@ fn python_module_errors_are_clear_and_runs_are_bounded() {
             .unwrap()
             .contains("cannot run elicit"),
         "{out}"
+    );
+    // ELICIT_BINARY=NAME: PATH's file, never the working directory's.
+    let bare = &out["bare_name"];
+    assert_eq!(
+        bare["elicit-on-path"],
+        json!(dir.path().join("bin/elicit-on-path")),
+        "{out}"
+    );
+    let planted = bare["elicit-planted"].as_str().unwrap();
+    assert!(
+        planted.starts_with(
+            "not found: ELICIT_BINARY is set to 'elicit-planted', which is not a file on PATH"
+        ),
+        "{planted}"
     );
     // Run from the source tree, no wheel installed its binary (unless a
     // wheel is installed for this Python: then it is found).
