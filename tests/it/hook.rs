@@ -264,3 +264,53 @@ fn a_bad_flag_or_variable_leaves_the_elicitation_to_claude_code() {
         .stdout_is("")
         .stderr_has("claude-cod");
 }
+
+/// `--record` writes only into a file of its user's that nobody else may
+/// open: in a shared sticky folder another user (nobody) plants the record
+/// first, open to all, to read the answers back; a link or a file of the
+/// user's own that others may read is refused too. The answer is then not
+/// given (exit 1: Claude Code asks), and nothing is written.
+#[test]
+fn the_record_is_never_a_file_another_user_can_read() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path();
+    std::fs::set_permissions(shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let answers = rules(shared);
+    let refused = |record: &std::path::Path, why: &str| {
+        let arg = record.to_str().unwrap();
+        let ran = hook(
+            &["--answers", &answers, "--no-input", "--record", arg],
+            &form_event("deploy-bot"),
+        );
+        assert_eq!((ran.code, ran.stdout.as_str()), (1, ""), "{}", ran.stderr);
+        ran.stderr_has(&format!("cannot write the record {arg}"))
+            .stderr_has(why);
+    };
+    let planted = shared.join("planted.jsonl");
+    let plant = format!("touch '{0}' && chmod 666 '{0}'", planted.to_str().unwrap());
+    if let Some(mut nobody) = crate::common::page::as_other_user("sh", &["-c", &plant]) {
+        assert!(
+            nobody.status().unwrap().success(),
+            "nobody planted the record"
+        );
+        refused(&planted, "belongs to another user (uid ");
+        assert_eq!(
+            std::fs::read_to_string(&planted).unwrap(),
+            "",
+            "nothing written"
+        );
+    }
+    let open_to_all = shared.join("mine.jsonl");
+    std::fs::write(&open_to_all, "").unwrap();
+    std::fs::set_permissions(&open_to_all, std::fs::Permissions::from_mode(0o644)).unwrap();
+    refused(&open_to_all, "other users may open it");
+    assert_eq!(std::fs::read_to_string(&open_to_all).unwrap(), "");
+    let link = shared.join("link.jsonl");
+    std::os::unix::fs::symlink(shared.join("elsewhere.jsonl"), &link).unwrap();
+    refused(&link, "symbolic link");
+    assert!(
+        !shared.join("elsewhere.jsonl").exists(),
+        "no file made through the link"
+    );
+}

@@ -75,6 +75,33 @@ pub struct Access {
     pub open_to_others: bool,
 }
 
+/// Refuses `file` (just opened by `fs::open_private_for_writing`) for what
+/// only this user may read: not a regular file, another user's, or open
+/// to others. Said as the error, without the path (the caller has it).
+fn refuse_unless_private(file: &std::fs::File) -> std::io::Result<()> {
+    use std::io::{Error, ErrorKind};
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        let kind = fs::describe_kind(meta.file_type());
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            format!("it is {kind}, not a regular file"),
+        ));
+    }
+    let access = fs::file_access(file)?;
+    let refusal = if !access.mine {
+        format!(
+            "it belongs to another user ({}), who could read what is written; remove it",
+            access.who
+        )
+    } else if access.open_to_others {
+        "other users may open it; make it yours alone (chmod 600) or remove it".to_string()
+    } else {
+        return Ok(());
+    };
+    Err(Error::new(ErrorKind::PermissionDenied, refusal))
+}
+
 /// What can be asked of a process, or arrive at elicit, from outside. The
 /// numbers are POSIX's (the same on every Unix): an exit status of
 /// 128 + [`Signal::number`] says which one ended a session, on every

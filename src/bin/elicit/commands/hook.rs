@@ -241,7 +241,8 @@ fn result_record(event: &Value) -> Value {
 }
 
 /// Appends one JSON line to the record, created readable by its owner only
-/// (answers may hold what a person typed).
+/// (answers may hold what a person typed); one another user could read (a
+/// file planted in a shared folder, a link) is refused.
 fn append_record(path: &Path, line: &Value) -> Result<(), ElicitError> {
     let mut stamped =
         json!({"time": humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()});
@@ -252,7 +253,7 @@ fn append_record(path: &Path, line: &Value) -> Result<(), ElicitError> {
     text.push('\n');
     let mut options = std::fs::OpenOptions::new();
     options.create(true).append(true);
-    elicit::platform::fs::open_private(&options, path)
+    elicit::platform::fs::open_private_for_writing(&options, path)
         .and_then(|mut f| f.write_all(text.as_bytes()))
         .map_err(|e| ElicitError::io(format!("cannot write the record {}", path.display()), e))
 }
