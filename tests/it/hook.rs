@@ -314,3 +314,29 @@ fn the_record_is_never_a_file_another_user_can_read() {
         "no file made through the link"
     );
 }
+
+/// Without `--prompt-timeout` the hook's page is bounded under Claude
+/// Code's default hook timeout (60 s): the answer is cancel at 50 s, so
+/// the hook answers before Claude Code kills it and no page is left open.
+#[test]
+fn the_hooks_page_is_bounded_under_claude_codes_default_timeout() {
+    let p = NoTerminal::spawn(
+        &["hook", "claude-code", "--no-open"],
+        Some(&form_event("deploy-bot").to_string()),
+    );
+    p.page_address();
+    let started = std::time::Instant::now();
+    let out = p
+        .lines
+        .recv_timeout(Duration::from_secs(58))
+        .expect("the hook answered within Claude Code's 60 s");
+    assert!(
+        started.elapsed() >= Duration::from_secs(45),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).unwrap(),
+        json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "cancel"}})
+    );
+}

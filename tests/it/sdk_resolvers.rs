@@ -461,6 +461,9 @@ fn python_module_errors_are_clear_and_runs_are_bounded() {
         json!({"was_running": true, "ended": true}),
         "{out}"
     );
+    // A client killed outright leaves no elicit behind (tests/it/parent_gone.rs).
+    let args = out["args"].as_array().unwrap();
+    assert!(args.contains(&json!("--exit-with-parent")), "{out}");
     assert!(
         out["relayed"]
             .as_str()
@@ -615,6 +618,9 @@ fn typescript_handler_errors_are_clear_and_runs_are_bounded() {
         json!({"reason": "the server withdrew the request", "wasRunning": true, "ended": true}),
         "{out}"
     );
+    // A client killed outright leaves no elicit behind (tests/it/parent_gone.rs).
+    let args = out["args"].as_array().unwrap();
+    assert!(args.contains(&json!("--exit-with-parent")), "{out}");
 }
 
 // ---------------------------------------------------------------------------

@@ -127,8 +127,12 @@ async def main() -> None:
     # elicit's pid, then becomes elicit.
     pidfile = os.path.join(work, "elicit.pid")
     wrapper = os.path.join(work, "elicit-wrapper")
+    argsfile = os.path.join(work, "elicit.args")
     with open(wrapper, "w") as f:
-        f.write("#!/bin/sh\necho $$ > '%s'\nexec '%s' \"$@\"\n" % (pidfile, real))
+        f.write(
+            "#!/bin/sh\necho $$ > '%s'\nprintf '%%s\\n' \"$@\" > '%s'\nexec '%s' \"$@\"\n"
+            % (pidfile, argsfile, real)
+        )
     os.chmod(wrapper, 0o755)
     recorder = Recorder()
     saved, sys.stderr = sys.stderr, recorder
@@ -139,6 +143,7 @@ async def main() -> None:
         await wait_until("the page's address", lambda: "answer on the page " in recorder.text)
         pid = int(open(pidfile).read())
         running = alive(pid)
+        out["args"] = open(argsfile).read().split()
         task.cancel()
         try:
             await task

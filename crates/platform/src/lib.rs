@@ -22,11 +22,13 @@
 //!   ([`process::isolate`], [`process::Tree`]: a process group plus an
 //!   inherited tag on Unix, a job object on Windows), signalled and ended
 //!   whole; a browser started detached; an exit status as a number; the
-//!   processor time elicit used;
+//!   processor time elicit used; elicit ended when the process that
+//!   started it is gone ([`process::end_with_parent`]);
 //! - [`fs`]: private directories and files (the owner alone), files opened
 //!   without following a final symbolic link, an exclusive lock, who owns a
 //!   file or folder and whether someone else could have written or may
-//!   read it ([`Access`]), a non-blocking open;
+//!   read it ([`Access`]), a non-blocking open, a file opened to write
+//!   what only its user may read ([`fs::open_private_for_writing`]);
 //! - [`pipe`] (Linux): `tee`/`splice` for the proxy's pass-through path.
 //!
 //! Built on them, the process-wide pieces every layer shares: [`handlers`]

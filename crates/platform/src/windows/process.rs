@@ -13,15 +13,19 @@ use std::process::{Child, Command, ExitStatus};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use windows_sys::Win32::Foundation::FILETIME;
+use windows_sys::Win32::Foundation::{ERROR_INVALID_PARAMETER, FILETIME, INVALID_HANDLE_VALUE};
 use windows_sys::Win32::System::Console::{GenerateConsoleCtrlEvent, CTRL_BREAK_EVENT};
+use windows_sys::Win32::System::Diagnostics::ToolHelp::{
+    CreateToolhelp32Snapshot, Process32FirstW, Process32NextW, PROCESSENTRY32W, TH32CS_SNAPPROCESS,
+};
 use windows_sys::Win32::System::JobObjects::{
     AssignProcessToJobObject, CreateJobObjectW, JobObjectBasicProcessIdList,
     JobObjectExtendedLimitInformation, QueryInformationJobObject, SetInformationJobObject,
     TerminateJobObject, JOBOBJECT_EXTENDED_LIMIT_INFORMATION, JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
 };
 use windows_sys::Win32::System::Threading::{
-    GetCurrentProcess, GetProcessTimes, CREATE_NEW_PROCESS_GROUP, DETACHED_PROCESS,
+    GetCurrentProcess, GetProcessTimes, OpenProcess, WaitForSingleObject, CREATE_NEW_PROCESS_GROUP,
+    DETACHED_PROCESS, INFINITE, PROCESS_QUERY_LIMITED_INFORMATION, PROCESS_SYNCHRONIZE,
 };
 
 use crate::Signal;
@@ -180,6 +184,102 @@ pub(crate) fn detach(cmd: &mut Command) {
 /// A process's exit status as one number (Windows always has a code).
 pub fn exit_code(status: ExitStatus) -> i32 {
     status.code().unwrap_or(1)
+}
+
+/// Ends elicit when the process that started it is gone (a client killed
+/// by its own time limit): then every action registered for
+/// [`Signal::Terminate`] runs, as on log-off, and the process exits with
+/// 128 + 15 unless one of them ends it. Watched on a thread of its own,
+/// waiting on the parent's process handle.
+pub fn end_with_parent() {
+    let parent = match parent_process() {
+        Ok(Some(parent)) => parent,
+        // Gone already (its id unknown, or taken by a newer process).
+        Ok(None) => return super::signals::terminate_self(),
+        // Not allowed to watch it: the run goes on unwatched.
+        Err(_) => return,
+    };
+    let watching = std::thread::Builder::new()
+        .name("end-with-parent".into())
+        .spawn(move || {
+            // SAFETY: FFI; `parent` is a valid handle with SYNCHRONIZE,
+            // owned by this closure for the wait.
+            unsafe { WaitForSingleObject(parent.as_raw_handle(), INFINITE) };
+            super::signals::terminate_self();
+        });
+    drop(watching);
+}
+
+/// A handle on the process that started elicit; `None` when it is gone.
+fn parent_process() -> io::Result<Option<OwnedHandle>> {
+    let Some(id) = parent_id() else {
+        return Ok(None);
+    };
+    // SAFETY: FFI; a null handle is checked below.
+    let raw = unsafe {
+        OpenProcess(
+            PROCESS_SYNCHRONIZE | PROCESS_QUERY_LIMITED_INFORMATION,
+            0,
+            id,
+        )
+    };
+    if raw.is_null() {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(ERROR_INVALID_PARAMETER as i32) {
+            return Ok(None);
+        }
+        return Err(e);
+    }
+    // SAFETY: `raw` is a fresh, valid handle that nothing else owns.
+    let parent = unsafe { OwnedHandle::from_raw_handle(raw) };
+    // A process that took the parent's id after it exited started later
+    // than elicit.
+    let started = |h| created(h).unwrap_or(0);
+    // SAFETY: GetCurrentProcess is a pseudo-handle that needs no closing.
+    let me = started(unsafe { GetCurrentProcess() });
+    if started(parent.as_raw_handle()) > me {
+        return Ok(None);
+    }
+    Ok(Some(parent))
+}
+
+/// The id of the process that started elicit, from a snapshot of the
+/// processes (Windows keeps no parent link other than this record).
+fn parent_id() -> Option<u32> {
+    let me = std::process::id();
+    // SAFETY: FFI; the result is checked before use.
+    let snap = unsafe { CreateToolhelp32Snapshot(TH32CS_SNAPPROCESS, 0) };
+    if snap == INVALID_HANDLE_VALUE {
+        return None;
+    }
+    // SAFETY: `snap` is a fresh, valid handle that nothing else owns.
+    let snap = unsafe { OwnedHandle::from_raw_handle(snap) };
+    // SAFETY: PROCESSENTRY32W is plain data, valid all zeros.
+    let mut entry: PROCESSENTRY32W = unsafe { std::mem::zeroed() };
+    entry.dwSize = std::mem::size_of::<PROCESSENTRY32W>() as u32;
+    // SAFETY: FFI; `entry` lives for the calls, its size set as required.
+    let mut more = unsafe { Process32FirstW(snap.as_raw_handle(), &mut entry) };
+    while more != 0 {
+        if entry.th32ProcessID == me {
+            return Some(entry.th32ParentProcessID);
+        }
+        // SAFETY: as for Process32FirstW.
+        more = unsafe { Process32NextW(snap.as_raw_handle(), &mut entry) };
+    }
+    None
+}
+
+/// When the process behind `handle` started, in 100-nanosecond units.
+fn created(handle: windows_sys::Win32::Foundation::HANDLE) -> Option<u64> {
+    let zero = FILETIME {
+        dwLowDateTime: 0,
+        dwHighDateTime: 0,
+    };
+    let (mut created, mut exited, mut kernel, mut user) = (zero, zero, zero, zero);
+    // SAFETY: FFI; `handle` is valid for the call, the four pointers are to
+    // FILETIMEs that live for it.
+    let ok = unsafe { GetProcessTimes(handle, &mut created, &mut exited, &mut kernel, &mut user) };
+    (ok != 0).then(|| (u64::from(created.dwHighDateTime) << 32) | u64::from(created.dwLowDateTime))
 }
 
 /// elicit's own processor time so far (user and kernel, all its threads,

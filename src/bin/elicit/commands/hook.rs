@@ -107,6 +107,9 @@ fn variables_at_fault(e: &clap::Error, args: &[OsString]) -> Vec<String> {
 }
 
 pub fn claude_code(args: &ClaudeCodeHookArgs) -> i32 {
+    // Claude Code's hook timeout kills the shell around the hook, not the
+    // hook: elicit's page must not live on, reparented, for nobody.
+    elicit::platform::process::end_with_parent();
     let bytes = match read_input(args.file.as_deref()) {
         Ok(b) => b,
         Err(e) => return fail(&e),
@@ -150,7 +153,7 @@ fn answer(args: &ClaudeCodeHookArgs, text: &str, event: &Value) -> i32 {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
-    let mut who = person(&args.answers, args.prompt_timeout, "--prompt-timeout");
+    let mut who = person(&args.answers, Some(args.prompt_timeout), "--prompt-timeout");
     // A rule that does not match falls through to the person (or to
     // nobody): with the hook, "nobody" means Claude Code asks, not decline.
     let mut answering = elicit::answers::RulesResolver::new(rules, who.resolver(), false, false);
