@@ -192,12 +192,11 @@ pub fn exit_code(status: ExitStatus) -> i32 {
 /// 128 + 15 unless one of them ends it. Watched on a thread of its own,
 /// waiting on the parent's process handle.
 pub fn end_with_parent() {
-    let parent = match parent_process() {
-        Ok(Some(parent)) => parent,
-        // Gone already (its id unknown, or taken by a newer process).
-        Ok(None) => return super::signals::terminate_self(),
-        // Not allowed to watch it: the run goes on unwatched.
-        Err(_) => return,
+    // Gone already (its id unknown, or taken by a newer process), or not
+    // ours to watch: the run goes on unwatched, as on Unix when the parent
+    // went before the watch began.
+    let Ok(Some(parent)) = parent_process() else {
+        return;
     };
     let watching = std::thread::Builder::new()
         .name("end-with-parent".into())
@@ -212,7 +211,7 @@ pub fn end_with_parent() {
 
 /// A handle on the process that started elicit; `None` when it is gone.
 fn parent_process() -> io::Result<Option<OwnedHandle>> {
-    let Some(id) = parent_id() else {
+    let Some(id) = parent_of(std::process::id()) else {
         return Ok(None);
     };
     // SAFETY: FFI; a null handle is checked below.
@@ -243,10 +242,9 @@ fn parent_process() -> io::Result<Option<OwnedHandle>> {
     Ok(Some(parent))
 }
 
-/// The id of the process that started elicit, from a snapshot of the
-/// processes (Windows keeps no parent link other than this record).
-fn parent_id() -> Option<u32> {
-    let me = std::process::id();
+/// The id of the process that started process `me`, from a snapshot of
+/// the processes (Windows keeps no parent link other than this record).
+fn parent_of(me: u32) -> Option<u32> {
     // SAFETY: FFI; the result is checked before use.
     let snap = unsafe { CreateToolhelp32Snapshot(TH32CS_SNAPPROCESS, 0) };
     if snap == INVALID_HANDLE_VALUE {
@@ -335,6 +333,24 @@ mod tests {
         }
         assert!(tree.members().is_empty(), "{:?}", tree.members());
         assert_eq!(exit_code(leader.wait().unwrap()), 1);
+    }
+
+    #[test]
+    fn a_childs_parent_is_found_and_started_before_it() {
+        // Under Wine the test's own parent is a Linux process: a child of
+        // the test is looked at instead.
+        let mut child = Command::new("cmd.exe")
+            .args(["/c", "ping", "-n", "3", "127.0.0.1"])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        assert_eq!(parent_of(child.id()), Some(std::process::id()));
+        let own = std::os::windows::io::AsRawHandle::as_raw_handle(&child);
+        // SAFETY: GetCurrentProcess is a pseudo-handle that needs no closing.
+        let me = created(unsafe { GetCurrentProcess() }).unwrap();
+        assert!(created(own).unwrap() >= me);
+        let _ = child.kill();
+        let _ = child.wait();
     }
 
     #[test]
