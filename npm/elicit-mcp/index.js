@@ -54,6 +54,8 @@ function elicitArgs(options) {
   if (options.noOpen) args.push("--no-open");
   if (options.browser != null) args.push("--browser", options.browser);
   args.push("--timeout", `${Math.max(1, Math.round(timeoutOf(options)))}ms`);
+  // A client killed meanwhile (no abort reaches elicit then) leaves nothing behind.
+  args.push("--exit-with-parent");
   args.push(...(options.args || []));
   args.push("-");
   return args;

@@ -132,6 +132,8 @@ class Elicit:
         if self.browser is not None:
             cmd += ["--browser", self.browser]
         cmd += ["--timeout", "%dms" % max(1, int(self.timeout * 1000))]
+        # A client killed meanwhile (no cancellation reaches elicit then) leaves nothing behind.
+        cmd.append("--exit-with-parent")
         cmd += self.args
         cmd.append("-")
         return cmd

@@ -33,15 +33,18 @@ def find_elicit_bin() -> str:
     """
     override = os.environ.get("ELICIT_BINARY")
     if override:
-        if os.path.isfile(override):
-            return override
-        # A bare name is looked up on PATH, as the npm package's spawn does.
-        found = shutil.which(override) if os.sep not in override else None
+        # A bare name is looked up on PATH only, as the npm package's spawn does: never a file
+        # of that name in the working directory (a cloned repository's `./elicit`).
+        if _is_bare_name(override):
+            found = _on_path(override)
+        else:
+            found = override if os.path.isfile(override) else None
         if found:
             return found
         raise ElicitNotFound(
-            "ELICIT_BINARY is set to %r, which is not a file. Unset it to use the elicit "
-            "binary installed with the elicit-mcp package." % override
+            "ELICIT_BINARY is set to %r, which is not a file%s. Unset it to use the elicit "
+            "binary installed with the elicit-mcp package."
+            % (override, " on PATH" if _is_bare_name(override) else "")
         )
 
     exe = "elicit" + (sysconfig.get_config_var("EXE") or "")
@@ -76,6 +79,27 @@ def find_elicit_bin() -> str:
         + "\nReinstall elicit-mcp (pip install --force-reinstall elicit-mcp), or set "
         "ELICIT_BINARY to the path of an elicit binary."
     )
+
+
+def _is_bare_name(name: str) -> bool:
+    return os.sep not in name and not (os.altsep and os.altsep in name)
+
+
+def _on_path(name: str) -> Optional[str]:
+    """`name` found in PATH's absolute folders: not in the working directory, which Windows'
+    lookup (and an empty or relative PATH entry) would try."""
+    folders = [
+        d for d in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(d)
+    ]
+    if sys.platform != "win32":
+        return shutil.which(name, path=os.pathsep.join(folders)) if folders else None
+    suffixes = [""] + [e for e in os.environ.get("PATHEXT", ".COM;.EXE;.BAT;.CMD").split(";") if e]
+    for folder in folders:
+        for suffix in suffixes:
+            path = os.path.join(folder, name + suffix)
+            if os.path.isfile(path):
+                return path
+    return None
 
 
 def _matching_parents(path: Optional[str], match: str) -> Optional[str]:

@@ -213,3 +213,130 @@ fn the_page_answers_a_hook_in_chromium() {
     );
     assert_eq!(answer["hookSpecificOutput"]["content"]["replicas"], 7);
 }
+
+/// A typo in the hook's settings (a flag, or a variable of its
+/// environment in the wrong case) is no denial: clap would exit 2, which
+/// Claude Code reads as "deny" for every elicitation. The hook says what
+/// is wrong (naming the variable), prints nothing and exits 0, so Claude
+/// Code shows its own dialog.
+#[test]
+fn a_bad_flag_or_variable_leaves_the_elicitation_to_claude_code() {
+    use std::os::unix::ffi::OsStringExt;
+    let not_text = std::ffi::OsString::from_vec(b"yes\xff".to_vec());
+    type Var = Option<(&'static str, std::ffi::OsString)>;
+    let cases: Vec<(Vec<&str>, Var)> = vec![
+        (vec![], Some(("ELICIT_HOOK_FALLBACK", "Decline".into()))),
+        (vec![], Some(("ELICIT_UI", "Browser".into()))),
+        (vec![], Some(("ELICIT_NO_INPUT", not_text))),
+        (vec!["--prompt-timeout", "5x"], None),
+        (vec!["--fallback", "Decline"], None),
+    ];
+    for (args, var) in cases {
+        let mut test = Test::new()
+            .args(["hook", "claude-code"])
+            .args(&args)
+            .no_terminal()
+            .stdin(form_event("deploy-bot").to_string())
+            .limit(Duration::from_secs(30));
+        if let Some((name, value)) = &var {
+            test = test.env(name, value);
+        }
+        let ran = test.run();
+        assert_eq!(
+            (ran.code, ran.stdout.as_str()),
+            (0, ""),
+            "{args:?} {var:?}: {}",
+            ran.stderr
+        );
+        ran.stderr_has("Claude Code asks instead");
+        if let Some((name, _)) = var {
+            ran.stderr_has(&format!(
+                "the value comes from {name} in the hook's environment"
+            ));
+        }
+    }
+    // A misspelt client is no denial either.
+    Test::new()
+        .args(["hook", "claude-cod"])
+        .stdin(form_event("deploy-bot").to_string())
+        .run()
+        .success()
+        .stdout_is("")
+        .stderr_has("claude-cod");
+}
+
+/// `--record` writes only into a file of its user's that nobody else may
+/// open: in a shared sticky folder another user (nobody) plants the record
+/// first, open to all, to read the answers back; a link or a file of the
+/// user's own that others may read is refused too. The answer is then not
+/// given (exit 1: Claude Code asks), and nothing is written.
+#[test]
+fn the_record_is_never_a_file_another_user_can_read() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path();
+    std::fs::set_permissions(shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let answers = rules(shared);
+    let refused = |record: &std::path::Path, why: &str| {
+        let arg = record.to_str().unwrap();
+        let ran = hook(
+            &["--answers", &answers, "--no-input", "--record", arg],
+            &form_event("deploy-bot"),
+        );
+        assert_eq!((ran.code, ran.stdout.as_str()), (1, ""), "{}", ran.stderr);
+        ran.stderr_has(&format!("cannot write the record {arg}"))
+            .stderr_has(why);
+    };
+    let planted = shared.join("planted.jsonl");
+    let plant = format!("touch '{0}' && chmod 666 '{0}'", planted.to_str().unwrap());
+    if let Some(mut nobody) = crate::common::page::as_other_user("sh", &["-c", &plant]) {
+        assert!(
+            nobody.status().unwrap().success(),
+            "nobody planted the record"
+        );
+        refused(&planted, "belongs to another user (uid ");
+        assert_eq!(
+            std::fs::read_to_string(&planted).unwrap(),
+            "",
+            "nothing written"
+        );
+    }
+    let open_to_all = shared.join("mine.jsonl");
+    std::fs::write(&open_to_all, "").unwrap();
+    std::fs::set_permissions(&open_to_all, std::fs::Permissions::from_mode(0o644)).unwrap();
+    refused(&open_to_all, "other users may open it");
+    assert_eq!(std::fs::read_to_string(&open_to_all).unwrap(), "");
+    let link = shared.join("link.jsonl");
+    std::os::unix::fs::symlink(shared.join("elsewhere.jsonl"), &link).unwrap();
+    refused(&link, "symbolic link");
+    assert!(
+        !shared.join("elsewhere.jsonl").exists(),
+        "no file made through the link"
+    );
+}
+
+/// Without `--prompt-timeout` the hook's page is bounded under Claude
+/// Code's default hook timeout (60 s): the answer is cancel at 50 s, so
+/// the hook answers before Claude Code kills it and no page is left open.
+#[test]
+fn the_hooks_page_is_bounded_under_claude_codes_default_timeout() {
+    let p = NoTerminal::spawn(
+        &["hook", "claude-code", "--no-open"],
+        Some(&form_event("deploy-bot").to_string()),
+    );
+    p.page_address();
+    let started = std::time::Instant::now();
+    let out = p
+        .lines
+        .recv_timeout(Duration::from_secs(58))
+        .expect("the hook answered within Claude Code's 60 s");
+    assert!(
+        started.elapsed() >= Duration::from_secs(45),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).unwrap(),
+        json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "cancel"}})
+    );
+}

@@ -61,6 +61,9 @@ mod mock;
 /// as `nobody`) taking its port or its address, idle connections, endless
 /// request heads.
 mod page_hostile;
+/// elicit ends when the process that started it is gone: the hook, the SDK
+/// resolvers' runs, `mock` on stdio.
+mod parent_gone;
 /// Property tests (proptest) of the schema model, answers and input paths.
 mod properties;
 /// `elicit proxy` between a fake client and a fake server.

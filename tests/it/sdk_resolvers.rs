@@ -384,7 +384,8 @@ fn resolver_failures_reach_the_server_as_errors() {
 }
 
 /// The module's edges: scripted answers, elicit's errors in the exception,
-/// a missing binary named, the timeout bounding a run (cancel), two at once
+/// a missing binary named, a bare ELICIT_BINARY looked up on PATH only
+/// (never the working directory's file), the timeout bounding a run (cancel), two at once
 /// taking turns, and a cancelled callback ending its elicit
 /// (tests/sdk/python_module_checks.py).
 #[test]
@@ -427,6 +428,20 @@ fn python_module_errors_are_clear_and_runs_are_bounded() {
             .contains("cannot run elicit"),
         "{out}"
     );
+    // ELICIT_BINARY=NAME: PATH's file, never the working directory's.
+    let bare = &out["bare_name"];
+    assert_eq!(
+        bare["elicit-on-path"],
+        json!(dir.path().join("bin/elicit-on-path")),
+        "{out}"
+    );
+    let planted = bare["elicit-planted"].as_str().unwrap();
+    assert!(
+        planted.starts_with(
+            "not found: ELICIT_BINARY is set to 'elicit-planted', which is not a file on PATH"
+        ),
+        "{planted}"
+    );
     // Run from the source tree, no wheel installed its binary (unless a
     // wheel is installed for this Python: then it is found).
     if let Some(not_found) = out["not_found"].as_str() {
@@ -451,6 +466,9 @@ fn python_module_errors_are_clear_and_runs_are_bounded() {
         json!({"was_running": true, "ended": true}),
         "{out}"
     );
+    // A client killed outright leaves no elicit behind (tests/it/parent_gone.rs).
+    let args = out["args"].as_array().unwrap();
+    assert!(args.contains(&json!("--exit-with-parent")), "{out}");
     assert!(
         out["relayed"]
             .as_str()
@@ -605,6 +623,9 @@ fn typescript_handler_errors_are_clear_and_runs_are_bounded() {
         json!({"reason": "the server withdrew the request", "wasRunning": true, "ended": true}),
         "{out}"
     );
+    // A client killed outright leaves no elicit behind (tests/it/parent_gone.rs).
+    let args = out["args"].as_array().unwrap();
+    assert!(args.contains(&json!("--exit-with-parent")), "{out}");
 }
 
 // ---------------------------------------------------------------------------

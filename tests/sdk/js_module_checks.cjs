@@ -81,7 +81,12 @@ async function main() {
   // Aborted while the page waits (the server withdrew the request): elicit is ended.
   const pidfile = path.join(work, "elicit.pid");
   const wrapper = path.join(work, "elicit-wrapper");
-  fs.writeFileSync(wrapper, `#!/bin/sh\necho $$ > '${pidfile}'\nexec '${real}' "$@"\n`, { mode: 0o755 });
+  const argsfile = path.join(work, "elicit.args");
+  fs.writeFileSync(
+    wrapper,
+    `#!/bin/sh\necho $$ > '${pidfile}'\nprintf '%s\\n' "$@" > '${argsfile}'\nexec '${real}' "$@"\n`,
+    { mode: 0o755 },
+  );
   const relayed = [];
   const write = process.stderr.write.bind(process.stderr);
   process.stderr.write = (chunk, ...rest) => {
@@ -96,6 +101,7 @@ async function main() {
   await waitUntil("the page's address", () => relayed.join("").includes("answer on the page "));
   const pid = Number(fs.readFileSync(pidfile, "utf8"));
   const wasRunning = alive(pid);
+  out.args = fs.readFileSync(argsfile, "utf8").split("\n").filter((a) => a);
   ac.abort(new Error("the server withdrew the request"));
   try {
     await pending;

@@ -81,6 +81,30 @@ async def main() -> None:
         out["binary_missing"] = None
     except elicit_mcp.ElicitNotFound as e:
         out["binary_missing"] = str(e)
+    # A bare name is looked up on PATH only: a file of that name in the working directory (a
+    # cloned repository's `./elicit`) is never taken; one in a PATH folder is.
+    repo, folder = os.path.join(work, "repo"), os.path.join(work, "bin")
+    for where, name in ((repo, "elicit-planted"), (folder, "elicit-on-path")):
+        os.makedirs(where)
+        with open(os.path.join(where, name), "w") as f:
+            f.write("#!/bin/sh\necho planted\n")
+        os.chmod(os.path.join(where, name), 0o755)
+    saved_path, saved_dir = os.environ["PATH"], os.getcwd()
+    os.environ["PATH"] = folder + os.pathsep + saved_path
+    os.chdir(repo)
+    try:
+        bare = {}
+        for name in ("elicit-planted", "elicit-on-path"):
+            os.environ["ELICIT_BINARY"] = name
+            try:
+                bare[name] = elicit_mcp.find_elicit_bin()
+            except elicit_mcp.ElicitNotFound as e:
+                bare[name] = "not found: %s" % e
+        out["bare_name"] = bare
+    finally:
+        os.chdir(saved_dir)
+        os.environ["PATH"] = saved_path
+        del os.environ["ELICIT_BINARY"]
     # Nothing set and no wheel installed here (the source tree's module): where it looked.
     try:
         out["found"] = elicit_mcp.find_elicit_bin()
@@ -103,8 +127,12 @@ async def main() -> None:
     # elicit's pid, then becomes elicit.
     pidfile = os.path.join(work, "elicit.pid")
     wrapper = os.path.join(work, "elicit-wrapper")
+    argsfile = os.path.join(work, "elicit.args")
     with open(wrapper, "w") as f:
-        f.write("#!/bin/sh\necho $$ > '%s'\nexec '%s' \"$@\"\n" % (pidfile, real))
+        f.write(
+            "#!/bin/sh\necho $$ > '%s'\nprintf '%%s\\n' \"$@\" > '%s'\nexec '%s' \"$@\"\n"
+            % (pidfile, argsfile, real)
+        )
     os.chmod(wrapper, 0o755)
     recorder = Recorder()
     saved, sys.stderr = sys.stderr, recorder
@@ -115,6 +143,7 @@ async def main() -> None:
         await wait_until("the page's address", lambda: "answer on the page " in recorder.text)
         pid = int(open(pidfile).read())
         running = alive(pid)
+        out["args"] = open(argsfile).read().split()
         task.cancel()
         try:
             await task

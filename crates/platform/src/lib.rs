@@ -22,11 +22,13 @@
 //!   ([`process::isolate`], [`process::Tree`]: a process group plus an
 //!   inherited tag on Unix, a job object on Windows), signalled and ended
 //!   whole; a browser started detached; an exit status as a number; the
-//!   processor time elicit used;
+//!   processor time elicit used; elicit ended when the process that
+//!   started it is gone ([`process::end_with_parent`]);
 //! - [`fs`]: private directories and files (the owner alone), files opened
 //!   without following a final symbolic link, an exclusive lock, who owns a
 //!   file or folder and whether someone else could have written or may
-//!   read it ([`Access`]), a non-blocking open;
+//!   read it ([`Access`]), a non-blocking open, a file opened to write
+//!   what only its user may read ([`fs::open_private_for_writing`]);
 //! - [`pipe`] (Linux): `tee`/`splice` for the proxy's pass-through path.
 //!
 //! Built on them, the process-wide pieces every layer shares: [`handlers`]
@@ -73,6 +75,33 @@ pub struct Access {
     /// Whether others than the owner have any access to it (what
     /// `make_private` takes away).
     pub open_to_others: bool,
+}
+
+/// Refuses `file` (just opened by `fs::open_private_for_writing`) for what
+/// only this user may read: not a regular file, another user's, or open
+/// to others. Said as the error, without the path (the caller has it).
+fn refuse_unless_private(file: &std::fs::File) -> std::io::Result<()> {
+    use std::io::{Error, ErrorKind};
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        let kind = fs::describe_kind(meta.file_type());
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            format!("it is {kind}, not a regular file"),
+        ));
+    }
+    let access = fs::file_access(file)?;
+    let refusal = if !access.mine {
+        format!(
+            "it belongs to another user ({}), who could read what is written; remove it",
+            access.who
+        )
+    } else if access.open_to_others {
+        "other users may open it; make it yours alone (chmod 600) or remove it".to_string()
+    } else {
+        return Ok(());
+    };
+    Err(Error::new(ErrorKind::PermissionDenied, refusal))
 }
 
 /// What can be asked of a process, or arrive at elicit, from outside. The

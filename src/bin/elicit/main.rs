@@ -20,10 +20,16 @@ fn main() {
 }
 
 /// `Cli::parse()`, with a tip for a server command written without `--`.
-fn parse_flags(args: impl Iterator<Item = std::ffi::OsString>) -> Cli {
+/// A hook run's bad flag or environment variable is no usage error (exit
+/// 2, which Claude Code reads as "deny"): it is reported and the hook
+/// leaves the elicitation to Claude Code (the exit status given back).
+fn parse_flags(args: impl Iterator<Item = std::ffi::OsString>) -> Result<Cli, i32> {
     let args: Vec<std::ffi::OsString> = args.collect();
     let parsed = Cli::try_parse_from(&args);
-    parsed.unwrap_or_else(|mut e| {
+    parsed.map_err(|mut e| {
+        if commands::hook::is_hook_run(&args) && e.exit_code() != 0 {
+            return commands::hook::bad_flags(&e, &args);
+        }
         if let Some(tip) = dashes_tip(&e, &args) {
             e.insert(
                 clap::error::ContextKind::Suggested,
@@ -72,7 +78,10 @@ fn dashes_tip(e: &clap::Error, args: &[std::ffi::OsString]) -> Option<String> {
 }
 
 fn run(args: impl Iterator<Item = std::ffi::OsString>) -> i32 {
-    let cli = parse_flags(args);
+    let cli = match parse_flags(args) {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
     elicit::terminal::color::set(cli.color.into());
     let code = match cli.command {
         Some(Command::Call(args)) => commands::call::run(&args),

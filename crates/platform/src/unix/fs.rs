@@ -43,6 +43,28 @@ pub fn open_private(options: &OpenOptions, path: &Path) -> io::Result<File> {
     options.clone().mode(0o600).open(path)
 }
 
+/// Opens `path` with `options` (which create the file) for what only this
+/// user may read, such as a record of answers: created as
+/// [`open_private`] does, never through a symbolic link nor waiting on a
+/// FIFO; a file that is not a regular file, is another user's or is open
+/// to others is refused (in a shared folder another user could have
+/// planted it, to read what is written).
+pub fn open_private_for_writing(options: &OpenOptions, path: &Path) -> io::Result<File> {
+    let mut options = options.clone();
+    let file = open_private(no_follow_non_blocking(&mut options), path).map_err(|e| {
+        if is_link_refused(&e) {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "it is a symbolic link, which elicit does not follow here; remove it",
+            )
+        } else {
+            e
+        }
+    })?;
+    crate::refuse_unless_private(&file)?;
+    Ok(file)
+}
+
 /// Makes the open refuse a symbolic link as the last component
 /// (`O_NOFOLLOW`); see [`is_link_refused`].
 pub fn no_follow(options: &mut OpenOptions) -> &mut OpenOptions {
@@ -190,5 +212,29 @@ mod tests {
         new_only.create_new(true).write(true);
         let e = open_private(&new_only, &path).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
+    }
+
+    #[test]
+    fn open_private_for_writing_refuses_links_files_open_to_others_and_what_is_not_a_file() {
+        let dir = private_temp_dir("elicit-fs-").unwrap();
+        let mut options = OpenOptions::new();
+        options.create(true).append(true);
+        let path = dir.path().join("record.jsonl");
+        drop(open_private_for_writing(&options, &path).unwrap());
+        assert_eq!(fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+        let e = open_private_for_writing(&options, &path).unwrap_err();
+        assert!(e.to_string().contains("other users may open it"), "{e}");
+        let link = dir.path().join("link.jsonl");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        let e = open_private_for_writing(&options, &link).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        let mut write = OpenOptions::new();
+        write.create(true).read(true).write(true);
+        let e = open_private_for_writing(&write, &fifo).unwrap_err();
+        assert!(e.to_string().contains("a FIFO, not a regular file"), "{e}");
     }
 }

@@ -265,6 +265,58 @@ fn exit_or_timeout(pidfd: &std::os::fd::OwnedFd, left: Duration) -> bool {
     )
 }
 
+/// Ends elicit when the process that started it is gone (a client killed
+/// by its own time limit, whose children are reparented rather than
+/// ended): elicit then sends itself SIGTERM, so whatever it does on
+/// termination (the terminal put back, servers ended) is done. Watched on
+/// a thread of its own: on Linux a pidfd of the parent, which becomes
+/// readable when it exits; elsewhere, or where pidfds are refused, the
+/// parent's id looked at a few times a second.
+pub fn end_with_parent() {
+    // No parent in this pid namespace (elicit is its init): nothing to lose.
+    let Some(parent) = rustix::process::getppid() else {
+        return;
+    };
+    let watching = std::thread::Builder::new()
+        .name("end-with-parent".into())
+        .spawn(move || {
+            wait_for_parent(parent);
+            let _ = kill_process(rustix::process::getpid(), rustix::process::Signal::TERM);
+        });
+    // Without a thread the watch is lost, not the run.
+    drop(watching);
+}
+
+/// How often [`end_with_parent`] looks at the parent's id where it has no
+/// pidfd.
+const PARENT_LOOK: Duration = Duration::from_millis(200);
+
+/// Returns once `parent` is no longer elicit's parent.
+fn wait_for_parent(parent: Pid) {
+    #[cfg(target_os = "linux")]
+    if let Ok(pidfd) = rustix::process::pidfd_open(parent, rustix::process::PidfdFlags::empty()) {
+        // Still the parent after the open: the pidfd is the parent's, not
+        // a process that took its id after it exited.
+        if rustix::process::getppid() != Some(parent) {
+            return;
+        }
+        let mut fds = [rustix::event::PollFd::new(
+            &pidfd,
+            rustix::event::PollFlags::IN,
+        )];
+        loop {
+            match rustix::event::poll(&mut fds, None) {
+                Ok(_) => return,
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(_) => break,
+            }
+        }
+    }
+    while rustix::process::getppid() == Some(parent) {
+        std::thread::sleep(PARENT_LOOK);
+    }
+}
+
 /// Sets `cmd` up to run apart from elicit's terminal session (a browser):
 /// Ctrl-C or closing the terminal does not reach it.
 pub(crate) fn detach(cmd: &mut Command) {

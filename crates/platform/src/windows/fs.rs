@@ -109,6 +109,18 @@ pub fn open_private(options: &OpenOptions, path: &Path) -> io::Result<File> {
     })
 }
 
+/// Opens `path` with `options` (which create the file) for what only this
+/// user may read, such as a record of answers: created as
+/// [`open_private`] does, a link opened as itself (and refused as not a
+/// regular file); a file another account owns or whose access list lets
+/// others in is refused.
+pub fn open_private_for_writing(options: &OpenOptions, path: &Path) -> io::Result<File> {
+    let mut options = options.clone();
+    let file = open_private(no_follow_non_blocking(&mut options), path)?;
+    crate::refuse_unless_private(&file)?;
+    Ok(file)
+}
+
 /// Opens a symbolic link (a reparse point) itself rather than what it
 /// points at: it is then not a regular file, and refused as one.
 pub fn no_follow(options: &mut OpenOptions) -> &mut OpenOptions {

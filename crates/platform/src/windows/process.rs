@@ -13,15 +13,19 @@ use std::process::{Child, Command, ExitStatus};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use windows_sys::Win32::Foundation::FILETIME;
+use windows_sys::Win32::Foundation::{ERROR_INVALID_PARAMETER, FILETIME, INVALID_HANDLE_VALUE};
 use windows_sys::Win32::System::Console::{GenerateConsoleCtrlEvent, CTRL_BREAK_EVENT};
+use windows_sys::Win32::System::Diagnostics::ToolHelp::{
+    CreateToolhelp32Snapshot, Process32FirstW, Process32NextW, PROCESSENTRY32W, TH32CS_SNAPPROCESS,
+};
 use windows_sys::Win32::System::JobObjects::{
     AssignProcessToJobObject, CreateJobObjectW, JobObjectBasicProcessIdList,
     JobObjectExtendedLimitInformation, QueryInformationJobObject, SetInformationJobObject,
     TerminateJobObject, JOBOBJECT_EXTENDED_LIMIT_INFORMATION, JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
 };
 use windows_sys::Win32::System::Threading::{
-    GetCurrentProcess, GetProcessTimes, CREATE_NEW_PROCESS_GROUP, DETACHED_PROCESS,
+    GetCurrentProcess, GetProcessTimes, OpenProcess, WaitForSingleObject, CREATE_NEW_PROCESS_GROUP,
+    DETACHED_PROCESS, INFINITE, PROCESS_QUERY_LIMITED_INFORMATION, PROCESS_SYNCHRONIZE,
 };
 
 use crate::Signal;
@@ -182,6 +186,100 @@ pub fn exit_code(status: ExitStatus) -> i32 {
     status.code().unwrap_or(1)
 }
 
+/// Ends elicit when the process that started it is gone (a client killed
+/// by its own time limit): then every action registered for
+/// [`Signal::Terminate`] runs, as on log-off, and the process exits with
+/// 128 + 15 unless one of them ends it. Watched on a thread of its own,
+/// waiting on the parent's process handle.
+pub fn end_with_parent() {
+    // Gone already (its id unknown, or taken by a newer process), or not
+    // ours to watch: the run goes on unwatched, as on Unix when the parent
+    // went before the watch began.
+    let Ok(Some(parent)) = parent_process() else {
+        return;
+    };
+    let watching = std::thread::Builder::new()
+        .name("end-with-parent".into())
+        .spawn(move || {
+            // SAFETY: FFI; `parent` is a valid handle with SYNCHRONIZE,
+            // owned by this closure for the wait.
+            unsafe { WaitForSingleObject(parent.as_raw_handle(), INFINITE) };
+            super::signals::terminate_self();
+        });
+    drop(watching);
+}
+
+/// A handle on the process that started elicit; `None` when it is gone.
+fn parent_process() -> io::Result<Option<OwnedHandle>> {
+    let Some(id) = parent_of(std::process::id()) else {
+        return Ok(None);
+    };
+    // SAFETY: FFI; a null handle is checked below.
+    let raw = unsafe {
+        OpenProcess(
+            PROCESS_SYNCHRONIZE | PROCESS_QUERY_LIMITED_INFORMATION,
+            0,
+            id,
+        )
+    };
+    if raw.is_null() {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(ERROR_INVALID_PARAMETER as i32) {
+            return Ok(None);
+        }
+        return Err(e);
+    }
+    // SAFETY: `raw` is a fresh, valid handle that nothing else owns.
+    let parent = unsafe { OwnedHandle::from_raw_handle(raw) };
+    // A process that took the parent's id after it exited started later
+    // than elicit.
+    let started = |h| created(h).unwrap_or(0);
+    // SAFETY: GetCurrentProcess is a pseudo-handle that needs no closing.
+    let me = started(unsafe { GetCurrentProcess() });
+    if started(parent.as_raw_handle()) > me {
+        return Ok(None);
+    }
+    Ok(Some(parent))
+}
+
+/// The id of the process that started process `me`, from a snapshot of
+/// the processes (Windows keeps no parent link other than this record).
+fn parent_of(me: u32) -> Option<u32> {
+    // SAFETY: FFI; the result is checked before use.
+    let snap = unsafe { CreateToolhelp32Snapshot(TH32CS_SNAPPROCESS, 0) };
+    if snap == INVALID_HANDLE_VALUE {
+        return None;
+    }
+    // SAFETY: `snap` is a fresh, valid handle that nothing else owns.
+    let snap = unsafe { OwnedHandle::from_raw_handle(snap) };
+    // SAFETY: PROCESSENTRY32W is plain data, valid all zeros.
+    let mut entry: PROCESSENTRY32W = unsafe { std::mem::zeroed() };
+    entry.dwSize = std::mem::size_of::<PROCESSENTRY32W>() as u32;
+    // SAFETY: FFI; `entry` lives for the calls, its size set as required.
+    let mut more = unsafe { Process32FirstW(snap.as_raw_handle(), &mut entry) };
+    while more != 0 {
+        if entry.th32ProcessID == me {
+            return Some(entry.th32ParentProcessID);
+        }
+        // SAFETY: as for Process32FirstW.
+        more = unsafe { Process32NextW(snap.as_raw_handle(), &mut entry) };
+    }
+    None
+}
+
+/// When the process behind `handle` started, in 100-nanosecond units.
+fn created(handle: windows_sys::Win32::Foundation::HANDLE) -> Option<u64> {
+    let zero = FILETIME {
+        dwLowDateTime: 0,
+        dwHighDateTime: 0,
+    };
+    let (mut created, mut exited, mut kernel, mut user) = (zero, zero, zero, zero);
+    // SAFETY: FFI; `handle` is valid for the call, the four pointers are to
+    // FILETIMEs that live for it.
+    let ok = unsafe { GetProcessTimes(handle, &mut created, &mut exited, &mut kernel, &mut user) };
+    (ok != 0).then(|| (u64::from(created.dwHighDateTime) << 32) | u64::from(created.dwLowDateTime))
+}
+
 /// elicit's own processor time so far (user and kernel, all its threads,
 /// not the processes it started).
 pub fn cpu_time() -> Duration {
@@ -235,6 +333,24 @@ mod tests {
         }
         assert!(tree.members().is_empty(), "{:?}", tree.members());
         assert_eq!(exit_code(leader.wait().unwrap()), 1);
+    }
+
+    #[test]
+    fn a_childs_parent_is_found_and_started_before_it() {
+        // Under Wine the test's own parent is a Linux process: a child of
+        // the test is looked at instead.
+        let mut child = Command::new("cmd.exe")
+            .args(["/c", "ping", "-n", "3", "127.0.0.1"])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        assert_eq!(parent_of(child.id()), Some(std::process::id()));
+        let own = std::os::windows::io::AsRawHandle::as_raw_handle(&child);
+        // SAFETY: GetCurrentProcess is a pseudo-handle that needs no closing.
+        let me = created(unsafe { GetCurrentProcess() }).unwrap();
+        assert!(created(own).unwrap() >= me);
+        let _ = child.kill();
+        let _ = child.wait();
     }
 
     #[test]

@@ -97,6 +97,15 @@ fn dispatch(sig: Signal) -> bool {
     handled
 }
 
+/// As a log-off would: every action registered for [`Signal::Terminate`]
+/// runs, and the process exits with 128 + its number unless one of them
+/// took it on (ending the process itself, or its loop).
+pub(crate) fn terminate_self() {
+    if !dispatch(Signal::Terminate) {
+        std::process::exit(Signal::Terminate.exit_code());
+    }
+}
+
 /// Runs `action` on every Ctrl-C or Ctrl-Break.
 pub fn on_interrupt(action: fn()) {
     register(Action::Interrupt(action));

@@ -24,12 +24,17 @@ pub enum HookCommand {
 pub const HOOK_HELP: &str = "\
 In ~/.claude/settings.json (or .claude/settings.json of a project):
   {\"hooks\": {\"Elicitation\": [{\"matcher\": \"deploy-bot\",
-     \"hooks\": [{\"type\": \"command\", \"command\": \"elicit hook claude-code --answers ~/.config/elicit/answers.json\", \"timeout\": 600}]}]}}
+     \"hooks\": [{\"type\": \"command\", \"command\": \"elicit hook claude-code --answers ~/.config/elicit/answers.json --prompt-timeout 9m\", \"timeout\": 600}]}]}}
 
 Examples:
   elicit hook claude-code --answers answers.json --no-input    headless: rules, else Claude Code asks
   elicit hook claude-code --fallback decline                   decline what no rule or person answers
   elicit hook claude-code --record answered.jsonl              also keep each ElicitationResult";
+
+/// The person's time on the hook's page unless told: Claude Code kills a
+/// hook at its `timeout` (60 s by default), and a hook that answers first
+/// leaves no page open for nobody.
+pub const HOOK_PROMPT_TIMEOUT: &str = "50s";
 
 // `elicit hook claude-code`. (Not a doc comment: see `super::Command`.)
 #[derive(Debug, Args)]
@@ -49,10 +54,11 @@ pub struct ClaudeCodeHookArgs {
     #[arg(long, value_name = "FILE", env = "ELICIT_HOOK_RECORD")]
     pub record: Option<PathBuf>,
 
-    /// How long the person has on the page (keep it below the hook's
-    /// `timeout` in settings.json).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    pub prompt_timeout: Option<std::time::Duration>,
+    /// How long the person has on the page, after which the answer is
+    /// cancel: under Claude Code's default hook `timeout` (60 s); give a
+    /// longer one with a longer `timeout` in settings.json.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = HOOK_PROMPT_TIMEOUT)]
+    pub prompt_timeout: std::time::Duration,
 
     #[command(flatten)]
     pub answers: AnswerArgs,

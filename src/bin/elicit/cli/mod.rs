@@ -98,6 +98,12 @@ pub struct ResolveArgs {
     /// Say on stderr which --answers rule answered what.
     #[arg(short, long)]
     pub verbose: bool,
+
+    /// End when the process that started elicit is gone (the SDK
+    /// resolvers pass it: a client killed meanwhile leaves no elicit or
+    /// page behind).
+    #[arg(long)]
+    pub exit_with_parent: bool,
 }
 
 /// Options shared by every command that resolves elicitations.

@@ -9,6 +9,7 @@
 //! question to Claude Code); 1 for a bad input. Never 2, which Claude Code
 //! reads as "deny".
 
+use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::path::Path;
 
@@ -32,7 +33,83 @@ fn fail(e: &ElicitError) -> i32 {
     EXIT_HOOK_ERROR
 }
 
+/// Whether `args` (the whole command line) run `elicit hook …`: its first
+/// word after the global `--color WHEN` is `hook`.
+pub fn is_hook_run(args: &[OsString]) -> bool {
+    let mut words = args.iter().skip(1);
+    while let Some(word) = words.next() {
+        if word == "--color" {
+            words.next();
+        } else if !word.to_string_lossy().starts_with("--color=") {
+            return word == "hook";
+        }
+    }
+    false
+}
+
+/// A hook run whose flags or environment clap refused: said on stderr
+/// (with the variable when the value came from one), nothing on stdout,
+/// and exit 0, so Claude Code shows its own dialog: one typo in a hook's
+/// settings must not deny every elicitation.
+pub fn bad_flags(e: &clap::Error, args: &[OsString]) -> i32 {
+    let said = e.render().to_string();
+    let said = said.trim().trim_start_matches("error: ");
+    eprintln!("elicit: {}", sanitize_block(said));
+    for var in variables_at_fault(e, args) {
+        eprintln!("elicit: the value comes from {var} in the hook's environment");
+    }
+    eprintln!("elicit: the hook's flags or environment are wrong; Claude Code asks instead");
+    0
+}
+
+/// The environment variables of `elicit hook claude-code` that `e` is
+/// about: the one behind a refused value its flag did not give, or those
+/// that are not text.
+fn variables_at_fault(e: &clap::Error, args: &[OsString]) -> Vec<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    use clap::CommandFactory;
+    let mut cli = crate::cli::Cli::command();
+    cli.build();
+    let Some(hook) = cli
+        .find_subcommand("hook")
+        .and_then(|h| h.find_subcommand("claude-code"))
+    else {
+        return Vec::new();
+    };
+    let refused = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(arg)) => arg.clone(),
+        _ => String::new(),
+    };
+    let given = |long: &str| {
+        let flag = format!("--{long}");
+        args.iter().any(|a| {
+            let a = a.to_string_lossy();
+            a == flag || a.starts_with(&format!("{flag}="))
+        })
+    };
+    let mut found = Vec::new();
+    for arg in hook.get_arguments() {
+        let (Some(long), Some(var)) = (arg.get_long(), arg.get_env()) else {
+            continue;
+        };
+        let Some(value) = std::env::var_os(var) else {
+            continue;
+        };
+        let at_fault = match e.kind() {
+            ErrorKind::InvalidUtf8 => value.to_str().is_none(),
+            _ => !given(long) && refused.split(' ').next() == Some(&format!("--{long}")),
+        };
+        if at_fault {
+            found.push(OsStr::to_string_lossy(var).into_owned());
+        }
+    }
+    found
+}
+
 pub fn claude_code(args: &ClaudeCodeHookArgs) -> i32 {
+    // Claude Code's hook timeout kills the shell around the hook, not the
+    // hook: elicit's page must not live on, reparented, for nobody.
+    elicit::platform::process::end_with_parent();
     let bytes = match read_input(args.file.as_deref()) {
         Ok(b) => b,
         Err(e) => return fail(&e),
@@ -76,7 +153,7 @@ fn answer(args: &ClaudeCodeHookArgs, text: &str, event: &Value) -> i32 {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
-    let mut who = person(&args.answers, args.prompt_timeout, "--prompt-timeout");
+    let mut who = person(&args.answers, Some(args.prompt_timeout), "--prompt-timeout");
     // A rule that does not match falls through to the person (or to
     // nobody): with the hook, "nobody" means Claude Code asks, not decline.
     let mut answering = elicit::answers::RulesResolver::new(rules, who.resolver(), false, false);
@@ -167,7 +244,8 @@ fn result_record(event: &Value) -> Value {
 }
 
 /// Appends one JSON line to the record, created readable by its owner only
-/// (answers may hold what a person typed).
+/// (answers may hold what a person typed); one another user could read (a
+/// file planted in a shared folder, a link) is refused.
 fn append_record(path: &Path, line: &Value) -> Result<(), ElicitError> {
     let mut stamped =
         json!({"time": humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()});
@@ -178,7 +256,7 @@ fn append_record(path: &Path, line: &Value) -> Result<(), ElicitError> {
     text.push('\n');
     let mut options = std::fs::OpenOptions::new();
     options.create(true).append(true);
-    elicit::platform::fs::open_private(&options, path)
+    elicit::platform::fs::open_private_for_writing(&options, path)
         .and_then(|mut f| f.write_all(text.as_bytes()))
         .map_err(|e| ElicitError::io(format!("cannot write the record {}", path.display()), e))
 }

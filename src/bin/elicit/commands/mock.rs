@@ -22,6 +22,8 @@ pub fn run(args: &MockArgs) -> i32 {
     }
     let mut served = Mock::new(cassettes, args.strict);
     let Some(port) = args.http else {
+        // Its client's child: a client gone leaves no server behind.
+        elicit::platform::process::end_with_parent();
         let stdin = std::io::stdin();
         return match mock::stdio::serve(&mut served, stdin.lock(), std::io::stdout().lock()) {
             Ok(()) => 0,

@@ -11,6 +11,9 @@ use super::{load_answers, person, print_line, read_input, report, warn, Person};
 use crate::cli::ResolveArgs;
 
 pub fn run(args: &ResolveArgs) -> i32 {
+    if args.exit_with_parent {
+        elicit::platform::process::end_with_parent();
+    }
     let scripted = match load_answers(&args.answers) {
         Ok(a) => a,
         Err(e) => return report(&e),
