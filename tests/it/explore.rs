@@ -435,3 +435,173 @@ fn a_refusal_of_invalid_content_is_saved_as_an_error_and_replayed() {
     assert_ne!(refused.code, 0, "{said}");
     assert!(said.contains("recorded {\"code\":-32603"), "{said}");
 }
+
+/// A cassette of two elicitations of 1,000 optional strings each (up to
+/// 4096 characters), every one answered with 200 characters: about 520 KB.
+fn wide_cassette(path: &Path) {
+    let props: serde_json::Map<String, Value> = (0..1000)
+        .map(|i| {
+            (
+                format!("f{i:04}"),
+                serde_json::json!({"type": "string", "maxLength": 4096}),
+            )
+        })
+        .collect();
+    let content: serde_json::Map<String, Value> = props
+        .keys()
+        .map(|k| (k.clone(), Value::String("x".repeat(200))))
+        .collect();
+    let exchange = serde_json::json!({
+        "request": {"message": "Many?", "requestedSchema": {"type": "object", "properties": props}},
+        "answer": {"action": "accept", "content": content}
+    });
+    let cassette = serde_json::json!({
+        "elicit": "cassette/1",
+        "server": {"command": fixture_server()},
+        "protocol": "2025-11-25",
+        "tool": "profile",
+        "elicitations": [exchange.clone(), exchange],
+        "result": {"content": []}
+    });
+    std::fs::write(path, cassette.to_string()).unwrap();
+}
+
+/// `--max 1` on a 1,000-field cassette makes one variant and counts the
+/// other 6,003: its peak memory stays far under what building them all
+/// took (over 2 GB before the variants were made one at a time).
+#[test]
+fn a_thousand_field_cassette_with_max_1_runs_one_variant_in_little_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("wide.cassette.json");
+    wide_cassette(&cassette);
+    let mut cmd = std::process::Command::new(crate::common::BIN);
+    cmd.current_dir(root())
+        .args(["test", "--explore", "--max", "1"])
+        .arg(&cassette);
+    let (code, stderr, peak_kib) = crate::hostile_repo::run_measured(cmd, Duration::from_secs(120));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("1 variant of 1 cassette run")
+            && stderr.contains("6003 skipped by --max 1"),
+        "{stderr}"
+    );
+    assert!(peak_kib < 200 * 1024, "peak {peak_kib} KiB: {stderr}");
+}
+
+/// A result of 17 MB is saved cut, with a marker, into a cassette under
+/// the 16 MiB `elicit test` reads, which then passes against the server.
+#[test]
+fn a_result_too_large_for_a_cassette_is_saved_cut_and_elicit_test_passes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("profile.cassette.json");
+    record(
+        &cassette,
+        "profile",
+        &["accept", "name=Ada"],
+        &fixture_server(),
+    );
+    let saved = dir.path().join("saved");
+    let big = [("CASSETTE_RESULT_BYTES", "17000000")];
+    let (out, report) = explore(
+        &[
+            cassette.to_str().unwrap(),
+            "--max",
+            "2",
+            "--save",
+            saved.to_str().unwrap(),
+        ],
+        &big,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for v in report["variants"].as_array().unwrap() {
+        let said = v["saved"].as_str().unwrap_or_default();
+        assert!(said.contains("was cut to fit a cassette"), "{v}");
+        assert!(
+            v.to_string().len() < 64 * 1024,
+            "the report holds no result: {v}"
+        );
+    }
+    let files: Vec<_> = std::fs::read_dir(&saved).unwrap().flatten().collect();
+    assert_eq!(files.len(), 2);
+    for f in &files {
+        let len = f.metadata().unwrap().len();
+        assert!(len < 1 << 20, "{}: {len} bytes", f.path().display());
+        let text = std::fs::read_to_string(f.path()).unwrap();
+        assert!(
+            text.contains("cut by elicit test --explore --save"),
+            "{text}"
+        );
+    }
+    Test::new()
+        .arg("test")
+        .arg(&saved)
+        .envs(&big)
+        .limit(Duration::from_secs(300))
+        .run()
+        .success()
+        .stderr_has("2 tests, 2 passed, 0 failed");
+}
+
+/// Options `a.b`, `a-b` and `a b` make the same slug: each variant is
+/// saved under a name of its own, and a second run says it replaced them.
+#[test]
+fn variants_whose_names_collide_are_each_saved_and_a_replaced_file_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("pick.cassette.json");
+    let dotted = [("CASSETTE_FORM", "dotted")];
+    Test::new()
+        .args(["call", "--record"])
+        .arg(&cassette)
+        .args(["--tool", "profile", "-a", "accept", "-a", "name=Ada"])
+        .envs(&dotted)
+        .server(&fixture_server())
+        .run()
+        .success();
+    let saved = dir.path().join("saved");
+    let run = || {
+        let (out, report) = explore(
+            &[
+                cassette.to_str().unwrap(),
+                "--save",
+                saved.to_str().unwrap(),
+                "-j",
+                "3",
+            ],
+            &dotted,
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let said: Vec<String> = report["variants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|v| v["name"].as_str().unwrap().contains("color-option"))
+            .map(|v| v["saved"].as_str().unwrap().to_string())
+            .collect();
+        said
+    };
+    let said = run();
+    assert_eq!(said.len(), 3, "{said:?}");
+    let mut files: Vec<String> = std::fs::read_dir(&saved)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("color-option"))
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "pick.edge-1-color-option-a-b-2.cassette.json",
+            "pick.edge-1-color-option-a-b-3.cassette.json",
+            "pick.edge-1-color-option-a-b.cassette.json",
+        ]
+    );
+    assert!(said.iter().all(|s| !s.contains("replaced")), "{said:?}");
+    let again = run();
+    assert!(
+        again
+            .iter()
+            .all(|s| s.contains("it replaced the file that was there")),
+        "{again:?}"
+    );
+}

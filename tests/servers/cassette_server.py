@@ -12,6 +12,9 @@ replay against another:
   CASSETTE_FORM=skip     `steps` no longer asks its confirmation (its second step)
   CASSETTE_FORM=fresh    `link` makes a fresh elicitationId and a UUID in its URL every time
   CASSETTE_FORM=hang     `profile` never answers a call whose form was cancelled (a hang)
+  CASSETTE_FORM=dotted   base + color (optional single select: "a.b", "a-b", "a b",
+                         three options whose file-name slugs are the same)
+  CASSETTE_RESULT_BYTES=N  `profile`'s result carries a second text block of N bytes
   CASSETTE_FORM=validating  `profile` refuses a call whose accepted content breaks the
                          form with a JSON-RPC error (-32602), as servers are told to validate
 
@@ -56,6 +59,8 @@ def form():
         props["password"] = {"type": "string", "title": "Password"}
     if VARIANT == "bound":
         props["age"]["maximum"] = 120
+    if VARIANT == "dotted":
+        props["color"] = {"type": "string", "enum": ["a.b", "a-b", "a b"]}
     return {"mode": "form", "message": "Who are you?", "requestedSchema": {"type": "object", "properties": props, "required": required}}
 
 
@@ -107,6 +112,11 @@ def handshake_tool(name, args):
     if VARIANT == "twice":
         replies.append(ask(form()))
     out = {"reply": replies[0], "args": args}
+    padding = int(os.environ.get("CASSETTE_RESULT_BYTES", "0"))
+    if name == "profile" and padding:
+        result = text(out)
+        result["content"].append({"type": "text", "text": "p" * padding})
+        return result
     if name == "stamp":
         out = {"reply": replies[0], "at": time.strftime("%H:%M:%S"), "id": str(uuid.uuid4())}
         return {"content": [{"type": "text", "text": "id " + out["id"]}, {"type": "text", "text": "at " + out["at"]}, {"type": "text", "text": json.dumps(replies[0])}], "isError": False}

@@ -31,6 +31,8 @@ use elicit_core::elicitation::schema::{slug_of, Edge, FormSchema};
 use elicit_core::error::{ElicitError, ServerError};
 use elicit_core::text::sanitize::sanitize_line;
 
+pub mod save;
+
 /// One other answer to try.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Variant {
@@ -140,80 +142,225 @@ fn accept(form: &FormSchema, content: Map<String, Value>) -> Value {
     json!({"action": "accept", "content": Value::Object(form.order(content))})
 }
 
-/// A variant for each edge of each field of one recorded form.
-fn field_variants(at: usize, exchange: &Exchange, invalid: bool) -> Vec<Variant> {
-    let Some((form, content)) = recorded_content(exchange) else {
-        return Vec::new();
-    };
-    let n = at + 1;
-    let mut out = Vec::new();
-    for (i, field) in form.fields.iter().enumerate() {
-        let name = slug_of(&field.name, i);
-        let edges: Vec<(Edge, bool)> = if invalid {
-            field.breaking().into_iter().map(|e| (e, true)).collect()
-        } else {
-            field.edges().into_iter().map(|e| (e, false)).collect()
-        };
-        for (edge, breaks) in edges {
-            let mut changed = content.clone();
-            match &edge.value {
-                Some(v) => changed.insert(field.name.clone(), v.clone()),
-                None => changed.shift_remove(&field.name),
-            };
-            if changed == content {
-                continue;
-            }
-            let kind = if breaks { "invalid" } else { "edge" };
-            out.push(Variant {
-                slug: format!("{kind}-{n}-{name}-{}", edge.slug),
-                what: format!(
-                    "elicitation {n}: field {} {}{}",
-                    sanitize_line(&field.name),
-                    edge.slug.replace('-', " "),
-                    edge.value
-                        .as_ref()
-                        .map(|v| format!(" ({})", super::diff::show(v)))
-                        .unwrap_or_default()
-                ),
-                at,
-                answer: accept(&form, changed),
-                invalid: breaks,
-            });
-        }
-    }
-    out
+/// What the next variant changes, before it is built: an action at an
+/// elicitation, or one field's edge.
+enum Step {
+    Action(usize, &'static str),
+    Edge(usize, Edge, bool),
 }
 
-/// Every variant of a cassette, in order: at each elicitation a decline, a
-/// cancel (unless that is what was recorded), each field's edges; with
-/// `invalid`, content that breaks the form too.
-pub fn variants(cassette: &Cassette, invalid: bool) -> Vec<Variant> {
-    let mut out = Vec::new();
-    for (at, exchange) in cassette.elicitations.iter().enumerate() {
-        let n = at + 1;
-        let recorded = exchange.answer.to_value();
-        let recorded_action = recorded
-            .get("action")
-            .and_then(Value::as_str)
-            .or(recorded.as_str())
-            .unwrap_or("accept");
-        for action in ["decline", "cancel"] {
-            if recorded_action != action {
-                out.push(Variant {
-                    slug: format!("{action}-at-{n}"),
-                    what: format!("{action} at elicitation {n}"),
-                    at,
-                    answer: json!({ "action": action }),
-                    invalid: false,
-                });
+/// Where the generator is within one elicitation.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Actions,
+    Edges { breaking: bool },
+    Done,
+}
+
+/// The recorded form of the elicitation the generator is at, and the
+/// edges of the field it is at that are still to come.
+struct FormAt {
+    form: FormSchema,
+    content: Map<String, Value>,
+    field: usize,
+    edges: std::vec::IntoIter<Edge>,
+}
+
+/// Every variant of a cassette, in order, made one at a time: at each
+/// elicitation a decline, a cancel (unless that is what was recorded),
+/// each field's edges; with `invalid`, content that breaks the form too.
+/// Only the variant handed out holds a copy of the recorded content, so
+/// `take(n)` costs `n` variants whatever the form's size, and
+/// [`Self::count_rest`] counts the others without making them. Slugs are
+/// unique within the cassette: a slug made twice (two names that become
+/// the same file-name part) gets `-2`, `-3`, …
+pub struct Variants<'c> {
+    cassette: &'c Cassette,
+    invalid: bool,
+    at: usize,
+    phase: Phase,
+    action: usize,
+    form: Option<FormAt>,
+    slugs: std::collections::HashSet<String>,
+}
+
+/// The variants of `cassette`, made as they are taken (see [`Variants`]).
+pub fn variants(cassette: &Cassette, invalid: bool) -> Variants<'_> {
+    Variants {
+        cassette,
+        invalid,
+        at: 0,
+        phase: Phase::Actions,
+        action: 0,
+        form: None,
+        slugs: std::collections::HashSet::new(),
+    }
+}
+
+impl Variants<'_> {
+    /// How many variants are left, counted without making them.
+    pub fn count_rest(mut self) -> usize {
+        std::iter::from_fn(|| self.next_step()).count()
+    }
+
+    fn next_step(&mut self) -> Option<Step> {
+        loop {
+            let exchange = self.cassette.elicitations.get(self.at)?;
+            match self.phase {
+                Phase::Actions => {
+                    let actions = ["decline", "cancel"];
+                    if let Some(action) = actions.get(self.action).copied() {
+                        self.action += 1;
+                        if recorded_action(exchange) != action {
+                            return Some(Step::Action(self.at, action));
+                        }
+                        continue;
+                    }
+                    self.form = recorded_content(exchange).map(|(form, content)| FormAt {
+                        form,
+                        content,
+                        field: 0,
+                        edges: Vec::new().into_iter(),
+                    });
+                    self.phase = Phase::Edges { breaking: false };
+                }
+                Phase::Edges { breaking } => {
+                    if let Some(edge) = self.form.as_mut().and_then(next_edge(breaking)) {
+                        return Some(Step::Edge(self.at, edge, breaking));
+                    }
+                    if let (false, true, Some(f)) = (breaking, self.invalid, self.form.as_mut()) {
+                        f.field = 0;
+                        self.phase = Phase::Edges { breaking: true };
+                    } else {
+                        self.phase = Phase::Done;
+                    }
+                }
+                Phase::Done => {
+                    self.at += 1;
+                    self.action = 0;
+                    self.form = None;
+                    self.phase = Phase::Actions;
+                }
             }
         }
-        out.extend(field_variants(at, exchange, false));
-        if invalid {
-            out.extend(field_variants(at, exchange, true));
-        }
     }
-    out
+
+    /// The variant a step makes: the one place a copy of the content is
+    /// taken.
+    fn build(&mut self, step: Step) -> Variant {
+        let mut variant = match step {
+            Step::Action(at, action) => Variant {
+                slug: format!("{action}-at-{}", at + 1),
+                what: format!("{action} at elicitation {}", at + 1),
+                at,
+                answer: json!({ "action": action }),
+                invalid: false,
+            },
+            Step::Edge(at, edge, breaks) => {
+                let f = self
+                    .form
+                    .as_ref()
+                    .expect("an edge comes from the form it is at");
+                edge_variant(at, f, edge, breaks)
+            }
+        };
+        variant.slug = unique(&mut self.slugs, variant.slug);
+        #[cfg(test)]
+        BUILT.with(|n| n.set(n.get() + 1));
+        variant
+    }
+}
+
+impl Iterator for Variants<'_> {
+    type Item = Variant;
+
+    fn next(&mut self) -> Option<Variant> {
+        let step = self.next_step()?;
+        Some(self.build(step))
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Variants built on this thread: what a test counts to show that
+    /// taking a few builds only those.
+    static BUILT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// `slug`, or with `-2`, `-3`, … when an earlier one has it.
+pub fn unique(taken: &mut std::collections::HashSet<String>, slug: String) -> String {
+    if taken.insert(slug.clone()) {
+        return slug;
+    }
+    let mut n = 2;
+    loop {
+        let candidate = format!("{slug}-{n}");
+        if taken.insert(candidate.clone()) {
+            return candidate;
+        }
+        n += 1;
+    }
+}
+
+/// What was recorded at an elicitation: `accept`, `decline` or `cancel`.
+fn recorded_action(exchange: &Exchange) -> String {
+    let recorded = exchange.answer.to_value();
+    recorded
+        .get("action")
+        .and_then(Value::as_str)
+        .or(recorded.as_str())
+        .unwrap_or("accept")
+        .to_string()
+}
+
+/// The next edge of the form, field by field, that changes the recorded
+/// content (an edge equal to what was sent tests nothing new).
+fn next_edge(breaking: bool) -> impl FnMut(&mut FormAt) -> Option<Edge> {
+    move |f| loop {
+        if let Some(edge) = f.edges.next() {
+            let field = &f.form.fields[f.field - 1];
+            if f.content.get(&field.name) != edge.value.as_ref() {
+                return Some(edge);
+            }
+            continue;
+        }
+        let field = f.form.fields.get(f.field)?;
+        f.field += 1;
+        f.edges = if breaking {
+            field.breaking()
+        } else {
+            field.edges()
+        }
+        .into_iter();
+    }
+}
+
+/// The variant that sends one field's edge at elicitation `at`.
+fn edge_variant(at: usize, f: &FormAt, edge: Edge, breaks: bool) -> Variant {
+    let i = f.field - 1;
+    let field = &f.form.fields[i];
+    let n = at + 1;
+    let mut changed = f.content.clone();
+    match &edge.value {
+        Some(v) => changed.insert(field.name.clone(), v.clone()),
+        None => changed.shift_remove(&field.name),
+    };
+    let kind = if breaks { "invalid" } else { "edge" };
+    Variant {
+        slug: format!("{kind}-{n}-{}-{}", slug_of(&field.name, i), edge.slug),
+        what: format!(
+            "elicitation {n}: field {} {}{}",
+            sanitize_line(&field.name),
+            edge.slug.replace('-', " "),
+            edge.value
+                .as_ref()
+                .map(|v| format!(" ({})", super::diff::show(v)))
+                .unwrap_or_default()
+        ),
+        at,
+        answer: accept(&f.form, changed),
+        invalid: breaks,
+    }
 }
 
 /// The error a variant stops the session with once the server asked
@@ -507,6 +654,9 @@ fn call(
     Ok((outcome, generation))
 }
 
+/// Most characters of a result shown under its variant.
+const MAX_DETAIL: usize = 2000;
+
 /// How a variant's call ended, as its saved cassette records it.
 enum Ending {
     /// The tool's result.
@@ -541,8 +691,10 @@ fn classify(
             } else {
                 Class::Result
             };
+            // A line, not the result: a large one is the saved cassette's.
             let words = crate::mcp::call::readable_tool_result(&r);
-            (class, vec![sanitize_line(&words)], Some(Ending::Result(r)))
+            let line = elicit_core::text::truncate(&sanitize_line(&words), MAX_DETAIL);
+            (class, vec![line], Some(Ending::Result(r)))
         }
         Ok(CallEnd::Refused { error, message }) => (
             Class::ErrorReply,
@@ -588,10 +740,7 @@ mod tests {
 
     #[test]
     fn variants_cover_each_elicitation_and_each_edge() {
-        let slugs: Vec<String> = variants(&cassette(), false)
-            .into_iter()
-            .map(|v| v.slug)
-            .collect();
+        let slugs: Vec<String> = variants(&cassette(), false).map(|v| v.slug).collect();
         assert_eq!(
             slugs,
             [
@@ -603,7 +752,7 @@ mod tests {
                 "cancel-at-2"
             ]
         );
-        let with_invalid = variants(&cassette(), true);
+        let with_invalid: Vec<Variant> = variants(&cassette(), true).collect();
         let bad: Vec<&str> = with_invalid
             .iter()
             .filter(|v| v.invalid)
@@ -624,6 +773,83 @@ mod tests {
         assert_eq!(
             max.answer,
             json!({"action": "accept", "content": {"seats": 4}})
+        );
+    }
+
+    /// A cassette of two elicitations of `fields` optional strings each,
+    /// every one answered.
+    fn wide(fields: usize) -> Cassette {
+        let props: Map<String, Value> = (0..fields)
+            .map(|i| (format!("f{i}"), json!({"type": "string", "maxLength": 64})))
+            .collect();
+        let content: Map<String, Value> =
+            (0..fields).map(|i| (format!("f{i}"), json!("v"))).collect();
+        let exchange = json!({
+            "request": {"message": "Many?", "requestedSchema": {"type": "object", "properties": props}},
+            "answer": {"action": "accept", "content": content}
+        });
+        Cassette::from_value(&json!({
+            "elicit": "cassette/1",
+            "server": {"command": ["true"]},
+            "tool": "many",
+            "elicitations": [exchange.clone(), exchange]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn taking_a_few_variants_of_a_huge_form_builds_only_those() {
+        let cassette = wide(1000);
+        let built = || BUILT.with(std::cell::Cell::get);
+        let before = built();
+        let first: Vec<Variant> = variants(&cassette, true).take(1).collect();
+        assert_eq!(first.len(), 1);
+        assert_eq!(built() - before, 1, "one variant taken, one built");
+        let before = built();
+        let some: Vec<Variant> = variants(&cassette, true).take(40).collect();
+        assert_eq!(some.len(), 40);
+        assert_eq!(built() - before, 40);
+        // The rest is counted, not built: decline, cancel, then per field
+        // shortest, longest, left out (valid) and too long, wrong type
+        // (invalid), at each elicitation.
+        let mut rest = variants(&cassette, true);
+        rest.next();
+        let before = built();
+        assert_eq!(rest.count_rest(), 2 * (2 + 1000 * 5) - 1);
+        assert_eq!(built(), before);
+    }
+
+    #[test]
+    fn slugs_made_twice_get_a_suffix() {
+        let c = Cassette::from_value(&json!({
+            "elicit": "cassette/1",
+            "server": {"command": ["true"]},
+            "tool": "pick",
+            "elicitations": [{"request": {"message": "Which?", "requestedSchema": {"type": "object",
+                "properties": {"c": {"type": "string", "enum": ["x", "a.b", "a-b", "a b", "a-b-2"]}}}},
+                "answer": {"action": "accept", "content": {"c": "x"}}}]
+        }))
+        .unwrap();
+        let slugs: Vec<String> = variants(&c, false).map(|v| v.slug).collect();
+        assert_eq!(
+            slugs,
+            [
+                "decline-at-1",
+                "cancel-at-1",
+                "edge-1-c-option-a-b",
+                "edge-1-c-option-a-b-2",
+                "edge-1-c-option-a-b-3",
+                "edge-1-c-option-a-b-2-2",
+                "edge-1-c-left-out"
+            ]
+        );
+        let long = "a".repeat(40);
+        let mut taken = std::collections::HashSet::new();
+        let cut = slug_of(&long, 0);
+        assert_eq!(unique(&mut taken, cut.clone()), cut);
+        assert_eq!(
+            unique(&mut taken, slug_of(&format!("{long}b"), 0)),
+            format!("{cut}-2")
         );
     }
 

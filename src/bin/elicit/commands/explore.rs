@@ -4,10 +4,10 @@
 //! JUnit or JSON report on stdout, and `--save DIR`.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use elicit::cassette::explore::save::Saver;
 use elicit::cassette::explore::{self, Explored, Variant};
 use elicit::cassette::replay::ReplayOptions;
 use elicit::cassette::suite;
@@ -18,11 +18,68 @@ use serde_json::{json, Value};
 use super::test::{millis, usage, xml};
 use crate::cli::{TestArgs, TestFormat};
 
-/// One variant to run: its cassette's file and the variant.
+/// One variant to run: its cassette's file, the variant, and the file it
+/// is saved as under `--save`.
 struct Job<'a> {
     file: &'a Path,
     cassette: &'a Cassette,
     variant: Variant,
+    save_as: Option<PathBuf>,
+}
+
+/// The variants of every cassette, made as they are taken: at most `max`
+/// are made, the rest only counted.
+struct Jobs<'a> {
+    cassettes: &'a [(PathBuf, Cassette)],
+    invalid: bool,
+    current: usize,
+    variants: Option<explore::Variants<'a>>,
+    taken: usize,
+    max: usize,
+    saver: Option<&'a Saver>,
+}
+
+impl<'a> Jobs<'a> {
+    /// The next job and its index, until `max` were taken.
+    fn next(&mut self) -> Option<(usize, Job<'a>)> {
+        if self.taken >= self.max {
+            return None;
+        }
+        loop {
+            let (file, cassette) = self.cassettes.get(self.current)?;
+            let variants = self
+                .variants
+                .get_or_insert_with(|| explore::variants(cassette, self.invalid));
+            let Some(variant) = variants.next() else {
+                self.variants = None;
+                self.current += 1;
+                continue;
+            };
+            let save_as = self.saver.map(|s| s.claim(file, &variant));
+            self.taken += 1;
+            let job = Job {
+                file,
+                cassette,
+                variant,
+                save_as,
+            };
+            return Some((self.taken - 1, job));
+        }
+    }
+
+    /// The variants not taken, counted without making them.
+    fn count_rest(self) -> usize {
+        let later = self.cassettes.iter().skip(self.current + 1);
+        let rest_of_current = match (self.variants, self.cassettes.get(self.current)) {
+            (Some(v), _) => v.count_rest(),
+            (None, Some((_, c))) => explore::variants(c, self.invalid).count_rest(),
+            (None, None) => 0,
+        };
+        rest_of_current
+            + later
+                .map(|(_, c)| explore::variants(c, self.invalid).count_rest())
+                .sum::<usize>()
+    }
 }
 
 /// What became of one variant.
@@ -59,29 +116,28 @@ pub fn run(
             return usage(&format!("--save {}: {e}", dir.display()));
         }
     }
-    let mut jobs: Vec<Job> = cassettes
-        .iter()
-        .flat_map(|(file, c)| {
-            explore::variants(c, args.invalid)
-                .into_iter()
-                .map(move |variant| Job {
-                    file,
-                    cassette: c,
-                    variant,
-                })
-        })
-        .collect();
-    let total = jobs.len();
-    jobs.truncate(args.max);
-    let over_max = total - jobs.len();
+    let saver = args.save.as_deref().map(|dir| Saver::new(dir, files));
+    let jobs = Mutex::new(Jobs {
+        cassettes: &cassettes,
+        invalid: args.invalid,
+        current: 0,
+        variants: None,
+        taken: 0,
+        max: args.max,
+        saver: saver.as_ref(),
+    });
     let threads = args
         .jobs
         .map(usize::from)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
-        .clamp(1, jobs.len().max(1));
+        .clamp(1, args.max.max(1));
     let started = Instant::now();
-    let done = run_jobs(&jobs, options, args, threads);
+    let done = run_jobs(&jobs, options, args, threads, saver.as_ref());
     let elapsed = started.elapsed();
+    let over_max = jobs
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .count_rest();
     let code = summary(&done, cassettes.len(), over_max, args, elapsed);
     if let Some(format) = args.format {
         let text = match format {
@@ -97,18 +153,25 @@ pub fn run(
     code
 }
 
-fn run_jobs(jobs: &[Job], options: &ReplayOptions, args: &TestArgs, threads: usize) -> Vec<Done> {
+/// Runs the jobs on `threads` workers, each taking the next variant as it
+/// is free; the outcomes in the variants' order.
+fn run_jobs(
+    jobs: &Mutex<Jobs>,
+    options: &ReplayOptions,
+    args: &TestArgs,
+    threads: usize,
+    saver: Option<&Saver>,
+) -> Vec<Done> {
     let deadline = Instant::now() + args.max_time;
-    let next = AtomicUsize::new(0);
-    let done: Mutex<Vec<Option<Done>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
+    let done: Mutex<Vec<(usize, Done)>> = Mutex::new(Vec::new());
     let progress = super::progress::Progress::new();
     std::thread::scope(|scope| {
         scope.spawn(|| progress.tick());
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(job) = jobs.get(i) else { break };
+                    let next = jobs.lock().unwrap_or_else(|p| p.into_inner()).next();
+                    let Some((i, job)) = next else { break };
                     let name = format!("{} {}", job.file.display(), job.variant.slug);
                     let skip = Instant::now() >= deadline || elicit::signals::interrupted();
                     let d = if skip {
@@ -120,11 +183,11 @@ fn run_jobs(jobs: &[Job], options: &ReplayOptions, args: &TestArgs, threads: usi
                         }
                     } else {
                         progress.start(&name);
-                        let d = run_one(job, options, args.save.as_deref(), name.clone());
+                        let d = run_one(job, options, saver, name.clone());
                         progress.finish(&name, &line_for(&d));
                         d
                     };
-                    done.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(d);
+                    done.lock().unwrap_or_else(|p| p.into_inner()).push((i, d));
                 })
             })
             .collect();
@@ -133,23 +196,17 @@ fn run_jobs(jobs: &[Job], options: &ReplayOptions, args: &TestArgs, threads: usi
         }
         progress.stop();
     });
-    done.into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-        .into_iter()
-        .flatten()
-        .collect()
+    let mut done = done.into_inner().unwrap_or_else(|p| p.into_inner());
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, d)| d).collect()
 }
 
-fn run_one(job: &Job, options: &ReplayOptions, save: Option<&Path>, name: String) -> Done {
-    let explored = explore::run_variant(job.cassette, &job.variant, options);
-    let saved = match (save, &explored.cassette) {
-        (Some(dir), Some(c)) => {
-            let path = dir.join(explore::file_name(job.file, &job.variant));
-            Some(match c.write(&path) {
-                Ok(()) => format!("saved as {}", path.display()),
-                Err(e) => format!("not saved: {e}"),
-            })
-        }
+/// Runs one variant and saves it: its saved cassette is written and let
+/// go here, so outcomes kept for the report hold no results.
+fn run_one(job: Job, options: &ReplayOptions, saver: Option<&Saver>, name: String) -> Done {
+    let mut explored = explore::run_variant(job.cassette, &job.variant, options);
+    let saved = match (saver, &job.save_as, explored.cassette.take()) {
+        (Some(saver), Some(path), Some(c)) => Some(saver.save(path, c)),
         _ => None,
     };
     Done {

@@ -9,7 +9,7 @@
 
 use serde_json::{Number, Value};
 
-use super::{FieldKind, FormField};
+use super::{FieldKind, FormField, StringFormat};
 
 /// One value for a field, and what it tests, as a short slug for a file
 /// name (`min`, `longest`, `option-red`, `above-max`).
@@ -160,8 +160,22 @@ impl FormField {
             FieldKind::Text {
                 min_length,
                 max_length,
-                ..
+                format,
+                pattern,
             } => {
+                let fit = |text: &str| fit_length(text, *min_length, *max_length);
+                if let Some((slug, bad)) = format.as_ref().and_then(bad_format) {
+                    out.push(Edge::new(slug, Value::String(fit(bad))));
+                }
+                if pattern.is_some() {
+                    let candidates = format.iter().filter_map(good_format).chain(PLAIN);
+                    if let Some(v) = candidates
+                        .map(|c| Value::String(fit(c)))
+                        .find(|v| self.check(v).is_err())
+                    {
+                        out.push(Edge::new("breaks-pattern", v));
+                    }
+                }
                 if let Some(n) = min_length.filter(|n| *n > 0) {
                     out.push(Edge::new(
                         "too-short",
@@ -203,6 +217,49 @@ impl FormField {
         }
         out
     }
+}
+
+/// Text to try against a `pattern`, after a value of the field's format:
+/// the first the field refuses breaks the pattern.
+const PLAIN: [&str; 7] = ["", "x", "0", " ", "-", "X0-", "not matching"];
+
+/// A value of `format` that is not of it, by slug: an address without
+/// `@`, a URI with spaces, a day that does not exist.
+fn bad_format(format: &StringFormat) -> Option<(&'static str, &'static str)> {
+    Some(match format {
+        StringFormat::Email => ("bad-email", "not-an-email"),
+        StringFormat::Uri => ("bad-uri", "not a uri"),
+        StringFormat::Date => ("bad-date", "2026-02-30"),
+        StringFormat::DateTime => ("bad-date-time", "2026-02-30T12:00:00Z"),
+        StringFormat::Other(_) => return None,
+    })
+}
+
+/// A value of `format`, so that a value refused for its pattern is not
+/// refused for its format too.
+fn good_format(format: &StringFormat) -> Option<&'static str> {
+    Some(match format {
+        StringFormat::Email => "a@example.com",
+        StringFormat::Uri => "https://example.com/",
+        StringFormat::Date => "2026-01-01",
+        StringFormat::DateTime => "2026-01-01T00:00:00Z",
+        StringFormat::Other(_) => return None,
+    })
+}
+
+/// `text` padded with `x` to `min` characters or cut to `max`, so that it
+/// breaks something other than the length.
+fn fit_length(text: &str, min: Option<u64>, max: Option<u64>) -> String {
+    let mut s: String = match max.and_then(|m| usize::try_from(m).ok()) {
+        Some(m) => text.chars().take(m).collect(),
+        None => text.to_string(),
+    };
+    let min = min.and_then(|m| usize::try_from(m).ok()).unwrap_or(0);
+    let len = s.chars().count();
+    if len < min && min <= LONGEST as usize {
+        s.push_str(&"x".repeat(min - len));
+    }
+    s
 }
 
 /// Drops an edge whose value an earlier one already has (a default that is
@@ -292,5 +349,62 @@ mod tests {
         );
         let slugs: Vec<_> = sel.edges().into_iter().map(|e| e.slug).collect();
         assert_eq!(slugs, ["option-red", "option-green-blue", "left-out"]);
+    }
+
+    #[test]
+    fn breaking_values_break_the_format_and_the_pattern_within_the_lengths() {
+        let slugs_values = |f: &super::FormField| -> Vec<(String, serde_json::Value)> {
+            f.breaking()
+                .into_iter()
+                .filter_map(|e| Some((e.slug, e.value?)))
+                .collect()
+        };
+        for (format, slug) in [
+            ("email", "bad-email"),
+            ("uri", "bad-uri"),
+            ("date", "bad-date"),
+            ("date-time", "bad-date-time"),
+        ] {
+            let f = field(
+                json!({"type": "string", "format": format, "minLength": 12, "maxLength": 30}),
+                true,
+            );
+            let got = slugs_values(&f);
+            let (_, v) = got
+                .iter()
+                .find(|(s, _)| s == slug)
+                .unwrap_or_else(|| panic!("{format}: {got:?}"));
+            let text = v.as_str().unwrap();
+            assert!(
+                (12..=30).contains(&text.chars().count()),
+                "{format}: {text}"
+            );
+            assert!(f.check(v).is_err(), "{format}: {text}");
+            let plain = field(
+                json!({"type": "string", "minLength": 12, "maxLength": 30}),
+                true,
+            );
+            assert!(
+                plain.check(v).is_ok(),
+                "{format}: only the format is broken: {text}"
+            );
+        }
+        let f = field(json!({"type": "string", "pattern": "^[a-z]+$"}), true);
+        let got = slugs_values(&f);
+        let (_, v) = got
+            .iter()
+            .find(|(s, _)| s == "breaks-pattern")
+            .unwrap_or_else(|| panic!("{got:?}"));
+        assert!(f.check(v).is_err());
+        // Of the field's format, so that the pattern is what it breaks.
+        let f = field(
+            json!({"type": "string", "format": "email", "pattern": "@corp\\.example$"}),
+            true,
+        );
+        let got = slugs_values(&f);
+        assert!(
+            got.contains(&("breaks-pattern".into(), json!("a@example.com"))),
+            "{got:?}"
+        );
     }
 }
