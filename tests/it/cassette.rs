@@ -1160,14 +1160,40 @@ fn the_proxy_records_each_call_that_elicited() {
     assert_eq!(run.code, 0, "{}", run.stderr);
 }
 
+/// `--record` into folders not there yet (a fresh repository's
+/// `tests/cassettes/`) creates them, the user's alone, and writes the
+/// cassette there.
+#[test]
+fn record_creates_the_folders_it_names_private() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tests/cassettes/profile.cassette.json");
+    let c = record(&file, PROFILE, &fixture(false), &[]);
+    assert_eq!(c["tool"], "profile");
+    #[cfg(unix)]
+    for folder in ["tests", "tests/cassettes"] {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.path().join(folder))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700, "{folder}: {mode:o}");
+    }
+}
+
 #[test]
 fn a_record_path_that_cannot_be_written_is_refused_before_the_session() {
     let dir = tempfile::tempdir().unwrap();
-    let nowhere = dir.path().join("no-such-folder").join("t.cassette.json");
+    let a_file = dir.path().join("a-file");
+    std::fs::write(&a_file, "").unwrap();
+    let nowhere = a_file.join("sub").join("t.cassette.json");
     let args = ["--record", nowhere.to_str().unwrap(), "--tool", "profile"];
     let run = call_cassette_server(&args, &[]);
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(run.stderr.contains("does not exist"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("a-file is not a folder"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stdout.is_empty());
     let args = [
         "--record",

@@ -133,44 +133,58 @@ fn describe_schema_error(e: &jsonschema::ValidationError<'_>) -> String {
 }
 
 /// Checks, before a session starts, that a cassette can be written at
-/// `path` (its folder exists and is a folder), so that a typo does not
-/// cost a whole answered session.
+/// `path` (its folder is a folder, or the nearest one that exists is, for
+/// the writer to create the rest), so that a typo does not cost a whole
+/// answered session.
 pub fn check_writable(path: &Path) -> Result<(), ElicitError> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
     if path.is_dir() {
         return Err(ElicitError::Usage(format!(
             "--record {}: that is a folder; give a file name",
             path.display()
         )));
     }
-    match std::fs::metadata(dir) {
-        Ok(m) if m.is_dir() => Ok(()),
-        _ => Err(ElicitError::Usage(format!(
-            "--record {}: the folder {} does not exist",
-            path.display(),
-            dir.display()
-        ))),
+    let mut dir = folder_of(path);
+    loop {
+        match std::fs::metadata(&dir) {
+            Ok(m) if m.is_dir() => return Ok(()),
+            Ok(_) => {
+                return Err(ElicitError::Usage(format!(
+                    "--record {}: {} is not a folder",
+                    path.display(),
+                    dir.display()
+                )))
+            }
+            Err(_) => match dir.parent() {
+                Some(up) if !up.as_os_str().is_empty() => dir = up.to_path_buf(),
+                _ => return Ok(()),
+            },
+        }
+    }
+}
+
+/// The folder `path` is written in (`.` for a bare name).
+fn folder_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
     }
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same folder
 /// (created 0600 under an unguessable name by `tempfile`, never through a
-/// planted file) and a rename. A file replaced keeps its mode; a new one
+/// planted file) and a rename; missing folders are created 0700. A file replaced keeps its mode; a new one
 /// stays 0600 (git does not keep modes but the executable bit).
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ElicitError> {
     use std::io::Write;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let dir = folder_of(path);
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "cassette".into());
     let result = (|| {
+        // Folders `--record` names that are not there yet are created the
+        // user's alone, as the data folder is.
+        elicit_platform::fs::create_private_dir(&dir)?;
         let mut f = tempfile::Builder::new()
             .prefix(&format!(".{name}."))
             .suffix(".tmp")
