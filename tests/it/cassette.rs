@@ -1475,6 +1475,43 @@ fn a_misspelt_action_names_the_nearest_word() {
     assert!(!run.stderr.contains("oneOf"), "{}", run.stderr);
 }
 
+/// A misspelt word inside an answer object or an answer rule's `match`
+/// names the key and the nearest word, not the schema's `oneOf`.
+#[test]
+fn a_misspelt_action_or_match_key_in_an_object_names_the_nearest_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("typo.cassette.json");
+    let c = json!({"elicit": "cassette/1", "server": {"command": ["x"]}, "tool": "t",
+        "elicitations": [{"request": {"message": "m"}, "answer": {"action": "acept"}}]});
+    std::fs::write(&cassette, c.to_string()).unwrap();
+    test(&[cassette.to_str().unwrap()], &[])
+        .expect_code(2)
+        .stderr_has("at /elicitations/0/answer: key \"action\": \"acept\" is not one of accept, decline, cancel (nearest: accept)")
+        .stderr_lacks("oneOf");
+    let form = r#"{"message":"m","requestedSchema":{"type":"object","properties":{"a":{"type":"string"}}}}"#;
+    for (rule, says) in [
+        (
+            json!({"answer": {"action": "declin"}}),
+            "at /rules/0/answer: key \"action\": \"declin\" is not one of accept, decline, cancel (nearest: decline)",
+        ),
+        (
+            json!({"match": {"tol": "book"}, "answer": "accept"}),
+            "at /rules/0/match: key \"tol\" is not one of server, tool, mode, message, fields, host (nearest: tool)",
+        ),
+    ] {
+        let rules = dir.path().join("answers.json");
+        std::fs::write(&rules, json!({"elicit": "answers/1", "rules": [rule]}).to_string()).unwrap();
+        Test::new()
+            .args(["--no-input", "--answers", rules.to_str().unwrap()])
+            .stdin(form)
+            .run()
+            .expect_code(2)
+            .stdout_is("")
+            .stderr_has(says)
+            .stderr_lacks("oneOf");
+    }
+}
+
 /// On a terminal, `elicit test` says what is running and for how long
 /// (on stderr, cleared before each result); piped, it never does, and the
 /// `--format` report on stdout never carries it.

@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 use elicit_core::error::ElicitError;
+use elicit_core::text::sanitize::sanitize_line;
 
 /// A file that could not be used: which file, where in it, what is wrong.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,25 +103,55 @@ pub(crate) fn read_checked(
 
 /// An answer (`…/answer`) that is none of the words a cassette takes,
 /// said as such: the key, the value and the nearest word, rather than the
-/// schema's `oneOf` in general.
+/// schema's `oneOf` in general. The same for an answer object's
+/// `action` and for a key of an answer rule's `match`.
 fn misspelt_answer(doc: &Value, pointer: &str) -> Option<String> {
-    if !pointer.ends_with("/answer") {
-        return None;
+    const ACTIONS: [&str; 3] = ["accept", "decline", "cancel"];
+    const MATCH_KEYS: [&str; 6] = ["server", "tool", "mode", "message", "fields", "host"];
+    let value = doc.pointer(pointer)?;
+    if pointer.ends_with("/answer") {
+        if let Some(word) = value.as_str() {
+            if word.contains('=') {
+                return None;
+            }
+            return Some(format!(
+                "answer {:?} is not one of accept, decline, cancel (nearest: {}) nor a NAME=VALUE answer",
+                sanitize_line(word),
+                nearest(word, &ACTIONS)
+            ));
+        }
+        let word = value.get("action")?.as_str()?;
+        return (!ACTIONS.contains(&word)).then(|| {
+            format!(
+                "key \"action\": {:?} is not one of accept, decline, cancel (nearest: {})",
+                sanitize_line(word),
+                nearest(word, &ACTIONS)
+            )
+        });
     }
-    let word = doc.pointer(pointer)?.as_str()?;
-    if word.contains('=') {
-        return None;
+    if pointer.ends_with("/match") && pointer.starts_with("/rules/") {
+        let unknown = value
+            .as_object()?
+            .keys()
+            .find(|k| !MATCH_KEYS.contains(&k.as_str()))?;
+        return Some(format!(
+            "key {:?} is not one of {} (nearest: {})",
+            sanitize_line(unknown),
+            MATCH_KEYS.join(", "),
+            nearest(unknown, &MATCH_KEYS)
+        ));
     }
-    const WORDS: [&str; 3] = ["accept", "decline", "cancel"];
-    let nearest = WORDS
+    None
+}
+
+/// The word of `words` nearest to `word` (by edit distance, case aside).
+fn nearest<'a>(word: &str, words: &[&'a str]) -> &'a str {
+    let word = word.trim().to_ascii_lowercase();
+    words
         .iter()
-        .min_by_key(|w| strsim::levenshtein(w, &word.trim().to_ascii_lowercase()))
+        .min_by_key(|w| strsim::levenshtein(w, &word))
         .copied()
-        .unwrap_or("accept");
-    Some(format!(
-        "answer {:?} is not one of accept, decline, cancel (nearest: {nearest}) nor a NAME=VALUE answer",
-        elicit_core::text::sanitize::sanitize_line(word)
-    ))
+        .unwrap_or(words[0])
 }
 
 fn describe_schema_error(e: &jsonschema::ValidationError<'_>) -> String {
@@ -128,7 +159,7 @@ fn describe_schema_error(e: &jsonschema::ValidationError<'_>) -> String {
     match e.kind() {
         K::Required { property } => format!("missing the required key {property}"),
         K::Constant { expected_value } => format!("must be {expected_value}"),
-        _ => elicit_core::text::sanitize::sanitize_line(&e.to_string()),
+        _ => sanitize_line(&e.to_string()),
     }
 }
 
