@@ -1286,3 +1286,28 @@ fn strict_test_reports_what_strict_call_reports() {
         "{denied_err}"
     );
 }
+
+/// A cassette that names its revision is linted under it, and the header
+/// says so: the cassette's, not `--protocol`'s.
+#[test]
+fn a_cassettes_revision_is_said_to_be_the_cassettes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("old.cassette.json");
+    let cassette = serde_json::json!({"elicit": "cassette/1", "protocol": "2025-11-25",
+        "elicitations": [{"request": {"message": "m", "requestedSchema":
+            {"type": "object", "properties": {"a": {"type": "string"}}}}}]});
+    std::fs::write(&file, cassette.to_string()).unwrap();
+    let o = elicit(&["lint", file.to_str().unwrap()]);
+    assert!(
+        o.stdout
+            .contains("MCP 2025-11-25 (the cassette's protocol)"),
+        "{}",
+        o.stdout
+    );
+    let o = elicit(&["lint", "--protocol", "2025-06-18", file.to_str().unwrap()]);
+    assert!(
+        o.stdout.contains("MCP 2025-06-18 (--protocol)"),
+        "{}",
+        o.stdout
+    );
+}
