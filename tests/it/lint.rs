@@ -1311,3 +1311,41 @@ fn a_cassettes_revision_is_said_to_be_the_cassettes() {
         o.stdout
     );
 }
+
+/// `elicit lint DIR` lints the folder's cassettes as `elicit test DIR`
+/// finds them; a folder with none, or a path not there, is a usage error
+/// that leaves nothing on stdout (no SARIF that reads as a clean run).
+#[test]
+fn lint_a_folder_lints_its_cassettes_and_a_bad_path_leaves_no_sarif() {
+    let dir = tempfile::tempdir().unwrap();
+    let nested = dir.path().join("flows/nested");
+    std::fs::create_dir_all(&nested).unwrap();
+    std::fs::copy(
+        fixture_path("lint/cassette.json"),
+        nested.join("sizes.cassette.json"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("flows/notes.json"), "not json").unwrap();
+    let flows = dir.path().join("flows");
+    let o = elicit(&["lint", "--format", "sarif", flows.to_str().unwrap()]);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    let log: Value = serde_json::from_str(&o.stdout).unwrap();
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    assert!(!results.is_empty(), "{}", o.stdout);
+    assert!(results.iter().all(
+        |r| r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            .as_str()
+            .unwrap()
+            .ends_with("sizes.cassette.json")
+    ));
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    for bad in [empty.clone(), dir.path().join("not-there.json")] {
+        Test::new()
+            .args(["lint", "--format", "sarif", bad.to_str().unwrap()])
+            .arg(fixture_path("lint/clean.json"))
+            .run()
+            .expect_code(2)
+            .stdout_is("");
+    }
+}
