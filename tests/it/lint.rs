@@ -1349,3 +1349,23 @@ fn lint_a_folder_lints_its_cassettes_and_a_bad_path_leaves_no_sarif() {
             .stdout_is("");
     }
 }
+
+/// Over Streamable HTTP, a TypeScript SDK server sends a URL elicitation's
+/// completion on its standalone GET stream: `--strict` sees it (no
+/// `session-url-completion-missing`) and `-v` shows it, as over stdio.
+#[test]
+fn strict_over_streamable_http_sees_the_completion_on_the_get_stream() {
+    crate::common::installed();
+    let server = crate::common::http_server("node", &["tests/servers/ts_url_complete_server.cjs"]);
+    let url = server.url();
+    let run = Test::new()
+        .args(["call", "--no-input", "--timeout", "20s", "--strict", "-v"])
+        .args(["--tool", "connect_account", "-a", "accept", url.as_str()])
+        .run();
+    run.success()
+        .stderr_has(
+            "notification notifications/elicitation/complete {\"elicitationId\":\"ts-el-1\"}",
+        )
+        .stderr_has("strict: 0 errors, 0 warnings, 0 infos in 1 elicitation")
+        .stderr_lacks("session-url-completion-missing");
+}
