@@ -1512,6 +1512,49 @@ fn a_misspelt_action_or_match_key_in_an_object_names_the_nearest_word() {
     }
 }
 
+/// tests/servers/fastmcp_seats.py (FastMCP), with the pinned venv.
+fn fastmcp_seats() -> Vec<String> {
+    installed();
+    vec![
+        root().join(".deps/venv/bin/python").display().to_string(),
+        root()
+            .join("tests/servers/fastmcp_seats.py")
+            .display()
+            .to_string(),
+    ]
+}
+
+/// A bound tightened (`le=5` to `le=2`): `--update -a seats=2` replaces
+/// the recorded answer the server now refuses and says so, keeping the
+/// hand edits; with nothing to replace it, the refusal lists one problem
+/// a line.
+#[test]
+fn update_with_answers_replaces_what_the_server_now_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("seats.cassette.json");
+    record(
+        &file,
+        &["--tool", "reserve", "-a", "seats=4"],
+        &fastmcp_seats(),
+        &[],
+    );
+    let mut c = read(&file);
+    c["x-owner"] = json!("booking team");
+    std::fs::write(&file, c.to_string()).unwrap();
+    let f = file.to_str().unwrap();
+    test(&["--update", "-a", "seats=2", f], &[("SEATS_MAX", "2")])
+        .success()
+        .stderr_has("elicitation 1: field seats: the server now refuses the recorded answer (4 is greater than the maximum of 2); replaced by -a seats=2");
+    let c = read(&file);
+    assert_eq!(c["elicitations"][0]["answer"]["content"]["seats"], 2);
+    assert_eq!(c["x-owner"], "booking team");
+    test(&[f], &[("SEATS_MAX", "2")]).success();
+    test(&["--update", f], &[("SEATS_MAX", "1")])
+        .expect_code(1)
+        .stderr_has("the server refuses the recorded answer; give new values with `elicit test --update -a NAME=VALUE`")
+        .stderr_has("\n          field seats: 2 is greater than the maximum of 1\n");
+}
+
 /// On a terminal, `elicit test` says what is running and for how long
 /// (on stderr, cleared before each result); piped, it never does, and the
 /// `--format` report on stdout never carries it.
