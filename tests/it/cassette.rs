@@ -1555,6 +1555,32 @@ fn update_with_answers_replaces_what_the_server_now_refuses() {
         .stderr_has("\n          field seats: 2 is greater than the maximum of 1\n");
 }
 
+/// A failing test shows the exception line of the server's boxed (rich)
+/// traceback, not the box's rows: when the server broke off, and when it
+/// caught its exception and returned an error result.
+#[test]
+fn a_failing_test_shows_the_servers_exception_line_not_its_box() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("seats.cassette.json");
+    record(
+        &file,
+        &["--tool", "reserve", "-a", "seats=2"],
+        &fastmcp_seats(),
+        &[],
+    );
+    let f = file.to_str().unwrap();
+    test(&[f], &[("SEATS_LOCKED", "1")])
+        .expect_code(1)
+        .stderr_has("server: ValueError: the ledger is locked for account 7\n")
+        .stderr_lacks("│")
+        .stderr_lacks("╰");
+    test(&[f], &[("SEATS_MAX", "1")])
+        .expect_code(1)
+        .stderr_has("server: MCPError: elicit could not resolve the elicitation: the replay stopped: the server asked something the cassette did not record\n")
+        .stderr_lacks("│")
+        .stderr_lacks("╰");
+}
+
 /// On a terminal, `elicit test` says what is running and for how long
 /// (on stderr, cleared before each result); piped, it never does, and the
 /// `--format` report on stdout never carries it.
