@@ -1549,10 +1549,21 @@ fn update_with_answers_replaces_what_the_server_now_refuses() {
     assert_eq!(c["elicitations"][0]["answer"]["content"]["seats"], 2);
     assert_eq!(c["x-owner"], "booking team");
     test(&[f], &[("SEATS_MAX", "2")]).success();
-    test(&["--update", f], &[("SEATS_MAX", "1")])
+    // The same from an answers file's rule.
+    let rules = dir.path().join("rules.json");
+    let rule = json!({"elicit": "answers/1", "rules": [{"match": {"fields": ["seats"]}, "answer": {"seats": 1}}]});
+    std::fs::write(&rules, rule.to_string()).unwrap();
+    test(&["--update", "--answers", rules.to_str().unwrap(), f], &[("SEATS_MAX", "1")])
+        .success()
+        .stderr_has("elicitation 1: field seats: the server now refuses the recorded answer (2 is greater than the maximum of 1); replaced by --answers");
+    assert_eq!(
+        read(&file)["elicitations"][0]["answer"]["content"]["seats"],
+        1
+    );
+    test(&["--update", f], &[("SEATS_MAX", "0")])
         .expect_code(1)
         .stderr_has("the server refuses the recorded answer; give new values with `elicit test --update -a NAME=VALUE`")
-        .stderr_has("\n          field seats: 2 is greater than the maximum of 1\n");
+        .stderr_has("\n          field seats: 1 is greater than the maximum of 0\n");
 }
 
 /// A failing test shows the exception line of the server's boxed (rich)

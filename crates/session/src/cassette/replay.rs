@@ -355,7 +355,15 @@ impl Replayer<'_> {
                 if replaced.is_empty() {
                     Err(ElicitError::Validation(errors))
                 } else {
-                    let words = answer_words(answer, renames, self.answers, &replaced);
+                    let mut words = answer_words(answer, renames, self.answers, &replaced);
+                    if replaced
+                        .iter()
+                        .any(|f| given_value(self.answers, f).is_none())
+                    {
+                        // Without `accept`, what `-a` leaves open goes to
+                        // the `--answers` rules rather than to defaults.
+                        words.retain(|w| w.trim() != "accept");
+                    }
                     let again = self.resolve_words(&words, elicitation);
                     if again.is_ok() {
                         self.say_replaced(n, &errors, &replaced);
