@@ -67,16 +67,16 @@ pub fn run(args: &LintArgs) -> i32 {
 }
 
 /// The inputs: stdin (`-`, or nothing given), files as given, and a
-/// folder's cassettes found as `elicit test DIR` finds them. A path that is
-/// not there, or a folder with no cassette, is a usage error before
-/// anything is linted.
+/// folder's cassettes found as `elicit test DIR` finds them. A folder with
+/// no cassette is a usage error before anything is linted.
 fn inputs(given: &[PathBuf]) -> Result<Vec<PathBuf>, ElicitError> {
     if given.is_empty() {
         return Ok(vec![PathBuf::from("-")]);
     }
     let mut files = Vec::new();
     for path in given {
-        if path == Path::new("-") {
+        if !std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+            // `-` and files as given: one not there is said when read.
             files.push(path.clone());
             continue;
         }
