@@ -1160,14 +1160,40 @@ fn the_proxy_records_each_call_that_elicited() {
     assert_eq!(run.code, 0, "{}", run.stderr);
 }
 
+/// `--record` into folders not there yet (a fresh repository's
+/// `tests/cassettes/`) creates them, the user's alone, and writes the
+/// cassette there.
+#[test]
+fn record_creates_the_folders_it_names_private() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tests/cassettes/profile.cassette.json");
+    let c = record(&file, PROFILE, &fixture(false), &[]);
+    assert_eq!(c["tool"], "profile");
+    #[cfg(unix)]
+    for folder in ["tests", "tests/cassettes"] {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.path().join(folder))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700, "{folder}: {mode:o}");
+    }
+}
+
 #[test]
 fn a_record_path_that_cannot_be_written_is_refused_before_the_session() {
     let dir = tempfile::tempdir().unwrap();
-    let nowhere = dir.path().join("no-such-folder").join("t.cassette.json");
+    let a_file = dir.path().join("a-file");
+    std::fs::write(&a_file, "").unwrap();
+    let nowhere = a_file.join("sub").join("t.cassette.json");
     let args = ["--record", nowhere.to_str().unwrap(), "--tool", "profile"];
     let run = call_cassette_server(&args, &[]);
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(run.stderr.contains("does not exist"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("a-file is not a folder"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stdout.is_empty());
     let args = [
         "--record",
@@ -1447,6 +1473,123 @@ fn a_misspelt_action_names_the_nearest_word() {
         run.stderr
     );
     assert!(!run.stderr.contains("oneOf"), "{}", run.stderr);
+}
+
+/// A misspelt word inside an answer object or an answer rule's `match`
+/// names the key and the nearest word, not the schema's `oneOf`.
+#[test]
+fn a_misspelt_action_or_match_key_in_an_object_names_the_nearest_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("typo.cassette.json");
+    let c = json!({"elicit": "cassette/1", "server": {"command": ["x"]}, "tool": "t",
+        "elicitations": [{"request": {"message": "m"}, "answer": {"action": "acept"}}]});
+    std::fs::write(&cassette, c.to_string()).unwrap();
+    test(&[cassette.to_str().unwrap()], &[])
+        .expect_code(2)
+        .stderr_has("at /elicitations/0/answer: key \"action\": \"acept\" is not one of accept, decline, cancel (nearest: accept)")
+        .stderr_lacks("oneOf");
+    let form = r#"{"message":"m","requestedSchema":{"type":"object","properties":{"a":{"type":"string"}}}}"#;
+    for (rule, says) in [
+        (
+            json!({"answer": {"action": "declin"}}),
+            "at /rules/0/answer: key \"action\": \"declin\" is not one of accept, decline, cancel (nearest: decline)",
+        ),
+        (
+            json!({"match": {"tol": "book"}, "answer": "accept"}),
+            "at /rules/0/match: key \"tol\" is not one of server, tool, mode, message, fields, host (nearest: tool)",
+        ),
+    ] {
+        let rules = dir.path().join("answers.json");
+        std::fs::write(&rules, json!({"elicit": "answers/1", "rules": [rule]}).to_string()).unwrap();
+        Test::new()
+            .args(["--no-input", "--answers", rules.to_str().unwrap()])
+            .stdin(form)
+            .run()
+            .expect_code(2)
+            .stdout_is("")
+            .stderr_has(says)
+            .stderr_lacks("oneOf");
+    }
+}
+
+/// tests/servers/fastmcp_seats.py (FastMCP), with the pinned venv.
+fn fastmcp_seats() -> Vec<String> {
+    installed();
+    vec![
+        root().join(".deps/venv/bin/python").display().to_string(),
+        root()
+            .join("tests/servers/fastmcp_seats.py")
+            .display()
+            .to_string(),
+    ]
+}
+
+/// A bound tightened (`le=5` to `le=2`): `--update -a seats=2` replaces
+/// the recorded answer the server now refuses and says so, keeping the
+/// hand edits; with nothing to replace it, the refusal lists one problem
+/// a line.
+#[test]
+fn update_with_answers_replaces_what_the_server_now_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("seats.cassette.json");
+    record(
+        &file,
+        &["--tool", "reserve", "-a", "seats=4"],
+        &fastmcp_seats(),
+        &[],
+    );
+    let mut c = read(&file);
+    c["x-owner"] = json!("booking team");
+    std::fs::write(&file, c.to_string()).unwrap();
+    let f = file.to_str().unwrap();
+    test(&["--update", "-a", "seats=2", f], &[("SEATS_MAX", "2")])
+        .success()
+        .stderr_has("elicitation 1: field seats: the server now refuses the recorded answer (4 is greater than the maximum of 2); replaced by -a seats=2");
+    let c = read(&file);
+    assert_eq!(c["elicitations"][0]["answer"]["content"]["seats"], 2);
+    assert_eq!(c["x-owner"], "booking team");
+    test(&[f], &[("SEATS_MAX", "2")]).success();
+    // The same from an answers file's rule.
+    let rules = dir.path().join("rules.json");
+    let rule = json!({"elicit": "answers/1", "rules": [{"match": {"fields": ["seats"]}, "answer": {"seats": 1}}]});
+    std::fs::write(&rules, rule.to_string()).unwrap();
+    test(&["--update", "--answers", rules.to_str().unwrap(), f], &[("SEATS_MAX", "1")])
+        .success()
+        .stderr_has("elicitation 1: field seats: the server now refuses the recorded answer (2 is greater than the maximum of 1); replaced by --answers");
+    assert_eq!(
+        read(&file)["elicitations"][0]["answer"]["content"]["seats"],
+        1
+    );
+    test(&["--update", f], &[("SEATS_MAX", "0")])
+        .expect_code(1)
+        .stderr_has("the server refuses the recorded answer; give new values with `elicit test --update -a NAME=VALUE`")
+        .stderr_has("\n          field seats: 1 is greater than the maximum of 0\n");
+}
+
+/// A failing test shows the exception line of the server's boxed (rich)
+/// traceback, not the box's rows: when the server broke off, and when it
+/// caught its exception and returned an error result.
+#[test]
+fn a_failing_test_shows_the_servers_exception_line_not_its_box() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("seats.cassette.json");
+    record(
+        &file,
+        &["--tool", "reserve", "-a", "seats=2"],
+        &fastmcp_seats(),
+        &[],
+    );
+    let f = file.to_str().unwrap();
+    test(&[f], &[("SEATS_LOCKED", "1")])
+        .expect_code(1)
+        .stderr_has("server: ValueError: the ledger is locked for account 7\n")
+        .stderr_lacks("│")
+        .stderr_lacks("╰");
+    test(&[f], &[("SEATS_MAX", "1")])
+        .expect_code(1)
+        .stderr_has("server: MCPError: elicit could not resolve the elicitation: the replay stopped: the server asked something the cassette did not record\n")
+        .stderr_lacks("│")
+        .stderr_lacks("╰");
 }
 
 /// On a terminal, `elicit test` says what is running and for how long

@@ -488,6 +488,33 @@ fn a_changed_cassettes_command_is_shown_and_allow_server_pins_the_commands() {
     assert!(err.contains("1 failed"), "a (allowed) ran: {err}");
 }
 
+/// In a repository with one commit the default `--since HEAD~1` names no
+/// commit: the cassette's command is shown as new, with no word of git
+/// failing.
+#[test]
+fn one_commit_shows_the_command_as_new_without_git_noise() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    git(repo, &["init", "-q"]);
+    write(&repo.join("a.cassette.json"), &cassette(&["false"], "t"));
+    git(repo, &["add", "."]);
+    git(repo, &["commit", "-qm", "first"]);
+    let out = Command::new(BIN)
+        .args(["test", "--timeout", "5s", "a.cassette.json"])
+        .current_dir(repo)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("git could not"), "{err}");
+    assert!(
+        err.contains(
+            "a.cassette.json runs false (new: HEAD~1 is before the repository's first commit)"
+        ),
+        "{err}"
+    );
+}
+
 // ---- 5, 6. What waits in the proxy is bounded ------------------------------
 
 fn status_value(pid: u32, key: &str) -> u64 {

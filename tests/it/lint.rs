@@ -1358,3 +1358,73 @@ fn strict_proxy_reports_a_2026_list_result_without_what_its_revision_requires() 
         run.stderr
     );
 }
+/// A cassette that names its revision is linted under it, and the header
+/// says so: the cassette's, not `--protocol`'s.
+fn a_cassettes_revision_is_said_to_be_the_cassettes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("old.cassette.json");
+    let cassette = serde_json::json!({"elicit": "cassette/1", "protocol": "2025-11-25",
+        "elicitations": [{"request": {"message": "m", "requestedSchema":
+            {"type": "object", "properties": {"a": {"type": "string"}}}}}]});
+    std::fs::write(&file, cassette.to_string()).unwrap();
+    let o = elicit(&["lint", file.to_str().unwrap()]);
+        o.stdout
+            .contains("MCP 2025-11-25 (the cassette's protocol)"),
+        o.stdout
+    let o = elicit(&["lint", "--protocol", "2025-06-18", file.to_str().unwrap()]);
+        o.stdout.contains("MCP 2025-06-18 (--protocol)"),
+        o.stdout
+
+/// `elicit lint DIR` lints the folder's cassettes as `elicit test DIR`
+/// finds them; a folder with none, or a path not there, is a usage error
+/// that leaves nothing on stdout (no SARIF that reads as a clean run).
+fn lint_a_folder_lints_its_cassettes_and_a_bad_path_leaves_no_sarif() {
+    let dir = tempfile::tempdir().unwrap();
+    let nested = dir.path().join("flows/nested");
+    std::fs::create_dir_all(&nested).unwrap();
+    std::fs::copy(
+        fixture_path("lint/cassette.json"),
+        nested.join("sizes.cassette.json"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("flows/notes.json"), "not json").unwrap();
+    let flows = dir.path().join("flows");
+    let o = elicit(&["lint", "--format", "sarif", flows.to_str().unwrap()]);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    let log: Value = serde_json::from_str(&o.stdout).unwrap();
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    assert!(!results.is_empty(), "{}", o.stdout);
+    assert!(results.iter().all(
+        |r| r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            .as_str()
+            .unwrap()
+            .ends_with("sizes.cassette.json")
+    ));
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    for bad in [empty.clone(), dir.path().join("not-there.json")] {
+        Test::new()
+            .args(["lint", "--format", "sarif", bad.to_str().unwrap()])
+            .arg(fixture_path("lint/clean.json"))
+            .run()
+            .expect_code(2)
+            .stdout_is("");
+    }
+
+/// Over Streamable HTTP, a TypeScript SDK server sends a URL elicitation's
+/// completion on its standalone GET stream: `--strict` sees it (no
+/// `session-url-completion-missing`) and `-v` shows it, as over stdio.
+fn strict_over_streamable_http_sees_the_completion_on_the_get_stream() {
+    crate::common::installed();
+    let server = crate::common::http_server("node", &["tests/servers/ts_url_complete_server.cjs"]);
+    let url = server.url();
+    let run = Test::new()
+        .args(["call", "--no-input", "--timeout", "20s", "--strict", "-v"])
+        .args(["--tool", "connect_account", "-a", "accept", url.as_str()])
+        .run();
+    run.success()
+        .stderr_has(
+            "notification notifications/elicitation/complete {\"elicitationId\":\"ts-el-1\"}",
+        )
+        .stderr_has("strict: 0 errors, 0 warnings, 0 infos in 1 elicitation")
+        .stderr_lacks("session-url-completion-missing");

@@ -69,7 +69,7 @@ fn a_wrong_answer_is_reported_on_stderr_and_in_the_result_and_strict_makes_it_an
     assert!(out.code == 0);
     let stderr = out.stderr.as_str();
     assert!(
-        stderr.contains(r#"elicit mock: elicitation 1: the answer differs from the recorded one: ~ /content/name: "Ada" → "Bob""#),
+        stderr.contains(r#"elicit mock: elicitation 1: the answer differs from the recorded one (name): ~ /content/name: "Ada" → "Bob""#),
         "{stderr}"
     );
     let got: Value = serde_json::from_str(&out.stdout).unwrap();
@@ -99,6 +99,37 @@ fn a_wrong_answer_is_reported_on_stderr_and_in_the_result_and_strict_makes_it_an
             .contains("/action"),
         "{got}"
     );
+}
+
+/// An answer that differs in several fields is reported once for its
+/// elicitation, the line naming each field, on both generations.
+#[test]
+fn a_wrong_answer_is_reported_once_per_elicitation_listing_the_fields() {
+    for protocol in ["2025-11-25", "2026-07-28"] {
+        let out = call(
+            &["--protocol", protocol],
+            &["accept", "name=Bob", "integer=7"],
+            &stdio_mock(false),
+        );
+        let said: Vec<&str> = out
+            .stderr
+            .lines()
+            .filter(|l| l.contains("the answer differs"))
+            .collect();
+        assert_eq!(said.len(), 1, "{protocol}: {}", out.stderr);
+        assert!(
+            said[0].contains(r#"elicitation 1: the answer differs from the recorded one (name, integer): ~ /content/name: "Ada" → "Bob"; ~ /content/integer: 42 → 7"#),
+            "{protocol}: {}",
+            said[0]
+        );
+        let got: Value = serde_json::from_str(&out.stdout).unwrap();
+        let mismatches = &got["_meta"]["elicit/mock"]["mismatches"];
+        assert_eq!(
+            mismatches.as_array().map(Vec::len),
+            Some(1),
+            "{protocol}: {got}"
+        );
+    }
 }
 
 /// `elicit mock --http PORT` on a free port of 127.0.0.1, killed when

@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 use elicit_core::error::ElicitError;
+use elicit_core::text::sanitize::sanitize_line;
 
 /// A file that could not be used: which file, where in it, what is wrong.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,25 +103,55 @@ pub(crate) fn read_checked(
 
 /// An answer (`…/answer`) that is none of the words a cassette takes,
 /// said as such: the key, the value and the nearest word, rather than the
-/// schema's `oneOf` in general.
+/// schema's `oneOf` in general. The same for an answer object's
+/// `action` and for a key of an answer rule's `match`.
 fn misspelt_answer(doc: &Value, pointer: &str) -> Option<String> {
-    if !pointer.ends_with("/answer") {
-        return None;
+    const ACTIONS: [&str; 3] = ["accept", "decline", "cancel"];
+    const MATCH_KEYS: [&str; 6] = ["server", "tool", "mode", "message", "fields", "host"];
+    let value = doc.pointer(pointer)?;
+    if pointer.ends_with("/answer") {
+        if let Some(word) = value.as_str() {
+            if word.contains('=') {
+                return None;
+            }
+            return Some(format!(
+                "answer {:?} is not one of accept, decline, cancel (nearest: {}) nor a NAME=VALUE answer",
+                sanitize_line(word),
+                nearest(word, &ACTIONS)
+            ));
+        }
+        let word = value.get("action")?.as_str()?;
+        return (!ACTIONS.contains(&word)).then(|| {
+            format!(
+                "key \"action\": {:?} is not one of accept, decline, cancel (nearest: {})",
+                sanitize_line(word),
+                nearest(word, &ACTIONS)
+            )
+        });
     }
-    let word = doc.pointer(pointer)?.as_str()?;
-    if word.contains('=') {
-        return None;
+    if pointer.ends_with("/match") && pointer.starts_with("/rules/") {
+        let unknown = value
+            .as_object()?
+            .keys()
+            .find(|k| !MATCH_KEYS.contains(&k.as_str()))?;
+        return Some(format!(
+            "key {:?} is not one of {} (nearest: {})",
+            sanitize_line(unknown),
+            MATCH_KEYS.join(", "),
+            nearest(unknown, &MATCH_KEYS)
+        ));
     }
-    const WORDS: [&str; 3] = ["accept", "decline", "cancel"];
-    let nearest = WORDS
+    None
+}
+
+/// The word of `words` nearest to `word` (by edit distance, case aside).
+fn nearest<'a>(word: &str, words: &[&'a str]) -> &'a str {
+    let word = word.trim().to_ascii_lowercase();
+    words
         .iter()
-        .min_by_key(|w| strsim::levenshtein(w, &word.trim().to_ascii_lowercase()))
+        .min_by_key(|w| strsim::levenshtein(w, &word))
         .copied()
-        .unwrap_or("accept");
-    Some(format!(
-        "answer {:?} is not one of accept, decline, cancel (nearest: {nearest}) nor a NAME=VALUE answer",
-        elicit_core::text::sanitize::sanitize_line(word)
-    ))
+        .unwrap_or(words[0])
 }
 
 fn describe_schema_error(e: &jsonschema::ValidationError<'_>) -> String {
@@ -128,49 +159,63 @@ fn describe_schema_error(e: &jsonschema::ValidationError<'_>) -> String {
     match e.kind() {
         K::Required { property } => format!("missing the required key {property}"),
         K::Constant { expected_value } => format!("must be {expected_value}"),
-        _ => elicit_core::text::sanitize::sanitize_line(&e.to_string()),
+        _ => sanitize_line(&e.to_string()),
     }
 }
 
 /// Checks, before a session starts, that a cassette can be written at
-/// `path` (its folder exists and is a folder), so that a typo does not
-/// cost a whole answered session.
+/// `path` (its folder is a folder, or the nearest one that exists is, for
+/// the writer to create the rest), so that a typo does not cost a whole
+/// answered session.
 pub fn check_writable(path: &Path) -> Result<(), ElicitError> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
     if path.is_dir() {
         return Err(ElicitError::Usage(format!(
             "--record {}: that is a folder; give a file name",
             path.display()
         )));
     }
-    match std::fs::metadata(dir) {
-        Ok(m) if m.is_dir() => Ok(()),
-        _ => Err(ElicitError::Usage(format!(
-            "--record {}: the folder {} does not exist",
-            path.display(),
-            dir.display()
-        ))),
+    let mut dir = folder_of(path);
+    loop {
+        match std::fs::metadata(&dir) {
+            Ok(m) if m.is_dir() => return Ok(()),
+            Ok(_) => {
+                return Err(ElicitError::Usage(format!(
+                    "--record {}: {} is not a folder",
+                    path.display(),
+                    dir.display()
+                )))
+            }
+            Err(_) => match dir.parent() {
+                Some(up) if !up.as_os_str().is_empty() => dir = up.to_path_buf(),
+                _ => return Ok(()),
+            },
+        }
+    }
+}
+
+/// The folder `path` is written in (`.` for a bare name).
+fn folder_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
     }
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same folder
 /// (created 0600 under an unguessable name by `tempfile`, never through a
-/// planted file) and a rename. A file replaced keeps its mode; a new one
+/// planted file) and a rename; missing folders are created 0700. A file replaced keeps its mode; a new one
 /// stays 0600 (git does not keep modes but the executable bit).
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ElicitError> {
     use std::io::Write;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let dir = folder_of(path);
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "cassette".into());
     let result = (|| {
+        // Folders `--record` names that are not there yet are created the
+        // user's alone, as the data folder is.
+        elicit_platform::fs::create_private_dir(&dir)?;
         let mut f = tempfile::Builder::new()
             .prefix(&format!(".{name}."))
             .suffix(".tmp")

@@ -173,8 +173,9 @@ fn planned(exchange: &Exchange, answer: &AnswerSpec) -> Value {
     }
 }
 
-/// The differences between the answer a client sent to elicitation `n`
-/// (1-based) and the recorded one, as lines.
+/// How the answer a client sent to elicitation `n` (1-based) differs from
+/// the recorded one: none, or one line naming the fields that differ and
+/// each difference.
 pub fn answer_mismatch(exchange: &Exchange, n: usize, sent: &Value) -> Vec<String> {
     let (want, ignore) = expected(exchange);
     let mut got = Map::new();
@@ -183,10 +184,34 @@ pub fn answer_mismatch(exchange: &Exchange, n: usize, sent: &Value) -> Vec<Strin
             got.insert(key.into(), x.clone());
         }
     }
-    result_diff(&want, &Value::Object(got), &ignore, &[])
-        .into_iter()
-        .map(|l| format!("elicitation {n}: the answer differs from the recorded one: {l}"))
-        .collect()
+    let diff = result_diff(&want, &Value::Object(got), &ignore, &[]);
+    if diff.is_empty() {
+        return Vec::new();
+    }
+    let mut fields: Vec<String> = Vec::new();
+    for name in diff.iter().filter_map(|l| differing_field(l)) {
+        if !fields.contains(&name) {
+            fields.push(name);
+        }
+    }
+    vec![format!(
+        "elicitation {n}: the answer differs from the recorded one ({}): {}",
+        fields.join(", "),
+        diff.join("; ")
+    )]
+}
+
+/// The field a difference line (`~ /content/name: …`) is about: the
+/// content's key, else the answer's own key (`action`).
+fn differing_field(line: &str) -> Option<String> {
+    let pointer = line.get(2..)?.split(": ").next()?;
+    let mut tokens = pointer.split('/').skip(1);
+    let first = tokens.next()?;
+    let token = match (first, tokens.next()) {
+        ("content", Some(field)) => field,
+        _ => first,
+    };
+    Some(token.replace("~1", "/").replace("~0", "~"))
 }
 
 impl Mock {

@@ -166,6 +166,7 @@ fn answer_words(
     answer: &AnswerSpec,
     renames: &[(String, String)],
     extra: &[String],
+    replaced: &[String],
 ) -> Vec<String> {
     let rename = |mut m: serde_json::Map<String, Value>| {
         for (from, to) in renames {
@@ -173,6 +174,7 @@ fn answer_words(
                 m.insert(to.clone(), v);
             }
         }
+        m.retain(|name, _| !replaced.contains(name));
         m
     };
     let (mut words, names): (Vec<String>, Vec<String>) = match answer {
@@ -193,6 +195,10 @@ fn answer_words(
         }
         other => match other.scripted_words() {
             Ok(words) => {
+                let words: Vec<String> = words
+                    .into_iter()
+                    .filter(|w| !matches!(w.split_once('='), Some((n, _)) if replaced.iter().any(|r| r == n)))
+                    .collect();
                 let names = words
                     .iter()
                     .filter_map(|w| w.split_once('=').map(|(n, _)| n.to_string()))
@@ -322,20 +328,103 @@ impl ElicitObserver for Replayer<'_> {
         if let (Some(true), AnswerSpec::Result(v)) = (recorded.map(|r| r.invalid), &answer) {
             return Some(Ok(super::explore::result_of(v)));
         }
-        let words = answer_words(&answer, &renames, self.answers);
-        let scripted = match ScriptedAnswers::parse(&words, |path| {
+        self.resolve_recorded(n, request, elicitation, &answer, &renames)
+    }
+
+    fn answered(&mut self, request: &Value, key: Option<&str>, result: &ElicitResult) {
+        self.seen.push(Exchange::recorded(key, request, result));
+    }
+}
+
+impl Replayer<'_> {
+    /// Answers with the recorded answer (renames applied, `-a` adding what
+    /// it lacks). Under `--update`, values the server now refuses are
+    /// replaced by those `-a`/`--answers` give, and the replacement said.
+    fn resolve_recorded(
+        &mut self,
+        n: usize,
+        request: &Value,
+        elicitation: &Elicitation,
+        answer: &AnswerSpec,
+        renames: &[(String, String)],
+    ) -> Option<Result<ElicitResult, ElicitError>> {
+        let words = answer_words(answer, renames, self.answers, &[]);
+        let outcome = match self.resolve_words(&words, elicitation) {
+            Err(ElicitError::Validation(errors)) if self.update => {
+                let replaced = self.replaceable(&errors);
+                if replaced.is_empty() {
+                    Err(ElicitError::Validation(errors))
+                } else {
+                    let mut words = answer_words(answer, renames, self.answers, &replaced);
+                    if replaced
+                        .iter()
+                        .any(|f| given_value(self.answers, f).is_none())
+                    {
+                        // Without `accept`, what `-a` leaves open goes to
+                        // the `--answers` rules rather than to defaults.
+                        words.retain(|w| w.trim() != "accept");
+                    }
+                    let again = self.resolve_words(&words, elicitation);
+                    if again.is_ok() {
+                        self.say_replaced(n, &errors, &replaced);
+                    }
+                    again
+                }
+            }
+            other => other,
+        };
+        match outcome {
+            Ok(r) => Some(Ok(r)),
+            Err(e) => {
+                self.failure.extend(unfit_answer(n, request, &e));
+                Some(Err(stopped()))
+            }
+        }
+    }
+
+    /// The refused fields `-a` (or, for any of them, `--answers`) can
+    /// answer instead.
+    fn replaceable(&self, errors: &[elicit_core::error::FieldError]) -> Vec<String> {
+        errors
+            .iter()
+            .filter(|e| !e.reason.starts_with(NO_ANSWER))
+            .map(|e| e.field.clone())
+            .filter(|f| self.rules.is_some() || given_value(self.answers, f).is_some())
+            .collect()
+    }
+
+    fn say_replaced(
+        &mut self,
+        n: usize,
+        errors: &[elicit_core::error::FieldError],
+        replaced: &[String],
+    ) {
+        for e in errors.iter().filter(|e| replaced.contains(&e.field)) {
+            let by = match given_value(self.answers, &e.field) {
+                Some(word) => format!("-a {word}"),
+                None => "--answers".into(),
+            };
+            self.notes.push(format!(
+                "elicitation {n}: field {}: the server now refuses the recorded answer ({}); replaced by {}",
+                sanitize_line(&e.field),
+                sanitize_line(&e.reason),
+                sanitize_line(&by)
+            ));
+        }
+    }
+
+    /// Resolves `words` (and, for what they leave open, `--answers`).
+    fn resolve_words(
+        &self,
+        words: &[String],
+        elicitation: &Elicitation,
+    ) -> Result<ElicitResult, ElicitError> {
+        let scripted = ScriptedAnswers::parse(words, |path| {
             Err(std::io::Error::other(format!(
                 "@{path}: a cassette's answers cannot name files"
             )))
-        }) {
-            Ok(s) => s,
-            Err(e) => {
-                self.failure.push(format!(
-                    "elicitation {n}: the recorded answer cannot be used: {e}"
-                ));
-                return Some(Err(stopped()));
-            }
-        };
+        })
+        .map_err(|e| ElicitError::Usage(format!("the recorded answer cannot be used: {e}")))?;
         let nobody = NoTerminal {
             detail: "elicit test answers from the cassette, -a and --answers only".into(),
         };
@@ -348,44 +437,58 @@ impl ElicitObserver for Replayer<'_> {
             )),
             None => Box::new(nobody),
         };
-        let unanswered = |errors: &[elicit_core::error::FieldError]| -> Vec<String> {
-            errors
-                .iter()
-                .filter(|e| e.reason.starts_with("required, has no default"))
-                .map(|e| e.field.clone())
-                .collect()
-        };
-        match resolve::resolve(elicitation, &scripted, false, person.as_mut()) {
-            Ok(r) => Some(Ok(r)),
-            Err(ElicitError::Validation(errors)) if !unanswered(&errors).is_empty() => {
-                self.failure.push(format!(
-                    "elicitation {n} ({}) has required field(s) with no recorded answer and no default: {}; give them with `elicit test --update -a NAME=VALUE` (or --answers FILE), or record the cassette again",
-                    describe(request),
-                    unanswered(&errors).iter().map(|f| sanitize_line(f)).collect::<Vec<_>>().join(", ")
-                ));
-                Some(Err(stopped()))
-            }
-            Err(ElicitError::NeedsAnswers { fields, .. }) => {
-                self.failure.push(format!(
-                    "elicitation {n} ({}) has field(s) with no recorded answer and no default: {}; give them with `elicit test --update -a NAME=VALUE` (or --answers FILE), or record the cassette again",
-                    describe(request),
-                    fields.iter().map(|f| sanitize_line(f)).collect::<Vec<_>>().join(", ")
-                ));
-                Some(Err(stopped()))
-            }
-            Err(e) => {
-                self.failure.push(format!(
-                    "elicitation {n} ({}): the recorded answer does not fit the form: {}; record the cassette again (elicit call --record FILE …)",
-                    describe(request),
-                    sanitize_line(&e.to_string())
-                ));
-                Some(Err(stopped()))
-            }
-        }
+        resolve::resolve(elicitation, &scripted, false, person.as_mut())
     }
+}
 
-    fn answered(&mut self, request: &Value, key: Option<&str>, result: &ElicitResult) {
-        self.seen.push(Exchange::recorded(key, request, result));
+/// How the schema model says a required field has no value at all.
+const NO_ANSWER: &str = "required, has no default";
+
+/// `-a NAME=VALUE`'s word for `field`, when one is given.
+fn given_value<'a>(answers: &'a [String], field: &str) -> Option<&'a str> {
+    answers
+        .iter()
+        .find(|w| w.split_once('=').is_some_and(|(name, _)| name == field))
+        .map(String::as_str)
+}
+
+/// Why elicitation `n`'s answer could not be sent, one problem a line.
+fn unfit_answer(n: usize, request: &Value, e: &ElicitError) -> Vec<String> {
+    let missing = |fields: Vec<String>| {
+        format!(
+            "elicitation {n} ({}) has {}field(s) with no recorded answer and no default: {}; give them with `elicit test --update -a NAME=VALUE` (or --answers FILE), or record the cassette again",
+            describe(request),
+            if matches!(e, ElicitError::Validation(_)) { "required " } else { "" },
+            fields.iter().map(|f| sanitize_line(f)).collect::<Vec<_>>().join(", ")
+        )
+    };
+    match e {
+        ElicitError::Validation(errors) if errors.iter().any(|e| e.reason.starts_with(NO_ANSWER)) => {
+            vec![missing(
+                errors
+                    .iter()
+                    .filter(|e| e.reason.starts_with(NO_ANSWER))
+                    .map(|e| e.field.clone())
+                    .collect(),
+            )]
+        }
+        ElicitError::NeedsAnswers { fields, .. } => vec![missing(fields.clone())],
+        ElicitError::Validation(errors) => {
+            let mut lines = vec![format!(
+                "elicitation {n} ({}): the server refuses the recorded answer; give new values with `elicit test --update -a NAME=VALUE` (or --answers FILE), or record the cassette again:",
+                describe(request)
+            )];
+            lines.extend(errors.iter().map(|e| {
+                format!("  field {}: {}", sanitize_line(&e.field), sanitize_line(&e.reason))
+            }));
+            lines
+        }
+        ElicitError::Usage(m) => vec![format!("elicitation {n}: {}", sanitize_line(m))],
+        other => vec![format!(
+            "elicitation {n} ({}): the recorded answer does not fit the form: {}; record the cassette again (elicit call --record FILE …)",
+            describe(request),
+            sanitize_line(&other.to_string())
+        )],
     }
 }
 
@@ -474,10 +577,24 @@ impl ServerLog {
         self.file.as_ref().map(|f| f.path().to_path_buf())
     }
 
-    /// The last lines the server wrote, sanitised, for a failure report.
+    /// The last lines the server wrote, sanitised, for a failure report;
+    /// of a boxed traceback (FastMCP's, drawn by rich), its exception line
+    /// rather than the box's rows.
     pub(super) fn tail(&self) -> Vec<String> {
+        last_words(&self.tail_text())
+    }
+
+    /// The exception the server last reported on stderr, on one line, if
+    /// any: a failure the server caught itself still left it there.
+    pub(super) fn exception(&self) -> Option<String> {
+        let text = self.tail_text();
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        exception_line(&lines)
+    }
+
+    fn tail_text(&self) -> String {
         // Only the last 4 KiB is read: a server may have written gigabytes.
-        let text = self
+        let bytes = self
             .path()
             .and_then(|p| {
                 use std::io::{Read, Seek, SeekFrom};
@@ -489,11 +606,58 @@ impl ServerLog {
                 Some(tail)
             })
             .unwrap_or_default();
-        let text = String::from_utf8_lossy(&text).into_owned();
-        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        let from = lines.len().saturating_sub(8);
-        lines[from..].iter().map(|l| sanitize_line(l)).collect()
+        String::from_utf8_lossy(&bytes).into_owned()
     }
+}
+
+/// The last 8 non-blank lines of a server's stderr, sanitised; when they
+/// hold a boxed traceback, its exception line alone (or, with none found,
+/// the lines outside the box).
+fn last_words(text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    if !lines.iter().any(|l| is_box_row(l)) {
+        let from = lines.len().saturating_sub(8);
+        return lines[from..].iter().map(|l| sanitize_line(l)).collect();
+    }
+    if let Some(exception) = exception_line(&lines) {
+        return vec![exception];
+    }
+    let outside: Vec<&str> = lines.into_iter().filter(|l| !is_box_row(l)).collect();
+    let from = outside.len().saturating_sub(8);
+    outside[from..].iter().map(|l| sanitize_line(l)).collect()
+}
+
+/// A row of a box drawn around a traceback (rich's, or another's).
+fn is_box_row(line: &str) -> bool {
+    line.trim_start()
+        .starts_with(['│', '╭', '╰', '┃', '┏', '┗', '║', '╔', '╚'])
+}
+
+/// The last `Name…Error: message` line (inside a box or not), with the
+/// lines a narrow log wrapped it onto, on one sanitised line.
+fn exception_line(lines: &[&str]) -> Option<String> {
+    static EXCEPTION: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let pattern = EXCEPTION.get_or_init(|| {
+        regex::Regex::new(
+            r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Iteration|Group)(?::\s.*)?$",
+        )
+        .expect("a valid pattern")
+    });
+    let bare = |l: &str| l.trim().trim_matches(['│', '┃', '║']).trim().to_string();
+    let at = lines.iter().rposition(|l| pattern.is_match(&bare(l)))?;
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let mut text = bare(lines[at]);
+    for more in lines[at + 1..].iter().take(4) {
+        if is_box_row(more)
+            || indent(more) != indent(lines[at])
+            || more.trim_start().starts_with('[')
+        {
+            break;
+        }
+        text.push(' ');
+        text.push_str(more.trim());
+    }
+    Some(sanitize_line(&text))
 }
 
 fn run(
@@ -714,6 +878,8 @@ fn run(
     if lines.is_empty() {
         (Verdict::Pass, None)
     } else {
+        // A server that caught its own exception still logged it.
+        extras.server_stderr = log.exception().into_iter().collect();
         (Verdict::Fail(lines), None)
     }
 }

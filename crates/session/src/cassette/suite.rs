@@ -193,11 +193,35 @@ pub fn changed_since(path: &Path, since: &str) -> Option<String> {
     ]) {
         Some(0) => None,
         Some(1) => Some(format!("changed since {}", sanitize_line(since))),
+        _ if before_the_first_commit(dir, since) => Some(format!(
+            "new: {} is before the repository's first commit",
+            sanitize_line(since)
+        )),
         _ => Some(format!(
             "git could not compare it with {}",
             sanitize_line(since)
         )),
     }
+}
+
+/// Whether `since` names no commit while HEAD is a first commit (a
+/// repository with one commit and the default `HEAD~1`): every committed
+/// file is new then, which is no failure of git's.
+fn before_the_first_commit(dir: &Path, since: &str) -> bool {
+    let os = std::ffi::OsStr::new;
+    let names_a_commit = |rev: &str| {
+        git_status(
+            dir,
+            &[
+                os("rev-parse"),
+                os("--verify"),
+                os("--quiet"),
+                os("--end-of-options"),
+                os(&format!("{rev}^{{commit}}")),
+            ],
+        ) == Some(0)
+    };
+    !names_a_commit(since) && names_a_commit("HEAD") && !names_a_commit("HEAD^")
 }
 
 /// `git -C dir -c core.fsmonitor=false ARGS`'s exit status, with nothing

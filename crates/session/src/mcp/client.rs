@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use super::handler::{ElicitHandler, HandlerError};
+use super::strict::Strict;
 use crate::transport::{Incoming, Transport};
 use elicit_core::elicitation::protocol::{wire, Revision};
 use elicit_core::error::{ElicitError, ServerError};
@@ -479,6 +480,38 @@ impl McpClient {
                 }
             }
             self.held.push_back(next);
+        }
+    }
+
+    /// `--strict`: a URL elicitation's completion may come after the
+    /// call's result, or on a stream of its own (Streamable HTTP's GET,
+    /// read on another thread), so before the session ends what the server
+    /// sends is read a moment more, while a completion is still awaited
+    /// and at most for `within`. What comes is shown as the call's loop
+    /// shows it (`-v`).
+    pub(crate) fn await_completions(&mut self, strict: &Strict, within: Duration) {
+        let deadline = Instant::now() + within;
+        while strict.awaits_completion() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            let next = match self.held.pop_front() {
+                Some(held) => held,
+                None => self.server.receive(Some(left)),
+            };
+            let Ok(Incoming::Message(msg)) = next else {
+                return;
+            };
+            strict.observe(&msg, None);
+            if let Some(m) = msg.get("method").and_then(Value::as_str) {
+                if msg.get("id").is_none_or(Value::is_null) {
+                    self.note(&format!(
+                        "notification {m}{}",
+                        params_preview(msg.get("params"))
+                    ));
+                }
+            }
         }
     }
 

@@ -55,6 +55,11 @@ impl ConnectError {
     }
 }
 
+/// How long, under `--strict`, a session that has its result still reads
+/// for a URL elicitation's completion: the server may send it just after,
+/// or on another stream read by another thread.
+const COMPLETION_GRACE: Duration = Duration::from_millis(500);
+
 /// A connected session. Each connection is made with what `connect`
 /// returns (a second one may be needed: see the module's rule).
 pub struct Session<'c> {
@@ -157,8 +162,12 @@ impl<'c> Session<'c> {
         }
     }
 
-    /// Ends the session (a server slow to end it gets a moment, no more).
-    pub fn close(self) {
+    /// Ends the session (a server slow to end it gets a moment, no more;
+    /// under `--strict`, a completion still awaited a moment too).
+    pub fn close(mut self) {
+        if let Some(strict) = &self.options.strict {
+            self.client.await_completions(strict, COMPLETION_GRACE);
+        }
         close(self.client);
     }
 

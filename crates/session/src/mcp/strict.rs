@@ -281,6 +281,11 @@ impl Strict {
         counts
     }
 
+    /// Whether an accepted URL elicitation still awaits its completion.
+    pub(crate) fn awaits_completion(&self) -> bool {
+        !self.state().awaiting.is_empty()
+    }
+
     /// The session ended: the rules that look at a whole session (a URL
     /// elicitation still awaiting its completion) have their say. Every
     /// caller (`call`, `proxy`, `test`) ends a session through here, so

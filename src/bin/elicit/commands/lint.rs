@@ -7,6 +7,7 @@ use elicit::error::ElicitError;
 use elicit::lint::inputs::{LintOptions, Linting};
 use elicit::lint::render::{self, Linted};
 use elicit::lint::{self, docs, Levels};
+use elicit::text::sanitize::sanitize_line;
 
 use super::{print_line, read_input, report};
 use crate::cli::{LintArgs, LintFormat};
@@ -22,14 +23,13 @@ pub fn run(args: &LintArgs) -> i32 {
         Ok(o) => o,
         Err(e) => return report(&e),
     };
-    let stdin = [PathBuf::from("-")];
-    let files: &[PathBuf] = if args.files.is_empty() {
-        &stdin
-    } else {
-        &args.files
+    let files = match inputs(&args.files) {
+        Ok(files) => files,
+        Err(e) => return report(&e),
     };
     let mut linting = Linting::default();
-    for path in files {
+    let mut read_failed = false;
+    for path in &files {
         let from_file = path != Path::new("-");
         let name = if from_file {
             path.display().to_string()
@@ -45,8 +45,14 @@ pub fn run(args: &LintArgs) -> i32 {
             Err(e) => {
                 report(&e);
                 linting.unreadable();
+                read_failed = true;
             }
         }
+    }
+    // An input not read leaves no report that would read as a clean run
+    // of the rest (a SARIF with no results).
+    if read_failed {
+        return linting.exit_code();
     }
     let text = rendered(args.format, &linting.documents);
     let code = if text.is_empty() {
@@ -58,6 +64,33 @@ pub fn run(args: &LintArgs) -> i32 {
         return code;
     }
     linting.exit_code()
+}
+
+/// The inputs: stdin (`-`, or nothing given), files as given, and a
+/// folder's cassettes found as `elicit test DIR` finds them. A folder with
+/// no cassette is a usage error before anything is linted.
+fn inputs(given: &[PathBuf]) -> Result<Vec<PathBuf>, ElicitError> {
+    if given.is_empty() {
+        return Ok(vec![PathBuf::from("-")]);
+    }
+    let mut files = Vec::new();
+    for path in given {
+        if !std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+            // `-` and files as given: one not there is said when read.
+            files.push(path.clone());
+            continue;
+        }
+        let found = elicit::cassette::suite::cassette_files(std::slice::from_ref(path))
+            .map_err(|e| ElicitError::Usage(sanitize_line(&e)))?;
+        if found.is_empty() {
+            return Err(ElicitError::Usage(format!(
+                "no cassettes (*.cassette.json) found in {}",
+                sanitize_line(&path.display().to_string())
+            )));
+        }
+        files.extend(found);
+    }
+    Ok(files)
 }
 
 /// The flags as the library's options.

@@ -181,7 +181,16 @@ fn lint_cassette(raw: &Value, protocol: Option<Revision>) -> Result<DocumentLint
         if i == 0 && protocol.is_none() {
             out.revision = one.revision;
         }
-        from.push(one.revision_from.clone());
+        // A revision the cassette names is the cassette's, not `--protocol`'s.
+        from.push(if protocol.is_some() {
+            one.revision_from.clone()
+        } else if version(item).is_some() {
+            format!("the cassette's elicitations[{i}]")
+        } else if version(raw).is_some() {
+            "the cassette's protocol".into()
+        } else {
+            one.revision_from.clone()
+        });
         out.findings.append(&mut one.findings);
         out.elicitations.append(&mut one.elicitations);
     }
