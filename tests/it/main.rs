@@ -60,6 +60,10 @@ mod mock;
 /// as `nobody`) taking its port or its address, idle connections, endless
 /// request heads.
 mod page_hostile;
+/// `elicit call --park`, `elicit respond`, `elicit pending`: calls parked
+/// for an answer later (FastMCP, server-everything, Streamable HTTP,
+/// expiry, another local user).
+mod park;
 /// Property tests (proptest) of the schema model, answers and input paths.
 mod properties;
 /// `elicit proxy` between a fake client and a fake server.

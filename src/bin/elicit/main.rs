@@ -75,6 +75,7 @@ fn run(args: impl Iterator<Item = std::ffi::OsString>) -> i32 {
     let cli = parse_flags(args);
     elicit::terminal::color::set(cli.color.into());
     let code = match cli.command {
+        Some(Command::Call(args)) if args.park => commands::park::launch(),
         Some(Command::Call(args)) => commands::call::run(&args),
         Some(Command::Proxy(args)) => commands::proxy::run(&args),
         Some(Command::Respond(args)) => commands::park::respond(&args),

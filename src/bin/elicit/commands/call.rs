@@ -26,9 +26,6 @@ use super::{
 use crate::cli::CallArgs;
 
 pub fn run(args: &CallArgs) -> i32 {
-    if args.park {
-        return super::park::launch();
-    }
     run_with(args, None)
 }
 
