@@ -325,3 +325,62 @@ fn another_local_user_can_neither_list_nor_answer_a_parked_call() {
         .respond(&id, &["name=Ada", "age=1", "color=red"])
         .success();
 }
+
+#[test]
+fn a_url_question_parks_with_its_host_and_takes_an_answer_on_stdin() {
+    let place = Place::new();
+    let run = place
+        .test()
+        .env("BROWSER", "false")
+        .args(["call", "--park", "--tool", "connect_url"])
+        .server(&server("fastmcp_server.py"))
+        .run();
+    let object = parked(&run);
+    let id = object["parked"].as_str().unwrap().to_string();
+    assert_eq!(object["elicitation"]["kind"], "authorization");
+    assert_eq!(
+        object["elicitation"]["url"],
+        "https://example.com/connect?session=abc"
+    );
+    assert_eq!(object["host"], "example.com");
+    assert!(object["warnings"].is_array(), "{object}");
+    let answered = place
+        .test()
+        .args(["respond", &id])
+        .stdin(r#"{"id":"x","ok":false,"reason":"declined"}"#)
+        .run();
+    answered.success();
+    assert_eq!(
+        tool_text(&answered),
+        json!({"action": "decline", "content": null})
+    );
+}
+
+#[test]
+fn respond_takes_answer_rules() {
+    let place = Place::new();
+    let rules = place.root.path().join("rules.json");
+    std::fs::write(
+        &rules,
+        r#"{"elicit": "answers/1", "rules": [
+            {"match": {"message": "^Tell"}, "answer": {"name": "Rule", "age": "33", "color": "green"}}
+        ]}"#,
+    )
+    .unwrap();
+    let run = place
+        .test()
+        .args(["call", "--park", "--tool", "form_ctx"])
+        .server(&server("fastmcp_server.py"))
+        .run();
+    let id = parked(&run)["parked"].as_str().unwrap().to_string();
+    let answered = place
+        .test()
+        .args(["respond", &id, "--answers"])
+        .arg(&rules)
+        .run();
+    answered.success();
+    assert_eq!(
+        tool_text(&answered),
+        json!({"action": "accept", "content": {"name": "Rule", "age": 33, "color": "green"}})
+    );
+}

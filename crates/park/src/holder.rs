@@ -450,6 +450,62 @@ mod tests {
     }
 
     #[test]
+    fn of_two_responds_at_once_one_wins_and_the_other_is_told() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = HolderOptions {
+            id: "0123456789ab".into(),
+            park_for: Duration::from_secs(30),
+            server: "a server".into(),
+            end_servers: Box::new(|| {}),
+        };
+        let mut holder = Holder::start(dir.path(), options).unwrap();
+        let socket = Files::of(dir.path(), "0123456789ab").socket;
+        let e = form();
+        let pending = open(&e);
+        let asking = std::thread::spawn(move || {
+            let answer = holder.resolve(&e, pending).unwrap();
+            (holder, answer)
+        });
+        // Until the question is parked, an answer would be turned away.
+        loop {
+            let mut probe = Channel::connect(&socket).unwrap();
+            protocol::send(&mut probe, &ToHolder::Describe).unwrap();
+            let mut reader = protocol::reader(probe);
+            if let Some(FromHolder::Described {
+                parked: Some(_), ..
+            }) = protocol::receive(&mut reader, protocol::FROM_HOLDER_LIMIT).unwrap()
+            {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let ask = |answer: &str| {
+            let mut channel = Channel::connect(&socket).unwrap();
+            let answers = vec!["name=Ada".to_string(), format!("age={answer}")];
+            protocol::send(&mut channel, &ToHolder::Answer { answers }).unwrap();
+            protocol::reader(channel)
+        };
+        let mut first = ask("1");
+        let mut second = ask("2");
+        let told: Option<FromHolder> =
+            protocol::receive(&mut second, protocol::FROM_HOLDER_LIMIT).unwrap();
+        assert!(
+            matches!(&told, Some(FromHolder::Busy { message }) if message.contains("takes no answer")),
+            "{told:?}"
+        );
+        let (holder, answer) = asking.join().unwrap();
+        assert_eq!(answer.data.unwrap()["age"], json!(1));
+        holder.finish(0);
+        let ended: Option<FromHolder> =
+            protocol::receive(&mut first, protocol::FROM_HOLDER_LIMIT).unwrap();
+        assert!(
+            matches!(ended, Some(FromHolder::Finished { exit: 0, .. })),
+            "{ended:?}"
+        );
+        assert!(!dir.path().join("0123456789ab.sock").exists());
+    }
+
+    #[test]
     fn what_the_call_already_answered_counts() {
         let e = form();
         let mut values = Map::new();
