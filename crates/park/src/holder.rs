@@ -487,6 +487,11 @@ mod tests {
         };
         let mut first = ask("1");
         let mut second = ask("2");
+        // A second answer the holder took in too would wait for ever.
+        second
+            .get_ref()
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
         let told: Option<FromHolder> =
             protocol::receive(&mut second, protocol::FROM_HOLDER_LIMIT).unwrap();
         assert!(
