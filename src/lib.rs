@@ -24,6 +24,7 @@
 #![warn(missing_docs)]
 
 pub use elicit_core::{bounded, elicitation, error, lint, text};
+pub use elicit_park as park;
 pub use elicit_platform as platform;
 pub use elicit_platform::{handlers as signals, opener};
 pub use elicit_session::{answers, auth, mcp, transport};

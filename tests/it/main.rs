@@ -64,6 +64,10 @@ mod page_hostile;
 /// elicit ends when the process that started it is gone: the hook, the SDK
 /// resolvers' runs, `mock` on stdio.
 mod parent_gone;
+/// `elicit call --park`, `elicit respond`, `elicit pending`: calls parked
+/// for an answer later (FastMCP, server-everything, Streamable HTTP,
+/// expiry, another local user).
+mod park;
 /// Property tests (proptest) of the schema model, answers and input paths.
 mod properties;
 /// `elicit proxy` between a fake client and a fake server.

@@ -29,6 +29,9 @@
 //!   file or folder and whether someone else could have written or may
 //!   read it ([`Access`]), a non-blocking open, a file opened to write
 //!   what only its user may read ([`fs::open_private_for_writing`]);
+//! - [`local`]: a private local endpoint only this user can reach (a
+//!   socket in a 0700 folder with the peer's uid checked; not on Windows
+//!   yet), for a parked call and the commands that answer it;
 //! - [`pipe`] (Linux): `tee`/`splice` for the proxy's pass-through path.
 //!
 //! Built on them, the process-wide pieces every layer shares: [`handlers`]
@@ -52,7 +55,7 @@ pub mod windows;
 #[cfg(windows)]
 use windows as imp;
 
-pub use imp::{fs, process, signals, terminal};
+pub use imp::{fs, local, process, signals, terminal};
 
 #[cfg(target_os = "linux")]
 pub use imp::pipe;

@@ -84,8 +84,12 @@ fn run(args: impl Iterator<Item = std::ffi::OsString>) -> i32 {
     };
     elicit::terminal::color::set(cli.color.into());
     let code = match cli.command {
+        Some(Command::Call(args)) if args.park => commands::park::launch(),
         Some(Command::Call(args)) => commands::call::run(&args),
         Some(Command::Proxy(args)) => commands::proxy::run(&args),
+        Some(Command::Respond(args)) => commands::park::respond(&args),
+        Some(Command::Pending(args)) => commands::park::pending(&args),
+        Some(Command::ParkHold(args)) => commands::park::hold(&args),
         Some(Command::Completions { shell }) => commands::shell::completions(shell),
         Some(Command::Man { command }) => commands::shell::man(command.as_deref()),
         Some(Command::Request { file, pretty }) => {

@@ -1,6 +1,7 @@
 //! Unix (Linux and macOS): `rustix`, `signal-hook` and std.
 
 pub mod fs;
+pub mod local;
 #[cfg(target_os = "linux")]
 pub mod pipe;
 pub mod process;

@@ -317,9 +317,10 @@ fn wait_for_parent(parent: Pid) {
     }
 }
 
-/// Sets `cmd` up to run apart from elicit's terminal session (a browser):
-/// Ctrl-C or closing the terminal does not reach it.
-pub(crate) fn detach(cmd: &mut Command) {
+/// Sets `cmd` up to run apart from elicit's terminal session (a browser,
+/// a parked call's holder): Ctrl-C or closing the terminal does not reach
+/// it, and it has no controlling terminal.
+pub fn detach(cmd: &mut Command) {
     // SAFETY: std has no safe way to run code between fork and exec
     // (`process_group` puts the child in a new group but does not start a
     // session); setsid is async-signal-safe and touches no memory.

@@ -175,9 +175,9 @@ pub fn wait_for_exit(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
     }
 }
 
-/// Sets `cmd` up to run apart from elicit's console (a browser): Ctrl-C
-/// or closing the console does not reach it.
-pub(crate) fn detach(cmd: &mut Command) {
+/// Sets `cmd` up to run apart from elicit's console (a browser, a parked
+/// call's holder): Ctrl-C or closing the console does not reach it.
+pub fn detach(cmd: &mut Command) {
     cmd.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP);
 }
 

@@ -181,6 +181,12 @@ impl<'a> ElicitHandler<'a> {
         }
         let asked = params.clone();
         let mut e = Elicitation::prepare(params, &mut self.cache).map_err(rpc_or_fatal)?;
+        // The Request whole, schema and all: a person who gets the question
+        // handed on (a parked call's `respond`) reads it as the server sent it.
+        if let (Some(schema), Some(_)) = (&asked.requested_schema, &e.form) {
+            let data = e.request.data.get_or_insert_with(Default::default);
+            data.insert("schema".into(), schema.clone());
+        }
         e.server = self.server_name.clone();
         e.tool = self.tool_name.clone();
         e.position = position;

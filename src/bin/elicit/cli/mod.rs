@@ -127,7 +127,8 @@ Exit status: 0 the tool result was printed; 1 the tool result has isError, or
 the server failed (exited, malformed JSON, no answer within --timeout); 2
 usage or answers that cannot be used. With -e/--exit-status: 3 when an
 elicitation of the call was declined, 4 when one was cancelled; 5 (with
---strict) an error finding was seen, even when the tool succeeded.";
+--strict) an error finding was seen, even when the tool succeeded; 5 (with
+--park) the call is parked: stdout holds the parked object.";
 
 #[derive(Debug, Args, Clone)]
 pub struct CallArgs {
@@ -194,12 +195,82 @@ pub struct CallArgs {
     #[arg(short = 'e', long)]
     pub exit_status: bool,
 
+    /// When an elicitation is left that nothing answers, keep the call open
+    /// in the background, print it as one JSON object ({"parked": ID, …})
+    /// and exit 5; `elicit respond ID` answers it later (for agents whose
+    /// person is in the chat, not at this terminal).
+    #[arg(long, env = "ELICIT_PARK", value_parser = clap::builder::FalseyValueParser::new())]
+    pub park: bool,
+
+    /// With --park: how long a parked question waits for `elicit respond`;
+    /// then it is cancelled and the call ended.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10m")]
+    pub park_for: std::time::Duration,
+
     #[command(flatten)]
     pub checks: StrictArgs,
 
     #[command(flatten)]
     pub target: TargetArgs,
 }
+
+/// `elicit respond`'s flags.
+#[derive(Debug, Args, Clone)]
+pub struct RespondArgs {
+    /// The parked call's id (`"parked"` in what `elicit call --park` printed).
+    #[arg(value_name = "ID")]
+    pub id: String,
+
+    /// An answer (repeatable), as `elicit call -a` takes it: NAME=VALUE, a
+    /// JSON object of field values, @FILE, or accept, decline, cancel.
+    /// Without it (and without --answers and --ui) the Answer JSON is read
+    /// from stdin.
+    #[arg(short = 'a', long = "answer", value_name = "ANSWER")]
+    pub answers: Vec<String>,
+
+    /// Answer rules (as `elicit call --answers`): the first rule that
+    /// matches the parked question answers it.
+    #[arg(long = "answers", value_name = "FILE", conflicts_with = "ui")]
+    pub answers_file: Option<PathBuf>,
+
+    /// A person answers the parked question here: at this terminal, or on
+    /// the local browser page.
+    #[arg(long, value_enum, value_name = "UI", conflicts_with = "answers")]
+    pub ui: Option<choices::Ui>,
+}
+
+/// `elicit pending`'s flags.
+#[derive(Debug, Args, Clone)]
+pub struct PendingArgs {
+    /// One JSON array: each parked call's id, server, tool, question, age
+    /// and expiry.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The parked call's holder (started by `elicit call --park`, never by hand).
+#[derive(Debug, Args, Clone)]
+pub struct HoldArgs {
+    /// The call's id.
+    #[arg(long = "park-id", value_name = "ID")]
+    pub id: String,
+
+    #[command(flatten)]
+    pub call: CallArgs,
+}
+
+/// `elicit respond`'s examples and statuses.
+pub const RESPOND_HELP: &str = "\
+Examples:
+  elicit respond 1f2e3d4c5b6a -a name=Ada -a age=36
+  elicit respond 1f2e3d4c5b6a -a decline
+  echo '{\"ok\":true,\"data\":{\"name\":\"Ada\"}}' | elicit respond 1f2e3d4c5b6a
+  elicit respond 1f2e3d4c5b6a --ui terminal
+
+Exit status: what `elicit call` would have given (0, 1, and 3/4 with -e); 2
+the answer does not fit the form (nothing was sent, the call stays parked);
+5 the call parked again on its next question (stdout holds the new object);
+6 no such parked call (it expired, was answered, or never existed).";
 
 // `--modes` and `--strict`, shared by `call` and `proxy`. (Not a doc
 // comment: see `Command`.)
@@ -655,6 +726,16 @@ pub enum Command {
     /// the recorded result; the client's answers are checked.
     #[command(after_help = MOCK_HELP)]
     Mock(Box<MockArgs>),
+    /// Answer a call `elicit call --park` parked: check the answer against
+    /// its form, send it, and print what `elicit call` would have printed
+    /// (or the next parked question).
+    #[command(after_help = RESPOND_HELP)]
+    Respond(Box<RespondArgs>),
+    /// List the parked calls of this user: id, server, tool, the question,
+    /// how long it has waited, when it expires.
+    Pending(PendingArgs),
+    #[command(name = "__park-hold", hide = true)]
+    ParkHold(Box<HoldArgs>),
     /// Answer elicitations from inside another client: `elicit hook
     /// claude-code` is a command for Claude Code's Elicitation hook.
     #[command(subcommand)]

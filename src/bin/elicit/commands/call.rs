@@ -9,6 +9,7 @@ use std::io::IsTerminal;
 
 use serde_json::Value;
 
+use elicit::elicitation::resolve::Resolver;
 use elicit::error::{ElicitError, ServerError};
 use elicit::mcp::call::{readable_tool_result, tool_choices};
 use elicit::mcp::session::Session;
@@ -25,6 +26,12 @@ use super::{
 use crate::cli::CallArgs;
 
 pub fn run(args: &CallArgs) -> i32 {
+    run_with(args, None)
+}
+
+/// The call, its elicitations left open answered by `parked` (a parked
+/// call's holder) when given, else by the person.
+pub fn run_with(args: &CallArgs, parked: Option<&mut dyn Resolver>) -> i32 {
     let strict = match strict_checker(&args.checks, args.protocol.into()) {
         Ok(s) => s,
         Err(code) => return code,
@@ -33,7 +40,7 @@ pub fn run(args: &CallArgs) -> i32 {
     let progress = super::progress::Progress::steps();
     let outcome = std::thread::scope(|scope| {
         scope.spawn(|| progress.tick());
-        let outcome = call(args, strict.as_ref(), &progress);
+        let outcome = call(args, strict.as_ref(), &progress, parked);
         progress.stop();
         outcome
     });
@@ -127,7 +134,12 @@ impl CallWatcher for Watch<'_> {
 
 /// `elicit call`: start the server, connect, pick the tool and its
 /// arguments, call it, print the result.
-fn call(args: &CallArgs, strict: Option<&Strict>, progress: &Progress) -> anyhow::Result<i32> {
+fn call(
+    args: &CallArgs,
+    strict: Option<&Strict>,
+    progress: &Progress,
+    mut parked: Option<&mut dyn Resolver>,
+) -> anyhow::Result<i32> {
     let scripted = load_answers(&args.answers)?;
     let rules = super::load_rules(&args.answers)?;
     if let Some(path) = &args.record {
@@ -143,7 +155,7 @@ fn call(args: &CallArgs, strict: Option<&Strict>, progress: &Progress) -> anyhow
         // Every server run of this call (a second connection) adds to it.
         elicit::transport::stdio::start_server_log(path)?;
     }
-    let at_terminal = person.at_terminal();
+    let at_terminal = parked.is_none() && person.at_terminal();
     let connect = connect_options(args, &target, log, headers);
     progress.step(&match &target {
         ServerTarget::Command(command) => format!("starting {}", shown_command(command)),
@@ -154,12 +166,13 @@ fn call(args: &CallArgs, strict: Option<&Strict>, progress: &Progress) -> anyhow
         verbose: args.verbose,
     };
     let options = call_options(args, &target, strict);
-    let mut call = ToolCall::connect(options, connect, &scripted, person.resolver(), &watch)
-        .map_err(step_failure)?;
+    let early = answerer(&mut parked, &mut person);
+    let mut call =
+        ToolCall::connect(options, connect, &scripted, early, &watch).map_err(step_failure)?;
     // Connected: nothing runs while the tool and its arguments are chosen.
     progress.idle();
     let tool = choose_tool(args, &person, at_terminal, call.tools())?;
-    let resolver = person.resolver();
+    let resolver = answerer(&mut parked, &mut person);
     let (result, exit) = match call
         .call(&tool, &scripted, rules, resolver, at_terminal, &watch)
         .map_err(step_failure)?
@@ -174,6 +187,18 @@ fn call(args: &CallArgs, strict: Option<&Strict>, progress: &Progress) -> anyhow
     let printed = print_result(args, &result);
     call.close();
     Ok(if printed != 0 { printed } else { exit })
+}
+
+/// Who answers what scripted answers and rules leave open: a parked
+/// call's holder (which parks the question), else the person.
+fn answerer<'a>(
+    parked: &'a mut Option<&mut dyn Resolver>,
+    person: &'a mut Person,
+) -> &'a mut dyn Resolver {
+    match parked {
+        Some(holder) => &mut **holder,
+        None => person.resolver(),
+    }
 }
 
 /// A server command as the status line shows it: its words, cut short.

@@ -19,6 +19,7 @@ pub mod explore;
 pub mod hook;
 pub mod lint;
 pub mod mock;
+pub mod park;
 pub mod progress;
 pub mod proxy;
 pub mod request;

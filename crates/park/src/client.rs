@@ -1,0 +1,211 @@
+//! The commands' side of a parked call: start a holder and wait for it to
+//! park or finish (`call --park`), answer one (`respond`), list them
+//! (`pending`).
+
+use std::fs::OpenOptions;
+use std::io;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use elicit_platform::local::{self, Channel};
+
+use crate::place::{self, Files};
+use crate::protocol::{self, FromHolder, ToHolder};
+use crate::{ParkError, EXIT_GONE};
+
+/// How long a holder has to start listening.
+const START_LIMIT: Duration = Duration::from_secs(30);
+/// How long a holder has to describe its call to `pending`.
+const DESCRIBE_LIMIT: Duration = Duration::from_secs(5);
+
+/// How a call came back to the command that started or answered it.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// It waits for an answer: the object to print, and what the call said
+    /// on stderr meanwhile.
+    Parked {
+        /// The parked object.
+        parked: Value,
+        /// The call's stderr since the last word.
+        stderr: String,
+    },
+    /// It ended: what `elicit call` would have printed, and its status.
+    Finished {
+        /// Standard output.
+        stdout: String,
+        /// Standard error.
+        stderr: String,
+        /// The exit status.
+        exit: i32,
+    },
+}
+
+/// Starts a holder and waits until its call parks or ends. `holder` makes
+/// the holder's command for a fresh id (the caller knows how it runs
+/// itself); it is started detached, with no terminal, its output in the
+/// call's private files.
+pub fn launch(holder: impl FnOnce(&str) -> Command) -> Result<Outcome, ParkError> {
+    let folder = place::folder()?;
+    let id = place::fresh_id();
+    let files = Files::of(&folder, &id);
+    let private = |path: &Path| {
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        elicit_platform::fs::open_private(&options, path)
+    };
+    let started = (|| -> io::Result<std::process::Child> {
+        let (out, err) = (private(&files.out)?, private(&files.err)?);
+        let mut command = holder(&id);
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(out))
+            .stderr(Stdio::from(err));
+        elicit_platform::process::detach(&mut command);
+        command.spawn()
+    })();
+    let mut child = started.map_err(|e| {
+        files.remove();
+        ParkError::failed(format!("cannot start the parked call: {e}"))
+    })?;
+    let channel = match reach(&files, &mut child) {
+        Ok(channel) => channel,
+        Err(Some(exit)) => return Ok(ended_early(&files, exit)),
+        Err(None) => {
+            let _ = child.kill();
+            files.remove();
+            return Err(ParkError::failed(
+                "the parked call did not start listening in time",
+            ));
+        }
+    };
+    ask(channel, &ToHolder::Watch)
+}
+
+/// Connects to the new holder, as soon as it listens; `Err(Some(status))`
+/// when it ended first, `Err(None)` when it took too long.
+fn reach(files: &Files, child: &mut std::process::Child) -> Result<Channel, Option<i32>> {
+    let deadline = Instant::now() + START_LIMIT;
+    loop {
+        if let Ok(channel) = Channel::connect(&files.socket) {
+            return Ok(channel);
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(Some(elicit_platform::process::exit_code(status)));
+        }
+        if Instant::now() > deadline {
+            return Err(None);
+        }
+        // Listening takes the holder a few milliseconds from its start;
+        // this polls for it, bounded above.
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// A holder that ended before it listened: what it printed.
+fn ended_early(files: &Files, exit: i32) -> Outcome {
+    let read = |path: &Path| std::fs::read_to_string(path).unwrap_or_default();
+    let outcome = Outcome::Finished {
+        stdout: read(&files.out),
+        stderr: read(&files.err),
+        exit,
+    };
+    files.remove();
+    outcome
+}
+
+/// Sends `request` and waits for the call to park or end.
+fn ask(mut channel: Channel, request: &ToHolder) -> Result<Outcome, ParkError> {
+    protocol::send(&mut channel, request)
+        .map_err(|e| ParkError::failed(format!("cannot reach the parked call: {e}")))?;
+    let mut reader = protocol::reader(channel);
+    match protocol::receive(&mut reader, protocol::FROM_HOLDER_LIMIT)? {
+        Some(FromHolder::Parked { parked, stderr }) => Ok(Outcome::Parked { parked, stderr }),
+        Some(FromHolder::Finished {
+            stdout,
+            stderr,
+            exit,
+        }) => Ok(Outcome::Finished {
+            stdout,
+            stderr,
+            exit,
+        }),
+        Some(FromHolder::Refused { message, exit }) => Err(ParkError { message, exit }),
+        Some(FromHolder::Busy { message }) => Err(ParkError {
+            message,
+            exit: EXIT_GONE,
+        }),
+        Some(FromHolder::Described { .. }) | None => Err(ParkError::failed(
+            "the parked call ended without a word (it was ended from outside)",
+        )),
+    }
+}
+
+/// Connects to parked call `id`; a call that is not there is
+/// [`EXIT_GONE`] (and files it left behind are removed).
+fn connect(id: &str) -> Result<Channel, ParkError> {
+    place::check_id(id)?;
+    let folder = place::folder()?;
+    let files = Files::of(&folder, id);
+    Channel::connect(&files.socket).map_err(|e| {
+        if local::is_stale(&e) {
+            files.remove();
+        }
+        match e.kind() {
+            io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused => ParkError::gone(id),
+            _ => ParkError::failed(format!("cannot reach the parked call {id}: {e}")),
+        }
+    })
+}
+
+/// Sends `answers` (each as `-a` takes it) to parked call `id`, and waits
+/// for it to park again or end. Answers that do not fit the form are
+/// refused (exit 2) and the call stays parked.
+pub fn respond(id: &str, answers: Vec<String>) -> Result<Outcome, ParkError> {
+    ask(connect(id)?, &ToHolder::Answer { answers })
+}
+
+/// A parked call as `pending` lists it.
+#[derive(Debug, Clone)]
+pub struct Parked {
+    /// The call's id.
+    pub id: String,
+    /// What `call --park` printed for it (`None` while it runs).
+    pub parked: Option<Value>,
+    /// Seconds since it parked.
+    pub age: u64,
+}
+
+/// What parked call `id` asks now.
+pub fn describe(id: &str) -> Result<Parked, ParkError> {
+    let mut channel = connect(id)?;
+    let _ = channel.set_read_timeout(Some(DESCRIBE_LIMIT));
+    protocol::send(&mut channel, &ToHolder::Describe)
+        .map_err(|e| ParkError::failed(format!("cannot reach the parked call {id}: {e}")))?;
+    let mut reader = protocol::reader(channel);
+    match protocol::receive(&mut reader, protocol::FROM_HOLDER_LIMIT)? {
+        Some(FromHolder::Described { parked, age }) => Ok(Parked {
+            id: id.to_string(),
+            parked,
+            age,
+        }),
+        _ => Err(ParkError::gone(id)),
+    }
+}
+
+/// The user's parked calls, oldest id first; calls that ended unseen are
+/// cleared away.
+pub fn pending() -> Result<Vec<Parked>, ParkError> {
+    let folder = place::folder()?;
+    let mut calls = Vec::new();
+    for id in place::ids(&folder)? {
+        match describe(&id) {
+            Ok(call) => calls.push(call),
+            Err(e) if e.exit == EXIT_GONE => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(calls)
+}

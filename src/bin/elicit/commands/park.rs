@@ -1,0 +1,249 @@
+//! `elicit call --park`, `elicit respond`, `elicit pending` and the parked
+//! call's holder (`elicit __park-hold`, which `call --park` starts): the
+//! flags and the printing around `elicit_park`.
+
+use std::ffi::OsString;
+use std::io::{IsTerminal, Write};
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use elicit::elicitation::resolve::{self, Elicitation, NoTerminal, SchemaCache};
+use elicit::park::client::{self, Outcome};
+use elicit::park::holder::{Holder, HolderOptions};
+use elicit::park::{ParkError, EXIT_PARKED};
+use elicit::text::sanitize::{sanitize_block, sanitize_line};
+use elicit::{ElicitationParams, ScriptedAnswers};
+
+use super::{json_text, print_line};
+use crate::cli::{HoldArgs, PendingArgs, RespondArgs};
+
+/// How long a holder waits for the `call --park` that started it.
+const WATCHER_WAIT: Duration = Duration::from_secs(30);
+/// How long the servers of an expired call have to end before SIGKILL.
+const END_GRACE: Duration = Duration::from_secs(2);
+
+/// `elicit call --park`: the same call, run by a holder in the background;
+/// prints the parked object (exit 5) or what the call printed.
+pub fn launch() -> i32 {
+    let words: Vec<OsString> = std::env::args_os().collect();
+    let Some(at) = words.iter().position(|w| w == "call") else {
+        return report(ParkError::usage("--park is a flag of elicit call"));
+    };
+    let call_words = words[at + 1..].to_vec();
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => return report(ParkError::failed(format!("cannot find elicit itself: {e}"))),
+    };
+    print_outcome(client::launch(|id| {
+        let mut command = Command::new(&exe);
+        command
+            .arg("__park-hold")
+            .arg("--park-id")
+            .arg(id)
+            .args(&call_words);
+        command
+    }))
+}
+
+/// The holder: the call, its open questions parked until answered or
+/// expired; what it printed goes to whoever waits.
+pub fn hold(args: &HoldArgs) -> i32 {
+    let folder = match elicit::park::place::folder() {
+        Ok(folder) => folder,
+        Err(e) => return report(e),
+    };
+    let server = match (&args.call.target.url, &args.call.target.command) {
+        (Some(url), _) => url.clone(),
+        (None, command) => command.join(" "),
+    };
+    let options = HolderOptions {
+        id: args.id.clone(),
+        park_for: args.call.park_for,
+        server,
+        end_servers: Box::new(|| elicit::transport::process_group::terminate_all(END_GRACE)),
+    };
+    let mut holder = match Holder::start(&folder, options) {
+        Ok(holder) => holder,
+        Err(e) => return report(e),
+    };
+    if !holder.wait_for_watcher(WATCHER_WAIT) {
+        return holder.finish(1);
+    }
+    let code = super::call::run_with(&args.call, Some(&mut holder));
+    holder.finish(code)
+}
+
+/// `elicit respond ID`: the answer, checked by the holder against the form,
+/// then what the call prints next.
+pub fn respond(args: &RespondArgs) -> i32 {
+    if let Err(e) = elicit::park::place::check_id(&args.id) {
+        return report(e);
+    }
+    match respond_answers(args) {
+        Ok(answers) => print_outcome(client::respond(&args.id, answers)),
+        Err(e) => report(e),
+    }
+}
+
+/// The answers to send, from `-a`, `--answers`, `--ui` or stdin.
+fn respond_answers(args: &RespondArgs) -> Result<Vec<String>, ParkError> {
+    if args.ui.is_some() || args.answers_file.is_some() {
+        return asked_answer(args).map(|answer| vec![answer]);
+    }
+    if !args.answers.is_empty() {
+        // `@FILE` is read here, by the user's own command.
+        return args
+            .answers
+            .iter()
+            .map(|a| match a.strip_prefix('@') {
+                Some(path) => elicit::elicitation::answers::read_answer_file(path)
+                    .map_err(|e| ParkError::usage(format!("cannot read {path:?}: {e}"))),
+                None => Ok(a.clone()),
+            })
+            .collect();
+    }
+    if std::io::stdin().is_terminal() {
+        return Err(ParkError::usage(
+            "no answer: give -a NAME=VALUE (or accept, decline, cancel), --answers FILE, --ui terminal|browser, or the Answer JSON on stdin",
+        ));
+    }
+    let bytes = super::read_input(None).map_err(|e| ParkError::usage(e.to_string()))?;
+    let text =
+        elicit::elicitation::input::decode(&bytes).map_err(|e| ParkError::usage(e.to_string()))?;
+    Ok(vec![text.trim().to_string()])
+}
+
+/// The answer answer rules (`--answers`) or a person (`--ui`) give the
+/// parked question, as an ElicitResult's JSON.
+fn asked_answer(args: &RespondArgs) -> Result<String, ParkError> {
+    let described = client::describe(&args.id)?;
+    let Some(parked) = described.parked else {
+        return Err(ParkError::gone(&args.id));
+    };
+    let elicitation = parked_elicitation(&parked)?;
+    let usage = |e: elicit::error::ElicitError| ParkError {
+        message: e.to_string(),
+        exit: e.exit_code(),
+    };
+    let scripted = ScriptedAnswers::default();
+    let result = match (&args.answers_file, args.ui) {
+        (Some(path), _) => {
+            let rules = elicit::answers::AnswerRules::load(path)
+                .map_err(|e| ParkError::usage(format!("--answers {e}")))?;
+            let nobody = NoTerminal {
+                detail: "no rule of --answers matches it".into(),
+            };
+            let mut rules =
+                elicit::answers::RulesResolver::new(Some(rules.into()), nobody, false, false);
+            resolve::resolve(&elicitation, &scripted, true, &mut rules).map_err(usage)?
+        }
+        (None, ui) => {
+            let mut person = elicit::person::choose(&elicit::person::PersonOptions {
+                ui: ui.unwrap_or_default().into(),
+                no_input: false,
+                server: None,
+                timeout: None,
+                timeout_flag: "--prompt-timeout",
+                browser: None,
+                no_open: false,
+                ci: false,
+                wording: elicit::person::FLAGS,
+            });
+            resolve::resolve(&elicitation, &scripted, true, person.resolver()).map_err(usage)?
+        }
+    };
+    Ok(result.to_value().to_string())
+}
+
+/// The parked question, read back from its object.
+fn parked_elicitation(parked: &Value) -> Result<Elicitation, ParkError> {
+    let request = &parked["elicitation"];
+    let prompt = request["prompt"].as_str().unwrap_or_default();
+    let params = match (request["kind"].as_str(), request["url"].as_str()) {
+        (Some("authorization"), Some(url)) => ElicitationParams::url(prompt, url),
+        _ => ElicitationParams::form(prompt, request["data"]["schema"].clone()),
+    };
+    let mut e = Elicitation::prepare(params, &mut SchemaCache::single_use())
+        .map_err(|e| ParkError::failed(format!("the parked question cannot be read: {e}")))?;
+    e.server = parked["server"].as_str().map(str::to_string);
+    e.tool = parked["tool"].as_str().map(str::to_string);
+    Ok(e)
+}
+
+/// `elicit pending`: the user's parked calls.
+pub fn pending(args: &PendingArgs) -> i32 {
+    let calls = match client::pending() {
+        Ok(calls) => calls,
+        Err(e) => return report(e),
+    };
+    let listed: Vec<Value> = calls
+        .iter()
+        .filter_map(|call| {
+            let parked = call.parked.as_ref()?;
+            Some(json!({
+                "id": call.id,
+                "server": parked["server"],
+                "tool": parked["tool"],
+                "question": parked["elicitation"]["prompt"],
+                "age": call.age,
+                "expires": parked["expires"],
+                "elicitation": parked["elicitation"],
+                "respond": parked["respond"],
+            }))
+        })
+        .collect();
+    if args.json {
+        return print_line(&json_text(&listed, false));
+    }
+    if listed.is_empty() {
+        eprintln!("elicit: no parked calls");
+        return 0;
+    }
+    for call in &listed {
+        let text = |v: &Value| sanitize_line(v.as_str().unwrap_or("-"));
+        println!(
+            "{}  {}s  {} {}: {} (expires {})",
+            text(&call["id"]),
+            call["age"],
+            text(&call["server"]),
+            text(&call["tool"]),
+            text(&call["question"]),
+            text(&call["expires"]),
+        );
+    }
+    0
+}
+
+/// Prints how a call came back: the parked object (exit 5), or what the
+/// call printed and its status.
+fn print_outcome(outcome: Result<Outcome, ParkError>) -> i32 {
+    match outcome {
+        Ok(Outcome::Parked { parked, stderr }) => {
+            eprint!("{stderr}");
+            match print_line(&json_text(&parked, false)) {
+                0 => EXIT_PARKED,
+                failed => failed,
+            }
+        }
+        Ok(Outcome::Finished {
+            stdout,
+            stderr,
+            exit,
+        }) => {
+            eprint!("{stderr}");
+            let mut out = std::io::stdout().lock();
+            match out.write_all(stdout.as_bytes()).and_then(|()| out.flush()) {
+                Ok(()) => exit,
+                Err(e) => report(ParkError::failed(format!("cannot write the result: {e}"))),
+            }
+        }
+        Err(e) => report(e),
+    }
+}
+
+fn report(e: ParkError) -> i32 {
+    eprintln!("elicit: {}", sanitize_block(&e.message));
+    e.exit
+}

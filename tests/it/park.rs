@@ -1,0 +1,386 @@
+//! `elicit call --park` against real servers, with no terminal: the call
+//! parks at its first question (exit 5, one JSON object), `elicit pending`
+//! lists it, `elicit respond` answers it (a wrong answer is refused and
+//! the call stays parked; a right one gets the tool's result), a tool that
+//! asks again parks again, an expired call ends whole, another local user
+//! can neither list nor answer it; over stdio and Streamable HTTP.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::{json, Value};
+
+use crate::common::{http_server, installed, server_everything, Run, Test};
+
+/// A private runtime folder per test (the parked calls of one test are not
+/// another's), readable by others at its top so that only elicit's own
+/// folder inside stands in another user's way.
+struct Place {
+    root: tempfile::TempDir,
+}
+
+impl Place {
+    fn new() -> Place {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        Place { root }
+    }
+
+    fn test(&self) -> Test {
+        Test::new()
+            .no_terminal()
+            .env("XDG_RUNTIME_DIR", self.root.path())
+            .env_remove("ELICIT_PARK")
+    }
+
+    fn folder(&self) -> PathBuf {
+        self.root.path().join("elicit")
+    }
+
+    /// The files left in elicit's folder.
+    fn files(&self) -> Vec<String> {
+        std::fs::read_dir(self.folder())
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn pending(&self) -> Vec<Value> {
+        let run = self.test().args(["pending", "--json"]).run();
+        run.success();
+        run.json().as_array().unwrap().clone()
+    }
+
+    fn respond(&self, id: &str, answers: &[&str]) -> Run {
+        let mut args = vec!["respond".to_string(), id.to_string()];
+        for a in answers {
+            args.push("-a".into());
+            args.push(a.to_string());
+        }
+        self.test().args(args).run()
+    }
+}
+
+fn python() -> String {
+    installed();
+    crate::common::page::root()
+        .join(".deps/venv/bin/python")
+        .display()
+        .to_string()
+}
+
+fn server(script: &str) -> Vec<String> {
+    let path = crate::common::page::root()
+        .join("tests/servers")
+        .join(script);
+    vec![python(), path.display().to_string()]
+}
+
+/// `call --park` with `args`; the parked object (exit 5 asserted).
+fn parked(run: &Run) -> Value {
+    run.expect_code(5);
+    let object = run.json();
+    assert!(object["parked"].is_string(), "{object}");
+    object
+}
+
+/// The tool's result text (FastMCP: one text block of compact JSON).
+fn tool_text(run: &Run) -> Value {
+    let result = run.json();
+    serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn fastmcp_parks_refuses_a_wrong_answer_and_gets_the_right_one() {
+    let place = Place::new();
+    let log = place.root.path().join("call.jsonl");
+    let run = place
+        .test()
+        .args(["call", "--park", "--tool", "form_ctx", "--log"])
+        .arg(&log)
+        .server(&server("fastmcp_server.py"))
+        .run();
+    let ended = SystemTime::now();
+    let object = parked(&run);
+    let id = object["parked"].as_str().unwrap().to_string();
+    assert_eq!(object["tool"], "form_ctx");
+    assert_eq!(object["server"], "fastmcp-elicit-test");
+    assert_eq!(object["respond"], format!("elicit respond {id}"));
+    assert_eq!(object["elicitation"]["kind"], "input");
+    assert_eq!(object["elicitation"]["prompt"], "Tell us about yourself");
+    let schema = &object["elicitation"]["data"]["schema"];
+    assert_eq!(schema["properties"]["age"]["type"], "integer");
+    assert!(humantime::parse_rfc3339(object["expires"].as_str().unwrap()).is_ok());
+    // Parked within a second of the question's arrival.
+    let asked = question_time(&log);
+    let after = ended.duration_since(asked).unwrap_or_default();
+    assert!(
+        after < Duration::from_secs(1),
+        "parked {after:?} after the question"
+    );
+
+    let listed = place.pending();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["id"], id.as_str());
+    assert_eq!(listed[0]["tool"], "form_ctx");
+    assert_eq!(listed[0]["question"], "Tell us about yourself");
+
+    let wrong = place.respond(&id, &["name=Ada", "age=old", "color=red"]);
+    wrong.expect_code(2).stderr_has("age");
+    assert_eq!(wrong.stdout, "");
+    assert_eq!(
+        place.pending().len(),
+        1,
+        "still parked after a wrong answer"
+    );
+
+    let right = place.respond(&id, &["name=Ada", "age=36", "color=red"]);
+    right.success();
+    assert_eq!(
+        tool_text(&right),
+        json!({"action": "accept", "content": {"name": "Ada", "age": 36, "color": "red"}})
+    );
+    assert!(place.pending().is_empty());
+    assert_eq!(
+        place.files(),
+        Vec::<String>::new(),
+        "nothing of the call is left"
+    );
+    place
+        .respond(&id, &["accept"])
+        .expect_code(6)
+        .stderr_has("no parked call");
+}
+
+/// When the call's log says the server's question arrived.
+fn question_time(log: &Path) -> SystemTime {
+    let text = std::fs::read_to_string(log).unwrap();
+    let line = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["dir"] == "recv" && l["message"]["method"] == "elicitation/create")
+        .expect("the question is in the log");
+    humantime::parse_rfc3339_weak(line["time"].as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn server_everything_parks_and_the_tool_gets_the_answer() {
+    let place = Place::new();
+    let run = place
+        .test()
+        .args(["call", "--park", "--tool", "trigger-elicitation-request"])
+        .server(&server_everything())
+        .run();
+    let object = parked(&run);
+    let id = object["parked"].as_str().unwrap();
+    assert_eq!(object["elicitation"]["kind"], "input");
+    let right = place.respond(id, &["decline"]);
+    right.success();
+    let result = right.json();
+    let text = result["content"].to_string();
+    assert!(text.contains("decline"), "the tool got the decline: {text}");
+    assert!(place.pending().is_empty());
+}
+
+#[test]
+fn a_tool_that_asks_three_times_parks_three_times() {
+    let place = Place::new();
+    let run = place
+        .test()
+        .args(["call", "--park", "--tool", "book"])
+        .server(&server("fastmcp_steps.py"))
+        .run();
+    let first = parked(&run);
+    let id = first["parked"].as_str().unwrap().to_string();
+    assert_eq!(first["elicitation"]["prompt"], "Who is travelling?");
+    let second = parked(&place.respond(&id, &["name=Ada", "seats=2"]));
+    assert_eq!(second["elicitation"]["prompt"], "Which class?");
+    assert_eq!(second["parked"], id.as_str(), "the same call, parked again");
+    let third = parked(&place.respond(&id, &["cabin=business"]));
+    assert_eq!(third["elicitation"]["prompt"], "Confirm the booking");
+    let done = place.respond(&id, &["confirm=true", "note=aisle"]);
+    done.success();
+    let result = tool_text(&done);
+    assert_eq!(result["name"], "Ada");
+    assert_eq!(result["seats"], 2);
+    assert_eq!(result["cabin"], "business");
+    assert_eq!(result["confirm"], true);
+    assert_eq!(result["note"], "aisle");
+}
+
+/// The processes whose environment holds `mark` (the call's, its holder's,
+/// its server's: they all inherit it).
+fn marked_processes(mark: &str) -> Vec<u32> {
+    let needle = format!("ELICIT_PARK_TEST_MARK={mark}");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == needle.as_bytes()))
+        })
+        .collect()
+}
+
+/// Waits up to `limit` for `done`; whether it came.
+fn within(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    done()
+}
+
+#[test]
+fn an_expired_call_is_cancelled_and_nothing_of_it_is_left() {
+    let place = Place::new();
+    let mark = uuid::Uuid::new_v4().to_string();
+    let run = place
+        .test()
+        .env("ELICIT_PARK_TEST_MARK", &mark)
+        .args(["call", "--park", "--park-for", "3s", "--tool", "form_ctx"])
+        .server(&server("fastmcp_server.py"))
+        .run();
+    let id = parked(&run)["parked"].as_str().unwrap().to_string();
+    assert!(
+        !marked_processes(&mark).is_empty(),
+        "the holder and the server run"
+    );
+    assert!(
+        within(Duration::from_secs(20), || marked_processes(&mark)
+            .is_empty()),
+        "the call's processes still run after its expiry: {:?}",
+        marked_processes(&mark)
+    );
+    place
+        .respond(&id, &["accept"])
+        .expect_code(6)
+        .stderr_has("expired");
+    assert_eq!(
+        place.files(),
+        Vec::<String>::new(),
+        "nothing of the call is left"
+    );
+}
+
+#[test]
+fn streamable_http_server_parks_and_gets_the_answer() {
+    let place = Place::new();
+    let http = http_server(&python(), &["tests/servers/fastmcp_server.py"]);
+    let run = place
+        .test()
+        .args(["call", "--park", "--tool", "form_ctx", &http.url()])
+        .run();
+    let id = parked(&run)["parked"].as_str().unwrap().to_string();
+    assert_eq!(place.pending().len(), 1);
+    let right = place.respond(&id, &["name=Bo", "age=7", "color=blue"]);
+    right.success();
+    assert_eq!(
+        tool_text(&right),
+        json!({"action": "accept", "content": {"name": "Bo", "age": 7, "color": "blue"}})
+    );
+}
+
+#[test]
+fn another_local_user_can_neither_list_nor_answer_a_parked_call() {
+    let place = Place::new();
+    let run = place
+        .test()
+        .args(["call", "--park", "--park-for", "60s", "--tool", "form_ctx"])
+        .server(&server("fastmcp_server.py"))
+        .run();
+    let id = parked(&run)["parked"].as_str().unwrap().to_string();
+    // The binary where the other user can run it.
+    let bin = place.root.path().join("elicit-bin");
+    std::fs::copy(crate::common::BIN, &bin).unwrap();
+    let root = place.root.path().display().to_string();
+    let bin = bin.display().to_string();
+    let script = format!(
+        "XDG_RUNTIME_DIR={root} {bin} pending --json; echo \"pending=$?\"; \
+         XDG_RUNTIME_DIR={root} {bin} respond {id} -a decline; echo \"respond=$?\"; \
+         cat {root}/elicit/{id}.err; echo \"read=$?\""
+    );
+    let Some(mut other) = crate::common::page::as_other_user("/bin/sh", &["-c", &script]) else {
+        place.respond(&id, &["cancel"]);
+        return;
+    };
+    let out = other.output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("pending=1"), "{said}\n{err}");
+    assert!(said.contains("respond=1"), "{said}\n{err}");
+    assert!(!said.contains("read=0"), "{said}\n{err}");
+    assert!(!said.contains(&id), "the other user saw the call: {said}");
+    assert!(err.contains("belongs to uid"), "{err}");
+    // Still parked, and answerable by its own user.
+    assert_eq!(place.pending().len(), 1);
+    place
+        .respond(&id, &["name=Ada", "age=1", "color=red"])
+        .success();
+}
+
+#[test]
+fn a_url_question_parks_with_its_host_and_takes_an_answer_on_stdin() {
+    let place = Place::new();
+    let run = place
+        .test()
+        .env("BROWSER", "false")
+        .args(["call", "--park", "--tool", "connect_url"])
+        .server(&server("fastmcp_server.py"))
+        .run();
+    let object = parked(&run);
+    let id = object["parked"].as_str().unwrap().to_string();
+    assert_eq!(object["elicitation"]["kind"], "authorization");
+    assert_eq!(
+        object["elicitation"]["url"],
+        "https://example.com/connect?session=abc"
+    );
+    assert_eq!(object["host"], "example.com");
+    assert!(object["warnings"].is_array(), "{object}");
+    let answered = place
+        .test()
+        .args(["respond", &id])
+        .stdin(r#"{"id":"x","ok":false,"reason":"declined"}"#)
+        .run();
+    answered.success();
+    assert_eq!(
+        tool_text(&answered),
+        json!({"action": "decline", "content": null})
+    );
+}
+
+#[test]
+fn respond_takes_answer_rules() {
+    let place = Place::new();
+    let rules = place.root.path().join("rules.json");
+    std::fs::write(
+        &rules,
+        r#"{"elicit": "answers/1", "rules": [
+            {"match": {"message": "^Tell"}, "answer": {"name": "Rule", "age": "33", "color": "green"}}
+        ]}"#,
+    )
+    .unwrap();
+    let run = place
+        .test()
+        .args(["call", "--park", "--tool", "form_ctx"])
+        .server(&server("fastmcp_server.py"))
+        .run();
+    let id = parked(&run)["parked"].as_str().unwrap().to_string();
+    let answered = place
+        .test()
+        .args(["respond", &id, "--answers"])
+        .arg(&rules)
+        .run();
+    answered.success();
+    assert_eq!(
+        tool_text(&answered),
+        json!({"action": "accept", "content": {"name": "Rule", "age": 33, "color": "green"}})
+    );
+}
