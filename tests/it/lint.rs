@@ -1358,8 +1358,10 @@ fn strict_proxy_reports_a_2026_list_result_without_what_its_revision_requires() 
         run.stderr
     );
 }
+
 /// A cassette that names its revision is linted under it, and the header
 /// says so: the cassette's, not `--protocol`'s.
+#[test]
 fn a_cassettes_revision_is_said_to_be_the_cassettes() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("old.cassette.json");
@@ -1368,16 +1370,24 @@ fn a_cassettes_revision_is_said_to_be_the_cassettes() {
             {"type": "object", "properties": {"a": {"type": "string"}}}}}]});
     std::fs::write(&file, cassette.to_string()).unwrap();
     let o = elicit(&["lint", file.to_str().unwrap()]);
+    assert!(
         o.stdout
             .contains("MCP 2025-11-25 (the cassette's protocol)"),
+        "{}",
         o.stdout
+    );
     let o = elicit(&["lint", "--protocol", "2025-06-18", file.to_str().unwrap()]);
+    assert!(
         o.stdout.contains("MCP 2025-06-18 (--protocol)"),
+        "{}",
         o.stdout
+    );
+}
 
 /// `elicit lint DIR` lints the folder's cassettes as `elicit test DIR`
 /// finds them; a folder with none, or a path not there, is a usage error
 /// that leaves nothing on stdout (no SARIF that reads as a clean run).
+#[test]
 fn lint_a_folder_lints_its_cassettes_and_a_bad_path_leaves_no_sarif() {
     let dir = tempfile::tempdir().unwrap();
     let nested = dir.path().join("flows/nested");
@@ -1410,10 +1420,12 @@ fn lint_a_folder_lints_its_cassettes_and_a_bad_path_leaves_no_sarif() {
             .expect_code(2)
             .stdout_is("");
     }
+}
 
 /// Over Streamable HTTP, a TypeScript SDK server sends a URL elicitation's
 /// completion on its standalone GET stream: `--strict` sees it (no
 /// `session-url-completion-missing`) and `-v` shows it, as over stdio.
+#[test]
 fn strict_over_streamable_http_sees_the_completion_on_the_get_stream() {
     crate::common::installed();
     let server = crate::common::http_server("node", &["tests/servers/ts_url_complete_server.cjs"]);
@@ -1428,3 +1440,4 @@ fn strict_over_streamable_http_sees_the_completion_on_the_get_stream() {
         )
         .stderr_has("strict: 0 errors, 0 warnings, 0 infos in 1 elicitation")
         .stderr_lacks("session-url-completion-missing");
+}
