@@ -670,7 +670,9 @@ fn the_readme_installs_with_the_lock_file() {
 }
 
 /// The README's "Test your own server" lines run as written (with the
-/// pinned venv's python, and a free port for 8000).
+/// pinned venv's python, and a free port for 8000), in a fresh folder as
+/// in a new repository: the record line makes `elicit-tests/`, and the
+/// loop's `elicit test` then replays what it recorded.
 #[test]
 fn the_readme_test_your_own_server_lines_run() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
@@ -681,9 +683,11 @@ fn the_readme_test_your_own_server_lines_run() {
         .expect("the README has a Test your own server section");
     let http = HttpServer::start("fastmcp_server.py");
     let python = python();
+    let repo = tempfile::tempdir().unwrap();
     let mut ran = 0;
     for line in section.lines() {
         let line = line.trim().trim_end_matches('.').trim_matches('`');
+        let line = line.split("   # ").next().unwrap_or(line).trim();
         let Some(rest) = line.strip_prefix("elicit call ") else {
             continue;
         };
@@ -696,9 +700,18 @@ fn the_readme_test_your_own_server_lines_run() {
                 "python tests/servers/",
                 &format!("{python} {}/", root().join("tests/servers").display()),
             )
+            .replace(
+                "-- elicit mock fixtures/",
+                &format!(
+                    "-- {} mock {}/",
+                    crate::common::BIN,
+                    root().join("fixtures").display()
+                ),
+            )
             .replace("127.0.0.1:8000", &format!("127.0.0.1:{}", http.1));
         let words: Vec<&str> = cmd.split_whitespace().collect();
         let out = Test::new()
+            .current_dir(repo.path())
             .arg("call")
             .args(["--server-log", "/dev/null"])
             .args(&words)
@@ -711,7 +724,16 @@ fn the_readme_test_your_own_server_lines_run() {
         );
         ran += 1;
     }
-    assert_eq!(ran, 3, "{section}");
+    assert_eq!(ran, 5, "{section}");
+    // The loop's second step, in the same folder: what step 1 recorded replays.
+    assert!(section.contains("\nelicit test\n"), "{section}");
+    let replay = Test::new().current_dir(repo.path()).arg("test").run();
+    assert_eq!(replay.code, 0, "{}\n{}", replay.stdout, replay.stderr);
+    assert!(
+        replay.stdout.contains("form.cassette.json"),
+        "{}",
+        replay.stdout
+    );
 }
 
 /// A scripted accept of a URL elicitation launches nothing.
