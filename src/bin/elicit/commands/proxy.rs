@@ -52,6 +52,7 @@ fn run_proxy(args: &ProxyArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
             strict: strict.cloned(),
             record: None,
             task_budget: None,
+            keepalive_interval: None,
         },
         record: args.record.clone(),
         log,

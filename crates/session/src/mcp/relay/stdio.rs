@@ -147,6 +147,18 @@ impl Sides for Pipes {
     fn to_client(&self, message: &Value) {
         self.send_to_client(&line_of(message), "client", true);
     }
+
+    fn to_client_if(&self, make: &dyn Fn() -> Option<Value>) {
+        let mut w = self.to_client.lock().expect("client writer lock");
+        let Some(message) = make() else {
+            return;
+        };
+        let line = line_of(&message);
+        if let Some(log) = &self.log {
+            log.record_party("recv", "client", Ok(&message));
+        }
+        let _ = w.write_all(&line).and_then(|_| w.flush());
+    }
 }
 
 impl MessageLog {
