@@ -45,6 +45,9 @@ fn a_client_with_a_5_s_timeout_reset_by_progress_gets_a_result_answered_at_12_s(
     let asked = Instant::now();
     // The person takes their time: well past the client's own timeout.
     std::thread::sleep(ANSWERED_AFTER.saturating_sub(asked.elapsed()));
+    if let Ok(gave_up) = client.lines.try_recv() {
+        panic!("the client gave up before the person answered: {gave_up}");
+    }
     let page = open_page(&address);
     let port = page.port;
     let (status, html) = page.request("GET", "", "", "");
