@@ -21,7 +21,7 @@ fn main() {
 
 /// `Cli::parse()`, with a tip for a server command written without `--`.
 fn parse_flags(args: impl Iterator<Item = std::ffi::OsString>) -> Cli {
-    let args: Vec<std::ffi::OsString> = args.collect();
+    let args = cli::server_command::dashes_before_command(args.collect());
     let parsed = Cli::try_parse_from(&args);
     parsed.unwrap_or_else(|mut e| {
         if let Some(tip) = dashes_tip(&e, &args) {

@@ -93,11 +93,6 @@ impl<S: Sides> Relay<S> {
         declared.left_to_elicit(self.options.passthrough_declared, mode)
     }
 
-    /// Whether `--strict` is on.
-    pub(crate) fn strict_on(&self) -> bool {
-        self.options.strict.is_some()
-    }
-
     /// Shows a server message to `--strict`, when on.
     pub(super) fn observe(&self, msg: &Value, request: Option<&str>) {
         if let Some(strict) = &self.options.strict {

@@ -137,6 +137,12 @@ impl<S: Sides> Relay<S> {
         };
         if let Some(method) = obj.get("method").and_then(Value::as_str) {
             self.observe(msg, None);
+            if method == wire::ELICITATION_COMPLETE && self.handles(Some("url")) {
+                // The client never saw a URL elicitation: elicit answered
+                // them all (and a client that declared none must get none).
+                self.note("withheld the server's notifications/elicitation/complete: elicit answered the URL elicitations");
+                return Taken::Withheld;
+            }
             if method == wire::PROGRESS {
                 if let Some(taken) = self.server_progress(msg) {
                     return taken;

@@ -493,8 +493,9 @@ fn rewrite_client_message(relay: &StdioRelay, line: &[u8]) -> Option<Value> {
 fn server_line_matters(relay: &StdioRelay, bytes: &[u8]) -> bool {
     classify::server_chunk_matters(bytes)
         || relay.awaits_reply_in(bytes)
-        // `--strict` waits for completion notifications.
-        || (relay.strict_on() && memchr::memmem::find(bytes, b"elicitation/complete").is_some())
+        // Completion notifications: `--strict` waits for them, and those of
+        // elicitations elicit answered are withheld.
+        || memchr::memmem::find(bytes, b"elicitation/complete").is_some()
 }
 
 fn relay_server(
