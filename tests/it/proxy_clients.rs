@@ -94,3 +94,25 @@ fn no_completion_reaches_a_client_that_declared_no_elicitation() {
         assert_ne!(v["method"], "notifications/elicitation/complete", "{v}");
     }
 }
+
+/// The terminal's `y: yes · n: no` hint goes with the yes/no question once
+/// it is answered: only `✔ question · answer` stays.
+#[test]
+fn the_yes_no_hint_does_not_stay_after_the_answer() {
+    use crate::common::{elicit, form};
+    let schema = json!({"type": "object", "required": ["agree"], "properties": {
+        "agree": {"type": "boolean", "title": "Agree"}, "name": {"type": "string", "title": "Name"}}});
+    let mut p = elicit(&form("Terms", schema)).spawn();
+    p.expect("y: yes · n: no")
+        .answer_settled("? Agree", "y")
+        .answer("? Name", "Ada\r")
+        .answer("Send these answers?", "\r");
+    let done =
+        p.finish_with(json!({"action": "accept", "content": {"agree": true, "name": "Ada"}}));
+    let screen = done.visible();
+    assert!(screen.contains("✔ Agree * (yes/no) · Yes"), "{screen}");
+    assert!(
+        !screen.contains("y: yes · n: no"),
+        "the hint stayed:\n{screen}"
+    );
+}
