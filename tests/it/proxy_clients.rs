@@ -116,3 +116,50 @@ fn the_yes_no_hint_does_not_stay_after_the_answer() {
         "the hint stayed:\n{screen}"
     );
 }
+
+/// A desktop client's proxy with no terminal and no browser that opens the
+/// page: the message says "no terminal" once and names the ways to the
+/// page beside the answers.
+#[test]
+fn no_terminal_and_no_browser_names_the_ways_to_the_page() {
+    let openers = tempfile::tempdir().unwrap();
+    crate::common::stub_openers(openers.path(), 3);
+    let path = format!(
+        "{}:{}",
+        openers.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let proxy = Test::new()
+        .args(["proxy", "--server-log", "/dev/null"])
+        .env("PATH", path)
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("BROWSER")
+        .env_remove("ELICIT_BROWSER")
+        .env_remove("CI")
+        .no_terminal()
+        .server(&python_sdk_server());
+    let (got, run) = crate::common::client_session(
+        proxy,
+        &[
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "desktop", "version": "0"}}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "confirm_delete", "arguments": {}}}),
+        ],
+    );
+    assert!(got.last().is_some(), "the call had a reply");
+    let said = &run.stderr;
+    assert_eq!(said.matches("no terminal").count(), 1, "{said}");
+    for fix in [
+        "--browser",
+        "ELICIT_BROWSER",
+        "--no-open",
+        "--answer",
+        "--answers",
+    ] {
+        assert!(said.contains(fix), "{fix} not named:\n{said}");
+    }
+}
