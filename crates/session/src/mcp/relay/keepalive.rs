@@ -107,7 +107,9 @@ impl<S: Sides> Relay<S> {
 
     /// Whether a person is answering one of the server's questions now.
     fn person_answering(&self) -> bool {
-        self.resolving.lock().unwrap_or_else(|e| e.into_inner()).2 > 0 && !self.lock().client_gone
+        // One lock at a time: neither is held while taking the other.
+        let resolving = self.resolving.lock().unwrap_or_else(|e| e.into_inner()).2;
+        resolving > 0 && !self.lock().client_gone
     }
 
     /// One keep-alive for each request in flight with a progress token,
