@@ -72,6 +72,12 @@ mod park;
 mod properties;
 /// `elicit proxy` between a fake client and a fake server.
 mod proxy;
+/// Clients that start `elicit proxy` their own way: no `--`, by hand on a
+/// terminal, no elicitation declared.
+mod proxy_clients;
+/// `elicit proxy` keeping a client's request alive while a person answers
+/// (a TypeScript SDK client whose timeout progress resets).
+mod proxy_keepalive;
 /// `elicit proxy URL` against servers that stall: bounds, timeouts, ending at once.
 mod proxy_url;
 /// `elicit call` with a person at a pseudo-terminal.

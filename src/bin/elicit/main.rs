@@ -24,7 +24,7 @@ fn main() {
 /// 2, which Claude Code reads as "deny"): it is reported and the hook
 /// leaves the elicitation to Claude Code (the exit status given back).
 fn parse_flags(args: impl Iterator<Item = std::ffi::OsString>) -> Result<Cli, i32> {
-    let args: Vec<std::ffi::OsString> = args.collect();
+    let args = cli::server_command::dashes_before_command(args.collect());
     let parsed = Cli::try_parse_from(&args);
     parsed.map_err(|mut e| {
         if commands::hook::is_hook_run(&args) && e.exit_code() != 0 {

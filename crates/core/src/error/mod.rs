@@ -127,7 +127,9 @@ pub enum ElicitError {
     },
 
     /// A URL elicitation with no scripted answer and no terminal.
-    #[error("a URL elicitation needs a person at a terminal (no terminal: {detail}); pass --answer accept, decline or cancel")]
+    #[error(
+        "a URL elicitation needs a person ({detail}); pass --answer accept, decline or cancel"
+    )]
     NeedsUrlAnswer {
         /// What went wrong, as shown.
         detail: String,
@@ -162,18 +164,27 @@ fn validation_message(errors: &[FieldError]) -> String {
     s
 }
 
+/// How the page's resolver begins the detail of an error when it had no
+/// terminal and no browser opened its page: the message then says "no
+/// terminal" once and names the ways to the page as well.
+pub const NO_BROWSER_DETAIL: &str = "no terminal, and no browser opened the page";
+
+/// The ways to the page a desktop client's user has, for a hint.
+const PAGE_FIXES: &str = "or show the page: --browser COMMAND (or ELICIT_BROWSER) opens it in that browser, --no-open prints its address on stderr to open by hand";
+
 fn needs_answers_message(fields: &[String], detail: Option<&str>) -> String {
-    let why = match detail {
-        Some(d) => format!("no terminal to ask on ({d})"),
-        None => "no terminal to ask on".to_string(),
+    let (why, page) = match detail {
+        Some(d) if d.starts_with(NO_BROWSER_DETAIL) => (d.to_string(), format!("; {PAGE_FIXES}")),
+        Some(d) => (format!("no terminal to ask on ({d})"), String::new()),
+        None => ("no terminal to ask on".to_string(), String::new()),
     };
     if fields.is_empty() {
         return format!(
-            "this form asks for approval only and there is {why}\nhint: answer it with --answer accept, decline or cancel"
+            "this form asks for approval only and there is {why}\nhint: answer it with --answer accept, decline or cancel{page}"
         );
     }
     format!(
-        "{} left to answer and {why}: {}\nhint: give them with --answer NAME=VALUE (--answer accept takes the defaults) or answer rules with --answers FILE; --no-input never asks",
+        "{} left to answer and {why}: {}\nhint: give them with --answer NAME=VALUE (--answer accept takes the defaults) or answer rules with --answers FILE{page}; --no-input never asks",
         if fields.len() == 1 { "1 field is" } else { "fields are" },
         fields.join(", ")
     )

@@ -348,7 +348,7 @@ impl Resolver for BrowserResolver {
                         page.changed.notify_all();
                         entry
                     };
-                    let detail = format!("no terminal, and no browser opened the page: {why}");
+                    let detail = format!("{}: {why}", elicit_core::error::NO_BROWSER_DETAIL);
                     return Err(match missing.map(|e| e.ask) {
                         Some(Ask::Form { missing, .. }) => ElicitError::NeedsAnswers {
                             fields: missing,

@@ -346,9 +346,6 @@ fn prompt_field(
             style("typing is hidden · Ctrl-R shows or hides it").dim()
         ));
     }
-    if let FieldKind::Boolean = field.kind {
-        drawn.line(&format!("  {}", style("y: yes · n: no").dim()));
-    }
     if let FieldKind::MultiSelect { .. } = field.kind {
         drawn.line(&format!(
             "  {}",

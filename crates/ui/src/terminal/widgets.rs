@@ -254,6 +254,21 @@ pub fn select(
     select_keyed(term, prompt, items, default, &[])
 }
 
+/// The hint line naming each shortcut (`y: yes · n: no`), when any works.
+fn keys_hint(items: &[String], shortcuts: &[(char, usize)], filterable: bool) -> Option<String> {
+    let named: Vec<String> = shortcuts
+        .iter()
+        .filter(|&&(_, i)| i < items.len() && !filterable)
+        .map(|&(k, i)| {
+            format!(
+                "{k}: {}",
+                console::strip_ansi_codes(&items[i]).to_lowercase()
+            )
+        })
+        .collect();
+    (!named.is_empty()).then(|| format!("  {}", style(named.join(" · ")).dim()))
+}
+
 /// [`select`], where each `(key, item)` of `shortcuts` picks that item at
 /// once (`y`/`n` on a yes/no). Ignored on a list that filters as you type.
 pub(crate) fn select_keyed(
@@ -292,10 +307,15 @@ pub(crate) fn select_keyed(
         if shown.is_empty() {
             cursor = None;
         }
-        let mut lines = vec![question_line(
+        // The keys' hint is part of the block, so it goes with it once
+        // answered (drawn above it, it stayed on the screen).
+        let mut lines: Vec<String> = keys_hint(&items, shortcuts, filterable)
+            .into_iter()
+            .collect();
+        lines.push(question_line(
             &prompt,
             filterable.then_some(filter.as_str()),
-        )];
+        ));
         for k in window(term, shown.len(), cursor, 2) {
             lines.push(item_line(&items[shown[k]], cursor == Some(k), None));
         }

@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand};
 mod choices;
 mod hook;
 mod mock;
+pub mod server_command;
 mod test;
 pub use hook::{ClaudeCodeHookArgs, HookCommand, HookFallback};
 pub use mock::{MockArgs, MOCK_HELP};
@@ -320,7 +321,9 @@ pub struct TargetArgs {
     #[arg(value_name = "URL")]
     pub url: Option<String>,
 
-    /// The stdio server's command and its arguments, after `--`.
+    /// The stdio server's command and its arguments, after `--` (for
+    /// `proxy`, `--` may be left out: its first word that is no option
+    /// starts the command).
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }

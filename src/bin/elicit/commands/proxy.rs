@@ -16,6 +16,9 @@ use crate::cli::ProxyArgs;
 
 /// `elicit proxy`: relay between the client on stdin/stdout and the server.
 pub fn run(args: &ProxyArgs) -> i32 {
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        eprintln!("{HAND_STARTED}");
+    }
     // The proxy's revision is learnt from the session; until then 2025-11-25.
     let strict = match strict_checker(
         &args.checks,
@@ -29,6 +32,10 @@ pub fn run(args: &ProxyArgs) -> i32 {
         Err(e) => report_chain(&e),
     }
 }
+
+/// Said at once when stdin is a terminal: someone started the proxy by
+/// hand, and it would otherwise sit waiting for a client's messages.
+const HAND_STARTED: &str = "elicit proxy: stdin is a terminal, but elicit proxy speaks JSON-RPC (MCP) on stdin and stdout for an MCP client: put `elicit proxy [OPTIONS] -- COMMAND` in the client's server configuration in place of the server's command (Ctrl-D ends this run); to call a tool yourself, use `elicit call`";
 
 /// Who answers, the server and how to reach it, then the proxy.
 fn run_proxy(args: &ProxyArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
@@ -52,6 +59,7 @@ fn run_proxy(args: &ProxyArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
             strict: strict.cloned(),
             record: None,
             task_budget: None,
+            keepalive_interval: None,
         },
         record: args.record.clone(),
         log,

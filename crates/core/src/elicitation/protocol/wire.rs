@@ -32,6 +32,10 @@ pub const PING: &str = "ping";
 pub const ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
 /// A request's cancellation.
 pub const CANCELLED: &str = "notifications/cancelled";
+/// Progress on a request that gave a `progressToken` in its `_meta`.
+pub const PROGRESS: &str = "notifications/progress";
+/// The `_meta` member a request names its progress token in.
+pub const PROGRESS_TOKEN: &str = "progressToken";
 /// A task's status, as the server notifies it (2025-11-25 tasks).
 pub const TASK_STATUS: &str = "notifications/tasks/status";
 /// A task's final result, waited for (2025-11-25 tasks): the server delivers

@@ -20,6 +20,9 @@ impl<S: Sides> Relay<S> {
     pub(crate) fn client_message(&self, msg: &mut Value) -> bool {
         let mut changed = self.declare_for_client(msg);
         let id_text = msg.get("id").filter(|i| !i.is_null()).map(Value::to_string);
+        if let (Some(_), Some(id)) = (msg.get("method"), &id_text) {
+            self.watch_progress(id, msg);
+        }
         match (msg.get("method").and_then(Value::as_str), id_text) {
             (Some(wire::TOOLS_LIST), Some(id)) => {
                 self.lock().list_ids.insert(id);
@@ -32,6 +35,7 @@ impl<S: Sides> Relay<S> {
             }
             (Some(wire::CANCELLED), None) => {
                 if let Some(id) = msg.pointer("/params/requestId") {
+                    self.lock().progress.remove(&id.to_string());
                     self.client_cancelled(&id.to_string());
                 }
             }

@@ -55,6 +55,12 @@ impl<S: Sides> Relay<S> {
         });
         let weak = Arc::downgrade(&relay);
         std::thread::spawn(move || resolver(weak, scripted, person, job_rx));
+        let weak = Arc::downgrade(&relay);
+        let interval = relay
+            .options
+            .keepalive_interval
+            .unwrap_or(super::KEEPALIVE_INTERVAL);
+        std::thread::spawn(move || super::keepalive::keep_alive(weak, interval));
         relay
     }
 
@@ -87,11 +93,6 @@ impl<S: Sides> Relay<S> {
         declared.left_to_elicit(self.options.passthrough_declared, mode)
     }
 
-    /// Whether `--strict` is on.
-    pub(crate) fn strict_on(&self) -> bool {
-        self.options.strict.is_some()
-    }
-
     /// Shows a server message to `--strict`, when on.
     pub(super) fn observe(&self, msg: &Value, request: Option<&str>) {
         if let Some(strict) = &self.options.strict {
@@ -118,6 +119,7 @@ impl<S: Sides> Relay<S> {
         st.tracked.remove(client_id);
         st.tool_calls.remove(client_id);
         st.rounds.remove(client_id);
+        st.progress.remove(client_id);
         st.retries.retain(|_, c| c != client_id);
         // A task elicit runs for this request, and nobody waits for it any
         // more (the client was told it failed): the server stops it.

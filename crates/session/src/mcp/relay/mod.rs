@@ -33,6 +33,7 @@ pub mod classify;
 mod client_side;
 mod engine;
 mod input_required;
+mod keepalive;
 pub(crate) mod notes;
 pub mod remote;
 mod resolver;
@@ -43,6 +44,7 @@ pub mod stdio;
 
 pub(crate) use classify::RETRY_PREFIX;
 pub(crate) use engine::Relay;
+pub use keepalive::KEEPALIVE_INTERVAL;
 pub use server_side::MAX_PENDING_ELICITATION_BYTES;
 pub(crate) use state::Taken;
 
@@ -59,6 +61,17 @@ pub(crate) trait Sides: Send + Sync + 'static {
     /// A message elicit wrote goes to the client: a retried request's final
     /// reply under the client's id, an error, a question handed on.
     fn to_client(&self, message: &Value);
+
+    /// A message elicit may write to the client, decided by `make` only
+    /// once nothing else can be written to the client (under its writer's
+    /// lock): what `make` checks still holds when the message goes out
+    /// (`None`: nothing is sent). Keep-alives use it so that none follows
+    /// the reply it keeps alive.
+    fn to_client_if(&self, make: &dyn Fn() -> Option<Value>) {
+        if let Some(message) = make() {
+            self.to_client(&message);
+        }
+    }
 }
 
 /// Which elicitation modes the client declared itself.
@@ -114,6 +127,9 @@ pub struct RelayOptions {
     /// cancelled and the client gets an error; `None`: the lifetime elicit
     /// asks the server to keep a task, [`crate::mcp::tasks::TASK_TTL_MS`].
     pub task_budget: Option<std::time::Duration>,
+    /// How often a client request with a progress token is sent progress
+    /// while a person answers; `None`: [`KEEPALIVE_INTERVAL`].
+    pub keepalive_interval: Option<std::time::Duration>,
 }
 
 /// The cassette recorder a proxy shares between its sides and its resolver.

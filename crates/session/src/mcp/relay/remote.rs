@@ -204,6 +204,14 @@ impl Sides for Remote {
         let mut out = self.client_out.lock().unwrap_or_else(|e| e.into_inner());
         write_line(&mut **out, message);
     }
+
+    fn to_client_if(&self, make: &dyn Fn() -> Option<Value>) {
+        let mut out = self.client_out.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(message) = make() {
+            self.log("recv", "client", Ok(&message));
+            write_line(&mut **out, &message);
+        }
+    }
 }
 
 /// One message as one line, in one write.

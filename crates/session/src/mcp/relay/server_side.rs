@@ -31,8 +31,16 @@ impl<S: Sides> Relay<S> {
             && st.info_ids.is_empty()
             && st.list_ids.is_empty()
             && st.runs.is_empty()
+            && st.progress.is_empty()
         {
             return false;
+        }
+        // The server's progress for a request kept alive: its value is
+        // weighed against elicit's keep-alives.
+        if !st.progress.is_empty()
+            && memchr::memmem::find(bytes, wire::PROGRESS.as_bytes()).is_some()
+        {
+            return true;
         }
         // A run's task news before the task is named: told by its method.
         if st.runs.values().any(|r| r.task_id.is_none())
@@ -48,6 +56,8 @@ impl<S: Sides> Relay<S> {
                 .keys()
                 .chain(st.info_ids.iter())
                 .chain(st.list_ids.iter())
+                // A request kept alive: its reply ends the keep-alives.
+                .chain(st.progress.keys())
                 // A run's call, until the server answers it with its task.
                 .chain(
                     st.runs
@@ -127,6 +137,17 @@ impl<S: Sides> Relay<S> {
         };
         if let Some(method) = obj.get("method").and_then(Value::as_str) {
             self.observe(msg, None);
+            if method == wire::ELICITATION_COMPLETE && self.handles(Some("url")) {
+                // The client never saw a URL elicitation: elicit answered
+                // them all (and a client that declared none must get none).
+                self.note("withheld the server's notifications/elicitation/complete: elicit answered the URL elicitations");
+                return Taken::Withheld;
+            }
+            if method == wire::PROGRESS {
+                if let Some(taken) = self.server_progress(msg) {
+                    return taken;
+                }
+            }
             if method == wire::TASK_STATUS && self.runs_task(msg) {
                 // The client made no task: news of the one elicit runs for
                 // it would name a task it never heard of.
@@ -226,6 +247,9 @@ impl<S: Sides> Relay<S> {
             None if st.tracked.contains_key(&id) => (id, false),
             None => {
                 st.tool_calls.remove(&id);
+                // Forgotten before the reply is written: no keep-alive
+                // can follow it.
+                st.progress.remove(&id);
                 return Taken::Relay;
             }
         };

@@ -72,6 +72,9 @@ pub(crate) struct State {
     /// The client asked for a task itself (a call with `task`, or with the
     /// tasks extension declared): the server's task news may be its own.
     pub(crate) client_makes_tasks: bool,
+    /// The client's requests in flight that gave a progress token, by id
+    /// text: kept alive while a person answers ([`super::keepalive`]).
+    pub(crate) progress: HashMap<String, super::keepalive::Watched>,
 }
 
 /// A task elicit runs on behalf of a client that runs none itself: from

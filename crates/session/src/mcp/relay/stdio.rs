@@ -147,6 +147,18 @@ impl Sides for Pipes {
     fn to_client(&self, message: &Value) {
         self.send_to_client(&line_of(message), "client", true);
     }
+
+    fn to_client_if(&self, make: &dyn Fn() -> Option<Value>) {
+        let mut w = self.to_client.lock().expect("client writer lock");
+        let Some(message) = make() else {
+            return;
+        };
+        let line = line_of(&message);
+        if let Some(log) = &self.log {
+            log.record_party("recv", "client", Ok(&message));
+        }
+        let _ = w.write_all(&line).and_then(|_| w.flush());
+    }
 }
 
 impl MessageLog {
@@ -481,8 +493,9 @@ fn rewrite_client_message(relay: &StdioRelay, line: &[u8]) -> Option<Value> {
 fn server_line_matters(relay: &StdioRelay, bytes: &[u8]) -> bool {
     classify::server_chunk_matters(bytes)
         || relay.awaits_reply_in(bytes)
-        // `--strict` waits for completion notifications.
-        || (relay.strict_on() && memchr::memmem::find(bytes, b"elicitation/complete").is_some())
+        // Completion notifications: `--strict` waits for them, and those of
+        // elicitations elicit answered are withheld.
+        || memchr::memmem::find(bytes, b"elicitation/complete").is_some()
 }
 
 fn relay_server(
