@@ -2,6 +2,8 @@
 
 pub mod fs;
 #[cfg(target_os = "linux")]
+mod listeners;
+#[cfg(target_os = "linux")]
 pub mod pipe;
 pub mod process;
 pub mod signals;

@@ -3,6 +3,7 @@
 mod access;
 mod acl;
 pub mod fs;
+mod listeners;
 pub mod process;
 pub mod signals;
 pub mod terminal;
