@@ -249,3 +249,111 @@ pub fn proxy_classifier(data: &[u8]) {
 fn memchr_last_newline(data: &[u8]) -> Option<usize> {
     data.iter().rposition(|b| *b == b'\n')
 }
+
+/// Claude Code's `Elicitation` hook input (what `elicit hook claude-code`
+/// reads on stdin): any JSON object, marked as that event, through the
+/// same pipeline as `input` (its shape detection reads the hook's own
+/// snake_case names).
+pub fn hook(data: &[u8]) {
+    let Ok(text) = input::decode(data) else {
+        return;
+    };
+    let Ok(Value::Object(mut event)) = input::parse_json(text) else {
+        return;
+    };
+    event.insert("hook_event_name".into(), "Elicitation".into());
+    input(Value::Object(event).to_string().as_bytes());
+}
+
+/// `data` in a file of this thread's own (the readers take a path: the
+/// bounded read of the file is part of what is fuzzed).
+fn scratch_file(name: &str, data: &[u8]) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!(
+        "elicit-fuzz-{}-{:?}-{name}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    std::fs::write(&path, data).expect("write the fuzz input to a file");
+    path
+}
+
+/// The cassette reader (`Cassette::load`: the bounded read, the schema,
+/// the values the schema cannot check); a cassette it accepts, written
+/// back, reads back the same.
+pub fn cassette(data: &[u8]) {
+    use elicit::cassette::Cassette;
+    let path = scratch_file("cassette.json", data);
+    let loaded = Cassette::load(&path);
+    if let Ok(c) = loaded {
+        c.write(&path)
+            .expect("a loaded cassette can be written back");
+        let again = Cassette::load(&path).expect("a cassette written back loads again");
+        assert_eq!(again, c, "a cassette written back reads back different");
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
+/// The answers-file reader (`--answers FILE`: `AnswerRules::load`, an
+/// answer file or a cassette read as one).
+pub fn answers_file(data: &[u8]) {
+    use elicit::answers::AnswerRules;
+    let path = scratch_file("answers.json", data);
+    let _ = AnswerRules::load(&path);
+    let _ = std::fs::remove_file(&path);
+}
+
+/// The SSE reader: the events of a stream do not depend on how its bytes
+/// arrive (all at once, or one byte a read), and none is larger than the
+/// bound.
+pub fn sse(data: &[u8]) {
+    use elicit::transport::http::sse_reader::{SseReader, MAX_EVENT_BYTES};
+    let events = |r: Box<dyn std::io::BufRead + '_>| -> Vec<Result<_, std::io::ErrorKind>> {
+        SseReader::new(r).map(|e| e.map_err(|e| e.kind())).collect()
+    };
+    let whole = events(Box::new(data));
+    let bytewise = events(Box::new(std::io::BufReader::with_capacity(1, data)));
+    assert_eq!(
+        whole, bytewise,
+        "the events depend on how the stream was read"
+    );
+    for event in whole.iter().flatten() {
+        assert!(
+            event.data.len() <= MAX_EVENT_BYTES,
+            "an event past the bound"
+        );
+    }
+}
+
+/// The browser page's readings: `SCHEMA\n---\nBODY`, the body a form
+/// posted for that schema (`application/x-www-form-urlencoded`), read as
+/// the page reads it; content the page would send passes the schema's own
+/// validation and holds only its fields. The body is also read as a
+/// `Cookie` header: no cookie's name or value holds a `;`, nor a name `=`.
+pub fn page_form(data: &[u8]) {
+    use elicit::page::{cookie_pairs, read_posted_form};
+    let (schema_text, body) = match data.iter().position(|b| *b == b'\n') {
+        Some(i) if data[i..].starts_with(b"\n---\n") => (&data[..i], &data[i + 5..]),
+        _ => (data, &b""[..]),
+    };
+    if let Ok(cookies) = std::str::from_utf8(body) {
+        for (name, value) in cookie_pairs(std::iter::once(cookies)) {
+            assert!(!name.contains([';', '=']), "cookie name {name:?}");
+            assert!(!value.contains(';'), "cookie value {value:?}");
+        }
+    }
+    let Ok(schema) = serde_json::from_slice::<Value>(schema_text) else {
+        return;
+    };
+    let Ok(form) = FormSchema::parse(&schema) else {
+        return;
+    };
+    let posted = read_posted_form(form.clone(), body);
+    if let Ok(content) = posted.content {
+        if let Err(e) = form.validate(&content) {
+            panic!("the page would send content its schema rejects: {e:?}");
+        }
+        for key in content.keys() {
+            assert!(form.field(key).is_some(), "content holds {key:?}, no field");
+        }
+    }
+}

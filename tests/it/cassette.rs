@@ -1761,6 +1761,95 @@ fn a_started_server_that_never_listens_fails_the_run_within_the_bound() {
     );
 }
 
+/// A listener that prints a JSON line when it listens and one for every
+/// connection it accepts, with what arrived on it (a second local user's).
+const PORT_THIEF: &str = r#"
+import json, socket, sys
+s = socket.socket()
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(8)
+print(json.dumps({"listening": True}), flush=True)
+while True:
+    c, _ = s.accept()
+    print(json.dumps({"accepted": True}), flush=True)
+    c.settimeout(1)
+    data = b""
+    try:
+        while len(data) < 65536:
+            d = c.recv(4096)
+            if not d:
+                break
+            data += d
+    except OSError:
+        pass
+    print(json.dumps({"received": data.decode("latin-1")}), flush=True)
+    c.close()
+"#;
+
+/// Another local user who listens on an HTTP cassette's port before the
+/// server `--start-server` starts gets nothing from elicit: not a
+/// connection, let alone the `initialize` with its `-H Authorization`; the
+/// run fails saying who listens there (#42 item 2).
+#[test]
+fn a_port_another_user_listens_on_first_gets_nothing_and_fails_the_run() {
+    use std::io::BufRead;
+    let port = crate::common::page::free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("http.cassette.json");
+    let c = json!({"elicit": "cassette/1",
+        "server": {"url": format!("http://127.0.0.1:{port}/mcp")},
+        "tool": "t", "elicitations": []});
+    std::fs::write(&file, c.to_string()).unwrap();
+    let Some(mut thief) = crate::common::page::as_other_user(
+        "/usr/bin/python3",
+        &["-c", PORT_THIEF, &port.to_string()],
+    ) else {
+        return;
+    };
+    let mut thief = thief.spawn().expect("run the listener as nobody");
+    let out = thief.stdout.take().unwrap();
+    let (tx, said) = std::sync::mpsc::channel::<Value>();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            let _ = tx.send(serde_json::from_str(&line).unwrap_or(json!({ "raw": line })));
+        }
+    });
+    let first = said.recv_timeout(Duration::from_secs(30));
+    assert_eq!(
+        first.ok(),
+        Some(json!({"listening": true})),
+        "the listener did not start"
+    );
+    // A server that would listen on the port if it could.
+    let run = test(
+        &[
+            "--start-server",
+            "sleep 30",
+            "-H",
+            "Authorization: Bearer the-secret-token",
+            file.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let _ = thief.kill();
+    let _ = thief.wait();
+    reader.join().unwrap();
+    let heard: Vec<Value> = said.try_iter().collect();
+    assert!(
+        heard.is_empty(),
+        "the other user's listener heard from elicit: {heard:?}"
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "another process (uid 65534) listens on 127.0.0.1:{port}, not the server --start-server started"
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+}
+
 /// `call --record` of a call the server refuses with a JSON-RPC error: the
 /// call still fails, the refusal is recorded as the cassette's `error`, and
 /// `elicit test` passes while the server refuses it with the same code (and

@@ -70,6 +70,31 @@ fn url_regressions() {
     replay("url", checks::url);
 }
 
+#[test]
+fn hook_regressions() {
+    replay("hook", checks::hook);
+}
+
+#[test]
+fn cassette_regressions() {
+    replay("cassette", checks::cassette);
+}
+
+#[test]
+fn answers_file_regressions() {
+    replay("answers_file", checks::answers_file);
+}
+
+#[test]
+fn page_form_regressions() {
+    replay("page_form", checks::page_form);
+}
+
+#[test]
+fn sse_regressions() {
+    replay("sse", checks::sse);
+}
+
 /// The fixtures themselves, through every check (the fuzz seed corpus).
 #[test]
 fn fixtures_pass_every_check() {
@@ -89,6 +114,11 @@ fn fixtures_pass_every_check() {
                     checks::sanitize,
                     checks::url,
                     checks::proxy_classifier,
+                    checks::hook,
+                    checks::cassette,
+                    checks::answers_file,
+                    checks::sse,
+                    checks::page_form,
                 ] {
                     check(&data);
                 }

@@ -21,9 +21,11 @@
 //! - [`process`]: a server started in a process tree of its own
 //!   ([`process::isolate`], [`process::Tree`]: a process group plus an
 //!   inherited tag on Unix, a job object on Windows), signalled and ended
-//!   whole; a browser started detached; an exit status as a number; the
-//!   processor time elicit used; elicit ended when the process that
-//!   started it is gone ([`process::end_with_parent`]);
+//!   whole, and who listens on a loopback port it was told to serve on
+//!   ([`process::Tree::loopback_listener`], [`Listener`]); a browser
+//!   started detached; an exit status as a number; the processor time
+//!   elicit used; elicit ended when the process that started it is gone
+//!   ([`process::end_with_parent`]);
 //! - [`fs`]: private directories and files (the owner alone), files opened
 //!   without following a final symbolic link, an exclusive lock, who owns a
 //!   file or folder and whether someone else could have written or may
@@ -105,6 +107,22 @@ fn refuse_unless_private(file: &std::fs::File) -> std::io::Result<()> {
         return Ok(());
     };
     Err(Error::new(ErrorKind::PermissionDenied, refusal))
+}
+
+/// Who listens on a port of 127.0.0.1 (or `::1`): whether what a
+/// connection there reaches is one of a server's processes
+/// ([`process::Tree::loopback_listener`]). Every listening socket a
+/// connection to that port could reach counts: one bound to the loopback
+/// address itself or to the wildcard address, IPv4 or IPv6.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listener {
+    /// Nothing listens there yet.
+    Nobody,
+    /// Only processes of the tree listen there.
+    Tree,
+    /// A process outside the tree listens there: who, for a message
+    /// (`uid 65534`, `pid 4242`).
+    Other(String),
 }
 
 /// What can be asked of a process, or arrive at elicit, from outside. The

@@ -3,6 +3,8 @@
 pub mod fs;
 pub mod local;
 #[cfg(target_os = "linux")]
+mod listeners;
+#[cfg(target_os = "linux")]
 pub mod pipe;
 pub mod process;
 pub mod signals;

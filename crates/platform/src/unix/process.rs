@@ -161,6 +161,27 @@ impl Tree {
         }
         out
     }
+
+    /// Who listens on 127.0.0.1:`port` (or [::1]:`port`): nobody yet,
+    /// only processes of this tree, or some other process. Linux reads
+    /// the kernel's socket tables and the tree's descriptors. Elsewhere
+    /// (macOS) there is no check yet: an error, so that a caller fails
+    /// closed rather than trusting whoever listens.
+    pub fn loopback_listener(&self, port: u16) -> io::Result<crate::Listener> {
+        #[cfg(target_os = "linux")]
+        {
+            let members: Vec<u32> = self.members().into_iter().map(|(pid, _)| pid).collect();
+            super::listeners::on_loopback(port, &members)
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = port;
+            Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "who listens on a port cannot be checked on this system yet",
+            ))
+        }
+    }
 }
 
 fn raw(signal: Signal) -> rustix::process::Signal {

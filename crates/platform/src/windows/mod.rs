@@ -4,6 +4,7 @@ mod access;
 mod acl;
 pub mod fs;
 pub mod local;
+mod listeners;
 pub mod process;
 pub mod signals;
 pub mod terminal;

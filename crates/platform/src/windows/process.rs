@@ -155,6 +155,14 @@ impl Tree {
         let n = (list.listed as usize).min(list.ids.len());
         list.ids[..n].iter().map(|&id| (id as u32, true)).collect()
     }
+
+    /// Who listens on 127.0.0.1:`port` (or [::1]:`port`): nobody yet,
+    /// only processes of this job, or some other process (from the TCP
+    /// tables' owning process ids).
+    pub fn loopback_listener(&self, port: u16) -> io::Result<crate::Listener> {
+        let members: Vec<u32> = self.members().into_iter().map(|(pid, _)| pid).collect();
+        super::listeners::on_loopback(port, &members)
+    }
 }
 
 /// Waits up to `limit` for `child` to exit, and returns how it ended (the

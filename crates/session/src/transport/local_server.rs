@@ -1,10 +1,12 @@
 //! A server `elicit test --start-server` starts for the HTTP cassettes:
 //! started once before them, in a process tree of its own like a stdio
 //! server (so it is ended whole, also on SIGTERM/SIGHUP to elicit and, on
-//! Linux, when elicit is killed), waited for until its port accepts a
-//! connection (with a bound), and ended when dropped, however the run ends.
+//! Linux, when elicit is killed), waited for until its own processes
+//! listen on its port (with a bound; a port another process listens on
+//! fails the start before anything is sent there), and ended when dropped,
+//! however the run ends.
 
-use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -12,6 +14,7 @@ use std::time::{Duration, Instant};
 use super::process_group::{self, ProcessGroup, TERM_GRACE};
 use elicit_core::error::ElicitError;
 use elicit_core::text::sanitize::sanitize_line;
+use elicit_platform::Listener;
 
 /// A server started on this machine, listening on 127.0.0.1.
 pub struct LocalServer {
@@ -27,9 +30,9 @@ pub struct LocalServer {
 
 impl LocalServer {
     /// Starts `command` (its stdin empty, its output to a private log) and
-    /// waits up to `limit` for 127.0.0.1:`port` to accept a connection.
-    /// Fails, with the server's last words, when it exits first or the
-    /// limit passes (and then it is ended).
+    /// waits up to `limit` for its processes to listen on 127.0.0.1:`port`.
+    /// Fails, with the server's last words, when it exits first, the limit
+    /// passes, or another process listens there (and then it is ended).
     pub fn start(command: &[String], port: u16, limit: Duration) -> Result<Self, ElicitError> {
         let (program, args) = command
             .split_first()
@@ -74,22 +77,39 @@ impl LocalServer {
         Ok(server)
     }
 
-    /// Until the port accepts, the server exits, or `limit` passes.
+    /// Until the port is listened on by the server's processes, the
+    /// server exits, or `limit` passes. Nothing connects to the port
+    /// meanwhile: whether a listener is the server's is read from the
+    /// system ([`ProcessGroup::loopback_listener`]), and a listener of
+    /// anyone else (another local user who took the port first) fails the
+    /// start at once, before elicit sends it anything.
     fn wait_accepting(&mut self, limit: Duration) -> Result<(), ElicitError> {
         let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, self.port));
         let deadline = Instant::now() + limit;
         loop {
-            if TcpStream::connect_timeout(&addr, Duration::from_millis(250)).is_ok() {
-                return Ok(());
-            }
+            let listener = self.group.loopback_listener(self.port).map_err(|e| {
+                ElicitError::io(
+                    format!("--start-server: cannot tell who listens on {addr}, so nothing is sent there"),
+                    e,
+                )
+            })?;
+            let other = match listener {
+                Listener::Tree => return Ok(()),
+                Listener::Other(who) => Some(who),
+                Listener::Nobody => None,
+            };
             let left = deadline.saturating_duration_since(Instant::now());
-            let failure = if left.is_zero() {
+            let failure = if let Some(who) = other {
+                format!(
+                    "another process ({who}) listens on {addr}, not the server --start-server started: nothing was sent to it"
+                )
+            } else if left.is_zero() {
                 format!(
                     "the server --start-server started did not accept connections on {addr} within {}",
                     humantime::format_duration(limit)
                 )
             } else {
-                // The pause between tries ends at once if the server exits.
+                // The pause between looks ends at once if the server exits.
                 match process_group::wait_for_exit(&mut self.child, left.min(Duration::from_millis(50))) {
                     None => continue,
                     Some(status) => format!(

@@ -57,6 +57,12 @@ impl ProcessGroup {
         self.tree.signal(signal);
     }
 
+    /// Who listens on 127.0.0.1:`port`: nobody yet, only this server's
+    /// processes, or another process.
+    pub fn loopback_listener(&self, port: u16) -> std::io::Result<elicit_platform::Listener> {
+        self.tree.loopback_listener(port)
+    }
+
     /// Ends every process of the server: SIGTERM, up to `grace` for them
     /// to go, then SIGKILL. The leader, once exited, is left for its
     /// `Child` to reap.

@@ -16,8 +16,11 @@
 //! proves itself to the page's script on every response.
 
 mod html;
+mod posted;
 mod server;
 mod submit;
+
+pub use posted::{cookie_pairs, read_posted_form, PostedForm};
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};

@@ -295,10 +295,7 @@ fn proof(page: &Page, request: &Request) -> Option<String> {
 
 /// Whether the request carries the page's session cookie.
 fn has_session(page: &Page, request: &Request) -> bool {
-    request
-        .all("Cookie")
-        .flat_map(|h| h.split(';'))
-        .filter_map(|c| c.trim().split_once('='))
+    super::cookie_pairs(request.all("Cookie"))
         .any(|(name, value)| name == COOKIE && same_secret(value, &page.session))
 }
 
@@ -473,10 +470,7 @@ fn post_answer(
     let Ok(body) = request.read_body(length) else {
         return plain(400, "the answer could not be read");
     };
-    let pairs: Vec<(String, String)> = url::form_urlencoded::parse(&body)
-        .map(|(k, v)| (k.into_owned(), v.into_owned()))
-        .collect();
-    let fields = submit::Submitted::split(pairs);
+    let fields = submit::Submitted::parse(&body);
     if !fields
         .csrf
         .as_deref()

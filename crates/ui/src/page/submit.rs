@@ -20,6 +20,15 @@ pub(super) struct Submitted {
 }
 
 impl Submitted {
+    /// The controls of an `application/x-www-form-urlencoded` body.
+    pub fn parse(body: &[u8]) -> Self {
+        Self::split(
+            url::form_urlencoded::parse(body)
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect(),
+        )
+    }
+
     pub fn split(mut pairs: Vec<(String, String)>) -> Self {
         let csrf = pairs
             .iter()

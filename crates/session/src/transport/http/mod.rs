@@ -93,7 +93,7 @@ mod client;
 mod mcp_headers;
 mod replies;
 pub mod sse;
-pub(crate) mod sse_reader;
+pub mod sse_reader;
 mod streamable;
 
 pub(crate) use client::HttpOptions;

@@ -1,0 +1,5 @@
+//! Fuzz target `hook`: see `elicit_fuzz::checks::hook` (fuzz/src/checks.rs)
+//! for what it feeds and asserts.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| elicit_fuzz::checks::hook(data));

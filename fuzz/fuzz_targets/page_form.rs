@@ -1,0 +1,5 @@
+//! Fuzz target `page_form`: see `elicit_fuzz::checks::page_form`
+//! (fuzz/src/checks.rs) for what it feeds and asserts.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| elicit_fuzz::checks::page_form(data));
