@@ -56,6 +56,9 @@ mod lint;
 /// `elicit mock`: cassettes served as an MCP server, answered by `elicit
 /// call` (stdio, HTTP, both generations) and through `elicit proxy`.
 mod mock;
+/// The npm package's `elicit` command: its install step puts the binary in
+/// the JS launcher's place where it may; the launcher runs it elsewhere.
+mod npm_launcher;
 /// Attacks on the browser page from this machine: another local user (run
 /// as `nobody`) taking its port or its address, idle connections, endless
 /// request heads.
