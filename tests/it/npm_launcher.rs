@@ -207,7 +207,21 @@ fn with_install_scripts_skipped_the_js_launcher_runs_the_binary() {
 
 #[test]
 fn the_launcher_stays_where_the_binary_must_not_replace_it() {
+    // Node as it runs on Windows, where npm's shims run the bin file with node.
+    let preload = tempfile::tempdir().unwrap();
+    let as_windows = preload.path().join("as-windows.js");
+    std::fs::write(
+        &as_windows,
+        "Object.defineProperty(process, 'platform', { value: 'win32' });\n",
+    )
+    .unwrap();
+    let node_options = format!("--require {}", as_windows.display());
     for (agent, env, why) in [
+        (
+            NPM_AGENT,
+            vec![("NODE_OPTIONS", node_options.as_str())],
+            "on Windows",
+        ),
         (
             "pnpm/9.0.0 npm/? node/v20.20.2 linux x64",
             vec![],
