@@ -8,16 +8,17 @@
 #   npm: .bin/elicit             npm install, postinstall ran (the binary in the launcher's place)
 #   npm --ignore-scripts         npm install --ignore-scripts (the JS launcher)
 #   npx elicit                   npx in each of those two projects
+# Two rounds, the second in reverse order; each row's mean is the two rounds' mean.
 #
 # Usage: bench/launchers.sh            BIN (default target/release/elicit) must exist
-# Environment: BIN, RUNS (default 100), DIST (use its wheel and npm tarballs when it holds them;
+# Environment: BIN, RUNS (runs per row and round, default 50), DIST (use its wheel and npm tarballs when it holds them;
 # otherwise the npm packages are packed here from npm/elicit-mcp and BIN, and the venv gets
 # BIN as its bin/elicit, as the wheel installs it). Offline: nothing comes from a registry.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BIN="${BIN:-${CARGO_TARGET_DIR:-$repo/target}/release/elicit}"
-RUNS="${RUNS:-100}"
+RUNS="${RUNS:-50}"
 DIST="${DIST:-$repo/dist}"
 [[ -x "$BIN" ]] || { echo "no binary at $BIN: cargo build --release, or set BIN" >&2; exit 1; }
 for tool in hyperfine jq node npm python3; do
@@ -82,23 +83,37 @@ else
   wheel_row="wheel layout: venv/bin/elicit"
 fi
 
-# ---------------------------------------------------------------- one run
-npx_cache=(--offline --cache "$work/npm-cache")
-env -u ELICIT_BINARY hyperfine -N --style basic --warmup 5 --runs "$RUNS" --output=null \
-  --export-json "$work/runs.json" \
-  -n "bare binary" "$BIN --version" \
-  -n "$wheel_row" "$work/venv/bin/elicit --version" \
-  -n "python -m elicit_mcp" "$work/venv/bin/python -m elicit_mcp --version" \
-  -n "npm: node_modules/.bin/elicit (postinstall ran)" "$work/npm/node_modules/.bin/elicit --version" \
-  -n "npm --ignore-scripts: node_modules/.bin/elicit (JS launcher)" "$work/npm-js/node_modules/.bin/elicit --version" \
-  -n "npx elicit (postinstall ran)" "env -C $work/npm npx ${npx_cache[*]} elicit --version" \
-  -n "npx elicit (JS launcher)" "env -C $work/npm-js npx ${npx_cache[*]} elicit --version" >&2
+# ---------------------------------------------------------------- two rounds
+# The rows in order, then in reverse order, so a load that changes during the run weighs
+# on every row alike; a row's figure is the mean of its two rounds.
+npx_cache="--offline --cache $work/npm-cache"
+rows=(
+  "bare binary" "$BIN --version"
+  "$wheel_row" "$work/venv/bin/elicit --version"
+  "python -m elicit_mcp" "$work/venv/bin/python -m elicit_mcp --version"
+  "npm: node_modules/.bin/elicit (postinstall ran)" "$work/npm/node_modules/.bin/elicit --version"
+  "npm --ignore-scripts: node_modules/.bin/elicit (JS launcher)" "$work/npm-js/node_modules/.bin/elicit --version"
+  "npx elicit (postinstall ran)" "env -C $work/npm npx $npx_cache elicit --version"
+  "npx elicit (JS launcher)" "env -C $work/npm-js npx $npx_cache elicit --version"
+)
+round() { # OUT-JSON INDEX...: one hyperfine run of those rows
+  local out="$1" args=() i
+  shift
+  for i in "$@"; do args+=(-n "${rows[2 * i]}" "${rows[2 * i + 1]}"); done
+  env -u ELICIT_BINARY hyperfine -N --style basic --warmup 3 --runs "$RUNS" --output=null \
+    --export-json "$out" "${args[@]}" >&2
+}
+n=$((${#rows[@]} / 2))
+round "$work/round1.json" $(seq 0 $((n - 1)))
+round "$work/round2.json" $(seq $((n - 1)) -1 0)
 
 echo
-echo "| launcher | mean | ± | ratio to the bare binary |"
-echo "|---|---|---|---|"
-jq -r '.results[0].mean as $bare | .results[] |
-  "| \(.command) | \(.mean * 1000 * 10 | round / 10) ms | \(.stddev * 1000 * 10 | round / 10) ms | \(.mean / $bare * 10 | round / 10)× |"' \
-  "$work/runs.json"
+echo "| launcher | mean (round 1, round 2) | ratio to the bare binary |"
+echo "|---|---|---|"
+jq -rs '[.[0].results, (.[1].results | reverse)] | transpose
+  | map({command: .[0].command, a: .[0].mean, b: .[1].mean, mean: ((.[0].mean + .[1].mean) / 2)})
+  | .[0].mean as $bare | .[]
+  | "| \(.command) | \(.mean * 10000 | round / 10) ms (\(.a * 10000 | round / 10), \(.b * 10000 | round / 10)) | \(.mean / $bare * 10 | round / 10)× |"' \
+  "$work/round1.json" "$work/round2.json"
 echo
 echo "Machine: $(nproc) CPUs, $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null), $(hyperfine --version), node $(node --version), npm $(npm --version), $(python3 --version); $BIN ($version)."
