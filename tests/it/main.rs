@@ -57,6 +57,9 @@ mod lint;
 /// call` (stdio, HTTP, both generations), through `elicit proxy`, and by the
 /// Python and TypeScript SDKs' clients.
 mod mock;
+/// The npm package's `elicit` command: its install step puts the binary in
+/// the JS launcher's place where it may; the launcher runs it elsewhere.
+mod npm_launcher;
 /// Attacks on the browser page from this machine: another local user (run
 /// as `nobody`) taking its port or its address, idle connections, endless
 /// request heads.

@@ -1,7 +1,7 @@
 // Finding the elicit binary of the npm package elicit-mcp: the platform package for this
 // machine (one optional dependency per platform, installed by npm from its os/cpu/libc
-// fields), or ELICIT_BINARY. Shared by the `elicit` command (bin/elicit.js) and the SDK
-// handler (index.js).
+// fields), or ELICIT_BINARY. Shared by the `elicit` command (bin/elicit), the SDK handler
+// (index.js) and the install step that puts the binary in the command's place (lib/install.js).
 "use strict";
 
 const fs = require("fs");
@@ -60,6 +60,11 @@ function candidates() {
 // The binary's path: ELICIT_BINARY, else the installed platform package's; null when none.
 function findBinary() {
   if (process.env.ELICIT_BINARY) return process.env.ELICIT_BINARY;
+  return findPackagedBinary();
+}
+
+// The installed platform package's binary, whatever ELICIT_BINARY says; null when none.
+function findPackagedBinary() {
   for (const pkg of candidates()) {
     try {
       return require.resolve(`${pkg}/bin/${exe}`);
@@ -98,4 +103,4 @@ function missingMessage() {
   return lines.join("\n");
 }
 
-module.exports = { findBinary, missingMessage };
+module.exports = { findBinary, findPackagedBinary, missingMessage };
