@@ -710,6 +710,68 @@ fn fastmcp_client_answered_on_the_page_in_chromium() {
     );
 }
 
+/// The URLs a recording browser (`ELICIT_BROWSER`, see [`recording_browser`])
+/// was handed, once there are `n` of them.
+fn openings(record: &Path, n: usize, client: &SdkClient) -> Vec<String> {
+    let deadline = Instant::now() + CLIENT_LIMIT;
+    loop {
+        let text = std::fs::read_to_string(record).unwrap_or_default();
+        let urls: Vec<String> = text.lines().map(str::to_string).collect();
+        if urls.len() >= n {
+            return urls;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the browser was opened {} times, not {n}; the client's stderr:\n{}",
+            urls.len(),
+            client.0.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A browser command that records each address it is handed in `record`.
+fn recording_browser(record: &Path) -> String {
+    format!("sh -c 'printf \"%s\\n\" \"$1\" >> {}' sh", record.display())
+}
+
+/// One page for a client's whole session (issue 41): the Python SDK
+/// client's callback keeps one elicit for the session, so a tool that asks
+/// twice opens the browser once, and the second question comes to the tab
+/// the first was answered on.
+#[test]
+fn python_sdk_client_answers_two_questions_on_one_page() {
+    let b = Browser::start();
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("opened");
+    let browser = recording_browser(&record);
+    let client = python_client(
+        "mcp-legacy",
+        "two_questions",
+        Value::Null,
+        &fastmcp_server(),
+        &[(
+            "CLIENT_ENV",
+            &json!({"ELICIT_UI": "browser", "ELICIT_BROWSER": browser}).to_string(),
+        )],
+    );
+    b.goto(&openings(&record, 1, &client)[0]);
+    b.type_into("form[action$='/answer/1'] [name=name]", "Ada");
+    b.click("form[action$='/answer/1'] button[name=action][value=accept]");
+    b.click("form[action$='/answer/2'] select option[value=green]");
+    b.click("form[action$='/answer/2'] button[name=action][value=accept]");
+    assert_eq!(
+        fastmcp_echo(&client.output()),
+        json!({"name": {"action": "accept", "content": "Ada"},
+               "color": {"action": "accept", "content": "green"}})
+    );
+    assert_eq!(
+        openings(&record, 1, &client).len(),
+        1,
+        "the browser opened once"
+    );
+}
+
 /// The TypeScript SDK client's handler asks on the page with no terminal,
 /// for server-everything and for the FastMCP server's `ctx.elicit`.
 #[test]
