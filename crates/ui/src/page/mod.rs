@@ -20,6 +20,7 @@ mod server;
 mod submit;
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -85,6 +86,22 @@ impl BrowserResolver {
         let mut state = self.page.lock();
         let port = state.port?;
         self.page.one_time_address(&mut state, port).ok()
+    }
+
+    /// Says that this process ends once the elicitations it was given are
+    /// answered (one document, not `--lines`): the page then tells the
+    /// person the answer was sent and the tab can be closed, instead of
+    /// promising a next request that will never come.
+    pub fn ends_after_answers(&self) {
+        self.page.one_shot.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Page {
+    /// Whether nothing more will come to this page: a one-shot run with
+    /// nothing left waiting.
+    fn finished(&self, state: &State) -> bool {
+        self.one_shot.load(Ordering::Relaxed) && state.pending.is_empty()
     }
 }
 
@@ -180,6 +197,10 @@ pub(crate) struct Page {
     proof_key: String,
     state: Mutex<State>,
     changed: Condvar,
+    /// elicit ends once the elicitations it has are answered (a one-shot
+    /// run, not `--lines` or a session): an empty page then says the tab
+    /// can be closed, and its script asks for nothing more.
+    one_shot: AtomicBool,
 }
 
 /// 128 random bits as 32 hex digits.
@@ -209,6 +230,7 @@ impl Page {
             proof_key: random_hex_of::<32>()?,
             state: Mutex::new(State::default()),
             changed: Condvar::new(),
+            one_shot: AtomicBool::new(false),
         })
     }
 
