@@ -340,7 +340,12 @@ fn fastmcp_client_answers_ctx_elicit_from_rules() {
 /// missing binary named, never a made-up answer; the tool reports it.
 #[test]
 fn resolver_failures_reach_the_server_as_errors() {
-    let said = "elicit failed (exit status 2): elicit: fields are left to answer and no terminal to ask on (--no-input was given): name, check,";
+    let words =
+        "fields are left to answer and no terminal to ask on (--no-input was given): name, check,";
+    // The Python callback's session elicit (--lines) says it in an error
+    // line and goes on; the TypeScript handler's one-shot elicit exits.
+    let python_said = format!("elicit failed: {words}");
+    let said = format!("elicit failed (exit status 2): elicit: {words}");
     let out = python_client(
         "mcp",
         "trigger-elicitation-request",
@@ -352,7 +357,7 @@ fn resolver_failures_reach_the_server_as_errors() {
     assert_eq!(out["isError"], true, "{out}");
     let text = out["content"][0].as_str().unwrap();
     assert!(
-        text.starts_with(&format!("MCP error -32603: {said}")),
+        text.starts_with(&format!("MCP error -32603: {python_said}")),
         "{out}"
     );
     let out = python_client(
