@@ -30,11 +30,8 @@ pub fn run(args: &ResolveArgs) -> i32 {
         (Some(t), None) => person(&args.answers, Some(t), "--prompt-timeout"),
         (None, t) => person(&args.answers, t, "--timeout"),
     };
-    if let Person::Page(page) = &person {
-        if !args.lines {
-            // One document, then elicit exits: the page must not promise more.
-            page.ends_after_answers();
-        }
+    if let (Person::Page(page), false) = (&person, args.lines) {
+        page.ends_after_answers(); // one document, then elicit exits
     }
     if let Person::Terminal(_) = person {
         // Nothing else to do on SIGTERM/SIGHUP/SIGQUIT here: put the
