@@ -342,10 +342,9 @@ fn fastmcp_client_answers_ctx_elicit_from_rules() {
 fn resolver_failures_reach_the_server_as_errors() {
     let words =
         "fields are left to answer and no terminal to ask on (--no-input was given): name, check,";
-    // The Python callback's session elicit (--lines) says it in an error
-    // line and goes on; the TypeScript handler's one-shot elicit exits.
-    let python_said = format!("elicit failed: {words}");
-    let said = format!("elicit failed (exit status 2): elicit: {words}");
+    // The resolvers' session elicit (--lines) says it in an error line and
+    // goes on.
+    let said = format!("elicit failed: {words}");
     let out = python_client(
         "mcp",
         "trigger-elicitation-request",
@@ -357,7 +356,7 @@ fn resolver_failures_reach_the_server_as_errors() {
     assert_eq!(out["isError"], true, "{out}");
     let text = out["content"][0].as_str().unwrap();
     assert!(
-        text.starts_with(&format!("MCP error -32603: {python_said}")),
+        text.starts_with(&format!("MCP error -32603: {said}")),
         "{out}"
     );
     let out = python_client(
@@ -769,6 +768,36 @@ fn python_sdk_client_answers_two_questions_on_one_page() {
         fastmcp_echo(&client.output()),
         json!({"name": {"action": "accept", "content": "Ada"},
                "color": {"action": "accept", "content": "green"}})
+    );
+    assert_eq!(
+        openings(&record, 1, &client).len(),
+        1,
+        "the browser opened once"
+    );
+}
+
+/// The same for the TypeScript SDK's client: its handler keeps one elicit,
+/// so the browser opens once and both questions are answered on one tab.
+#[test]
+fn typescript_sdk_client_answers_two_questions_on_one_page() {
+    let b = Browser::start();
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("opened");
+    let client = ts_client(
+        "two_questions",
+        json!({"ui": "browser", "browser": recording_browser(&record)}),
+        &fastmcp_server(),
+        &[],
+    );
+    b.goto(&openings(&record, 1, &client)[0]);
+    b.type_into("form[action$='/answer/1'] [name=name]", "Bo");
+    b.click("form[action$='/answer/1'] button[name=action][value=accept]");
+    b.click("form[action$='/answer/2'] select option[value=red]");
+    b.click("form[action$='/answer/2'] button[name=action][value=accept]");
+    assert_eq!(
+        fastmcp_echo(&client.output()),
+        json!({"name": {"action": "accept", "content": "Bo"},
+               "color": {"action": "accept", "content": "red"}})
     );
     assert_eq!(
         openings(&record, 1, &client).len(),
