@@ -467,6 +467,12 @@ fn python_module_errors_are_clear_and_runs_are_bounded() {
         concat!("elicit ", env!("CARGO_PKG_VERSION")),
         "python -m elicit_mcp: {out}"
     );
+    assert_eq!(
+        out["session"],
+        json!({"contents": [{"region": "emea"}, {"region": "emea"}], "processes_for_two": 1,
+               "cancel_ended_it": true, "after": "cancel", "processes_after_cancel": 2}),
+        "one elicit per session, ended by a cancel and started again: {out}"
+    );
     assert_eq!(out["callback_is_sdk_type"], true, "{out}");
     assert_eq!(out["callback_action"], "decline");
 }
