@@ -9,6 +9,10 @@
 // local browser page, or answers from scripted answers and answer rules; the environment
 // variables of the command apply (ELICIT_ANSWERS, ELICIT_UI, ELICIT_NO_INPUT, ELICIT_NO_OPEN,
 // ELICIT_BROWSER), and the options below set the same per client. No dependency on the SDK.
+// A handler keeps one `elicit --lines` for its client, started at the first elicitation (again
+// if it died), so the browser page opened for the first shows the next ones on the same tab; it
+// ends with Node. An aborted request ends it (`--lines` cannot withdraw the one elicitation it
+// asks): the next elicitation starts another. `resolve()` runs one elicit per elicitation.
 "use strict";
 
 const { spawn } = require("child_process");
@@ -20,6 +24,8 @@ const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
 const GRACE_MS = 15 * 1000;
 // The last lines of elicit's stderr kept for an error's message.
 const STDERR_TAIL = 20;
+// The longest line read from a handler's elicit (an ElicitResult).
+const LINE_LIMIT = 16 * 1024 * 1024;
 
 class ElicitError extends Error {
   constructor(message, exitCode = null, stderr = "") {
@@ -44,8 +50,8 @@ function findBinary() {
   return binary;
 }
 
-// The command line that resolves one elicitation read from stdin.
-function elicitArgs(options) {
+// The command line that resolves one elicitation read from stdin (`lines`: one per line).
+function elicitArgs(options, lines = false) {
   const args = [];
   for (const answer of [].concat(options.answers || [])) args.push("--answer", String(answer));
   if (options.answersFile != null) args.push("--answers", String(options.answersFile));
@@ -57,6 +63,7 @@ function elicitArgs(options) {
   // A client killed meanwhile (no abort reaches elicit then) leaves nothing behind.
   args.push("--exit-with-parent");
   args.push(...(options.args || []));
+  if (lines) args.push("--lines");
   args.push("-");
   return args;
 }
@@ -89,9 +96,14 @@ function timeoutOf(options) {
 let turns = Promise.resolve();
 
 function resolve(params, options = {}) {
+  return inTurn(() => resolveNow(params, options), options);
+}
+
+// Runs `start` when the elicitations before it are done.
+function inTurn(start, options) {
   const mine = turns.then(() => {
     if (options.signal && options.signal.aborted) return Promise.reject(options.signal.reason);
-    return resolveNow(params, options);
+    return start();
   });
   turns = mine.then(
     () => undefined,
@@ -131,19 +143,12 @@ function resolveNow(params, options) {
       reject(signal.reason);
       return;
     }
-    // On Windows elicit draws its form on stderr, which must be the console: leave it.
-    // Elsewhere it draws on the terminal itself, and stderr is relayed line by line.
     const relay = process.platform !== "win32";
-    const env = options.env ? { ...process.env, ...options.env } : process.env;
     let child;
     try {
-      child = spawn(binary, args, {
-        stdio: ["pipe", "pipe", relay ? "pipe" : "inherit"],
-        env,
-        windowsHide: true,
-      });
+      child = startElicit(binary, args, options);
     } catch (e) {
-      reject(new ElicitError(`cannot run elicit (${binary}): ${e.message}`));
+      reject(e);
       return;
     }
     const out = [];
@@ -241,6 +246,205 @@ function resolveNow(params, options) {
   });
 }
 
+// Starts elicit with piped stdin and stdout: every elicit the package runs starts here. On
+// Windows elicit draws its form on stderr, which must be the console: it is left alone;
+// elsewhere elicit draws on the terminal itself, and stderr is piped to be relayed.
+function startElicit(binary, args, options) {
+  const relay = process.platform !== "win32";
+  const env = options.env ? { ...process.env, ...options.env } : process.env;
+  try {
+    return spawn(binary, args, { stdio: ["pipe", "pipe", relay ? "pipe" : "inherit"], env, windowsHide: true });
+  } catch (e) {
+    throw new ElicitError(`cannot run elicit (${binary}): ${e.message}`);
+  }
+}
+
+// Ends a running elicit: SIGTERM first (it puts the terminal back and closes its page), then
+// SIGKILL if it lingers.
+function endElicit(child) {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    child.kill("SIGTERM");
+  } catch (_) {
+    return;
+  }
+  setTimeout(() => {
+    try {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    } catch (_) {
+      // gone
+    }
+  }, 3000).unref();
+}
+
+// The handlers' long-lived elicits, ended when Node exits.
+const living = new Set();
+process.on("exit", () => {
+  for (const child of living) {
+    try {
+      child.kill("SIGKILL");
+    } catch (_) {
+      // gone
+    }
+  }
+});
+
+// One `elicit --lines` for a handler's client: started at the first elicitation (again if it
+// died), asked one elicitation at a time as a JSON-RPC request line, each answer matched to its
+// request by id. Neither it nor its pipes keep Node running.
+class LinesRun {
+  constructor(options) {
+    this.options = options;
+    this.child = null;
+    this.asked = 0;
+    this.waiting = null;
+    this.tail = [];
+  }
+
+  running() {
+    const c = this.child;
+    if (c && c.exitCode === null && c.signalCode === null) return c;
+    const binary = this.options.binary || findBinary();
+    const child = startElicit(binary, elicitArgs(this.options, true), this.options);
+    this.child = child;
+    const tail = (this.tail = []);
+    let buffer = "";
+    let partial = "";
+    child.on("error", (err) => {
+      const Kind = err.code === "ENOENT" ? ElicitNotFound : ElicitError;
+      this.fail(new Kind(`cannot run elicit (${binary}): ${err.message}`));
+    });
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (text) => {
+      buffer += text;
+      let at;
+      while ((at = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, at);
+        buffer = buffer.slice(at + 1);
+        this.reply(line);
+      }
+      if (buffer.length > LINE_LIMIT) {
+        buffer = "";
+        this.end();
+        this.fail(new ElicitError(`elicit printed a result over ${LINE_LIMIT} bytes`));
+      }
+    });
+    if (child.stderr) {
+      child.stderr.setEncoding("utf8");
+      child.stderr.on("data", (text) => {
+        process.stderr.write(text);
+        const lines = (partial + text).split(/(?<=\n)/);
+        partial = lines[lines.length - 1].endsWith("\n") ? "" : lines.pop();
+        tail.push(...lines);
+        tail.splice(0, Math.max(0, tail.length - STDERR_TAIL));
+      });
+    }
+    child.stdin.on("error", () => {
+      // elicit stopped reading: its exit status says why
+    });
+    living.add(child);
+    child.on("close", (code, sig) => {
+      living.delete(child);
+      if (this.child === child) this.child = null;
+      if (partial) tail.push(partial);
+      const stderr = tail.join("");
+      const said = stderr.split("\n").map((l) => l.trim()).filter(Boolean).slice(-3);
+      const how = sig ? `was ended by ${sig}` : `failed (exit status ${code})`;
+      this.fail(new ElicitError(`elicit ${how}${said.length ? ": " + said.join(" / ") : ""}`, code, stderr));
+    });
+    child.unref();
+    for (const stream of [child.stdin, child.stdout, child.stderr]) {
+      if (stream && typeof stream.unref === "function") stream.unref();
+    }
+    return child;
+  }
+
+  ask(params, signal) {
+    return new Promise((resolvePromise, reject) => {
+      let child;
+      try {
+        child = this.running();
+      } catch (e) {
+        reject(e);
+        return;
+      }
+      this.asked += 1;
+      const id = `elicit-mcp-${this.asked}`;
+      const total = timeoutOf(this.options) + GRACE_MS;
+      const settle = (fn, value) => {
+        if (this.waiting && this.waiting.id === id) this.waiting = null;
+        clearTimeout(limit);
+        if (signal) signal.removeEventListener("abort", onAbort);
+        fn(value);
+      };
+      const limit = setTimeout(() => {
+        this.end();
+        settle(
+          reject,
+          new ElicitError(
+            `elicit gave no result within ${total / 1000}s (its own limit was ${timeoutOf(this.options) / 1000}s) and was ended`,
+            null,
+            this.tail.join(""),
+          ),
+        );
+      }, total);
+      // Aborted: --lines cannot withdraw the one elicitation it asks, so this elicit ends and
+      // the next elicitation starts another.
+      const onAbort = () => {
+        this.end();
+        settle(reject, signal.reason);
+      };
+      if (signal) signal.addEventListener("abort", onAbort, { once: true });
+      this.waiting = {
+        id,
+        resolve: (v) => settle(resolvePromise, v),
+        reject: (e) => settle(reject, e),
+      };
+      child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id, method: "elicitation/create", params }) + "\n");
+    });
+  }
+
+  // One line of elicit's stdout: the reply to the elicitation asked.
+  reply(line) {
+    const waiting = this.waiting;
+    if (!waiting) return;
+    let message = null;
+    try {
+      message = JSON.parse(line);
+    } catch (_) {
+      message = null;
+    }
+    const stderr = this.tail.join("");
+    if (!message || typeof message !== "object" || message.id !== waiting.id) {
+      this.end();
+      waiting.reject(new ElicitError(`elicit printed no reply to elicitation ${waiting.id}: ${JSON.stringify(line.slice(0, 200))}`, null, stderr));
+      return;
+    }
+    if (message.error && typeof message.error === "object") {
+      const first = String(message.error.message || "no reason given").split("\n")[0];
+      waiting.reject(new ElicitError(`elicit failed: ${first}`, null, stderr));
+      return;
+    }
+    const result = message.result;
+    if (!result || typeof result !== "object" || !["accept", "decline", "cancel"].includes(result.action)) {
+      waiting.reject(new ElicitError(`elicit printed no ElicitResult: ${JSON.stringify(line.slice(0, 200))}`, null, stderr));
+      return;
+    }
+    waiting.resolve(result);
+  }
+
+  fail(error) {
+    const waiting = this.waiting;
+    if (waiting) waiting.reject(error);
+  }
+
+  end() {
+    const child = this.child;
+    this.child = null;
+    endElicit(child);
+  }
+}
+
 // A request handler for the TypeScript SDK's client: v1
 // `client.setRequestHandler(ElicitRequestSchema, elicitHandler(options))`, v2
 // `client.setRequestHandler("elicitation/create", elicitHandler(options))`. It takes the
@@ -249,10 +453,14 @@ function resolveNow(params, options) {
 // `new Client(info, { capabilities: { elicitation: { form: {}, url: {} } } })`.
 function elicitHandler(options = {}) {
   timeoutOf(options); // a bad option fails here, not at the first elicitation
+  const run = new LinesRun(options);
   return async function elicit(request, extra) {
     const params = request && request.method && request.params ? request.params : request;
-    const signal = (extra && (extra.signal || (extra.mcpReq && extra.mcpReq.signal))) || undefined;
-    return resolve(params, { ...options, signal: options.signal || signal });
+    const signal = options.signal || (extra && (extra.signal || (extra.mcpReq && extra.mcpReq.signal))) || undefined;
+    if (params === null || typeof params !== "object" || Array.isArray(params)) {
+      throw new TypeError("expected an elicitation's params (an object)");
+    }
+    return inTurn(() => run.ask(withServer(params, options.server), signal), { signal });
   };
 }
 

@@ -16,8 +16,13 @@ ELICIT_UI, ELICIT_NO_INPUT, ELICIT_NO_OPEN, ELICIT_BROWSER). ``Elicit(...)`` set
 client instead. ELICIT_BINARY names another binary (a development build, for one).
 
 The binary runs as an asyncio subprocess, so the event loop goes on while a person answers;
-every run is bounded in time (``timeout``, 10 minutes unless told: past it the answer is
-cancel), and a cancelled callback ends its elicit.
+every elicitation is bounded in time (``timeout``, 10 minutes unless told: past it the answer
+is cancel). The callback and the handler keep one ``elicit --lines`` for each client session,
+started at its first elicitation: every later elicitation of that session goes to the same
+process, so the browser page opened for the first shows the next ones on the same tab. It
+ends with the session (or the Python process), and starts again if it died. A cancelled
+callback ends that process (``--lines`` cannot withdraw the one elicitation it is asking), so
+the next elicitation starts a new one. ``resolve()`` runs one ``elicit`` per elicitation.
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ DEFAULT_TIMEOUT = 600.0
 _GRACE = 15.0
 # The last lines of elicit's stderr kept for an error's message.
 _STDERR_TAIL = 20
+# The longest line read from elicit (an ElicitResult, or a line of its stderr).
+_LINE_LIMIT = 16 * 1024 * 1024
 # Runs being ended after a cancellation, kept referenced until they are gone.
 _reaping: set = set()
 # One elicitation at a time per event loop: a person has one terminal (two elicits reading it
@@ -115,9 +122,12 @@ class Elicit:
         self.binary = binary
         self.args = list(args)
         self.env = dict(env or {})
+        # The long-lived `elicit --lines` of each client session (its key).
+        self._runs: "weakref.WeakKeyDictionary[Any, _LinesRun]" = weakref.WeakKeyDictionary()
 
-    def command(self) -> List[str]:
-        """The command line that resolves one elicitation read from stdin."""
+    def command(self, lines: bool = False) -> List[str]:
+        """The command line that resolves one elicitation read from stdin (with ``lines``:
+        one per line, for as long as stdin stays open)."""
         cmd = [self.binary or find_elicit_bin()]
         for answer in self.answers:
             cmd += ["--answer", answer]
@@ -135,8 +145,17 @@ class Elicit:
         # A client killed meanwhile (no cancellation reaches elicit then) leaves nothing behind.
         cmd.append("--exit-with-parent")
         cmd += self.args
+        if lines:
+            cmd.append("--lines")
         cmd.append("-")
         return cmd
+
+    def _environment(self) -> Optional[Dict[str, str]]:
+        if not self.env:
+            return None
+        env = dict(os.environ)
+        env.update(self.env)
+        return env
 
     async def resolve(self, params: Any, server: Optional[str] = None) -> Dict[str, Any]:
         """Resolves one elicitation (its params: a dict, or an SDK's params model) and returns
@@ -152,26 +171,8 @@ class Elicit:
 
     async def _resolve(self, params: Any, server: Optional[str]) -> Dict[str, Any]:
         document = json.dumps(_with_server(_params_dict(params), self.server, server)).encode("utf-8")
-        cmd = self.command()
-        env = None
-        if self.env:
-            env = dict(os.environ)
-            env.update(self.env)
-        # On Windows elicit draws its form on stderr, which must be the console: leave it.
-        # Elsewhere it draws on the terminal itself, and stderr is relayed line by line.
-        relay = sys.platform != "win32"
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *cmd,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE if relay else None,
-                env=env,
-            )
-        except FileNotFoundError as e:
-            raise ElicitNotFound("cannot run elicit (%s): %s" % (cmd[0], e)) from e
-        except PermissionError as e:
-            raise ElicitError("cannot run elicit (%s): %s" % (cmd[0], e)) from e
+        proc = await _start(self.command(), self._environment())
+        relay = proc.stderr is not None
         tail: List[str] = []
         try:
             out = await asyncio.wait_for(
@@ -208,13 +209,40 @@ class Elicit:
             raise ElicitError("elicit printed no ElicitResult: %r" % out[:200], 0, stderr)
         return result
 
+    async def _resolve_in_session(self, context: Any, params: Any) -> Dict[str, Any]:
+        """Resolves with the session's long-lived elicit (one page for the whole session);
+        with no session to tie it to (no context), as ``resolve()`` does."""
+        session = getattr(context, "session", None)
+        try:
+            run = self._runs.get(session) if session is not None else None
+        except TypeError:  # a session that cannot be weakly referenced
+            session = None
+            run = None
+        if session is None:
+            return await self.resolve(params, _server_name(context))
+        if run is None:
+            run = _LinesRun(self)
+            self._runs[session] = run
+            # The session gone (closed and dropped): its elicit goes with it.
+            weakref.finalize(session, run.end)
+        document = _with_server(_params_dict(params), self.server, _server_name(context))
+        async with _turn():
+            return await run.ask(document)
+
+    async def aclose(self) -> None:
+        """Ends the long-lived elicit of every session of this resolver (they also end with
+        their session, and with the Python process)."""
+        for run in list(self._runs.values()):
+            run.end()
+        self._runs.clear()
+
     async def callback(self, context: Any, params: Any) -> Any:
         """The Python SDK's ``elicitation_callback(context, params)``: returns the SDK's
         ``ElicitResult`` (the mcp package's own type), or, when elicit cannot resolve it (no
         binary, bad answers, nobody to ask), the SDK's ``ErrorData`` with the reason, which the
         SDK sends the server as a JSON-RPC error (-32603)."""
         try:
-            result = await self.resolve(params, _server_name(context))
+            result = await self._resolve_in_session(context, params)
         except ElicitError as e:
             return _sdk_error(e)
         return _sdk_result(result)
@@ -222,8 +250,162 @@ class Elicit:
     async def handler(self, message: str, response_type: Any, params: Any, context: Any) -> Any:
         """fastmcp's ``elicitation_handler(message, response_type, params, context)``: returns
         an ElicitResult with the action, which fastmcp passes on as it is."""
-        result = await self.resolve(params, _server_name(context))
+        result = await self._resolve_in_session(context, params)
         return _sdk_result(result)
+
+
+async def _start(cmd: List[str], env: Optional[Dict[str, str]]) -> Any:
+    """Starts elicit with piped stdin and stdout. Every elicit the module runs starts here.
+    On Windows elicit draws its form on stderr, which must be the console: it is left alone;
+    elsewhere elicit draws on the terminal itself, and stderr is piped to be relayed."""
+    relay = sys.platform != "win32"
+    try:
+        return await asyncio.create_subprocess_exec(
+            *cmd,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE if relay else None,
+            env=env,
+            limit=_LINE_LIMIT,
+        )
+    except FileNotFoundError as e:
+        raise ElicitNotFound("cannot run elicit (%s): %s" % (cmd[0], e)) from e
+    except PermissionError as e:
+        raise ElicitError("cannot run elicit (%s): %s" % (cmd[0], e)) from e
+
+
+class _LinesRun:
+    """One ``elicit --lines`` for a client session: started at the first elicitation (again
+    if it died), asked one elicitation at a time as a JSON-RPC request line, each answer
+    matched to its request by id."""
+
+    def __init__(self, resolver: Elicit) -> None:
+        self.resolver = resolver
+        self.proc: Any = None
+        self.relay: Any = None
+        self.tail: List[str] = []
+        self.asked = 0
+        self.lock = asyncio.Lock()
+
+    async def _running(self) -> Any:
+        if self.proc is None or self.proc.returncode is not None:
+            self.proc = await _start(self.resolver.command(lines=True), self.resolver._environment())
+            self.tail = []
+            self.relay = None
+            if self.proc.stderr is not None:
+                self.relay = asyncio.ensure_future(_relay_stderr(self.proc.stderr, self.tail))
+        return self.proc
+
+    async def ask(self, document: Dict[str, Any]) -> Dict[str, Any]:
+        async with self.lock:
+            proc = await self._running()
+            self.asked += 1
+            request_id = "elicit-mcp-%d" % self.asked
+            line = json.dumps(
+                {"jsonrpc": "2.0", "id": request_id, "method": "elicitation/create", "params": document}
+            )
+            timeout = self.resolver.timeout
+            try:
+                reply = await asyncio.wait_for(self._exchange(proc, line), timeout + _GRACE)
+            except asyncio.TimeoutError:
+                self.end()
+                raise ElicitError(
+                    "elicit gave no result within %gs (its own limit was %gs) and was ended"
+                    % (timeout + _GRACE, timeout),
+                    stderr="".join(self.tail),
+                ) from None
+            except BaseException:
+                # Cancelled (the server withdrew the request, the session closed) or failed:
+                # --lines cannot withdraw the one elicitation it asks, so this elicit ends,
+                # and the next elicitation starts another.
+                self.end()
+                raise
+            if not reply:
+                raise await self._died(proc)
+            return self._result(reply, request_id)
+
+    async def _exchange(self, proc: Any, line: str) -> bytes:
+        try:
+            proc.stdin.write(line.encode("utf-8") + b"\n")
+            await proc.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            return b""  # elicit stopped reading: its exit status says why
+        try:
+            return await proc.stdout.readline()
+        except ValueError:  # a line over the limit
+            self.end()
+            raise ElicitError("elicit printed a result over %d bytes" % _LINE_LIMIT) from None
+
+    async def _died(self, proc: Any) -> ElicitError:
+        try:
+            await asyncio.wait_for(proc.wait(), _GRACE)
+            if self.relay is not None:
+                await asyncio.wait_for(self.relay, _GRACE)
+        except asyncio.TimeoutError:
+            self.end()
+        stderr = "".join(self.tail)
+        said = [line.strip() for line in stderr.splitlines() if line.strip()]
+        return ElicitError(
+            "elicit failed (exit status %s)%s"
+            % (proc.returncode, ": " + " / ".join(said[-3:]) if said else ""),
+            returncode=proc.returncode,
+            stderr=stderr,
+        )
+
+    def _result(self, reply: bytes, request_id: str) -> Dict[str, Any]:
+        try:
+            message = json.loads(reply.decode("utf-8"))
+        except ValueError:
+            message = None
+        if not isinstance(message, dict) or message.get("id") != request_id:
+            self.end()
+            raise ElicitError(
+                "elicit printed no reply to elicitation %s: %r" % (request_id, reply[:200]),
+                stderr="".join(self.tail),
+            )
+        error = message.get("error")
+        if isinstance(error, dict):
+            text = str(error.get("message", "")).splitlines()
+            raise ElicitError(
+                "elicit failed: %s" % (text[0] if text else "no reason given"),
+                stderr="".join(self.tail),
+            )
+        result = message.get("result")
+        if not isinstance(result, dict) or result.get("action") not in ("accept", "decline", "cancel"):
+            raise ElicitError("elicit printed no ElicitResult: %r" % reply[:200], stderr="".join(self.tail))
+        return result
+
+    def end(self) -> None:
+        """Ends this elicit (the page closes with it); the next elicitation starts another."""
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            try:
+                _end(proc)
+            except RuntimeError:  # no running loop (a finalizer at exit): end it at once
+                if proc.returncode is None:
+                    try:
+                        proc.kill()
+                    except ProcessLookupError:
+                        pass
+
+
+async def _relay_stderr(stream: Any, tail: List[str]) -> None:
+    """Relays elicit's stderr line by line, keeping the last lines for an error's message."""
+    while True:
+        try:
+            line = await stream.readline()
+        except ValueError:  # a line over the limit: dropped
+            continue
+        if not line:
+            return
+        text = line.decode("utf-8", "replace")
+        tail.append(text)
+        del tail[:-_STDERR_TAIL]
+        try:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
 
 
 async def _communicate(proc: Any, document: bytes, tail: List[str], relay: bool) -> bytes:
@@ -236,23 +418,9 @@ async def _communicate(proc: Any, document: bytes, tail: List[str], relay: bool)
         finally:
             proc.stdin.close()
 
-    async def relay_stderr() -> None:
-        while True:
-            line = await proc.stderr.readline()
-            if not line:
-                return
-            text = line.decode("utf-8", "replace")
-            tail.append(text)
-            del tail[:-_STDERR_TAIL]
-            try:
-                sys.stderr.write(text)
-                sys.stderr.flush()
-            except (OSError, ValueError):
-                pass
-
     tasks = [feed(), proc.stdout.read()]
     if relay:
-        tasks.append(relay_stderr())
+        tasks.append(_relay_stderr(proc.stderr, tail))
     done = await asyncio.gather(*tasks)
     await proc.wait()
     return done[1]

@@ -602,6 +602,14 @@ fn plain_resolution_without_a_terminal_asks_on_the_page() {
     // The confirmation was written before elicit went on (and exited): the
     // browser shows it, not a dropped connection.
     assert!(b.body_text().contains("Sent to"), "{}", b.body_text());
+    // elicit ends after this one answer: the page says so, and promises no
+    // next request nor says elicit is "not answering just now" once it has.
+    let status = p.finish();
+    assert!(status.success(), "{status:?}");
+    let text = b.body_text();
+    assert!(text.contains("You can close this tab."), "{text}");
+    assert!(!text.contains("next request"), "{text}");
+    assert_eq!(b.text("#status"), "", "{text}");
 }
 
 /// The page that confirms an answer is written before elicit hands the

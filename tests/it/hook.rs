@@ -212,6 +212,10 @@ fn the_page_answers_a_hook_in_chromium() {
         "us-east-1"
     );
     assert_eq!(answer["hookSpecificOutput"]["content"]["replicas"], 7);
+    // The hook ends after this answer: its page says the tab can be closed.
+    let text = b.body_text();
+    assert!(text.contains("You can close this tab."), "{text}");
+    assert!(!text.contains("next request"), "{text}");
 }
 
 /// A typo in the hook's settings (a flag, or a variable of its

@@ -340,7 +340,11 @@ fn fastmcp_client_answers_ctx_elicit_from_rules() {
 /// missing binary named, never a made-up answer; the tool reports it.
 #[test]
 fn resolver_failures_reach_the_server_as_errors() {
-    let said = "elicit failed (exit status 2): elicit: fields are left to answer and no terminal to ask on (--no-input was given): name, check,";
+    let words =
+        "fields are left to answer and no terminal to ask on (--no-input was given): name, check,";
+    // The resolvers' session elicit (--lines) says it in an error line and
+    // goes on.
+    let said = format!("elicit failed: {words}");
     let out = python_client(
         "mcp",
         "trigger-elicitation-request",
@@ -480,6 +484,12 @@ fn python_module_errors_are_clear_and_runs_are_bounded() {
         out["main"],
         concat!("elicit ", env!("CARGO_PKG_VERSION")),
         "python -m elicit_mcp: {out}"
+    );
+    assert_eq!(
+        out["session"],
+        json!({"contents": [{"region": "emea"}, {"region": "emea"}], "processes_for_two": 1,
+               "cancel_ended_it": true, "after": "cancel", "processes_after_cancel": 2}),
+        "one elicit per session, ended by a cancel and started again: {out}"
     );
     assert_eq!(out["callback_is_sdk_type"], true, "{out}");
     assert_eq!(out["callback_action"], "decline");
@@ -728,6 +738,98 @@ fn fastmcp_client_answered_on_the_page_in_chromium() {
     assert_eq!(
         fastmcp_echo(&client.output()),
         json!({"action": "decline", "content": null})
+    );
+}
+
+/// The URLs a recording browser (`ELICIT_BROWSER`, see [`recording_browser`])
+/// was handed, once there are `n` of them.
+fn openings(record: &Path, n: usize, client: &SdkClient) -> Vec<String> {
+    let deadline = Instant::now() + CLIENT_LIMIT;
+    loop {
+        let text = std::fs::read_to_string(record).unwrap_or_default();
+        let urls: Vec<String> = text.lines().map(str::to_string).collect();
+        if urls.len() >= n {
+            return urls;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the browser was opened {} times, not {n}; the client's stderr:\n{}",
+            urls.len(),
+            client.0.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A browser command that records each address it is handed in `record`.
+fn recording_browser(record: &Path) -> String {
+    format!("sh -c 'printf \"%s\\n\" \"$1\" >> {}' sh", record.display())
+}
+
+/// One page for a client's whole session (issue 41): the Python SDK
+/// client's callback keeps one elicit for the session, so a tool that asks
+/// twice opens the browser once, and the second question comes to the tab
+/// the first was answered on.
+#[test]
+fn python_sdk_client_answers_two_questions_on_one_page() {
+    let b = Browser::start();
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("opened");
+    let browser = recording_browser(&record);
+    let client = python_client(
+        "mcp-legacy",
+        "two_questions",
+        Value::Null,
+        &fastmcp_server(),
+        &[(
+            "CLIENT_ENV",
+            &json!({"ELICIT_UI": "browser", "ELICIT_BROWSER": browser}).to_string(),
+        )],
+    );
+    b.goto(&openings(&record, 1, &client)[0]);
+    b.type_into("form[action$='/answer/1'] [name=name]", "Ada");
+    b.click("form[action$='/answer/1'] button[name=action][value=accept]");
+    b.click("form[action$='/answer/2'] select option[value=green]");
+    b.click("form[action$='/answer/2'] button[name=action][value=accept]");
+    assert_eq!(
+        fastmcp_echo(&client.output()),
+        json!({"name": {"action": "accept", "content": "Ada"},
+               "color": {"action": "accept", "content": "green"}})
+    );
+    assert_eq!(
+        openings(&record, 1, &client).len(),
+        1,
+        "the browser opened once"
+    );
+}
+
+/// The same for the TypeScript SDK's client: its handler keeps one elicit,
+/// so the browser opens once and both questions are answered on one tab.
+#[test]
+fn typescript_sdk_client_answers_two_questions_on_one_page() {
+    let b = Browser::start();
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("opened");
+    let client = ts_client(
+        "two_questions",
+        json!({"ui": "browser", "browser": recording_browser(&record)}),
+        &fastmcp_server(),
+        &[],
+    );
+    b.goto(&openings(&record, 1, &client)[0]);
+    b.type_into("form[action$='/answer/1'] [name=name]", "Bo");
+    b.click("form[action$='/answer/1'] button[name=action][value=accept]");
+    b.click("form[action$='/answer/2'] select option[value=red]");
+    b.click("form[action$='/answer/2'] button[name=action][value=accept]");
+    assert_eq!(
+        fastmcp_echo(&client.output()),
+        json!({"name": {"action": "accept", "content": "Bo"},
+               "color": {"action": "accept", "content": "red"}})
+    );
+    assert_eq!(
+        openings(&record, 1, &client).len(),
+        1,
+        "the browser opened once"
     );
 }
 

@@ -13,7 +13,9 @@ TOOL     the tool to call, with ARGS_JSON as its arguments
 OPTIONS  `null` for the module's own `elicitation_callback`/`elicitation_handler`, else the
          keyword arguments of `elicit_mcp.Elicit(...)`
 
-A URL for the server (`mcp` only) is reached over Streamable HTTP.
+A URL for the server (`mcp` only) is reached over Streamable HTTP. CLIENT_ENV, when set, is a
+JSON object of variables set in the client's environment first (the test harness clears
+ELICIT_UI and ELICIT_BROWSER from the environment it starts the client with).
 
 Prints one line of JSON on stdout: {"sdk": ..., "content": [the result's text blocks],
 "isError": ...} (with `mcp`, also "tools": the names `list_tools()` gave and "protocol": the
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 
 import elicit_mcp
@@ -38,6 +41,7 @@ def innermost(e: BaseException) -> list[BaseException]:
 
 
 async def main() -> None:
+    os.environ.update(json.loads(os.environ.pop("CLIENT_ENV", "{}")))
     argv = sys.argv[1:]
     split = argv.index("--")
     sdk, tool, args_json, options_json = argv[:split]

@@ -155,6 +155,50 @@ async def main() -> None:
         sys.stderr = saved
     out["relayed"] = recorder.text
 
+    # The callback keeps one elicit per client session: two elicitations, one process. A
+    # cancelled one ends it; the next elicitation starts another.
+    class Session:
+        pass
+
+    class Context:
+        session = Session()
+
+    pids = os.path.join(work, "session.pids")
+    counting = os.path.join(work, "elicit-counting")
+    with open(counting, "w") as f:
+        f.write("#!/bin/sh\necho $$ >> '%s'\nexec '%s' \"$@\"\n" % (pids, real))
+    os.chmod(counting, 0o755)
+    answering = elicit_mcp.Elicit(binary=counting, answers=["region=emea"])
+    actions = [(await answering.callback(Context(), FORM)).content for _ in range(2)]
+    started = len(open(pids).read().split())
+    os.remove(pids)
+    asking = elicit_mcp.Elicit(binary=counting, ui="browser", no_open=True, timeout=1)
+    context = Context()
+    recorder = Recorder()
+    saved, sys.stderr = sys.stderr, recorder
+    try:
+        task = asyncio.ensure_future(asking.callback(context, FORM))
+        await wait_until("the page's address", lambda: "answer on the page " in recorder.text)
+        first_pid = int(open(pids).read().split()[0])
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        await wait_until("elicit to end", lambda: not alive(first_pid))
+        after = await asking.callback(context, FORM)
+    finally:
+        sys.stderr = saved
+    out["session"] = {
+        "contents": actions,
+        "processes_for_two": started,
+        "cancel_ended_it": not alive(first_pid),
+        "after": after.action,
+        "processes_after_cancel": len(open(pids).read().split()),
+    }
+    await answering.aclose()
+    await asking.aclose()
+
     # `python -m elicit_mcp` runs the binary (here: ELICIT_BINARY's).
     os.environ["ELICIT_BINARY"] = real
     main = await asyncio.create_subprocess_exec(

@@ -19,6 +19,8 @@ Tools:
                 argument), then raises ToolError. A client that calls it twice charges twice.
   charge_then_ask  appends "charged AMOUNT" to LEDGER, then asks with ctx.elicit (handshake only).
   guard_charge  the guard pattern asking for a confirmation, then the charge and a ToolError.
+  two_questions ctx.elicit twice, one after the other (a name, then a colour; handshake only):
+                {"name": {action, content}, "color": {action, content}}.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import Any, Literal
 from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 from mcp_types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
+from pydantic import BaseModel
 
 server = FastMCP("fastmcp-elicit-test")
 
@@ -153,6 +156,21 @@ async def guard_charge(ctx: Context, ledger: str, amount: int = 5) -> str | Inpu
         )
     _charge(ledger, amount)
     raise ToolError("the card was declined after the charge")
+
+
+class Name(BaseModel):
+    name: str
+
+
+@server.tool
+async def two_questions(ctx: Context) -> str:
+    """Ask for a name, then for a colour: two elicitations in one call."""
+    answers = {}
+    first = await ctx.elicit("Your name, please", Name)
+    answers["name"] = {"action": first.action, "content": first.data.name if first.action == "accept" else None}
+    second = await ctx.elicit("Pick a colour", ["red", "green", "blue"])
+    answers["color"] = {"action": second.action, "content": second.data if second.action == "accept" else None}
+    return json.dumps(answers, separators=(",", ":"))
 
 
 if __name__ == "__main__":

@@ -48,6 +48,7 @@ pub(super) fn page(
         None => (None, None),
     };
     let waiting = state.pending.len();
+    let finished = page.finished(state);
     let title = match waiting {
         0 => "elicit: nothing waiting".to_string(),
         1 => "elicit: 1 request waiting".to_string(),
@@ -63,7 +64,7 @@ pub(super) fn page(
                 title { (title) }
                 style nonce=(nonce) { (PreEscaped(STYLE)) }
             }
-            body data-base=(base) data-version=(state.version) data-key=(page.proof_key) {
+            body data-base=(base) data-version=(state.version) data-key=(page.proof_key) data-finished=[finished.then_some("1")] {
                 header {
                     h1 { "elicit" }
                     p #status role="status" aria-live="polite" {}
@@ -76,7 +77,11 @@ pub(super) fn page(
                         }
                     }
                     p #empty hidden[waiting > 0] {
-                        "Nothing is waiting for an answer. This page shows the next request by itself while elicit runs."
+                        @if finished {
+                            "The answer was sent and elicit has ended: nothing more comes to this page. You can close this tab."
+                        } @else {
+                            "Nothing is waiting for an answer. This page shows the next request by itself while elicit runs."
+                        }
                     }
                     section #recent aria-labelledby="recent-h" hidden[state.recent.is_empty()] {
                         h2 #recent-h { "Answered here" }

@@ -23,6 +23,7 @@ mod submit;
 pub use posted::{cookie_pairs, read_posted_form, PostedForm};
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -88,6 +89,22 @@ impl BrowserResolver {
         let mut state = self.page.lock();
         let port = state.port?;
         self.page.one_time_address(&mut state, port).ok()
+    }
+
+    /// Says that this process ends once the elicitations it was given are
+    /// answered (one document, not `--lines`): the page then tells the
+    /// person the answer was sent and the tab can be closed, instead of
+    /// promising a next request that will never come.
+    pub fn ends_after_answers(&self) {
+        self.page.one_shot.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Page {
+    /// Whether nothing more will come to this page: a one-shot run with
+    /// nothing left waiting.
+    fn finished(&self, state: &State) -> bool {
+        self.one_shot.load(Ordering::Relaxed) && state.pending.is_empty()
     }
 }
 
@@ -183,6 +200,10 @@ pub(crate) struct Page {
     proof_key: String,
     state: Mutex<State>,
     changed: Condvar,
+    /// elicit ends once the elicitations it has are answered (a one-shot
+    /// run, not `--lines` or a session): an empty page then says the tab
+    /// can be closed, and its script asks for nothing more.
+    one_shot: AtomicBool,
 }
 
 /// 128 random bits as 32 hex digits.
@@ -212,6 +233,7 @@ impl Page {
             proof_key: random_hex_of::<32>()?,
             state: Mutex::new(State::default()),
             changed: Condvar::new(),
+            one_shot: AtomicBool::new(false),
         })
     }
 

@@ -9,6 +9,9 @@
   var version = body.getAttribute("data-version");
   var status = document.getElementById("status");
   var loaded = Date.now();
+  // A one-shot elicit has ended once its answers are sent: nothing more
+  // comes, so the page neither waits for news nor says elicit is gone.
+  var finished = body.hasAttribute("data-finished");
 
   document.addEventListener("click", function (ev) {
     var b = ev.target.closest && ev.target.closest("button[data-reveal]");
@@ -133,6 +136,7 @@
         var doc = new DOMParser().parseFromString(text, "text/html");
         version = doc.body.getAttribute("data-version");
         merge(doc);
+        if (doc.body.hasAttribute("data-finished")) finished = true;
       });
   }
 
@@ -148,7 +152,7 @@
         failures = 0;
         status.textContent = "";
         if (disabled) { disabled = false; sendable(true); }
-        setTimeout(watch, 0);
+        if (!finished) setTimeout(watch, 0);
       })
       .catch(function (err) {
         if (err instanceof Impostor) {
@@ -166,5 +170,5 @@
         setTimeout(watch, Math.min(1000 * Math.pow(2, Math.min(failures, 6) - 1), 30000));
       });
   }
-  watch();
+  if (!finished) watch();
 })();

@@ -21,7 +21,7 @@ use elicit::error::ElicitError;
 use elicit::text::sanitize::sanitize_block;
 use elicit::{Action, ElicitResult};
 
-use super::{load_answers, person, print_line, read_input, warn};
+use super::{load_answers, person, print_line, read_input, warn, Person};
 use crate::cli::{ClaudeCodeHookArgs, HookFallback};
 
 /// The hook's exit status for a failure: a non-blocking error in Claude
@@ -154,6 +154,9 @@ fn answer(args: &ClaudeCodeHookArgs, text: &str, event: &Value) -> i32 {
         Err(e) => return fail(&e),
     };
     let mut who = person(&args.answers, Some(args.prompt_timeout), "--prompt-timeout");
+    if let Person::Page(page) = &who {
+        page.ends_after_answers(); // Claude Code runs a hook per elicitation
+    }
     // A rule that does not match falls through to the person (or to
     // nobody): with the hook, "nobody" means Claude Code asks, not decline.
     let mut answering = elicit::answers::RulesResolver::new(rules, who.resolver(), false, false);

@@ -33,6 +33,9 @@ pub fn run(args: &ResolveArgs) -> i32 {
         (Some(t), None) => person(&args.answers, Some(t), "--prompt-timeout"),
         (None, t) => person(&args.answers, t, "--timeout"),
     };
+    if let (Person::Page(page), false) = (&person, args.lines) {
+        page.ends_after_answers(); // one document, then elicit exits
+    }
     if let Person::Terminal(_) = person {
         // Nothing else to do on SIGTERM/SIGHUP/SIGQUIT here: put the
         // terminal back and die of the signal.

@@ -120,7 +120,10 @@ fn server_name(value: &Value) -> Option<String> {
             .as_str()
             .map(str::to_string)
     };
-    from(value).or_else(|| value.get("result").and_then(from))
+    // A bare params object, a result, or a JSON-RPC request's params.
+    from(value)
+        .or_else(|| value.get("result").and_then(from))
+        .or_else(|| value.get("params").and_then(from))
 }
 
 /// An input that failed, with the JSON-RPC id to answer when it was a
@@ -279,6 +282,24 @@ pub fn nesting(value: &Value) -> usize {
 #[cfg(test)]
 mod schema_text_tests {
     use super::*;
+
+    /// A JSON-RPC request names its server in its params' `_meta`, as a bare
+    /// params object does (answer rules match on it: the SDK resolvers send
+    /// requests to `--lines`).
+    #[test]
+    fn a_request_names_its_server_in_its_params() {
+        let params = r#"{"message":"m","requestedSchema":{"type":"object","properties":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv"}}}"#;
+        let rpc = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{params}}}"#
+        );
+        for doc in [params.to_string(), rpc] {
+            assert_eq!(
+                read_document(&doc).unwrap().server.as_deref(),
+                Some("srv"),
+                "{doc}"
+            );
+        }
+    }
 
     #[test]
     fn the_schema_text_is_the_one_the_shape_reads() {
