@@ -1,9 +1,9 @@
 //! Unix (Linux and macOS): `rustix`, `signal-hook` and std.
 
 pub mod fs;
-pub mod local;
 #[cfg(target_os = "linux")]
 mod listeners;
+pub mod local;
 #[cfg(target_os = "linux")]
 pub mod pipe;
 pub mod process;
