@@ -384,3 +384,116 @@ fn respond_takes_answer_rules() {
         json!({"action": "accept", "content": {"name": "Rule", "age": 33, "color": "green"}})
     );
 }
+
+/// `call --park` of `tool` on the server `script`, in `place`: its id.
+fn park_one(place: &Place, script: &str, tool: &str) -> String {
+    let run = place
+        .test()
+        .args(["call", "--park", "--tool", tool])
+        .server(&server(script))
+        .run();
+    parked(&run)["parked"].as_str().unwrap().to_string()
+}
+
+/// The page's section that holds the field `field` (ids on the page come
+/// in the order the calls' questions arrived, which threads race for).
+fn section(field: &str) -> String {
+    format!("section.elicitation:has([name={field}])")
+}
+
+#[test]
+fn pending_on_one_browser_page_answers_two_parked_calls() {
+    let place = Place::new();
+    let profile = park_one(&place, "fastmcp_server.py", "form_ctx");
+    let booking = park_one(&place, "fastmcp_steps.py", "book");
+    let b = crate::common::page::Browser::start();
+    let mut run = place
+        .test()
+        .args(["pending", "--ui", "browser", "--json", "--no-open"])
+        .spawn();
+    let address = page_address(&mut run);
+    b.goto(&address);
+    let page = b.location();
+    b.wait_for(
+        "both parked questions on the page",
+        "return document.querySelectorAll('section.elicitation').length === 2",
+    );
+    let who = section("seats");
+    b.type_into(&format!("{who} [name=name]"), "Ada");
+    b.type_into(&format!("{who} [name=seats]"), "2");
+    b.click(&format!("{who} button[name=action][value=accept]"));
+    // The booking parks again: its next question comes to the same page.
+    b.goto(&page);
+    b.wait_for(
+        "the booking's next question on the page",
+        "return document.querySelector(\"section.elicitation select[name=cabin]\") !== null",
+    );
+    let profile_form = section("age");
+    b.type_into(&format!("{profile_form} [name=name]"), "Grace");
+    b.type_into(&format!("{profile_form} [name=age]"), "85");
+    b.click(&format!(
+        "{profile_form} select[name=color] option[value=green]"
+    ));
+    b.click(&format!("{profile_form} button[name=action][value=accept]"));
+    b.goto(&page);
+    b.wait_for(
+        "the cabin question still waiting",
+        "return document.querySelector(\"section.elicitation select[name=cabin]\") !== null",
+    );
+    let cabin = section("cabin");
+    b.click(&format!("{cabin} select[name=cabin] option[value=first]"));
+    b.click(&format!("{cabin} button[name=action][value=accept]"));
+    b.goto(&page);
+    b.wait_for(
+        "the confirmation question",
+        "return document.querySelector(\"section.elicitation [name=note]\") !== null",
+    );
+    b.click(&format!(
+        "{} button[name=action][value=decline]",
+        section("note")
+    ));
+
+    let ended = run.wait();
+    ended.success();
+    let listed = ended.json();
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    let of = |id: &str| listed.iter().find(|c| c["id"] == id).unwrap().clone();
+    let first = of(&profile);
+    assert_eq!(first["state"], "finished", "{first}");
+    assert_eq!(first["exit"], 0);
+    let text = |c: &Value| -> Value {
+        serde_json::from_str(c["result"]["content"][0]["text"].as_str().unwrap()).unwrap()
+    };
+    assert_eq!(
+        text(&first),
+        json!({"action": "accept", "content": {"name": "Grace", "age": 85, "color": "green"}})
+    );
+    let second = of(&booking);
+    assert_eq!(second["state"], "finished", "{second}");
+    assert_eq!(second["tool"], "book");
+    assert_eq!(text(&second), json!({"step": 3, "action": "decline"}));
+    assert!(place.pending().is_empty());
+    assert_eq!(
+        place.files(),
+        Vec::<String>::new(),
+        "nothing of the calls is left"
+    );
+}
+
+/// The page's one-time address, from what `run` says on stderr.
+fn page_address(run: &mut crate::common::Running) -> String {
+    const SAID: &str = "answer on the page ";
+    loop {
+        let line = run
+            .next_stderr_line(Duration::from_secs(30))
+            .expect("the page is announced");
+        if let Some(at) = line.find(SAID) {
+            return line[at + SAID.len()..]
+                .split_whitespace()
+                .next()
+                .unwrap()
+                .to_string();
+        }
+    }
+}
