@@ -497,3 +497,49 @@ fn page_address(run: &mut crate::common::Running) -> String {
         }
     }
 }
+
+#[test]
+fn respond_ui_browser_answers_the_parked_form_on_the_page() {
+    let place = Place::new();
+    let id = park_one(&place, "fastmcp_server.py", "form_ctx");
+    let b = crate::common::page::Browser::start();
+    let mut run = place
+        .test()
+        .env("BROWSER", "true")
+        .args(["respond", &id, "--ui", "browser"])
+        .spawn();
+    b.goto(&page_address(&mut run));
+    b.type_into("[name=name]", "Ada");
+    b.type_into("[name=age]", "36");
+    b.click("select[name=color] option[value=red]");
+    b.click("button[name=action][value=accept]");
+    let answered = run.wait();
+    answered.success();
+    assert_eq!(
+        tool_text(&answered),
+        json!({"action": "accept", "content": {"name": "Ada", "age": 36, "color": "red"}})
+    );
+    assert!(place.pending().is_empty());
+}
+
+#[test]
+fn respond_ui_browser_stops_waiting_when_the_call_expires() {
+    let place = Place::new();
+    let run = place
+        .test()
+        .args(["call", "--park", "--park-for", "3s", "--tool", "form_ctx"])
+        .server(&server("fastmcp_server.py"))
+        .run();
+    let id = parked(&run)["parked"].as_str().unwrap().to_string();
+    // Nobody opens the page: the command ends with the call, not later.
+    let unanswered = place
+        .test()
+        .env("BROWSER", "true")
+        .args(["respond", &id, "--ui", "browser"])
+        .limit(Duration::from_secs(20))
+        .run();
+    unanswered
+        .expect_code(6)
+        .stdout_is("")
+        .stderr_has("expired before an answer");
+}

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde_json::Value;
 
 use elicit_core::elicitation::answers::ScriptedAnswers;
-use elicit_core::elicitation::protocol::{Action, ElicitationParams};
+use elicit_core::elicitation::protocol::{Action, ElicitResult, ElicitationParams};
 use elicit_core::elicitation::resolve::{self, Elicitation, Resolver, SchemaCache};
 
 use crate::client::{self, Outcome, Parked};
@@ -138,22 +138,34 @@ fn ask_and_send(id: &str, parked: &Value, person: &PersonFor<'_>) -> Result<Outc
     let elicitation = question(parked).map_err(Unsent::Failed)?;
     let deadline = expiry(parked);
     let mut resolver = person(deadline);
-    let result = resolve::resolve(
-        &elicitation,
-        &ScriptedAnswers::default(),
-        true,
-        &mut resolver,
-    )
-    .map_err(|e| {
-        Unsent::Failed(ParkError {
-            message: e.to_string(),
-            exit: e.exit_code(),
-        })
-    })?;
-    if result.action == Action::Cancel && Instant::now() >= deadline {
-        return Err(Unsent::Expired);
+    match ask(&elicitation, deadline, &mut resolver) {
+        Ok(Some(result)) => {
+            client::respond(id, vec![result.to_value().to_string()]).map_err(Unsent::Failed)
+        }
+        Ok(None) => Err(Unsent::Expired),
+        Err(e) => Err(Unsent::Failed(e)),
     }
-    client::respond(id, vec![result.to_value().to_string()]).map_err(Unsent::Failed)
+}
+
+/// The person's answer to a parked question, as the ElicitResult to send;
+/// `None` when the question expired first (`person` gives a cancel at
+/// `deadline`), so that nothing is sent for it.
+pub fn ask(
+    elicitation: &Elicitation,
+    deadline: Instant,
+    person: &mut dyn Resolver,
+) -> Result<Option<ElicitResult>, ParkError> {
+    let result =
+        resolve::resolve(elicitation, &ScriptedAnswers::default(), true, person).map_err(|e| {
+            ParkError {
+                message: e.to_string(),
+                exit: e.exit_code(),
+            }
+        })?;
+    if result.action == Action::Cancel && Instant::now() >= deadline {
+        return Ok(None);
+    }
+    Ok(Some(result))
 }
 
 #[cfg(test)]

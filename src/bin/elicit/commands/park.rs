@@ -125,7 +125,7 @@ fn asked_answer(args: &RespondArgs) -> Result<String, ParkError> {
         return Err(ParkError::gone(&args.id));
     };
     let elicitation = answering::question(&parked)?;
-    let left = answering::expiry(&parked).saturating_duration_since(std::time::Instant::now());
+    let deadline = answering::expiry(&parked);
     let usage = |e: elicit::error::ElicitError| ParkError {
         message: e.to_string(),
         exit: e.exit_code(),
@@ -143,22 +143,36 @@ fn asked_answer(args: &RespondArgs) -> Result<String, ParkError> {
             resolve::resolve(&elicitation, &scripted, true, &mut rules).map_err(usage)?
         }
         (None, ui) => {
-            let mut person = elicit::person::choose(&elicit::person::PersonOptions {
-                ui: ui.unwrap_or_default().into(),
-                no_input: false,
-                server: None,
-                // Nobody can answer past the call's expiry.
-                timeout: Some(left),
-                timeout_flag: "--park-for",
-                browser: None,
-                no_open: false,
-                ci: false,
-                wording: elicit::person::FLAGS,
-            });
-            resolve::resolve(&elicitation, &scripted, true, person.resolver()).map_err(usage)?
+            let mut person = person_until(ui.unwrap_or_default().into(), deadline);
+            answering::ask(&elicitation, deadline, person.resolver())?.ok_or_else(|| ParkError {
+                message: "the parked question expired before an answer".into(),
+                exit: elicit::park::EXIT_GONE,
+            })?
         }
     };
     Ok(result.to_value().to_string())
+}
+
+/// Who answers at `respond --ui`: nobody past the call's expiry.
+fn person_until(ui: elicit::person::Ui, deadline: std::time::Instant) -> elicit::person::Person {
+    let page = ui == elicit::person::Ui::Browser;
+    let left = deadline.saturating_duration_since(std::time::Instant::now());
+    let person = elicit::person::choose(&elicit::person::PersonOptions {
+        ui,
+        no_input: false,
+        server: None,
+        // The page is given the expiry itself (not a timeout to announce).
+        timeout: (!page).then_some(left),
+        timeout_flag: "--park-for",
+        browser: None,
+        no_open: false,
+        ci: false,
+        wording: elicit::person::FLAGS,
+    });
+    match person {
+        elicit::person::Person::Page(p) => elicit::person::Person::Page(p.until(deadline)),
+        other => other,
+    }
 }
 
 /// `elicit pending`: the user's parked calls.
