@@ -543,3 +543,57 @@ fn respond_ui_browser_stops_waiting_when_the_call_expires() {
         .stdout_is("")
         .stderr_has("expired before an answer");
 }
+
+/// The peak resident memory of the holder of call `id`, in KiB.
+fn holder_peak_kib(id: &str) -> u64 {
+    let pid = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .find(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                let c = String::from_utf8_lossy(&c);
+                c.contains("__park-hold") && c.contains(id)
+            })
+        })
+        .expect("the holder runs");
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn what_a_server_says_on_stderr_while_parked_is_kept_within_a_bound() {
+    let place = Place::new();
+    let done = place.root.path().join("flood-done");
+    const FLOOD: u64 = 48 << 20;
+    let run = place
+        .test()
+        .env("FLOOD_BYTES", FLOOD.to_string())
+        .env("FLOOD_DONE", &done)
+        .args(["call", "--park", "--tool", "ask"])
+        .server(&server("stderr_flood.py"))
+        .run();
+    let id = parked(&run)["parked"].as_str().unwrap().to_string();
+    assert!(
+        within(Duration::from_secs(60), || done.exists()),
+        "the server did not finish its flood"
+    );
+    let on_disk: u64 = std::fs::read_dir(place.folder())
+        .unwrap()
+        .filter_map(|e| e.ok()?.metadata().ok())
+        .map(|m| m.len())
+        .sum();
+    let peak = holder_peak_kib(&id);
+    eprintln!("parked call's files: {on_disk} bytes; holder peak: {peak} KiB");
+    assert!(on_disk < 1 << 20, "the call's files hold {on_disk} bytes");
+    assert!(peak < 40 << 10, "the holder peaked at {peak} KiB");
+    let answered = place.respond(&id, &["name=Ada"]);
+    answered
+        .success()
+        .stderr_has("bytes of the call's stderr were left out");
+    assert!(answered.stderr.len() < 1 << 20, "{}", answered.stderr.len());
+    assert_eq!(
+        tool_text(&answered),
+        json!({"action": "accept", "content": {"name": "Ada"}})
+    );
+}

@@ -3,7 +3,7 @@
 //! (`pending`).
 
 use std::fs::OpenOptions;
-use std::io;
+use std::io::{self, Read};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -18,6 +18,8 @@ use crate::{ParkError, EXIT_GONE};
 
 /// How long a holder has to start listening.
 const START_LIMIT: Duration = Duration::from_secs(30);
+/// How long what an early-ended holder said may take to be read.
+const EARLY_STDERR_WAIT: Duration = Duration::from_secs(2);
 /// How long a holder has to describe its call to `pending`.
 const DESCRIBE_LIMIT: Duration = Duration::from_secs(5);
 
@@ -56,23 +58,26 @@ pub fn launch(holder: impl FnOnce(&str) -> Command) -> Result<Outcome, ParkError
         options.write(true).create_new(true);
         elicit_platform::fs::open_private(&options, path)
     };
-    let started = (|| -> io::Result<std::process::Child> {
-        let (out, err) = (private(&files.out)?, private(&files.err)?);
+    // The holder's stderr is a pipe it reads itself, from its stdin, with a
+    // bound (`crate::stderr`); this end is read only if it ends early.
+    let started = (|| -> io::Result<(std::process::Child, io::PipeReader)> {
+        let out = private(&files.out)?;
+        let (said, err) = io::pipe()?;
         let mut command = holder(&id);
         command
-            .stdin(Stdio::null())
+            .stdin(Stdio::from(said.try_clone()?))
             .stdout(Stdio::from(out))
             .stderr(Stdio::from(err));
         elicit_platform::process::detach(&mut command);
-        command.spawn()
+        Ok((command.spawn()?, said))
     })();
-    let mut child = started.map_err(|e| {
+    let (mut child, said) = started.map_err(|e| {
         files.remove();
         ParkError::failed(format!("cannot start the parked call: {e}"))
     })?;
     let channel = match reach(&files, &mut child) {
         Ok(channel) => channel,
-        Err(Some(exit)) => return Ok(ended_early(&files, exit)),
+        Err(Some(exit)) => return Ok(ended_early(&files, said, exit)),
         Err(None) => {
             let _ = child.kill();
             files.remove();
@@ -105,11 +110,20 @@ fn reach(files: &Files, child: &mut std::process::Child) -> Result<Channel, Opti
 }
 
 /// A holder that ended before it listened: what it printed.
-fn ended_early(files: &Files, exit: i32) -> Outcome {
+fn ended_early(files: &Files, said: io::PipeReader, exit: i32) -> Outcome {
     let read = |path: &Path| std::fs::read_to_string(path).unwrap_or_default();
+    // Read on a thread, bounded in time and size: a process the holder
+    // started may still hold the pipe open.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = io::Read::take(said, crate::stderr::KEPT as u64).read_to_end(&mut bytes);
+        let _ = tx.send(bytes);
+    });
+    let stderr = rx.recv_timeout(EARLY_STDERR_WAIT).unwrap_or_default();
     let outcome = Outcome::Finished {
         stdout: read(&files.out),
-        stderr: read(&files.err),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
         exit,
     };
     files.remove();

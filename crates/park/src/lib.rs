@@ -13,6 +13,8 @@
 //! - [`place`]: where parked calls live (a private per-user folder) and
 //!   what names them;
 //! - [`protocol`]: the JSON lines between the two;
+//! - [`stderr`]: what the call says on stderr while parked, kept with a
+//!   bound until handed over;
 //! - [`answering`]: a person answers parked calls (`respond --ui`,
 //!   `pending --ui browser`) through the resolver the binary picks.
 //!
@@ -26,6 +28,7 @@ pub mod client;
 pub mod holder;
 pub mod place;
 pub mod protocol;
+pub mod stderr;
 
 /// The exit status of a command that leaves the call parked (`call
 /// --park`, `respond` when the call parks again).

@@ -65,6 +65,7 @@ pub fn hold(args: &HoldArgs) -> i32 {
         park_for: args.call.park_for,
         server,
         end_servers: Box::new(|| elicit::transport::process_group::terminate_all(END_GRACE)),
+        stderr_on_stdin: true,
     };
     let mut holder = match Holder::start(&folder, options) {
         Ok(holder) => holder,
