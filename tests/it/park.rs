@@ -546,16 +546,7 @@ fn respond_ui_browser_stops_waiting_when_the_call_expires() {
 
 /// The peak resident memory of the holder of call `id`, in KiB.
 fn holder_peak_kib(id: &str) -> u64 {
-    let pid = std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .find(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
-                let c = String::from_utf8_lossy(&c);
-                c.contains("__park-hold") && c.contains(id)
-            })
-        })
-        .expect("the holder runs");
+    let pid = holder_pid(id).expect("the holder runs");
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
     line.split_whitespace().nth(1).unwrap().parse().unwrap()
@@ -596,4 +587,51 @@ fn what_a_server_says_on_stderr_while_parked_is_kept_within_a_bound() {
         tool_text(&answered),
         json!({"action": "accept", "content": {"name": "Ada"}})
     );
+}
+
+/// The pid of the holder of call `id`.
+fn holder_pid(id: &str) -> Option<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .find(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                let c = String::from_utf8_lossy(&c);
+                c.contains("__park-hold") && c.contains(id)
+            })
+        })
+}
+
+#[test]
+fn a_killed_holders_files_are_cleared_by_the_next_respond_and_its_call_is_gone() {
+    let place = Place::new();
+    let id = park_one(&place, "fastmcp_server.py", "form_ctx");
+    let holder = holder_pid(&id).expect("the holder runs");
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &holder.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert!(
+        within(Duration::from_secs(10), || holder_pid(&id).is_none()),
+        "the holder did not end"
+    );
+    assert!(
+        !place.files().is_empty(),
+        "the killed holder left its files"
+    );
+    // Answering another call clears them away.
+    place
+        .respond("0123456789ab", &["accept"])
+        .expect_code(6)
+        .stderr_has("no parked call");
+    assert_eq!(
+        place.files(),
+        Vec::<String>::new(),
+        "a dead holder's files are left"
+    );
+    place
+        .respond(&id, &["accept"])
+        .expect_code(6)
+        .stderr_has("no parked call");
 }

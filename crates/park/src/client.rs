@@ -51,6 +51,7 @@ pub enum Outcome {
 /// call's private files.
 pub fn launch(holder: impl FnOnce(&str) -> Command) -> Result<Outcome, ParkError> {
     let folder = place::folder()?;
+    sweep(&folder);
     let id = place::fresh_id();
     let files = Files::of(&folder, &id);
     let private = |path: &Path| {
@@ -130,6 +131,42 @@ fn ended_early(files: &Files, said: io::PipeReader, exit: i32) -> Outcome {
     outcome
 }
 
+/// Clears away what holders that were ended from outside (killed) left:
+/// an endpoint nobody listens on, and files with no endpoint beside them
+/// once a holder would have been listening.
+pub fn sweep(folder: &Path) {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    let mut ids: Vec<String> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|name| Some(name.split_once('.')?.0.to_string()))
+        .filter(|id| place::check_id(id).is_ok())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    for id in ids {
+        let files = Files::of(folder, &id);
+        match Channel::connect(&files.socket) {
+            Ok(_) => {}
+            Err(e) if local::is_stale(&e) => files.remove(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound && started_long_ago(&files) => {
+                files.remove()
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+/// Whether the call's output file is older than a holder's start may take.
+fn started_long_ago(files: &Files) -> bool {
+    [&files.out, &files.err].iter().any(|path| {
+        std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .is_ok_and(|at| at.elapsed().is_ok_and(|age| age > START_LIMIT))
+    })
+}
+
 /// Sends `request` and waits for the call to park or end.
 fn ask(mut channel: Channel, request: &ToHolder) -> Result<Outcome, ParkError> {
     protocol::send(&mut channel, request)
@@ -162,6 +199,7 @@ fn ask(mut channel: Channel, request: &ToHolder) -> Result<Outcome, ParkError> {
 fn connect(id: &str) -> Result<Channel, ParkError> {
     place::check_id(id)?;
     let folder = place::folder()?;
+    sweep(&folder);
     let files = Files::of(&folder, id);
     Channel::connect(&files.socket).map_err(|e| {
         if local::is_stale(&e) {
