@@ -635,3 +635,29 @@ fn a_killed_holders_files_are_cleared_by_the_next_respond_and_its_call_is_gone()
         .expect_code(6)
         .stderr_has("no parked call");
 }
+
+#[test]
+fn respond_ui_terminal_answers_the_parked_form_at_the_terminal() {
+    let place = Place::new();
+    let id = park_one(&place, "fastmcp_server.py", "form_ctx");
+    let root = place.root.path().display().to_string();
+    let mut p = crate::common::elicit("")
+        .env("XDG_RUNTIME_DIR", &root)
+        .args(["respond", &id, "--ui", "terminal"])
+        .spawn();
+    p.expect("Tell us about yourself")
+        .answer("? Name", "Ada\r")
+        .answer("? Age", "36\r")
+        .answer("? Color", crate::common::ENTER)
+        .expect("Review your answers")
+        .answer("Send these answers?", crate::common::ENTER);
+    let f = p.finish();
+    assert_eq!(f.code, 0, "{}", f.screen_text());
+    let result = f.json();
+    let echoed: Value =
+        serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(echoed["action"], "accept");
+    assert_eq!(echoed["content"]["name"], "Ada");
+    assert_eq!(echoed["content"]["age"], 36);
+    assert!(place.pending().is_empty());
+}
