@@ -384,3 +384,280 @@ fn respond_takes_answer_rules() {
         json!({"action": "accept", "content": {"name": "Rule", "age": 33, "color": "green"}})
     );
 }
+
+/// `call --park` of `tool` on the server `script`, in `place`: its id.
+fn park_one(place: &Place, script: &str, tool: &str) -> String {
+    let run = place
+        .test()
+        .args(["call", "--park", "--tool", tool])
+        .server(&server(script))
+        .run();
+    parked(&run)["parked"].as_str().unwrap().to_string()
+}
+
+/// The page's section that holds the field `field` (ids on the page come
+/// in the order the calls' questions arrived, which threads race for).
+fn section(field: &str) -> String {
+    format!("section.elicitation:has([name={field}])")
+}
+
+#[test]
+fn pending_on_one_browser_page_answers_two_parked_calls() {
+    let place = Place::new();
+    let profile = park_one(&place, "fastmcp_server.py", "form_ctx");
+    let booking = park_one(&place, "fastmcp_steps.py", "book");
+    let b = crate::common::page::Browser::start();
+    let mut run = place
+        .test()
+        .args(["pending", "--ui", "browser", "--json", "--no-open"])
+        .spawn();
+    let address = page_address(&mut run);
+    b.goto(&address);
+    let page = b.location();
+    b.wait_for(
+        "both parked questions on the page",
+        "return document.querySelectorAll('section.elicitation').length === 2",
+    );
+    let who = section("seats");
+    b.type_into(&format!("{who} [name=name]"), "Ada");
+    b.type_into(&format!("{who} [name=seats]"), "2");
+    b.click(&format!("{who} button[name=action][value=accept]"));
+    // The booking parks again: its next question comes to the same page.
+    b.goto(&page);
+    b.wait_for(
+        "the booking's next question on the page",
+        "return document.querySelector(\"section.elicitation select[name=cabin]\") !== null",
+    );
+    let profile_form = section("age");
+    b.type_into(&format!("{profile_form} [name=name]"), "Grace");
+    b.type_into(&format!("{profile_form} [name=age]"), "85");
+    b.click(&format!(
+        "{profile_form} select[name=color] option[value=green]"
+    ));
+    b.click(&format!("{profile_form} button[name=action][value=accept]"));
+    b.goto(&page);
+    b.wait_for(
+        "the cabin question still waiting",
+        "return document.querySelector(\"section.elicitation select[name=cabin]\") !== null",
+    );
+    let cabin = section("cabin");
+    b.click(&format!("{cabin} select[name=cabin] option[value=first]"));
+    b.click(&format!("{cabin} button[name=action][value=accept]"));
+    b.goto(&page);
+    b.wait_for(
+        "the confirmation question",
+        "return document.querySelector(\"section.elicitation [name=note]\") !== null",
+    );
+    b.click(&format!(
+        "{} button[name=action][value=decline]",
+        section("note")
+    ));
+
+    let ended = run.wait();
+    ended.success();
+    let listed = ended.json();
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    let of = |id: &str| listed.iter().find(|c| c["id"] == id).unwrap().clone();
+    let first = of(&profile);
+    assert_eq!(first["state"], "finished", "{first}");
+    assert_eq!(first["exit"], 0);
+    let text = |c: &Value| -> Value {
+        serde_json::from_str(c["result"]["content"][0]["text"].as_str().unwrap()).unwrap()
+    };
+    assert_eq!(
+        text(&first),
+        json!({"action": "accept", "content": {"name": "Grace", "age": 85, "color": "green"}})
+    );
+    let second = of(&booking);
+    assert_eq!(second["state"], "finished", "{second}");
+    assert_eq!(second["tool"], "book");
+    assert_eq!(text(&second), json!({"step": 3, "action": "decline"}));
+    assert!(place.pending().is_empty());
+    assert_eq!(
+        place.files(),
+        Vec::<String>::new(),
+        "nothing of the calls is left"
+    );
+}
+
+/// The page's one-time address, from what `run` says on stderr.
+fn page_address(run: &mut crate::common::Running) -> String {
+    const SAID: &str = "answer on the page ";
+    loop {
+        let line = run
+            .next_stderr_line(Duration::from_secs(30))
+            .expect("the page is announced");
+        if let Some(at) = line.find(SAID) {
+            return line[at + SAID.len()..]
+                .split_whitespace()
+                .next()
+                .unwrap()
+                .to_string();
+        }
+    }
+}
+
+#[test]
+fn respond_ui_browser_answers_the_parked_form_on_the_page() {
+    let place = Place::new();
+    let id = park_one(&place, "fastmcp_server.py", "form_ctx");
+    let b = crate::common::page::Browser::start();
+    let mut run = place
+        .test()
+        .env("BROWSER", "true")
+        .args(["respond", &id, "--ui", "browser"])
+        .spawn();
+    b.goto(&page_address(&mut run));
+    b.type_into("[name=name]", "Ada");
+    b.type_into("[name=age]", "36");
+    b.click("select[name=color] option[value=red]");
+    b.click("button[name=action][value=accept]");
+    let answered = run.wait();
+    answered.success();
+    assert_eq!(
+        tool_text(&answered),
+        json!({"action": "accept", "content": {"name": "Ada", "age": 36, "color": "red"}})
+    );
+    assert!(place.pending().is_empty());
+}
+
+#[test]
+fn respond_ui_browser_stops_waiting_when_the_call_expires() {
+    let place = Place::new();
+    let run = place
+        .test()
+        .args(["call", "--park", "--park-for", "3s", "--tool", "form_ctx"])
+        .server(&server("fastmcp_server.py"))
+        .run();
+    let id = parked(&run)["parked"].as_str().unwrap().to_string();
+    // Nobody opens the page: the command ends with the call, not later.
+    let unanswered = place
+        .test()
+        .env("BROWSER", "true")
+        .args(["respond", &id, "--ui", "browser"])
+        .limit(Duration::from_secs(20))
+        .run();
+    unanswered
+        .expect_code(6)
+        .stdout_is("")
+        .stderr_has("expired before an answer");
+}
+
+/// The peak resident memory of the holder of call `id`, in KiB.
+fn holder_peak_kib(id: &str) -> u64 {
+    let pid = holder_pid(id).expect("the holder runs");
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn what_a_server_says_on_stderr_while_parked_is_kept_within_a_bound() {
+    let place = Place::new();
+    let done = place.root.path().join("flood-done");
+    const FLOOD: u64 = 48 << 20;
+    let run = place
+        .test()
+        .env("FLOOD_BYTES", FLOOD.to_string())
+        .env("FLOOD_DONE", &done)
+        .args(["call", "--park", "--tool", "ask"])
+        .server(&server("stderr_flood.py"))
+        .run();
+    let id = parked(&run)["parked"].as_str().unwrap().to_string();
+    assert!(
+        within(Duration::from_secs(60), || done.exists()),
+        "the server did not finish its flood"
+    );
+    let on_disk: u64 = std::fs::read_dir(place.folder())
+        .unwrap()
+        .filter_map(|e| e.ok()?.metadata().ok())
+        .map(|m| m.len())
+        .sum();
+    let peak = holder_peak_kib(&id);
+    eprintln!("parked call's files: {on_disk} bytes; holder peak: {peak} KiB");
+    assert!(on_disk < 1 << 20, "the call's files hold {on_disk} bytes");
+    assert!(peak < 40 << 10, "the holder peaked at {peak} KiB");
+    let answered = place.respond(&id, &["name=Ada"]);
+    answered
+        .success()
+        .stderr_has("bytes of the call's stderr were left out");
+    assert!(answered.stderr.len() < 1 << 20, "{}", answered.stderr.len());
+    assert_eq!(
+        tool_text(&answered),
+        json!({"action": "accept", "content": {"name": "Ada"}})
+    );
+}
+
+/// The pid of the holder of call `id`.
+fn holder_pid(id: &str) -> Option<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .find(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                let c = String::from_utf8_lossy(&c);
+                c.contains("__park-hold") && c.contains(id)
+            })
+        })
+}
+
+#[test]
+fn a_killed_holders_files_are_cleared_by_the_next_respond_and_its_call_is_gone() {
+    let place = Place::new();
+    let id = park_one(&place, "fastmcp_server.py", "form_ctx");
+    let holder = holder_pid(&id).expect("the holder runs");
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &holder.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert!(
+        within(Duration::from_secs(10), || holder_pid(&id).is_none()),
+        "the holder did not end"
+    );
+    assert!(
+        !place.files().is_empty(),
+        "the killed holder left its files"
+    );
+    // Answering another call clears them away.
+    place
+        .respond("0123456789ab", &["accept"])
+        .expect_code(6)
+        .stderr_has("no parked call");
+    assert_eq!(
+        place.files(),
+        Vec::<String>::new(),
+        "a dead holder's files are left"
+    );
+    place
+        .respond(&id, &["accept"])
+        .expect_code(6)
+        .stderr_has("no parked call");
+}
+
+#[test]
+fn respond_ui_terminal_answers_the_parked_form_at_the_terminal() {
+    let place = Place::new();
+    let id = park_one(&place, "fastmcp_server.py", "form_ctx");
+    let root = place.root.path().display().to_string();
+    let mut p = crate::common::elicit("")
+        .env("XDG_RUNTIME_DIR", &root)
+        .args(["respond", &id, "--ui", "terminal"])
+        .spawn();
+    p.expect("Tell us about yourself")
+        .answer("? Name", "Ada\r")
+        .answer("? Age", "36\r")
+        .answer("? Color", crate::common::ENTER)
+        .expect("Review your answers")
+        .answer("Send these answers?", crate::common::ENTER);
+    let f = p.finish();
+    assert_eq!(f.code, 0, "{}", f.screen_text());
+    let result = f.json();
+    let echoed: Value =
+        serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(echoed["action"], "accept");
+    assert_eq!(echoed["content"]["name"], "Ada");
+    assert_eq!(echoed["content"]["age"], 36);
+    assert!(place.pending().is_empty());
+}

@@ -3,7 +3,7 @@
 //! (`pending`).
 
 use std::fs::OpenOptions;
-use std::io;
+use std::io::{self, Read};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -18,6 +18,8 @@ use crate::{ParkError, EXIT_GONE};
 
 /// How long a holder has to start listening.
 const START_LIMIT: Duration = Duration::from_secs(30);
+/// How long what an early-ended holder said may take to be read.
+const EARLY_STDERR_WAIT: Duration = Duration::from_secs(2);
 /// How long a holder has to describe its call to `pending`.
 const DESCRIBE_LIMIT: Duration = Duration::from_secs(5);
 
@@ -49,6 +51,7 @@ pub enum Outcome {
 /// call's private files.
 pub fn launch(holder: impl FnOnce(&str) -> Command) -> Result<Outcome, ParkError> {
     let folder = place::folder()?;
+    sweep(&folder);
     let id = place::fresh_id();
     let files = Files::of(&folder, &id);
     let private = |path: &Path| {
@@ -56,23 +59,26 @@ pub fn launch(holder: impl FnOnce(&str) -> Command) -> Result<Outcome, ParkError
         options.write(true).create_new(true);
         elicit_platform::fs::open_private(&options, path)
     };
-    let started = (|| -> io::Result<std::process::Child> {
-        let (out, err) = (private(&files.out)?, private(&files.err)?);
+    // The holder's stderr is a pipe it reads itself, from its stdin, with a
+    // bound (`crate::stderr`); this end is read only if it ends early.
+    let started = (|| -> io::Result<(std::process::Child, io::PipeReader)> {
+        let out = private(&files.out)?;
+        let (said, err) = io::pipe()?;
         let mut command = holder(&id);
         command
-            .stdin(Stdio::null())
+            .stdin(Stdio::from(said.try_clone()?))
             .stdout(Stdio::from(out))
             .stderr(Stdio::from(err));
         elicit_platform::process::detach(&mut command);
-        command.spawn()
+        Ok((command.spawn()?, said))
     })();
-    let mut child = started.map_err(|e| {
+    let (mut child, said) = started.map_err(|e| {
         files.remove();
         ParkError::failed(format!("cannot start the parked call: {e}"))
     })?;
     let channel = match reach(&files, &mut child) {
         Ok(channel) => channel,
-        Err(Some(exit)) => return Ok(ended_early(&files, exit)),
+        Err(Some(exit)) => return Ok(ended_early(&files, said, exit)),
         Err(None) => {
             let _ = child.kill();
             files.remove();
@@ -105,15 +111,60 @@ fn reach(files: &Files, child: &mut std::process::Child) -> Result<Channel, Opti
 }
 
 /// A holder that ended before it listened: what it printed.
-fn ended_early(files: &Files, exit: i32) -> Outcome {
+fn ended_early(files: &Files, said: io::PipeReader, exit: i32) -> Outcome {
     let read = |path: &Path| std::fs::read_to_string(path).unwrap_or_default();
+    // Read on a thread, bounded in time and size: a process the holder
+    // started may still hold the pipe open.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = io::Read::take(said, crate::stderr::KEPT as u64).read_to_end(&mut bytes);
+        let _ = tx.send(bytes);
+    });
+    let stderr = rx.recv_timeout(EARLY_STDERR_WAIT).unwrap_or_default();
     let outcome = Outcome::Finished {
         stdout: read(&files.out),
-        stderr: read(&files.err),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
         exit,
     };
     files.remove();
     outcome
+}
+
+/// Clears away what holders that were ended from outside (killed) left:
+/// an endpoint nobody listens on, and files with no endpoint beside them
+/// once a holder would have been listening.
+pub fn sweep(folder: &Path) {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    let mut ids: Vec<String> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|name| Some(name.split_once('.')?.0.to_string()))
+        .filter(|id| place::check_id(id).is_ok())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    for id in ids {
+        let files = Files::of(folder, &id);
+        match Channel::connect(&files.socket) {
+            Ok(_) => {}
+            Err(e) if local::is_stale(&e) => files.remove(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound && started_long_ago(&files) => {
+                files.remove()
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+/// Whether the call's output file is older than a holder's start may take.
+fn started_long_ago(files: &Files) -> bool {
+    [&files.out, &files.err].iter().any(|path| {
+        std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .is_ok_and(|at| at.elapsed().is_ok_and(|age| age > START_LIMIT))
+    })
 }
 
 /// Sends `request` and waits for the call to park or end.
@@ -148,6 +199,7 @@ fn ask(mut channel: Channel, request: &ToHolder) -> Result<Outcome, ParkError> {
 fn connect(id: &str) -> Result<Channel, ParkError> {
     place::check_id(id)?;
     let folder = place::folder()?;
+    sweep(&folder);
     let files = Files::of(&folder, id);
     Channel::connect(&files.socket).map_err(|e| {
         if local::is_stale(&e) {

@@ -25,6 +25,7 @@ use elicit_platform::local::{Channel, Endpoint};
 
 use crate::place::Files;
 use crate::protocol::{self, FromHolder, ToHolder};
+use crate::stderr::Captured;
 use crate::ParkError;
 
 /// How long a command has to send its one request line.
@@ -35,8 +36,6 @@ const WRITE_WAIT: Duration = Duration::from_secs(10);
 /// After an expiry, how long the server has to take the cancel before it
 /// is ended all the same.
 const EXPIRY_GRACE: Duration = Duration::from_secs(2);
-/// The most of the call's stderr handed over at once (its end).
-const STDERR_SHOWN: u64 = 64 << 10;
 /// The most of the call's stdout handed over (a result).
 const STDOUT_SHOWN: u64 = 70 << 20;
 
@@ -82,6 +81,10 @@ pub struct HolderOptions {
     /// Ends the call's servers after an expiry (run just before the
     /// holder exits with [`crate::EXIT_GONE`]).
     pub end_servers: Box<dyn Fn() + Send + Sync>,
+    /// The holder's stderr is a pipe whose other end is its stdin (as
+    /// `call --park` starts it): what the call says there is kept, bounded,
+    /// and handed over. Without it nothing of stderr is handed over.
+    pub stderr_on_stdin: bool,
 }
 
 /// The holder of one parked call, and the person its session asks.
@@ -92,8 +95,8 @@ pub struct Holder {
     park_for: Duration,
     server: String,
     end_servers: Arc<dyn Fn() + Send + Sync>,
-    /// How much of the stderr file was handed over.
-    err_shown: u64,
+    /// The call's stderr, kept until handed over.
+    stderr: Option<Captured>,
 }
 
 fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
@@ -121,7 +124,9 @@ impl Holder {
             park_for: options.park_for,
             server: options.server,
             end_servers: Arc::from(options.end_servers),
-            err_shown: 0,
+            stderr: options
+                .stderr_on_stdin
+                .then(|| Captured::start(std::io::stdin())),
         })
     }
 
@@ -163,13 +168,9 @@ impl Holder {
         exit
     }
 
-    /// What the call wrote on stderr since it was last handed over (its
-    /// last [`STDERR_SHOWN`] bytes).
+    /// What the call wrote on stderr since it was last handed over.
     fn new_stderr(&mut self) -> String {
-        let len = std::fs::metadata(&self.files.err).map_or(0, |m| m.len());
-        let from = self.err_shown.max(len.saturating_sub(STDERR_SHOWN));
-        self.err_shown = len;
-        read_from(&self.files.err, from, STDERR_SHOWN)
+        self.stderr.as_mut().map(Captured::take).unwrap_or_default()
     }
 
     /// Parks `elicitation`: tells the watcher, then waits for answers that
@@ -457,6 +458,7 @@ mod tests {
             park_for: Duration::from_secs(30),
             server: "a server".into(),
             end_servers: Box::new(|| {}),
+            stderr_on_stdin: false,
         };
         let mut holder = Holder::start(dir.path(), options).unwrap();
         let socket = Files::of(dir.path(), "0123456789ab").socket;

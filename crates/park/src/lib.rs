@@ -12,17 +12,23 @@
 //!   (`pending`);
 //! - [`place`]: where parked calls live (a private per-user folder) and
 //!   what names them;
-//! - [`protocol`]: the JSON lines between the two.
+//! - [`protocol`]: the JSON lines between the two;
+//! - [`stderr`]: what the call says on stderr while parked, kept with a
+//!   bound until handed over;
+//! - [`answering`]: a person answers parked calls (`respond --ui`,
+//!   `pending --ui browser`) through the resolver the binary picks.
 //!
 //! Only the same user reaches a holder: its endpoint lives in a folder
 //! only that user may enter, and every peer's user is checked again
 //! (`elicit_platform::local`).
 #![warn(missing_docs)]
 
+pub mod answering;
 pub mod client;
 pub mod holder;
 pub mod place;
 pub mod protocol;
+pub mod stderr;
 
 /// The exit status of a command that leaves the call parked (`call
 /// --park`, `respond` when the call parks again).

@@ -63,6 +63,10 @@ pub struct PageOptions {
 #[derive(Clone)]
 pub struct BrowserResolver {
     page: Arc<Page>,
+    /// When what this handle asks stops waiting, whatever the page's
+    /// timeout says (a parked call's expiry): it leaves the page, and the
+    /// answer is a cancel the caller can tell by the time.
+    until: Option<Instant>,
 }
 
 /// The process's page, made on first use.
@@ -74,12 +78,25 @@ impl BrowserResolver {
     /// share it).
     pub fn new(options: PageOptions) -> Result<Self, ElicitError> {
         if let Some(page) = PAGE.get() {
-            return Ok(BrowserResolver { page: page.clone() });
+            return Ok(BrowserResolver {
+                page: page.clone(),
+                until: None,
+            });
         }
         let page = Arc::new(Page::new(options)?);
         Ok(BrowserResolver {
             page: PAGE.get_or_init(|| page).clone(),
+            until: None,
         })
+    }
+
+    /// This handle, whose elicitations stop waiting at `deadline` (or at
+    /// the page's timeout, if sooner).
+    pub fn until(self, deadline: Instant) -> Self {
+        BrowserResolver {
+            until: Some(deadline),
+            ..self
+        }
     }
 
     /// A fresh one-time address of the page once it is served (tests and
@@ -348,7 +365,11 @@ impl Resolver for BrowserResolver {
                 message: e.params.message.clone(),
                 position: e.position,
                 ask,
-                deadline: page.options.timeout.map(|t| Instant::now() + t),
+                deadline: match (page.options.timeout, self.until) {
+                    (Some(t), Some(until)) => Some((Instant::now() + t).min(until)),
+                    (Some(t), None) => Some(Instant::now() + t),
+                    (None, until) => until,
+                },
                 warnings,
             });
             state.version += 1;
@@ -399,15 +420,7 @@ impl Resolver for BrowserResolver {
                 if deadline.is_some_and(|d| now >= d) {
                     if let Some(at) = state.pending.iter().position(|x| x.id == id) {
                         let entry = state.pending.remove(at);
-                        let limit = page.options.timeout.unwrap_or_default();
-                        remember(
-                            &mut state,
-                            &entry,
-                            format!(
-                                "expired: no answer within {}; cancel sent",
-                                humantime::format_duration(limit)
-                            ),
-                        );
+                        remember(&mut state, &entry, expired_words(page, self.until, true));
                         state.version += 1;
                         page.changed.notify_all();
                     }
@@ -426,13 +439,27 @@ impl Resolver for BrowserResolver {
             Some(Outcome::Decline) => Answer::refused(&request_id, REASON_DECLINED),
             Some(Outcome::Cancel) => Answer::refused(&request_id, REASON_CANCELLED),
             None => {
-                eprintln!(
-                    "elicit: no answer on the page within {}; sending cancel",
-                    humantime::format_duration(page.options.timeout.unwrap_or_default())
-                );
+                eprintln!("elicit: {}", expired_words(page, self.until, false));
                 Answer::refused(&request_id, REASON_EXPIRED)
             }
         })
+    }
+}
+
+/// What became of an elicitation nobody answered in time, for the page's
+/// list (`listed`) or stderr: the page's timeout, or the handle's own
+/// deadline (the question expired).
+fn expired_words(page: &Page, until: Option<Instant>, listed: bool) -> String {
+    match page.options.timeout {
+        Some(limit) if until.is_none_or(|u| Instant::now() < u) => {
+            let limit = humantime::format_duration(limit);
+            if listed {
+                format!("expired: no answer within {limit}; cancel sent")
+            } else {
+                format!("no answer on the page within {limit}; sending cancel")
+            }
+        }
+        _ => "the question expired before an answer on the page".to_string(),
     }
 }
 

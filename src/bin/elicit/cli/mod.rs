@@ -244,9 +244,31 @@ pub struct RespondArgs {
 #[derive(Debug, Args, Clone)]
 pub struct PendingArgs {
     /// One JSON array: each parked call's id, server, tool, question, age
-    /// and expiry.
+    /// and expiry (with --ui browser: what became of each call).
     #[arg(long)]
     pub json: bool,
+
+    /// Answer every parked call on one local browser page; then print what
+    /// became of each call.
+    #[arg(long, value_enum, value_name = "UI")]
+    pub ui: Option<PendingUi>,
+
+    /// With --ui browser: print the page's address on stderr instead of
+    /// opening it.
+    #[arg(long, env = "ELICIT_NO_OPEN", value_parser = clap::builder::FalseyValueParser::new())]
+    pub no_open: bool,
+
+    /// With --ui browser: the command that opens the page (as elicit
+    /// call's --browser).
+    #[arg(long, value_name = "COMMAND", env = "ELICIT_BROWSER")]
+    pub browser: Option<String>,
+}
+
+/// Where `elicit pending --ui` lets a person answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PendingUi {
+    /// One local browser page listing every parked question.
+    Browser,
 }
 
 /// The parked call's holder (started by `elicit call --park`, never by hand).

@@ -9,12 +9,14 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use elicit::elicitation::resolve::{self, Elicitation, NoTerminal, SchemaCache};
+use elicit::elicitation::resolve::{self, NoTerminal, Resolver};
+use elicit::page::{BrowserResolver, PageOptions};
+use elicit::park::answering::{self, Answered, Ended};
 use elicit::park::client::{self, Outcome};
 use elicit::park::holder::{Holder, HolderOptions};
 use elicit::park::{ParkError, EXIT_PARKED};
 use elicit::text::sanitize::{sanitize_block, sanitize_line};
-use elicit::{ElicitationParams, ScriptedAnswers};
+use elicit::ScriptedAnswers;
 
 use super::{json_text, print_line};
 use crate::cli::{HoldArgs, PendingArgs, RespondArgs};
@@ -63,6 +65,7 @@ pub fn hold(args: &HoldArgs) -> i32 {
         park_for: args.call.park_for,
         server,
         end_servers: Box::new(|| elicit::transport::process_group::terminate_all(END_GRACE)),
+        stderr_on_stdin: true,
     };
     let mut holder = match Holder::start(&folder, options) {
         Ok(holder) => holder,
@@ -122,7 +125,8 @@ fn asked_answer(args: &RespondArgs) -> Result<String, ParkError> {
     let Some(parked) = described.parked else {
         return Err(ParkError::gone(&args.id));
     };
-    let elicitation = parked_elicitation(&parked)?;
+    let elicitation = answering::question(&parked)?;
+    let deadline = answering::expiry(&parked);
     let usage = |e: elicit::error::ElicitError| ParkError {
         message: e.to_string(),
         exit: e.exit_code(),
@@ -140,36 +144,36 @@ fn asked_answer(args: &RespondArgs) -> Result<String, ParkError> {
             resolve::resolve(&elicitation, &scripted, true, &mut rules).map_err(usage)?
         }
         (None, ui) => {
-            let mut person = elicit::person::choose(&elicit::person::PersonOptions {
-                ui: ui.unwrap_or_default().into(),
-                no_input: false,
-                server: None,
-                timeout: None,
-                timeout_flag: "--prompt-timeout",
-                browser: None,
-                no_open: false,
-                ci: false,
-                wording: elicit::person::FLAGS,
-            });
-            resolve::resolve(&elicitation, &scripted, true, person.resolver()).map_err(usage)?
+            let mut person = person_until(ui.unwrap_or_default().into(), deadline);
+            answering::ask(&elicitation, deadline, person.resolver())?.ok_or_else(|| ParkError {
+                message: "the parked question expired before an answer".into(),
+                exit: elicit::park::EXIT_GONE,
+            })?
         }
     };
     Ok(result.to_value().to_string())
 }
 
-/// The parked question, read back from its object.
-fn parked_elicitation(parked: &Value) -> Result<Elicitation, ParkError> {
-    let request = &parked["elicitation"];
-    let prompt = request["prompt"].as_str().unwrap_or_default();
-    let params = match (request["kind"].as_str(), request["url"].as_str()) {
-        (Some("authorization"), Some(url)) => ElicitationParams::url(prompt, url),
-        _ => ElicitationParams::form(prompt, request["data"]["schema"].clone()),
-    };
-    let mut e = Elicitation::prepare(params, &mut SchemaCache::single_use())
-        .map_err(|e| ParkError::failed(format!("the parked question cannot be read: {e}")))?;
-    e.server = parked["server"].as_str().map(str::to_string);
-    e.tool = parked["tool"].as_str().map(str::to_string);
-    Ok(e)
+/// Who answers at `respond --ui`: nobody past the call's expiry.
+fn person_until(ui: elicit::person::Ui, deadline: std::time::Instant) -> elicit::person::Person {
+    let page = ui == elicit::person::Ui::Browser;
+    let left = deadline.saturating_duration_since(std::time::Instant::now());
+    let person = elicit::person::choose(&elicit::person::PersonOptions {
+        ui,
+        no_input: false,
+        server: None,
+        // The page is given the expiry itself (not a timeout to announce).
+        timeout: (!page).then_some(left),
+        timeout_flag: "--park-for",
+        browser: None,
+        no_open: false,
+        ci: false,
+        wording: elicit::person::FLAGS,
+    });
+    match person {
+        elicit::person::Person::Page(p) => elicit::person::Person::Page(p.until(deadline)),
+        other => other,
+    }
 }
 
 /// `elicit pending`: the user's parked calls.
@@ -178,6 +182,9 @@ pub fn pending(args: &PendingArgs) -> i32 {
         Ok(calls) => calls,
         Err(e) => return report(e),
     };
+    if args.ui.is_some() && calls.iter().any(|call| call.parked.is_some()) {
+        return answer_on_page(args, calls);
+    }
     let listed: Vec<Value> = calls
         .iter()
         .filter_map(|call| {
@@ -214,6 +221,89 @@ pub fn pending(args: &PendingArgs) -> i32 {
         );
     }
     0
+}
+
+/// `elicit pending --ui browser`: every parked question on one page, each
+/// answer sent as `respond` sends it; then what became of each call.
+fn answer_on_page(args: &PendingArgs, calls: Vec<client::Parked>) -> i32 {
+    let page = match BrowserResolver::new(PageOptions {
+        browser: args.browser.clone(),
+        no_open: args.no_open,
+        ..PageOptions::default()
+    }) {
+        Ok(page) => page,
+        Err(e) => return report(ParkError::failed(e.to_string())),
+    };
+    let person = move |deadline| Box::new(page.clone().until(deadline)) as Box<dyn Resolver + Send>;
+    let answered = answering::answer_all(calls, &person);
+    let code = answered
+        .iter()
+        .map(|call| match &call.ended {
+            Ended::Finished { exit, .. } => *exit,
+            Ended::Expired => elicit::park::EXIT_GONE,
+            Ended::Failed(e) => e.exit,
+        })
+        .find(|&code| code != 0)
+        .unwrap_or(0);
+    let listed: Vec<Value> = answered.iter().map(ended_object).collect();
+    if args.json {
+        return match print_line(&json_text(&listed, false)) {
+            0 => code,
+            failed => failed,
+        };
+    }
+    for (call, object) in answered.iter().zip(&listed) {
+        print_ended(call, object);
+    }
+    code
+}
+
+/// What became of one call, as `pending --ui browser --json` lists it.
+fn ended_object(call: &Answered) -> Value {
+    let mut object = json!({
+        "id": call.id,
+        "server": call.parked["server"],
+        "tool": call.parked["tool"],
+    });
+    match &call.ended {
+        Ended::Finished {
+            stdout,
+            stderr,
+            exit,
+        } => {
+            object["state"] = json!("finished");
+            object["exit"] = json!(exit);
+            object["result"] = serde_json::from_str(stdout).unwrap_or_else(|_| json!(stdout));
+            object["stderr"] = json!(stderr);
+        }
+        Ended::Expired => object["state"] = json!("expired"),
+        Ended::Failed(e) => {
+            object["state"] = json!("failed");
+            object["exit"] = json!(e.exit);
+            object["error"] = json!(e.message);
+        }
+    }
+    object
+}
+
+/// One call's line (and its result) for a person.
+fn print_ended(call: &Answered, object: &Value) {
+    let text = |v: &Value| sanitize_line(v.as_str().unwrap_or("-"));
+    let what = match &call.ended {
+        Ended::Finished { exit, .. } => format!("answered; the call ended with status {exit}"),
+        Ended::Expired => "not answered; the question expired".to_string(),
+        Ended::Failed(e) => format!("not answered: {}", sanitize_line(&e.message)),
+    };
+    println!(
+        "{}  {} {}: {what}",
+        text(&object["id"]),
+        text(&object["server"]),
+        text(&object["tool"]),
+    );
+    if let Ended::Finished { stdout, stderr, .. } = &call.ended {
+        eprint!("{}", sanitize_block(stderr));
+        print!("{}", sanitize_block(stdout));
+    }
 }
 
 /// Prints how a call came back: the parked object (exit 5), or what the
