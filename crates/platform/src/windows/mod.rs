@@ -3,8 +3,8 @@
 mod access;
 mod acl;
 pub mod fs;
-pub mod local;
 mod listeners;
+pub mod local;
 pub mod process;
 pub mod signals;
 pub mod terminal;
