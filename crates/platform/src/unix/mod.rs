@@ -1,5 +1,7 @@
 //! Unix (Linux and macOS): `rustix`, `signal-hook` and std.
 
+#[cfg(any(target_os = "macos", test))]
+mod darwin_listeners;
 pub mod fs;
 #[cfg(target_os = "linux")]
 mod listeners;

@@ -164,16 +164,23 @@ impl Tree {
 
     /// Who listens on 127.0.0.1:`port` (or [::1]:`port`): nobody yet,
     /// only processes of this tree, or some other process. Linux reads
-    /// the kernel's socket tables and the tree's descriptors. Elsewhere
-    /// (macOS) there is no check yet: an error, so that a caller fails
-    /// closed rather than trusting whoever listens.
+    /// the kernel's socket tables and the tree's descriptors; macOS asks
+    /// libproc for every inspectable process's sockets, the tree being
+    /// the process group there (no tag can be read of a process that left
+    /// it, which is then another process). Elsewhere there is no check:
+    /// an error, so that a caller fails closed rather than trusting
+    /// whoever listens.
     pub fn loopback_listener(&self, port: u16) -> io::Result<crate::Listener> {
         #[cfg(target_os = "linux")]
         {
             let members: Vec<u32> = self.members().into_iter().map(|(pid, _)| pid).collect();
             super::listeners::on_loopback(port, &members)
         }
-        #[cfg(not(target_os = "linux"))]
+        #[cfg(target_os = "macos")]
+        {
+            super::darwin_listeners::on_loopback(port, self.pgid.as_raw_pid() as u32)
+        }
+        #[cfg(not(any(target_os = "linux", target_os = "macos")))]
         {
             let _ = port;
             Err(io::Error::new(
