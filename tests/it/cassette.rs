@@ -1498,6 +1498,10 @@ fn a_misspelt_action_or_match_key_in_an_object_names_the_nearest_word() {
             json!({"match": {"tol": "book"}, "answer": "accept"}),
             "at /rules/0/match: key \"tol\" is not one of server, tool, mode, message, fields, host (nearest: tool)",
         ),
+        (
+            json!({"match": {}, "anwser": "accept"}),
+            "at /rules/0: key \"anwser\" is not one of match, answer (nearest: answer)",
+        ),
     ] {
         let rules = dir.path().join("answers.json");
         std::fs::write(&rules, json!({"elicit": "answers/1", "rules": [rule]}).to_string()).unwrap();

@@ -104,7 +104,7 @@ pub(crate) fn read_checked(
 /// An answer (`…/answer`) that is none of the words a cassette takes,
 /// said as such: the key, the value and the nearest word, rather than the
 /// schema's `oneOf` in general. The same for an answer object's
-/// `action` and for a key of an answer rule's `match`.
+/// `action`, a key of an answer rule's `match` and a rule's own keys.
 fn misspelt_answer(doc: &Value, pointer: &str) -> Option<String> {
     const ACTIONS: [&str; 3] = ["accept", "decline", "cancel"];
     const MATCH_KEYS: [&str; 6] = ["server", "tool", "mode", "message", "fields", "host"];
@@ -129,6 +129,9 @@ fn misspelt_answer(doc: &Value, pointer: &str) -> Option<String> {
             )
         });
     }
+    if let Some(unknown) = misspelt_rule_key(value, pointer) {
+        return Some(unknown);
+    }
     if pointer.ends_with("/match") && pointer.starts_with("/rules/") {
         let unknown = value
             .as_object()?
@@ -142,6 +145,28 @@ fn misspelt_answer(doc: &Value, pointer: &str) -> Option<String> {
         ));
     }
     None
+}
+
+/// A rule (`/rules/N`) without its `answer` but with a key that is none of
+/// a rule's: that key and the nearest of them, rather than "missing the
+/// required key answer" (`{"anwser": "accept"}`).
+fn misspelt_rule_key(value: &Value, pointer: &str) -> Option<String> {
+    const RULE_KEYS: [&str; 2] = ["match", "answer"];
+    let index = pointer.strip_prefix("/rules/")?;
+    if index.is_empty() || !index.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let rule = value.as_object()?;
+    if rule.contains_key("answer") {
+        return None;
+    }
+    let unknown = rule.keys().find(|k| !RULE_KEYS.contains(&k.as_str()))?;
+    Some(format!(
+        "key {:?} is not one of {} (nearest: {})",
+        sanitize_line(unknown),
+        RULE_KEYS.join(", "),
+        nearest(unknown, &RULE_KEYS)
+    ))
 }
 
 /// The word of `words` nearest to `word` (by edit distance, case aside).
