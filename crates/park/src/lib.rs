@@ -4,7 +4,7 @@
 //! command, another terminal or a coding agent's next step.
 //!
 //! - [`holder`]: the holder's side: its private endpoint, the
-//!   [`holder::ParkResolver`] a session asks when scripted answers and
+//!   [`holder::Holder`], the resolver a session asks when scripted answers and
 //!   rules leave a question open (it parks, waits for a checked answer or
 //!   the expiry), and the end of the call, delivered to whoever waits;
 //! - [`client`]: the commands' side: starting a holder and waiting for it

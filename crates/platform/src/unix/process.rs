@@ -162,7 +162,7 @@ impl Tree {
         out
     }
 
-    /// Who listens on 127.0.0.1:`port` (or [::1]:`port`): nobody yet,
+    /// Who listens on 127.0.0.1:`port` (or `[::1]:port`): nobody yet,
     /// only processes of this tree, or some other process. Linux reads
     /// the kernel's socket tables and the tree's descriptors; macOS asks
     /// libproc for every inspectable process's sockets, the tree being

@@ -22,16 +22,9 @@ pub fn run(args: &ResolveArgs) -> i32 {
         Ok(r) => r,
         Err(e) => return report(&e),
     };
-    // One idea, one name everywhere: `--prompt-timeout` as in `call` and
-    // `proxy`, `--timeout` kept as it was.
-    let mut person = match (args.prompt_timeout, args.timeout) {
-        (Some(_), Some(_)) => {
-            return report(&ElicitError::Usage(
-                "--timeout and --prompt-timeout are the same setting here: give one".into(),
-            ))
-        }
-        (Some(t), None) => person(&args.answers, Some(t), "--prompt-timeout"),
-        (None, t) => person(&args.answers, t, "--timeout"),
+    let mut person = match choose_person(args) {
+        Ok(p) => p,
+        Err(code) => return code,
     };
     if let (Person::Page(page), false) = (&person, args.lines) {
         page.ends_after_answers(); // one document, then elicit exits
@@ -89,6 +82,19 @@ pub fn run(args: &ResolveArgs) -> i32 {
             }
             report(&failure.error)
         }
+    }
+}
+
+/// Who answers what the scripted answers leave open. One idea, one name
+/// everywhere: `--prompt-timeout` as in `call` and `proxy`, `--timeout`
+/// kept as it was.
+fn choose_person(args: &ResolveArgs) -> Result<Person, i32> {
+    match (args.prompt_timeout, args.timeout) {
+        (Some(_), Some(_)) => Err(report(&ElicitError::Usage(
+            "--timeout and --prompt-timeout are the same setting here: give one".into(),
+        ))),
+        (Some(t), None) => Ok(person(&args.answers, Some(t), "--prompt-timeout")),
+        (None, t) => Ok(person(&args.answers, t, "--timeout")),
     }
 }
 
