@@ -32,7 +32,12 @@ pub fn check_json_shape(
             b'"' => {
                 // Skip to the closing quote, past escaped characters.
                 loop {
-                    match memchr::memchr2(b'"', b'\\', &text[i..]) {
+                    // A backslash as the last byte steps past the end: the
+                    // string is unterminated, which the parser reports.
+                    let Some(rest) = text.get(i..) else {
+                        return Ok(tokens);
+                    };
+                    match memchr::memchr2(b'"', b'\\', rest) {
                         Some(at) if text[i + at] == b'\\' => i += at + 2,
                         Some(at) => {
                             i += at + 1;
@@ -159,6 +164,16 @@ pub fn read_line_limited(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A string that ends in a backslash at the very end of the text (found
+    /// by the `cassette` fuzz target: every JSON elicit reads, a server's
+    /// messages too, passes here) is unterminated, not a panic.
+    #[test]
+    fn a_backslash_as_the_last_byte_is_no_panic() {
+        for text in [&b"\"\\"[..], b"{\"a\":\"x\\", b"[\"\\\\\\"] {
+            assert!(check_json_shape(text, 10, 10, 10).is_ok(), "{text:?}");
+        }
+    }
 
     #[test]
     fn long_lines_are_measured_not_held() {
