@@ -77,11 +77,17 @@ mark=$(mktemp)
 trap 'rm -f "$mark"' EXIT
 declare -A status took
 for t in "${targets[@]}"; do
+    # FUZZ_FRESH=1: the corpus is only the seeds (as on a fresh clone), so a run
+    # with FUZZ_RUNS (a fixed count of inputs, libFuzzer's -runs with -seed=1)
+    # does here what it does in CI: a crash CI finds is found again by the
+    # same command on any machine.
+    [ "${FUZZ_FRESH:-}" = 1 ] && rm -rf "corpus/$t"
     seed "$t"
-    echo "== $t: ${secs}s, corpus $(ls "corpus/$t" | wc -l) files" >&2
+    echo "== $t: ${secs}s${FUZZ_RUNS:+ or $FUZZ_RUNS inputs}, corpus $(ls "corpus/$t" | wc -l) files" >&2
     start=$SECONDS
     cargo fuzz run "$t" "corpus/$t" -- \
-        -max_total_time="$secs" -timeout=30 -rss_limit_mb=2048 -dict=json.dict \
+        -max_total_time="$secs" ${FUZZ_RUNS:+-runs=$FUZZ_RUNS -seed=1} \
+        -timeout=30 -rss_limit_mb=2048 -dict=json.dict \
         -max_len=65536 -print_final_stats=1 \
         2>&1 | tee "artifacts/$t.log" | grep -E '^(#[0-9]+ +(INITED|DONE|pulse)|==|stat::|thread .* panicked|SUMMARY|artifact_prefix|Test unit written)' >&2
     status[$t]=${PIPESTATUS[0]}
