@@ -287,7 +287,13 @@ pub fn cassette(data: &[u8]) {
     if let Ok(c) = loaded {
         c.write(&path)
             .expect("a loaded cassette can be written back");
-        let again = Cassette::load(&path).expect("a cassette written back loads again");
+        let mut again = Cassette::load(&path).expect("a cassette written back loads again");
+        // The text as read is kept to be patched on write, and a write fills
+        // in what the reader defaulted (`"elicitations": []`): compare what
+        // was read, not the text.
+        let mut c = c;
+        c.source = None;
+        again.source = None;
         assert_eq!(again, c, "a cassette written back reads back different");
     }
     let _ = std::fs::remove_file(&path);
