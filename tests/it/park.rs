@@ -288,6 +288,54 @@ fn streamable_http_server_parks_and_gets_the_answer() {
     );
 }
 
+/// A server behind sign-in (client credentials against an authorization
+/// server, a token on every request, the question on the call's event
+/// stream): the holder signs in, parks the question, and answers it on the
+/// same signed-in session; the secret is in no output.
+#[test]
+fn a_server_behind_sign_in_parks_and_takes_the_answer_on_its_session() {
+    use crate::common::fake_auth::{Config, FakeAuth};
+    const SECRET: &str = "PRE-SECRET-VALUE";
+    let fake = FakeAuth::start(Config {
+        registration: false,
+        auth_methods: vec!["client_secret_basic"],
+        client: Some(("pre-id", SECRET)),
+        grants: vec!["client_credentials"],
+        pkce_methods: None,
+        initialize_needs_token: true,
+        ..Default::default()
+    });
+    let place = Place::new();
+    let data = tempfile::tempdir().unwrap();
+    let sign_in = |test: Test| test.env("ELICIT_DATA_DIR", data.path());
+    let run = sign_in(place.test())
+        .args(["call", "--park", "--protocol", "2025-11-25"])
+        .args(["--client-id", "pre-id", "--client-secret", SECRET])
+        .args(["--tool", "ask", &fake.url()])
+        .run();
+    let object = parked(&run);
+    assert_eq!(object["elicitation"]["prompt"], "Your name?", "{object}");
+    let id = object["parked"].as_str().unwrap().to_string();
+    assert_eq!(place.pending().len(), 1);
+    // Anyone may read a command line (`ps`): the holder's holds no secret.
+    let holder = holder_pid(&id).expect("the holder runs");
+    let command_line = std::fs::read(format!("/proc/{holder}/cmdline")).unwrap();
+    assert!(
+        !String::from_utf8_lossy(&command_line).contains(SECRET),
+        "the secret is on the holder's command line"
+    );
+    let answered = sign_in(place.test())
+        .args(["respond", &id, "-a", "name=Ada"])
+        .run();
+    answered.success();
+    assert_eq!(answered.json()["content"][0]["text"], "hello Ada");
+    assert_eq!(fake.find("/token").len(), 1, "signed in once: {:?}", fake.paths());
+    assert!(fake.failures().is_empty(), "{:?}", fake.failures());
+    for said in [&run.stdout, &run.stderr, &answered.stdout, &answered.stderr] {
+        assert!(!said.contains(SECRET), "the secret was printed: {said}");
+    }
+}
+
 #[test]
 fn another_local_user_can_neither_list_nor_answer_a_parked_call() {
     let place = Place::new();
@@ -634,6 +682,52 @@ fn a_killed_holders_files_are_cleared_by_the_next_respond_and_its_call_is_gone()
         .respond(&id, &["accept"])
         .expect_code(6)
         .stderr_has("no parked call");
+}
+
+/// Sends `signal` (as `kill` names it) to process `pid`.
+fn signal(pid: u32, signal: &str) {
+    let sent = std::process::Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "kill -{signal} {pid}");
+}
+
+#[test]
+fn a_stopped_holder_holds_up_neither_pending_nor_respond_for_ever() {
+    let place = Place::new();
+    let id = park_one(&place, "fastmcp_server.py", "form_ctx");
+    let other = park_one(&place, "fastmcp_server.py", "form_ctx");
+    let holder = holder_pid(&id).expect("the holder runs");
+    signal(holder, "STOP");
+    // The other call is still listed; the stopped one is named as left out.
+    let listed = place.test().args(["pending", "--json"]).run();
+    listed
+        .success()
+        .stderr_has(&format!("parked call {id} is left out"));
+    let ids: Vec<Value> = listed
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].clone())
+        .collect();
+    assert_eq!(ids, vec![json!(other)]);
+    // An answer to it is sent into a connection nobody reads: respond gives
+    // up after the holder's silence, instead of waiting for ever.
+    let started = Instant::now();
+    place
+        .respond(&id, &["name=Ada", "age=36", "color=red"])
+        .expect_code(1)
+        .stderr_has("stopped answering");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+    signal(holder, "CONT");
+    signal(holder, "KILL");
+    place.respond(&other, &["cancel"]).run();
 }
 
 #[test]

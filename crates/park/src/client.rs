@@ -13,13 +13,16 @@ use serde_json::Value;
 use elicit_platform::local::{self, Channel};
 
 use crate::place::{self, Files};
-use crate::protocol::{self, FromHolder, ToHolder};
+use crate::protocol::{self, FromHolder, Received, ToHolder};
 use crate::{ParkError, EXIT_GONE};
 
 /// How long a holder has to start listening.
 const START_LIMIT: Duration = Duration::from_secs(30);
 /// How long what an early-ended holder said may take to be read.
 const EARLY_STDERR_WAIT: Duration = Duration::from_secs(2);
+/// How long a running call's holder may stay silent (it beats every
+/// [`crate::holder::HEARTBEAT`]) before it is taken for stopped or hung.
+const SILENCE_LIMIT: Duration = Duration::from_secs(20);
 /// How long a holder has to describe its call to `pending`.
 const DESCRIBE_LIMIT: Duration = Duration::from_secs(5);
 
@@ -167,22 +170,48 @@ fn started_long_ago(files: &Files) -> bool {
     })
 }
 
-/// Sends `request` and waits for the call to park or end.
+/// Sends `request` and waits for the call to park or end, as long as its
+/// holder keeps saying it runs.
 fn ask(mut channel: Channel, request: &ToHolder) -> Result<Outcome, ParkError> {
     protocol::send(&mut channel, request)
         .map_err(|e| ParkError::failed(format!("cannot reach the parked call: {e}")))?;
+    let _ = channel.set_read_timeout(Some(SILENCE_LIMIT));
     let mut reader = protocol::reader(channel);
-    match protocol::receive(&mut reader, protocol::FROM_HOLDER_LIMIT)? {
-        Some(FromHolder::Parked { parked, stderr }) => Ok(Outcome::Parked { parked, stderr }),
+    loop {
+        let said = match protocol::receive_unless_silent(&mut reader, protocol::FROM_HOLDER_LIMIT)?
+        {
+            Received::Message(said) => Some(said),
+            Received::End => None,
+            Received::Silent => {
+                return Err(ParkError::failed(format!(
+                    "the parked call stopped answering: its holder said nothing for {} s \
+                     (stopped or hung); should it resume, it may still take what was sent: \
+                     `elicit pending` shows where it stands",
+                    SILENCE_LIMIT.as_secs()
+                )))
+            }
+        };
+        if let Some(outcome) = outcome(said)? {
+            return Ok(outcome);
+        }
+    }
+}
+
+/// What a holder's message means for the command waiting on it; `None`
+/// while the call still runs.
+fn outcome(said: Option<FromHolder>) -> Result<Option<Outcome>, ParkError> {
+    match said {
+        Some(FromHolder::Working) => Ok(None),
+        Some(FromHolder::Parked { parked, stderr }) => Ok(Some(Outcome::Parked { parked, stderr })),
         Some(FromHolder::Finished {
             stdout,
             stderr,
             exit,
-        }) => Ok(Outcome::Finished {
+        }) => Ok(Some(Outcome::Finished {
             stdout,
             stderr,
             exit,
-        }),
+        })),
         Some(FromHolder::Refused { message, exit }) => Err(ParkError { message, exit }),
         Some(FromHolder::Busy { message }) => Err(ParkError {
             message,
@@ -247,17 +276,28 @@ pub fn describe(id: &str) -> Result<Parked, ParkError> {
     }
 }
 
+/// The user's parked calls as [`pending`] finds them.
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    /// The calls that answered, oldest id first.
+    pub calls: Vec<Parked>,
+    /// Calls whose holder is there but did not describe its call in time
+    /// (stopped or hung): each id and why.
+    pub silent: Vec<(String, String)>,
+}
+
 /// The user's parked calls, oldest id first; calls that ended unseen are
-/// cleared away.
-pub fn pending() -> Result<Vec<Parked>, ParkError> {
+/// cleared away, and one whose holder does not answer is set aside
+/// instead of holding up the rest.
+pub fn pending() -> Result<Listing, ParkError> {
     let folder = place::folder()?;
-    let mut calls = Vec::new();
+    let mut listing = Listing::default();
     for id in place::ids(&folder)? {
         match describe(&id) {
-            Ok(call) => calls.push(call),
+            Ok(call) => listing.calls.push(call),
             Err(e) if e.exit == EXIT_GONE => {}
-            Err(e) => return Err(e),
+            Err(e) => listing.silent.push((id, e.message)),
         }
     }
-    Ok(calls)
+    Ok(listing)
 }

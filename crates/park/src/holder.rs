@@ -33,6 +33,9 @@ const REQUEST_WAIT: Duration = Duration::from_secs(5);
 /// How long one write to a command may wait (one that stops reading
 /// must not hold the call).
 const WRITE_WAIT: Duration = Duration::from_secs(10);
+/// How often a command that waits on a running call hears that it still
+/// runs ([`crate::client`] gives up after a silence several times this).
+pub(crate) const HEARTBEAT: Duration = Duration::from_secs(2);
 /// After an expiry, how long the server has to take the cancel before it
 /// is ended all the same.
 const EXPIRY_GRACE: Duration = Duration::from_secs(2);
@@ -117,6 +120,8 @@ impl Holder {
         let (tx, events) = mpsc::channel();
         let serving = Arc::clone(&shared);
         std::thread::spawn(move || serve(endpoint, &serving, &tx));
+        let beating = Arc::clone(&shared);
+        std::thread::spawn(move || heartbeat(&beating));
         Ok(Holder {
             shared,
             events,
@@ -321,6 +326,26 @@ fn check(
     Ok(answer)
 }
 
+/// While the call runs for a command that waits on it (the `call --park`
+/// that started it, or the `respond` whose answer it took), tells that
+/// command now and then that the holder lives: a holder that was stopped
+/// or hangs is then noticed within a bound instead of waited on for ever.
+/// The lock is held while writing, so a beat never splits another message.
+fn heartbeat(shared: &Mutex<Shared>) {
+    loop {
+        std::thread::sleep(HEARTBEAT);
+        let mut state = lock(shared);
+        if !matches!(state.phase, Phase::Running) {
+            continue;
+        }
+        if let Some(watcher) = state.watcher.as_mut() {
+            if protocol::send(watcher, &FromHolder::Working).is_err() {
+                state.watcher = None;
+            }
+        }
+    }
+}
+
 /// Takes the commands that reach the endpoint, one request each.
 fn serve(endpoint: Endpoint, shared: &Mutex<Shared>, events: &Sender<Event>) {
     loop {
@@ -503,8 +528,13 @@ mod tests {
         let (holder, answer) = asking.join().unwrap();
         assert_eq!(answer.data.unwrap()["age"], json!(1));
         holder.finish(0);
-        let ended: Option<FromHolder> =
-            protocol::receive(&mut first, protocol::FROM_HOLDER_LIMIT).unwrap();
+        let ended = loop {
+            let said: Option<FromHolder> =
+                protocol::receive(&mut first, protocol::FROM_HOLDER_LIMIT).unwrap();
+            if !matches!(said, Some(FromHolder::Working)) {
+                break said;
+            }
+        };
         assert!(
             matches!(ended, Some(FromHolder::Finished { exit: 0, .. })),
             "{ended:?}"

@@ -1,7 +1,7 @@
 //! What a holder and the commands that reach it say to each other: one
 //! JSON object per line, each direction a typed enum.
 
-use std::io::{BufReader, Write};
+use std::io::{BufReader, ErrorKind, Write};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -67,6 +67,9 @@ pub enum FromHolder {
         /// Why, in words.
         message: String,
     },
+    /// The call still runs (sent now and then to a command that waits), so
+    /// that a holder which was stopped or hangs is noticed within a bound.
+    Working,
     /// The call ended: what `elicit call` would have printed, and its
     /// exit status.
     Finished {
@@ -92,16 +95,52 @@ pub(crate) fn receive<T: for<'de> Deserialize<'de>>(
     reader: &mut BufReader<Channel>,
     limit: usize,
 ) -> Result<Option<T>, ParkError> {
+    match receive_unless_silent(reader, limit)? {
+        Received::Message(message) => Ok(Some(message)),
+        Received::End => Ok(None),
+        Received::Silent => Err(ParkError::failed(
+            "cannot read from the parked call: it said nothing in time",
+        )),
+    }
+}
+
+/// What [`receive_unless_silent`] got.
+pub(crate) enum Received<T> {
+    /// One message.
+    Message(T),
+    /// The end of the connection.
+    End,
+    /// Nothing within the connection's read timeout.
+    Silent,
+}
+
+/// Reads one message of at most `limit` bytes, telling a read timeout
+/// apart from the end and from errors.
+pub(crate) fn receive_unless_silent<T: for<'de> Deserialize<'de>>(
+    reader: &mut BufReader<Channel>,
+    limit: usize,
+) -> Result<Received<T>, ParkError> {
     let mut buf = Vec::new();
-    let read = read_line_limited(reader, &mut buf, limit, false)
-        .map_err(|e| ParkError::failed(format!("cannot read from the parked call: {e}")))?;
+    let read = match read_line_limited(reader, &mut buf, limit, false) {
+        Ok(read) => read,
+        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+            return Ok(Received::Silent)
+        }
+        Err(e) => {
+            return Err(ParkError::failed(format!(
+                "cannot read from the parked call: {e}"
+            )))
+        }
+    };
     match read {
-        LineRead::Eof => Ok(None),
-        LineRead::Line => serde_json::from_slice(&buf).map(Some).map_err(|e| {
-            ParkError::failed(format!(
-                "a message of the parked call is not understood: {e}"
-            ))
-        }),
+        LineRead::Eof => Ok(Received::End),
+        LineRead::Line => serde_json::from_slice(&buf)
+            .map(Received::Message)
+            .map_err(|e| {
+                ParkError::failed(format!(
+                    "a message of the parked call is not understood: {e}"
+                ))
+            }),
         _ => Err(ParkError::failed(format!(
             "a message of the parked call is over {limit} bytes"
         ))),

@@ -78,7 +78,8 @@ fn dashes_tip(e: &clap::Error, args: &[std::ffi::OsString]) -> Option<String> {
 }
 
 fn run(args: impl Iterator<Item = std::ffi::OsString>) -> i32 {
-    let cli = match parse_flags(args) {
+    let args = commands::park::with_held_call(args.collect());
+    let cli = match parse_flags(args.into_iter()) {
         Ok(cli) => cli,
         Err(code) => return code,
     };

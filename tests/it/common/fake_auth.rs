@@ -48,6 +48,9 @@ pub struct Resp {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: String,
+    /// Writes the body itself after the head (no Content-Length; the
+    /// connection closes when it returns): an event stream.
+    pub stream: Option<Box<dyn FnOnce(&mut TcpStream) + Send>>,
 }
 
 impl Resp {
@@ -62,6 +65,7 @@ impl Resp {
             status,
             headers: vec![("Content-Type".into(), ctype.into())],
             body: body.into(),
+            stream: None,
         }
     }
     pub fn json(v: Value) -> Resp {
@@ -72,6 +76,7 @@ impl Resp {
             status: 302,
             headers: vec![("Location".into(), to.into())],
             body: String::new(),
+            stream: None,
         }
     }
     /// The connection is reset under the request.
@@ -200,6 +205,11 @@ fn serve(
     let mut head = format!("HTTP/1.1 {} X\r\n", r.status);
     for (k, v) in &r.headers {
         head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if let Some(stream) = r.stream {
+        head.push_str("Connection: close\r\n\r\n");
+        let _ = s.write_all(head.as_bytes());
+        return stream(&mut s);
     }
     head.push_str(&format!(
         "Content-Length: {}\r\nConnection: close\r\n\r\n",
@@ -357,6 +367,8 @@ pub struct State {
     pub mcp_proofs: u32,
     /// The jkt of each verified token-endpoint proof, in order.
     pub token_jkts: Vec<String>,
+    /// The client's responses to the elicitations the `ask` tool sent.
+    pub elicit_answers: Vec<Value>,
 }
 
 /// The fake on its listener.
@@ -414,7 +426,7 @@ impl FakeAuth {
     }
 }
 
-fn answer(cfg: &Config, base: &str, req: &Req, st: &Mutex<State>) -> Resp {
+fn answer(cfg: &Config, base: &str, req: &Req, st: &Arc<Mutex<State>>) -> Resp {
     let p = cfg.as_prefix;
     let path = req.path.as_str();
     if Some(path) == cfg.prm_path {
@@ -665,7 +677,7 @@ fn idp_token(cfg: &Config, base: &str, req: &Req) -> Resp {
 /// endpoint issued, sent with the scheme it was issued for and, when
 /// DPoP-bound, a valid proof of its key; else 401 with the challenge. One
 /// tool, `echo`.
-fn mcp(cfg: &Config, base: &str, req: &Req, st: &Mutex<State>) -> Resp {
+fn mcp(cfg: &Config, base: &str, req: &Req, st: &Arc<Mutex<State>>) -> Resp {
     if req.method != "POST" {
         return Resp::status(405, "");
     }
@@ -691,6 +703,13 @@ fn mcp(cfg: &Config, base: &str, req: &Req, st: &Mutex<State>) -> Resp {
             return refused.unwrap_or(challenge);
         }
     }
+    if method.is_empty() && (msg.get("result").is_some() || msg.get("error").is_some()) {
+        st.lock().unwrap().elicit_answers.push(msg);
+        return Resp::status(202, "");
+    }
+    if method == "tools/call" && msg["params"]["name"] == "ask" {
+        return ask_for_a_name(id, st.clone());
+    }
     let result = match method {
         "initialize" => json!({
             "protocolVersion": "2025-11-25",
@@ -700,12 +719,54 @@ fn mcp(cfg: &Config, base: &str, req: &Req, st: &Mutex<State>) -> Resp {
         "tools/list" => json!({"tools": [{
             "name": "echo",
             "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+        }, {
+            "name": "ask",
+            "inputSchema": {"type": "object", "properties": {}}
         }]}),
         "tools/call" => json!({"content": [{"type": "text",
             "text": format!("echo: {}", msg["params"]["arguments"]["text"].as_str().unwrap_or(""))}]}),
         _ => json!({}),
     };
     Resp::json(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+}
+
+/// The `ask` tool: on the call's event stream, an elicitation of a name,
+/// then (once the client's response arrived, in a POST of its own) the
+/// result `hello NAME`, or `declined` for any other response.
+fn ask_for_a_name(id: Value, st: Arc<Mutex<State>>) -> Resp {
+    let stream = Box::new(move |s: &mut TcpStream| {
+        let ask = json!({"jsonrpc": "2.0", "id": "ask-1", "method": "elicitation/create",
+            "params": {"message": "Your name?", "requestedSchema": {"type": "object",
+                "properties": {"name": {"type": "string"}}, "required": ["name"]}}});
+        if write!(s, "event: message\ndata: {ask}\n\n").is_err() {
+            return;
+        }
+        let _ = s.flush();
+        // The response comes in another request, on another thread.
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        let response = loop {
+            if let Some(r) = st.lock().unwrap().elicit_answers.pop() {
+                break r;
+            }
+            if std::time::Instant::now() > deadline {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let text = match response["result"]["content"]["name"].as_str() {
+            Some(name) if response["result"]["action"] == "accept" => format!("hello {name}"),
+            _ => "declined".to_string(),
+        };
+        let result = json!({"jsonrpc": "2.0", "id": id,
+            "result": {"content": [{"type": "text", "text": text}]}});
+        let _ = write!(s, "event: message\ndata: {result}\n\n");
+    });
+    Resp {
+        status: 200,
+        headers: vec![("Content-Type".into(), "text/event-stream".into())],
+        body: String::new(),
+        stream: Some(stream),
+    }
 }
 
 /// Whether the MCP request carries a token this resource takes: Err(None)

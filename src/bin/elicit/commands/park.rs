@@ -25,6 +25,11 @@ use crate::cli::{HoldArgs, PendingArgs, RespondArgs};
 const WATCHER_WAIT: Duration = Duration::from_secs(30);
 /// How long the servers of an expired call have to end before SIGKILL.
 const END_GRACE: Duration = Duration::from_secs(2);
+/// The variable that hands the holder its call's words (a JSON list): a
+/// process's environment is its user's alone to read, where its command
+/// line is anyone's (`ps`), and the words may hold a client secret or an
+/// `Authorization` header for as long as the call stays parked.
+const HELD_CALL: &str = "ELICIT_PARK_HELD_CALL";
 
 /// `elicit call --park`: the same call, run by a holder in the background;
 /// prints the parked object (exit 5) or what the call printed.
@@ -38,15 +43,44 @@ pub fn launch() -> i32 {
         Ok(exe) => exe,
         Err(e) => return report(ParkError::failed(format!("cannot find elicit itself: {e}"))),
     };
+    let words: Option<Vec<&str>> = call_words.iter().map(|w| w.to_str()).collect();
+    let Some(words) = words else {
+        return report(ParkError::usage(
+            "--park takes the call's words in UTF-8 only",
+        ));
+    };
+    let words = serde_json::Value::from(words).to_string();
     print_outcome(client::launch(|id| {
         let mut command = Command::new(&exe);
         command
             .arg("__park-hold")
             .arg("--park-id")
             .arg(id)
-            .args(&call_words);
+            .env(HELD_CALL, &words);
         command
     }))
+}
+
+/// The holder's whole command line: `elicit __park-hold --park-id ID` and
+/// the call's words from [`HELD_CALL`], which is taken out of the
+/// environment so that nothing the call starts (its server) inherits it.
+/// Any other command line is given back as it is.
+pub fn with_held_call(args: Vec<OsString>) -> Vec<OsString> {
+    if args.get(1).is_none_or(|word| word != "__park-hold") {
+        return args;
+    }
+    let Some(words) = std::env::var_os(HELD_CALL) else {
+        return args;
+    };
+    // Still one thread here: nothing reads the environment meanwhile.
+    std::env::remove_var(HELD_CALL);
+    let words: Vec<String> = words
+        .to_str()
+        .and_then(|text| serde_json::from_str(text).ok())
+        .unwrap_or_default();
+    args.into_iter()
+        .chain(words.into_iter().map(OsString::from))
+        .collect()
 }
 
 /// The holder: the call, its open questions parked until answered or
@@ -179,7 +213,12 @@ fn person_until(ui: elicit::person::Ui, deadline: std::time::Instant) -> elicit:
 /// `elicit pending`: the user's parked calls.
 pub fn pending(args: &PendingArgs) -> i32 {
     let calls = match client::pending() {
-        Ok(calls) => calls,
+        Ok(listing) => {
+            for (id, why) in &listing.silent {
+                eprintln!("elicit: parked call {id} is left out: {why}");
+            }
+            listing.calls
+        }
         Err(e) => return report(e),
     };
     if args.ui.is_some() && calls.iter().any(|call| call.parked.is_some()) {
