@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::{Running, Test};
 use serde_json::{json, Value};
 
 fn server_script() -> String {
@@ -433,66 +434,37 @@ fn a_stream_resumed_with_last_event_id_drops_the_events_replayed_on_it() {
 
 #[test]
 fn the_proxy_hands_a_resumed_streams_replays_to_its_client_once() {
-    use std::io::{BufRead, BufReader, Write};
     let (_server, url) = server("resume_replay", &[]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_elicit"))
-        .args([
-            "proxy",
-            "--no-input",
-            "-a",
-            "accept",
-            "-a",
-            "name=Ada",
-            &url,
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let (tx, lines) = std::sync::mpsc::channel::<Value>();
-    let out = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            let _ = tx.send(serde_json::from_str(&line).unwrap_or(json!({"unparsed": line})));
-        }
-    });
-    let mut send = move |m: Value| {
-        writeln!(stdin, "{m}").unwrap();
-        stdin.flush().unwrap();
-    };
-    let mut seen = Vec::new();
-    let until_reply = |id: i64, seen: &mut Vec<Value>| loop {
-        let m = lines
-            .recv_timeout(Duration::from_secs(15))
-            .unwrap_or_else(|_| panic!("no reply {id} from the proxy; it sent {seen:?}"));
-        let done = m["id"] == json!(id) && m.get("method").is_none();
-        seen.push(m);
-        if done {
+    let mut proxy = Test::new()
+        .words("proxy --no-input -a accept -a name=Ada")
+        .arg(&url)
+        .limit(Duration::from_secs(60))
+        .feed()
+        .spawn();
+    let until_reply = |proxy: &mut Running, id: i64| loop {
+        let m = proxy.next_json();
+        if m["id"] == json!(id) && m.get("method").is_none() {
             break;
         }
     };
-    send(
-        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"0"}}}),
+    proxy.send(
+        &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"0"}}}),
     );
-    until_reply(1, &mut seen);
-    send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
-    send(
-        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":{}}}),
+    until_reply(&mut proxy, 1);
+    proxy.send(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+    proxy.send(
+        &json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":{}}}),
     );
-    until_reply(2, &mut seen);
+    until_reply(&mut proxy, 2);
     // The client hangs up: whatever else the proxy had for it comes first.
-    drop(send);
-    let status = crate::common::wait_at_most(&mut child, Duration::from_secs(15));
-    assert!(status.success(), "{status:?}");
-    loop {
-        match lines.recv_timeout(Duration::from_secs(15)) {
-            Ok(m) => seen.push(m),
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(e) => panic!("the proxy's stdout did not end ({e}); it sent {seen:?}"),
-        }
-    }
+    proxy.close_stdin();
+    let run = proxy.wait_within(Duration::from_secs(15));
+    run.success();
+    let seen: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or(json!({"unparsed": line})))
+        .collect();
     let of = |pick: &dyn Fn(&Value) -> bool| seen.iter().filter(|m| pick(m)).count();
     assert_eq!(
         of(&|m| m["method"] == "notifications/message"),

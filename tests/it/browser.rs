@@ -865,19 +865,10 @@ fn answers_given_on_the_page_are_recorded_by_call_and_replay() {
     let b = Browser::start();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("page.cassette.json");
-    let mut args = vec![
-        "call",
-        "--ui",
-        "browser",
-        "--no-open",
-        "--server-log",
-        "/dev/null",
-        "--record",
-        file.to_str().unwrap(),
-        "--tool",
-        "profile",
-        "--",
-    ];
+    let mut args: Vec<&str> = "call --ui browser --no-open --server-log /dev/null --record"
+        .split(' ')
+        .collect();
+    args.extend([file.to_str().unwrap(), "--tool", "profile", "--"]);
     let server = cassette_server();
     args.extend(server.iter().map(String::as_str));
     let p = NoTerminal::spawn(&args, None);

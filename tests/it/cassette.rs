@@ -51,14 +51,10 @@ fn call_cassette_server(args: &[&str], env: &[(&str, &str)]) -> Run {
 
 /// `elicit call --record FILE ARGS -- SERVER`, which must succeed.
 fn record(file: &Path, args: &[&str], server: &[String], env: &[(&str, &str)]) -> Value {
-    let mut all = vec![
-        "call",
-        "--no-input",
-        "--server-log",
-        "/dev/null",
-        "--record",
-        file.to_str().unwrap(),
-    ];
+    let mut all: Vec<&str> = "call --no-input --server-log /dev/null --record"
+        .split(' ')
+        .collect();
+    all.push(file.to_str().unwrap());
     all.extend_from_slice(args);
     all.push("--");
     all.extend(server.iter().map(String::as_str));
@@ -723,22 +719,9 @@ fn remote_servers_streamable_http_both_eras_and_legacy_sse() {
         let _server = listen(cmd, port);
         let url = format!("http://127.0.0.1:{port}/{path}");
         let file = dir.path().join(format!("{mode}.cassette.json"));
-        let mut all = vec![
-            "call",
-            "--no-input",
-            "--record",
-            file.to_str().unwrap(),
-            "--transport",
-            transport,
-            "-H",
-            "X-Secret: do-not-record-42",
-            "--tool",
-            "trigger-elicitation-request",
-            "-a",
-            "accept",
-            "-a",
-            "name=Ada",
-        ];
+        let mut all = vec!["call", "--no-input", "--record", file.to_str().unwrap()];
+        all.extend(["--transport", transport, "-H", "X-Secret: do-not-record-42"]);
+        all.extend("--tool trigger-elicitation-request -a accept -a name=Ada".split(' '));
         all.push(&url);
         let run = elicit(&all, &[]);
         assert_eq!(run.code, 0, "{mode}: {}", run.stderr);

@@ -355,23 +355,11 @@ fn a_masked_fields_value_is_left_out_of_a_recording_and_replayed_from_the_enviro
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("s.cassette.json");
     let server = cassette_server();
-    let mut args = vec![
-        "call",
-        "--no-input",
-        "--server-log",
-        "/dev/null",
-        "--record",
-        file.to_str().unwrap(),
-        "--tool",
-        "profile",
-        "-a",
-        "name=Ada",
-        "-a",
-        "password=hunter2",
-        "-a",
-        "accept",
-        "--",
-    ];
+    let mut args: Vec<&str> = "call --no-input --server-log /dev/null --record"
+        .split(' ')
+        .collect();
+    args.push(file.to_str().unwrap());
+    args.extend("--tool profile -a name=Ada -a password=hunter2 -a accept --".split(' '));
     args.extend(server.iter().map(String::as_str));
     let secret = [("CASSETTE_FORM", "secret")];
     let (code, err) = elicit_env(&args, &secret);

@@ -108,17 +108,10 @@ fn everything_streamable_http_form_accept_and_decline() {
     let url = format!("http://127.0.0.1:{port}/mcp");
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log.jsonl");
-    let result = call_ok(&[
-        "--log",
-        log.to_str().unwrap(),
-        "--tool",
-        "trigger-elicitation-request",
-        "-a",
-        "accept",
-        "-a",
-        "name=Ada",
-        &url,
-    ]);
+    let mut args = vec!["--log", log.to_str().unwrap()];
+    args.extend("--tool trigger-elicitation-request -a accept -a name=Ada".split(' '));
+    args.push(&url);
+    let result = call_ok(&args);
     let text = text_of(&result);
     assert!(text.contains("\"name\": \"Ada\""), "{text}");
     assert!(text.contains("\"action\": \"accept\""), "{text}");

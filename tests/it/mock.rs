@@ -190,18 +190,8 @@ fn over_streamable_http_both_generations_give_the_recorded_result_and_a_wrong_an
 #[test]
 fn proxy_in_front_of_mock_is_an_offline_loop() {
     let mut proxy = Test::new()
-        .args([
-            "proxy",
-            "--no-input",
-            "-a",
-            "accept",
-            "-a",
-            "name=Ada",
-            "--",
-            BIN,
-            "mock",
-            EVERYTHING,
-        ])
+        .words("proxy --no-input -a accept -a name=Ada")
+        .server(&[BIN, "mock", EVERYTHING])
         .limit(Duration::from_secs(60))
         .feed()
         .spawn();
@@ -301,20 +291,11 @@ fn the_inspector_cli_through_the_proxy_gets_the_recorded_result_and_a_wrong_answ
         // The Inspector takes the server's command from a config file: on its
         // command line it would swallow the proxy's `--`.
         let config = dir.path().join(format!("{name}.json"));
-        let args = [
-            "proxy",
-            "--no-input",
-            "--server-log",
-            "/dev/null",
-            "-a",
-            "accept",
-            "-a",
-            &format!("name={name}"),
-            "--",
-            BIN,
-            "mock",
-            EVERYTHING,
-        ];
+        let answer = format!("name={name}");
+        let mut args: Vec<&str> = "proxy --no-input --server-log /dev/null -a accept -a"
+            .split(' ')
+            .collect();
+        args.extend([answer.as_str(), "--", BIN, "mock", EVERYTHING]);
         let servers = json!({"mcpServers": {"mocked": {"command": BIN, "args": args}}});
         std::fs::write(&config, servers.to_string()).unwrap();
         let out_path = dir.path().join(format!("{name}.out"));

@@ -12,15 +12,7 @@ use crate::common::{answers, dumb_client, python_sdk_server, Test};
 
 fn call(server: &[String], args: &[&str], log: &Path) -> Value {
     Test::new()
-        .args([
-            "call",
-            "--no-input",
-            "--timeout",
-            "60s",
-            "--server-log",
-            "/dev/null",
-            "--log",
-        ])
+        .words("call --no-input --timeout 60s --server-log /dev/null --log")
         .arg(log)
         .args(args)
         .server(server)

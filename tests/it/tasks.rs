@@ -30,22 +30,13 @@ fn report(result: &Value) -> String {
 }
 
 fn call(extra: &[&str]) -> Run {
-    let mut args = vec![
-        "call",
-        "--no-input",
-        "--timeout",
-        "60s",
-        "--server-log",
-        "/dev/null",
-        "--tool",
-        TOOL,
-        "--arg",
-        "topic=python",
-        "--arg",
-        "ambiguous=true",
-    ];
-    args.extend_from_slice(extra);
-    Test::new().args(args).server(&server_everything()).run()
+    Test::new()
+        .words("call --no-input --timeout 60s --server-log /dev/null")
+        .args(["--tool", TOOL])
+        .words("--arg topic=python --arg ambiguous=true")
+        .args(extra)
+        .server(&server_everything())
+        .run()
 }
 
 #[test]
@@ -109,15 +100,7 @@ fn a_task_flow_records_and_replays() {
 #[test]
 fn proxy_answers_a_task_elicitation_for_a_client_that_runs_the_task() {
     let mut proxy = Test::new()
-        .args([
-            "proxy",
-            "--no-input",
-            "--server-log",
-            "/dev/null",
-            "-a",
-            "accept",
-        ])
-        .args(["-a", "interpretation=comedy"])
+        .words("proxy --no-input --server-log /dev/null -a accept -a interpretation=comedy")
         .server(&server_everything())
         .limit(Duration::from_secs(120))
         .feed()

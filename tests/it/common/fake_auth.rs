@@ -50,8 +50,11 @@ pub struct Resp {
     pub body: String,
     /// Writes the body itself after the head (no Content-Length; the
     /// connection closes when it returns): an event stream.
-    pub stream: Option<Box<dyn FnOnce(&mut TcpStream) + Send>>,
+    pub stream: Option<BodyWriter>,
 }
+
+/// Writes a streamed body ([`Resp::stream`]).
+pub type BodyWriter = Box<dyn FnOnce(&mut TcpStream) + Send>;
 
 impl Resp {
     /// `body` with the status; JSON if it looks like JSON, else plain text.

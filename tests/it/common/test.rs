@@ -88,6 +88,12 @@ impl Test {
         self
     }
 
+    /// Arguments written as on a command line, split at spaces (none of
+    /// them holds one): `.words("call --no-input --tool echo")`.
+    pub fn words(self, line: &str) -> Test {
+        self.args(line.split_whitespace())
+    }
+
     /// `-- SERVER...`: the stdio server's command line.
     pub fn server<S: AsRef<OsStr>>(self, argv: &[S]) -> Test {
         self.arg("--").args(argv)
