@@ -23,6 +23,15 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Where cargo builds: `CARGO_TARGET_DIR` (relative to the repository, as
+/// cargo reads it), else `target/`, as `scripts/wine-build` builds there.
+fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR").filter(|v| !v.is_empty()) {
+        Some(dir) => repo().join(dir),
+        None => repo().join("target"),
+    }
+}
+
 /// The Windows binaries and Wine, or why they are not there.
 struct Wine {
     elicit: PathBuf,
@@ -31,7 +40,7 @@ struct Wine {
 }
 
 fn wine() -> Option<Wine> {
-    let dir = repo().join("target/x86_64-pc-windows-gnu/debug");
+    let dir = target_dir().join("x86_64-pc-windows-gnu/debug");
     let elicit = dir.join("elicit.exe");
     let server = dir.join("examples/mcp_test_server.exe");
     let why = if Command::new("wine").arg("--version").output().is_err() {
@@ -55,7 +64,7 @@ fn wine() -> Option<Wine> {
     Some(Wine {
         elicit,
         server,
-        prefix: repo().join("target/wine-prefix"),
+        prefix: target_dir().join("wine-prefix"),
     })
 }
 
