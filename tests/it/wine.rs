@@ -462,3 +462,105 @@ fn a_prompt_is_drawn_on_the_console_with_stderr_redirected() {
         unsafe { libc::kill(pid, libc::SIGKILL) };
     }
 }
+
+/// The files of parked call `id` in the test prefix's folder of parked
+/// calls (`%LOCALAPPDATA%\elicit\run`; Wine names its user after the Unix
+/// user).
+fn parked_files(w: &Wine, id: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for user in std::fs::read_dir(w.prefix.join("drive_c/users"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let run = user.path().join("AppData/Local/elicit/run");
+        for entry in std::fs::read_dir(run).into_iter().flatten().flatten() {
+            if entry.file_name().to_string_lossy().starts_with(id) {
+                found.push(entry.path());
+            }
+        }
+    }
+    found
+}
+
+/// `elicit.exe call --park` (with `extra` flags) of the Windows server's
+/// `greet`, whose question nobody answers: exit 5 and the parked object;
+/// its id.
+fn park_greet(w: &Wine, marker: &str, extra: &[&str]) -> String {
+    let server = w.server.to_string_lossy().into_owned();
+    let mut args = vec!["call", "--park", "--tool", "greet"];
+    args.extend_from_slice(extra);
+    args.extend(["--", &server, marker]);
+    let out = w.run(&args, "");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "stdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let object: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(object["tool"], "greet", "{object}");
+    assert_eq!(object["elicitation"]["prompt"], "Who is there?", "{object}");
+    let id = object["parked"].as_str().unwrap().to_string();
+    assert_eq!(object["respond"], format!("elicit respond {id}"));
+    id
+}
+
+#[test]
+fn a_parked_call_is_listed_refuses_a_wrong_answer_and_takes_the_right_one() {
+    let Some(w) = wine() else { return };
+    let marker = marker();
+    let id = park_greet(&w, &marker, &[]);
+    assert!(
+        parked_files(&w, &id).iter().any(|f| f.ends_with(format!("{id}.sock"))),
+        "{:?}",
+        parked_files(&w, &id)
+    );
+    assert!(!processes_with(&marker).is_empty(), "the holder runs");
+
+    let listed = w.run(&["pending", "--json"], "");
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&listed.stderr));
+    });
+    let call = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|call| call["id"] == id.as_str())
+        .unwrap_or_else(|| panic!("{id} is not listed: {listed}"));
+    assert_eq!(call["question"], "Who is there?", "{call}");
+
+    // A name that is not a string: refused before anything is sent.
+    let wrong = w.run(&["respond", &id, "-a", r#"{"name":5}"#], "");
+    let said = String::from_utf8_lossy(&wrong.stderr);
+    assert_eq!(wrong.status.code(), Some(2), "stderr: {said}");
+    assert!(said.contains("name"), "{said}");
+
+    let right = w.run(&["respond", &id, "-a", "name=Ada"], "");
+    let stdout = String::from_utf8_lossy(&right.stdout);
+    assert!(
+        right.status.success() && stdout.contains("Hello, Ada!"),
+        "status {:?}\nstdout: {stdout}\nstderr: {}",
+        right.status,
+        String::from_utf8_lossy(&right.stderr)
+    );
+    let left = none_left(&marker, Duration::from_secs(20));
+    assert!(left.is_empty(), "left behind: {left:#?}");
+    assert_eq!(parked_files(&w, &id), Vec::<PathBuf>::new());
+}
+
+#[test]
+fn a_parked_call_that_expires_ends_whole() {
+    let Some(w) = wine() else { return };
+    let marker = marker();
+    let id = park_greet(&w, &marker, &["--park-for", "3s"]);
+    assert!(!processes_with(&marker).is_empty(), "the holder runs");
+    let left = none_left(&marker, Duration::from_secs(40));
+    assert!(left.is_empty(), "left after the expiry: {left:#?}");
+    let late = w.run(&["respond", &id, "-a", "name=Ada"], "");
+    let said = String::from_utf8_lossy(&late.stderr);
+    assert_eq!(late.status.code(), Some(6), "stderr: {said}");
+    assert!(said.contains("expired"), "{said}");
+    assert_eq!(parked_files(&w, &id), Vec::<PathBuf>::new());
+}
