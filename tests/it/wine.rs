@@ -485,19 +485,28 @@ fn parked_files(w: &Wine, id: &str) -> Vec<PathBuf> {
 
 /// `elicit.exe call --park` (with `extra` flags) of the Windows server's
 /// `greet`, whose question nobody answers: exit 5 and the parked object;
-/// its id.
+/// its id. Its stderr goes to a file: Wine gives every process it starts
+/// its own Unix stderr (for its debug output), so the holder would keep a
+/// pipe there open, and a reader waiting for its end, until the call ends
+/// (Windows hands a process no such thing).
 fn park_greet(w: &Wine, marker: &str, extra: &[&str]) -> String {
     let server = w.server.to_string_lossy().into_owned();
     let mut args = vec!["call", "--park", "--tool", "greet"];
     args.extend_from_slice(extra);
     args.extend(["--", &server, marker]);
-    let out = w.run(&args, "");
+    let err = tempfile::NamedTempFile::new().unwrap();
+    let mut c = w.command(&w.elicit);
+    c.args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(err.reopen().unwrap());
+    let out = wait_output(c.spawn().unwrap(), Duration::from_secs(120));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         out.status.code(),
         Some(5),
         "stdout: {stdout}\nstderr: {}",
-        String::from_utf8_lossy(&out.stderr)
+        std::fs::read_to_string(err.path()).unwrap_or_default()
     );
     let object: Value = serde_json::from_str(stdout.trim()).unwrap();
     assert_eq!(object["tool"], "greet", "{object}");
