@@ -522,7 +522,9 @@ fn a_parked_call_is_listed_refuses_a_wrong_answer_and_takes_the_right_one() {
     let marker = marker();
     let id = park_greet(&w, &marker, &[]);
     assert!(
-        parked_files(&w, &id).iter().any(|f| f.ends_with(format!("{id}.sock"))),
+        parked_files(&w, &id)
+            .iter()
+            .any(|f| f.ends_with(format!("{id}.sock"))),
         "{:?}",
         parked_files(&w, &id)
     );
