@@ -483,6 +483,20 @@ fn parked_files(w: &Wine, id: &str) -> Vec<PathBuf> {
     found
 }
 
+/// Waits up to `limit` for call `id`'s files to be gone; what is left.
+/// Wine removes a file that is still open when its last handle closes (a
+/// holder's output file is its stdout until it exits), not at once.
+fn parked_files_left(w: &Wine, id: &str, limit: Duration) -> Vec<PathBuf> {
+    let deadline = Instant::now() + limit;
+    loop {
+        let left = parked_files(w, id);
+        if left.is_empty() || Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// `elicit.exe call --park` (with `extra` flags) of the Windows server's
 /// `greet`, whose question nobody answers: exit 5 and the parked object;
 /// its id. Its stderr goes to a file: Wine gives every process it starts
@@ -558,7 +572,10 @@ fn a_parked_call_is_listed_refuses_a_wrong_answer_and_takes_the_right_one() {
     );
     let left = none_left(&marker, Duration::from_secs(20));
     assert!(left.is_empty(), "left behind: {left:#?}");
-    assert_eq!(parked_files(&w, &id), Vec::<PathBuf>::new());
+    assert_eq!(
+        parked_files_left(&w, &id, Duration::from_secs(10)),
+        Vec::<PathBuf>::new()
+    );
 }
 
 #[test]
@@ -573,5 +590,33 @@ fn a_parked_call_that_expires_ends_whole() {
     let said = String::from_utf8_lossy(&late.stderr);
     assert_eq!(late.status.code(), Some(6), "stderr: {said}");
     assert!(said.contains("expired"), "{said}");
-    assert_eq!(parked_files(&w, &id), Vec::<PathBuf>::new());
+    assert_eq!(
+        parked_files_left(&w, &id, Duration::from_secs(10)),
+        Vec::<PathBuf>::new()
+    );
+}
+
+#[test]
+fn a_killed_holders_call_is_gone_and_nothing_of_it_is_left() {
+    let Some(w) = wine() else { return };
+    let marker = marker();
+    let id = park_greet(&w, &marker, &[]);
+    let holders: Vec<String> = processes_with(&marker)
+        .into_iter()
+        .filter(|p| p.contains("__park-hold"))
+        .collect();
+    assert_eq!(holders.len(), 1, "{holders:#?}");
+    let pid = holders[0].split(':').next().unwrap();
+    let killed = Command::new("kill").args(["-KILL", pid]).status().unwrap();
+    assert!(killed.success());
+    // The server and its helper end with the holder (their job closes).
+    let left = none_left(&marker, Duration::from_secs(20));
+    assert!(left.is_empty(), "left after the holder: {left:#?}");
+    let late = w.run(&["respond", &id, "-a", "name=Ada"], "");
+    let said = String::from_utf8_lossy(&late.stderr);
+    assert_eq!(late.status.code(), Some(6), "stderr: {said}");
+    assert_eq!(
+        parked_files_left(&w, &id, Duration::from_secs(10)),
+        Vec::<PathBuf>::new()
+    );
 }
