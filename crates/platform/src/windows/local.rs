@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use windows_sys::core::BOOL;
 use windows_sys::Win32::Foundation::{
-    ERROR_BROKEN_PIPE, ERROR_FILE_NOT_FOUND, ERROR_IO_PENDING, ERROR_NO_DATA,
+    ERROR_ACCESS_DENIED, ERROR_BROKEN_PIPE, ERROR_FILE_NOT_FOUND, ERROR_IO_PENDING, ERROR_NO_DATA,
     ERROR_OPERATION_ABORTED, ERROR_PIPE_BUSY, ERROR_PIPE_CONNECTED, ERROR_PIPE_NOT_CONNECTED,
     GENERIC_READ, GENERIC_WRITE, HANDLE, INVALID_HANDLE_VALUE, WAIT_OBJECT_0,
 };
@@ -254,9 +254,14 @@ impl Endpoint {
     pub fn bind(path: &Path) -> io::Result<Endpoint> {
         let name = pipe_name(path);
         let first = create_instance(&name, true).map_err(|e| {
+            let what = if e.raw_os_error() == Some(ERROR_ACCESS_DENIED as i32) {
+                "is taken (made first by another process)"
+            } else {
+                "cannot be made"
+            };
             io::Error::new(
                 e.kind(),
-                format!("the pipe for {} is taken: {e}", path.display()),
+                format!("the pipe for {} {what}: {e}", path.display()),
             )
         })?;
         let mut options = OpenOptions::new();
