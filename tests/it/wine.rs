@@ -23,6 +23,15 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Where cargo builds: `CARGO_TARGET_DIR` (relative to the repository, as
+/// cargo reads it), else `target/`, as `scripts/wine-build` builds there.
+fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR").filter(|v| !v.is_empty()) {
+        Some(dir) => repo().join(dir),
+        None => repo().join("target"),
+    }
+}
+
 /// The Windows binaries and Wine, or why they are not there.
 struct Wine {
     elicit: PathBuf,
@@ -31,7 +40,7 @@ struct Wine {
 }
 
 fn wine() -> Option<Wine> {
-    let dir = repo().join("target/x86_64-pc-windows-gnu/debug");
+    let dir = target_dir().join("x86_64-pc-windows-gnu/debug");
     let elicit = dir.join("elicit.exe");
     let server = dir.join("examples/mcp_test_server.exe");
     let why = if Command::new("wine").arg("--version").output().is_err() {
@@ -55,7 +64,7 @@ fn wine() -> Option<Wine> {
     Some(Wine {
         elicit,
         server,
-        prefix: repo().join("target/wine-prefix"),
+        prefix: target_dir().join("wine-prefix"),
     })
 }
 
@@ -452,4 +461,162 @@ fn a_prompt_is_drawn_on_the_console_with_stderr_redirected() {
         // SAFETY: signalling the process this test started.
         unsafe { libc::kill(pid, libc::SIGKILL) };
     }
+}
+
+/// The files of parked call `id` in the test prefix's folder of parked
+/// calls (`%LOCALAPPDATA%\elicit\run`; Wine names its user after the Unix
+/// user).
+fn parked_files(w: &Wine, id: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for user in std::fs::read_dir(w.prefix.join("drive_c/users"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let run = user.path().join("AppData/Local/elicit/run");
+        for entry in std::fs::read_dir(run).into_iter().flatten().flatten() {
+            if entry.file_name().to_string_lossy().starts_with(id) {
+                found.push(entry.path());
+            }
+        }
+    }
+    found
+}
+
+/// Waits up to `limit` for call `id`'s files to be gone; what is left.
+/// Wine removes a file that is still open when its last handle closes (a
+/// holder's output file is its stdout until it exits), not at once.
+fn parked_files_left(w: &Wine, id: &str, limit: Duration) -> Vec<PathBuf> {
+    let deadline = Instant::now() + limit;
+    loop {
+        let left = parked_files(w, id);
+        if left.is_empty() || Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `elicit.exe call --park` (with `extra` flags) of the Windows server's
+/// `greet`, whose question nobody answers: exit 5 and the parked object;
+/// its id. Its stderr goes to a file: Wine gives every process it starts
+/// its own Unix stderr (for its debug output), so the holder would keep a
+/// pipe there open, and a reader waiting for its end, until the call ends
+/// (Windows hands a process no such thing).
+fn park_greet(w: &Wine, marker: &str, extra: &[&str]) -> String {
+    let server = w.server.to_string_lossy().into_owned();
+    let mut args = vec!["call", "--park", "--tool", "greet"];
+    args.extend_from_slice(extra);
+    args.extend(["--", &server, marker]);
+    let err = tempfile::NamedTempFile::new().unwrap();
+    let mut c = w.command(&w.elicit);
+    c.args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(err.reopen().unwrap());
+    let out = wait_output(c.spawn().unwrap(), Duration::from_secs(120));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "stdout: {stdout}\nstderr: {}",
+        std::fs::read_to_string(err.path()).unwrap_or_default()
+    );
+    let object: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(object["tool"], "greet", "{object}");
+    assert_eq!(object["elicitation"]["prompt"], "Who is there?", "{object}");
+    let id = object["parked"].as_str().unwrap().to_string();
+    assert_eq!(object["respond"], format!("elicit respond {id}"));
+    id
+}
+
+#[test]
+fn a_parked_call_is_listed_refuses_a_wrong_answer_and_takes_the_right_one() {
+    let Some(w) = wine() else { return };
+    let marker = marker();
+    let id = park_greet(&w, &marker, &[]);
+    assert!(
+        parked_files(&w, &id)
+            .iter()
+            .any(|f| f.ends_with(format!("{id}.sock"))),
+        "{:?}",
+        parked_files(&w, &id)
+    );
+    assert!(!processes_with(&marker).is_empty(), "the holder runs");
+
+    let listed = w.run(&["pending", "--json"], "");
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&listed.stderr));
+    });
+    let call = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|call| call["id"] == id.as_str())
+        .unwrap_or_else(|| panic!("{id} is not listed: {listed}"));
+    assert_eq!(call["question"], "Who is there?", "{call}");
+
+    // A name that is not a string: refused before anything is sent.
+    let wrong = w.run(&["respond", &id, "-a", r#"{"name":5}"#], "");
+    let said = String::from_utf8_lossy(&wrong.stderr);
+    assert_eq!(wrong.status.code(), Some(2), "stderr: {said}");
+    assert!(said.contains("name"), "{said}");
+
+    let right = w.run(&["respond", &id, "-a", "name=Ada"], "");
+    let stdout = String::from_utf8_lossy(&right.stdout);
+    assert!(
+        right.status.success() && stdout.contains("Hello, Ada!"),
+        "status {:?}\nstdout: {stdout}\nstderr: {}",
+        right.status,
+        String::from_utf8_lossy(&right.stderr)
+    );
+    let left = none_left(&marker, Duration::from_secs(20));
+    assert!(left.is_empty(), "left behind: {left:#?}");
+    assert_eq!(
+        parked_files_left(&w, &id, Duration::from_secs(10)),
+        Vec::<PathBuf>::new()
+    );
+}
+
+#[test]
+fn a_parked_call_that_expires_ends_whole() {
+    let Some(w) = wine() else { return };
+    let marker = marker();
+    let id = park_greet(&w, &marker, &["--park-for", "3s"]);
+    assert!(!processes_with(&marker).is_empty(), "the holder runs");
+    let left = none_left(&marker, Duration::from_secs(40));
+    assert!(left.is_empty(), "left after the expiry: {left:#?}");
+    let late = w.run(&["respond", &id, "-a", "name=Ada"], "");
+    let said = String::from_utf8_lossy(&late.stderr);
+    assert_eq!(late.status.code(), Some(6), "stderr: {said}");
+    assert!(said.contains("expired"), "{said}");
+    assert_eq!(
+        parked_files_left(&w, &id, Duration::from_secs(10)),
+        Vec::<PathBuf>::new()
+    );
+}
+
+#[test]
+fn a_killed_holders_call_is_gone_and_nothing_of_it_is_left() {
+    let Some(w) = wine() else { return };
+    let marker = marker();
+    let id = park_greet(&w, &marker, &[]);
+    let holders: Vec<String> = processes_with(&marker)
+        .into_iter()
+        .filter(|p| p.contains("__park-hold"))
+        .collect();
+    assert_eq!(holders.len(), 1, "{holders:#?}");
+    let pid = holders[0].split(':').next().unwrap();
+    let killed = Command::new("kill").args(["-KILL", pid]).status().unwrap();
+    assert!(killed.success());
+    // The server and its helper end with the holder (their job closes).
+    let left = none_left(&marker, Duration::from_secs(20));
+    assert!(left.is_empty(), "left after the holder: {left:#?}");
+    let late = w.run(&["respond", &id, "-a", "name=Ada"], "");
+    let said = String::from_utf8_lossy(&late.stderr);
+    assert_eq!(late.status.code(), Some(6), "stderr: {said}");
+    assert_eq!(
+        parked_files_left(&w, &id, Duration::from_secs(10)),
+        Vec::<PathBuf>::new()
+    );
 }

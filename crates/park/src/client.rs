@@ -72,8 +72,10 @@ pub fn launch(holder: impl FnOnce(&str) -> Command) -> Result<Outcome, ParkError
             .stdin(Stdio::from(said.try_clone()?))
             .stdout(Stdio::from(out))
             .stderr(Stdio::from(err));
-        elicit_platform::process::detach(&mut command);
-        Ok((command.spawn()?, said))
+        Ok((
+            elicit_platform::process::spawn_background(&mut command)?,
+            said,
+        ))
     })();
     let (mut child, said) = started.map_err(|e| {
         files.remove();

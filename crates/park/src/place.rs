@@ -1,6 +1,7 @@
 //! Where parked calls live: one private folder per user
 //! (`elicit_platform::local::runtime_dir`), and in it, per call, its
-//! endpoint (`ID.sock`) and what the holder prints (`ID.out`, `ID.err`,
+//! endpoint (`ID.sock`: the socket; on Windows the marker that stands for
+//! its named pipe) and what the holder prints (`ID.out`, `ID.err`,
 //! read back when the call parks or ends). Nothing else is kept, and the
 //! holder removes all three when the call ends.
 
@@ -40,7 +41,7 @@ pub fn folder() -> Result<PathBuf, ParkError> {
 /// The files of one parked call.
 #[derive(Debug, Clone)]
 pub struct Files {
-    /// The holder's endpoint.
+    /// The holder's endpoint (on Windows, its pipe's marker).
     pub socket: PathBuf,
     /// The holder's standard output.
     pub out: PathBuf,

@@ -25,15 +25,17 @@
 //!   ([`process::Tree::loopback_listener`], [`Listener`]); a browser
 //!   started detached; an exit status as a number; the processor time
 //!   elicit used; elicit ended when the process that started it is gone
-//!   ([`process::end_with_parent`]);
+//!   ([`process::end_with_parent`]); a process started in the background
+//!   to outlive elicit ([`process::spawn_background`]);
 //! - [`fs`]: private directories and files (the owner alone), files opened
 //!   without following a final symbolic link, an exclusive lock, who owns a
 //!   file or folder and whether someone else could have written or may
 //!   read it ([`Access`]), a non-blocking open, a file opened to write
 //!   what only its user may read ([`fs::open_private_for_writing`]);
 //! - [`local`]: a private local endpoint only this user can reach (a
-//!   socket in a 0700 folder with the peer's uid checked; not on Windows
-//!   yet), for a parked call and the commands that answer it;
+//!   socket in a 0700 folder with the peer's uid checked; on Windows a
+//!   named pipe with an owner-only access list, the peer process's user
+//!   checked), for a parked call and the commands that answer it;
 //! - [`pipe`] (Linux): `tee`/`splice` for the proxy's pass-through path.
 //!
 //! Built on them, the process-wide pieces every layer shares: [`handlers`]

@@ -357,6 +357,15 @@ pub fn detach(cmd: &mut Command) {
     }
 }
 
+/// Starts `cmd` in the background, to outlive elicit (a parked call's
+/// holder): detached ([`detach`]) in a session of its own, with no
+/// controlling terminal; elicit's descriptors are close-on-exec, so only
+/// the standard streams `cmd` is given reach it.
+pub fn spawn_background(cmd: &mut Command) -> io::Result<Child> {
+    detach(cmd);
+    cmd.spawn()
+}
+
 /// A process's exit status as one number: its code, or 128 + the signal
 /// that ended it (as a shell reports it), 1 when neither is known.
 pub fn exit_code(status: ExitStatus) -> i32 {

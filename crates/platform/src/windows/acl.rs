@@ -20,7 +20,7 @@ use windows_sys::Win32::Security::Authorization::{
     SetNamedSecurityInfoW, SetSecurityInfo, SE_FILE_OBJECT,
 };
 use windows_sys::Win32::Security::{
-    AddAccessAllowedAceEx, CopySid, GetLengthSid, GetTokenInformation, InitializeAcl,
+    AddAccessAllowedAceEx, CopySid, EqualSid, GetLengthSid, GetTokenInformation, InitializeAcl,
     InitializeSecurityDescriptor, SetSecurityDescriptorControl, SetSecurityDescriptorDacl,
     TokenUser, ACCESS_ALLOWED_ACE, ACL, ACL_REVISION, CONTAINER_INHERIT_ACE,
     DACL_SECURITY_INFORMATION, OBJECT_INHERIT_ACE, PROTECTED_DACL_SECURITY_INFORMATION,
@@ -52,10 +52,19 @@ fn byte_len(buffer: &[u64]) -> u32 {
 /// The SID of the user elicit runs as (its process token's user), copied
 /// into a buffer of its own.
 pub(crate) fn current_user_sid() -> io::Result<Vec<u64>> {
+    // SAFETY: GetCurrentProcess is a pseudo-handle (no closing needed),
+    // open for the whole process's life.
+    process_user_sid(unsafe { GetCurrentProcess() })
+}
+
+/// The SID of the user a process runs as (its token's user), copied into
+/// a buffer of its own; `process` is open with at least
+/// `PROCESS_QUERY_LIMITED_INFORMATION`.
+pub(crate) fn process_user_sid(process: HANDLE) -> io::Result<Vec<u64>> {
     let mut raw: HANDLE = std::ptr::null_mut();
-    // SAFETY: GetCurrentProcess is a pseudo-handle (no closing needed);
-    // `raw` is a valid place for the token handle.
-    if unsafe { OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &mut raw) } == 0 {
+    // SAFETY: the caller's process handle is open; `raw` is a valid place
+    // for the token handle.
+    if unsafe { OpenProcessToken(process, TOKEN_QUERY, &mut raw) } == 0 {
         return Err(io::Error::last_os_error());
     }
     // SAFETY: `raw` is a fresh, valid handle that nothing else owns.
@@ -102,6 +111,12 @@ pub(crate) fn current_user_sid() -> io::Result<Vec<u64>> {
         return Err(io::Error::last_os_error());
     }
     Ok(copy)
+}
+
+/// Whether two SIDs (as [`current_user_sid`] gives them) are the same.
+pub(crate) fn same_sid(a: &[u64], b: &[u64]) -> bool {
+    // SAFETY: both are valid SIDs in their buffers, only read.
+    unsafe { EqualSid(a.as_ptr() as *mut c_void, b.as_ptr() as *mut c_void) != 0 }
 }
 
 /// The access list: one ACE allowing `sid` full control (inherited by

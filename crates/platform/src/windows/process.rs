@@ -13,8 +13,14 @@ use std::process::{Child, Command, ExitStatus};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use windows_sys::Win32::Foundation::{ERROR_INVALID_PARAMETER, FILETIME, INVALID_HANDLE_VALUE};
-use windows_sys::Win32::System::Console::{GenerateConsoleCtrlEvent, CTRL_BREAK_EVENT};
+use windows_sys::Win32::Foundation::{
+    SetHandleInformation, ERROR_ACCESS_DENIED, ERROR_INVALID_PARAMETER, FILETIME,
+    HANDLE_FLAG_INHERIT, INVALID_HANDLE_VALUE,
+};
+use windows_sys::Win32::System::Console::{
+    GenerateConsoleCtrlEvent, GetStdHandle, CTRL_BREAK_EVENT, STD_ERROR_HANDLE, STD_INPUT_HANDLE,
+    STD_OUTPUT_HANDLE,
+};
 use windows_sys::Win32::System::Diagnostics::ToolHelp::{
     CreateToolhelp32Snapshot, Process32FirstW, Process32NextW, PROCESSENTRY32W, TH32CS_SNAPPROCESS,
 };
@@ -24,8 +30,9 @@ use windows_sys::Win32::System::JobObjects::{
     TerminateJobObject, JOBOBJECT_EXTENDED_LIMIT_INFORMATION, JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
 };
 use windows_sys::Win32::System::Threading::{
-    GetCurrentProcess, GetProcessTimes, OpenProcess, WaitForSingleObject, CREATE_NEW_PROCESS_GROUP,
-    DETACHED_PROCESS, INFINITE, PROCESS_QUERY_LIMITED_INFORMATION, PROCESS_SYNCHRONIZE,
+    GetCurrentProcess, GetProcessTimes, OpenProcess, WaitForSingleObject,
+    CREATE_BREAKAWAY_FROM_JOB, CREATE_NEW_PROCESS_GROUP, CREATE_NO_WINDOW, DETACHED_PROCESS,
+    INFINITE, PROCESS_QUERY_LIMITED_INFORMATION, PROCESS_SYNCHRONIZE,
 };
 
 use crate::Signal;
@@ -183,10 +190,48 @@ pub fn wait_for_exit(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
     }
 }
 
-/// Sets `cmd` up to run apart from elicit's console (a browser, a parked
-/// call's holder): Ctrl-C or closing the console does not reach it.
+/// Sets `cmd` up to run apart from elicit's console (a browser): Ctrl-C or
+/// closing the console does not reach it.
 pub fn detach(cmd: &mut Command) {
     cmd.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP);
+}
+
+/// Starts `cmd` in the background, to outlive elicit (a parked call's
+/// holder). It gets a console of its own that no window shows, so the
+/// servers it starts share that console: none of them opens a window, and
+/// a Ctrl-Break sent to one's process group reaches it. It leaves a job
+/// elicit may be in (one that ends its processes when it closes) where the
+/// job lets it, and it inherits none of elicit's standard handles: a
+/// reader waiting for the end of elicit's output is not kept waiting for
+/// the holder's end.
+pub fn spawn_background(cmd: &mut Command) -> io::Result<Child> {
+    keep_standard_handles();
+    cmd.creation_flags(CREATE_NO_WINDOW | CREATE_BREAKAWAY_FROM_JOB);
+    match cmd.spawn() {
+        // In a job that lets nothing break away: started in it.
+        Err(e) if e.raw_os_error() == Some(ERROR_ACCESS_DENIED as i32) => {
+            cmd.creation_flags(CREATE_NO_WINDOW);
+            cmd.spawn()
+        }
+        started => started,
+    }
+}
+
+/// Marks elicit's standard handles as not inherited by the processes it
+/// starts (std hands a child the handles it is given as copies of their
+/// own, so those are unaffected).
+fn keep_standard_handles() {
+    for which in [STD_INPUT_HANDLE, STD_OUTPUT_HANDLE, STD_ERROR_HANDLE] {
+        // SAFETY: FFI; GetStdHandle returns a handle elicit holds (or null
+        // or INVALID_HANDLE_VALUE, skipped), which the second call only
+        // marks; neither needs closing.
+        unsafe {
+            let handle = GetStdHandle(which);
+            if !handle.is_null() && handle != INVALID_HANDLE_VALUE {
+                SetHandleInformation(handle, HANDLE_FLAG_INHERIT, 0);
+            }
+        }
+    }
 }
 
 /// A process's exit status as one number (Windows always has a code).
