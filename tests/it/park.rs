@@ -463,6 +463,9 @@ fn pending_on_one_browser_page_answers_two_parked_calls() {
     let mut run = place
         .test()
         .args(["pending", "--ui", "browser", "--json", "--no-open"])
+        // Four answers through a browser, each starting a server's next step:
+        // on a loaded machine that is more than one run's usual limit.
+        .limit(Duration::from_secs(300))
         .spawn();
     let address = page_address(&mut run);
     b.goto(&address);
