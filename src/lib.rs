@@ -27,7 +27,7 @@ pub use elicit_core::{bounded, elicitation, error, lint, text};
 pub use elicit_park as park;
 pub use elicit_platform as platform;
 pub use elicit_platform::{handlers as signals, opener};
-pub use elicit_session::{answers, auth, mcp, transport};
+pub use elicit_session::{answers, auth, transport};
 pub use elicit_ui::{page, person, terminal};
 
 pub use elicit_core::elicitation::answers::ScriptedAnswers;
@@ -38,6 +38,17 @@ pub use elicit_core::elicitation::protocol::{Action, ElicitResult, ElicitationPa
 pub use elicit_core::elicitation::schema::{FieldKind, FormField, FormSchema};
 pub use elicit_core::elicitation::{json_kind, resolve_document, resolve_text, Resolved};
 pub use elicit_core::error::{ElicitError, FieldError};
+
+/// Live sessions (`elicit_session::mcp`), with the proxy (`elicit-relay`)
+/// under its earlier paths `mcp::relay` and `mcp::proxy`.
+pub mod mcp {
+    pub use elicit_relay::proxy;
+    pub use elicit_session::mcp::*;
+    /// The relay core of `elicit proxy` (`elicit-relay`).
+    pub mod relay {
+        pub use elicit_relay::*;
+    }
+}
 
 /// Cassettes (`elicit_session::cassette`), with the answer rules under
 /// their earlier path `cassette::rules`.

@@ -14,8 +14,9 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value};
 
 use super::{Cassette, Exchange, ServerSpec};
-use crate::mcp::handler::ElicitObserver;
+use crate::mcp::recording::{RelayRecorder, SharedRelayRecorder};
 use elicit_core::elicitation::protocol::ElicitResult;
+use elicit_core::error::ElicitError;
 
 use elicit_core::elicitation::protocol::wire::VERSION_META;
 
@@ -253,15 +254,28 @@ impl ProxyRecorder {
     }
 }
 
-/// The recorder as the proxy's resolver thread sees it.
-pub(crate) struct RecordingObserver(pub Arc<Mutex<ProxyRecorder>>);
-
-impl ElicitObserver for RecordingObserver {
-    fn answered(&mut self, request: &Value, key: Option<&str>, result: &ElicitResult) {
-        if let Ok(mut r) = self.0.lock() {
-            r.elicitation(request, key, result);
-        }
+impl RelayRecorder for ProxyRecorder {
+    fn line(&mut self, dir: &str, party: &str, line: &[u8]) {
+        ProxyRecorder::line(self, dir, party, line);
     }
+
+    fn message(&mut self, dir: &str, message: &Value) {
+        ProxyRecorder::message(self, dir, message);
+    }
+
+    fn elicitation(&mut self, request: &Value, key: Option<&str>, result: &ElicitResult) {
+        ProxyRecorder::elicitation(self, request, key, result);
+    }
+}
+
+/// `elicit proxy --record FILE`: the recorder for `server`, once the file
+/// is known to be writable.
+pub fn shared_recorder(
+    path: &Path,
+    server: ServerSpec,
+) -> Result<SharedRelayRecorder, ElicitError> {
+    super::check_writable(path)?;
+    Ok(Arc::new(Mutex::new(ProxyRecorder::new(path, server))))
 }
 
 #[cfg(test)]

@@ -232,7 +232,7 @@ pub trait Transport: Send {
 }
 
 /// See [`Transport::waker`].
-pub(crate) type Waker = Arc<dyn Fn() + Send + Sync>;
+pub type Waker = Arc<dyn Fn() + Send + Sync>;
 
 /// What arrives from the server.
 #[derive(Debug)]
@@ -277,6 +277,19 @@ impl MessageLog {
         let entry = match message {
             Ok(m) => json!({"dir": dir, "time": time, "message": m}),
             Err(raw) => json!({"dir": dir, "time": time, "raw": raw}),
+        };
+        self.write_entry(&entry);
+    }
+
+    /// Records a proxied line: `dir` is relative to the server (`send` /
+    /// `recv`), `party` who wrote (`client`, `elicit`) or got it
+    /// (`client`, `elicit`).
+    pub fn record_party(&self, dir: &str, party: &str, message: Result<&Value, &str>) {
+        let key = if dir == "send" { "by" } else { "to" };
+        let time = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+        let entry = match message {
+            Ok(m) => json!({"dir": dir, key: party, "time": time, "message": m}),
+            Err(raw) => json!({"dir": dir, key: party, "time": time, "raw": raw}),
         };
         self.write_entry(&entry);
     }

@@ -43,9 +43,9 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::{Parties, Relay, Sides, Taken};
-use crate::transport::{Incoming, Transport, Waker};
 use elicit_core::error::{rpc_code, ElicitError};
 use elicit_platform::Signal;
+use elicit_session::transport::{Incoming, Transport, Waker};
 
 /// The longest line read from the client.
 const MAX_LINE: u64 = 64 * 1024 * 1024;
@@ -82,7 +82,7 @@ pub struct RemoteProxyOptions {
     /// `--log`: every message to and from the server, with who sent it
     /// (`by`) or got it (`to`): `client` or `elicit`, as the stdio proxy
     /// writes. Kept here, not in the transport, which cannot tell.
-    pub log: Option<crate::transport::MessageLog>,
+    pub log: Option<elicit_session::transport::MessageLog>,
     /// What both proxies share: the relay core's options.
     pub relay: super::RelayOptions,
 }
@@ -143,7 +143,7 @@ struct Remote {
     flights: Mutex<HashMap<String, Flight>>,
     max_in_flight: usize,
     request_timeout: Duration,
-    log: Option<crate::transport::MessageLog>,
+    log: Option<elicit_session::transport::MessageLog>,
     record: Option<super::Recording>,
 }
 
@@ -534,7 +534,7 @@ fn read_client(relay: &RemoteRelay, client_in: Box<dyn Read + Send>) {
         if text.is_empty() {
             continue;
         }
-        match crate::transport::message_limits::parse(text) {
+        match elicit_session::transport::message_limits::parse(text) {
             Ok(msg) => from_client(relay, msg),
             Err(e) => eprintln!(
                 "elicit proxy: the client sent a line that is not JSON ({e}); not relayed"

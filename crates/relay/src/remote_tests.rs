@@ -6,9 +6,9 @@ use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
 
 use super::*;
-use crate::transport::memory::{pair, MemoryServer};
 use elicit_core::elicitation::answers::ScriptedAnswers;
 use elicit_core::elicitation::resolve::{NoTerminal, Resolver};
+use elicit_session::transport::memory::{pair, MemoryServer};
 
 const WAIT: Duration = Duration::from_secs(10);
 

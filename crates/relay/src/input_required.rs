@@ -7,10 +7,10 @@ use std::sync::atomic::Ordering;
 use serde_json::{json, Map, Value};
 
 use super::{notes, Relay, Sides, RETRY_PREFIX};
-use crate::mcp::call::MAX_INPUT_ROUNDS;
-use crate::mcp::handler::ElicitHandler;
 use elicit_core::elicitation::protocol::wire;
 use elicit_core::error::rpc_code;
+use elicit_session::mcp::call::MAX_INPUT_ROUNDS;
+use elicit_session::mcp::handler::ElicitHandler;
 
 impl<S: Sides> Relay<S> {
     /// Answers a task's new questions (tasks extension) and sends the
@@ -55,7 +55,7 @@ impl<S: Sides> Relay<S> {
         };
         let n = self.next_retry.fetch_add(1, Ordering::SeqCst);
         let id = format!("{RETRY_PREFIX}{n}");
-        let mut params = crate::mcp::tasks::update_params(&task_id, responses);
+        let mut params = elicit_session::mcp::tasks::update_params(&task_id, responses);
         if !meta.is_null() {
             params["_meta"] = meta;
         }

@@ -8,9 +8,10 @@ use serde_json::{json, Value};
 
 use super::server_side::MAX_PENDING_ELICITATIONS;
 use super::*;
-use crate::mcp::call::MAX_INPUT_ROUNDS;
 use elicit_core::elicitation::protocol::wire::{self, CAPS_META, VERSION_META};
 use elicit_core::elicitation::resolve::{Elicitation, NoTerminal, Pending};
+use elicit_session::mcp::call::MAX_INPUT_ROUNDS;
+use std::sync::Arc;
 
 /// Sides that record what they are given.
 pub(crate) struct Recorder {

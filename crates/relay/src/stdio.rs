@@ -25,17 +25,17 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{classify, Parties, Relay, Sides, Taken};
-use crate::transport::process_group::ProcessGroup;
-use crate::transport::stdio::spawn_server;
-use crate::transport::MessageLog;
 use classify::client_line_matters;
 use elicit_core::error::ElicitError;
 #[cfg(target_os = "linux")]
 use elicit_platform::pipe::{self as splice, AsRawFd, RawFd};
 use elicit_platform::Signal;
+use elicit_session::transport::process_group::ProcessGroup;
+use elicit_session::transport::stdio::spawn_server;
+use elicit_session::transport::MessageLog;
 
 /// Settings of a proxy run.
 pub struct ProxyOptions {
@@ -86,7 +86,7 @@ impl Pipes {
         if let Some(log) = &self.log {
             let text = String::from_utf8_lossy(line);
             let text = text.trim_end_matches(['\n', '\r']);
-            match crate::transport::message_limits::parse(text) {
+            match elicit_session::transport::message_limits::parse(text) {
                 Ok(v) => log.record_party(dir, party, Ok(&v)),
                 Err(_) => log.record_party(dir, party, Err(text)),
             }
@@ -161,28 +161,13 @@ impl Sides for Pipes {
     }
 }
 
-impl MessageLog {
-    /// Records a proxied line: `dir` is relative to the server (`send` /
-    /// `recv`), `party` who wrote (`client`, `elicit`) or got it
-    /// (`client`, `elicit`).
-    pub(crate) fn record_party(&self, dir: &str, party: &str, message: Result<&Value, &str>) {
-        let key = if dir == "send" { "by" } else { "to" };
-        let time = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
-        let entry = match message {
-            Ok(m) => json!({"dir": dir, key: party, "time": time, "message": m}),
-            Err(raw) => json!({"dir": dir, key: party, "time": time, "raw": raw}),
-        };
-        self.write_entry(&entry);
-    }
-}
-
 /// Runs the proxy until the server exits. Returns the server's exit status
 /// (128 + signal when it was killed), after what it wrote has been
 /// delivered to the client: the run ends on the server's exit, after a short
 /// drain (`EXIT_DRAIN`), even when a process it started still holds its
 /// stdout open (that process is ended with the rest of the server).
 pub fn run_proxy(options: ProxyOptions, parties: Parties) -> Result<i32, ElicitError> {
-    let crate::transport::stdio::Spawned {
+    let elicit_session::transport::stdio::Spawned {
         mut child,
         stderr: stderr_relay,
         group,
@@ -274,7 +259,7 @@ pub fn run_proxy(options: ProxyOptions, parties: Parties) -> Result<i32, ElicitE
     // stdout then closes, and what is still in the pipe is delivered. Only
     // a descendant that escaped the group and its tag could keep it open:
     // once the relay has waited on an empty pipe for EXIT_DRAIN, it ends.
-    group.terminate(crate::transport::process_group::TERM_GRACE);
+    group.terminate(elicit_session::transport::process_group::TERM_GRACE);
     while let Err(mpsc::RecvTimeoutError::Timeout) =
         relay_done.recv_timeout(Duration::from_millis(50))
     {
@@ -484,7 +469,7 @@ fn relay_client(relay: &StdioRelay, client_in: Box<dyn Read + Send>, in_fd: Opti
 /// The client's request or notification as the core rewrites it, or `None`
 /// to relay the original bytes.
 fn rewrite_client_message(relay: &StdioRelay, line: &[u8]) -> Option<Value> {
-    let mut msg: Value = crate::transport::message_limits::parse_bytes(line).ok()?;
+    let mut msg: Value = elicit_session::transport::message_limits::parse_bytes(line).ok()?;
     relay.client_message(&mut msg).then_some(msg)
 }
 
@@ -517,7 +502,7 @@ fn relay_server(
                 }
                 return true;
             }
-            if let Ok(msg) = crate::transport::message_limits::parse_bytes(bytes) {
+            if let Ok(msg) = elicit_session::transport::message_limits::parse_bytes(bytes) {
                 match relay.server_message(&msg) {
                     Taken::Withheld => {
                         pipes.log("recv", "elicit", bytes);

@@ -1,4 +1,4 @@
-//! `elicit proxy`: elicit stands between an MCP client and a server and
+//! elicit-relay: `elicit proxy`. elicit stands between an MCP client and a server and
 //! answers the server's elicitations itself, so a client that declares no
 //! elicitation support still gets the server's eliciting tools.
 //!
@@ -7,7 +7,7 @@
 //! - [`stdio`] runs the server as a child process and relays lines byte for
 //!   byte (splice(2) for bulk traffic), parsing only the lines that may
 //!   concern elicit ([`classify`]);
-//! - [`remote`] talks to a URL through the [`crate::transport::Transport`]
+//! - [`remote`] talks to a URL through the [`elicit_session::transport::Transport`]
 //!   seam, message by message (like the npm `mcp-remote` bridge).
 //!
 //! What the core decides, the same for both: the capability rewrite
@@ -18,15 +18,18 @@
 //! client hang-up does to pending elicitations, and the `-v` notes. A side
 //! only moves messages: it implements `Sides` (send to the server, send
 //! to the client) and hands the core what it reads.
-
-use std::sync::{Arc, Mutex};
+//!
+//! [`proxy`] runs either one as `elicit proxy` does. A recording (`--record`)
+//! hooks in through elicit-session's seam ([`Recording`]): this crate never
+//! imports a cassette.
+#![warn(missing_docs)]
 
 use serde_json::Value;
 
-use super::modes::ElicitModes;
-use super::strict::Strict;
 use elicit_core::elicitation::answers::ScriptedAnswers;
 use elicit_core::elicitation::resolve::Resolver;
+use elicit_session::mcp::modes::ElicitModes;
+use elicit_session::mcp::strict::Strict;
 
 mod capabilities;
 pub mod classify;
@@ -125,15 +128,18 @@ pub struct RelayOptions {
     /// How long a task elicit runs for a client that runs none itself may
     /// take (the time a person spends answering not counted) before it is
     /// cancelled and the client gets an error; `None`: the lifetime elicit
-    /// asks the server to keep a task, [`crate::mcp::tasks::TASK_TTL_MS`].
+    /// asks the server to keep a task, [`elicit_session::mcp::tasks::TASK_TTL_MS`].
     pub task_budget: Option<std::time::Duration>,
     /// How often a client request with a progress token is sent progress
     /// while a person answers; `None`: [`KEEPALIVE_INTERVAL`].
     pub keepalive_interval: Option<std::time::Duration>,
 }
 
-/// The cassette recorder a proxy shares between its sides and its resolver.
-pub(crate) type Recording = Arc<Mutex<crate::cassette::proxy_record::ProxyRecorder>>;
+/// The recorder a proxy shares between its sides and its resolver (the
+/// seam elicit-session defines; elicit-cassette's recorder fills it).
+pub type Recording = elicit_session::mcp::recording::SharedRelayRecorder;
+
+pub mod proxy;
 
 #[cfg(test)]
 mod tests;

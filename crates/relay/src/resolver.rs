@@ -8,10 +8,11 @@ use serde_json::{json, Value};
 
 use super::state::Job;
 use super::{notes, Relay, Sides};
-use crate::mcp::handler::{ElicitHandler, HandlerError};
 use elicit_core::elicitation::answers::ScriptedAnswers;
+use elicit_core::elicitation::protocol::ElicitResult;
 use elicit_core::elicitation::resolve::Resolver;
 use elicit_core::error::rpc_code;
+use elicit_session::mcp::handler::{ElicitHandler, HandlerError};
 
 impl<S: Sides> Relay<S> {
     fn resolve(&self, handler: &mut ElicitHandler<'_>, job: Job) {
@@ -85,9 +86,7 @@ pub(super) fn resolver<S: Sides>(
 ) {
     let scripted = Arc::new(scripted);
     let recording = relay.upgrade().and_then(|r| r.options.record.clone());
-    let mut observer = recording
-        .clone()
-        .map(crate::cassette::proxy_record::RecordingObserver);
+    let mut observer = recording.clone().map(RecordingObserver);
     let mut handler = ElicitHandler::new(&scripted, person.as_mut());
     if let Some(relay) = relay.upgrade() {
         handler.modes = relay.options.modes;
@@ -95,7 +94,7 @@ pub(super) fn resolver<S: Sides>(
     }
     handler.observer = observer
         .as_mut()
-        .map(|o| o as &mut dyn crate::mcp::handler::ElicitObserver);
+        .map(|o| o as &mut dyn elicit_session::mcp::handler::ElicitObserver);
     for job in jobs {
         let Some(relay) = relay.upgrade() else {
             return;
@@ -105,14 +104,14 @@ pub(super) fn resolver<S: Sides>(
             let seen = handler.seen_fields.clone();
             let recording = recording.clone();
             std::thread::spawn(move || {
-                let mut observer = recording.map(crate::cassette::proxy_record::RecordingObserver);
+                let mut observer = recording.map(RecordingObserver);
                 let mut handler = ElicitHandler::new(&scripted, alongside.as_mut());
                 handler.seen_fields = seen;
                 handler.modes = relay.options.modes;
                 handler.strict = relay.options.strict.clone();
                 handler.observer = observer
                     .as_mut()
-                    .map(|o| o as &mut dyn crate::mcp::handler::ElicitObserver);
+                    .map(|o| o as &mut dyn elicit_session::mcp::handler::ElicitObserver);
                 relay.resolve_timed(&mut handler, job);
             });
             continue;
@@ -151,5 +150,17 @@ impl<S: Sides> Relay<S> {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .retain(|n| used_here.contains(n));
+    }
+}
+
+/// The shared recorder as a resolver's handler sees it: each elicitation
+/// answered goes to the recorder.
+struct RecordingObserver(crate::Recording);
+
+impl elicit_session::mcp::handler::ElicitObserver for RecordingObserver {
+    fn answered(&mut self, request: &Value, key: Option<&str>, result: &ElicitResult) {
+        if let Ok(mut r) = self.0.lock() {
+            r.elicitation(request, key, result);
+        }
     }
 }

@@ -4,7 +4,7 @@
 //! "required"` in the tool lists the proxy relays) cannot be called plainly:
 //! a client that knows nothing of tasks would get an error. When such a
 //! client calls one, elicit makes the call a task as `elicit call` would
-//! ([`crate::mcp::tasks`]): `task` in the params (2025-11-25, when the
+//! ([`elicit_session::mcp::tasks`]): `task` in the params (2025-11-25, when the
 //! server runs tool calls as tasks), or the tasks extension declared in the
 //! call's capabilities (2026-07-28, when the server offers it). The task
 //! the server answers with is elicit's: it waits on `tasks/result`
@@ -33,13 +33,13 @@ use super::input_required::task_key;
 use super::server_side::{is_resolvable, weigh};
 use super::state::{Era, Run, RunRequest, Taken};
 use super::{notes, Relay, Sides, RETRY_PREFIX};
-use crate::mcp::tasks::{self, Status};
 use elicit_core::elicitation::protocol::results::complete_result;
 use elicit_core::elicitation::protocol::wire::{
     self, CAPS_META, CLIENT_INFO_META, TASKS_EXTENSION, VERSION_META,
 };
 use elicit_core::elicitation::protocol::Revision;
 use elicit_core::error::rpc_code;
+use elicit_session::mcp::tasks::{self, Status};
 
 /// Notes what a `tools/list` reply says of each tool it lists: whether it
 /// runs only as a task.

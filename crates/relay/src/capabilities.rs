@@ -4,8 +4,8 @@
 use serde_json::{json, Map, Value};
 
 use super::Modes;
-use crate::mcp::modes::ElicitModes;
 use elicit_core::elicitation::protocol::wire;
+use elicit_session::mcp::modes::ElicitModes;
 
 /// The modes elicit may declare to a server that the client asked to speak
 /// `version` with: what that revision defines, no more. URL mode came

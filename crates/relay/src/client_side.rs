@@ -5,10 +5,10 @@ use serde_json::{json, Value};
 
 use super::capabilities::{add_elicitation_modes, modes_in_revision};
 use super::{notes, Relay, Sides};
-use crate::mcp::modes::ElicitModes;
 use elicit_core::elicitation::protocol::wire;
 use elicit_core::elicitation::protocol::wire::{CAPS_META, RETRYABLE, VERSION_META};
 use elicit_core::lint::Revision;
+use elicit_session::mcp::modes::ElicitModes;
 
 impl<S: Sides> Relay<S> {
     /// Declares elicitation on the client's behalf in a client message (a

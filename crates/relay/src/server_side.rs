@@ -303,11 +303,11 @@ impl<S: Sides> Relay<S> {
         let Some(result) = msg.get("result") else {
             return Taken::Relay;
         };
-        match crate::mcp::tasks::status(result) {
-            crate::mcp::tasks::Status::InputRequired => {}
-            crate::mcp::tasks::Status::Completed
-            | crate::mcp::tasks::Status::Failed
-            | crate::mcp::tasks::Status::Cancelled => {
+        match elicit_session::mcp::tasks::status(result) {
+            elicit_session::mcp::tasks::Status::InputRequired => {}
+            elicit_session::mcp::tasks::Status::Completed
+            | elicit_session::mcp::tasks::Status::Failed
+            | elicit_session::mcp::tasks::Status::Cancelled => {
                 self.lock().task_questions.remove(&task_id);
                 return Taken::Relay;
             }
@@ -327,7 +327,7 @@ impl<S: Sides> Relay<S> {
             }
             Taken::Rewritten(reply)
         };
-        let Some(questions) = crate::mcp::tasks::new_questions(result, &taken) else {
+        let Some(questions) = elicit_session::mcp::tasks::new_questions(result, &taken) else {
             // All taken on: elicit is answering them, the client waits.
             return if taken.is_empty() {
                 Taken::Relay

@@ -171,7 +171,7 @@ impl<S: Sides> Relay<S> {
             for name in unused.iter() {
                 eprintln!(
                     "elicit proxy: warning: {}",
-                    crate::mcp::handler::unused_answer_warning(name)
+                    elicit_session::mcp::handler::unused_answer_warning(name)
                 );
             }
         }

@@ -11,7 +11,7 @@ use super::Modes;
 #[cfg(doc)]
 use super::{server_side::weigh, Relay};
 #[cfg(doc)]
-use crate::mcp::call::MAX_INPUT_ROUNDS;
+use elicit_session::mcp::call::MAX_INPUT_ROUNDS;
 
 /// What the relay tracks between the two sides.
 #[derive(Default)]

@@ -1,23 +1,24 @@
 //! `elicit proxy` as a whole: which of the two proxies a server takes (the
-//! stdio relay for a command, the remote one for a URL, [`super::relay`]),
+//! stdio relay for a command, the remote one for a URL, [`crate`]),
 //! its recorder (`--record`), and the exit status under `--strict`. Who
 //! the person is, the sign-in hook and the client's pipes are the
 //! caller's.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::relay::remote::{run_remote_proxy, RemoteProxyOptions, MAX_IN_FLIGHT};
-use super::relay::stdio::{run_proxy, ProxyOptions};
-use super::relay::{Parties, RelayOptions};
-use super::strict::{Strict, EXIT_STRICT};
-use super::StepFailure;
-use crate::cassette::proxy_record::ProxyRecorder;
-use crate::cassette::{check_writable, ServerSpec};
-use crate::transport::http::Authenticator;
-use crate::transport::{ConnectOptions, MessageLog, ServerTarget, TransportChoice};
+use crate::remote::{run_remote_proxy, RemoteProxyOptions, MAX_IN_FLIGHT};
+use crate::stdio::{run_proxy, ProxyOptions};
+use crate::{Parties, Recording, RelayOptions};
 use elicit_core::error::ElicitError;
+use elicit_session::mcp::strict::{Strict, EXIT_STRICT};
+use elicit_session::mcp::StepFailure;
+use elicit_session::transport::http::Authenticator;
+use elicit_session::transport::{ConnectOptions, MessageLog, ServerTarget, TransportChoice};
+
+/// Makes the recorder of `--record` (elicit-cassette's), or says why it
+/// cannot write its file.
+pub type MakeRecording = Box<dyn FnOnce() -> Result<Recording, ElicitError>>;
 
 /// How the proxy runs (`elicit proxy`'s flags, as plain values).
 pub struct ProxyRunOptions {
@@ -25,8 +26,9 @@ pub struct ProxyRunOptions {
     pub target: ServerTarget,
     /// The relay core's settings; its recorder is made here from `record`.
     pub relay: RelayOptions,
-    /// `--record FILE`.
-    pub record: Option<PathBuf>,
+    /// `--record FILE`: makes the recorder (checking that the file can be
+    /// written) once the server is reached.
+    pub record: Option<MakeRecording>,
     /// `--log`: every message, with who sent and who got it.
     pub log: Option<MessageLog>,
     /// `--server-log` (a command's stderr).
@@ -53,8 +55,7 @@ pub fn run(mut options: ProxyRunOptions, parties: Parties) -> Result<i32, StepFa
     let running = StepFailure::in_step("running the proxy");
     let command = match options.target {
         ServerTarget::Command(ref command) => command.clone(),
-        ServerTarget::Url(ref url) => {
-            let url = url.clone();
+        ServerTarget::Url(_) => {
             elicit_platform::handlers::install_interrupt_handler();
             let connect = ConnectOptions {
                 server_log: None,
@@ -66,10 +67,9 @@ pub fn run(mut options: ProxyRunOptions, parties: Parties) -> Result<i32, StepFa
                 auth: options.auth.take(),
                 timeout: None,
             };
-            let server = crate::transport::connect(&options.target, connect)
+            let server = elicit_session::transport::connect(&options.target, connect)
                 .map_err(StepFailure::in_step("reaching the server"))?;
-            let server_spec = ServerSpec::recorded(&ServerTarget::Url(url), options.transport);
-            options.relay.record = recorder(options.record.as_ref(), server_spec)?;
+            options.relay.record = options.record.take().map(|make| make()).transpose()?;
             let remote = RemoteProxyOptions {
                 max_in_flight: MAX_IN_FLIGHT,
                 request_timeout: options.request_timeout,
@@ -79,10 +79,9 @@ pub fn run(mut options: ProxyRunOptions, parties: Parties) -> Result<i32, StepFa
             return run_remote_proxy(server, remote, parties).map_err(running);
         }
     };
-    let server_spec = ServerSpec::Command(command.clone());
-    options.relay.record = recorder(options.record.as_ref(), server_spec)?;
+    options.relay.record = options.record.take().map(|make| make()).transpose()?;
     if let Some(path) = &options.server_log {
-        crate::transport::stdio::start_server_log(path)?;
+        elicit_session::transport::stdio::start_server_log(path)?;
     }
     let stdio = ProxyOptions {
         command,
@@ -111,17 +110,4 @@ pub fn exit_status(strict: Option<&Strict>, code: i32) -> i32 {
         }
         None => code,
     }
-}
-
-/// `--record FILE`: the recorder the proxy feeds, once the file is known
-/// to be writable.
-fn recorder(
-    path: Option<&PathBuf>,
-    server: ServerSpec,
-) -> Result<Option<Arc<Mutex<ProxyRecorder>>>, ElicitError> {
-    let Some(path) = path else {
-        return Ok(None);
-    };
-    check_writable(path)?;
-    Ok(Some(Arc::new(Mutex::new(ProxyRecorder::new(path, server)))))
 }
