@@ -53,11 +53,11 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleClient};
 use rmcp::ClientHandler;
 
+use elicit_cassette::answers::{AnswerRules, RulesResolver};
 use elicit_core::elicitation::answers::ScriptedAnswers;
 use elicit_core::elicitation::protocol::{ElicitResult, ElicitationParams};
 use elicit_core::elicitation::resolve::{self, Elicitation, NoTerminal, Resolver, SchemaCache};
 use elicit_core::error::ElicitError;
-use elicit_session::answers::{AnswerRules, RulesResolver};
 use elicit_ui::page::BrowserResolver;
 use elicit_ui::person;
 use elicit_ui::terminal::TerminalResolver;

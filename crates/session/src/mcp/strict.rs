@@ -290,7 +290,7 @@ impl Strict {
     /// elicitation still awaiting its completion) have their say. Every
     /// caller (`call`, `proxy`, `test`) ends a session through here, so
     /// each reports the same findings.
-    pub(crate) fn end_session(&self) {
+    pub fn end_session(&self) {
         let mut st = self.state();
         let awaiting = std::mem::take(&mut st.awaiting);
         let revision = st.revision;
@@ -348,7 +348,7 @@ impl State {
 }
 
 /// One finding on one line, sanitised: `error[rule] where /pointer: message (citation)`.
-pub(crate) fn finding_line(f: &Finding) -> String {
+pub fn finding_line(f: &Finding) -> String {
     let place = f.elicitation.as_deref().unwrap_or("the session");
     let pointer = if f.pointer.is_empty() {
         String::new()

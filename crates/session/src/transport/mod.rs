@@ -65,7 +65,7 @@ impl ServerTarget {
 }
 
 /// Whether an argument names a remote server rather than a command.
-pub(crate) fn is_remote(arg: &str) -> bool {
+pub fn is_remote(arg: &str) -> bool {
     let lower = arg.get(..8).unwrap_or(arg).to_ascii_lowercase();
     lower.starts_with("http://") || lower.starts_with("https://")
 }

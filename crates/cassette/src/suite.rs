@@ -142,7 +142,7 @@ pub fn local_server_command(
         return Err(usage("no command given".into()));
     }
     let port = if words.iter().any(|w| w.contains("{port}")) {
-        crate::transport::local_server::free_port()
+        elicit_session::transport::local_server::free_port()
             .map_err(|e| ElicitError::io("--start-server: no free port on 127.0.0.1", e))?
     } else {
         files

@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use crate::cassette::{read_checked, strings, Cassette, LoadError, CASSETTE_VERSION};
+use crate::{read_checked, strings, Cassette, LoadError, CASSETTE_VERSION};
 use elicit_core::elicitation::answer_rules::{describe, first_match};
 pub use elicit_core::elicitation::answer_rules::{AnswerSpec, Asked, Criteria, Rule};
 use elicit_core::elicitation::contract::Answer;
@@ -25,6 +25,7 @@ use elicit_core::elicitation::protocol::{Action, Mode};
 use elicit_core::elicitation::resolve::{Elicitation, Pending, Resolver};
 use elicit_core::error::ElicitError;
 use elicit_core::text::sanitize::sanitize_line;
+use elicit_session::mcp::tool_call::AnswersInFront;
 
 /// The value of an answer file's `"elicit"` key.
 pub(crate) const ANSWERS_VERSION: &str = "answers/1";
@@ -210,6 +211,17 @@ impl<R: Resolver> RulesResolver<R> {
             inner,
             verbose,
         }
+    }
+}
+
+impl AnswersInFront for AnswerRules {
+    fn in_front_of<'p>(
+        self: std::sync::Arc<Self>,
+        person: &'p mut dyn Resolver,
+        no_input: bool,
+        verbose: bool,
+    ) -> Box<dyn Resolver + 'p> {
+        Box::new(RulesResolver::new(Some(self), person, no_input, verbose))
     }
 }
 

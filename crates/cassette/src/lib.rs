@@ -1,21 +1,29 @@
-//! Cassettes: one recorded tool call of an MCP server (the elicitations it
-//! asked, the answers sent, the final result), written by `elicit call
-//! --record` and replayed by `elicit test` ([`replay`], many at once:
-//! [`suite`]). A cassette is an answer file too (`--answers`,
-//! [`crate::answers`]).
+//! elicit-cassette, the test workflow. Cassettes: one recorded tool call of
+//! an MCP server (the elicitations it asked, the answers sent, the final
+//! result), written by `elicit call --record` ([`record`]) and `elicit proxy
+//! --record` ([`proxy_record`]), replayed by `elicit test` ([`replay`], many
+//! at once: [`suite`]), compared ([`diff`]), explored ([`explore`]) and
+//! played back as a server ([`mock`]). A cassette is an answer file too
+//! (`--answers`, [`answers`]).
+//!
+//! Built on elicit-session's sessions: the recorders implement its seam
+//! (`elicit_session::mcp::recording`), so nothing below this crate
+//! imports a cassette; the relay (elicit-relay) and this crate do not
+//! import each other.
 //!
 //! The file is meant to be read in review and written by hand: it is
 //! checked against the published JSON Schema (`docs/cassette.schema.json`)
 //! on load, and written pretty with a fixed key order.
+#![warn(missing_docs)]
 
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::mcp::client::{Generation, ProtocolChoice};
 use elicit_core::elicitation::protocol::ElicitResult;
 use elicit_core::elicitation::protocol::Revision;
 use elicit_core::error::ElicitError;
+use elicit_session::mcp::client::{Generation, ProtocolChoice};
 
 pub(crate) use elicit_core::elicitation::answer_rules::values_as_words;
 /// An answer as a cassette holds it (the same as an answer file's rule).
@@ -26,6 +34,7 @@ pub(crate) use file::{
     escape_pointer_token, read_checked, strings, write_atomically, MAX_FILE_VALUES,
 };
 
+pub mod answers;
 pub mod diff;
 pub mod explore;
 mod file;
@@ -39,7 +48,7 @@ pub mod suite;
 pub(crate) const CASSETTE_VERSION: &str = "cassette/1";
 
 /// The published schema every cassette is checked against.
-pub(crate) const CASSETTE_SCHEMA: &str = include_str!("../../schemas/cassette.schema.json");
+pub(crate) const CASSETTE_SCHEMA: &str = include_str!("../schemas/cassette.schema.json");
 
 /// How to reach the server a cassette was recorded against.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,12 +83,14 @@ impl ServerSpec {
     /// The server as a cassette names it: the command, or the URL and the
     /// transport (never the headers).
     pub fn recorded(
-        target: &crate::transport::ServerTarget,
-        transport: crate::transport::TransportChoice,
+        target: &elicit_session::transport::ServerTarget,
+        transport: elicit_session::transport::TransportChoice,
     ) -> ServerSpec {
         match target {
-            crate::transport::ServerTarget::Command(argv) => ServerSpec::Command(argv.clone()),
-            crate::transport::ServerTarget::Url(url) => ServerSpec::Url {
+            elicit_session::transport::ServerTarget::Command(argv) => {
+                ServerSpec::Command(argv.clone())
+            }
+            elicit_session::transport::ServerTarget::Url(url) => ServerSpec::Url {
                 url: url.clone(),
                 transport: transport.as_str().to_string(),
             },
@@ -97,7 +108,7 @@ impl ServerSpec {
     /// `--server CMD|URL` of `elicit test`: a URL, or a command line split
     /// like a shell.
     pub fn parse(text: &str) -> Result<Self, ElicitError> {
-        if crate::transport::is_remote(text.trim()) {
+        if elicit_session::transport::is_remote(text.trim()) {
             return Ok(ServerSpec::Url {
                 url: text.trim().to_string(),
                 transport: "auto".into(),
@@ -434,7 +445,7 @@ const KEYS: [&str; 10] = [
 pub fn protocol_name(g: &Generation) -> String {
     match g {
         Generation::Handshake(v) => v.clone(),
-        Generation::Stateless => crate::mcp::client::STATELESS_VERSION.into(),
+        Generation::Stateless => elicit_session::mcp::client::STATELESS_VERSION.into(),
     }
 }
 

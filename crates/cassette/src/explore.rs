@@ -19,17 +19,17 @@ use serde_json::{json, Map, Value};
 use super::diff::{request_diff, same_request};
 use super::replay::{ReplayOptions, ServerLog};
 use super::{protocol_choice, protocol_name, Cassette, Exchange, ServerSpec};
-use crate::mcp::call::CallEnd;
-use crate::mcp::client::Generation;
-use crate::mcp::handler::{ElicitHandler, ElicitObserver};
-use crate::mcp::session::{ConnectError, Session, SessionOptions};
-use crate::transport::{ServerTarget, TransportChoice};
 use elicit_core::elicitation::answers::FormPlan;
 use elicit_core::elicitation::protocol::{Action, ElicitResult};
 use elicit_core::elicitation::resolve::{self, Elicitation, NoTerminal};
 use elicit_core::elicitation::schema::{slug_of, Edge, FormSchema};
 use elicit_core::error::{ElicitError, ServerError};
 use elicit_core::text::sanitize::sanitize_line;
+use elicit_session::mcp::call::CallEnd;
+use elicit_session::mcp::client::Generation;
+use elicit_session::mcp::handler::{ElicitHandler, ElicitObserver};
+use elicit_session::mcp::session::{ConnectError, Session, SessionOptions};
+use elicit_session::transport::{ServerTarget, TransportChoice};
 
 pub mod save;
 
@@ -692,7 +692,7 @@ fn classify(
                 Class::Result
             };
             // A line, not the result: a large one is the saved cassette's.
-            let words = crate::mcp::call::readable_tool_result(&r);
+            let words = elicit_session::mcp::call::readable_tool_result(&r);
             let line = elicit_core::text::truncate(&sanitize_line(&words), MAX_DETAIL);
             (class, vec![line], Some(Ending::Result(r)))
         }

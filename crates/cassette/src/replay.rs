@@ -12,15 +12,15 @@ use serde_json::Value;
 
 use super::diff::{request_diff, result_diff, same_request, show};
 use super::{protocol_choice, protocol_name, AnswerSpec, Cassette, Exchange, ServerSpec};
-use crate::mcp::call::CallEnd;
-use crate::mcp::handler::{ElicitHandler, ElicitObserver};
-use crate::mcp::session::{ConnectError, Session, SessionOptions};
-use crate::transport::{ConnectOptions, ServerTarget, TransportChoice};
 use elicit_core::elicitation::answers::ScriptedAnswers;
 use elicit_core::elicitation::protocol::ElicitResult;
 use elicit_core::elicitation::resolve::{self, Elicitation, NoTerminal};
 use elicit_core::error::{ElicitError, ServerError};
 use elicit_core::text::sanitize::sanitize_line;
+use elicit_session::mcp::call::CallEnd;
+use elicit_session::mcp::handler::{ElicitHandler, ElicitObserver};
+use elicit_session::mcp::session::{ConnectError, Session, SessionOptions};
+use elicit_session::transport::{ConnectOptions, ServerTarget, TransportChoice};
 
 /// How a replay runs.
 #[derive(Debug, Clone, Default)]
@@ -36,7 +36,7 @@ pub struct ReplayOptions {
     /// `--verbose`: show the messages.
     pub verbose: bool,
     /// `--modes`: the elicitation modes declared to the server.
-    pub modes: crate::mcp::modes::ElicitModes,
+    pub modes: elicit_session::mcp::modes::ElicitModes,
     /// `--strict` (with its `--allow`/`--deny`): the lint and session rules
     /// on every elicitation of the replay; an error finding fails the test.
     pub strict: Option<elicit_core::lint::Levels>,
@@ -497,7 +497,7 @@ fn unfit_answer(n: usize, request: &Value, e: &ElicitError) -> Vec<String> {
 pub fn replay(cassette: &Cassette, options: &ReplayOptions) -> Outcome {
     let start = Instant::now();
     let strict = options.strict.clone().map(|levels| {
-        crate::mcp::strict::Strict::new(
+        elicit_session::mcp::strict::Strict::new(
             levels,
             options.modes,
             revision_of(&cassette.protocol),
@@ -516,7 +516,7 @@ pub fn replay(cassette: &Cassette, options: &ReplayOptions) -> Outcome {
                 .findings()
                 .iter()
                 .filter(|f| f.severity != elicit_core::lint::Severity::Error)
-                .map(|f| format!("strict: {}", crate::mcp::strict::finding_line(f))),
+                .map(|f| format!("strict: {}", elicit_session::mcp::strict::finding_line(f))),
         );
         notes.push(strict.summary());
     }
@@ -663,7 +663,7 @@ fn exception_line(lines: &[&str]) -> Option<String> {
 fn run(
     cassette: &Cassette,
     options: &ReplayOptions,
-    strict: Option<&crate::mcp::strict::Strict>,
+    strict: Option<&elicit_session::mcp::strict::Strict>,
     extras: &mut Extras,
 ) -> (Verdict, Option<Cassette>) {
     let spec = options
@@ -791,7 +791,7 @@ fn run(
             .findings()
             .iter()
             .filter(|f| f.severity == elicit_core::lint::Severity::Error)
-            .map(crate::mcp::strict::finding_line)
+            .map(elicit_session::mcp::strict::finding_line)
             .collect();
         let mut lines = vec![format!(
             "--strict: the server's elicitations broke {} rule{} of error severity",

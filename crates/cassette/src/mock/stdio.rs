@@ -1,7 +1,7 @@
 //! `elicit mock` over stdio: one JSON-RPC message a line in, each reply a
 //! line out. A line is read within the transports' bound
 //! ([`wire::MAX_MESSAGE_BYTES`]) and checked for values, depth and batch
-//! before it is parsed ([`crate::transport::message_limits`]); a line past
+//! before it is parsed ([`elicit_session::transport::message_limits`]); a line past
 //! them gets a JSON-RPC parse error, and the mock goes on.
 
 use std::io::{BufRead, Write};
@@ -28,7 +28,7 @@ pub fn serve(
                 "a message of {size} bytes or more, over the limit of {limit}"
             ))],
             LineRead::Line if buf.iter().all(u8::is_ascii_whitespace) => continue,
-            LineRead::Line => match crate::transport::message_limits::parse_bytes(&buf) {
+            LineRead::Line => match elicit_session::transport::message_limits::parse_bytes(&buf) {
                 Ok(msg) if msg.is_object() => {
                     mock.handle(&msg).into_iter().map(|o| o.message).collect()
                 }

@@ -238,7 +238,7 @@ fn message(req: &mut Request) -> Result<Value, (&'static str, String)> {
     let Ok(body) = req.read_body(length) else {
         return Err(("400 Bad Request", "the body did not arrive".into()));
     };
-    match crate::transport::message_limits::parse_bytes(&body) {
+    match elicit_session::transport::message_limits::parse_bytes(&body) {
         Ok(m) if m.is_object() => Ok(m),
         Ok(_) => Err(("400 Bad Request", "one JSON-RPC message, an object".into())),
         Err(e) => Err(("400 Bad Request", format!("not a JSON-RPC message: {e}"))),
@@ -441,7 +441,7 @@ fn forward(state: &mut State, i: usize, messages: impl Iterator<Item = Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cassette::Cassette;
+    use crate::Cassette;
 
     fn mock() -> Mock {
         let c = Cassette::from_value(&json!({

@@ -14,9 +14,9 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value};
 
 use super::{Cassette, Exchange, ServerSpec};
-use crate::mcp::recording::{RelayRecorder, SharedRelayRecorder};
 use elicit_core::elicitation::protocol::ElicitResult;
 use elicit_core::error::ElicitError;
+use elicit_session::mcp::recording::{RelayRecorder, SharedRelayRecorder};
 
 use elicit_core::elicitation::protocol::wire::VERSION_META;
 
@@ -121,8 +121,8 @@ impl ProxyRecorder {
         let limits = elicit_core::bounded::check_json_shape(
             line,
             super::MAX_FILE_VALUES,
-            crate::transport::message_limits::MAX_DEPTH,
-            crate::transport::message_limits::MAX_BATCH,
+            elicit_session::transport::message_limits::MAX_DEPTH,
+            elicit_session::transport::message_limits::MAX_BATCH,
         );
         if let Ok(msg) =
             limits.and_then(|_| serde_json::from_slice::<Value>(line).map_err(|e| e.to_string()))
@@ -225,7 +225,7 @@ impl ProxyRecorder {
             protocol: call
                 .protocol
                 .or_else(|| self.protocol.clone())
-                .unwrap_or_else(|| crate::mcp::client::HANDSHAKE_VERSION.into()),
+                .unwrap_or_else(|| elicit_session::mcp::client::HANDSHAKE_VERSION.into()),
             tool: call.tool,
             arguments: call.arguments,
             elicitations: call.exchanges,
