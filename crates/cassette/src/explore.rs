@@ -379,19 +379,6 @@ struct Explorer<'c> {
     seen: Vec<Exchange>,
 }
 
-/// An ElicitResult from its JSON, as it is (not validated: an invalid
-/// variant is sent on purpose).
-pub(crate) fn result_of(v: &Value) -> ElicitResult {
-    let action = match v.get("action").and_then(Value::as_str) {
-        Some("decline") => Action::Decline,
-        Some("cancel") => Action::Cancel,
-        _ => Action::Accept,
-    };
-    let mut r = ElicitResult::new(action);
-    r.content = v.get("content").and_then(Value::as_object).cloned();
-    r
-}
-
 impl Explorer<'_> {
     fn recorded_answer(
         &mut self,
@@ -458,7 +445,7 @@ impl ElicitObserver for Explorer<'_> {
             return Some(Err(stopped()));
         }
         if n == self.variant.at {
-            return Some(Ok(result_of(&self.variant.answer)));
+            return Some(Ok(super::result_of(&self.variant.answer)));
         }
         Some(self.recorded_answer(n, elicitation))
     }

@@ -43,9 +43,12 @@ fn compile(schema_text: &str) -> jsonschema::Validator {
     jsonschema::validator_for(&schema).expect("the published schema compiles")
 }
 
+/// The published schema every cassette is checked against.
+const CASSETTE_SCHEMA: &str = include_str!("../schemas/cassette.schema.json");
+
 pub(crate) fn cassette_validator() -> &'static jsonschema::Validator {
     static V: OnceLock<jsonschema::Validator> = OnceLock::new();
-    V.get_or_init(|| compile(super::CASSETTE_SCHEMA))
+    V.get_or_init(|| compile(CASSETTE_SCHEMA))
 }
 
 /// Reads a JSON file, within the input limit, and checks it against

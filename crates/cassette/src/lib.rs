@@ -20,8 +20,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use elicit_core::elicitation::protocol::ElicitResult;
 use elicit_core::elicitation::protocol::Revision;
+use elicit_core::elicitation::protocol::{Action, ElicitResult};
 use elicit_core::error::ElicitError;
 use elicit_session::mcp::client::{Generation, ProtocolChoice};
 
@@ -44,11 +44,21 @@ pub mod record;
 pub mod replay;
 pub mod suite;
 
+/// An ElicitResult from its JSON, as it is (not validated: an invalid
+/// variant is sent on purpose).
+pub(crate) fn result_of(v: &Value) -> ElicitResult {
+    let action = match v.get("action").and_then(Value::as_str) {
+        Some("decline") => Action::Decline,
+        Some("cancel") => Action::Cancel,
+        _ => Action::Accept,
+    };
+    let mut r = ElicitResult::new(action);
+    r.content = v.get("content").and_then(Value::as_object).cloned();
+    r
+}
+
 /// The value of a cassette's `"elicit"` key.
 pub(crate) const CASSETTE_VERSION: &str = "cassette/1";
-
-/// The published schema every cassette is checked against.
-pub(crate) const CASSETTE_SCHEMA: &str = include_str!("../schemas/cassette.schema.json");
 
 /// How to reach the server a cassette was recorded against.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -326,7 +326,7 @@ impl ElicitObserver for Replayer<'_> {
         // Content that breaks the schema on purpose (a saved invalid
         // variant) is sent as written: the server's reaction is the test.
         if let (Some(true), AnswerSpec::Result(v)) = (recorded.map(|r| r.invalid), &answer) {
-            return Some(Ok(super::explore::result_of(v)));
+            return Some(Ok(super::result_of(v)));
         }
         self.resolve_recorded(n, request, elicitation, &answer, &renames)
     }
