@@ -24,7 +24,7 @@ use super::recording::{CallRecordEnd, CallRecorder};
 use super::session::{ConnectError, Session, SessionOptions};
 use super::strict::Strict;
 use super::StepFailure;
-use crate::transport::{ConnectOptions, ServerTarget, TransportChoice};
+use crate::transport::{ConnectOptions, ServerTarget};
 use elicit_core::elicitation::answers::ScriptedAnswers;
 use elicit_core::elicitation::protocol::Action;
 use elicit_core::elicitation::resolve::{outcome_exit_code, Resolver};
@@ -36,8 +36,6 @@ use elicit_core::text::sanitize::sanitize_line;
 pub struct CallOptions {
     /// The server: a command to start, or a URL.
     pub target: ServerTarget,
-    /// How a URL is reached (`--transport`), as a cassette names it.
-    pub transport: TransportChoice,
     /// `--protocol`.
     pub protocol: ProtocolChoice,
     /// The most a reply may take (`--timeout`).

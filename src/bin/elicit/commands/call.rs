@@ -87,7 +87,6 @@ fn connect_options<'a>(
 fn call_options(args: &CallArgs, target: &ServerTarget, strict: Option<&Strict>) -> CallOptions {
     CallOptions {
         target: target.clone(),
-        transport: args.target.transport.into(),
         protocol: args.protocol.into(),
         timeout: args.timeout,
         verbose: args.verbose,
