@@ -38,6 +38,7 @@ mod engine;
 mod input_required;
 mod keepalive;
 pub(crate) mod notes;
+mod questions;
 pub mod remote;
 mod resolver;
 mod runs;

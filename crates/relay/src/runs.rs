@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use super::input_required::task_key;
-use super::server_side::{is_resolvable, weigh};
+use super::questions::{is_resolvable, weigh};
 use super::state::{Era, Run, RunRequest, Taken};
 use super::{notes, Relay, Sides, RETRY_PREFIX};
 use elicit_core::elicitation::protocol::results::complete_result;

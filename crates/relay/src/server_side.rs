@@ -6,6 +6,7 @@
 use serde_json::{json, Value};
 
 use super::input_required::{input_key, task_key};
+use super::questions::{is_resolvable, weigh};
 use super::state::{Job, Taken};
 use super::{notes, Relay, Sides};
 use elicit_core::elicitation::protocol::wire;
@@ -389,42 +390,4 @@ impl<S: Sides> Relay<S> {
         st.pending_bytes += weight;
         None
     }
-}
-
-/// About how much memory a parsed value holds: each value its `Value`
-/// (some 80 bytes, with its share of a map or vector) and the bytes of its
-/// strings and keys. What [`MAX_PENDING_ELICITATION_BYTES`] counts.
-pub(crate) fn weigh(v: &Value) -> usize {
-    const NODE: usize = 80;
-    match v {
-        Value::String(s) => NODE + s.len(),
-        Value::Array(a) => NODE + a.iter().map(weigh).sum::<usize>(),
-        Value::Object(o) => {
-            NODE + o
-                .iter()
-                .map(|(k, v)| NODE + k.len() + weigh(v))
-                .sum::<usize>()
-        }
-        Value::Number(n) => NODE + n.as_str().len(),
-        _ => NODE,
-    }
-}
-/// An `input_required` result that holds only elicitations elicit handles
-/// (`handles` decides by mode).
-pub(super) fn is_resolvable(result: &Value, handles: impl Fn(Option<&str>) -> bool) -> bool {
-    if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
-        return false;
-    }
-    let Some(reqs) = result.get("inputRequests").and_then(Value::as_object) else {
-        return false;
-    };
-    !reqs.is_empty()
-        && reqs.values().all(|r| {
-            r.get("method").and_then(Value::as_str) == Some(ELICITATION_METHOD)
-                && handles(
-                    r.get("params")
-                        .and_then(|p| p.get("mode"))
-                        .and_then(Value::as_str),
-                )
-        })
 }

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::Modes;
 #[cfg(doc)]
-use super::{server_side::weigh, Relay};
+use super::{questions::weigh, Relay};
 #[cfg(doc)]
 use elicit_session::mcp::call::MAX_INPUT_ROUNDS;
 
