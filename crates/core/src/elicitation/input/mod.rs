@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use std::sync::Arc;
 
+use crate::elicitation::json_words::json_error_text;
 use crate::elicitation::protocol::{
     ElicitationParams, ELICITATION_METHOD, URL_ELICITATION_REQUIRED,
 };
@@ -142,16 +143,6 @@ impl From<ElicitError> for InputFailure {
             error,
             reply_id: None,
         }
-    }
-}
-
-/// serde_json's message without its own " at line L column C" suffix (we
-/// print line and column ourselves).
-pub(crate) fn json_error_text(e: &serde_json::Error) -> String {
-    let s = e.to_string();
-    match s.rfind(" at line ") {
-        Some(i) => s[..i].to_string(),
-        None => s,
     }
 }
 
