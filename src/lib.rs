@@ -13,21 +13,26 @@
 //! - `elicit-ui` ([`terminal`], [`page`], [`person`]): the person at a
 //!   terminal (`TerminalResolver`) and with a browser (`BrowserResolver`),
 //!   and which of them answers;
-//! - `elicit-session` ([`mcp`], [`transport`], [`auth`], [`cassette`],
-//!   [`answers`]): live sessions (the client session, the proxies' relay
-//!   core) over stdio, Streamable HTTP and legacy SSE, with sign-in,
-//!   recorded flows, and answer files;
+//! - `elicit-session` ([`mcp`], [`transport`], [`auth`]): talking to one
+//!   server (the client session, the tool call) over stdio, Streamable HTTP
+//!   and legacy SSE, with sign-in;
+//! - `elicit-relay` ([`mcp::relay`], [`mcp::proxy`]): `elicit proxy`, above
+//!   the session;
+//! - `elicit-cassette` ([`cassette`], [`answers`]): the test workflow
+//!   (recorded flows, replay, diff, explore, the mock server, the suite
+//!   runner) and answer files, above the session, apart from the relay;
 //! - `elicit-platform` ([`platform`], [`signals`], [`opener`]): the one
 //!   seam to the operating system.
 //!
 //! The binary (`src/bin/elicit/`) only parses flags and dispatches.
 #![warn(missing_docs)]
 
+pub use elicit_cassette::answers;
 pub use elicit_core::{bounded, elicitation, error, lint, text};
 pub use elicit_park as park;
 pub use elicit_platform as platform;
 pub use elicit_platform::{handlers as signals, opener};
-pub use elicit_session::{answers, auth, mcp, transport};
+pub use elicit_session::{auth, transport};
 pub use elicit_ui::{page, person, terminal};
 
 pub use elicit_core::elicitation::answers::ScriptedAnswers;
@@ -39,16 +44,27 @@ pub use elicit_core::elicitation::schema::{FieldKind, FormField, FormSchema};
 pub use elicit_core::elicitation::{json_kind, resolve_document, resolve_text, Resolved};
 pub use elicit_core::error::{ElicitError, FieldError};
 
-/// Cassettes (`elicit_session::cassette`), with the answer rules under
-/// their earlier path `cassette::rules`.
+/// Live sessions (`elicit_session::mcp`), with the proxy (`elicit-relay`)
+/// under its earlier paths `mcp::relay` and `mcp::proxy`.
+pub mod mcp {
+    pub use elicit_relay::proxy;
+    pub use elicit_session::mcp::*;
+    /// The relay core of `elicit proxy` (`elicit-relay`).
+    pub mod relay {
+        pub use elicit_relay::*;
+    }
+}
+
+/// Cassettes (`elicit-cassette`), with the answer rules under their
+/// earlier path `cassette::rules`.
 pub mod cassette {
-    pub use elicit_session::cassette::*;
+    pub use elicit_cassette::*;
 
     /// Answer files with rules, under their earlier path: the matching is
     /// [`crate::elicitation::answer_rules`], the reading [`crate::answers`].
     pub mod rules {
+        pub use elicit_cassette::answers::*;
         pub use elicit_core::elicitation::answer_rules::*;
-        pub use elicit_session::answers::*;
     }
 }
 

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use elicit_core::elicitation::protocol::{ElicitResult, ElicitationParams};
 
-use crate::Error;
+use crate::error::Error;
 
 /// rmcp's `elicitation/create` params as elicit reads them.
 ///

@@ -41,6 +41,7 @@
 #![forbid(unsafe_code)]
 
 mod convert;
+mod error;
 mod options;
 
 use std::sync::{Arc, Mutex, OnceLock};
@@ -53,11 +54,11 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleClient};
 use rmcp::ClientHandler;
 
+use elicit_cassette::answers::{AnswerRules, RulesResolver};
 use elicit_core::elicitation::answers::ScriptedAnswers;
 use elicit_core::elicitation::protocol::{ElicitResult, ElicitationParams};
 use elicit_core::elicitation::resolve::{self, Elicitation, NoTerminal, Resolver, SchemaCache};
 use elicit_core::error::ElicitError;
-use elicit_session::answers::{AnswerRules, RulesResolver};
 use elicit_ui::page::BrowserResolver;
 use elicit_ui::person;
 use elicit_ui::terminal::TerminalResolver;
@@ -66,90 +67,8 @@ pub use convert::{to_elicit_params, to_rmcp_result};
 /// An elicitation's outcome, for [`Options::fallback`].
 pub use elicit_core::elicitation::protocol::Action;
 pub use elicit_session::mcp::modes::ElicitModes;
+pub use error::Error;
 pub use options::{Options, Ui};
-
-/// What can go wrong, setting up or answering an elicitation.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// An environment variable that does not parse.
-    #[error("{var}={value:?}: {reason}")]
-    Env {
-        /// The variable.
-        var: &'static str,
-        /// Its value (lossy when not UTF-8).
-        value: String,
-        /// Why it does not parse.
-        reason: String,
-    },
-    /// A scripted answer ([`Options::answer`]) that does not parse.
-    #[error("scripted answers: {0}")]
-    Answers(#[source] ElicitError),
-    /// The answer rules file cannot be read.
-    #[error("answer rules {path}: {message}")]
-    Rules {
-        /// The file.
-        path: std::path::PathBuf,
-        /// What is wrong with it (with its JSON pointer).
-        message: String,
-    },
-    /// The server asked in a mode the handler did not declare.
-    #[error("elicitation mode {mode:?} not supported by this client (it declared {declared})")]
-    UndeclaredMode {
-        /// The mode asked.
-        mode: &'static str,
-        /// The modes declared (`form,url`, `form`, `url`, `none`).
-        declared: &'static str,
-    },
-    /// rmcp's types and elicit's did not convert (a bug, if ever).
-    #[error("converting between rmcp's and elicit's elicitation types: {0}")]
-    Convert(#[source] serde_json::Error),
-    /// elicit could not resolve the elicitation: invalid params, nobody
-    /// to ask ([`ElicitError::NeedsAnswers`], [`ElicitError::NeedsUrlAnswer`]),
-    /// answers that do not fit the form, a broken terminal.
-    #[error(transparent)]
-    Elicit(ElicitError),
-    /// The resolver's thread ended without an answer.
-    #[error("the resolver stopped without an answer: {0}")]
-    Resolver(String),
-    /// The server cancelled the request while a person was being asked.
-    #[error("the server cancelled the elicitation")]
-    Cancelled,
-}
-
-impl Error {
-    /// The JSON-RPC error sent to the server for this failure: -32602
-    /// (invalid params) for the server's mistakes (bad params, an unknown
-    /// or undeclared mode), -32603 (internal error) for the rest.
-    pub fn to_error_data(&self) -> ErrorData {
-        let message = self.to_string();
-        let server_fault = match self {
-            Error::UndeclaredMode { .. } => true,
-            Error::Elicit(e) => e.rpc_code().is_some(),
-            _ => false,
-        };
-        if server_fault {
-            ErrorData::invalid_params(message, None)
-        } else {
-            ErrorData::internal_error(message, None)
-        }
-    }
-
-    /// Whether this says nobody may answer (no scripted answer, rule or
-    /// person for what was asked).
-    pub fn is_nobody_to_ask(&self) -> bool {
-        matches!(
-            self,
-            Error::Elicit(ElicitError::NeedsAnswers { .. } | ElicitError::NeedsUrlAnswer { .. })
-        )
-    }
-}
-
-impl From<Error> for ErrorData {
-    fn from(e: Error) -> ErrorData {
-        e.to_error_data()
-    }
-}
 
 /// Who settles what scripted answers and rules leave open, chosen at the
 /// first elicitation that needs one and kept.

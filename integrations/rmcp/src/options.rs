@@ -10,7 +10,7 @@ use elicit_core::elicitation::protocol::Action;
 use elicit_session::mcp::modes::ElicitModes;
 use elicit_ui::person::{PersonOptions, Wording};
 
-use crate::Error;
+use crate::error::Error;
 
 /// Where a person answers (the command's `--ui`, env `ELICIT_UI`): the
 /// command's own choice ([`elicit_ui::person`]).

@@ -6,7 +6,7 @@
 //! answers.
 //!
 //! Reading answer files (and cassettes, whose recorded elicitations work
-//! as rules) is the session's (`elicit_session::answers`); nothing here
+//! as rules) is the cassette crate's (`elicit_cassette::answers`); nothing here
 //! reads a file.
 
 use serde_json::{Map, Value};

@@ -197,7 +197,7 @@ impl ScriptedAnswers {
                 // serde_json counts 0 for "before the first character";
                 // people count columns from 1.
                 e.column().max(1),
-                crate::elicitation::input::json_error_text(&e)
+                crate::elicitation::json_words::json_error_text(&e)
             ))
         })?;
         let Value::Object(obj) = value else {

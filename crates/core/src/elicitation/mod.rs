@@ -27,6 +27,7 @@ pub mod answer_rules;
 pub mod answers;
 pub mod contract;
 pub mod input;
+mod json_words;
 pub mod lines;
 pub mod output;
 pub mod protocol;
@@ -36,20 +37,9 @@ pub mod schema;
 use crate::error::{self, ElicitError};
 use answers::ScriptedAnswers;
 use input::{Document, Shape};
+pub use json_words::json_kind;
 use protocol::ElicitResult;
 use resolve::{Elicitation, Resolver, SchemaCache};
-
-/// A short name for a JSON value's type, for error messages.
-pub fn json_kind(v: &serde_json::Value) -> &'static str {
-    match v {
-        serde_json::Value::Null => "null",
-        serde_json::Value::Bool(_) => "a boolean",
-        serde_json::Value::Number(_) => "a number",
-        serde_json::Value::String(_) => "a string",
-        serde_json::Value::Array(_) => "an array",
-        serde_json::Value::Object(_) => "an object",
-    }
-}
 
 /// The outcome of resolving one document: the printed text and the results.
 #[derive(Debug)]

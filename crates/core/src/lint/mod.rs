@@ -9,8 +9,6 @@
 //! the raw JSON under the same pointer. Resolution stays lenient; lint only
 //! reports.
 
-use serde::Serialize;
-
 pub mod check;
 pub mod docs;
 pub mod inputs;
@@ -19,33 +17,9 @@ pub mod render;
 pub mod rules;
 
 pub use check::{lint_text, DocumentLint, LogStream};
-pub use rules::{rule, Rule, Scope, RULES};
+pub use rules::{rule, Rule, Scope, Severity, RULES};
 // The one protocol revision type; the rules follow one of them.
 pub use crate::elicitation::protocol::Revision;
-
-/// How bad a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Hash)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// Worth knowing; nothing breaks.
-    Info,
-    /// A SHOULD of the spec, a deprecation, or something clients are known
-    /// to mishandle.
-    Warning,
-    /// Breaks a MUST of the revision.
-    Error,
-}
-
-impl Severity {
-    /// The severity as shown and in JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Info => "info",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        }
-    }
-}
 
 /// One thing a rule found.
 #[derive(Debug, Clone)]

@@ -3,7 +3,33 @@
 //! and its fix. `docs/lint-rules.md` and `--explain` are generated from
 //! this table; the examples are the fixtures `tests/it/lint.rs` checks.
 
-use super::{Revision, Severity};
+use serde::Serialize;
+
+use super::Revision;
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth knowing; nothing breaks.
+    Info,
+    /// A SHOULD of the spec, a deprecation, or something clients are known
+    /// to mishandle.
+    Warning,
+    /// Breaks a MUST of the revision.
+    Error,
+}
+
+impl Severity {
+    /// The severity as shown and in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
 
 /// Where a rule's requirement is written in the spec.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

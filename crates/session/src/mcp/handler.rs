@@ -227,10 +227,7 @@ impl<'a> ElicitHandler<'a> {
 
     /// Resolves every elicitation of an `input_required` result, keyed as
     /// the server keyed them, for the retry's `inputResponses`.
-    pub(crate) fn input_responses(
-        &mut self,
-        result: &Value,
-    ) -> Result<Map<String, Value>, ElicitError> {
+    pub fn input_responses(&mut self, result: &Value) -> Result<Map<String, Value>, ElicitError> {
         self.asked += 1;
         let doc = elicit_core::elicitation::input::read_input_required(result)?;
         if !doc.skipped.is_empty() {

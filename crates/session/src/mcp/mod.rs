@@ -3,8 +3,9 @@
 //! ([`client`]), the server-request handler that routes elicitations to the
 //! same resolvers as a single request ([`handler`]), the tool call with
 //! its retries ([`call`]), and `elicit call` from connecting to the result
-//! ([`tool_call`]); and `elicit proxy`, for a stdio server or a URL,
-//! over one relay core ([`relay`], [`proxy`]).
+//! ([`tool_call`]); and the seams a recording hooks into ([`recording`]).
+//! `elicit proxy` (the relay) and cassettes are built on this, in
+//! elicit-relay and elicit-cassette.
 
 use elicit_core::error::ElicitError;
 
@@ -12,8 +13,7 @@ pub mod call;
 pub mod client;
 pub mod handler;
 pub mod modes;
-pub mod proxy;
-pub mod relay;
+pub mod recording;
 pub mod session;
 pub mod strict;
 pub mod tasks;
@@ -32,7 +32,7 @@ pub struct StepFailure {
 
 impl StepFailure {
     /// Puts an error in `step`.
-    pub(crate) fn in_step(step: impl Into<String>) -> impl FnOnce(ElicitError) -> StepFailure {
+    pub fn in_step(step: impl Into<String>) -> impl FnOnce(ElicitError) -> StepFailure {
         |error| StepFailure {
             step: Some(step.into()),
             error,

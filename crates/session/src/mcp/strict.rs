@@ -70,12 +70,12 @@ impl Strict {
 
     /// The modes the server was told, when they change (a proxy adds
     /// elicit's to the client's own).
-    pub(crate) fn set_modes(&self, modes: ElicitModes) {
+    pub fn set_modes(&self, modes: ElicitModes) {
         self.state().modes = modes;
     }
 
     /// The revision the session speaks, once it is known.
-    pub(crate) fn set_revision(&self, revision: Revision) {
+    pub fn set_revision(&self, revision: Revision) {
         self.state().revision = revision;
     }
 
@@ -84,7 +84,7 @@ impl Strict {
     /// checked against the declared modes), or a completion notification.
     /// `request` names the client request a reply answers (its id), so
     /// rounds of one request are compared.
-    pub(crate) fn observe(&self, msg: &Value, request: Option<&str>) {
+    pub fn observe(&self, msg: &Value, request: Option<&str>) {
         let method = msg.get("method").and_then(Value::as_str);
         if method == Some(wire::ELICITATION_COMPLETE) {
             if let Some(id) = msg
@@ -229,7 +229,7 @@ impl Strict {
 
     /// Looks at a server's reply to a client's `tools/list` that a proxy
     /// relays, in the revision the session speaks.
-    pub(crate) fn observe_listed(&self, msg: &Value) {
+    pub fn observe_listed(&self, msg: &Value) {
         let stateless = self.state().revision == Revision::V2026_07_28;
         self.observe_reply(wire::TOOLS_LIST, stateless, msg);
     }
@@ -290,7 +290,7 @@ impl Strict {
     /// elicitation still awaiting its completion) have their say. Every
     /// caller (`call`, `proxy`, `test`) ends a session through here, so
     /// each reports the same findings.
-    pub(crate) fn end_session(&self) {
+    pub fn end_session(&self) {
         let mut st = self.state();
         let awaiting = std::mem::take(&mut st.awaiting);
         let revision = st.revision;
@@ -348,7 +348,7 @@ impl State {
 }
 
 /// One finding on one line, sanitised: `error[rule] where /pointer: message (citation)`.
-pub(crate) fn finding_line(f: &Finding) -> String {
+pub fn finding_line(f: &Finding) -> String {
     let place = f.elicitation.as_deref().unwrap_or("the session");
     let pointer = if f.pointer.is_empty() {
         String::new()

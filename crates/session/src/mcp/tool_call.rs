@@ -3,11 +3,11 @@
 //! tool's name (given, or picked by a person), its arguments (given, with
 //! what is missing asked through the same handler), the call with its
 //! elicitations answered (scripted answers, answer rules, the person), the
-//! exit status it calls for, and the cassette (`--record`)
-//! ([`ToolCall::call`]). Who the person is, the status line and what is
-//! printed stay with the caller.
+//! exit status it calls for, and the record (`--record`, through the seam
+//! of [`super::recording`]) ([`ToolCall::call`]). Who the person is, the
+//! answer rules in front of them ([`AnswersInFront`]), the status line and
+//! what is printed stay with the caller.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,13 +20,11 @@ use super::call::{
 use super::client::ProtocolChoice;
 use super::handler::{ElicitHandler, ElicitObserver};
 use super::modes::ElicitModes;
+use super::recording::{CallRecordEnd, CallRecorder};
 use super::session::{ConnectError, Session, SessionOptions};
 use super::strict::Strict;
 use super::StepFailure;
-use crate::answers::{AnswerRules, RulesResolver};
-use crate::cassette::record::{RecordedEnd, Recorder};
-use crate::cassette::{protocol_name, ServerSpec};
-use crate::transport::{ConnectOptions, ServerTarget, TransportChoice};
+use crate::transport::{ConnectOptions, ServerTarget};
 use elicit_core::elicitation::answers::ScriptedAnswers;
 use elicit_core::elicitation::protocol::Action;
 use elicit_core::elicitation::resolve::{outcome_exit_code, Resolver};
@@ -38,8 +36,6 @@ use elicit_core::text::sanitize::sanitize_line;
 pub struct CallOptions {
     /// The server: a command to start, or a URL.
     pub target: ServerTarget,
-    /// How a URL is reached (`--transport`), as a cassette names it.
-    pub transport: TransportChoice,
     /// `--protocol`.
     pub protocol: ProtocolChoice,
     /// The most a reply may take (`--timeout`).
@@ -61,8 +57,20 @@ pub struct CallOptions {
     pub no_input: bool,
     /// `-e`: a declined or cancelled elicitation decides the exit status.
     pub exit_status: bool,
-    /// `--record FILE`.
-    pub record: Option<PathBuf>,
+}
+
+/// Answers put in front of the person for a call's elicitations
+/// (`--answers`: elicit-cassette's answer rules, read from a file this
+/// crate never reads).
+pub trait AnswersInFront {
+    /// `person` with these answers in front: under `no_input` what they
+    /// leave open is declined; `verbose`: they say what they answered.
+    fn in_front_of<'p>(
+        self: Arc<Self>,
+        person: &'p mut dyn Resolver,
+        no_input: bool,
+        verbose: bool,
+    ) -> Box<dyn Resolver + 'p>;
 }
 
 /// Who watches the call (a status line): told when the session is
@@ -111,6 +119,8 @@ pub struct ToolCall<'c> {
     options: CallOptions,
     /// The form fields asked so far (a scripted answer is for any of them).
     seen: std::collections::HashSet<String>,
+    /// `--record`: told of the call's elicitations and how it ended.
+    recorder: Option<Box<dyn CallRecorder>>,
 }
 
 impl<'c> ToolCall<'c> {
@@ -152,7 +162,14 @@ impl<'c> ToolCall<'c> {
             tools,
             options,
             seen,
+            recorder: None,
         })
+    }
+
+    /// `--record`: `recorder` is told of the call's elicitations and how it
+    /// ended.
+    pub fn record_with(&mut self, recorder: Box<dyn CallRecorder>) {
+        self.recorder = Some(recorder);
     }
 
     /// The session (its protocol and why, the server's name).
@@ -168,13 +185,13 @@ impl<'c> ToolCall<'c> {
     /// Calls `tool`: its arguments from the options, with what is missing
     /// asked of `person` when `at_terminal` (everything, when the tool was
     /// picked there with no arguments given); its elicitations answered by
-    /// `scripted`, then `rules`, then `person`. Records the cassette with
-    /// `--record`. Warnings go to `watcher`.
+    /// `scripted`, then `rules`, then `person`. Tells the recorder
+    /// ([`Self::record_with`]) how it ended. Warnings go to `watcher`.
     pub fn call(
         &mut self,
         tool: &str,
         scripted: &ScriptedAnswers,
-        rules: Option<Arc<AnswerRules>>,
+        rules: Option<Arc<dyn AnswersInFront>>,
         person: &mut dyn Resolver,
         at_terminal: bool,
         watcher: &dyn CallWatcher,
@@ -195,46 +212,40 @@ impl<'c> ToolCall<'c> {
         // tool's arguments above) and the recorder watch its elicitations.
         let seen = std::mem::take(&mut asking.seen_fields);
         drop(asking);
-        let mut recorder = self.options.record.as_ref().map(|_| Recorder::default());
+        let mut recorder = self.recorder.take();
         let (no_input, verbose) = (self.options.no_input, self.options.verbose);
-        let mut answering = RulesResolver::new(rules, person, no_input, verbose);
-        let mut calling = handler(&self.options, scripted, &mut answering);
+        let mut answering: Box<dyn Resolver + '_> = match rules {
+            Some(rules) => rules.in_front_of(person, no_input, verbose),
+            None => Box::new(person),
+        };
+        let mut calling = handler(&self.options, scripted, answering.as_mut());
         calling.server_name = self.session.server_name();
         calling.tool_name = Some(tool.to_string());
         calling.seen_fields = seen;
-        calling.observer = recorder.as_mut().map(|r| r as &mut dyn ElicitObserver);
+        calling.observer = recorder
+            .as_mut()
+            .map(|r| r.as_mut() as &mut dyn ElicitObserver);
         watcher.step(&format!("calling {}", sanitize_line(tool)));
         let outcome = self.session.call_tool(&mut calling, tool, &arguments);
         watcher.stop();
         let refusal = match &outcome {
-            Ok(CallEnd::Refused { error, .. }) => crate::cassette::recorded_error(error),
+            Ok(CallEnd::Refused { error, .. }) => Some(error.clone()),
             _ => None,
         };
         let ended = ending(&self.options, tool, outcome, &calling, watcher);
         drop(calling);
-        if let (Some(path), Some(recorder)) = (&self.options.record, &recorder) {
+        if let Some(recorder) = recorder.as_mut() {
             // A refusal is recorded too (the failure is still the news): a
             // server that must refuse what it was sent is a case to keep.
-            let end = match (&ended, refusal) {
-                (Ok(Called::Result { result, .. }), _) => Some(RecordedEnd::Result(result.clone())),
-                (_, Some(error)) => Some(RecordedEnd::Refused(error)),
+            let end = match (&ended, &refusal) {
+                (Ok(Called::Result { result, .. }), _) => Some(CallRecordEnd::Result(result)),
+                (_, Some(error)) => Some(CallRecordEnd::Refused(error)),
                 _ => None,
             };
             if let Some(end) = end {
-                let refused = matches!(end, RecordedEnd::Refused(_));
-                let cassette = recorder.cassette(
-                    ServerSpec::recorded(&self.options.target, self.options.transport),
-                    protocol_name(self.session.generation()),
-                    tool,
-                    &arguments,
-                    end,
-                );
-                cassette.write(path)?;
-                if refused {
-                    watcher.warn(&format!(
-                        "the server refused the call; the refusal is recorded in {} (elicit test expects it again)",
-                        sanitize_line(&path.display().to_string())
-                    ));
+                let generation = self.session.generation();
+                if let Some(warning) = recorder.ended(generation, tool, &arguments, end)? {
+                    watcher.warn(&warning);
                 }
             }
         }

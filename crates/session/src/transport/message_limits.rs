@@ -61,7 +61,7 @@ fn weight(len: usize, tokens: usize) -> usize {
 }
 
 /// [`parse`] for bytes (a body read whole).
-pub(crate) fn parse_bytes(bytes: &[u8]) -> Result<Value, String> {
+pub fn parse_bytes(bytes: &[u8]) -> Result<Value, String> {
     check(bytes)?;
     serde_json::from_slice(bytes).map_err(|e| e.to_string())
 }

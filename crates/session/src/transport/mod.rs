@@ -6,15 +6,10 @@
 //! that only one of them has (process groups, sessions, streams,
 //! resumption, sign-in).
 
-use std::fs::File;
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::path::PathBuf;
+use std::time::Duration;
 
-use serde_json::{json, Value};
-
-use elicit_core::error::{ElicitError, ServerError};
+use elicit_core::error::ElicitError;
 
 pub mod http;
 pub mod local_server;
@@ -31,7 +26,14 @@ pub mod server_stderr;
 pub(crate) mod stdin_writer;
 pub mod stdio;
 
-use queue::{QueueEmpty, QueueReceiver};
+mod message_log;
+mod receive;
+mod seam;
+
+pub use message_log::MessageLog;
+pub(crate) use receive::receive_delivery;
+pub use receive::receive_from;
+pub use seam::{Delivery, Incoming, Transport, Waker};
 pub(crate) use stdio::ServerProcess;
 
 /// Where the server is: a command to run (stdio) or a URL (remote).
@@ -65,7 +67,7 @@ impl ServerTarget {
 }
 
 /// Whether an argument names a remote server rather than a command.
-pub(crate) fn is_remote(arg: &str) -> bool {
+pub fn is_remote(arg: &str) -> bool {
     let lower = arg.get(..8).unwrap_or(arg).to_ascii_lowercase();
     lower.starts_with("http://") || lower.starts_with("https://")
 }
@@ -190,158 +192,6 @@ pub fn connect(
                         timeout,
                     },
                 ))),
-            }
-        }
-    }
-}
-
-/// One way of reaching an MCP server.
-pub trait Transport: Send {
-    /// Sends one JSON-RPC message (request, response or notification).
-    fn send(&mut self, message: &Value) -> Result<(), ElicitError>;
-
-    /// [`Self::send`], with whatever it waits for (an HTTP exchange) ended
-    /// by `deadline` too: a reply sent while waiting for a request's reply
-    /// must not outlast that request's `--timeout`.
-    fn send_by(&mut self, message: &Value, deadline: Option<Instant>) -> Result<(), ElicitError> {
-        let _ = deadline;
-        self.send(message)
-    }
-
-    /// Waits for the next message from the server, up to `timeout` (None:
-    /// forever). A Ctrl-C pressed meanwhile ends the wait with an error.
-    fn receive(&mut self, timeout: Option<Duration>) -> Result<Incoming, ElicitError>;
-
-    /// Ends the connection politely, then firmly: `grace` is how long the
-    /// server gets to finish on its own.
-    fn close(&mut self, grace: Duration);
-
-    /// Why the server went away, when the transport knows ("the server
-    /// exited (exit status: 1)"): added to errors about a lost server.
-    fn gone_detail(&mut self) -> Option<String> {
-        None
-    }
-
-    /// A way for another thread to end a [`Transport::receive`] wait at once
-    /// (it returns [`Incoming::TimedOut`]), so that the thread that owns the
-    /// transport can wait for the server and still send without delay what
-    /// other threads queue for it. None: the owner waits in short slices.
-    fn waker(&self) -> Option<Waker> {
-        None
-    }
-}
-
-/// See [`Transport::waker`].
-pub(crate) type Waker = Arc<dyn Fn() + Send + Sync>;
-
-/// What arrives from the server.
-#[derive(Debug)]
-pub enum Incoming {
-    /// One parsed JSON-RPC message.
-    Message(Value),
-    /// A line that is not JSON (the server wrote something else to stdout).
-    Malformed {
-        /// The line, as shown.
-        line: String,
-        /// The error, as given.
-        error: String,
-    },
-    /// The server closed its stdout (it exited or is exiting), or the
-    /// connection to it ended.
-    Closed,
-    /// Nothing arrived within the time asked for.
-    TimedOut,
-}
-
-/// Records every message, both ways, as JSON lines:
-/// `{"dir":"send"|"recv","time":RFC 3339,"message":…}` (or `"raw"` for a
-/// line that was not JSON). A recorded session can be replayed as fixtures.
-#[derive(Clone)]
-pub struct MessageLog {
-    file: Arc<Mutex<File>>,
-}
-
-impl MessageLog {
-    /// A log written to `path`.
-    pub fn create(path: &Path) -> Result<Self, ElicitError> {
-        let file = File::create(path)
-            .map_err(|e| ElicitError::io(format!("cannot create log {}", path.display()), e))?;
-        Ok(MessageLog {
-            file: Arc::new(Mutex::new(file)),
-        })
-    }
-
-    /// Writes one message (or a line that was not one) sent or received (`dir`: `send` or `recv`).
-    pub fn record(&self, dir: &str, message: Result<&Value, &str>) {
-        let time = humantime::format_rfc3339_millis(SystemTime::now()).to_string();
-        let entry = match message {
-            Ok(m) => json!({"dir": dir, "time": time, "message": m}),
-            Err(raw) => json!({"dir": dir, "time": time, "raw": raw}),
-        };
-        self.write_entry(&entry);
-    }
-
-    /// One `write` per entry: formatting a `Value` straight onto the file
-    /// (`writeln!`) made a system call for every token, a few hundred per
-    /// message, and let a reader of the growing log see half an entry.
-    pub(crate) fn write_entry(&self, entry: &Value) {
-        let mut line = entry.to_string().into_bytes();
-        line.push(b'\n');
-        if let Ok(mut f) = self.file.lock() {
-            let _ = f.write_all(&line);
-        }
-    }
-}
-
-/// What a network transport's reader threads hand over: a message, or the
-/// failure that ended a stream.
-pub type Delivery = Result<Incoming, ElicitError>;
-
-/// [`receive_from`] for a channel of [`Delivery`]s.
-pub(crate) fn receive_delivery(
-    incoming: &QueueReceiver<Delivery>,
-    timeout: Option<Duration>,
-) -> Result<Incoming, ElicitError> {
-    match wait_on(incoming, timeout)? {
-        Some(d) => d,
-        None => Ok(Incoming::TimedOut),
-    }
-}
-
-/// Waits on a transport's channel of incoming messages, up to `timeout`
-/// (None: forever); [`Incoming::TimedOut`] when it passes. A Ctrl-C pressed
-/// meanwhile ends the wait with an error.
-pub fn receive_from(
-    incoming: &QueueReceiver<Incoming>,
-    timeout: Option<Duration>,
-) -> Result<Incoming, ElicitError> {
-    Ok(wait_on(incoming, timeout)?.unwrap_or(Incoming::TimedOut))
-}
-
-/// The next item of `incoming`, or None when `timeout` passes.
-fn wait_on<T>(
-    incoming: &QueueReceiver<T>,
-    timeout: Option<Duration>,
-) -> Result<Option<T>, ElicitError> {
-    let started = Instant::now();
-    let interrupts = elicit_platform::handlers::interrupt_count();
-    loop {
-        if elicit_platform::handlers::interrupt_count() != interrupts {
-            return Err(ElicitError::Server(ServerError::Interrupted));
-        }
-        let mut slice = Duration::from_millis(100);
-        if let Some(t) = timeout {
-            let left = t.saturating_sub(started.elapsed());
-            if left.is_zero() {
-                return Ok(None);
-            }
-            slice = slice.min(left);
-        }
-        match incoming.recv_timeout(slice) {
-            Ok(m) => return Ok(Some(m)),
-            Err(QueueEmpty::Timeout) => {}
-            Err(QueueEmpty::Disconnected) => {
-                return Err(ElicitError::Server(ServerError::OutputEnded))
             }
         }
     }

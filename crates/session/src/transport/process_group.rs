@@ -20,7 +20,7 @@ use elicit_platform::Signal;
 
 /// How long processes get between SIGTERM and SIGKILL once elicit has
 /// decided to end them.
-pub(crate) const TERM_GRACE: Duration = Duration::from_millis(500);
+pub const TERM_GRACE: Duration = Duration::from_millis(500);
 
 /// One server's processes.
 #[derive(Debug, Clone, PartialEq, Eq)]

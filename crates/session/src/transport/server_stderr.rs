@@ -86,7 +86,7 @@ fn keep(line: &mut Vec<u8>, cut: &mut u64, bytes: &[u8]) {
 }
 
 /// The thread relaying one server's stderr.
-pub(crate) struct StderrRelay {
+pub struct StderrRelay {
     done: mpsc::Receiver<()>,
 }
 

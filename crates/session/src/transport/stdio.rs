@@ -29,8 +29,10 @@ const LINE_LIMIT: usize = elicit_core::elicitation::protocol::MAX_MESSAGE_BYTES 
 
 /// A server just started: the child, and the relay of its stderr (none
 /// when it goes to `--server-log`).
-pub(crate) struct Spawned {
+pub struct Spawned {
+    /// The server's process, its stdin and stdout piped.
     pub child: Child,
+    /// The relay of its stderr, unless that goes to `--server-log`.
     pub stderr: Option<StderrRelay>,
     /// Everything the server starts; end it with [`ProcessGroup::terminate`].
     pub group: ProcessGroup,
@@ -47,10 +49,7 @@ pub fn start_server_log(path: &Path) -> Result<(), ElicitError> {
 /// Starts a server command with piped stdin/stdout, in its own process
 /// group. Its stderr goes to `server_log`, or through the sanitising relay
 /// ([`super::server_stderr`]) to ours: never raw to a terminal.
-pub(crate) fn spawn_server(
-    command: &[String],
-    server_log: Option<&Path>,
-) -> Result<Spawned, ElicitError> {
+pub fn spawn_server(command: &[String], server_log: Option<&Path>) -> Result<Spawned, ElicitError> {
     let (program, args) = command
         .split_first()
         .ok_or_else(|| ElicitError::Usage("no server command given: put it after `--`".into()))?;

@@ -106,7 +106,7 @@ pub(super) fn announce(page: &Page, opened: Opened) -> Result<(), String> {
     if !unattended {
         say();
     }
-    match super::opener(&page.options).launch(address) {
+    match page.options.opener().launch(address) {
         Ok(()) => {
             if unattended {
                 say();
@@ -360,7 +360,7 @@ fn open_once(page: &Page, request: &Request, once: &str) -> Reply {
     };
     let spent: Vec<String> = state.one_time.drain(..=at).collect();
     for o in spent {
-        if state.spent.len() >= super::ONE_TIME {
+        if state.spent.len() >= super::state::ONE_TIME {
             state.spent.pop_front();
         }
         state.spent.push_back(o);
@@ -400,7 +400,7 @@ fn get_route(page: &Arc<Page>, request: &Request, url: &str, rest: &str) -> Repl
     let query = url.split_once('?').map_or("", |(_, q)| q);
     match (request.method(), rest) {
         ("GET", "") => {
-            let nonce = match super::random_hex() {
+            let nonce = match super::state::random_hex() {
                 Ok(n) => n,
                 Err(_) => return plain(500, "no randomness"),
             };
@@ -481,7 +481,7 @@ fn post_answer(
             "refused: the page's token is missing or wrong; reload the page",
         );
     }
-    let Ok(nonce) = super::random_hex() else {
+    let Ok(nonce) = super::state::random_hex() else {
         return plain(500, "no randomness");
     };
     let mut state = page.lock();

@@ -17,7 +17,7 @@ use console::{Key, Term};
 
 use elicit_platform::terminal::RawKeys;
 
-use super::widgets::{Interrupt, Prompted};
+use super::interrupt::{Interrupt, Prompted};
 
 /// Bumped each time the resolver abandons a prompt.
 static EPOCH: AtomicU64 = AtomicU64::new(0);

@@ -10,6 +10,7 @@
 
 pub mod color;
 pub mod form;
+mod interrupt;
 pub mod keys;
 pub mod render;
 pub mod tty;

@@ -11,30 +11,9 @@ use std::io;
 
 use console::{style, Key, Term};
 
+pub use super::interrupt::Interrupt;
+pub(crate) use super::interrupt::Prompted;
 use super::keys::{self, read_key};
-
-/// Why a prompt did not produce a value.
-#[derive(Debug)]
-pub enum Interrupt {
-    /// Esc, Ctrl-C, Ctrl-D or end of input: the elicitation is cancelled.
-    Cancelled,
-    /// The resolver gave up on this prompt (`--timeout`): it cleared what
-    /// it drew and ended without an answer.
-    Abandoned,
-    /// The terminal failed.
-    Io(io::Error),
-}
-
-impl From<io::Error> for Interrupt {
-    fn from(e: io::Error) -> Self {
-        match e.kind() {
-            io::ErrorKind::Interrupted | io::ErrorKind::UnexpectedEof => Interrupt::Cancelled,
-            _ => Interrupt::Io(e),
-        }
-    }
-}
-
-pub(crate) type Prompted<T> = Result<T, Interrupt>;
 
 /// How long a consent screen (the URL screen, the review before submit, an
 /// approve-only form) is shown, with every key ignored, before its choices

@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::{parse_duration, AnswerArgs};
+use super::flag_groups::AnswerArgs;
+use super::parse_duration;
 
 /// `elicit hook …`: one subcommand per client with an elicitation hook
 /// (deferred, as [`super::Command`]).

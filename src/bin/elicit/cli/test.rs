@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{parse_duration, StrictArgs};
+use super::flag_groups::StrictArgs;
+use super::parse_duration;
 
 pub const TEST_HELP: &str = "\
 Examples:

@@ -6,15 +6,18 @@
 //! printing around it.
 
 use std::io::IsTerminal;
+use std::sync::Arc;
 
 use serde_json::Value;
 
+use elicit::cassette::record::CallCassette;
+use elicit::cassette::ServerSpec;
 use elicit::elicitation::resolve::Resolver;
 use elicit::error::{ElicitError, ServerError};
 use elicit::mcp::call::{readable_tool_result, tool_choices};
 use elicit::mcp::session::Session;
 use elicit::mcp::strict::Strict;
-use elicit::mcp::tool_call::{CallOptions, CallWatcher, Called, ToolCall};
+use elicit::mcp::tool_call::{AnswersInFront, CallOptions, CallWatcher, Called, ToolCall};
 use elicit::text::sanitize::sanitize_line;
 use elicit::transport::{ConnectOptions, MessageLog, ServerTarget};
 
@@ -84,7 +87,6 @@ fn connect_options<'a>(
 fn call_options(args: &CallArgs, target: &ServerTarget, strict: Option<&Strict>) -> CallOptions {
     CallOptions {
         target: target.clone(),
-        transport: args.target.transport.into(),
         protocol: args.protocol.into(),
         timeout: args.timeout,
         verbose: args.verbose,
@@ -95,7 +97,6 @@ fn call_options(args: &CallArgs, target: &ServerTarget, strict: Option<&Strict>)
         args: args.arg.clone(),
         no_input: args.answers.no_input,
         exit_status: args.exit_status,
-        record: args.record.clone(),
     }
 }
 
@@ -169,10 +170,15 @@ fn call(
     let early = answerer(&mut parked, &mut person);
     let mut call =
         ToolCall::connect(options, connect, &scripted, early, &watch).map_err(step_failure)?;
+    if let Some(path) = &args.record {
+        let server = ServerSpec::recorded(&target, args.target.transport.into());
+        call.record_with(Box::new(CallCassette::new(path, server)));
+    }
     // Connected: nothing runs while the tool and its arguments are chosen.
     progress.idle();
     let tool = choose_tool(args, &person, at_terminal, call.tools())?;
     let resolver = answerer(&mut parked, &mut person);
+    let rules = rules.map(|rules| -> Arc<dyn AnswersInFront> { rules });
     let (result, exit) = match call
         .call(&tool, &scripted, rules, resolver, at_terminal, &watch)
         .map_err(step_failure)?

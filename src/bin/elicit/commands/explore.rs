@@ -15,7 +15,7 @@ use elicit::cassette::{Cassette, ServerSpec};
 use elicit::text::sanitize::sanitize_line;
 use serde_json::{json, Value};
 
-use super::test::{millis, usage, xml};
+use super::report::{millis, usage, xml};
 use crate::cli::{TestArgs, TestFormat};
 
 /// One variant to run: its cassette's file, the variant, and the file it

@@ -9,15 +9,17 @@ use crate::cli::MockArgs;
 
 pub fn run(args: &MockArgs) -> i32 {
     let files = match elicit::cassette::suite::cassette_files(&args.paths) {
-        Ok(f) if f.is_empty() => return super::test::usage("no cassettes (*.cassette.json) found"),
+        Ok(f) if f.is_empty() => {
+            return super::report::usage("no cassettes (*.cassette.json) found")
+        }
         Ok(f) => f,
-        Err(e) => return super::test::usage(&e),
+        Err(e) => return super::report::usage(&e),
     };
     let mut cassettes = Vec::new();
     for path in &files {
         match Cassette::load(path) {
             Ok(c) => cassettes.push(c),
-            Err(e) => return super::test::usage(&e.to_string()),
+            Err(e) => return super::report::usage(&e.to_string()),
         }
     }
     let mut served = Mock::new(cassettes, args.strict);
@@ -45,6 +47,6 @@ pub fn run(args: &MockArgs) -> i32 {
             }
             130
         }
-        Err(e) => super::test::usage(&format!("--http {port}: {e}")),
+        Err(e) => super::report::usage(&format!("--http {port}: {e}")),
     }
 }

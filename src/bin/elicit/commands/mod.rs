@@ -22,6 +22,7 @@ pub mod mock;
 pub mod park;
 pub mod progress;
 pub mod proxy;
+pub mod report;
 pub mod request;
 pub mod resolve;
 pub mod shell;

@@ -4,8 +4,10 @@
 //! [`elicit::mcp::proxy`]; this is the flags, the person and the sign-in
 //! around it.
 
+use elicit::cassette::proxy_record::shared_recorder;
+use elicit::cassette::ServerSpec;
 use elicit::elicitation::resolve::Resolver;
-use elicit::mcp::proxy::{self, ProxyRunOptions};
+use elicit::mcp::proxy::{self, MakeRecording, ProxyRunOptions};
 use elicit::mcp::relay::{Parties, RelayOptions};
 use elicit::mcp::strict::Strict;
 use elicit::transport::{MessageLog, ServerTarget};
@@ -51,6 +53,7 @@ fn run_proxy(args: &ProxyArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
     ));
     let log = args.log.as_deref().map(MessageLog::create).transpose()?;
     let mut options = ProxyRunOptions {
+        record: recording(args, &target),
         target,
         relay: RelayOptions {
             passthrough_declared: args.passthrough_declared,
@@ -61,7 +64,6 @@ fn run_proxy(args: &ProxyArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
             task_budget: None,
             keepalive_interval: None,
         },
-        record: args.record.clone(),
         log,
         server_log: args.server_log.clone(),
         shutdown_grace: args.shutdown_grace,
@@ -92,4 +94,12 @@ fn run_proxy(args: &ProxyArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
         client_out: Box::new(std::io::stdout()),
     };
     proxy::run(options, parties).map_err(super::step_failure)
+}
+
+/// `--record FILE`: the cassette recorder the proxy feeds, made (the file
+/// checked) once the server is reached.
+fn recording(args: &ProxyArgs, target: &ServerTarget) -> Option<MakeRecording> {
+    let path = args.record.clone()?;
+    let server = ServerSpec::recorded(target, args.target.transport.into());
+    Some(Box::new(move || shared_recorder(&path, server)))
 }

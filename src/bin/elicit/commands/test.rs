@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 
 use super::parse_headers;
 use super::progress::Progress;
+use super::report::{millis, usage, xml};
 use crate::cli::{TestArgs, TestFormat};
 
 pub fn run(args: &TestArgs) -> i32 {
@@ -21,11 +22,6 @@ pub fn run(args: &TestArgs) -> i32 {
     let code = test(args);
     elicit::transport::process_group::defer_to_signal();
     code
-}
-
-pub(super) fn usage(message: &str) -> i32 {
-    eprintln!("elicit: {}", sanitize_line(message));
-    2
 }
 
 /// What the flags ask to run: the replays' options, the cassettes, the
@@ -236,15 +232,6 @@ fn run_all(plan: &Plan) -> Vec<Test> {
     })
 }
 
-pub(super) fn millis(d: Duration) -> String {
-    let ms = d.as_secs_f64() * 1000.0;
-    if ms >= 1000.0 {
-        format!("{:.2} s", ms / 1000.0)
-    } else {
-        format!("{ms:.0} ms")
-    }
-}
-
 /// The status word and the detail lines of a test.
 fn status(test: &Test) -> (&'static str, Vec<String>, Option<Duration>) {
     match &test.report {
@@ -333,25 +320,6 @@ fn tap(tests: &[Test]) -> String {
                 }
             }
             out.push_str("  ...\n");
-        }
-    }
-    out
-}
-
-/// XML text with the five special characters escaped, and the characters
-/// XML 1.0 cannot hold at all dropped.
-pub(super) fn xml(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => {}
-            c => out.push(c),
         }
     }
     out

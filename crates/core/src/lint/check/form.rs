@@ -4,7 +4,8 @@
 
 use serde_json::{Map, Value};
 
-use super::{has_link, Findings};
+use super::findings::Findings;
+use super::links::has_link;
 use crate::elicitation::schema::{exact_integer, FieldKind, FormField, FormSchema, StringFormat};
 use crate::lint::{pointer, Revision};
 

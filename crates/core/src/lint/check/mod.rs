@@ -2,14 +2,19 @@
 
 use serde_json::{Map, Value};
 
-use super::{pointer, rule, Finding, Revision, Severity};
+use super::{pointer, Finding, Revision, Severity};
 use crate::elicitation::input::{self, Document, Shape};
 use crate::elicitation::protocol::{ElicitationParams, Mode};
 use crate::error::ElicitError;
 use crate::text::url_safety::{assess_url, UrlWarning};
 
+mod findings;
 mod form;
+mod links;
+use findings::Findings;
+pub use findings::MAX_PER_RULE;
 use form::*;
+use links::has_link;
 
 /// `requestState` longer than this many bytes is `request-state-too-large`.
 pub(crate) const MAX_REQUEST_STATE: usize = 16 * 1024;
@@ -202,88 +207,6 @@ fn lint_cassette(raw: &Value, protocol: Option<Revision>) -> Result<DocumentLint
             .unwrap_or_else(|| "the newest; the cassette is empty".into())
     };
     Ok(out)
-}
-
-/// At most this many findings of one rule are listed per elicitation (an
-/// enum of 100 000 duplicate values is one problem, not 100 000); the rest
-/// are counted in one more finding.
-pub const MAX_PER_RULE: usize = 20;
-
-/// Collects findings, keeping those whose rule applies to the revision.
-struct Findings {
-    revision: Revision,
-    list: Vec<Finding>,
-    elicitation: Option<String>,
-    /// Findings per rule in the current elicitation.
-    counts: std::collections::HashMap<&'static str, usize>,
-    /// Findings left out, per rule, with where the first of them was.
-    left_out: Vec<(&'static super::Rule, usize, String)>,
-}
-
-impl Findings {
-    fn new(revision: Revision, elicitation: Option<String>) -> Findings {
-        Findings {
-            revision,
-            list: Vec::new(),
-            elicitation,
-            counts: Default::default(),
-            left_out: Vec::new(),
-        }
-    }
-
-    /// Starts the findings of another elicitation.
-    fn start(&mut self, label: String) {
-        self.flush();
-        self.elicitation = Some(label);
-    }
-
-    /// Adds one finding per rule that had more than [`MAX_PER_RULE`].
-    fn flush(&mut self) {
-        self.counts.clear();
-        for (rule, n, at) in std::mem::take(&mut self.left_out) {
-            self.list.push(Finding {
-                rule,
-                severity: rule.severity,
-                pointer: at,
-                message: format!(
-                    "… and {n} more {} finding{} here, not listed",
-                    rule.id,
-                    if n == 1 { "" } else { "s" }
-                ),
-                revision: self.revision,
-                elicitation: self.elicitation.clone(),
-            });
-        }
-    }
-
-    fn finish(mut self) -> Vec<Finding> {
-        self.flush();
-        self.list
-    }
-
-    fn add(&mut self, id: &str, at: String, message: impl Into<String>) {
-        let rule = rule(id).unwrap_or_else(|| panic!("no lint rule {id}"));
-        if !rule.applies_to(self.revision) {
-            return;
-        }
-        let count = self.counts.entry(rule.id).or_insert(0);
-        *count += 1;
-        if *count > MAX_PER_RULE {
-            match self.left_out.iter_mut().find(|(r, _, _)| r.id == rule.id) {
-                Some((_, n, _)) => *n += 1,
-                None => self.left_out.push((rule, 1, at)),
-            }
-            return;
-        }
-        self.list.push(Finding {
-            rule,
-            severity: rule.severity,
-            pointer: at,
-            message: message.into(),
-            revision: self.revision,
-            elicitation: self.elicitation.clone(),
-        });
-    }
 }
 
 /// The revision an input shows by its shape and fields, and why.
@@ -690,12 +613,6 @@ fn check_url(url: &str, at: &str, found: &mut Findings) {
             _ => {}
         }
     }
-}
-
-/// Whether text holds an http(s) link.
-fn has_link(text: &str) -> bool {
-    let lower = text.to_ascii_lowercase();
-    lower.contains("https://") || lower.contains("http://")
 }
 
 /// The severity the findings of `lint` reach, if any.
