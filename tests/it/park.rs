@@ -329,7 +329,12 @@ fn a_server_behind_sign_in_parks_and_takes_the_answer_on_its_session() {
         .run();
     answered.success();
     assert_eq!(answered.json()["content"][0]["text"], "hello Ada");
-    assert_eq!(fake.find("/token").len(), 1, "signed in once: {:?}", fake.paths());
+    assert_eq!(
+        fake.find("/token").len(),
+        1,
+        "signed in once: {:?}",
+        fake.paths()
+    );
     assert!(fake.failures().is_empty(), "{:?}", fake.failures());
     for said in [&run.stdout, &run.stderr, &answered.stdout, &answered.stderr] {
         assert!(!said.contains(SECRET), "the secret was printed: {said}");
@@ -727,7 +732,7 @@ fn a_stopped_holder_holds_up_neither_pending_nor_respond_for_ever() {
     );
     signal(holder, "CONT");
     signal(holder, "KILL");
-    place.respond(&other, &["cancel"]).run();
+    place.respond(&other, &["cancel"]);
 }
 
 #[test]

@@ -43,6 +43,9 @@ pub struct Req {
     pub body: Vec<u8>,
 }
 
+/// Writes an answer's body itself, after its head: an event stream.
+pub type BodyWriter = Box<dyn FnOnce(&mut TcpStream) + Send>;
+
 /// One answer; status 0 closes the connection with a TCP reset instead.
 pub struct Resp {
     pub status: u16,
@@ -50,7 +53,7 @@ pub struct Resp {
     pub body: String,
     /// Writes the body itself after the head (no Content-Length; the
     /// connection closes when it returns): an event stream.
-    pub stream: Option<Box<dyn FnOnce(&mut TcpStream) + Send>>,
+    pub stream: Option<BodyWriter>,
 }
 
 impl Resp {
