@@ -155,13 +155,13 @@ impl ScriptedAnswers {
                 // serde_json counts 0 for "before the first character";
                 // people count columns from 1.
                 e.column().max(1),
-                crate::elicitation::input::json_error_text(&e)
+                crate::elicitation::json::json_error_text(&e)
             ))
         })?;
         let Value::Object(obj) = value else {
             return Err(bad(format!(
                 "expected a JSON object, found {}",
-                crate::elicitation::json_kind(&value)
+                crate::elicitation::json::json_kind(&value)
             )));
         };
         let keys_within = |allowed: &[&str]| obj.keys().all(|k| allowed.contains(&k.as_str()));
@@ -216,7 +216,7 @@ impl ScriptedAnswers {
             }
             Some(other) => Err(bad(format!(
                 "`{key}` must be an object, found {}",
-                crate::elicitation::json_kind(other)
+                crate::elicitation::json::json_kind(other)
             ))),
         }
     }

@@ -17,7 +17,9 @@
 //!   [`resolve::Resolver`]: the terminal, the browser page, or
 //!   [`resolve::NoTerminal`]);
 //! - [`output`] prints results in the shape the input came in; [`lines`]
-//!   runs a stream of documents.
+//!   runs a stream of documents;
+//! - [`json`] words what every stage says about JSON it was given (a
+//!   value's kind, a parse error), below them all.
 //!
 //! The people-facing resolvers live outside this folder (`elicit_ui::terminal`,
 //! `elicit_ui::page`) and implement [`resolve::Resolver`]; nothing here imports
@@ -27,6 +29,7 @@ pub mod answer_rules;
 pub mod answers;
 pub mod contract;
 pub mod input;
+pub mod json;
 pub mod lines;
 pub mod output;
 pub mod protocol;
@@ -39,17 +42,7 @@ use input::{Document, Shape};
 use protocol::ElicitResult;
 use resolve::{Elicitation, Resolver, SchemaCache};
 
-/// A short name for a JSON value's type, for error messages.
-pub fn json_kind(v: &serde_json::Value) -> &'static str {
-    match v {
-        serde_json::Value::Null => "null",
-        serde_json::Value::Bool(_) => "a boolean",
-        serde_json::Value::Number(_) => "a number",
-        serde_json::Value::String(_) => "a string",
-        serde_json::Value::Array(_) => "an array",
-        serde_json::Value::Object(_) => "an object",
-    }
-}
+pub use json::json_kind;
 
 /// The outcome of resolving one document: the printed text and the results.
 #[derive(Debug)]

@@ -145,16 +145,6 @@ impl From<ElicitError> for InputFailure {
     }
 }
 
-/// serde_json's message without its own " at line L column C" suffix (we
-/// print line and column ourselves).
-pub(crate) fn json_error_text(e: &serde_json::Error) -> String {
-    let s = e.to_string();
-    match s.rfind(" at line ") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
-}
-
 /// Reads bytes into text, with the errors a person can act on.
 pub fn decode(bytes: &[u8]) -> Result<&str, ElicitError> {
     if bytes.len() as u64 > MAX_INPUT_BYTES {
@@ -190,7 +180,7 @@ pub fn parse_json_within(text: &str, max_values: usize) -> Result<Value, ElicitE
         },
     )?;
     serde_json::from_str(text).map_err(|e| {
-        let mut message = json_error_text(&e);
+        let mut message = crate::elicitation::json::json_error_text(&e);
         if message.contains("recursion limit") {
             message = format!("nesting deeper than {MAX_DEPTH} levels");
         }

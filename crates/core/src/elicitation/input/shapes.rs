@@ -78,7 +78,7 @@ pub(super) fn read_shape(mut value: Value, raw: RawBits) -> Result<Document, Inp
                     return Err(ElicitError::UnknownShape {
                         message: format!(
                             "JSON-RPC `id` must be a string or a number, found {}",
-                            crate::elicitation::json_kind(other)
+                            crate::elicitation::json::json_kind(other)
                         ),
                     }
                     .into())
@@ -171,7 +171,7 @@ pub(super) fn method_params(
             return Err(ElicitError::UnknownShape {
                 message: format!(
                     "`method` must be a string, found {}",
-                    crate::elicitation::json_kind(other)
+                    crate::elicitation::json::json_kind(other)
                 ),
             })
         }
@@ -199,7 +199,7 @@ pub(super) fn input_required(
         .ok_or_else(|| ElicitError::UnknownShape {
             message: format!(
                 "a JSON-RPC response whose `result` is {}, not an input_required result",
-                crate::elicitation::json_kind(result)
+                crate::elicitation::json::json_kind(result)
             ),
         })?;
     match obj.get("resultType").and_then(Value::as_str) {
@@ -230,7 +230,7 @@ pub(super) fn input_required(
             return Err(ElicitError::UnknownShape {
                 message: format!(
                     "`inputRequests` must be an object, found {}",
-                    crate::elicitation::json_kind(other)
+                    crate::elicitation::json::json_kind(other)
                 ),
             })
         }

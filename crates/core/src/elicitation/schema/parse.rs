@@ -24,7 +24,7 @@ impl FormField {
             None => FieldKind::Raw {
                 why: format!(
                     "the property schema is {}, not an object",
-                    crate::elicitation::json_kind(prop)
+                    crate::elicitation::json::json_kind(prop)
                 ),
             },
             Some(o) => match o.member("type").and_then(Value::as_str) {

@@ -97,7 +97,7 @@ pub(super) fn check_schema(schema: &Value, at: &str, found: &mut Findings) {
                         here,
                         format!(
                             "an entry of required is {}, not a name",
-                            crate::elicitation::json_kind(other)
+                            crate::elicitation::json::json_kind(other)
                         ),
                     ),
                 }
@@ -108,7 +108,7 @@ pub(super) fn check_schema(schema: &Value, at: &str, found: &mut Findings) {
             pointer(at, &["required"]),
             format!(
                 "required is {}, not an array of names",
-                crate::elicitation::json_kind(other)
+                crate::elicitation::json::json_kind(other)
             ),
         ),
     }
@@ -146,7 +146,7 @@ pub(super) fn check_field(field: &FormField, prop: &Value, at: &str, found: &mut
             at.to_string(),
             format!(
                 "property {name:?} is {}, not a schema object",
-                crate::elicitation::json_kind(prop)
+                crate::elicitation::json::json_kind(prop)
             ),
         );
         return;
@@ -509,7 +509,7 @@ pub(super) fn check_default(
                 here,
                 format!(
                     "the default of multi-select {name:?} is {}, not a list",
-                    crate::elicitation::json_kind(default)
+                    crate::elicitation::json::json_kind(default)
                 ),
             ),
         },

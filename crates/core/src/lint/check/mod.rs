@@ -532,7 +532,7 @@ fn check_input_required(result: &Value, at: &str, found: &mut Findings) {
             format!("{at}/requestState"),
             format!(
                 "requestState is {}, not a string",
-                crate::elicitation::json_kind(other)
+                crate::elicitation::json::json_kind(other)
             ),
         ),
     }
