@@ -49,6 +49,7 @@
 pub mod handlers;
 pub mod opener;
 mod regular_file;
+mod terminal_shared;
 
 #[cfg(unix)]
 pub mod unix;

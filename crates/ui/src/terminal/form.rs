@@ -2,10 +2,11 @@
 //! then a review where the person submits, edits, declines or cancels (the
 //! spec's "review before sending" MUST).
 
-use console::{style, Term};
+use console::style;
 use serde_json::{Map, Value};
 
 use super::render::{field_question, footer, header, show_value};
+use super::tty::Screen;
 use super::widgets::{
     consent_pause, discard_typeahead, multi_select, read_line_or_back, select, select_keyed,
     Interrupt, Prompted,
@@ -34,7 +35,7 @@ pub(crate) struct Asking<'a> {
 /// Runs the whole form. `values` were given by `--answer`; `missing` are
 /// asked. Cancel comes back as `Err(Interrupt::Cancelled)`.
 pub(crate) fn run(
-    term: &Term,
+    term: &Screen,
     asking: &Asking<'_>,
     form: &FormSchema,
     mut values: Map<String, Value>,
@@ -123,7 +124,7 @@ fn form_hint(form: &FormSchema, missing: &[String]) -> String {
 
 /// Shows every answer, then: submit (Enter), edit a field, decline, cancel.
 fn review(
-    term: &Term,
+    term: &Screen,
     form: &FormSchema,
     mut values: Map<String, Value>,
     decline: bool,
@@ -211,7 +212,7 @@ fn review(
 /// Asks one field until the answer is valid. `Ok(None)` = skipped (left
 /// out of the content, never sent as `""` or `null`).
 pub fn ask_field(
-    term: &Term,
+    term: &Screen,
     field: &FormField,
     current: Option<&Value>,
 ) -> Prompted<Option<Value>> {
@@ -233,7 +234,7 @@ enum Step {
 /// [`ask_field`], where `can_go_back` lets an empty text field ask for
 /// the field before.
 fn ask_step(
-    term: &Term,
+    term: &Screen,
     field: &FormField,
     current: Option<&Value>,
     can_go_back: bool,
@@ -284,7 +285,7 @@ fn ask_step(
 /// The lines a field's prompt wrote above its widget, counted in screen
 /// rows (a long line wraps), so they can be wiped.
 struct Drawn<'a> {
-    term: &'a Term,
+    term: &'a Screen,
     rows: std::cell::Cell<usize>,
     /// Whether ↑/Shift-Tab on an empty text field may go back a field.
     can_go_back: bool,
@@ -382,7 +383,7 @@ fn draw_field_notes(drawn: &Drawn<'_>, field: &FormField) {
 /// A single select: the current value (else the first choice, or "skip"
 /// for an optional field) highlighted.
 fn ask_select(
-    term: &Term,
+    term: &Screen,
     field: &FormField,
     choices: &[Choice],
     current: Option<&Value>,
@@ -404,7 +405,7 @@ fn ask_select(
 /// optional field leaves it out; otherwise the set must pass the field's
 /// rules before it is recorded.
 fn ask_multi_select(
-    term: &Term,
+    term: &Screen,
     field: &FormField,
     choices: &[Choice],
     current: Option<&Value>,
@@ -502,7 +503,7 @@ fn ask_text(
 }
 
 fn ask_boolean(
-    term: &Term,
+    term: &Screen,
     field: &FormField,
     current: Option<&Value>,
     question: &str,

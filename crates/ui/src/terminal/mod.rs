@@ -28,6 +28,7 @@ use elicit_core::elicitation::contract::{
 use elicit_core::elicitation::protocol::Mode;
 use elicit_core::elicitation::resolve::{Elicitation, Pending, Resolver};
 use elicit_core::error::ElicitError;
+use tty::Screen;
 use widgets::Interrupt;
 
 /// The fallback name in the header when nothing names the server.
@@ -333,7 +334,7 @@ impl TerminalResolver {
 
 /// The form flow for `job`, on the prompt thread.
 fn run_form(
-    term: &console::Term,
+    term: &Screen,
     job: &Elicitation,
     server: &str,
     form: &elicit_core::elicitation::schema::FormSchema,
@@ -355,7 +356,7 @@ fn run_form(
 }
 
 /// The URL flow for `job`, on the prompt thread.
-fn run_url(term: &console::Term, job: &Elicitation, server: &str, opener: &url::Opener) -> Prompt {
+fn run_url(term: &Screen, job: &Elicitation, server: &str, opener: &url::Opener) -> Prompt {
     let raw = job.params.url.clone().unwrap_or_default();
     url::run(
         term,
