@@ -2,8 +2,6 @@
 //! words rather than a UI library's: the keys the prompts know, and where
 //! prompts are drawn.
 
-use std::fs::File;
-
 /// A key, decoded alike on every system: the control keys a terminal sends
 /// as bytes on Unix (Ctrl-C, Ctrl-D, Ctrl-A, Ctrl-E) are the same keys as a
 /// Windows console's key events.
@@ -53,12 +51,14 @@ pub enum Key {
 /// Where prompts are drawn, for the UI to build its terminal on.
 pub enum DrawOn {
     /// The terminal's own files: keys are read from `read`, prompts
-    /// written to `write` (Unix: `/dev/tty`, opened twice).
+    /// written to `write` (Unix: `/dev/tty`, opened twice). Unix only, as
+    /// a UI library draws on a pair of files there alone.
+    #[cfg(unix)]
     Files {
         /// The terminal, for reading.
-        read: File,
+        read: std::fs::File,
         /// The terminal, for writing.
-        write: File,
+        write: std::fs::File,
     },
     /// Standard error, which [`super::terminal::on_console`] points at the
     /// console while a prompt is up (Windows, where the UI draws only on a

@@ -64,6 +64,9 @@ impl Tty {
             .try_clone()
             .map_err(|e| format!("cannot open {}: {e}", terminal::NAME))?;
         let term = match terminal::draw_on(read, write)? {
+            // `console` builds a terminal on a pair of files on Unix only
+            // (`read_write_pair`); the platform offers them there alone.
+            #[cfg(unix)]
             DrawOn::Files { read, write } => Term::read_write_pair(read, write),
             DrawOn::StandardError => Term::stderr(),
         };
