@@ -72,11 +72,8 @@ pub(crate) fn read_checked(
         pointer,
         message,
     };
-    let text = elicit_core::elicitation::answers::read_regular_file(
-        &path.to_string_lossy(),
-        MAX_FILE_BYTES,
-    )
-    .map_err(|e| fail(None, format!("cannot read it: {e}")))?;
+    let text = elicit_platform::fs::read_regular_file(&path.to_string_lossy(), MAX_FILE_BYTES)
+        .map_err(|e| fail(None, format!("cannot read it: {e}")))?;
     if text.trim().is_empty() {
         return Err(fail(None, "the file is empty".into()));
     }

@@ -31,7 +31,9 @@
 //!   without following a final symbolic link, an exclusive lock, who owns a
 //!   file or folder and whether someone else could have written or may
 //!   read it ([`Access`]), a non-blocking open, a file opened to write
-//!   what only its user may read ([`fs::open_private_for_writing`]);
+//!   what only its user may read ([`fs::open_private_for_writing`]), a
+//!   file a person named read only if it is a regular file, up to a limit
+//!   ([`fs::read_regular_file`]);
 //! - [`local`]: a private local endpoint only this user can reach (a
 //!   socket in a 0700 folder with the peer's uid checked; on Windows a
 //!   named pipe with an owner-only access list, the peer process's user
@@ -48,6 +50,8 @@
 
 pub mod handlers;
 pub mod opener;
+mod regular_file;
+mod terminal_shared;
 
 #[cfg(unix)]
 pub mod unix;

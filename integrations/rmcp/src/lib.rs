@@ -112,10 +112,12 @@ impl ElicitHandler {
     /// A handler answering as `options` say. Reads the answer rules file
     /// now, so a bad one fails here rather than at the first elicitation.
     pub fn new(options: Options) -> Result<Self, Error> {
-        let scripted = ScriptedAnswers::parse(
-            &options.answers,
-            elicit_core::elicitation::answers::read_answer_file,
-        )
+        let scripted = ScriptedAnswers::parse(&options.answers, |path: &str| {
+            elicit_platform::fs::read_regular_file(
+                path,
+                elicit_core::elicitation::protocol::MAX_MESSAGE_BYTES,
+            )
+        })
         .map_err(Error::Answers)?;
         let rules = options
             .answers_file

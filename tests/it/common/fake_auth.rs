@@ -43,6 +43,9 @@ pub struct Req {
     pub body: Vec<u8>,
 }
 
+/// Writes an answer's body itself, after its head: an event stream.
+pub type BodyWriter = Box<dyn FnOnce(&mut TcpStream) + Send>;
+
 /// One answer; status 0 closes the connection with a TCP reset instead.
 pub struct Resp {
     pub status: u16,
@@ -52,9 +55,6 @@ pub struct Resp {
     /// connection closes when it returns): an event stream.
     pub stream: Option<BodyWriter>,
 }
-
-/// Writes a streamed body ([`Resp::stream`]).
-pub type BodyWriter = Box<dyn FnOnce(&mut TcpStream) + Send>;
 
 impl Resp {
     /// `body` with the status; JSON if it looks like JSON, else plain text.

@@ -14,53 +14,6 @@ use crate::elicitation::protocol::Action;
 use crate::elicitation::schema::{FieldKind, FormSchema};
 use crate::error::{ElicitError, FieldError};
 
-/// Reads an `@FILE` answer: only a regular file, and at most
-/// [`crate::elicitation::protocol::MAX_MESSAGE_BYTES`] of it. `/dev/zero`, a FIFO or a huge file
-/// would otherwise be read without end (or block forever waiting for a
-/// writer). The file is opened non-blocking and checked on the open
-/// descriptor, so a FIFO never blocks and nothing can be swapped in between
-/// the check and the read.
-pub fn read_answer_file(path: &str) -> Result<String, std::io::Error> {
-    read_regular_file(path, crate::elicitation::protocol::MAX_MESSAGE_BYTES)
-}
-
-/// [`read_answer_file`] with a byte limit of its own: a file whose size is
-/// over it is refused before anything is read.
-pub fn read_regular_file(path: &str, limit: u64) -> Result<String, std::io::Error> {
-    use std::io::Read;
-    let file =
-        elicit_platform::fs::non_blocking(std::fs::OpenOptions::new().read(true)).open(path)?;
-    let kind = file.metadata()?.file_type();
-    if !kind.is_file() {
-        let what = elicit_platform::fs::describe_kind(kind);
-        return Err(std::io::Error::other(format!(
-            "it is {what}: @FILE reads only regular files"
-        )));
-    }
-    let size = file.metadata()?.len();
-    if size > limit {
-        return Err(std::io::Error::other(format!(
-            "it is {size} bytes: more than {limit} bytes, over the limit"
-        )));
-    }
-    let mut bytes = Vec::new();
-    file.take(limit + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(std::io::Error::other(format!(
-            "it is more than {limit} bytes, over the input limit"
-        )));
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!(
-                "it is not valid UTF-8 (first bad byte at offset {})",
-                e.utf8_error().valid_up_to()
-            ),
-        )
-    })
-}
-
 /// One field's scripted input, before the schema gives it a type.
 #[derive(Debug, Clone, PartialEq)]
 enum FieldInput {
@@ -197,13 +150,13 @@ impl ScriptedAnswers {
                 // serde_json counts 0 for "before the first character";
                 // people count columns from 1.
                 e.column().max(1),
-                crate::elicitation::json_words::json_error_text(&e)
+                crate::elicitation::json::json_error_text(&e)
             ))
         })?;
         let Value::Object(obj) = value else {
             return Err(bad(format!(
                 "expected a JSON object, found {}",
-                crate::elicitation::json_kind(&value)
+                crate::elicitation::json::json_kind(&value)
             )));
         };
         let keys_within = |allowed: &[&str]| obj.keys().all(|k| allowed.contains(&k.as_str()));
@@ -258,7 +211,7 @@ impl ScriptedAnswers {
             }
             Some(other) => Err(bad(format!(
                 "`{key}` must be an object, found {}",
-                crate::elicitation::json_kind(other)
+                crate::elicitation::json::json_kind(other)
             ))),
         }
     }

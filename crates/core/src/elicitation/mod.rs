@@ -17,7 +17,9 @@
 //!   [`resolve::Resolver`]: the terminal, the browser page, or
 //!   [`resolve::NoTerminal`]);
 //! - [`output`] prints results in the shape the input came in; [`lines`]
-//!   runs a stream of documents.
+//!   runs a stream of documents;
+//! - [`json`] words what every stage says about JSON it was given (a
+//!   value's kind, a parse error), below them all.
 //!
 //! The people-facing resolvers live outside this folder (`elicit_ui::terminal`,
 //! `elicit_ui::page`) and implement [`resolve::Resolver`]; nothing here imports
@@ -27,7 +29,7 @@ pub mod answer_rules;
 pub mod answers;
 pub mod contract;
 pub mod input;
-mod json_words;
+pub mod json;
 pub mod lines;
 pub mod output;
 pub mod protocol;
@@ -37,9 +39,10 @@ pub mod schema;
 use crate::error::{self, ElicitError};
 use answers::ScriptedAnswers;
 use input::{Document, Shape};
-pub use json_words::json_kind;
 use protocol::ElicitResult;
 use resolve::{Elicitation, Resolver, SchemaCache};
+
+pub use json::json_kind;
 
 /// The outcome of resolving one document: the printed text and the results.
 #[derive(Debug)]

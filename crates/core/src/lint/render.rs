@@ -128,30 +128,26 @@ impl std::fmt::Display for Counts {
     }
 }
 
-fn paint(text: &str, severity: Severity, colored: bool) -> String {
-    if !colored {
-        return text.to_string();
-    }
-    let s = console::style(text).force_styling(true).bold();
-    match severity {
-        Severity::Error => s.red(),
-        Severity::Warning => s.yellow(),
-        Severity::Info => s.cyan(),
-    }
-    .to_string()
+/// What a piece of the human report stands out as: the caller that owns the
+/// terminal decides how (colours, or nothing), so the report itself stays text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Emphasis {
+    /// A finding's severity word, marked as that severity.
+    Severity(Severity),
+    /// Supporting text (the offending JSON, the citation), set back.
+    Dim,
 }
 
-fn dim(text: &str, colored: bool) -> String {
-    if colored {
-        console::style(text).force_styling(true).dim().to_string()
-    } else {
-        text.to_string()
-    }
+/// The human report's text as it is, no emphasis: for a file, a pipe or
+/// `--color never`.
+pub fn plain(text: &str, _emphasis: Emphasis) -> String {
+    text.to_string()
 }
 
 /// The human report: per document, findings grouped by elicitation.
-/// Everything that came from the input is sanitised.
-pub fn human(docs: &[Linted], colored: bool) -> String {
+/// Everything that came from the input is sanitised; `paint` gives each
+/// emphasised piece its look ([`plain`] for none).
+pub fn human(docs: &[Linted], paint: &dyn Fn(&str, Emphasis) -> String) -> String {
     let mut out = String::new();
     let mut total = Counts::default();
     for doc in docs {
@@ -203,7 +199,7 @@ pub fn human(docs: &[Linted], colored: bool) -> String {
                 };
                 out.push_str(&format!(
                     "    {}[{}] {}{at}\n",
-                    paint(f.severity.as_str(), f.severity, colored),
+                    paint(f.severity.as_str(), Emphasis::Severity(f.severity)),
                     f.rule.id,
                     sanitize_line(if f.pointer.is_empty() {
                         "/"
@@ -215,12 +211,12 @@ pub fn human(docs: &[Linted], colored: bool) -> String {
                 if let Some(fragment) = &l.fragment {
                     out.push_str(&format!(
                         "      {}\n",
-                        dim(&format!("| {}", sanitize_line(fragment)), colored)
+                        paint(&format!("| {}", sanitize_line(fragment)), Emphasis::Dim)
                     ));
                 }
                 out.push_str(&format!(
                     "      {}\n",
-                    dim(&format!("= {}", f.citation()), colored)
+                    paint(&format!("= {}", f.citation()), Emphasis::Dim)
                 ));
             }
         }

@@ -88,6 +88,7 @@ pub fn is_link_refused(e: &io::Error) -> bool {
     e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error())
 }
 
+pub use crate::regular_file::read_regular_file;
 pub use crate::Access;
 
 /// Who owns the open `file`, and whether others may write or open it.

@@ -213,11 +213,16 @@ pub fn for_each_line_batch(
         return false;
     };
     let mut peek = vec![0u8; scratch.capacity];
-    let mut spare = Vec::new();
-    // The unfinished line so far (held up to `limit`), or, once it is over
-    // the limit, `streaming`: the rest of it is passed on as it comes.
-    let mut partial: Vec<u8> = Vec::new();
-    let mut streaming = false;
+    let mut taker = Taker {
+        scratch: &scratch,
+        input,
+        spare: Vec::new(),
+    };
+    let mut held = HeldLine {
+        partial: Vec::new(),
+        streaming: false,
+        limit,
+    };
     let mut can_splice = true;
     let mut first = true;
     loop {
@@ -226,8 +231,8 @@ pub fn for_each_line_batch(
         watch(false);
         let n = match teed {
             Ok(0) => {
-                if !partial.is_empty() {
-                    emit(&partial, !streaming, true);
+                if !held.partial.is_empty() {
+                    emit(&held.partial, !held.streaming, true);
                 }
                 return true;
             }
@@ -239,83 +244,26 @@ pub fn for_each_line_batch(
         if (&scratch.read).read_exact(&mut peek[..n]).is_err() {
             return true;
         }
+        let batch = &peek[..n];
         // What this batch leaves in the input: the unfinished last line,
         // when the batch has a newline (see below).
-        let tail_left = memchr::memrchr(b'\n', &peek[..n]).map_or(0, |i| n - i - 1);
+        let tail_left = memchr::memrchr(b'\n', batch).map_or(0, |i| n - i - 1);
         // More input already there: the batch's end need not flush (the
         // next batch will, or a splice, which flushes first).
         let more_waiting = || pending(input) > tail_left;
-        let mut pos = 0;
-        // The end of a line begun in an earlier batch.
-        if !partial.is_empty() || streaming {
-            let end = memchr::memchr(b'\n', &peek[..n]).map(|k| k + 1);
-            let upto = end.unwrap_or(n);
-            if scratch.consume(input, upto, &mut spare).is_err() {
+        let Some(mut pos) = end_held_line(&mut taker, &mut held, batch, &mut emit, &more_waiting)
+        else {
+            return true;
+        };
+        if let Some(l) = memchr::memrchr(b'\n', &batch[pos..]) {
+            let whole = &batch[pos..pos + l + 1];
+            let lines = WholeLines {
+                bulk: &bulk,
+                can_splice: &mut can_splice,
+                more_waiting: &more_waiting,
+            };
+            if !lines.pass(&mut taker, whole, &mut emit, &mut move_out) {
                 return true;
-            }
-            if !extend_line(
-                &mut partial,
-                &mut streaming,
-                &peek[..upto],
-                limit,
-                &mut emit,
-            ) {
-                return true;
-            }
-            if end.is_some() {
-                let flush = !peek[upto..n].contains(&b'\n') && !more_waiting();
-                let ok = if streaming {
-                    emit(&[], false, flush)
-                } else {
-                    emit(&partial, true, flush)
-                };
-                if !ok {
-                    return true;
-                }
-                partial.clear();
-                if partial.capacity() > 1 << 20 {
-                    partial = Vec::new();
-                }
-                streaming = false;
-            }
-            pos = upto;
-        }
-        // Whole lines.
-        let whole = memchr::memrchr(b'\n', &peek[pos..n]);
-        if let Some(l) = whole {
-            let mut complete = &peek[pos..pos + l + 1];
-            let mut done = false;
-            let is_bulk = bulk(complete);
-            if can_splice && is_bulk {
-                match move_out(input, complete.len()) {
-                    Moved::Done => done = true,
-                    Moved::Unsupported => can_splice = false,
-                    Moved::Failed { moved } => {
-                        can_splice = false;
-                        complete = &complete[moved..];
-                    }
-                }
-            }
-            if !done {
-                if scratch.consume(input, complete.len(), &mut spare).is_err() {
-                    return true;
-                }
-                let last_flush = !more_waiting();
-                if is_bulk {
-                    if !emit(complete, false, last_flush) {
-                        return true;
-                    }
-                } else {
-                    let mut start = 0;
-                    for nl in memchr::memchr_iter(b'\n', complete) {
-                        let line = &complete[start..=nl];
-                        start = nl + 1;
-                        let flush = start == complete.len() && last_flush;
-                        if !emit(line, true, flush) {
-                            return true;
-                        }
-                    }
-                }
             }
             pos += l + 1;
         }
@@ -323,20 +271,145 @@ pub fn for_each_line_batch(
         // lines it stays in the input, to go out with the rest of its line
         // (the next `tee` sees it again); alone, it is taken (a writer may
         // be slow to finish it, and `tee` would return it again at once).
-        if pos == 0 && n > 0 {
-            if scratch.consume(input, n - pos, &mut spare).is_err() {
-                return true;
-            }
-            if !extend_line(
-                &mut partial,
-                &mut streaming,
-                &peek[pos..n],
-                limit,
-                &mut emit,
-            ) {
-                return true;
+        if pos == 0 && (!taker.take(n) || !held.extend(batch, &mut emit)) {
+            return true;
+        }
+    }
+}
+
+/// Takes bytes already looked at out of the input.
+struct Taker<'a> {
+    scratch: &'a Scratch,
+    input: RawFd,
+    spare: Vec<u8>,
+}
+
+impl Taker<'_> {
+    /// Removes `len` bytes from the front of the input; false if that failed.
+    fn take(&mut self, len: usize) -> bool {
+        self.scratch
+            .consume(self.input, len, &mut self.spare)
+            .is_ok()
+    }
+}
+
+/// The unfinished line so far (held up to `limit`), or, once it is over the
+/// limit, `streaming`: the rest of it is passed on as it comes.
+struct HeldLine {
+    partial: Vec<u8>,
+    streaming: bool,
+    limit: usize,
+}
+
+impl HeldLine {
+    fn is_held(&self) -> bool {
+        !self.partial.is_empty() || self.streaming
+    }
+
+    /// See [`extend_line`].
+    fn extend(&mut self, bytes: &[u8], emit: &mut impl FnMut(&[u8], bool, bool) -> bool) -> bool {
+        extend_line(
+            &mut self.partial,
+            &mut self.streaming,
+            bytes,
+            self.limit,
+            emit,
+        )
+    }
+
+    /// Hands over the line, now ended (or the end of a streamed one), and
+    /// starts afresh.
+    fn finish(&mut self, flush: bool, emit: &mut impl FnMut(&[u8], bool, bool) -> bool) -> bool {
+        let ok = if self.streaming {
+            emit(&[], false, flush)
+        } else {
+            emit(&self.partial, true, flush)
+        };
+        if !ok {
+            return false;
+        }
+        self.partial.clear();
+        if self.partial.capacity() > 1 << 20 {
+            self.partial = Vec::new();
+        }
+        self.streaming = false;
+        true
+    }
+}
+
+/// The end of a line begun in an earlier batch, taken from the front of
+/// `batch`: where the batch's own lines start, or `None` to stop.
+fn end_held_line(
+    taker: &mut Taker<'_>,
+    held: &mut HeldLine,
+    batch: &[u8],
+    emit: &mut impl FnMut(&[u8], bool, bool) -> bool,
+    more_waiting: &dyn Fn() -> bool,
+) -> Option<usize> {
+    if !held.is_held() {
+        return Some(0);
+    }
+    let end = memchr::memchr(b'\n', batch).map(|k| k + 1);
+    let upto = end.unwrap_or(batch.len());
+    if !taker.take(upto) || !held.extend(&batch[..upto], emit) {
+        return None;
+    }
+    if end.is_some() {
+        let flush = !batch[upto..].contains(&b'\n') && !more_waiting();
+        if !held.finish(flush, emit) {
+            return None;
+        }
+    }
+    Some(upto)
+}
+
+/// A batch's run of whole lines, and how it may leave.
+struct WholeLines<'a, B> {
+    bulk: &'a B,
+    can_splice: &'a mut bool,
+    more_waiting: &'a dyn Fn() -> bool,
+}
+
+impl<B: Fn(&[u8]) -> bool> WholeLines<'_, B> {
+    /// Passes `complete` (whole lines) on: spliced out when the classifier
+    /// leaves it all alone and splicing works, else taken and emitted (as
+    /// one piece when bulk, else line by line). False to stop.
+    fn pass(
+        self,
+        taker: &mut Taker<'_>,
+        complete: &[u8],
+        emit: &mut impl FnMut(&[u8], bool, bool) -> bool,
+        move_out: &mut impl FnMut(RawFd, usize) -> Moved,
+    ) -> bool {
+        let mut complete = complete;
+        let is_bulk = (self.bulk)(complete);
+        if *self.can_splice && is_bulk {
+            match move_out(taker.input, complete.len()) {
+                Moved::Done => return true,
+                Moved::Unsupported => *self.can_splice = false,
+                Moved::Failed { moved } => {
+                    *self.can_splice = false;
+                    complete = &complete[moved..];
+                }
             }
         }
+        if !taker.take(complete.len()) {
+            return false;
+        }
+        let last_flush = !(self.more_waiting)();
+        if is_bulk {
+            return emit(complete, false, last_flush);
+        }
+        let mut start = 0;
+        for nl in memchr::memchr_iter(b'\n', complete) {
+            let line = &complete[start..=nl];
+            start = nl + 1;
+            let flush = start == complete.len() && last_flush;
+            if !emit(line, true, flush) {
+                return false;
+            }
+        }
+        true
     }
 }
 

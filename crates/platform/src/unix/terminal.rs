@@ -3,18 +3,18 @@
 
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use console::{Key, Term};
+pub use crate::terminal_shared::{DrawOn, Key};
 use rustix::termios::{self, OptionalActions, QueueSelector, Termios};
 
 /// Where prompts are drawn and keys read: the controlling terminal.
 pub const NAME: &str = "/dev/tty";
 
-/// Opens the terminal for reading and for writing (two descriptors, as
-/// `console::Term::read_write_pair` wants). Fails, with the reason as text,
+/// Opens the terminal for reading and for writing (two descriptors: a UI
+/// draws on the one and reads keys from the other). Fails, with the reason as text,
 /// when the process has no controlling terminal (CI, cron, setsid).
 pub fn open() -> Result<(File, File), String> {
     let open = || OpenOptions::new().read(true).write(true).open(NAME);
@@ -98,19 +98,10 @@ pub fn restore_remembered(show_cursor: bool) {
     }
 }
 
-/// The descriptor a `console::Term` writes to (for the pair elicit opens,
-/// the terminal, also readable).
-fn term_fd(term: &Term) -> BorrowedFd<'_> {
-    // SAFETY: console::Term gives only `AsRawFd` (no `AsFd`); the
-    // descriptor is owned by `term`, which outlives the borrow, and is
-    // not closed while it lives.
-    unsafe { BorrowedFd::borrow_raw(term.as_raw_fd()) }
-}
-
-/// Drops whatever was typed but not yet read (type-ahead). Harmless on a
-/// descriptor that is not a terminal.
-pub fn discard_input(term: &Term) {
-    let _ = termios::tcflush(term_fd(term), QueueSelector::IFlush);
+/// Drops whatever was typed but not yet read (type-ahead) on the terminal
+/// `input` is open on. Harmless on a file that is not a terminal.
+pub fn discard_input(input: &File) {
+    let _ = termios::tcflush(input, QueueSelector::IFlush);
 }
 
 /// How long the rest of an escape sequence may take to arrive after Esc.
@@ -125,9 +116,10 @@ pub struct RawKeys<'a> {
 }
 
 impl<'a> RawKeys<'a> {
-    /// Puts the terminal in raw mode for key reading; the mode is put back on drop.
-    pub fn enter(term: &'a Term) -> io::Result<RawKeys<'a>> {
-        let fd = term_fd(term);
+    /// Puts the terminal `input` is open on in raw mode for key reading
+    /// (keys are read from `input`); the mode is put back on drop.
+    pub fn enter(input: &'a File) -> io::Result<RawKeys<'a>> {
+        let fd = input.as_fd();
         let saved = termios::tcgetattr(fd)?;
         let mut raw = saved.clone();
         raw.make_raw();
@@ -287,12 +279,12 @@ fn escape(fd: BorrowedFd<'_>) -> Result<Key, Failed> {
     })
 }
 
-/// The `console::Term` prompts are drawn on: the terminal just opened.
-pub fn term(read: File, write: File) -> Result<Term, String> {
-    Ok(Term::read_write_pair(read, write))
+/// Where prompts are drawn: on Unix the terminal just opened, its two files.
+pub fn draw_on(read: File, write: File) -> Result<DrawOn, String> {
+    Ok(DrawOn::Files { read, write })
 }
 
-/// On Unix prompts are drawn on the terminal opened ([`term`]) already:
+/// On Unix prompts are drawn on the terminal opened ([`draw_on`]) already:
 /// nothing to change while a prompt is up (see the Windows side).
 pub struct OnConsole;
 

@@ -143,6 +143,7 @@ pub fn is_link_refused(_e: &io::Error) -> bool {
     false
 }
 
+pub use crate::regular_file::read_regular_file;
 pub use crate::Access;
 
 /// Who owns the open `file`, and whether others may write or open it: its

@@ -3,12 +3,12 @@
 //! `windows-sys`, keys as console input events through `crossterm`.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::os::windows::io::AsRawHandle;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use console::{Key, Term};
+pub use crate::terminal_shared::{DrawOn, Key};
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use windows_sys::Win32::Foundation::HANDLE;
 use windows_sys::Win32::System::Console::{
@@ -135,8 +135,9 @@ pub fn restore_remembered(show_cursor: bool) {
     }
 }
 
-/// Drops whatever was typed but not yet read (type-ahead).
-pub fn discard_input(_term: &Term) {
+/// Drops whatever was typed but not yet read (type-ahead): the console's
+/// own input, whichever file is given.
+pub fn discard_input(_input: &File) {
     if let Ok(input) = open_console("CONIN$") {
         // SAFETY: FFI without a safe wrapper; the handle is open (owned by
         // `input`).
@@ -152,12 +153,14 @@ pub fn discard_input(_term: &Term) {
 pub struct RawKeys<'a> {
     input: File,
     saved: CONSOLE_MODE,
-    _term: std::marker::PhantomData<&'a Term>,
+    _keys: std::marker::PhantomData<&'a File>,
 }
 
 impl<'a> RawKeys<'a> {
-    /// Puts the console in raw mode for key reading; the mode is put back on drop.
-    pub fn enter(_term: &'a Term) -> io::Result<RawKeys<'a>> {
+    /// Puts the console in raw mode for key reading (the console's own
+    /// input, `CONIN$`, whichever file is given); the mode is put back on
+    /// drop.
+    pub fn enter(_input: &'a File) -> io::Result<RawKeys<'a>> {
         let input = open_console("CONIN$")?;
         let saved = mode_of(&input).ok_or_else(|| io::Error::other("CONIN$ is not a console"))?;
         set_mode(
@@ -167,7 +170,7 @@ impl<'a> RawKeys<'a> {
         Ok(RawKeys {
             input,
             saved,
-            _term: std::marker::PhantomData,
+            _keys: std::marker::PhantomData,
         })
     }
 
@@ -225,22 +228,22 @@ pub(crate) fn key(k: KeyEvent) -> Key {
     }
 }
 
-/// The `console::Term` prompts are drawn on: the console. `console` draws
-/// on Windows only through a standard handle, so this is a `Term` on
-/// stderr, and while a prompt is drawn ([`on_console`]) elicit's stderr
-/// handle is the console's own output, `CONOUT$`: a prompt reaches the
-/// console even with stderr redirected (`2> log`), and never stdout, which
-/// carries the result. Fails only when there is no console at all.
-pub fn term(_read: File, write: File) -> Result<Term, String> {
-    if Term::stderr().is_term() || mode_of(&write).is_some() {
-        Ok(Term::stderr())
+/// Where prompts are drawn: the console. The UI draws on Windows only
+/// through a standard handle, so this is stderr, and while a prompt is
+/// drawn ([`on_console`]) elicit's stderr handle is the console's own
+/// output, `CONOUT$`: a prompt reaches the console even with stderr
+/// redirected (`2> log`), and never stdout, which carries the result.
+/// Fails only when there is no console at all.
+pub fn draw_on(_read: File, write: File) -> Result<DrawOn, String> {
+    if io::stderr().is_terminal() || mode_of(&write).is_some() {
+        Ok(DrawOn::StandardError)
     } else {
         Err("CONOUT$ is not a console".into())
     }
 }
 
 /// While this lives, elicit's standard error handle is the console's
-/// output (`CONOUT$`), so that what `console` draws on "stderr" goes to the
+/// output (`CONOUT$`), so that what the UI draws on "stderr" goes to the
 /// console; the handle stderr had is put back when it is dropped. Nothing
 /// is changed when stderr is the console already.
 pub struct OnConsole {
@@ -258,7 +261,7 @@ pub fn on_console() -> OnConsole {
         previous: None,
         _conout: None,
     };
-    if Term::stderr().is_term() {
+    if io::stderr().is_terminal() {
         return unchanged;
     }
     let Ok(conout) = open_console("CONOUT$") else {
@@ -287,7 +290,7 @@ pub fn on_console() -> OnConsole {
 impl Drop for OnConsole {
     fn drop(&mut self) {
         if let Some(previous) = self.previous.take() {
-            let _ = Term::stderr().flush();
+            let _ = io::stderr().flush();
             // SAFETY: as in `on_console`: puts back the handle stderr had
             // (still open: elicit never closes its standard handles).
             unsafe {

@@ -282,14 +282,112 @@ fn text_of(v: &Value) -> String {
 
 /// One field's control, its label, description, hint and error.
 fn control(entry: u64, index: usize, field: &FormField, retry: Option<&Retry<'_>>) -> Markup {
-    let cid = format!("f{entry}-{index}");
-    let desc_id = format!("{cid}-d");
-    let hint_id = format!("{cid}-h");
-    let err_id = format!("{cid}-e");
-    let error = retry.and_then(|r| r.errors.iter().find(|p| p.field == field.name));
-    // A date picker shows the date in the browser's own format: the
-    // format the terminal names (YYYY-MM-DD) would contradict it.
-    let hint = match &field.kind {
+    let c = ControlParts::new(entry, index, field, retry);
+    match &field.kind {
+        FieldKind::Boolean => yes_no(&c),
+        FieldKind::MultiSelect { choices, .. } => checkboxes(&c, choices),
+        FieldKind::Select { choices } => dropdown(&c, choices),
+        FieldKind::Raw { .. } => json_box(&c),
+        kind => text_input(&c, kind),
+    }
+}
+
+/// What every kind of control shows around its input: the ids, the label
+/// and its required mark, the notes under it, the error, and the values.
+struct ControlParts<'a> {
+    cid: String,
+    name: &'a str,
+    label: String,
+    required: bool,
+    invalid: Option<&'static str>,
+    /// The ids of the notes that describe the input (`aria-describedby`).
+    described: Option<String>,
+    notes: Markup,
+    err: Markup,
+    mark: Markup,
+    /// The values shown: what was typed when the form comes back, else the
+    /// field's default.
+    shown: Vec<String>,
+    /// The first of them, as the input's value ("" when it cannot be shown).
+    first: String,
+    secret: bool,
+}
+
+impl<'a> ControlParts<'a> {
+    fn new(entry: u64, index: usize, field: &'a FormField, retry: Option<&Retry<'_>>) -> Self {
+        let cid = format!("f{entry}-{index}");
+        let ids = NoteIds {
+            desc: format!("{cid}-d"),
+            hint: format!("{cid}-h"),
+            err: format!("{cid}-e"),
+        };
+        let error = retry.and_then(|r| r.errors.iter().find(|p| p.field == field.name));
+        let hint = page_hint(field);
+        let described = ids.described(field.description.is_some(), hint.is_some(), error.is_some());
+        let shown = shown_values(field, retry);
+        let mut first = shown.first().cloned().unwrap_or_default();
+        // A default holding control or invisible characters is not put in the
+        // field as it is (nor silently altered and sent): shown neutralised,
+        // and the person types the value, as on the terminal.
+        let unshown_default = (retry.is_none() && sanitize_line(&first) != first)
+            .then(|| sanitize_line(&std::mem::take(&mut first)));
+        let secret = looks_like_secret(&field.name, field.title.as_deref());
+        let required = field.required;
+        let notes = notes(
+            field,
+            &ids,
+            hint.as_deref(),
+            unshown_default.as_deref(),
+            secret,
+        );
+        let err = html! {
+            @if let Some(e) = error { p.error #(ids.err) { (sanitize_line(&e.reason)) } }
+        };
+        ControlParts {
+            label: sanitize_line(field.label()),
+            name: field.name.as_str(),
+            required,
+            invalid: error.map(|_| "true"),
+            described,
+            notes,
+            err,
+            mark: html! { @if required { " " span.req aria-hidden="true" { "*" } } },
+            shown,
+            first,
+            secret,
+            cid,
+        }
+    }
+
+    fn aria_required(&self) -> Option<&'static str> {
+        self.required.then_some("true")
+    }
+}
+
+/// The ids of a control's notes.
+struct NoteIds {
+    desc: String,
+    hint: String,
+    err: String,
+}
+
+impl NoteIds {
+    /// The ids of the notes a control has, for `aria-describedby`.
+    fn described(&self, desc: bool, hint: bool, error: bool) -> Option<String> {
+        let described: Vec<&str> = [(desc, &self.desc), (hint, &self.hint), (error, &self.err)]
+            .into_iter()
+            .filter(|(has, _)| *has)
+            .map(|(_, id)| id.as_str())
+            .collect();
+        (!described.is_empty()).then(|| described.join(" "))
+    }
+}
+
+/// The field's hint as the page shows it. A date picker shows the date in
+/// the browser's own format: the format the terminal names (YYYY-MM-DD)
+/// would contradict it.
+fn page_hint(field: &FormField) -> Option<String> {
+    match &field.kind {
         FieldKind::Text {
             format: Some(StringFormat::Date),
             ..
@@ -301,22 +399,13 @@ fn control(entry: u64, index: usize, field: &FormField, retry: Option<&Retry<'_>
             (!rest.is_empty()).then(|| sanitize_line(&rest.join(", ")))
         }),
         _ => field.hint().map(|h| sanitize_line(&h)),
-    };
-    let mut described: Vec<&str> = Vec::new();
-    if field.description.is_some() {
-        described.push(&desc_id);
     }
-    if hint.is_some() {
-        described.push(&hint_id);
-    }
-    if error.is_some() {
-        described.push(&err_id);
-    }
-    let described = described.join(" ");
-    let described = (!described.is_empty()).then_some(described);
-    // The values shown: what was typed when the form comes back, else the
-    // field's default.
-    let shown: Vec<String> = match retry {
+}
+
+/// The values a control shows: what was typed when the form comes back,
+/// else the field's default.
+fn shown_values(field: &FormField, retry: Option<&Retry<'_>>) -> Vec<String> {
+    match retry {
         Some(r) => texts(r.values, &field.name)
             .into_iter()
             .map(str::to_string)
@@ -326,151 +415,179 @@ fn control(entry: u64, index: usize, field: &FormField, retry: Option<&Retry<'_>
             Some(v) => vec![text_of(&v)],
             None => Vec::new(),
         },
-    };
-    let mut first = shown.first().map(String::as_str).unwrap_or("");
-    // A default holding control or invisible characters is not put in the
-    // field as it is (nor silently altered and sent): shown neutralised,
-    // and the person types the value, as on the terminal.
-    let unshown_default = (retry.is_none() && sanitize_line(first) != first).then(|| {
-        let shown = sanitize_line(first);
-        first = "";
-        shown
-    });
-    let label = sanitize_line(field.label());
-    let name = field.name.as_str();
-    let secret = looks_like_secret(&field.name, field.title.as_deref());
-    let required = field.required;
-    let invalid = error.map(|_| "true");
-    let notes = html! {
-        @if let Some(d) = &field.description { p.desc #(desc_id) { (sanitize_block(d)) } }
-        @if let Some(h) = &hint { p.hint #(hint_id) { (h) } }
+    }
+}
+
+/// The notes under a control's label: description, hint, what a raw field
+/// takes, a default not shown as it is, a secret's warning.
+fn notes(
+    field: &FormField,
+    ids: &NoteIds,
+    hint: Option<&str>,
+    unshown_default: Option<&str>,
+    secret: bool,
+) -> Markup {
+    html! {
+        @if let Some(d) = &field.description { p.desc #(ids.desc) { (sanitize_block(d)) } }
+        @if let Some(h) = hint { p.hint #(ids.hint) { (h) } }
         @if let FieldKind::Raw { why } = &field.kind {
             p.hint { "Not a form field MCP allows (" (sanitize_line(why)) "): type JSON." }
         }
-        @if let Some(d) = &unshown_default {
+        @if let Some(d) = unshown_default {
             p.hint { "Pre-filled value not shown as it is (it holds control characters): " (d) }
         }
         @if secret {
             p.warn { "This looks like a secret (password, token, key). MCP servers must not ask for secrets in a form; decline unless you trust this server." }
         }
-    };
-    let err = html! {
-        @if let Some(e) = error { p.error #(err_id) { (sanitize_line(&e.reason)) } }
-    };
-    let mark = html! { @if required { " " span.req aria-hidden="true" { "*" } } };
-    match &field.kind {
-        FieldKind::Boolean => {
-            let chosen = |v: &str| first == v;
-            html! {
-                fieldset.field role="radiogroup" aria-required=[required.then_some("true")] aria-describedby=[described.as_deref()] aria-invalid=[invalid] {
-                    legend { (label) (mark) }
-                    (notes)
-                    label.choice { input type="radio" name=(name) value="true" id=(format!("{cid}-y")) checked[chosen("true")]; " Yes" }
-                    label.choice { input type="radio" name=(name) value="false" id=(format!("{cid}-n")) checked[chosen("false")]; " No" }
-                    @if !required {
-                        label.choice { input type="radio" name=(name) value="" checked[!chosen("true") && !chosen("false")]; " No answer" }
-                    }
-                    (err)
-                }
+    }
+}
+
+/// A boolean: Yes, No, and No answer when it is optional.
+fn yes_no(c: &ControlParts<'_>) -> Markup {
+    let chosen = |v: &str| c.first == v;
+    let cid = &c.cid;
+    html! {
+        fieldset.field role="radiogroup" aria-required=[c.aria_required()] aria-describedby=[c.described.as_deref()] aria-invalid=[c.invalid] {
+            legend { (c.label) (c.mark) }
+            (c.notes)
+            label.choice { input type="radio" name=(c.name) value="true" id=(format!("{cid}-y")) checked[chosen("true")]; " Yes" }
+            label.choice { input type="radio" name=(c.name) value="false" id=(format!("{cid}-n")) checked[chosen("false")]; " No" }
+            @if !c.required {
+                label.choice { input type="radio" name=(c.name) value="" checked[!chosen("true") && !chosen("false")]; " No answer" }
             }
+            (c.err)
         }
-        FieldKind::MultiSelect { choices, .. } => html! {
-            fieldset.field aria-describedby=[described.as_deref()] aria-invalid=[invalid] {
-                legend { (label) (mark) }
-                (notes)
-                @for (j, c) in choices.iter().enumerate() {
-                    label.choice {
-                        input type="checkbox" name=(name) value=(c.value) id=(format!("{cid}-{j}")) checked[shown.contains(&c.value)];
-                        " " (choice_text(c))
-                    }
+    }
+}
+
+/// A multi-select: one checkbox per choice.
+fn checkboxes(c: &ControlParts<'_>, choices: &[Choice]) -> Markup {
+    let cid = &c.cid;
+    html! {
+        fieldset.field aria-describedby=[c.described.as_deref()] aria-invalid=[c.invalid] {
+            legend { (c.label) (c.mark) }
+            (c.notes)
+            @for (j, choice) in choices.iter().enumerate() {
+                label.choice {
+                    input type="checkbox" name=(c.name) value=(choice.value) id=(format!("{cid}-{j}")) checked[c.shown.contains(&choice.value)];
+                    " " (choice_text(choice))
                 }
-                (err)
             }
-        },
-        FieldKind::Select { choices } => html! {
-            div.field {
-                label for=(cid) { (label) (mark) }
-                (notes)
-                select id=(cid) name=(name) aria-required=[required.then_some("true")] aria-describedby=[described.as_deref()] aria-invalid=[invalid] {
-                    option value="" selected[!choices.iter().any(|c| c.value == first)] {
-                        @if required { "— choose —" } @else { "— no answer —" }
-                    }
-                    @for c in choices {
-                        option value=(c.value) selected[c.value == first] { (choice_text(c)) }
-                    }
+            (c.err)
+        }
+    }
+}
+
+/// A single select: a drop-down with an empty first option.
+fn dropdown(c: &ControlParts<'_>, choices: &[Choice]) -> Markup {
+    html! {
+        div.field {
+            label for=(c.cid) { (c.label) (c.mark) }
+            (c.notes)
+            select id=(c.cid) name=(c.name) aria-required=[c.aria_required()] aria-describedby=[c.described.as_deref()] aria-invalid=[c.invalid] {
+                option value="" selected[!choices.iter().any(|choice| choice.value == c.first)] {
+                    @if c.required { "— choose —" } @else { "— no answer —" }
                 }
-                (err)
+                @for choice in choices {
+                    option value=(choice.value) selected[choice.value == c.first] { (choice_text(choice)) }
+                }
             }
-        },
-        FieldKind::Raw { .. } => html! {
-            div.field {
-                label for=(cid) { (label) (mark) }
-                (notes)
-                textarea id=(cid) name=(name) rows="3" spellcheck="false" aria-required=[required.then_some("true")] aria-describedby=[described.as_deref()] aria-invalid=[invalid] { (first) }
-                (err)
-            }
-        },
-        kind => {
-            let (input_type, step, min, max, placeholder, autocomplete) = match kind {
-                FieldKind::Integer { minimum, maximum } => (
-                    "number",
-                    Some("1"),
-                    minimum.as_ref().map(|n| n.to_string()),
-                    maximum.as_ref().map(|n| n.to_string()),
-                    None,
-                    None,
-                ),
-                FieldKind::Number { minimum, maximum } => (
-                    "number",
-                    Some("any"),
-                    minimum.as_ref().map(|n| n.to_string()),
-                    maximum.as_ref().map(|n| n.to_string()),
-                    None,
-                    None,
-                ),
-                FieldKind::Text { format, .. } => match format {
-                    Some(StringFormat::Email) => ("email", None, None, None, None, Some("email")),
-                    Some(StringFormat::Uri) => {
-                        ("url", None, None, None, Some("https://…"), Some("url"))
-                    }
-                    Some(StringFormat::Date) => ("date", None, None, None, None, None),
+            (c.err)
+        }
+    }
+}
+
+/// A field MCP does not allow: its JSON typed in a text area.
+fn json_box(c: &ControlParts<'_>) -> Markup {
+    html! {
+        div.field {
+            label for=(c.cid) { (c.label) (c.mark) }
+            (c.notes)
+            textarea id=(c.cid) name=(c.name) rows="3" spellcheck="false" aria-required=[c.aria_required()] aria-describedby=[c.described.as_deref()] aria-invalid=[c.invalid] { (c.first) }
+            (c.err)
+        }
+    }
+}
+
+/// The attributes of an `input` for a field's kind.
+struct InputKind {
+    input_type: &'static str,
+    step: Option<&'static str>,
+    min: Option<String>,
+    max: Option<String>,
+    placeholder: Option<&'static str>,
+    autocomplete: Option<&'static str>,
+    min_length: Option<u64>,
+    max_length: Option<u64>,
+}
+
+impl InputKind {
+    fn of(kind: &FieldKind, secret: bool) -> InputKind {
+        let plain = |input_type, placeholder, autocomplete| InputKind {
+            input_type,
+            step: None,
+            min: None,
+            max: None,
+            placeholder,
+            autocomplete,
+            min_length: None,
+            max_length: None,
+        };
+        let numeric = |step, minimum: &Option<_>, maximum: &Option<_>| InputKind {
+            step: Some(step),
+            min: minimum.as_ref().map(|n: &serde_json::Number| n.to_string()),
+            max: maximum.as_ref().map(|n: &serde_json::Number| n.to_string()),
+            ..plain("number", None, None)
+        };
+        let mut input = match kind {
+            FieldKind::Integer { minimum, maximum } => numeric("1", minimum, maximum),
+            FieldKind::Number { minimum, maximum } => numeric("any", minimum, maximum),
+            FieldKind::Text {
+                format,
+                min_length,
+                max_length,
+                ..
+            } => InputKind {
+                min_length: *min_length,
+                max_length: *max_length,
+                ..match format {
+                    Some(StringFormat::Email) => plain("email", None, Some("email")),
+                    Some(StringFormat::Uri) => plain("url", Some("https://…"), Some("url")),
+                    Some(StringFormat::Date) => plain("date", None, None),
                     // No input type takes a time zone; the format is shown.
                     Some(StringFormat::DateTime) => {
-                        ("text", None, None, None, Some("YYYY-MM-DDTHH:MM:SSZ"), None)
+                        plain("text", Some("YYYY-MM-DDTHH:MM:SSZ"), None)
                     }
-                    _ => ("text", None, None, None, None, None),
-                },
-                _ => ("text", None, None, None, None, None),
-            };
-            let (input_type, autocomplete) = if secret {
-                ("password", Some("off"))
-            } else {
-                (input_type, autocomplete)
-            };
-            let (min_length, max_length) = match kind {
-                FieldKind::Text {
-                    min_length,
-                    max_length,
-                    ..
-                } => (*min_length, *max_length),
-                _ => (None, None),
-            };
-            html! {
-                div.field {
-                    label for=(cid) { (label) (mark) }
-                    (notes)
-                    div.input-row {
-                        input id=(cid) type=(input_type) name=(name) value=(first)
-                            step=[step] min=[min] max=[max] placeholder=[placeholder]
-                            minlength=[min_length] maxlength=[max_length] autocomplete=[autocomplete]
-                            aria-required=[required.then_some("true")] aria-describedby=[described.as_deref()] aria-invalid=[invalid];
-                        @if secret {
-                            button.reveal type="button" data-reveal=(cid) aria-controls=(cid) aria-pressed="false" { "Show" }
-                        }
-                    }
-                    (err)
+                    _ => plain("text", None, None),
+                }
+            },
+            _ => plain("text", None, None),
+        };
+        if secret {
+            input.input_type = "password";
+            input.autocomplete = Some("off");
+        }
+        input
+    }
+}
+
+/// Any other field: one `input` of the type its kind suits.
+fn text_input(c: &ControlParts<'_>, kind: &FieldKind) -> Markup {
+    let i = InputKind::of(kind, c.secret);
+    html! {
+        div.field {
+            label for=(c.cid) { (c.label) (c.mark) }
+            (c.notes)
+            div.input-row {
+                input id=(c.cid) type=(i.input_type) name=(c.name) value=(c.first)
+                    step=[i.step] min=[i.min] max=[i.max] placeholder=[i.placeholder]
+                    minlength=[i.min_length] maxlength=[i.max_length] autocomplete=[i.autocomplete]
+                    aria-required=[c.aria_required()] aria-describedby=[c.described.as_deref()] aria-invalid=[c.invalid];
+                @if c.secret {
+                    button.reveal type="button" data-reveal=(c.cid) aria-controls=(c.cid) aria-pressed="false" { "Show" }
                 }
             }
+            (c.err)
         }
     }
 }

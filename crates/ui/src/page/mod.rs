@@ -112,7 +112,31 @@ impl Resolver for BrowserResolver {
     fn resolve(&mut self, e: &Elicitation, pending: Pending) -> Result<Answer, ElicitError> {
         let page = &self.page;
         let request_id = e.request.id.clone();
-        let server = page
+        let (id, opened) = self.list(self.entry(e, pending))?;
+        if let Some(opened) = opened {
+            if let Err(why) = server::announce(page, opened) {
+                if page.options.fail_unless_opened {
+                    return Err(self.unlist_unopened(id, &why));
+                }
+            }
+        }
+        Ok(match self.wait_for_answer(id) {
+            Some(Outcome::Accept(data)) => Answer::accepted(&request_id, data),
+            Some(Outcome::Decline) => Answer::refused(&request_id, REASON_DECLINED),
+            Some(Outcome::Cancel) => Answer::refused(&request_id, REASON_CANCELLED),
+            None => {
+                eprintln!("elicit: {}", expired_words(page, self.until, false));
+                Answer::refused(&request_id, REASON_EXPIRED)
+            }
+        })
+    }
+}
+
+impl BrowserResolver {
+    /// The page's entry for `e` (its id given when it is listed).
+    fn entry(&self, e: &Elicitation, pending: Pending) -> Entry {
+        let server = self
+            .page
             .options
             .server
             .clone()
@@ -135,97 +159,98 @@ impl Resolver for BrowserResolver {
             .as_ref()
             .map(|f| f.warnings.clone())
             .unwrap_or_default();
-        let (id, opened) = {
-            let mut state = page.lock();
-            state.next_id += 1;
-            let id = state.next_id;
-            // The page is announced (a new one-time address, the browser
-            // opened) when nothing waited before this one.
-            let announce = state.pending.is_empty();
-            state.pending.push(Entry {
-                id,
-                server,
-                message: e.params.message.clone(),
-                position: e.position,
-                ask,
-                deadline: match (page.options.timeout, self.until) {
-                    (Some(t), Some(until)) => Some((Instant::now() + t).min(until)),
-                    (Some(t), None) => Some(Instant::now() + t),
-                    (None, until) => until,
-                },
-                warnings,
-            });
-            state.version += 1;
-            let opened = match server::ensure_listening(page, &mut state, announce) {
-                Ok(o) => o,
-                Err(err) => {
-                    state.pending.retain(|x| x.id != id);
-                    return Err(err);
-                }
-            };
-            page.changed.notify_all();
-            (id, opened)
-        };
-        if let Some(opened) = opened {
-            if let Err(why) = server::announce(page, opened) {
-                if page.options.fail_unless_opened {
-                    let missing = {
-                        let mut state = page.lock();
-                        let at = state.pending.iter().position(|x| x.id == id);
-                        let entry = at.map(|at| state.pending.remove(at));
-                        state.version += 1;
-                        page.changed.notify_all();
-                        entry
-                    };
-                    let detail = format!("{}: {why}", elicit_core::error::NO_BROWSER_DETAIL);
-                    return Err(match missing.map(|e| e.ask) {
-                        Some(Ask::Form { missing, .. }) => ElicitError::NeedsAnswers {
-                            fields: missing,
-                            detail: Some(detail),
-                        },
-                        _ => ElicitError::NeedsUrlAnswer { detail },
-                    });
-                }
-            }
+        Entry {
+            id: 0,
+            server,
+            message: e.params.message.clone(),
+            position: e.position,
+            ask,
+            deadline: match (self.page.options.timeout, self.until) {
+                (Some(t), Some(until)) => Some((Instant::now() + t).min(until)),
+                (Some(t), None) => Some(Instant::now() + t),
+                (None, until) => until,
+            },
+            warnings,
         }
-        let outcome = {
-            let mut state = page.lock();
-            loop {
-                if let Some(outcome) = state.answered.remove(&id) {
-                    break Some(outcome);
-                }
-                let deadline = state
-                    .pending
-                    .iter()
-                    .find(|x| x.id == id)
-                    .and_then(|x| x.deadline);
-                let now = Instant::now();
-                if deadline.is_some_and(|d| now >= d) {
-                    if let Some(at) = state.pending.iter().position(|x| x.id == id) {
-                        let entry = state.pending.remove(at);
-                        remember(&mut state, &entry, expired_words(page, self.until, true));
-                        state.version += 1;
-                        page.changed.notify_all();
-                    }
-                    break None;
-                }
-                let wait = deadline.map_or(WAKE, |d| (d - now).min(WAKE));
-                state = page
-                    .changed
-                    .wait_timeout(state, wait)
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0;
+    }
+
+    /// Lists `entry` on the page, listening first if the page is not up:
+    /// its id, and the page to announce when nothing waited before it.
+    fn list(&self, mut entry: Entry) -> Result<(u64, Option<server::Opened>), ElicitError> {
+        let page = &self.page;
+        let mut state = page.lock();
+        state.next_id += 1;
+        let id = state.next_id;
+        entry.id = id;
+        // The page is announced (a new one-time address, the browser
+        // opened) when nothing waited before this one.
+        let announce = state.pending.is_empty();
+        state.pending.push(entry);
+        state.version += 1;
+        let opened = match server::ensure_listening(page, &mut state, announce) {
+            Ok(o) => o,
+            Err(err) => {
+                state.pending.retain(|x| x.id != id);
+                return Err(err);
             }
         };
-        Ok(match outcome {
-            Some(Outcome::Accept(data)) => Answer::accepted(&request_id, data),
-            Some(Outcome::Decline) => Answer::refused(&request_id, REASON_DECLINED),
-            Some(Outcome::Cancel) => Answer::refused(&request_id, REASON_CANCELLED),
-            None => {
-                eprintln!("elicit: {}", expired_words(page, self.until, false));
-                Answer::refused(&request_id, REASON_EXPIRED)
+        page.changed.notify_all();
+        Ok((id, opened))
+    }
+
+    /// Takes entry `id` off the page, no browser having opened it (`why`),
+    /// as the error that says what is left unanswered.
+    fn unlist_unopened(&self, id: u64, why: &str) -> ElicitError {
+        let page = &self.page;
+        let missing = {
+            let mut state = page.lock();
+            let at = state.pending.iter().position(|x| x.id == id);
+            let entry = at.map(|at| state.pending.remove(at));
+            state.version += 1;
+            page.changed.notify_all();
+            entry
+        };
+        let detail = format!("{}: {why}", elicit_core::error::NO_BROWSER_DETAIL);
+        match missing.map(|e| e.ask) {
+            Some(Ask::Form { missing, .. }) => ElicitError::NeedsAnswers {
+                fields: missing,
+                detail: Some(detail),
+            },
+            _ => ElicitError::NeedsUrlAnswer { detail },
+        }
+    }
+
+    /// Waits for entry `id`'s answer; `None` when its deadline passed first
+    /// (the entry is then taken off the page, remembered as expired).
+    fn wait_for_answer(&self, id: u64) -> Option<Outcome> {
+        let page = &self.page;
+        let mut state = page.lock();
+        loop {
+            if let Some(outcome) = state.answered.remove(&id) {
+                return Some(outcome);
             }
-        })
+            let deadline = state
+                .pending
+                .iter()
+                .find(|x| x.id == id)
+                .and_then(|x| x.deadline);
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                if let Some(at) = state.pending.iter().position(|x| x.id == id) {
+                    let entry = state.pending.remove(at);
+                    remember(&mut state, &entry, expired_words(page, self.until, true));
+                    state.version += 1;
+                    page.changed.notify_all();
+                }
+                return None;
+            }
+            let wait = deadline.map_or(WAKE, |d| (d - now).min(WAKE));
+            state = page
+                .changed
+                .wait_timeout(state, wait)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
     }
 }
 

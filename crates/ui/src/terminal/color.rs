@@ -4,6 +4,9 @@
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
+use elicit_core::lint::render::Emphasis;
+use elicit_core::lint::Severity;
+
 /// When to colour what elicit draws.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ColorChoice {
@@ -44,6 +47,25 @@ pub fn enabled() -> bool {
     }
 }
 
+/// `elicit lint`'s human report in colour: a severity bold in its colour
+/// (error red, warning yellow, info cyan), supporting text dim; styled
+/// whatever the stream, the caller having chosen colour.
+pub fn paint_lint(text: &str, emphasis: Emphasis) -> String {
+    let styled = console::style(text).force_styling(true);
+    match emphasis {
+        Emphasis::Severity(severity) => {
+            let bold = styled.bold();
+            match severity {
+                Severity::Error => bold.red(),
+                Severity::Warning => bold.yellow(),
+                Severity::Info => bold.cyan(),
+            }
+        }
+        Emphasis::Dim => styled.dim(),
+    }
+    .to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,5 +81,22 @@ mod tests {
         set(ColorChoice::Always);
         assert!(enabled());
         set(ColorChoice::Auto);
+    }
+
+    #[test]
+    fn lint_emphasis_is_painted_as_the_report_always_was() {
+        assert_eq!(
+            paint_lint("error", Emphasis::Severity(Severity::Error)),
+            "\u{1b}[31m\u{1b}[1merror\u{1b}[0m"
+        );
+        assert_eq!(
+            paint_lint("warning", Emphasis::Severity(Severity::Warning)),
+            "\u{1b}[33m\u{1b}[1mwarning\u{1b}[0m"
+        );
+        assert_eq!(
+            paint_lint("info", Emphasis::Severity(Severity::Info)),
+            "\u{1b}[36m\u{1b}[1minfo\u{1b}[0m"
+        );
+        assert_eq!(paint_lint("| {}", Emphasis::Dim), "\u{1b}[2m| {}\u{1b}[0m");
     }
 }

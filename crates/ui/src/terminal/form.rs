@@ -2,15 +2,16 @@
 //! then a review where the person submits, edits, declines or cancels (the
 //! spec's "review before sending" MUST).
 
-use console::{style, Term};
+use console::style;
 use serde_json::{Map, Value};
 
 use super::render::{field_question, footer, header, show_value};
+use super::tty::Screen;
 use super::widgets::{
     consent_pause, discard_typeahead, multi_select, read_line_or_back, select, select_keyed,
     Interrupt, Prompted,
 };
-use elicit_core::elicitation::schema::{FieldKind, FormField, FormSchema};
+use elicit_core::elicitation::schema::{Choice, FieldKind, FormField, FormSchema};
 use elicit_core::text::sanitize::{looks_like_secret, sanitize_line};
 
 /// How the form ended.
@@ -34,7 +35,7 @@ pub(crate) struct Asking<'a> {
 /// Runs the whole form. `values` were given by `--answer`; `missing` are
 /// asked. Cancel comes back as `Err(Interrupt::Cancelled)`.
 pub(crate) fn run(
-    term: &Term,
+    term: &Screen,
     asking: &Asking<'_>,
     form: &FormSchema,
     mut values: Map<String, Value>,
@@ -123,7 +124,7 @@ fn form_hint(form: &FormSchema, missing: &[String]) -> String {
 
 /// Shows every answer, then: submit (Enter), edit a field, decline, cancel.
 fn review(
-    term: &Term,
+    term: &Screen,
     form: &FormSchema,
     mut values: Map<String, Value>,
     decline: bool,
@@ -211,7 +212,7 @@ fn review(
 /// Asks one field until the answer is valid. `Ok(None)` = skipped (left
 /// out of the content, never sent as `""` or `null`).
 pub fn ask_field(
-    term: &Term,
+    term: &Screen,
     field: &FormField,
     current: Option<&Value>,
 ) -> Prompted<Option<Value>> {
@@ -233,7 +234,7 @@ enum Step {
 /// [`ask_field`], where `can_go_back` lets an empty text field ask for
 /// the field before.
 fn ask_step(
-    term: &Term,
+    term: &Screen,
     field: &FormField,
     current: Option<&Value>,
     can_go_back: bool,
@@ -284,7 +285,7 @@ fn ask_step(
 /// The lines a field's prompt wrote above its widget, counted in screen
 /// rows (a long line wraps), so they can be wiped.
 struct Drawn<'a> {
-    term: &'a Term,
+    term: &'a Screen,
     rows: std::cell::Cell<usize>,
     /// Whether ↑/Shift-Tab on an empty text field may go back a field.
     can_go_back: bool,
@@ -326,21 +327,36 @@ fn prompt_field(
         FieldKind::Boolean | FieldKind::Select { .. } | FieldKind::MultiSelect { .. }
     );
     let question = field_question(field);
+    draw_field_notes(drawn, field);
+    if !is_list {
+        drawn.line(&format!("{} {question}", style("?").yellow().bold()));
+    }
+    match &field.kind {
+        FieldKind::Boolean => ask_boolean(term, field, current, &question),
+        FieldKind::Select { choices } => ask_select(term, field, choices, current, &question),
+        FieldKind::MultiSelect { choices, .. } => {
+            ask_multi_select(term, field, choices, current, &question)
+        }
+        _ => ask_text(drawn, field, current, field.masked()),
+    }
+}
+
+/// What is said above a field's question: its description, a secret's
+/// warning, and the keys a hidden, multi-select or raw field takes.
+fn draw_field_notes(drawn: &Drawn<'_>, field: &FormField) {
     if let Some(d) = &field.description {
         for line in elicit_core::text::sanitize::sanitize_block(d).lines() {
             drawn.line(&format!("  {}", style(line).dim()));
         }
     }
-    let secret = looks_like_secret(&field.name, field.title.as_deref());
-    if secret {
+    if looks_like_secret(&field.name, field.title.as_deref()) {
         drawn.line(&format!(
             "  {} {}",
             style("⚠").yellow().bold(),
             style("this looks like a secret (password, token, key). MCP servers must not ask for secrets in a form; decline unless you trust this server.").yellow()
         ));
     }
-    let masked = field.masked();
-    if masked {
+    if field.masked() {
         drawn.line(&format!(
             "  {}",
             style("typing is hidden · Ctrl-R shows or hides it").dim()
@@ -362,56 +378,66 @@ fn prompt_field(
             .dim()
         ));
     }
-    if !is_list {
-        drawn.line(&format!("{} {question}", style("?").yellow().bold()));
+}
+
+/// A single select: the current value (else the first choice, or "skip"
+/// for an optional field) highlighted.
+fn ask_select(
+    term: &Screen,
+    field: &FormField,
+    choices: &[Choice],
+    current: Option<&Value>,
+    question: &str,
+) -> Prompted<Option<Value>> {
+    let mut items = choice_texts(choices);
+    let at = current
+        .and_then(Value::as_str)
+        .and_then(|v| choices.iter().position(|c| c.value == v));
+    if !field.required {
+        items.push(SKIP.into());
     }
-    match &field.kind {
-        FieldKind::Boolean => ask_boolean(term, field, current, &question),
-        FieldKind::Select { choices } => {
-            let mut items = choice_texts(choices);
-            let at = current
-                .and_then(Value::as_str)
-                .and_then(|v| choices.iter().position(|c| c.value == v));
-            if !field.required {
-                items.push(SKIP.into());
-            }
-            let default = at.unwrap_or(if field.required { 0 } else { items.len() - 1 });
-            let i = select(term, &question, &items, Some(default))?;
-            Ok(choices.get(i).map(|c| Value::String(c.value.clone())))
-        }
-        FieldKind::MultiSelect { choices, .. } => {
-            let items = choice_texts(choices);
-            let ticked: Vec<bool> = choices
+    let default = at.unwrap_or(if field.required { 0 } else { items.len() - 1 });
+    let i = select(term, question, &items, Some(default))?;
+    Ok(choices.get(i).map(|c| Value::String(c.value.clone())))
+}
+
+/// A multi-select: the current values ticked. Nothing ticked on an
+/// optional field leaves it out; otherwise the set must pass the field's
+/// rules before it is recorded.
+fn ask_multi_select(
+    term: &Screen,
+    field: &FormField,
+    choices: &[Choice],
+    current: Option<&Value>,
+    question: &str,
+) -> Prompted<Option<Value>> {
+    let items = choice_texts(choices);
+    let ticked: Vec<bool> = choices
+        .iter()
+        .map(|c| {
+            current
+                .and_then(Value::as_array)
+                .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(&c.value)))
+        })
+        .collect();
+    let value_of = |picked: &[usize]| {
+        Value::Array(
+            picked
                 .iter()
-                .map(|c| {
-                    current
-                        .and_then(Value::as_array)
-                        .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(&c.value)))
-                })
-                .collect();
-            let value_of = |picked: &[usize]| {
-                Value::Array(
-                    picked
-                        .iter()
-                        .map(|&i| Value::String(choices[i].value.clone()))
-                        .collect(),
-                )
-            };
-            // Nothing ticked on an optional field leaves it out; otherwise
-            // the set must pass the field's rules before it is recorded.
-            let picked = multi_select(term, &question, &items, &ticked, |picked| {
-                if picked.is_empty() && !field.required {
-                    return Ok(());
-                }
-                field.check(&value_of(picked))
-            })?;
-            if picked.is_empty() && !field.required {
-                return Ok(None);
-            }
-            Ok(Some(value_of(&picked)))
+                .map(|&i| Value::String(choices[i].value.clone()))
+                .collect(),
+        )
+    };
+    let picked = multi_select(term, question, &items, &ticked, |picked| {
+        if picked.is_empty() && !field.required {
+            return Ok(());
         }
-        _ => ask_text(drawn, field, current, masked),
+        field.check(&value_of(picked))
+    })?;
+    if picked.is_empty() && !field.required {
+        return Ok(None);
     }
+    Ok(Some(value_of(&picked)))
 }
 
 /// A text-like field (string, number, raw JSON): re-asked until valid, with
@@ -477,7 +503,7 @@ fn ask_text(
 }
 
 fn ask_boolean(
-    term: &Term,
+    term: &Screen,
     field: &FormField,
     current: Option<&Value>,
     question: &str,

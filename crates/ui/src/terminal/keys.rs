@@ -13,11 +13,10 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use console::{Key, Term};
-
-use elicit_platform::terminal::RawKeys;
+use elicit_platform::terminal::{Key, RawKeys};
 
 use super::interrupt::{Interrupt, Prompted};
+use super::tty::Screen;
 
 /// Bumped each time the resolver abandons a prompt.
 static EPOCH: AtomicU64 = AtomicU64::new(0);
@@ -55,15 +54,15 @@ pub fn stopped() -> bool {
 /// Fails with `Cancelled` when Ctrl-C arrived as a signal (between two
 /// reads) or the terminal ended, and with `Abandoned` when the resolver
 /// gave up on this prompt.
-pub fn read_key(term: &Term) -> Prompted<Key> {
+pub fn read_key(term: &Screen) -> Prompted<Key> {
     read_key_unless(term, &|| false).map(|k| k.unwrap_or(Key::Unknown))
 }
 
 /// [`read_key`], or `None` as soon as `done()` says the wait is over (the
 /// URL flow's waiting screen: the sign-in listener saw the browser return).
-pub(crate) fn read_key_unless(term: &Term, done: &dyn Fn() -> bool) -> Prompted<Option<Key>> {
+pub(crate) fn read_key_unless(term: &Screen, done: &dyn Fn() -> bool) -> Prompted<Option<Key>> {
     let _ = term.flush();
-    let raw = RawKeys::enter(term)?;
+    let raw = RawKeys::enter(term.keys())?;
     loop {
         if stopped() {
             return Err(Interrupt::Abandoned);
@@ -94,14 +93,14 @@ pub(crate) fn read_key_unless(term: &Term, done: &dyn Fn() -> bool) -> Prompted<
 /// an end of file that is never read. A prompt holds this guard while it
 /// is up, so there is no such gap; the per-key switch inside it changes
 /// nothing. `None` when raw mode cannot be entered: the key read says why.
-pub(crate) fn hold_raw(term: &Term) -> Option<RawKeys<'_>> {
-    RawKeys::enter(term).ok()
+pub(crate) fn hold_raw(term: &Screen) -> Option<RawKeys<'_>> {
+    RawKeys::enter(term.keys()).ok()
 }
 
 /// Whether keys wait to be read (typed ahead). Looked at in raw mode, where
 /// a line not yet ended with Enter counts too.
-pub(crate) fn typed_ahead(term: &Term) -> bool {
-    match RawKeys::enter(term) {
+pub(crate) fn typed_ahead(term: &Screen) -> bool {
+    match RawKeys::enter(term.keys()) {
         Ok(raw) => raw.ready(Duration::ZERO).unwrap_or(false),
         Err(_) => false,
     }

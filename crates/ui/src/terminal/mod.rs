@@ -29,6 +29,7 @@ use elicit_core::elicitation::contract::{
 use elicit_core::elicitation::protocol::Mode;
 use elicit_core::elicitation::resolve::{Elicitation, Pending, Resolver};
 use elicit_core::error::ElicitError;
+use tty::Screen;
 use widgets::Interrupt;
 
 /// The fallback name in the header when nothing names the server.
@@ -205,7 +206,27 @@ impl Resolver for TerminalResolver {
         // A Ctrl-C cancels the elicitation it was pressed at, not every one
         // after it: a long `elicit proxy` session asks many.
         elicit_platform::handlers::clear_interrupt();
-        let server = if e.asked_by_elicit {
+        let server = self.server_name(e);
+        if let Some(d) = deadline {
+            self.say_time_left(d);
+        }
+        elicit_platform::handlers::set_prompting(true);
+        let rx = self.prompt_on_a_thread(e.clone(), pending, server);
+        let received = self.wait(&rx, deadline);
+        if received.is_ok() {
+            elicit_platform::handlers::set_prompting(false);
+        }
+        self.answer(&id, received, &rx)
+    }
+}
+
+/// What a prompt thread sends back.
+type Prompt = widgets::Prompted<Outcome>;
+
+impl TerminalResolver {
+    /// Who asks, as the header names them.
+    fn server_name(&self, e: &Elicitation) -> String {
+        if e.asked_by_elicit {
             "elicit".to_string()
         } else {
             self.options
@@ -213,94 +234,86 @@ impl Resolver for TerminalResolver {
                 .clone()
                 .or_else(|| e.server.clone())
                 .unwrap_or_else(|| UNKNOWN_SERVER.to_string())
-        };
+        }
+    }
+
+    /// Says how long the person has, rounded up to whole seconds ("within
+    /// 2s" for a 2s timeout, not "1s").
+    fn say_time_left(&self, deadline: Instant) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let left = Duration::from_secs(left.as_millis().div_ceil(1000).max(1) as u64);
+        let _ = self.tty.term.write_line(&format!(
+            "{} answer within {} ({}), or it is cancelled",
+            style("⏱").dim(),
+            humantime::format_duration(left),
+            self.timeout_flag
+        ));
+    }
+
+    /// Runs the form or URL flow for `job` on a thread of its own (the
+    /// calling thread keeps the clock); its outcome arrives on the receiver.
+    fn prompt_on_a_thread(
+        &self,
+        job: Elicitation,
+        pending: Pending,
+        server: String,
+    ) -> mpsc::Receiver<Prompt> {
         let term = self.tty.term.clone();
-        let job = e.clone();
         let opener = url::Opener {
             program: self.options.browser.clone(),
             never: self.options.no_open,
         };
-        if let Some(d) = deadline {
-            let left = d.saturating_duration_since(Instant::now());
-            // Rounded up: "within 2s" for a 2s timeout, not "1s".
-            let left = Duration::from_secs(left.as_millis().div_ceil(1000).max(1) as u64);
-            let _ = self.tty.term.write_line(&format!(
-                "{} answer within {} ({}), or it is cancelled",
-                style("⏱").dim(),
-                humantime::format_duration(left),
-                self.timeout_flag
-            ));
-        }
         let (tx, rx) = mpsc::channel();
-        elicit_platform::handlers::set_prompting(true);
         std::thread::spawn(move || {
             keys::claim();
-            let message = &job.params.message;
             let outcome = match (job.mode(), pending, &job.form) {
-                (Mode::Form, Pending::Form { values, missing }, Some(form)) => form::run(
-                    &term,
-                    &form::Asking {
-                        server: &server,
-                        message,
-                        position: job.position,
-                        // elicit's own form (a tool's arguments) has no
-                        // server to decline to: only calling or not.
-                        decline: !job.asked_by_elicit,
-                    },
-                    form,
-                    values,
-                    &missing,
-                )
-                .map(|o| match o {
-                    form::FormOutcome::Submit(v) => Outcome::Accept(Some(v)),
-                    form::FormOutcome::Decline => Outcome::Decline,
-                }),
-                _ => {
-                    let raw = job.params.url.clone().unwrap_or_default();
-                    url::run(&term, &server, message, job.position, &raw, &opener).map(
-                        |o| match o {
-                            url::UrlOutcome::Completed => Outcome::Accept(None),
-                            url::UrlOutcome::Declined => Outcome::Decline,
-                        },
-                    )
+                (Mode::Form, Pending::Form { values, missing }, Some(form)) => {
+                    run_form(&term, &job, &server, form, values, &missing)
                 }
+                _ => run_url(&term, &job, &server, &opener),
             };
             let _ = tx.send(outcome);
         });
-        let received = self.wait(&rx, deadline);
-        if received.is_ok() {
-            elicit_platform::handlers::set_prompting(false);
-        }
+        rx
+    }
+
+    /// The answer for what the prompt thread sent, or for why nothing came.
+    fn answer(
+        &mut self,
+        id: &str,
+        received: Result<Prompt, Waited>,
+        rx: &mpsc::Receiver<Prompt>,
+    ) -> Result<Answer, ElicitError> {
         match received {
-            Ok(Ok(Outcome::Accept(data))) => Ok(Answer::accepted(&id, data.unwrap_or_default())),
-            Ok(Ok(Outcome::Decline)) => Ok(Answer::refused(&id, REASON_DECLINED)),
+            Ok(Ok(Outcome::Accept(data))) => Ok(Answer::accepted(id, data.unwrap_or_default())),
+            Ok(Ok(Outcome::Decline)) => Ok(Answer::refused(id, REASON_DECLINED)),
             Ok(Err(Interrupt::Cancelled | Interrupt::Abandoned)) => {
                 self.tty.restore();
                 let _ = self
                     .tty
                     .term
                     .write_line(&format!("{} cancelled", style("✗").red()));
-                Ok(Answer::refused(&id, REASON_CANCELLED))
+                Ok(Answer::refused(id, REASON_CANCELLED))
             }
             Err(Waited::Interrupted) => {
                 // Ctrl-C reached the process while the prompt was between two
                 // key reads (cooked mode): the key was turned into SIGINT and
                 // the prompt, now blocked reading, will never see it.
-                if self.abandon_prompt(&rx) {
+                if self.abandon_prompt(rx) {
                     elicit_platform::handlers::set_prompting(false);
                 }
                 let _ = self
                     .tty
                     .term
                     .write_line(&format!("{} cancelled", style("✗").red()));
-                Ok(Answer::refused(&id, REASON_CANCELLED))
+                Ok(Answer::refused(id, REASON_CANCELLED))
             }
             Ok(Err(Interrupt::Io(err))) => {
                 self.tty.restore();
                 Err(ElicitError::Terminal(err.to_string()))
             }
             Err(Waited::TimedOut) => {
-                if self.abandon_prompt(&rx) {
+                if self.abandon_prompt(rx) {
                     elicit_platform::handlers::set_prompting(false);
                 }
                 let _ = self.tty.term.write_line(&format!(
@@ -308,7 +321,7 @@ impl Resolver for TerminalResolver {
                     style("⏱").yellow(),
                     humantime::format_duration(self.options.timeout.unwrap_or_default())
                 ));
-                Ok(Answer::refused(&id, REASON_EXPIRED))
+                Ok(Answer::refused(id, REASON_EXPIRED))
             }
             Err(Waited::Gone) => {
                 self.tty.restore();
@@ -318,4 +331,44 @@ impl Resolver for TerminalResolver {
             }
         }
     }
+}
+
+/// The form flow for `job`, on the prompt thread.
+fn run_form(
+    term: &Screen,
+    job: &Elicitation,
+    server: &str,
+    form: &elicit_core::elicitation::schema::FormSchema,
+    values: serde_json::Map<String, serde_json::Value>,
+    missing: &[String],
+) -> Prompt {
+    let asking = form::Asking {
+        server,
+        message: &job.params.message,
+        position: job.position,
+        // elicit's own form (a tool's arguments) has no server to decline
+        // to: only calling or not.
+        decline: !job.asked_by_elicit,
+    };
+    form::run(term, &asking, form, values, missing).map(|o| match o {
+        form::FormOutcome::Submit(v) => Outcome::Accept(Some(v)),
+        form::FormOutcome::Decline => Outcome::Decline,
+    })
+}
+
+/// The URL flow for `job`, on the prompt thread.
+fn run_url(term: &Screen, job: &Elicitation, server: &str, opener: &url::Opener) -> Prompt {
+    let raw = job.params.url.clone().unwrap_or_default();
+    url::run(
+        term,
+        server,
+        &job.params.message,
+        job.position,
+        &raw,
+        opener,
+    )
+    .map(|o| match o {
+        url::UrlOutcome::Completed => Outcome::Accept(None),
+        url::UrlOutcome::Declined => Outcome::Decline,
+    })
 }

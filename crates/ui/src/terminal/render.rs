@@ -2,15 +2,17 @@
 //! and its message, and how answers are shown in the review. Every piece of
 //! server text passes through [`elicit_core::text::sanitize`] first.
 
-use console::{style, Term};
+use console::style;
 use serde_json::Value;
+
+use super::tty::Screen;
 
 use elicit_core::elicitation::schema::{FieldKind, FormField};
 use elicit_core::text::sanitize::{sanitize_block, sanitize_line};
 
 /// The header drawn before a form or a URL request.
 pub fn header(
-    term: &Term,
+    term: &Screen,
     server: &str,
     what: &str,
     message: &str,
@@ -37,7 +39,7 @@ pub fn header(
 }
 
 /// Closes the header box with a line of key hints.
-pub(crate) fn footer(term: &Term, hint: &str) {
+pub(crate) fn footer(term: &Screen, hint: &str) {
     let _ = term.write_line(&format!("{} {}", style("╰─").dim(), style(hint).dim()));
 }
 

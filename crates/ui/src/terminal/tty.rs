@@ -3,14 +3,40 @@
 //! (`cat req.json | elicit | jq .`) and with stderr sent to a file
 //! (`2>log`), where a prompt library checking stderr would refuse.
 
+use std::fs::File;
+use std::sync::Arc;
+
 use console::Term;
 
-use elicit_platform::terminal::{self, SavedMode};
+use elicit_platform::terminal::{self, DrawOn, SavedMode};
+
+/// What prompts draw on (a `console::Term`, which it derefs to) and the
+/// terminal's own file their keys are read from.
+#[derive(Clone)]
+pub struct Screen {
+    term: Term,
+    keys: Arc<File>,
+}
+
+impl Screen {
+    /// The terminal's file, for the platform's key reading and type-ahead.
+    pub(crate) fn keys(&self) -> &File {
+        &self.keys
+    }
+}
+
+impl std::ops::Deref for Screen {
+    type Target = Term;
+
+    fn deref(&self) -> &Term {
+        &self.term
+    }
+}
 
 /// The terminal prompts are drawn on, plus what is needed to put it back as
 /// it was whatever happens (Ctrl-C, timeout, a panic in a prompt).
 pub(crate) struct Tty {
-    pub term: Term,
+    pub term: Screen,
     saved: Option<SavedMode>,
 }
 
@@ -32,8 +58,25 @@ impl Tty {
         console::set_colors_enabled_stderr(colors);
         console::set_colors_enabled(colors);
         elicit_platform::handlers::install_interrupt_handler();
-        let term = terminal::term(read, write)?;
-        Ok(Tty { term, saved })
+        // The keys are read from the file prompts are drawn on (the
+        // terminal, open for both).
+        let keys = write
+            .try_clone()
+            .map_err(|e| format!("cannot open {}: {e}", terminal::NAME))?;
+        let term = match terminal::draw_on(read, write)? {
+            // `console` builds a terminal on a pair of files on Unix only
+            // (`read_write_pair`); the platform offers them there alone.
+            #[cfg(unix)]
+            DrawOn::Files { read, write } => Term::read_write_pair(read, write),
+            DrawOn::StandardError => Term::stderr(),
+        };
+        Ok(Tty {
+            term: Screen {
+                term,
+                keys: Arc::new(keys),
+            },
+            saved,
+        })
     }
 
     /// Puts the terminal back: visible cursor, the original line mode.

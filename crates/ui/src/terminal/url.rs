@@ -10,10 +10,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use console::{style, Key, Term};
+use console::style;
+use elicit_platform::terminal::Key;
 
 use super::keys::read_key_unless;
 use super::render::{footer, header};
+use super::tty::Screen;
 use super::widgets::{
     check_interrupt, consent_pause, discard_typeahead, select, Interrupt, Prompted,
 };
@@ -31,7 +33,7 @@ pub use elicit_platform::opener::Opener;
 
 /// Runs the flow for `raw_url`.
 pub(crate) fn run(
-    term: &Term,
+    term: &Screen,
     server: &str,
     message: &str,
     position: Option<(usize, usize)>,
@@ -123,7 +125,7 @@ fn is_warning(w: &elicit_core::text::url_safety::UrlWarning) -> bool {
     !matches!(w, elicit_core::text::url_safety::UrlWarning::LoopbackHttp)
 }
 
-fn show_url(term: &Term, a: &UrlAssessment) {
+fn show_url(term: &Screen, a: &UrlAssessment) {
     let bar = style("│").dim();
     let _ = term.write_line(&format!("{bar}"));
     let _ = term.write_line(&format!("{bar} {}  {}", style("URL ").dim(), a.display));
@@ -170,7 +172,7 @@ fn show_url(term: &Term, a: &UrlAssessment) {
 /// cancels (Esc, q, Ctrl-C, Ctrl-D, end of input), showing the time
 /// elapsed. On cancel the line is wiped and the caller says `cancelled`
 /// once.
-fn wait_for_person(term: &Term) -> Prompted<UrlOutcome> {
+fn wait_for_person(term: &Screen) -> Prompted<UrlOutcome> {
     check_interrupt()?;
     // "Done" must be a key pressed at this screen, not a second Enter
     // typed on from the choice before it.

@@ -9,11 +9,13 @@
 
 use std::io;
 
-use console::{style, Key, Term};
+use console::style;
+use elicit_platform::terminal::Key;
 
 pub use super::interrupt::Interrupt;
 pub(crate) use super::interrupt::Prompted;
 use super::keys::{self, read_key};
+use super::tty::Screen;
 
 /// How long a consent screen (the URL screen, the review before submit, an
 /// approve-only form) is shown, with every key ignored, before its choices
@@ -27,14 +29,14 @@ pub const CONSENT_PAUSE: std::time::Duration = std::time::Duration::from_millis(
 /// prompt not yet drawn. Called before consent choices and before a form
 /// or picker appears, never between ordinary fields: there keys typed
 /// ahead belong to the next field.
-pub(crate) fn discard_typeahead(term: &Term) {
-    elicit_platform::terminal::discard_input(term);
+pub(crate) fn discard_typeahead(term: &Screen) {
+    elicit_platform::terminal::discard_input(term.keys());
 }
 
 /// Leaves a consent screen up for [`CONSENT_PAUSE`] with keys ignored, then
 /// discards them, saying so when there were any; Ctrl-C still cancels at
 /// once.
-pub(crate) fn consent_pause(term: &Term) -> Prompted<()> {
+pub(crate) fn consent_pause(term: &Screen) -> Prompted<()> {
     let _ = term.flush();
     let until = std::time::Instant::now() + CONSENT_PAUSE;
     while std::time::Instant::now() < until {
@@ -74,14 +76,14 @@ pub const MAX_ITEM_CHARS: usize = 100;
 /// `reserved` columns (the marks), so it never wraps: a redrawn block is
 /// cleared by counting lines, and a wrapped line would leave stale rows
 /// behind. Styling escapes are kept intact by `truncate_str`.
-fn fit(term: &Term, text: &str, reserved: usize) -> String {
+fn fit(term: &Screen, text: &str, reserved: usize) -> String {
     let width = term.size().1 as usize;
     let max = width.saturating_sub(reserved).clamp(10, MAX_ITEM_CHARS);
     console::truncate_str(text, max, "…").into_owned()
 }
 
 /// Cuts a whole line to the terminal's width (one column spare).
-fn fit_line(term: &Term, line: &str) -> String {
+fn fit_line(term: &Screen, line: &str) -> String {
     let width = (term.size().1 as usize).saturating_sub(1).max(10);
     console::truncate_str(line, width, "…").into_owned()
 }
@@ -90,12 +92,12 @@ fn fit_line(term: &Term, line: &str) -> String {
 /// and removed the same way however the prompt ends (answer, Esc, Ctrl-C,
 /// Ctrl-D, timeout): the one way to leave a prompt.
 struct Block<'a> {
-    term: &'a Term,
+    term: &'a Screen,
     lines: usize,
 }
 
 impl<'a> Block<'a> {
-    fn new(term: &'a Term) -> Self {
+    fn new(term: &'a Screen) -> Self {
         let _ = term.hide_cursor();
         Block { term, lines: 0 }
     }
@@ -184,7 +186,12 @@ fn item_line(text: &str, active: bool, checked: Option<bool>) -> String {
 }
 
 /// The rows to show of `n` so the cursor stays visible on a short screen.
-fn window(term: &Term, n: usize, cursor: Option<usize>, reserved: usize) -> std::ops::Range<usize> {
+fn window(
+    term: &Screen,
+    n: usize,
+    cursor: Option<usize>,
+    reserved: usize,
+) -> std::ops::Range<usize> {
     let rows = term.size().0 as usize;
     let room = rows.saturating_sub(reserved + 1).max(3);
     if n <= room {
@@ -225,7 +232,7 @@ fn is_cancel(key: &Key) -> bool {
 /// `default: None` starts with nothing chosen: Enter then only asks to
 /// choose. More than [`FILTER_FROM`] items filter as you type.
 pub fn select(
-    term: &Term,
+    term: &Screen,
     prompt: &str,
     items: &[String],
     default: Option<usize>,
@@ -251,7 +258,7 @@ fn keys_hint(items: &[String], shortcuts: &[(char, usize)], filterable: bool) ->
 /// [`select`], where each `(key, item)` of `shortcuts` picks that item at
 /// once (`y`/`n` on a yes/no). Ignored on a list that filters as you type.
 pub(crate) fn select_keyed(
-    term: &Term,
+    term: &Screen,
     prompt: &str,
     items: &[String],
     default: Option<usize>,
@@ -356,7 +363,7 @@ pub(crate) fn select_keyed(
 /// keeps the list up with the reason under it (each attempt replaces the
 /// last reason), and only an accepted one is recorded with `✔`.
 pub(crate) fn multi_select(
-    term: &Term,
+    term: &Screen,
     prompt: &str,
     items: &[String],
     checked: &[bool],
@@ -435,14 +442,14 @@ pub(crate) const REVEAL_KEY: char = '\u{12}';
 /// `prompt` is drawn before the text and may contain styling; it must
 /// already be sanitised. On cancel the line is wiped, so whatever follows
 /// (`✗ cancelled`) starts on a clean line.
-pub fn read_line(term: &Term, prompt: &str, initial: &str, masked: bool) -> Prompted<String> {
+pub fn read_line(term: &Screen, prompt: &str, initial: &str, masked: bool) -> Prompted<String> {
     read_line_or_back(term, prompt, initial, masked, false).map(|line| line.unwrap_or_default())
 }
 
 /// [`read_line`], where `back` lets ↑ or Shift-Tab on an empty line ask
 /// to go back to the field before: `Ok(None)`.
 pub(crate) fn read_line_or_back(
-    term: &Term,
+    term: &Screen,
     prompt: &str,
     initial: &str,
     masked: bool,
@@ -521,7 +528,7 @@ pub(crate) fn read_line_or_back(
 /// `pos`. Long text scrolls horizontally instead of wrapping, so the line can
 /// always be redrawn in place. Returns the window start.
 fn redraw(
-    term: &Term,
+    term: &Screen,
     prompt: &str,
     chars: &[char],
     pos: usize,

@@ -106,13 +106,17 @@ fn lint_options(args: &LintArgs) -> Result<LintOptions, ElicitError> {
 fn rendered(format: LintFormat, linted: &[Linted]) -> String {
     match format {
         LintFormat::Human => {
-            use elicit::terminal::color::{choice, enabled, ColorChoice};
+            use elicit::terminal::color::{choice, enabled, paint_lint, ColorChoice};
             let colored = match choice() {
                 ColorChoice::Always => true,
                 ColorChoice::Never => false,
                 ColorChoice::Auto => std::io::stdout().is_terminal() && enabled(),
             };
-            render::human(linted, colored)
+            if colored {
+                render::human(linted, &paint_lint)
+            } else {
+                render::human(linted, &render::plain)
+            }
         }
         LintFormat::Json => render::json_lines(linted),
         LintFormat::Sarif => super::json_text(&render::sarif(linted), true),

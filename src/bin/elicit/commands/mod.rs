@@ -111,10 +111,13 @@ pub fn json_text<T: serde::Serialize>(value: &T, pretty: bool) -> String {
 }
 
 pub fn load_answers(args: &AnswerArgs) -> Result<ScriptedAnswers, ElicitError> {
-    ScriptedAnswers::parse(
-        &args.answers,
-        elicit::elicitation::answers::read_answer_file,
-    )
+    ScriptedAnswers::parse(&args.answers, read_answer_file)
+}
+
+/// Reads an `@FILE` answer: a regular file only, at most a message's size
+/// (a FIFO, a device or a huge file is refused, never waited on).
+pub fn read_answer_file(path: &str) -> std::io::Result<String> {
+    elicit::platform::fs::read_regular_file(path, elicit::elicitation::protocol::MAX_MESSAGE_BYTES)
 }
 
 /// Reads `--answers FILE`, when given. An unreadable file is a usage

@@ -135,7 +135,7 @@ fn respond_answers(args: &RespondArgs) -> Result<Vec<String>, ParkError> {
             .answers
             .iter()
             .map(|a| match a.strip_prefix('@') {
-                Some(path) => elicit::elicitation::answers::read_answer_file(path)
+                Some(path) => super::read_answer_file(path)
                     .map_err(|e| ParkError::usage(format!("cannot read {path:?}: {e}"))),
                 None => Ok(a.clone()),
             })

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use std::sync::Arc;
 
-use crate::elicitation::json_words::json_error_text;
+use crate::elicitation::json::json_error_text;
 use crate::elicitation::protocol::ElicitationParams;
 use crate::elicitation::schema::FormSchema;
 use crate::error::ElicitError;

@@ -7,9 +7,11 @@ use super::shapes::HOOK_EVENT;
 use super::{
     finish_document, nesting, Document, InputFailure, KnownSchema, RawBits, Shape, MAX_NESTING,
 };
+use crate::elicitation::schema::FormSchema;
 use serde_json::value::RawValue;
 use serde_json::Map;
 use serde_json::Value;
+use std::sync::Arc;
 /// Marks the one-pass reader's own refusals (the two-pass reader decides).
 pub(super) const NOT_ONE_PASS: &str = "elicit: not for the one-pass reader";
 
@@ -288,28 +290,10 @@ pub(super) fn read_in_one_pass(
         (None, Some(raw)) => (SchemaAt::Params, Some(raw), 2),
         (None, None) => (SchemaAt::Top, None, 0),
     };
-    let mut found = None;
-    if let Some(raw) = raw_schema {
-        let schema = match known(raw) {
-            // Parsed before, so it parses again: only its depth here is new.
-            Some(k) if level + k.nesting <= MAX_NESTING => {
-                found = Some(k.form);
-                // An object, as every schema the cache holds is: the shape
-                // rules see the member they would see, never read it.
-                Value::Object(Map::new())
-            }
-            _ => build_member(raw, level)?,
-        };
-        let slot = match at {
-            SchemaAt::Top => members.get_mut("requestedSchema"),
-            SchemaAt::Params => members
-                .get_mut("params")
-                .and_then(|p| p.get_mut("requestedSchema")),
-        };
-        // The pass left a slot where it kept the text; were it ever
-        // missing, the two-pass reader decides (never a panic on input).
-        *slot? = schema;
-    }
+    let found = match raw_schema {
+        Some(raw) => place_schema(&mut members, known, raw, at, level)?,
+        None => None,
+    };
     let text_of = |raw: Option<&str>, here: SchemaAt| match (raw, &found) {
         (Some(raw), None) if at == here => Some(Box::<str>::from(raw)),
         _ => None,
@@ -326,25 +310,63 @@ pub(super) fn read_in_one_pass(
         params_schema: text_of(params_schema, SchemaAt::Params),
     };
     let value = Value::Object(members);
-    Some(finish_document(text, value, raw).map(|mut doc| {
-        if let Some(form) = found {
-            let here = match doc.shape {
-                Shape::BareParams => SchemaAt::Top,
-                Shape::RequestObject | Shape::JsonRpcRequest { .. } => SchemaAt::Params,
-                Shape::InputRequired { .. }
-                | Shape::UrlElicitationRequired
-                | Shape::ClaudeCodeHook => return doc,
-            };
-            if here == at {
-                if let Some(entry) = doc.entries.first_mut() {
-                    // The placeholder goes; the parsed form takes its place.
-                    entry.params.requested_schema = None;
-                    entry.form = Some(form);
-                }
-            }
-        }
-        doc
+    Some(finish_document(text, value, raw).map(|doc| match found {
+        Some(form) => with_known_form(doc, form, at),
+        None => doc,
     }))
+}
+
+/// Puts the schema text `raw`, found `at` (`level` deep), in its slot of
+/// `members`: an empty object when `known` holds its form (returned), else
+/// the schema built. `None` leaves the document to the two-pass reader.
+fn place_schema(
+    members: &mut Map<String, Value>,
+    known: &dyn Fn(&str) -> Option<KnownSchema>,
+    raw: &str,
+    at: SchemaAt,
+    level: usize,
+) -> Option<Option<Arc<FormSchema>>> {
+    let mut found = None;
+    let schema = match known(raw) {
+        // Parsed before, so it parses again: only its depth here is new.
+        Some(k) if level + k.nesting <= MAX_NESTING => {
+            found = Some(k.form);
+            // An object, as every schema the cache holds is: the shape
+            // rules see the member they would see, never read it.
+            Value::Object(Map::new())
+        }
+        _ => build_member(raw, level)?,
+    };
+    let slot = match at {
+        SchemaAt::Top => members.get_mut("requestedSchema"),
+        SchemaAt::Params => members
+            .get_mut("params")
+            .and_then(|p| p.get_mut("requestedSchema")),
+    };
+    // The pass left a slot where it kept the text; were it ever
+    // missing, the two-pass reader decides (never a panic on input).
+    *slot? = schema;
+    Some(found)
+}
+
+/// `doc` with the known `form` in place of the placeholder schema, when
+/// its one elicitation's schema is the one found `at`.
+fn with_known_form(mut doc: Document, form: Arc<FormSchema>, at: SchemaAt) -> Document {
+    let here = match doc.shape {
+        Shape::BareParams => SchemaAt::Top,
+        Shape::RequestObject | Shape::JsonRpcRequest { .. } => SchemaAt::Params,
+        Shape::InputRequired { .. } | Shape::UrlElicitationRequired | Shape::ClaudeCodeHook => {
+            return doc
+        }
+    };
+    if here == at {
+        if let Some(entry) = doc.entries.first_mut() {
+            // The placeholder goes; the parsed form takes its place.
+            entry.params.requested_schema = None;
+            entry.form = Some(form);
+        }
+    }
+    doc
 }
 
 #[cfg(test)]

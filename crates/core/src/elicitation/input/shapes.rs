@@ -65,65 +65,11 @@ pub(super) fn read_shape(mut value: Value, raw: RawBits) -> Result<Document, Inp
     }
     // JSON-RPC: a request (method), a response (result) or an error.
     if obj.contains_key("jsonrpc") || (obj.contains_key("id") && obj.contains_key("method")) {
-        if obj.contains_key("method") {
-            let id = match (obj.get("id"), raw.id) {
-                (Some(Value::String(_) | Value::Number(_)), Some(id)) => id,
-                (None, _) | (Some(Value::Null), _) => {
-                    return Err(ElicitError::UnknownShape {
-                        message: "a JSON-RPC notification (no `id`) cannot be answered: elicitation/create must be a request with an id".into(),
-                    }
-                    .into())
-                }
-                (Some(other), _) => {
-                    return Err(ElicitError::UnknownShape {
-                        message: format!(
-                            "JSON-RPC `id` must be a string or a number, found {}",
-                            crate::elicitation::json_kind(other)
-                        ),
-                    }
-                    .into())
-                }
-            };
-            let params = method_params(obj).map_err(|error| InputFailure {
-                error,
-                reply_id: Some(id.clone()),
-            })?;
-            return Ok(Document {
-                shape: Shape::JsonRpcRequest { id },
-                entries: vec![Entry {
-                    key: None,
-                    params,
-                    schema_text: raw.params_schema,
-                    form: None,
-                }],
-                skipped: vec![],
-                server: None,
-            });
-        }
-        if let Some(result) = obj.get("result") {
-            return input_required(result, raw.request_state).map_err(Into::into);
-        }
-        if let Some(error) = obj.get("error") {
-            return url_required(error).map_err(Into::into);
-        }
-        return Err(ElicitError::UnknownShape {
-            message: "a JSON-RPC message with neither `method`, `result` nor `error`".into(),
-        }
-        .into());
+        return json_rpc(obj, raw);
     }
     if obj.contains_key("method") {
         let params = method_params(obj)?;
-        return Ok(Document {
-            shape: Shape::RequestObject,
-            entries: vec![Entry {
-                key: None,
-                params,
-                schema_text: raw.params_schema,
-                form: None,
-            }],
-            skipped: vec![],
-            server: None,
-        });
+        return Ok(one_entry(Shape::RequestObject, params, raw.params_schema));
     }
     if obj.contains_key("inputRequests") || obj.contains_key("resultType") {
         return input_required(&value, raw.request_state).map_err(Into::into);
@@ -138,23 +84,73 @@ pub(super) fn read_shape(mut value: Value, raw: RawBits) -> Result<Document, Inp
         .iter()
         .any(|k| obj.contains_key(*k));
     if looks_like_params {
-        return Ok(Document {
-            shape: Shape::BareParams,
-            entries: vec![Entry {
-                key: None,
-                params: ElicitationParams::from_owned(value)?,
-                schema_text: raw.bare_schema,
-                form: None,
-            }],
-            skipped: vec![],
-            server: None,
-        });
+        let params = ElicitationParams::from_owned(value)?;
+        return Ok(one_entry(Shape::BareParams, params, raw.bare_schema));
     }
     let keys: Vec<&str> = obj.keys().map(String::as_str).take(8).collect();
     Err(ElicitError::UnknownShape {
         message: format!(
             "not an elicitation: expected params (`message`, `requestedSchema` or `url`), a request (`method`), a JSON-RPC request, an input_required result or a -32042 error; found keys {keys:?}"
         ),
+    }
+    .into())
+}
+
+/// A document of one elicitation, `params`, in `shape`.
+fn one_entry(shape: Shape, params: ElicitationParams, schema_text: Option<Box<str>>) -> Document {
+    Document {
+        shape,
+        entries: vec![Entry {
+            key: None,
+            params,
+            schema_text,
+            form: None,
+        }],
+        skipped: vec![],
+        server: None,
+    }
+}
+
+/// A JSON-RPC message: a request (`method`, answered under its `id`), a
+/// response (`result`: input_required) or an error (-32042).
+fn json_rpc(obj: &mut Map<String, Value>, raw: RawBits) -> Result<Document, InputFailure> {
+    if obj.contains_key("method") {
+        let id = match (obj.get("id"), raw.id) {
+            (Some(Value::String(_) | Value::Number(_)), Some(id)) => id,
+            (None, _) | (Some(Value::Null), _) => {
+                return Err(ElicitError::UnknownShape {
+                    message: "a JSON-RPC notification (no `id`) cannot be answered: elicitation/create must be a request with an id".into(),
+                }
+                .into())
+            }
+            (Some(other), _) => {
+                return Err(ElicitError::UnknownShape {
+                    message: format!(
+                        "JSON-RPC `id` must be a string or a number, found {}",
+                        crate::elicitation::json::json_kind(other)
+                    ),
+                }
+                .into())
+            }
+        };
+        let params = method_params(obj).map_err(|error| InputFailure {
+            error,
+            reply_id: Some(id.clone()),
+        })?;
+        return Ok(one_entry(
+            Shape::JsonRpcRequest { id },
+            params,
+            raw.params_schema,
+        ));
+    }
+    if let Some(result) = obj.get("result") {
+        return input_required(result, raw.request_state).map_err(Into::into);
+    }
+    if let Some(error) = obj.get("error") {
+        return url_required(error).map_err(Into::into);
+    }
+    Err(ElicitError::UnknownShape {
+        message: "a JSON-RPC message with neither `method`, `result` nor `error`".into(),
     }
     .into())
 }
@@ -171,7 +167,7 @@ pub(super) fn method_params(
             return Err(ElicitError::UnknownShape {
                 message: format!(
                     "`method` must be a string, found {}",
-                    crate::elicitation::json_kind(other)
+                    crate::elicitation::json::json_kind(other)
                 ),
             })
         }
@@ -199,7 +195,7 @@ pub(super) fn input_required(
         .ok_or_else(|| ElicitError::UnknownShape {
             message: format!(
                 "a JSON-RPC response whose `result` is {}, not an input_required result",
-                crate::elicitation::json_kind(result)
+                crate::elicitation::json::json_kind(result)
             ),
         })?;
     match obj.get("resultType").and_then(Value::as_str) {
@@ -230,7 +226,7 @@ pub(super) fn input_required(
             return Err(ElicitError::UnknownShape {
                 message: format!(
                     "`inputRequests` must be an object, found {}",
-                    crate::elicitation::json_kind(other)
+                    crate::elicitation::json::json_kind(other)
                 ),
             })
         }

@@ -17,7 +17,7 @@ pub(super) fn read_document_two_pass(text: &str) -> Result<Document, InputFailur
             return Err(ElicitError::UnknownShape {
                 message: format!(
                     "expected a JSON object (an elicitation), found {}",
-                    crate::elicitation::json_kind(other)
+                    crate::elicitation::json::json_kind(other)
                 ),
             }
             .into())

@@ -117,7 +117,7 @@ impl ElicitationParams {
             .ok_or_else(|| ElicitError::InvalidParams {
                 message: format!(
                     "`params` must be a JSON object, found {}",
-                    crate::elicitation::json_kind(value)
+                    crate::elicitation::json::json_kind(value)
                 ),
             })?;
         let mode = match obj.get("mode") {
@@ -127,7 +127,7 @@ impl ElicitationParams {
                 return Err(ElicitError::InvalidParams {
                     message: format!(
                         "`mode` must be a string, found {}",
-                        crate::elicitation::json_kind(other)
+                        crate::elicitation::json::json_kind(other)
                     ),
                 })
             }
@@ -150,7 +150,7 @@ impl ElicitationParams {
                 return Err(ElicitError::InvalidParams {
                     message: format!(
                         "`_meta` must be an object, found {}",
-                        crate::elicitation::json_kind(other)
+                        crate::elicitation::json::json_kind(other)
                     ),
                 })
             }
@@ -162,7 +162,7 @@ impl ElicitationParams {
                 return Err(ElicitError::InvalidParams {
                     message: format!(
                         "`requestedSchema` must be an object, found {}",
-                        crate::elicitation::json_kind(&other)
+                        crate::elicitation::json::json_kind(&other)
                     ),
                 })
             }
@@ -199,7 +199,7 @@ fn optional_string(obj: &Map<String, Value>, key: &str) -> Result<Option<String>
         Some(other) => Err(ElicitError::InvalidParams {
             message: format!(
                 "`{key}` must be a string, found {}",
-                crate::elicitation::json_kind(other)
+                crate::elicitation::json::json_kind(other)
             ),
         }),
     }

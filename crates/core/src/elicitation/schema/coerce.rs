@@ -55,7 +55,7 @@ impl FormField {
                             self.label(),
                             e.line(),
                             e.column().max(1),
-                            crate::elicitation::json_words::json_error_text(&e)
+                            crate::elicitation::json::json_error_text(&e)
                         ))
                     }
                 }

@@ -234,7 +234,7 @@ impl FormSchema {
             .ok_or_else(|| ElicitError::InvalidParams {
                 message: format!(
                     "`requestedSchema` must be an object, found {}",
-                    crate::elicitation::json_kind(schema)
+                    crate::elicitation::json::json_kind(schema)
                 ),
             })?;
         let mut warnings = Vec::new();
@@ -253,7 +253,7 @@ impl FormSchema {
                 return Err(ElicitError::InvalidParams {
                     message: format!(
                         "`requestedSchema.properties` must be an object, found {}",
-                        crate::elicitation::json_kind(other)
+                        crate::elicitation::json::json_kind(other)
                     ),
                 })
             }

@@ -10,89 +10,15 @@ use std::sync::OnceLock;
 impl FormField {
     pub(super) fn parse(name: &str, prop: &Value, required: bool) -> Self {
         let obj = prop.as_object();
-        let get_str = |k: &str| {
-            obj.and_then(|o| o.member(k))
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        };
-        let get_u64 = |k: &str| obj.and_then(|o| o.member(k)).and_then(Value::as_u64);
-        let get_num = |k: &str| match obj.and_then(|o| o.member(k)) {
-            Some(Value::Number(n)) => Some(n.clone()),
-            _ => None,
-        };
+        let get_str = |k: &str| obj.and_then(|o| str_member(o, k));
         let kind = match obj {
             None => FieldKind::Raw {
                 why: format!(
                     "the property schema is {}, not an object",
-                    crate::elicitation::json_kind(prop)
+                    crate::elicitation::json::json_kind(prop)
                 ),
             },
-            Some(o) => match o.member("type").and_then(Value::as_str) {
-                Some("string") => {
-                    if let Some(choices) = one_of_choices(o.member("oneOf")) {
-                        FieldKind::Select { choices }
-                    } else if let Some(values) = string_list(o.member("enum")) {
-                        let labels = string_list(o.member("enumNames"));
-                        let choices = values
-                            .into_iter()
-                            .enumerate()
-                            .map(|(i, value)| Choice {
-                                label: labels.as_ref().and_then(|l| l.get(i).cloned()),
-                                value,
-                            })
-                            .collect();
-                        FieldKind::Select { choices }
-                    } else {
-                        FieldKind::Text {
-                            min_length: get_u64("minLength"),
-                            max_length: get_u64("maxLength"),
-                            format: get_str("format").map(|f| StringFormat::parse(&f)),
-                            pattern: get_str("pattern"),
-                        }
-                    }
-                }
-                Some("integer") => FieldKind::Integer {
-                    minimum: get_num("minimum"),
-                    maximum: get_num("maximum"),
-                },
-                Some("number") => FieldKind::Number {
-                    minimum: get_num("minimum"),
-                    maximum: get_num("maximum"),
-                },
-                Some("boolean") => FieldKind::Boolean,
-                Some("array") => {
-                    let items = o.member("items").and_then(Value::as_object);
-                    let titled = items.and_then(|i| {
-                        one_of_choices(i.member("anyOf"))
-                            .or_else(|| one_of_choices(i.member("oneOf")))
-                    });
-                    let untitled =
-                        items
-                            .and_then(|i| string_list(i.member("enum")))
-                            .map(|values| {
-                                values
-                                    .into_iter()
-                                    .map(|value| Choice { value, label: None })
-                                    .collect()
-                            });
-                    match titled.or(untitled) {
-                        Some(choices) => FieldKind::MultiSelect {
-                            choices,
-                            min_items: get_u64("minItems"),
-                            max_items: get_u64("maxItems"),
-                        },
-                        None => FieldKind::Raw {
-                            why: "an array that is not a multi-select of strings".into(),
-                        },
-                    }
-                }
-                Some(other) => FieldKind::Raw {
-                    why: format!("type {other:?} is not a primitive MCP allows in a form"),
-                },
-                None => FieldKind::Raw {
-                    why: "the property has no \"type\"".into(),
-                },
-            },
+            Some(o) => kind_of(o),
         };
         let (rules, schema_problem) = match NativeRules::of(prop) {
             Some(rules) if !matches!(kind, FieldKind::Raw { .. }) => (
@@ -117,6 +43,97 @@ impl FormField {
             rules,
             schema_problem,
         }
+    }
+}
+
+fn str_member(o: &Map<String, Value>, k: &str) -> Option<String> {
+    o.member(k).and_then(Value::as_str).map(str::to_string)
+}
+
+fn u64_member(o: &Map<String, Value>, k: &str) -> Option<u64> {
+    o.member(k).and_then(Value::as_u64)
+}
+
+fn number_member(o: &Map<String, Value>, k: &str) -> Option<serde_json::Number> {
+    match o.member(k) {
+        Some(Value::Number(n)) => Some(n.clone()),
+        _ => None,
+    }
+}
+
+/// The kind of field a property schema object describes, by its `type`.
+fn kind_of(o: &Map<String, Value>) -> FieldKind {
+    match o.member("type").and_then(Value::as_str) {
+        Some("string") => string_kind(o),
+        Some("integer") => FieldKind::Integer {
+            minimum: number_member(o, "minimum"),
+            maximum: number_member(o, "maximum"),
+        },
+        Some("number") => FieldKind::Number {
+            minimum: number_member(o, "minimum"),
+            maximum: number_member(o, "maximum"),
+        },
+        Some("boolean") => FieldKind::Boolean,
+        Some("array") => array_kind(o),
+        Some(other) => FieldKind::Raw {
+            why: format!("type {other:?} is not a primitive MCP allows in a form"),
+        },
+        None => FieldKind::Raw {
+            why: "the property has no \"type\"".into(),
+        },
+    }
+}
+
+/// A string: a single select (titled `oneOf`, or `enum` with the legacy
+/// `enumNames`), else text.
+fn string_kind(o: &Map<String, Value>) -> FieldKind {
+    if let Some(choices) = one_of_choices(o.member("oneOf")) {
+        FieldKind::Select { choices }
+    } else if let Some(values) = string_list(o.member("enum")) {
+        let labels = string_list(o.member("enumNames"));
+        let choices = values
+            .into_iter()
+            .enumerate()
+            .map(|(i, value)| Choice {
+                label: labels.as_ref().and_then(|l| l.get(i).cloned()),
+                value,
+            })
+            .collect();
+        FieldKind::Select { choices }
+    } else {
+        FieldKind::Text {
+            min_length: u64_member(o, "minLength"),
+            max_length: u64_member(o, "maxLength"),
+            format: str_member(o, "format").map(|f| StringFormat::parse(&f)),
+            pattern: str_member(o, "pattern"),
+        }
+    }
+}
+
+/// An array: a multi-select of strings (titled `anyOf`/`oneOf` items, or
+/// an items `enum`), else raw JSON.
+fn array_kind(o: &Map<String, Value>) -> FieldKind {
+    let items = o.member("items").and_then(Value::as_object);
+    let titled = items.and_then(|i| {
+        one_of_choices(i.member("anyOf")).or_else(|| one_of_choices(i.member("oneOf")))
+    });
+    let untitled = items
+        .and_then(|i| string_list(i.member("enum")))
+        .map(|values| {
+            values
+                .into_iter()
+                .map(|value| Choice { value, label: None })
+                .collect()
+        });
+    match titled.or(untitled) {
+        Some(choices) => FieldKind::MultiSelect {
+            choices,
+            min_items: u64_member(o, "minItems"),
+            max_items: u64_member(o, "maxItems"),
+        },
+        None => FieldKind::Raw {
+            why: "an array that is not a multi-select of strings".into(),
+        },
     }
 }
 

@@ -98,7 +98,7 @@ pub(super) fn check_schema(schema: &Value, at: &str, found: &mut Findings) {
                         here,
                         format!(
                             "an entry of required is {}, not a name",
-                            crate::elicitation::json_kind(other)
+                            crate::elicitation::json::json_kind(other)
                         ),
                     ),
                 }
@@ -109,7 +109,7 @@ pub(super) fn check_schema(schema: &Value, at: &str, found: &mut Findings) {
             pointer(at, &["required"]),
             format!(
                 "required is {}, not an array of names",
-                crate::elicitation::json_kind(other)
+                crate::elicitation::json::json_kind(other)
             ),
         ),
     }
@@ -147,43 +147,14 @@ pub(super) fn check_field(field: &FormField, prop: &Value, at: &str, found: &mut
             at.to_string(),
             format!(
                 "property {name:?} is {}, not a schema object",
-                crate::elicitation::json_kind(prop)
+                crate::elicitation::json::json_kind(prop)
             ),
         );
         return;
     };
-    let get = |k: &str| obj.get(k);
-    let typ = get("type").and_then(Value::as_str);
-    let items = get("items");
-    let titled_items = items.and_then(|i| i.get("anyOf").or_else(|| i.get("oneOf")));
+    let typ = obj.get("type").and_then(Value::as_str);
     if let FieldKind::Raw { why } = &field.kind {
-        if is_object_schema(prop) {
-            found.add(
-                "form-nested-property",
-                at.to_string(),
-                format!("property {name:?} is an object: forms are flat"),
-            );
-            return;
-        }
-        if typ == Some("array") && items.is_some_and(is_object_schema) {
-            found.add(
-                "form-nested-property",
-                pointer(at, &["items"]),
-                format!("property {name:?} is an array of objects: forms are flat"),
-            );
-            return;
-        }
-        // A titled multi-select with a broken option is reported as such
-        // below, not as an unknown kind.
-        if !(typ == Some("array") && titled_items.is_some_and(Value::is_array)) {
-            found.add(
-                "property-type-unsupported",
-                match get("type") {
-                    Some(_) => pointer(at, &["type"]),
-                    None => at.to_string(),
-                },
-                format!("property {name:?}: {why}"),
-            );
+        if check_not_a_form_field(field, why, prop, at, found) {
             return;
         }
     }
@@ -194,6 +165,67 @@ pub(super) fn check_field(field: &FormField, prop: &Value, at: &str, found: &mut
             format!("property {name:?}: {problem}"),
         );
     }
+    check_keywords(field, obj, at, found);
+    check_bounds(field, obj, at, found);
+    if typ == Some("string") {
+        check_single_select(field, obj, at, found);
+    }
+    if typ == Some("array") {
+        check_multi_select(field, obj, at, found);
+    }
+    check_default(field, obj, at, found);
+    check_secret(field, at, found);
+}
+
+/// A property the schema model could not make a form field of (`why`):
+/// nested (an object, an array of objects) or of a kind MCP does not have.
+/// True when that is all there is to say of it; a titled multi-select with
+/// a broken option is left to be reported as such.
+fn check_not_a_form_field(
+    field: &FormField,
+    why: &str,
+    prop: &Value,
+    at: &str,
+    found: &mut Findings,
+) -> bool {
+    let name = &field.name;
+    let typ = prop.get("type").and_then(Value::as_str);
+    let items = prop.get("items");
+    let titled_items = items.and_then(|i| i.get("anyOf").or_else(|| i.get("oneOf")));
+    if is_object_schema(prop) {
+        found.add(
+            "form-nested-property",
+            at.to_string(),
+            format!("property {name:?} is an object: forms are flat"),
+        );
+        return true;
+    }
+    if typ == Some("array") && items.is_some_and(is_object_schema) {
+        found.add(
+            "form-nested-property",
+            pointer(at, &["items"]),
+            format!("property {name:?} is an array of objects: forms are flat"),
+        );
+        return true;
+    }
+    if typ == Some("array") && titled_items.is_some_and(Value::is_array) {
+        return false;
+    }
+    found.add(
+        "property-type-unsupported",
+        match prop.get("type") {
+            Some(_) => pointer(at, &["type"]),
+            None => at.to_string(),
+        },
+        format!("property {name:?}: {why}"),
+    );
+    true
+}
+
+/// Keywords an MCP form property does not have (any unknown one, and a
+/// `pattern`), and links in its title or description.
+fn check_keywords(field: &FormField, obj: &Map<String, Value>, at: &str, found: &mut Findings) {
+    let name = &field.name;
     for key in obj.keys() {
         if !PROPERTY_KEYWORDS.contains(&key.as_str()) {
             found.add(
@@ -203,7 +235,7 @@ pub(super) fn check_field(field: &FormField, prop: &Value, at: &str, found: &mut
             );
         }
     }
-    if get("pattern").is_some() {
+    if obj.get("pattern").is_some() {
         found.add(
             "pattern-unsupported",
             pointer(at, &["pattern"]),
@@ -211,7 +243,7 @@ pub(super) fn check_field(field: &FormField, prop: &Value, at: &str, found: &mut
         );
     }
     for key in ["title", "description"] {
-        if get(key).and_then(Value::as_str).is_some_and(has_link) {
+        if obj.get(key).and_then(Value::as_str).is_some_and(has_link) {
             found.add(
                 "form-contains-url",
                 pointer(at, &[key]),
@@ -219,6 +251,13 @@ pub(super) fn check_field(field: &FormField, prop: &Value, at: &str, found: &mut
             );
         }
     }
+}
+
+/// The bounds of the field's kind: an unknown string format, an integer
+/// bound that is not whole, and a lower bound above the upper one.
+fn check_bounds(field: &FormField, obj: &Map<String, Value>, at: &str, found: &mut Findings) {
+    let name = &field.name;
+    let get = |k: &str| obj.get(k);
     let inverted = |found: &mut Findings, low: &str, high: &str| {
         if let (Some(Value::Number(a)), Some(Value::Number(b))) = (get(low), get(high)) {
             if let (Some(a), Some(b)) = (a.as_f64(), b.as_f64()) {
@@ -263,13 +302,11 @@ pub(super) fn check_field(field: &FormField, prop: &Value, at: &str, found: &mut
         }
         FieldKind::Boolean | FieldKind::Select { .. } => {}
     }
-    if typ == Some("string") {
-        check_single_select(field, obj, at, found);
-    }
-    if typ == Some("array") {
-        check_multi_select(field, obj, at, found);
-    }
-    check_default(field, obj, at, found);
+}
+
+/// A field that may hold a secret (text or a number) and looks like one.
+fn check_secret(field: &FormField, at: &str, found: &mut Findings) {
+    let name = &field.name;
     let secret_format = matches!(
         &field.kind,
         FieldKind::Text { format: Some(StringFormat::Other(f)), .. } if f == "password"
@@ -510,7 +547,7 @@ pub(super) fn check_default(
                 here,
                 format!(
                     "the default of multi-select {name:?} is {}, not a list",
-                    crate::elicitation::json_kind(default)
+                    crate::elicitation::json::json_kind(default)
                 ),
             ),
         },

@@ -272,18 +272,7 @@ fn lint_value(
     protocol: Option<Revision>,
 ) -> Result<DocumentLint, LintFailure> {
     if let Some(params) = hook_params(raw) {
-        // Claude Code's hook input: its elicitation linted as bare params,
-        // each pointer then named as the hook input spells it.
-        let mut lint = lint_value(&params, &params.to_string(), base, protocol)?;
-        for f in &mut lint.findings {
-            for (ours, theirs) in HOOK_NAMES {
-                let from = format!("{base}/{ours}");
-                if f.pointer == from || f.pointer.starts_with(&format!("{from}/")) {
-                    f.pointer = format!("{base}/{theirs}{}", &f.pointer[from.len()..]);
-                }
-            }
-        }
-        return Ok(lint);
+        return lint_hook_input(&params, base, protocol);
     }
     let doc = match input::read_document(text) {
         Ok(doc) => doc,
@@ -294,9 +283,62 @@ fn lint_value(
         None => detect(&doc),
     };
     let mut found = Findings::new(revision, None);
-    // Where the elicitations sit, by shape.
+    let entry_base = entry_pointers(&doc, raw, base, &mut found);
+    let url_required = matches!(doc.shape, Shape::UrlElicitationRequired);
     let mut elicitations = Vec::new();
-    let entry_base: Vec<String> = match &doc.shape {
+    for (i, (entry, at)) in doc.entries.iter().zip(&entry_base).enumerate() {
+        let label = match &entry.key {
+            Some(k) if url_required => format!("data.elicitations[{i}] ({k:?})"),
+            Some(k) => format!("inputRequests[{k:?}]"),
+            None => "the elicitation".to_string(),
+        };
+        elicitations.push(label.clone());
+        let rel = at.strip_prefix(base).unwrap_or(at);
+        let Some(params_raw) = raw.pointer(rel) else {
+            continue;
+        };
+        found.start(label);
+        if url_required && entry.params.mode() != Mode::Url {
+            found.add(
+                "url-required-entry-not-url",
+                at.clone(),
+                "an entry of a -32042 error that is not a URL-mode elicitation",
+            );
+        }
+        check_params(&entry.params, params_raw, at, &mut found);
+    }
+    Ok(DocumentLint {
+        revision,
+        revision_from,
+        findings: found.finish(),
+        elicitations,
+    })
+}
+
+/// Claude Code's hook input: its elicitation (`params`) linted as bare
+/// params, each pointer then named as the hook input spells it.
+fn lint_hook_input(
+    params: &Value,
+    base: &str,
+    protocol: Option<Revision>,
+) -> Result<DocumentLint, LintFailure> {
+    let mut lint = lint_value(params, &params.to_string(), base, protocol)?;
+    for f in &mut lint.findings {
+        for (ours, theirs) in HOOK_NAMES {
+            let from = format!("{base}/{ours}");
+            if f.pointer == from || f.pointer.starts_with(&format!("{from}/")) {
+                f.pointer = format!("{base}/{theirs}{}", &f.pointer[from.len()..]);
+            }
+        }
+    }
+    Ok(lint)
+}
+
+/// Where the document's elicitations sit, by shape, one pointer per entry;
+/// what the shape itself breaks in `found`'s revision is found on the way.
+fn entry_pointers(doc: &Document, raw: &Value, base: &str, found: &mut Findings) -> Vec<String> {
+    let revision = found.revision;
+    match &doc.shape {
         Shape::BareParams => vec![base.to_string()],
         Shape::RequestObject => vec![format!("{base}/params")],
         Shape::JsonRpcRequest { .. } => {
@@ -316,7 +358,7 @@ fn lint_value(
                 }
                 _ => (raw, base.to_string()),
             };
-            check_input_required(result, &at, &mut found);
+            check_input_required(result, &at, found);
             doc.entries
                 .iter()
                 .map(|e| {
@@ -347,35 +389,7 @@ fn lint_value(
         }
         // Read above, as bare params.
         Shape::ClaudeCodeHook => vec![base.to_string()],
-    };
-    let url_required = matches!(doc.shape, Shape::UrlElicitationRequired);
-    for (i, (entry, at)) in doc.entries.iter().zip(&entry_base).enumerate() {
-        let label = match &entry.key {
-            Some(k) if url_required => format!("data.elicitations[{i}] ({k:?})"),
-            Some(k) => format!("inputRequests[{k:?}]"),
-            None => "the elicitation".to_string(),
-        };
-        elicitations.push(label.clone());
-        let rel = at.strip_prefix(base).unwrap_or(at);
-        let Some(params_raw) = raw.pointer(rel) else {
-            continue;
-        };
-        found.start(label);
-        if url_required && entry.params.mode() != Mode::Url {
-            found.add(
-                "url-required-entry-not-url",
-                at.clone(),
-                "an entry of a -32042 error that is not a URL-mode elicitation",
-            );
-        }
-        check_params(&entry.params, params_raw, at, &mut found);
     }
-    Ok(DocumentLint {
-        revision,
-        revision_from,
-        findings: found.finish(),
-        elicitations,
-    })
 }
 
 /// An elicitation whose params elicit cannot read (an unknown mode, a form
@@ -455,7 +469,7 @@ fn check_input_required(result: &Value, at: &str, found: &mut Findings) {
             format!("{at}/requestState"),
             format!(
                 "requestState is {}, not a string",
-                crate::elicitation::json_kind(other)
+                crate::elicitation::json::json_kind(other)
             ),
         ),
     }

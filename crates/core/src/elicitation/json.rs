@@ -1,6 +1,5 @@
-//! JSON as messages name it: a value's type in words, and serde_json's
-//! error without its position (elicit prints line and column itself).
-//! A leaf every stage's messages use.
+//! What every stage says about JSON it was given, at the bottom of the
+//! trip so that any stage may use it: a value's kind, a parse error's text.
 
 /// A short name for a JSON value's type, for error messages.
 pub fn json_kind(v: &serde_json::Value) -> &'static str {
