@@ -5,20 +5,20 @@
 //!
 //! What a rule is and how it matches and answers is elicit-core's
 //! ([`elicit_core::elicitation::answer_rules`], beside the scripted
-//! `--answer`s); here is the reading of the files, and the
-//! [`RulesResolver`] that puts the rules in front of the person (the
+//! `--answer`s); here is the reading of the files, and [`Answering`],
+//! which puts the rules in front of the person (the
 //! terminal or the no-terminal stand-in): what scripted `--answer`s leave
 //! open, a rule answers; with no rule matching, the person is asked as
 //! usual, or under `--no-input` the elicitation is declined and the
 //! message says which one no rule matched.
 
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
 use crate::{read_checked, strings, Cassette, LoadError, CASSETTE_VERSION};
-use elicit_core::elicitation::answer_rules::{describe, first_match};
+use elicit_core::elicitation::answer_rules::{describe, first_match, RuleReport, Unmatched};
 pub use elicit_core::elicitation::answer_rules::{AnswerSpec, Asked, Criteria, Rule};
 use elicit_core::elicitation::contract::Answer;
 use elicit_core::elicitation::protocol::{Action, Mode};
@@ -184,44 +184,78 @@ fn accept_anything() -> &'static jsonschema::Validator {
     V.get_or_init(|| jsonschema::validator_for(&Value::Bool(true)).expect("`true` compiles"))
 }
 
-/// The person, with answer rules in front.
-pub struct RulesResolver<R> {
-    /// The rules.
-    pub rules: std::sync::Arc<AnswerRules>,
-    /// Who answers what no rule matches.
-    pub inner: R,
-    /// `--no-input`: decline what no rule matches, and say so.
-    pub no_input: bool,
-    /// `-v`: say which rule answered what.
-    pub verbose: bool,
+/// Who answers an elicitation after the scripted answers (`-a`, which the
+/// resolution itself tries first): the answer rules (`--answers`), then the
+/// person behind them (or nobody). The one place every command, the hook,
+/// the proxy, a replay and elicit-rmcp put these together, by named
+/// options: `Answering::new().rules(r).unmatched(Unmatched::Decline).in_front_of(person)`.
+#[derive(Debug, Clone, Default)]
+pub struct Answering {
+    rules: Option<Arc<AnswerRules>>,
+    unmatched: Unmatched,
+    report: RuleReport,
 }
 
-impl<R: Resolver> RulesResolver<R> {
-    /// `inner` with `rules` (none: `inner` alone) in front.
-    pub fn new(
-        rules: Option<std::sync::Arc<AnswerRules>>,
-        inner: R,
-        no_input: bool,
-        verbose: bool,
-    ) -> Self {
+impl Answering {
+    /// No rules: the person answers everything scripted answers leave.
+    pub fn new() -> Self {
+        Answering::default()
+    }
+
+    /// The answer rules in front of the person (none: the person alone).
+    pub fn rules(mut self, rules: Option<Arc<AnswerRules>>) -> Self {
+        self.rules = rules;
+        self
+    }
+
+    /// What becomes of an elicitation no rule matches (with no rules,
+    /// nothing is declined for want of one).
+    pub fn unmatched(mut self, unmatched: Unmatched) -> Self {
+        self.unmatched = unmatched;
+        self
+    }
+
+    /// Whether the rules name what they answered.
+    pub fn report(mut self, report: RuleReport) -> Self {
+        self.report = report;
+        self
+    }
+
+    /// `person` with the rules in front.
+    pub fn in_front_of<R: Resolver>(self, person: R) -> RulesResolver<R> {
+        let unmatched = match self.rules {
+            Some(_) => self.unmatched,
+            None => Unmatched::FallThrough,
+        };
         RulesResolver {
-            // Without rules nothing is declined for want of one.
-            no_input: no_input && rules.is_some(),
-            rules: rules.unwrap_or_default(),
-            inner,
-            verbose,
+            rules: self.rules.unwrap_or_default(),
+            inner: person,
+            unmatched,
+            report: self.report,
         }
     }
 }
 
+/// The person, with answer rules in front ([`Answering::in_front_of`]).
+pub struct RulesResolver<R> {
+    rules: Arc<AnswerRules>,
+    inner: R,
+    unmatched: Unmatched,
+    report: RuleReport,
+}
+
 impl AnswersInFront for AnswerRules {
     fn in_front_of<'p>(
-        self: std::sync::Arc<Self>,
+        self: Arc<Self>,
         person: &'p mut dyn Resolver,
-        no_input: bool,
-        verbose: bool,
+        unmatched: Unmatched,
+        report: RuleReport,
     ) -> Box<dyn Resolver + 'p> {
-        Box::new(RulesResolver::new(Some(self), person, no_input, verbose))
+        let answering = Answering::new()
+            .rules(Some(self))
+            .unmatched(unmatched)
+            .report(report);
+        Box::new(answering.in_front_of(person))
     }
 }
 
@@ -238,14 +272,14 @@ impl<R: Resolver> Resolver for RulesResolver<R> {
         Some(Box::new(RulesResolver {
             rules: self.rules.clone(),
             inner,
-            no_input: self.no_input,
-            verbose: self.verbose,
+            unmatched: self.unmatched,
+            report: self.report,
         }))
     }
 
     fn resolve(&mut self, e: &Elicitation, pending: Pending) -> Result<Answer, ElicitError> {
         let Some(rule) = self.rules.find(&Asked::of(e)) else {
-            if self.no_input {
+            if self.unmatched == Unmatched::Decline {
                 eprintln!(
                     "elicit: no answer rule in {} matched {}; declined",
                     sanitize_line(&self.rules.source),
@@ -256,7 +290,7 @@ impl<R: Resolver> Resolver for RulesResolver<R> {
             return self.inner.resolve(e, pending);
         };
         let answer = rule.answer(e, pending, &self.rules.source)?;
-        if self.verbose {
+        if self.report == RuleReport::SayWhichRule {
             let action =
                 elicit_core::elicitation::contract::answer_to_elicit_result(&answer).action;
             let action = action.as_str();

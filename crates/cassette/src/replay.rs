@@ -429,12 +429,11 @@ impl Replayer<'_> {
             detail: "elicit test answers from the cassette, -a and --answers only".into(),
         };
         let mut person: Box<dyn resolve::Resolver> = match &self.rules {
-            Some(rules) => Box::new(crate::answers::RulesResolver::new(
-                Some(rules.clone()),
-                nobody,
-                false,
-                false,
-            )),
+            Some(rules) => Box::new(
+                crate::answers::Answering::new()
+                    .rules(Some(rules.clone()))
+                    .in_front_of(nobody),
+            ),
             None => Box::new(nobody),
         };
         resolve::resolve(elicitation, &scripted, false, person.as_mut())

@@ -54,7 +54,8 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleClient};
 use rmcp::ClientHandler;
 
-use elicit_cassette::answers::{AnswerRules, RulesResolver};
+use elicit_cassette::answers::{AnswerRules, Answering};
+use elicit_core::elicitation::answer_rules::{RuleReport, Unmatched};
 use elicit_core::elicitation::answers::ScriptedAnswers;
 use elicit_core::elicitation::protocol::{ElicitResult, ElicitationParams};
 use elicit_core::elicitation::resolve::{self, Elicitation, NoTerminal, Resolver, SchemaCache};
@@ -286,12 +287,19 @@ impl Inner {
 
     /// Scripted answers, then the rules in front of `person`.
     fn answer<R: Resolver>(&self, e: &Elicitation, person: R) -> Result<ElicitResult, ElicitError> {
-        let mut person = RulesResolver::new(
-            self.rules.clone(),
-            person,
-            self.options.no_input,
-            self.options.verbose,
-        );
+        let unmatched = match self.options.no_input {
+            true => Unmatched::Decline,
+            false => Unmatched::FallThrough,
+        };
+        let report = match self.options.verbose {
+            true => RuleReport::SayWhichRule,
+            false => RuleReport::Quiet,
+        };
+        let mut person = Answering::new()
+            .rules(self.rules.clone())
+            .unmatched(unmatched)
+            .report(report)
+            .in_front_of(person);
         // Not strict: a scripted value for a field this form lacks may be
         // for another form of the session (as in `elicit call`).
         resolve::resolve(e, &self.scripted, false, &mut person)

@@ -18,6 +18,27 @@ use crate::elicitation::resolve::{Elicitation, Pending};
 use crate::error::ElicitError;
 use crate::text::sanitize::sanitize_line;
 
+/// What becomes of an elicitation no answer rule matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Unmatched {
+    /// Whoever stands behind the rules answers it: the person, or nobody.
+    #[default]
+    FallThrough,
+    /// It is declined, saying that no rule matched (`--no-input` with
+    /// `--answers`: a CI run that only the rules may answer).
+    Decline,
+}
+
+/// Whether the rules say which of them answered what.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RuleReport {
+    /// They answer silently.
+    #[default]
+    Quiet,
+    /// Each answer names its rule on stderr (`-v`).
+    SayWhichRule,
+}
+
 /// An answer as an answer file or a cassette holds it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AnswerSpec {

@@ -25,6 +25,7 @@ use super::session::{ConnectError, Session, SessionOptions};
 use super::strict::Strict;
 use super::StepFailure;
 use crate::transport::{ConnectOptions, ServerTarget};
+use elicit_core::elicitation::answer_rules::{RuleReport, Unmatched};
 use elicit_core::elicitation::answers::ScriptedAnswers;
 use elicit_core::elicitation::protocol::Action;
 use elicit_core::elicitation::resolve::{outcome_exit_code, Resolver};
@@ -63,13 +64,14 @@ pub struct CallOptions {
 /// (`--answers`: elicit-cassette's answer rules, read from a file this
 /// crate never reads).
 pub trait AnswersInFront {
-    /// `person` with these answers in front: under `no_input` what they
-    /// leave open is declined; `verbose`: they say what they answered.
+    /// `person` with these answers in front; what they leave open is
+    /// `unmatched`'s, and `report` says whether they name what they
+    /// answered.
     fn in_front_of<'p>(
         self: Arc<Self>,
         person: &'p mut dyn Resolver,
-        no_input: bool,
-        verbose: bool,
+        unmatched: Unmatched,
+        report: RuleReport,
     ) -> Box<dyn Resolver + 'p>;
 }
 
@@ -213,9 +215,18 @@ impl<'c> ToolCall<'c> {
         let seen = std::mem::take(&mut asking.seen_fields);
         drop(asking);
         let mut recorder = self.recorder.take();
-        let (no_input, verbose) = (self.options.no_input, self.options.verbose);
+        // `--no-input` declines what the rules leave open; `-v` has them
+        // say what they answered.
+        let unmatched = match self.options.no_input {
+            true => Unmatched::Decline,
+            false => Unmatched::FallThrough,
+        };
+        let report = match self.options.verbose {
+            true => RuleReport::SayWhichRule,
+            false => RuleReport::Quiet,
+        };
         let mut answering: Box<dyn Resolver + '_> = match rules {
-            Some(rules) => rules.in_front_of(person, no_input, verbose),
+            Some(rules) => rules.in_front_of(person, unmatched, report),
             None => Box::new(person),
         };
         let mut calling = handler(&self.options, scripted, answering.as_mut());

@@ -159,7 +159,9 @@ fn answer(args: &ClaudeCodeHookArgs, text: &str, event: &Value) -> i32 {
     }
     // A rule that does not match falls through to the person (or to
     // nobody): with the hook, "nobody" means Claude Code asks, not decline.
-    let mut answering = elicit::answers::RulesResolver::new(rules, who.resolver(), false, false);
+    let mut answering = elicit::answers::Answering::new()
+        .rules(rules)
+        .in_front_of(who.resolver());
     let mut cache = SchemaCache::single_use();
     let resolved =
         elicit::elicitation::resolve_text(text, &scripted, &mut answering, &mut cache, false);

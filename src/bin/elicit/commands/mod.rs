@@ -135,6 +135,26 @@ pub fn load_rules(
         .transpose()
 }
 
+/// The answer rules in front of the person as the flags say: `--no-input`
+/// declines what they leave open, `-v` has them name what they answered.
+pub fn answering(
+    rules: Option<std::sync::Arc<elicit::answers::AnswerRules>>,
+    args: &AnswerArgs,
+    verbose: bool,
+) -> elicit::answers::Answering {
+    use elicit::elicitation::answer_rules::{RuleReport, Unmatched};
+    elicit::answers::Answering::new()
+        .rules(rules)
+        .unmatched(match args.no_input {
+            true => Unmatched::Decline,
+            false => Unmatched::FallThrough,
+        })
+        .report(match verbose {
+            true => RuleReport::SayWhichRule,
+            false => RuleReport::Quiet,
+        })
+}
+
 /// Reads the `--header` options.
 pub fn parse_headers(list: &[String]) -> Result<Vec<(String, String)>, ElicitError> {
     list.iter()

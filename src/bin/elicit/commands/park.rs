@@ -173,8 +173,9 @@ fn asked_answer(args: &RespondArgs) -> Result<String, ParkError> {
             let nobody = NoTerminal {
                 detail: "no rule of --answers matches it".into(),
             };
-            let mut rules =
-                elicit::answers::RulesResolver::new(Some(rules.into()), nobody, false, false);
+            let mut rules = elicit::answers::Answering::new()
+                .rules(Some(rules.into()))
+                .in_front_of(nobody);
             resolve::resolve(&elicitation, &scripted, true, &mut rules).map_err(usage)?
         }
         (None, ui) => {

@@ -45,12 +45,9 @@ fn run_proxy(args: &ProxyArgs, strict: Option<&Strict>) -> anyhow::Result<i32> {
     let scripted = load_answers(&args.answers)?;
     let person = person(&args.answers, args.prompt_timeout, "--prompt-timeout");
     let forward_sigint = !person.at_terminal();
-    let person: Box<dyn Resolver + Send> = Box::new(elicit::answers::RulesResolver::new(
-        super::load_rules(&args.answers)?,
-        person.boxed(),
-        args.answers.no_input,
-        args.verbose,
-    ));
+    let rules = super::load_rules(&args.answers)?;
+    let person: Box<dyn Resolver + Send> =
+        Box::new(super::answering(rules, &args.answers, args.verbose).in_front_of(person.boxed()));
     let log = args.log.as_deref().map(MessageLog::create).transpose()?;
     let mut options = ProxyRunOptions {
         record: recording(args, &target),

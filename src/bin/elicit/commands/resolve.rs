@@ -34,12 +34,8 @@ pub fn run(args: &ResolveArgs) -> i32 {
         // terminal back and die of the signal.
         elicit::signals::restore_on_fatal_signals();
     }
-    let mut person = elicit::answers::RulesResolver::new(
-        rules,
-        person.resolver(),
-        args.answers.no_input,
-        args.verbose,
-    );
+    let mut person =
+        super::answering(rules, &args.answers, args.verbose).in_front_of(person.resolver());
     if args.lines {
         return run_lines(args, &scripted, &mut person);
     }
