@@ -8,11 +8,11 @@
 //! The clients here have no terminal: each elicit runs in its own session
 //! (setsid) with pipes, as a desktop app starts its `mcpServers`.
 
-use crate::common;
 use crate::common::page::{
     call_tool, choice, free_port, http, install, open_page, page_port, proxy, raw_result, root,
-    Browser, NoTerminal, BIN, LIMIT,
+    Browser, NoTerminal, LIMIT,
 };
+use crate::common::{self, Test};
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -824,15 +824,8 @@ fn profile_answer() -> Value {
 
 /// `elicit test FILE`: its exit code and stderr.
 fn replay(file: &Path) -> (i32, String) {
-    let out = Command::new(BIN)
-        .args(["test", file.to_str().unwrap()])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let run = Test::new().arg("test").arg(file).run();
+    (run.code, run.stderr)
 }
 
 /// The cassette holds the answer given on the page, `elicit test` replays it

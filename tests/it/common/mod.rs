@@ -469,6 +469,25 @@ impl Pty {
     }
 }
 
+/// Waits until `done` holds, checking it every few milliseconds; fails the
+/// test naming `what` once `limit` has passed without it.
+pub fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !done() {
+        assert!(Instant::now() < deadline, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Lets `window` pass with nothing waited for: only where no condition
+/// fits, because the test checks that something does NOT happen within
+/// the window (a negative check) or stands for a person taking their
+/// time. `why` says which, for the reader.
+pub fn quiet_for(window: Duration, why: &str) {
+    let _ = why;
+    std::thread::sleep(window);
+}
+
 /// Waits for `child` at most `limit`; kills it and fails the test past
 /// that, so a regression hangs nothing.
 pub fn wait_at_most(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {

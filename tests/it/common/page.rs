@@ -296,8 +296,7 @@ impl NoTerminal {
         stdin_text: Option<&str>,
         open_files: Option<u64>,
     ) -> NoTerminal {
-        let mut cmd = Command::new(BIN);
-        cmd.args(args);
+        let cmd = super::Test::new().args(args).command();
         NoTerminal::start(cmd, stdin_text, open_files)
     }
 
