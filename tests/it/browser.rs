@@ -315,7 +315,10 @@ fn url_mode_opens_nothing_by_itself_and_the_link_only_on_a_click() {
     assert!(b.body_text().contains("Connect your Example account"));
     // Plain http to this machine: the note the terminal shows too.
     assert!(b.count(".url-warnings li.info") >= 1, "{}", b.body_text());
-    std::thread::sleep(Duration::from_millis(300));
+    common::quiet_for(
+        Duration::from_millis(300),
+        "nothing may fetch the URL before a click",
+    );
     assert!(
         visits.try_recv().is_err(),
         "the URL was fetched before any click"

@@ -576,7 +576,10 @@ fn a_cancel_key_between_two_keys_still_cancels() {
             let mut p = elicit(&form("Race", schema.clone())).spawn();
             p.expect("? Long list *").expect("item number 29");
             p.send_settled(DOWN);
-            std::thread::sleep(std::time::Duration::from_micros(60 * i));
+            quiet_for(
+                std::time::Duration::from_micros(60 * i),
+                "each round a gap of its own between the two keys",
+            );
             p.send(key);
             p.finish_with(json!({"action": "cancel"}));
         }

@@ -739,10 +739,11 @@ use std::time::Instant;
 /// finishing the head, until the server closes or `stop` is set. Returns
 /// how long the server kept the connection.
 fn trickle(port: u16, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<Duration> {
+    // Connected before it returns: what the test sends next comes after.
+    let started = Instant::now();
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let _ = s.set_read_timeout(Some(Duration::from_millis(900)));
     std::thread::spawn(move || {
-        let started = Instant::now();
-        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-        let _ = s.set_read_timeout(Some(Duration::from_millis(900)));
         for b in b"GET /callback?state=".iter().cycle() {
             if stop.load(std::sync::atomic::Ordering::SeqCst) || s.write_all(&[*b]).is_err() {
                 break;
@@ -772,7 +773,6 @@ fn a_trickling_local_client_cannot_stall_the_sign_in_listener() {
     let stop = Arc::new(AtomicBool::new(false));
     let idle = TcpStream::connect(("127.0.0.1", port)).unwrap();
     let tricklers: Vec<_> = (0..3).map(|_| trickle(port, stop.clone())).collect();
-    std::thread::sleep(Duration::from_millis(300));
     let browser = std::thread::spawn(move || {
         let started = Instant::now();
         let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
