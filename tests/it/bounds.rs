@@ -531,6 +531,23 @@ fn call_a_server_not_reading(timeout: &str) -> Test {
         .server(&["python3", &script])
 }
 
+/// Whether a thread of process `pid` is blocked writing to a pipe (its
+/// reader stopped reading).
+fn writes_to_a_full_pipe(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|task| {
+        std::fs::read_to_string(task.path().join("wchan")).is_ok_and(|w| w.contains("pipe_write"))
+    })
+}
+
+/// Whether the main thread of process `pid` sleeps on a futex (waits on a
+/// channel or a lock).
+fn waits_on_a_futex(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/wchan")).is_ok_and(|w| w.contains("futex"))
+}
+
 /// Waits until `file` exists (a test server created it: it got where the
 /// test wants it).
 fn wait_for_file(file: &Path, what: &str) {
@@ -548,12 +565,15 @@ fn a_server_that_stops_reading_its_stdin_ends_at_the_timeout() {
 
 #[test]
 fn ctrl_c_ends_a_call_whose_server_stopped_reading() {
-    let dir = tempfile::tempdir().unwrap();
-    let reached = dir.path().join("reached");
-    let call = call_a_server_not_reading("60s")
-        .env("BOUNDS_REACHED", &reached)
-        .spawn();
-    wait_for_file(&reached, "the server stopped reading");
+    let call = call_a_server_not_reading("60s").spawn();
+    // Sent (its writer blocked on the full pipe) and waiting for the
+    // reply (its main thread asleep): elicit counts a Ctrl-C from the start
+    // of that wait, so one pressed before it would be lost.
+    wait_until(
+        Duration::from_secs(20),
+        "elicit waits for the reply",
+        || writes_to_a_full_pipe(call.id()) && waits_on_a_futex(call.id()),
+    );
     call.signal(libc::SIGINT);
     call.wait_within(Duration::from_secs(15))
         .expect_code(1)

@@ -1,7 +1,6 @@
 """A stdio MCP server that answers initialize and tools/list, then never reads its stdin
-again (a hung server): a large message to it fills the pipe. Once it stops reading it
-creates the file BOUNDS_REACHED names, if it does (the test waits for it)."""
-import json, os, sys, time
+again (a hung server): a large message to it fills the pipe."""
+import sys, time, json
 
 while True:
     msg = json.loads(sys.stdin.readline())
@@ -14,6 +13,4 @@ while True:
     sys.stdout.write(json.dumps({"jsonrpc":"2.0","id":msg["id"],"result":r})+"\n"); sys.stdout.flush()
     if msg.get("method") == "tools/list":
         break
-if os.environ.get("BOUNDS_REACHED"):
-    open(os.environ["BOUNDS_REACHED"], "w").close()
 time.sleep(3600)
