@@ -1,5 +1,7 @@
-//! The one way a test runs the binary without a terminal (as `just`'s
-//! `Test`): `Test::new().args([...]).server(&argv).env(K, V).stdin(text).run()`.
+//! The one way a test runs the binary (as `just`'s `Test`):
+//! `Test::new().args([...]).server(&argv).env(K, V).stdin(text).run()`;
+//! `.spawn()` to drive it as it runs, `.terminal()` for a pseudo-terminal
+//! of its own, `.command()` for a test that must handle the process itself.
 //!
 //! Every run starts from the same clean slate (the repository's root as its
 //! folder, so fixtures are named relative to it; no colour; none of the
