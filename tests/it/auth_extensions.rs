@@ -16,9 +16,10 @@ use std::os::unix::fs::PermissionsExt;
 use serde_json::{json, Value};
 
 use crate::common::fake_auth::{
-    b64d, call_echo, curl_browser, jwt, now, part_json, run_elicit, verify_es256, Config, FakeAuth,
-    Iss, Req, ID_JAG, ID_TOKEN, ID_TOKEN_MARK,
+    b64d, call_echo, curl_browser, jwt, now, part_json, verify_es256, Config, FakeAuth, Iss, Req,
+    ID_JAG, ID_TOKEN, ID_TOKEN_MARK,
 };
+use crate::common::Test;
 
 /// The fake as these tests want it: no registration endpoint, no `iss`
 /// in the authorization response (nor advertised).
@@ -111,7 +112,10 @@ fn dpop_with_nonces_at_both_sides_and_a_bound_refresh() {
     let mut entry: Value =
         serde_json::from_str(&std::fs::read_to_string(files[0].path()).unwrap()).unwrap();
     assert!(entry["token"]["dpop_key"].is_string(), "{entry}");
-    let list = run_elicit(dir.path(), &["auth", "list"], &[]);
+    let list = Test::new()
+        .args(["auth", "list"])
+        .data_dir(dir.path())
+        .run();
     assert!(list.stdout.contains("DPoP-bound"), "{}", list.stdout);
     assert_no_secret("auth list", &list.stdout, &[]);
 
@@ -143,7 +147,10 @@ fn dpop_with_nonces_at_both_sides_and_a_bound_refresh() {
     drop(g);
     assert_eq!(fake.find("/authorize").len(), 1, "signed in only once");
 
-    let out = run_elicit(dir.path(), &["auth", "logout", &fake.url()], &[]);
+    let out = Test::new()
+        .args(["auth", "logout", &fake.url()])
+        .data_dir(dir.path())
+        .run();
     assert_eq!(out.code, 0);
     assert!(!std::fs::read_dir(&tokens)
         .unwrap()
@@ -632,11 +639,10 @@ fn options_debug_redacts_extension_secrets() {
 #[test]
 fn proxy_refuses_an_assertion_on_standard_input() {
     let dir = tempfile::tempdir().unwrap();
-    let r = run_elicit(
-        dir.path(),
-        &["proxy", "--assertion", "-", "http://127.0.0.1:9/mcp"],
-        &[],
-    );
+    let r = Test::new()
+        .args(["proxy", "--assertion", "-", "http://127.0.0.1:9/mcp"])
+        .data_dir(dir.path())
+        .run();
     assert_ne!(r.code, 0);
     assert!(
         r.stderr.contains("--assertion -") && r.stderr.contains("pass a file"),

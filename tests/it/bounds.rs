@@ -7,11 +7,11 @@
 
 use std::io::Read;
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{Running, Test};
+use crate::common::{quiet_for, wait_until, Running, Test};
 use serde_json::{json, Value};
 
 fn server_script() -> String {
@@ -83,15 +83,7 @@ fn peak_kib(pid: libc::pid_t) -> Option<u64> {
 /// is read from /proc while it runs: the `ru_maxrss` of `wait4` would
 /// start from this test binary's own (Linux carries it across exec).
 fn run(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_elicit"));
-    cmd.env("NO_COLOR", "1")
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
+    let mut cmd = Test::new().args(args).envs(env).command();
     let started = Instant::now();
     // Reaped by waitpid below, which lets /proc be read until it exits.
     #[allow(clippy::zombie_processes)]
@@ -278,48 +270,24 @@ fn a_stalled_legacy_sse_get_ends_at_the_timeout() {
 
 #[test]
 fn ctrl_c_ends_a_stalled_initialize_at_once() {
-    let (_server, url) = server("stall_init", &[]);
-    let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_elicit"))
-        .args([
-            "call",
-            "--no-input",
-            "--timeout",
-            "30s",
-            "--tool",
-            "t",
-            &url,
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(800));
-    // SAFETY: signals our own child.
-    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let dir = tempfile::tempdir().unwrap();
+    let reached = dir.path().join("reached");
+    let reached_text = reached.display().to_string();
+    let (_server, url) = server("stall_init", &[("BOUNDS_REACHED", &reached_text)]);
+    let call = Test::new()
+        .words("call --no-input --timeout 30s --tool t")
+        .arg(&url)
+        .spawn();
+    wait_for_file(&reached, "the initialize reached the server");
+    call.signal(libc::SIGINT);
     let signalled = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break Some(s);
-        }
-        if started.elapsed() > Duration::from_secs(10) {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut err = String::new();
-    let _ = child.stderr.take().unwrap().read_to_string(&mut err);
-    let status = status.unwrap_or_else(|| panic!("Ctrl-C did not end the call: {err}"));
+    let run = call.wait_within(Duration::from_secs(10));
     assert!(
         signalled.elapsed() < Duration::from_millis(1500),
         "took {:?} after Ctrl-C",
         signalled.elapsed()
     );
-    assert_eq!(status.code(), Some(1), "{err}");
-    assert!(err.contains("interrupted"), "{err}");
+    run.expect_code(1).stderr_has("interrupted");
 }
 
 // ---- Time: only a person's time is credited back to --timeout ----------
@@ -507,21 +475,17 @@ fn a_person_answering_slowly_still_gets_the_result() {
     use expectrl::{Eof, Expect};
     // --timeout 1s, and the person takes 2.5 s over the form: that time is
     // theirs, not the server's.
-    let script = format!(
-        "exec {} call --timeout 1s --tool t -- python3 {} ask stdio",
-        env!("CARGO_BIN_EXE_elicit"),
-        server_script()
-    );
-    let mut cmd = Command::new("/bin/sh");
-    cmd.arg("-c").arg(&script);
-    cmd.env("NO_COLOR", "1").env("TERM", "xterm-256color");
-    let mut s = expectrl::session::OsSession::spawn(cmd).expect("spawn under a pty");
-    s.set_expect_timeout(Some(Duration::from_secs(20)));
+    let mut s = Test::new()
+        .words("call --timeout 1s --tool t -- python3")
+        .arg(server_script())
+        .words("ask stdio")
+        .limit(Duration::from_secs(20))
+        .terminal();
     s.expect("name").expect("the prompt");
-    std::thread::sleep(Duration::from_millis(2500));
+    quiet_for(Duration::from_millis(2500), "the person takes their time");
     s.send("Ada\r").unwrap();
     s.expect("Send these answers?").expect("the review");
-    std::thread::sleep(Duration::from_millis(300));
+    crate::common::wait_raw_mode(&s).expect("the review reads keys");
     s.send("\r").unwrap();
     let m = s.expect(Eof).expect("elicit ends");
     let out = String::from_utf8_lossy(m.as_bytes()).into_owned();
@@ -552,44 +516,66 @@ fn the_legacy_sse_transport_drops_replays_and_refuses_oversized_shapes() {
 
 /// `call` with arguments larger than a pipe holds, to a server that never
 /// reads them (tests/servers/stdio_not_reading.py).
-fn call_a_server_not_reading(timeout: &str) -> Command {
+fn call_a_server_not_reading(timeout: &str) -> Test {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/servers/stdio_not_reading.py")
         .display()
         .to_string();
     let note = "x".repeat(120_000);
     let args = json!({ "note": note }).to_string();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_elicit"));
-    cmd.args(["call", "--no-input", "--protocol", "2025-11-25"])
-        .args(["--timeout", timeout, "--tool", "t", "--args", &args])
-        .args(["--", "python3", &script])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    cmd
+    Test::new()
+        .words("call --no-input --protocol 2025-11-25 --timeout")
+        .arg(timeout)
+        .words("--tool t --args")
+        .arg(args)
+        .server(&["python3", &script])
+}
+
+/// Whether a thread of process `pid` is blocked writing to a pipe (its
+/// reader stopped reading).
+fn writes_to_a_full_pipe(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|task| {
+        std::fs::read_to_string(task.path().join("wchan")).is_ok_and(|w| w.contains("pipe_write"))
+    })
+}
+
+/// Whether the main thread of process `pid` sleeps on a futex (waits on a
+/// channel or a lock).
+fn waits_on_a_futex(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/wchan")).is_ok_and(|w| w.contains("futex"))
+}
+
+/// Waits until `file` exists (a test server created it: it got where the
+/// test wants it).
+fn wait_for_file(file: &Path, what: &str) {
+    wait_until(Duration::from_secs(20), what, || file.exists());
 }
 
 #[test]
 fn a_server_that_stops_reading_its_stdin_ends_at_the_timeout() {
-    let mut child = call_a_server_not_reading("2s").spawn().unwrap();
-    let status = crate::common::wait_up_to(&mut child, Duration::from_secs(20));
-    let mut err = String::new();
-    let _ = child.stderr.take().unwrap().read_to_string(&mut err);
-    let status = status.unwrap_or_else(|| panic!("the call never ended: {err}"));
-    assert_eq!(status.code(), Some(1), "{err}");
-    assert!(err.contains("no reply to tools/call within 2s"), "{err}");
+    call_a_server_not_reading("2s")
+        .limit(Duration::from_secs(20))
+        .run()
+        .expect_code(1)
+        .stderr_has("no reply to tools/call within 2s");
 }
 
 #[test]
 fn ctrl_c_ends_a_call_whose_server_stopped_reading() {
-    let mut child = call_a_server_not_reading("60s").spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    // SAFETY: signals our own child.
-    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
-    let status = crate::common::wait_up_to(&mut child, Duration::from_secs(15));
-    let mut err = String::new();
-    let _ = child.stderr.take().unwrap().read_to_string(&mut err);
-    let status = status.unwrap_or_else(|| panic!("Ctrl-C did not end the call: {err}"));
-    assert_eq!(status.code(), Some(1), "{err}");
-    assert!(err.contains("interrupted"), "{err}");
+    let call = call_a_server_not_reading("60s").spawn();
+    // Sent (its writer blocked on the full pipe) and waiting for the
+    // reply (its main thread asleep): elicit counts a Ctrl-C from the start
+    // of that wait, so one pressed before it would be lost.
+    wait_until(
+        Duration::from_secs(20),
+        "elicit waits for the reply",
+        || writes_to_a_full_pipe(call.id()) && waits_on_a_futex(call.id()),
+    );
+    call.signal(libc::SIGINT);
+    call.wait_within(Duration::from_secs(15))
+        .expect_code(1)
+        .stderr_has("interrupted");
 }

@@ -8,11 +8,11 @@
 //! The clients here have no terminal: each elicit runs in its own session
 //! (setsid) with pipes, as a desktop app starts its `mcpServers`.
 
-use crate::common;
 use crate::common::page::{
     call_tool, choice, free_port, http, install, open_page, page_port, proxy, raw_result, root,
-    Browser, NoTerminal, BIN, LIMIT,
+    Browser, NoTerminal, LIMIT,
 };
+use crate::common::{self, Test};
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -315,7 +315,10 @@ fn url_mode_opens_nothing_by_itself_and_the_link_only_on_a_click() {
     assert!(b.body_text().contains("Connect your Example account"));
     // Plain http to this machine: the note the terminal shows too.
     assert!(b.count(".url-warnings li.info") >= 1, "{}", b.body_text());
-    std::thread::sleep(Duration::from_millis(300));
+    common::quiet_for(
+        Duration::from_millis(300),
+        "nothing may fetch the URL before a click",
+    );
     assert!(
         visits.try_recv().is_err(),
         "the URL was fetched before any click"
@@ -824,15 +827,8 @@ fn profile_answer() -> Value {
 
 /// `elicit test FILE`: its exit code and stderr.
 fn replay(file: &Path) -> (i32, String) {
-    let out = Command::new(BIN)
-        .args(["test", file.to_str().unwrap()])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let run = Test::new().arg("test").arg(file).run();
+    (run.code, run.stderr)
 }
 
 /// The cassette holds the answer given on the page, `elicit test` replays it

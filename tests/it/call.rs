@@ -268,28 +268,16 @@ fn server_stderr_goes_to_the_server_log() {
 fn ctrl_c_while_waiting_for_the_server_ends_the_call_and_the_server() {
     let dir = tempfile::tempdir().unwrap();
     let pid_file = dir.path().join("hang.pid");
+    let called = dir.path().join("called");
     let elicit = Test::new()
         .env("FAKE_PID_FILE", &pid_file)
-        .args([
-            "call",
-            "--no-input",
-            "--timeout",
-            "60s",
-            "--tool",
-            "hang",
-            "-a",
-            "accept",
-        ])
+        .env("FAKE_HANG_MARK", &called)
+        .words("call --no-input --timeout 60s --tool hang -a accept")
         .server(&fake())
         .spawn();
-    // Wait until the server is up and the call is under way.
-    for _ in 0..200 {
-        if pid_file.exists() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::thread::sleep(Duration::from_millis(500));
+    crate::common::wait_until(Duration::from_secs(10), "the call under way", || {
+        called.exists()
+    });
     elicit.signal(libc::SIGINT);
     elicit.wait().expect_code(1).stderr_has("interrupted");
     let pid: i32 = std::fs::read_to_string(&pid_file)
@@ -297,12 +285,10 @@ fn ctrl_c_while_waiting_for_the_server_ends_the_call_and_the_server() {
         .trim()
         .parse()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(200));
     // SAFETY: signal 0 only asks whether the process exists.
-    assert!(
-        unsafe { libc::kill(pid, 0) } != 0,
-        "the server was left running"
-    );
+    crate::common::wait_until(Duration::from_secs(5), "the server ended", || unsafe {
+        libc::kill(pid, 0) != 0
+    });
 }
 
 #[test]

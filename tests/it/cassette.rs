@@ -13,8 +13,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-const BIN: &str = env!("CARGO_BIN_EXE_elicit");
-
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -34,11 +32,6 @@ fn fixture(stateless: bool) -> Vec<String> {
     v
 }
 
-/// Runs elicit with no terminal and no stdin, `env` added.
-fn elicit(args: &[&str], env: &[(&str, &str)]) -> Run {
-    Test::new().args(args).envs(env).run()
-}
-
 /// `elicit call --no-input ARGS -- python3 tests/servers/cassette_server.py`.
 fn call_cassette_server(args: &[&str], env: &[(&str, &str)]) -> Run {
     let mut all = vec!["call", "--no-input"];
@@ -46,7 +39,7 @@ fn call_cassette_server(args: &[&str], env: &[(&str, &str)]) -> Run {
     all.push("--");
     let server = fixture(false);
     all.extend(server.iter().map(String::as_str));
-    elicit(&all, env)
+    Test::new().args(&all).envs(env).run()
 }
 
 /// `elicit call --record FILE ARGS -- SERVER`, which must succeed.
@@ -58,7 +51,7 @@ fn record(file: &Path, args: &[&str], server: &[String], env: &[(&str, &str)]) -
     all.extend_from_slice(args);
     all.push("--");
     all.extend(server.iter().map(String::as_str));
-    let run = elicit(&all, env);
+    let run = Test::new().args(&all).envs(env).run();
     assert_eq!(run.code, 0, "elicit {all:?}: {}", run.stderr);
     read(file)
 }
@@ -70,7 +63,7 @@ fn read(file: &Path) -> Value {
 fn test(args: &[&str], env: &[(&str, &str)]) -> Run {
     let mut all = vec!["test"];
     all.extend_from_slice(args);
-    elicit(&all, env)
+    Test::new().args(&all).envs(env).run()
 }
 
 const PROFILE: &[&str] = &["--tool", "profile", "-a", "name=Ada", "-a", "accept"];
@@ -723,7 +716,7 @@ fn remote_servers_streamable_http_both_eras_and_legacy_sse() {
         all.extend(["--transport", transport, "-H", "X-Secret: do-not-record-42"]);
         all.extend("--tool trigger-elicitation-request -a accept -a name=Ada".split(' '));
         all.push(&url);
-        let run = elicit(&all, &[]);
+        let run = Test::new().args(&all).run();
         assert_eq!(run.code, 0, "{mode}: {}", run.stderr);
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(
@@ -744,24 +737,25 @@ fn remote_servers_streamable_http_both_eras_and_legacy_sse() {
     let url = format!("http://127.0.0.1:{port}/mcp");
     for protocol in ["2025-11-25", "2026-07-28"] {
         let file = dir.path().join(format!("py-{protocol}.cassette.json"));
-        let run = elicit(
-            &[
-                &[
-                    "call",
-                    "--no-input",
-                    "--record",
-                    file.to_str().unwrap(),
-                    "--protocol",
-                    protocol,
-                    "--tool",
-                    "ask_profile",
-                ][..],
-                &answers(&["name=Ada", "age=36", "color=red", "accept"]),
-                &[&url],
-            ]
-            .concat(),
-            &[],
-        );
+        let run = Test::new()
+            .args(
+                [
+                    &[
+                        "call",
+                        "--no-input",
+                        "--record",
+                        file.to_str().unwrap(),
+                        "--protocol",
+                        protocol,
+                        "--tool",
+                        "ask_profile",
+                    ][..],
+                    &answers(&["name=Ada", "age=36", "color=red", "accept"]),
+                    &[&url],
+                ]
+                .concat(),
+            )
+            .run();
         assert_eq!(run.code, 0, "{protocol}: {}", run.stderr);
         let c = read(&file);
         assert_eq!(c["protocol"], protocol);
@@ -776,25 +770,22 @@ fn answers_given_at_the_terminal_are_recorded_and_replay() {
     use expectrl::{Eof, Expect};
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("tty.cassette.json");
-    let script = format!(
-        "exec {BIN} call --record {} --tool profile -a age=41 -- {}",
-        file.display(),
-        fixture(false).join(" ")
-    );
-    let mut cmd = Command::new("/bin/sh");
-    cmd.arg("-c").arg(&script);
-    cmd.env("NO_COLOR", "1").env("TERM", "xterm-256color");
-    let mut s = expectrl::session::OsSession::spawn(cmd).expect("spawn under a pty");
-    s.set_expect_timeout(Some(Duration::from_secs(20)));
-    s.expect("Name").expect("the prompt for name");
-    std::thread::sleep(Duration::from_millis(300));
-    s.send("Grace\r").unwrap();
-    s.expect("tags").expect("the prompt for tags");
-    std::thread::sleep(Duration::from_millis(300));
-    s.send("\r").unwrap();
-    s.expect("Send these answers?").expect("the review");
-    std::thread::sleep(Duration::from_millis(300));
-    s.send("\r").unwrap();
+    let mut s = Test::new()
+        .words("call --record")
+        .arg(&file)
+        .words("--tool profile -a age=41")
+        .server(&fixture(false))
+        .limit(Duration::from_secs(20))
+        .terminal();
+    // Each prompt reads keys in raw mode before they are sent.
+    let mut answer = |prompt: &str, keys: &str| {
+        s.expect(prompt).expect(prompt);
+        crate::common::wait_raw_mode(&s).expect(prompt);
+        s.send(keys).unwrap();
+    };
+    answer("Name", "Grace\r");
+    answer("tags", "\r");
+    answer("Send these answers?", "\r");
     s.expect(Eof).expect("elicit ends");
     let c = read(&file);
     let content = &c["elicitations"][0]["answer"]["content"];
@@ -872,16 +863,15 @@ fn answer_rules_in_plain_resolution_and_a_cassette_as_an_answer_file() {
     let rules = dir.path().join("rules.json");
     std::fs::write(&rules, RULES).unwrap();
     let form = root().join("fixtures/shapes/form-region.json");
-    let run = elicit(
-        &[
+    let run = Test::new()
+        .args([
             "--no-input",
             "-v",
             "--answers",
             rules.to_str().unwrap(),
             form.to_str().unwrap(),
-        ],
-        &[],
-    );
+        ])
+        .run();
     assert_eq!(run.code, 0, "{}", run.stderr);
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["action"], "accept", "{v}");
@@ -928,15 +918,14 @@ fn answer_rules_in_plain_resolution_and_a_cassette_as_an_answer_file() {
         (r#"{"elicit":"answers/1","#, "invalid JSON at line 1"),
     ] {
         std::fs::write(&rules, body).unwrap();
-        let run = elicit(
-            &[
+        let run = Test::new()
+            .args([
                 "--no-input",
                 "--answers",
                 rules.to_str().unwrap(),
                 form.to_str().unwrap(),
-            ],
-            &[],
-        );
+            ])
+            .run();
         assert_eq!(run.code, 2, "{body}: {}", run.stderr);
         assert!(
             run.stderr.contains(&format!("{}: ", rules.display())) && run.stderr.contains(expected),
@@ -1257,24 +1246,27 @@ fn a_replay_negotiates_the_protocol_as_call_does() {
     let mut auto = recorded.clone();
     auto["protocol"] = json!("auto");
     std::fs::write(&file, auto.to_string()).unwrap();
-    let call_run = elicit(
-        &[
-            &["call", "-v", "--no-input", "--server-log", "/dev/null"][..],
-            &[
-                "--tool",
-                "guard_form",
-                "-a",
-                "name=Bo",
-                "-a",
-                "accept",
-                "--",
-            ],
-            &server.iter().map(String::as_str).collect::<Vec<_>>(),
-        ]
-        .concat(),
-        &[],
-    );
-    let test_run = elicit(&["test", "-v", file.to_str().unwrap()], &[]);
+    let call_run = Test::new()
+        .args(
+            [
+                &["call", "-v", "--no-input", "--server-log", "/dev/null"][..],
+                &[
+                    "--tool",
+                    "guard_form",
+                    "-a",
+                    "name=Bo",
+                    "-a",
+                    "accept",
+                    "--",
+                ],
+                &server.iter().map(String::as_str).collect::<Vec<_>>(),
+            ]
+            .concat(),
+        )
+        .run();
+    let test_run = Test::new()
+        .args(["test", "-v", file.to_str().unwrap()])
+        .run();
     assert_eq!(test_run.code, 0, "{}\n{}", test_run.stdout, test_run.stderr);
     for said in [
         "because the tool asks with input_required",
@@ -1297,7 +1289,9 @@ fn a_replay_negotiates_the_protocol_as_call_does() {
         "tool":"charge","arguments":{"ledger":ledger.display().to_string()},"elicitations":[]});
     let charge_file = dir.path().join("charge.cassette.json");
     std::fs::write(&charge_file, charge.to_string()).unwrap();
-    let run = elicit(&["test", charge_file.to_str().unwrap()], &[]);
+    let run = Test::new()
+        .args(["test", charge_file.to_str().unwrap()])
+        .run();
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(std::fs::read_to_string(&ledger).unwrap(), "charged 5\n");
 }
@@ -1633,22 +1627,23 @@ fn test_starts_the_server_of_an_http_cassette_and_ends_it() {
         cmd.arg(&script).arg(port.to_string());
         let _server = listen(cmd, port);
         let url = format!("http://127.0.0.1:{port}/mcp");
-        let run = elicit(
-            &[
-                &[
-                    "call",
-                    "--no-input",
-                    "--record",
-                    file.to_str().unwrap(),
-                    "--tool",
-                    "ask_profile",
-                ][..],
-                &answers(&["name=Ada", "age=36", "color=red", "accept"]),
-                &[&url],
-            ]
-            .concat(),
-            &[],
-        );
+        let run = Test::new()
+            .args(
+                [
+                    &[
+                        "call",
+                        "--no-input",
+                        "--record",
+                        file.to_str().unwrap(),
+                        "--tool",
+                        "ask_profile",
+                    ][..],
+                    &answers(&["name=Ada", "age=36", "color=red", "accept"]),
+                    &[&url],
+                ]
+                .concat(),
+            )
+            .run();
         assert_eq!(run.code, 0, "{}", run.stderr);
     }
     assert!(
@@ -1867,7 +1862,7 @@ fn a_refused_call_is_recorded_as_its_error_and_replayed() {
             "--",
         ];
         args.extend(server.iter().map(String::as_str));
-        let run = elicit(&args, &[]);
+        let run = Test::new().args(&args).run();
         assert_eq!(run.code, 1, "{protocol}: {}", run.stderr);
         assert_eq!(run.stdout, "", "{protocol}");
         assert!(run.stderr.contains("-32602"), "{protocol}: {}", run.stderr);

@@ -10,14 +10,10 @@ use serde_json::{json, Value};
 
 use crate::common::{Run, Test};
 
-fn elicit() -> Test {
-    Test::new()
-}
-
 /// Runs elicit with `--no-input` (tests must never prompt, even when run
 /// from a terminal) on `stdin`.
 fn run(args: &[&str], stdin: &str) -> Run {
-    elicit().arg("--no-input").args(args).stdin(stdin).run()
+    Test::new().arg("--no-input").args(args).stdin(stdin).run()
 }
 
 fn stdout_json(a: &Run) -> Value {
@@ -39,7 +35,7 @@ fn every_fixture_case_gives_its_expected_output() {
             .iter()
             .map(|a| a.as_str().unwrap())
             .collect();
-        let out = elicit()
+        let out = Test::new()
             .arg("--no-input")
             .args(&args)
             .arg(root.join(case["input"].as_str().unwrap()))
@@ -130,7 +126,7 @@ fn server_everything_form_fills_defaults_in_schema_order() {
 fn request_maps_form_to_input_with_schema() {
     let schema = json!({"type":"object","properties":{"region":{"type":"string"}}});
     let params = json!({"mode":"form","message":"What is your deployment region?","requestedSchema": schema});
-    let a = elicit().arg("request").stdin(params.to_string()).run();
+    let a = Test::new().arg("request").stdin(params.to_string()).run();
     a.success();
     let r = stdout_json(&a);
     assert_eq!(r["kind"], "input");
@@ -151,7 +147,7 @@ fn request_maps_absent_and_empty_mode_to_input() {
             params["mode"] = mode;
         }
         let r = stdout_json(
-            elicit()
+            Test::new()
                 .arg("request")
                 .stdin(params.to_string())
                 .run()
@@ -165,7 +161,7 @@ fn request_maps_absent_and_empty_mode_to_input() {
 fn request_maps_url_to_authorization_without_schema() {
     let params = json!({"mode":"url","message":"Sign in to continue","url":"https://example.com/oauth/authorize","elicitationId":"e-9"});
     let r = stdout_json(
-        elicit()
+        Test::new()
             .arg("request")
             .stdin(params.to_string())
             .run()
@@ -181,8 +177,8 @@ fn request_maps_url_to_authorization_without_schema() {
 #[test]
 fn request_ids_are_fresh_per_call() {
     let params = r#"{"message":"","requestedSchema":{"type":"object","properties":{}}}"#;
-    let a = stdout_json(elicit().arg("request").stdin(params).run().success());
-    let b = stdout_json(elicit().arg("request").stdin(params).run().success());
+    let a = stdout_json(Test::new().arg("request").stdin(params).run().success());
+    let b = stdout_json(Test::new().arg("request").stdin(params).run().success());
     assert_ne!(a["id"], b["id"]);
     assert_eq!(a["prompt"], "", "prompt is always written");
 }
@@ -214,7 +210,7 @@ fn result_maps_every_answer_row() {
     ];
     for (answer, want) in rows {
         let got = stdout_json(
-            elicit()
+            Test::new()
                 .arg("result")
                 .stdin(answer.to_string())
                 .run()
@@ -227,9 +223,9 @@ fn result_maps_every_answer_row() {
 #[test]
 fn request_then_result_pipeline() {
     let req = std::fs::read_to_string("fixtures/shapes/form-region.json").unwrap();
-    let r = stdout_json(elicit().arg("request").stdin(req).run().success());
+    let r = stdout_json(Test::new().arg("request").stdin(req).run().success());
     let answer = json!({"id": r["id"], "ok": true, "data": {"region": "eu-west-1"}});
-    elicit()
+    Test::new()
         .arg("result")
         .stdin(answer.to_string())
         .run()
@@ -239,7 +235,7 @@ fn request_then_result_pipeline() {
 
 #[test]
 fn result_rejects_non_answers() {
-    elicit()
+    Test::new()
         .arg("result")
         .stdin(r#"{"action":"accept"}"#)
         .run()
@@ -305,7 +301,7 @@ fn bad_inputs_are_clear_errors_never_panics() {
         ),
     ];
     for (input, want) in cases {
-        let out = elicit()
+        let out = Test::new()
             .args(["--no-input", "-a", "accept"])
             .stdin(input.clone())
             .run();
@@ -550,7 +546,7 @@ fn unanswered_fields_without_a_terminal_fail_at_once_and_suggest_answer() {
 fn no_controlling_terminal_is_detected_without_no_input() {
     let req = std::fs::read_to_string("fixtures/shapes/form-region.json").unwrap();
     // No controlling terminal, as under cron or CI.
-    let out = elicit()
+    let out = Test::new()
         .args(["--ui", "terminal"])
         .no_terminal()
         .stdin(req)
@@ -587,7 +583,7 @@ fn pretty_indents() {
 
 #[test]
 fn file_argument_and_dash() {
-    elicit()
+    Test::new()
         .args([
             "--no-input",
             "-a",
@@ -596,12 +592,12 @@ fn file_argument_and_dash() {
         ])
         .run()
         .success();
-    elicit()
+    Test::new()
         .args(["--no-input", "-a", "accept", "-"])
         .stdin(std::fs::read_to_string("fixtures/kinds/empty-form.json").unwrap())
         .run()
         .success();
-    elicit()
+    Test::new()
         .args(["--no-input", "/no/such/file.json"])
         .run()
         .expect_code(1)
@@ -658,12 +654,12 @@ fn server_text_in_errors_is_sanitised() {
 
 #[test]
 fn help_and_version() {
-    elicit()
+    Test::new()
         .arg("--help")
         .run()
         .success()
         .stdout_has("--answer");
-    elicit()
+    Test::new()
         .arg("--version")
         .run()
         .success()
@@ -677,7 +673,7 @@ fn completions_and_man_page_come_from_the_clap_definitions() {
         ("zsh", "#compdef elicit"),
         ("fish", "complete -c elicit"),
     ] {
-        let a = elicit().args(["completions", shell]).run();
+        let a = Test::new().args(["completions", shell]).run();
         a.success();
         let out = a.stdout.clone();
         assert!(out.contains(marker), "{shell}");
@@ -686,7 +682,7 @@ fn completions_and_man_page_come_from_the_clap_definitions() {
             "{shell} completes options and commands"
         );
     }
-    let a = elicit().arg("man").run();
+    let a = Test::new().arg("man").run();
     a.success();
     let out = a.stdout.clone();
     assert!(out.contains(".TH elicit 1") && out.contains("answer"));
@@ -703,13 +699,13 @@ fn every_command_has_examples_in_its_help() {
         &["completions", "--help"],
         &["man", "--help"],
     ] {
-        elicit().args(cmd).run().success().stdout_has("Example");
+        Test::new().args(cmd).run().success().stdout_has("Example");
     }
 }
 
 #[test]
 fn result_for_an_authorization_request_drops_content_on_accept() {
-    elicit()
+    Test::new()
         .args(["result", "--kind", "authorization"])
         .stdin(r#"{"id":"r1","ok":true,"data":{"x":1}}"#)
         .run()
@@ -719,7 +715,7 @@ fn result_for_an_authorization_request_drops_content_on_accept() {
 
 #[test]
 fn request_on_several_elicitations_prints_one_request_each() {
-    let a = elicit()
+    let a = Test::new()
         .args(["request", "fixtures/shapes/input-required.json"])
         .run();
     a.success();
@@ -817,7 +813,6 @@ fn schema_warnings_come_before_the_no_input_error() {
 /// keeps anyone from changing the entry point without noticing).
 #[test]
 fn a_reader_that_goes_away_is_a_write_error_not_a_signal() {
-    use std::os::unix::process::ExitStatusExt;
     let one = std::fs::read_to_string("fixtures/server-everything/form.request.json").unwrap();
     let one: Value = serde_json::from_str(&one).unwrap();
     let line = format!("{one}\n");
@@ -825,19 +820,16 @@ fn a_reader_that_goes_away_is_a_write_error_not_a_signal() {
     let path = dir.path().join("lines.ndjson");
     // About 12 MB of answers: far past any pipe and output buffer.
     std::fs::write(&path, line.repeat(4000)).unwrap();
-    let mut child = std::process::Command::new(common::BIN)
-        .args(["--lines", "--no-input", "-a", "accept", "-a", "name=Ada"])
-        .args(["-a", "email=ada@example.com"])
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    // A signal (SIGPIPE) would end it with no exit code: -1, not 1.
+    Test::new()
+        .words("--lines --no-input -a accept -a name=Ada -a email=ada@example.com")
         .arg(&path)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stdout.take());
-    let status = common::wait_at_most(&mut child, std::time::Duration::from_secs(60));
-    assert_eq!(status.signal(), None, "killed by a signal: {status:?}");
-    assert_eq!(status.code(), Some(1), "{status:?}");
+        .stdout_to(writer)
+        .limit(std::time::Duration::from_secs(60))
+        .run()
+        .expect_code(1);
 }
 
 /// As std's start-up does, a closed standard descriptor is opened on

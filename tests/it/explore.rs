@@ -474,11 +474,12 @@ fn a_thousand_field_cassette_with_max_1_runs_one_variant_in_little_memory() {
     let dir = tempfile::tempdir().unwrap();
     let cassette = dir.path().join("wide.cassette.json");
     wide_cassette(&cassette);
-    let mut cmd = std::process::Command::new(crate::common::BIN);
-    cmd.current_dir(root())
-        .args(["test", "--explore", "--max", "1"])
+    let test = Test::new()
+        .current_dir(root())
+        .words("test --explore --max 1")
         .arg(&cassette);
-    let (code, stderr, peak_kib) = crate::hostile_repo::run_measured(cmd, Duration::from_secs(120));
+    let (code, stderr, peak_kib) =
+        crate::hostile_repo::run_measured(test, Duration::from_secs(120));
     assert_eq!(code, 0, "{stderr}");
     assert!(
         stderr.contains("1 variant of 1 cassette run")

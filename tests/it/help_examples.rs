@@ -4,12 +4,8 @@
 
 use crate::common::Test;
 
-fn elicit() -> Test {
-    Test::new()
-}
-
 fn help(sub: Option<&str>) -> String {
-    let out = elicit().args(sub).arg("--help").run();
+    let out = Test::new().args(sub).arg("--help").run();
     assert!(out.code == 0);
     out.stdout
 }
@@ -54,7 +50,7 @@ fn every_help_example_with_a_fixture_runs() {
             }
             // Simple words only: the examples that name fixtures are plain.
             let words: Vec<&str> = example.split_whitespace().skip(1).collect();
-            let out = elicit().args(&words).arg("--no-input").run();
+            let out = Test::new().args(&words).arg("--no-input").run();
             let stderr = out.stderr.as_str();
             let prompts = stderr.contains("--no-input was given");
             assert!(
@@ -74,7 +70,7 @@ fn every_help_example_with_a_fixture_runs() {
 
 #[test]
 fn every_man_page_named_in_elicit_1_can_be_produced() {
-    let out = elicit().arg("man").run();
+    let out = Test::new().arg("man").run();
     assert!(out.code == 0);
     let page = out.stdout;
     assert!(page.contains(".nh"), "hyphenation is not turned off");
@@ -87,7 +83,7 @@ fn every_man_page_named_in_elicit_1_can_be_produced() {
         .collect();
     assert!(named.len() >= 6, "{named:?}");
     for sub in named {
-        let out = elicit().args(["man", &sub]).run();
+        let out = Test::new().args(["man", &sub]).run();
         assert!(out.code == 0, "elicit man {sub} failed");
         let text = out.stdout;
         assert!(text.contains(&format!(".TH elicit-{sub} 1")), "{sub}");
@@ -96,7 +92,7 @@ fn every_man_page_named_in_elicit_1_can_be_produced() {
 
 #[test]
 fn the_synopsis_shows_value_placeholders() {
-    let out = elicit().args(["man", "call"]).run();
+    let out = Test::new().args(["man", "call"]).run();
     let page = out.stdout;
     let synopsis = page.split(".SH SYNOPSIS").nth(1).unwrap();
     let synopsis = synopsis.split(".SH").next().unwrap();
@@ -107,7 +103,11 @@ fn the_synopsis_shows_value_placeholders() {
 #[test]
 fn help_examples_do_not_wrap_mid_argument() {
     for sub in [None, Some("call"), Some("proxy")] {
-        let out = elicit().args(sub).arg("--help").env("COLUMNS", "80").run();
+        let out = Test::new()
+            .args(sub)
+            .arg("--help")
+            .env("COLUMNS", "80")
+            .run();
         let text = out.stdout;
         let examples = text.split("Examples:").nth(1).unwrap_or("");
         for line in examples.lines().take_while(|l| !l.is_empty()) {

@@ -112,7 +112,10 @@ fn server_stderr_at_a_prompt_is_shown_after_it_not_inside_it() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(mark.exists(), "the server never wrote its stderr line");
-    std::thread::sleep(Duration::from_millis(300));
+    common::quiet_for(
+        Duration::from_millis(300),
+        "the server's stderr must not be drawn while the prompt is up",
+    );
     assert!(p.alive());
     assert!(
         !common::contains(&p.transcript, b"LEAK-DURING-PROMPT"),
@@ -183,16 +186,20 @@ fn proxy_relays_server_stderr_sanitised() {
 fn signal_during_hang(signal: libc::c_int) -> (Run, i32) {
     let dir = tempfile::tempdir().unwrap();
     let pid_file = dir.path().join("server.pid");
+    let mark = dir.path().join("mark");
     let elicit = Test::new()
         .env("HOSTILE_PID_FILE", &pid_file)
+        .env("HOSTILE_MARK", &mark)
         .args(["call", "--no-input", "--timeout", "60s", "--tool", "t"])
         .server(&hostile("hang"))
         .limit(Duration::from_secs(60))
         .spawn();
     let server = read_pid(&pid_file);
-    // The call is under way once the server answered the handshake; a
-    // moment more and elicit waits for the tools/call reply.
-    std::thread::sleep(Duration::from_millis(500));
+    common::wait_until(
+        Duration::from_secs(20),
+        "the server has the tools/call",
+        || mark.exists(),
+    );
     elicit.signal(signal);
     let out = elicit.wait();
     let left = !gone_soon(server);

@@ -4,10 +4,6 @@
 use crate::common::{Run, Test};
 use serde_json::{json, Value};
 
-fn elicit() -> Test {
-    Test::new()
-}
-
 /// Runs elicit (never prompting) with `args` on `stdin`.
 fn run(args: &[&str], stdin: &str) -> Run {
     Test::new()
@@ -47,7 +43,7 @@ fn overflowing_durations_are_refused_by_every_duration_flag() {
         ],
     ];
     for args in cases {
-        let out = elicit().args(&args).stdin("{}").run();
+        let out = Test::new().args(&args).stdin("{}").run();
         let stderr = out.stderr.as_str();
         assert_eq!(Some(out.code), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains("at most 365 days"), "{args:?}: {stderr}");
@@ -180,7 +176,7 @@ fn an_oversized_input_is_reported_with_its_real_size() {
         .unwrap();
     // As FILE, and as stdin redirected from the file: the size is known.
     let by_path = run(&[big.to_str().unwrap()], "");
-    let by_redirect = elicit()
+    let by_redirect = Test::new()
         .arg("--no-input")
         .stdin_from(std::fs::File::open(&big).unwrap())
         .run();
@@ -193,7 +189,7 @@ fn an_oversized_input_is_reported_with_its_real_size() {
     assert_eq!(by_path.code, 2);
     // Through a pipe the size is unknown: "more than" the limit, never
     // the limit + 1 that was read.
-    let piped = elicit()
+    let piped = Test::new()
         .arg("--no-input")
         .stdin(vec![b' '; limit as usize + 10])
         .run();

@@ -4,14 +4,13 @@
 //! command a cassette names.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
 use crate::common::page::as_other_user;
-
-const BIN: &str = env!("CARGO_BIN_EXE_elicit");
+use crate::common::{Run, Test};
 
 /// A hand-written cassette for `server`, calling `tool` with no elicitation.
 fn cassette(server: &[&str], tool: &str) -> Value {
@@ -46,14 +45,11 @@ fn a_servers_log_is_private_to_elicits_user() {
         &file,
         &cassette(&["sh", "-c", "echo the-secret-token >&2; sleep 4"], "t"),
     );
-    let mut child = Command::new(BIN)
-        .args(["test", "--timeout", "3s", file.to_str().unwrap()])
+    let running = Test::new()
+        .words("test --timeout 3s")
+        .arg(&file)
         .env("TMPDIR", &tmp)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn();
     // Find the log while the test runs.
     let start = Instant::now();
     let log = loop {
@@ -80,7 +76,7 @@ fn a_servers_log_is_private_to_elicits_user() {
         assert!(!out.status.success(), "nobody read the server's log");
         assert!(!String::from_utf8_lossy(&out.stdout).contains("the-secret-token"));
     }
-    let _ = crate::common::wait_at_most(&mut child, Duration::from_secs(30));
+    running.wait_within(Duration::from_secs(30));
     assert!(walk(&tmp).is_empty(), "the log is removed at the end");
 }
 
@@ -113,61 +109,22 @@ fn links_that_loop_in_elicit_tests_are_followed_once() {
     std::fs::create_dir(tests.join("sub")).unwrap();
     std::os::unix::fs::symlink("..", tests.join("sub").join("up")).unwrap();
     write(&tests.join("one.cassette.json"), &cassette(&["false"], "t"));
-    let mut child = Command::new(BIN)
-        .args(["test", "--timeout", "5s"])
+    Test::new()
+        .words("test --timeout 5s")
         .current_dir(dir.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let status = crate::common::wait_at_most(&mut child, Duration::from_secs(30));
-    let mut err = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
-    assert_eq!(status.code(), Some(1), "{err}");
-    assert!(err.contains("1 test"), "the cassette runs once: {err}");
+        .limit(Duration::from_secs(30))
+        .run()
+        .expect_code(1)
+        .stderr_has("1 test");
 }
 
 // ---- 8. Giant files ---------------------------------------------------------
 
-/// Runs `cmd` to its end (at most `limit`), returning its exit code, its
-/// stderr and its peak resident memory in KiB (`ru_maxrss`, from wait4:
-/// the process's `VmHWM` at its exit).
-#[allow(clippy::zombie_processes)] // reaped by wait4, which clippy does not see
-pub(crate) fn run_measured(mut cmd: Command, limit: Duration) -> (i32, String, u64) {
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
-        s
-    });
-    let pid = child.id() as libc::pid_t;
-    let start = Instant::now();
-    loop {
-        let mut status = 0;
-        // SAFETY: an all-zero rusage is valid; wait4 on our own child.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
-        if r == pid {
-            let code = if libc::WIFEXITED(status) {
-                libc::WEXITSTATUS(status)
-            } else {
-                -1
-            };
-            return (code, reader.join().unwrap(), usage.ru_maxrss as u64);
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            panic!("elicit did not end within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+/// Runs `elicit ARGS` to its end (at most `limit`): its exit code, its
+/// stderr and its peak resident memory in KiB.
+pub(crate) fn run_measured(test: Test, limit: Duration) -> (i32, String, u64) {
+    let (run, peak_kib) = test.limit(limit).run_measured();
+    (run.code, run.stderr, peak_kib)
 }
 
 /// elicit's peak memory doing `args` on nothing much: the idle size.
@@ -175,9 +132,7 @@ fn idle_kib() -> u64 {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("small.cassette.json");
     std::fs::write(&f, "{}").unwrap();
-    let mut cmd = Command::new(BIN);
-    cmd.args(["test", f.to_str().unwrap()]);
-    run_measured(cmd, Duration::from_secs(30)).2
+    run_measured(Test::new().arg("test").arg(&f), Duration::from_secs(30)).2
 }
 
 const MIB: u64 = 1024;
@@ -197,9 +152,8 @@ fn a_giant_cassette_is_refused_within_64_mib_of_idle() {
         text.push_str("0]");
         std::fs::write(&f, &text).unwrap();
         drop(text);
-        let mut cmd = Command::new(BIN);
-        cmd.args(["test", f.to_str().unwrap()]);
-        let (code, err, peak) = run_measured(cmd, Duration::from_secs(60));
+        let test = Test::new().arg("test").arg(&f);
+        let (code, err, peak) = run_measured(test, Duration::from_secs(60));
         eprintln!("{name}: peak {peak} KiB, idle {idle} KiB");
         assert_eq!(code, 2, "{err}");
         assert!(err.contains(&f.display().to_string()), "{err}");
@@ -223,25 +177,18 @@ fn giant_answer_rules_and_lint_input_are_refused_before_parsing() {
     std::fs::write(&f, &text).unwrap();
     drop(text);
     let idle = idle_kib();
-    let mut cmd = Command::new(BIN);
-    cmd.args(["lint", f.to_str().unwrap()]);
-    let (code, err, peak) = run_measured(cmd, Duration::from_secs(60));
+    let test = Test::new().arg("lint").arg(&f);
+    let (code, err, peak) = run_measured(test, Duration::from_secs(60));
     assert_ne!(code, 0, "{err}");
     assert!(err.contains("more than 500000 values"), "{err}");
     assert!(
         peak < idle + 64 * MIB,
         "lint: peak {peak} KiB, idle {idle} KiB"
     );
-    let mut cmd = Command::new(BIN);
     let cassette = dir.path().join("a.cassette.json");
     write(&cassette, &cassette_value());
-    cmd.args([
-        "test",
-        "--answers",
-        f.to_str().unwrap(),
-        cassette.to_str().unwrap(),
-    ]);
-    let (code, err, peak) = run_measured(cmd, Duration::from_secs(60));
+    let test = Test::new().words("test --answers").arg(&f).arg(&cassette);
+    let (code, err, peak) = run_measured(test, Duration::from_secs(60));
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("rules.json") && err.contains("over the limit"),
@@ -280,33 +227,23 @@ const CALL: &str =
 /// The proxy's peak memory above its size after the handshake, relaying a
 /// 48 MB reply, with `extra` flags.
 fn proxy_big_reply_growth(extra: &[&str]) -> u64 {
-    use std::io::{BufRead, BufReader, Write};
-    let mut child = Command::new(BIN)
-        .args(["proxy", "--no-input", "--shutdown-grace", "2s"])
+    let mut proxy = Test::new()
+        .words("proxy --no-input --shutdown-grace 2s")
         .args(extra)
-        .arg("--")
-        .args(hostile("big_line"))
+        .server(&hostile("big_line"))
         .env("HOSTILE_BYTES", "48000000")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    writeln!(stdin, "{INIT}").unwrap();
-    let mut line = Vec::new();
-    stdout.read_until(b'\n', &mut line).unwrap();
-    let idle = vm_hwm_kib(child.id());
-    writeln!(stdin, "{CALL}").unwrap();
-    line.clear();
-    stdout.read_until(b'\n', &mut line).unwrap();
-    assert_eq!(line.len(), 48_000_000, "the reply is relayed whole");
-    line = Vec::new();
-    drop(line);
-    let peak = vm_hwm_kib(child.id());
-    drop(stdin);
-    let _ = crate::common::wait_at_most(&mut child, Duration::from_secs(30));
+        .feed()
+        .spawn();
+    proxy.write(format!("{INIT}\n").as_bytes());
+    proxy.next_raw_line();
+    let idle = vm_hwm_kib(proxy.id());
+    proxy.write(format!("{CALL}\n").as_bytes());
+    let reply = proxy.next_raw_line();
+    assert_eq!(reply.len(), 48_000_000, "the reply is relayed whole");
+    drop(reply);
+    let peak = vm_hwm_kib(proxy.id());
+    proxy.close_stdin();
+    proxy.wait_within(Duration::from_secs(30));
     eprintln!(
         "proxy {extra:?}: VmHWM {idle} KiB after the handshake, {peak} KiB after a 48 MB reply"
     );
@@ -334,20 +271,12 @@ fn cassette_server() -> Vec<String> {
 }
 
 fn elicit_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .env_remove("ELICIT_SECRET_PASSWORD");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let run = Test::new()
+        .args(args)
+        .env_remove("ELICIT_SECRET_PASSWORD")
+        .envs(env)
+        .run();
+    (run.code, run.stderr)
 }
 
 #[test]
@@ -431,18 +360,12 @@ fn a_changed_cassettes_command_is_shown_and_allow_server_pins_the_commands() {
         &cassette(&["sh", "-c", &evil], "t"),
     );
     let run = |extra: &[&str]| {
-        let out = Command::new(BIN)
-            .arg("test")
-            .args(["--timeout", "5s", "-j", "1"])
+        let run: Run = Test::new()
+            .words("test --timeout 5s -j 1")
             .args(extra)
             .current_dir(repo)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+            .run();
+        (run.code, run.stderr)
     };
     let (_, err) = run(&[]);
     assert!(
@@ -487,13 +410,11 @@ fn one_commit_shows_the_command_as_new_without_git_noise() {
     write(&repo.join("a.cassette.json"), &cassette(&["false"], "t"));
     git(repo, &["add", "."]);
     git(repo, &["commit", "-qm", "first"]);
-    let out = Command::new(BIN)
-        .args(["test", "--timeout", "5s", "a.cassette.json"])
+    let run = Test::new()
+        .words("test --timeout 5s a.cassette.json")
         .current_dir(repo)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+        .run();
+    let err = &run.stderr;
     assert!(!err.contains("git could not"), "{err}");
     assert!(
         err.contains(

@@ -23,13 +23,9 @@ fn read(rel: &str) -> String {
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
-fn elicit(args: &[&str]) -> Run {
-    Test::new().args(args).run()
-}
-
 /// `elicit lint --format json FILE`: one finding a line.
 fn lint_json(file: &str) -> Run {
-    elicit(&["lint", "--format", "json", file])
+    Test::new().args(["lint", "--format", "json", file]).run()
 }
 
 fn stdout(o: &Run) -> String {
@@ -153,7 +149,7 @@ fn rule_ids_are_unique_kebab_case_and_the_issue_names_are_all_there() {
 
 #[test]
 fn a_clean_request_has_no_findings() {
-    let o = elicit(&["lint", "fixtures/lint/clean.json"]);
+    let o = Test::new().args(["lint", "fixtures/lint/clean.json"]).run();
     assert_eq!(Some(o.code), Some(0), "{}", stdout(&o));
     assert!(stdout(&o).contains("no findings"), "{}", stdout(&o));
     let o = lint_json("fixtures/lint/clean.json");
@@ -201,7 +197,9 @@ fn the_python_sdks_requests_are_clean_but_for_their_schema_title() {
         assert_eq!(stdout(&o), "", "{file}");
     }
     // A response that carries no elicitation is not lint's input.
-    let o = elicit(&["lint", &fixture_path("python-mcp/discover.response.json")]);
+    let o = Test::new()
+        .args(["lint", &fixture_path("python-mcp/discover.response.json")])
+        .run();
     assert_eq!(Some(o.code), Some(2));
     assert_eq!(stdout(&o), "");
 }
@@ -268,7 +266,9 @@ fn nested_object_password_and_inverted_bound_are_exactly_three_findings() {
     assert_eq!(lines[1]["severity"], "warning");
     assert_eq!(lines[2]["severity"], "error");
     // The human report groups them, quotes the fragment and cites the spec.
-    let o = elicit(&["lint", "fixtures/lint/nested-password-inverted.json"]);
+    let o = Test::new()
+        .args(["lint", "fixtures/lint/nested-password-inverted.json"])
+        .run();
     let text = stdout(&o);
     assert!(text.contains("error[form-nested-property] /params/requestedSchema/properties/address (line 10, column 20)"), "{text}");
     assert!(
@@ -319,14 +319,16 @@ fn the_protocol_decides_which_rules_apply() {
     let file = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(file.path(), url).unwrap();
     let path = file.path().to_str().unwrap();
-    let o = elicit(&["lint", "--protocol", "2025-11-25", path]);
+    let o = Test::new()
+        .args(["lint", "--protocol", "2025-11-25", path])
+        .run();
     assert_eq!(Some(o.code), Some(1));
     assert!(
         stdout(&o).contains("MCP 2025-11-25 (--protocol)"),
         "{}",
         stdout(&o)
     );
-    let o = elicit(&["lint", path]);
+    let o = Test::new().args(["lint", path]).run();
     assert_eq!(Some(o.code), Some(0));
     assert!(
         stdout(&o).contains("MCP 2026-07-28 (the newest"),
@@ -338,46 +340,58 @@ fn the_protocol_decides_which_rules_apply() {
 #[test]
 fn allow_and_deny_adjust_severities_and_the_exit_status() {
     let f = "fixtures/server-everything/form.request.json";
-    let o = elicit(&["lint", "--deny", "warnings", "--format", "json", f]);
+    let o = Test::new()
+        .args(["lint", "--deny", "warnings", "--format", "json", f])
+        .run();
     assert_eq!(Some(o.code), Some(1));
     assert_eq!(
         summary_of_json(&stdout(&o)),
         ["error enum-names-deprecated /params/requestedSchema/properties/legacyTitledEnum/enumNames"]
     );
-    let o = elicit(&[
-        "lint",
-        "--deny",
-        "enum-names-deprecated",
-        "--format",
-        "json",
-        f,
-    ]);
+    let o = Test::new()
+        .args([
+            "lint",
+            "--deny",
+            "enum-names-deprecated",
+            "--format",
+            "json",
+            f,
+        ])
+        .run();
     assert_eq!(Some(o.code), Some(1));
-    let o = elicit(&[
-        "lint",
-        "--allow",
-        "enum-names-deprecated",
-        "--format",
-        "json",
-        f,
-    ]);
+    let o = Test::new()
+        .args([
+            "lint",
+            "--allow",
+            "enum-names-deprecated",
+            "--format",
+            "json",
+            f,
+        ])
+        .run();
     assert_eq!(Some(o.code), Some(0));
     assert_eq!(stdout(&o), "");
-    let o = elicit(&["lint", "--allow", "warnings", "--format", "json", f]);
+    let o = Test::new()
+        .args(["lint", "--allow", "warnings", "--format", "json", f])
+        .run();
     assert_eq!(stdout(&o), "");
     // An error can be allowed away, too.
     let n = "fixtures/lint/nested-password-inverted.json";
-    let o = elicit(&[
-        "lint",
-        "--allow",
-        "form-nested-property",
-        "--allow",
-        "bounds-inverted",
-        n,
-    ]);
+    let o = Test::new()
+        .args([
+            "lint",
+            "--allow",
+            "form-nested-property",
+            "--allow",
+            "bounds-inverted",
+            n,
+        ])
+        .run();
     assert_eq!(Some(o.code), Some(0), "{}", stdout(&o));
     // A typo is a usage error that names the nearest rule.
-    let o = elicit(&["lint", "--allow", "enum-name-deprecated", f]);
+    let o = Test::new()
+        .args(["lint", "--allow", "enum-name-deprecated", f])
+        .run();
     assert_eq!(Some(o.code), Some(2));
     let err = o.stderr.as_str();
     assert!(err.contains("did you mean enum-names-deprecated?"), "{err}");
@@ -386,7 +400,9 @@ fn allow_and_deny_adjust_severities_and_the_exit_status() {
 
 #[test]
 fn explain_prints_one_rule_and_rejects_unknown_ones() {
-    let o = elicit(&["lint", "--explain", "bounds-inverted"]);
+    let o = Test::new()
+        .args(["lint", "--explain", "bounds-inverted"])
+        .run();
     assert_eq!(Some(o.code), Some(0));
     let text = stdout(&o);
     assert!(
@@ -399,21 +415,23 @@ fn explain_prints_one_rule_and_rejects_unknown_ones() {
         "{text}"
     );
     assert!(text.contains("Fix:"), "{text}");
-    let o = elicit(&["lint", "--explain", "all"]);
+    let o = Test::new().args(["lint", "--explain", "all"]).run();
     assert_eq!(stdout(&o).lines().count(), RULES.len());
-    let o = elicit(&["lint", "--explain", "nope"]);
+    let o = Test::new().args(["lint", "--explain", "nope"]).run();
     assert_eq!(Some(o.code), Some(2));
 }
 
 #[test]
 fn lines_are_documents_of_their_own_and_an_unreadable_one_is_exit_2() {
-    let o = elicit(&[
-        "lint",
-        "--lines",
-        "--format",
-        "json",
-        "fixtures/lint/stream.ndjson",
-    ]);
+    let o = Test::new()
+        .args([
+            "lint",
+            "--lines",
+            "--format",
+            "json",
+            "fixtures/lint/stream.ndjson",
+        ])
+        .run();
     assert_eq!(Some(o.code), Some(2));
     let lines: Vec<Value> = stdout(&o)
         .lines()
@@ -465,11 +483,13 @@ fn a_cassette_is_read_by_its_elicitations_key() {
 fn input_that_is_no_elicitation_is_exit_2_with_nothing_on_stdout() {
     let file = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(file.path(), "{\"message\": ").unwrap();
-    let o = elicit(&["lint", file.path().to_str().unwrap()]);
+    let o = Test::new()
+        .args(["lint", file.path().to_str().unwrap()])
+        .run();
     assert_eq!(Some(o.code), Some(2));
     assert_eq!(stdout(&o), "");
     assert!(o.stderr.as_str().contains("invalid JSON at line 1"));
-    let o = elicit(&["lint", "/no/such/file.json"]);
+    let o = Test::new().args(["lint", "/no/such/file.json"]).run();
     assert_eq!(Some(o.code), Some(2));
     assert!(o.stderr.as_str().contains("cannot open /no/such/file.json"));
     // Params elicit cannot read are the server's mistake: a finding.
@@ -500,15 +520,17 @@ fn sarif_output_is_valid_sarif_2_1_0_with_lines_and_columns() {
     assert!(
         !validator.is_valid(&serde_json::json!({"version": "2.1.0", "runs": [{"results": []}]}))
     );
-    let o = elicit(&[
-        "lint",
-        "--format",
-        "sarif",
-        "fixtures/lint/nested-password-inverted.json",
-        "fixtures/lint/clean.json",
-        "fixtures/server-everything/form.request.json",
-        "fixtures/lint/cassette.json",
-    ]);
+    let o = Test::new()
+        .args([
+            "lint",
+            "--format",
+            "sarif",
+            "fixtures/lint/nested-password-inverted.json",
+            "fixtures/lint/clean.json",
+            "fixtures/server-everything/form.request.json",
+            "fixtures/lint/cassette.json",
+        ])
+        .run();
     assert_eq!(Some(o.code), Some(1));
     let log: Value = serde_json::from_str(&stdout(&o)).unwrap();
     let errors: Vec<String> = validator.iter_errors(&log).map(|e| e.to_string()).collect();
@@ -581,7 +603,7 @@ fn the_rule_docs_are_generated_from_the_table() {
         assert!(generated.contains(&format!("### `{}`", r.id)), "{}", r.id);
     }
     // The hidden flag prints the same text.
-    let o = elicit(&["lint", "--rules-markdown"]);
+    let o = Test::new().args(["lint", "--rules-markdown"]).run();
     assert_eq!(stdout(&o).trim_end(), generated.trim_end());
     assert!(Path::new(&path).exists());
 }
@@ -1195,24 +1217,32 @@ fn lint_reads_elicits_own_log_at_the_revision_it_records() {
         (&["--stateless"][..], "2026-07-28"),
     ] {
         let log = dir.path().join(format!("session-{revision}.jsonl"));
-        let out = elicit(
-            &[
-                &["call", "--no-input", "--log", log.to_str().unwrap()][..],
-                &[
-                    "--tool", "form", "-a", "name=Ada", "-a", "accept", "--", "python3",
-                ],
-                &[server.to_str().unwrap()],
-                flags,
-            ]
-            .concat(),
-        );
+        let out = Test::new()
+            .args(
+                [
+                    &["call", "--no-input", "--log", log.to_str().unwrap()][..],
+                    &[
+                        "--tool", "form", "-a", "name=Ada", "-a", "accept", "--", "python3",
+                    ],
+                    &[server.to_str().unwrap()],
+                    flags,
+                ]
+                .concat(),
+            )
+            .run();
         assert!(out.code == 0, "{}", out.stderr.as_str());
-        let lint = elicit(&["lint", "--lines", "--format", "json", log.to_str().unwrap()]);
+        let lint = Test::new()
+            .args(["lint", "--lines", "--format", "json", log.to_str().unwrap()])
+            .run();
         let text = stdout(&lint);
         assert_eq!(Some(lint.code), Some(0), "{text}");
         assert!(!text.contains("params-invalid"), "{text}");
         // The one elicitation was read, at the session's revision.
-        let human = stdout(&elicit(&["lint", "--lines", log.to_str().unwrap()]));
+        let human = stdout(
+            &Test::new()
+                .args(["lint", "--lines", log.to_str().unwrap()])
+                .run(),
+        );
         assert!(human.contains(revision), "{revision}: {human}");
     }
 }
@@ -1229,7 +1259,7 @@ fn lint_of_a_cassette_follows_its_protocol() {
             "protocol": protocol, "tool": "t",
             "elicitations": [{"request": url, "answer": "accept"}]});
         std::fs::write(&file, c.to_string()).unwrap();
-        let out = elicit(&["lint", file.to_str().unwrap()]);
+        let out = Test::new().args(["lint", file.to_str().unwrap()]).run();
         let text = stdout(&out);
         assert_eq!(Some(out.code), Some(code), "{protocol}: {text}");
         assert_eq!(text.contains("mode-not-in-revision"), code == 1, "{text}");
@@ -1245,24 +1275,28 @@ fn strict_test_reports_what_strict_call_reports() {
     let cassette = dir.path().join("url.cassette.json");
     let script = root().join("tests/servers/lint_server.py");
     let script = script.to_str().unwrap();
-    let recorded = elicit(&[
-        "call",
-        "--no-input",
-        "--record",
-        cassette.to_str().unwrap(),
-        "--tool",
-        "url_anyway",
-        "-a",
-        "accept",
-        "--",
-        "python3",
-        script,
-    ]);
+    let recorded = Test::new()
+        .args([
+            "call",
+            "--no-input",
+            "--record",
+            cassette.to_str().unwrap(),
+            "--tool",
+            "url_anyway",
+            "-a",
+            "accept",
+            "--",
+            "python3",
+            script,
+        ])
+        .run();
     assert!(recorded.code == 0, "{}", recorded.stderr.as_str());
     let Run {
         stderr: call_err, ..
     } = call(&["--strict", "--tool", "url_anyway", "-a", "accept"], &[]);
-    let test = elicit(&["test", "--strict", cassette.to_str().unwrap()]);
+    let test = Test::new()
+        .args(["test", "--strict", cassette.to_str().unwrap()])
+        .run();
     let test_err = test.stderr.clone();
     assert_eq!(Some(test.code), Some(0), "{test_err}");
     let said = "info[session-url-completion-missing] the URL elicitation \"e-1\"";
@@ -1272,13 +1306,15 @@ fn strict_test_reports_what_strict_call_reports() {
         test_err.contains("strict: 0 errors, 0 warnings, 1 info"),
         "{test_err}"
     );
-    let denied = elicit(&[
-        "test",
-        "--strict",
-        "--deny",
-        "session-url-completion-missing",
-        cassette.to_str().unwrap(),
-    ]);
+    let denied = Test::new()
+        .args([
+            "test",
+            "--strict",
+            "--deny",
+            "session-url-completion-missing",
+            cassette.to_str().unwrap(),
+        ])
+        .run();
     let denied_err = denied.stderr.as_str();
     assert_ne!(Some(denied.code), Some(0), "{denied_err}");
     assert!(
@@ -1369,14 +1405,16 @@ fn a_cassettes_revision_is_said_to_be_the_cassettes() {
         "elicitations": [{"request": {"message": "m", "requestedSchema":
             {"type": "object", "properties": {"a": {"type": "string"}}}}}]});
     std::fs::write(&file, cassette.to_string()).unwrap();
-    let o = elicit(&["lint", file.to_str().unwrap()]);
+    let o = Test::new().args(["lint", file.to_str().unwrap()]).run();
     assert!(
         o.stdout
             .contains("MCP 2025-11-25 (the cassette's protocol)"),
         "{}",
         o.stdout
     );
-    let o = elicit(&["lint", "--protocol", "2025-06-18", file.to_str().unwrap()]);
+    let o = Test::new()
+        .args(["lint", "--protocol", "2025-06-18", file.to_str().unwrap()])
+        .run();
     assert!(
         o.stdout.contains("MCP 2025-06-18 (--protocol)"),
         "{}",
@@ -1399,7 +1437,9 @@ fn lint_a_folder_lints_its_cassettes_and_a_bad_path_leaves_no_sarif() {
     .unwrap();
     std::fs::write(dir.path().join("flows/notes.json"), "not json").unwrap();
     let flows = dir.path().join("flows");
-    let o = elicit(&["lint", "--format", "sarif", flows.to_str().unwrap()]);
+    let o = Test::new()
+        .args(["lint", "--format", "sarif", flows.to_str().unwrap()])
+        .run();
     assert_eq!(o.code, 1, "{}", o.stderr);
     let log: Value = serde_json::from_str(&o.stdout).unwrap();
     let results = log["runs"][0]["results"].as_array().unwrap();

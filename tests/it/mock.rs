@@ -136,9 +136,10 @@ fn a_wrong_answer_is_reported_once_per_elicitation_listing_the_fields() {
 /// dropped.
 fn http_mock() -> HttpServer {
     let port = free_port();
-    let child = Command::new(BIN)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["mock", "--http", &port.to_string(), EVERYTHING])
+    let child = Test::new()
+        .words("mock --http")
+        .args([&port.to_string(), EVERYTHING])
+        .command()
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

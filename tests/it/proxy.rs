@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::common::{answers, client_session, http_server, HttpServer, Running, Test};
+use crate::common::{
+    answers, client_session, http_server, wait_line_mode, wait_raw_mode, HttpServer, Running, Test,
+};
 
 fn server() -> Vec<String> {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/servers/relay_server.py");
@@ -284,15 +286,15 @@ fn ctrl_c_at_a_prompt_cancels_that_elicitation_only() {
     client.flush().unwrap();
     session.expect("Question 1").unwrap();
     session.expect("›").unwrap();
-    std::thread::sleep(Duration::from_millis(200));
+    wait_raw_mode(&session).unwrap();
     session.send("\x03").unwrap();
     // The second question is still asked, not cancelled along with the first.
     session.expect("Question 2").unwrap();
     session.expect("›").unwrap();
-    std::thread::sleep(Duration::from_millis(150));
+    wait_raw_mode(&session).unwrap();
     session.send("\r").unwrap();
     session.expect("Send these answers?").unwrap();
-    std::thread::sleep(Duration::from_millis(150));
+    wait_raw_mode(&session).unwrap();
     session.send("\r").unwrap();
     // Both replies reached the server before the client hangs up.
     for _ in 0..100 {
@@ -446,7 +448,7 @@ fn ctrl_c_at_a_prompt_leaves_a_real_server_running_for_the_next_call() {
             .unwrap();
         session.expect("Delete report.txt?").unwrap();
         session.expect("Really delete it?").unwrap();
-        std::thread::sleep(Duration::from_millis(300));
+        wait_raw_mode(&session).unwrap();
         session.send("\x03").unwrap();
         let reply = reply_for(&out, id);
         assert_eq!(
@@ -484,7 +486,7 @@ fn ctrl_c_with_no_prompt_up_goes_to_the_server() {
     .unwrap();
     client.flush().unwrap();
     reply_for(&out, 1);
-    std::thread::sleep(Duration::from_millis(200));
+    wait_line_mode(&session).unwrap();
     // The relay server records the SIGINT it got and exits; the proxy ends
     // with it although the client is still connected.
     session.send("\x03").unwrap();
@@ -658,7 +660,7 @@ fn remote_proxy_ctrl_c_at_a_prompt_cancels_only_it_and_verbose_says_so() {
             .expect("elicit-py-test-server asks for input")
             .unwrap();
         session.expect("Really delete it?").unwrap();
-        std::thread::sleep(Duration::from_millis(300));
+        wait_raw_mode(&session).unwrap();
         session.send("\x03").unwrap();
         let reply = reply_for(&out, id);
         assert_eq!(
@@ -676,7 +678,7 @@ fn remote_proxy_ctrl_c_at_a_prompt_cancels_only_it_and_verbose_says_so() {
     assert!(reply_for(&out, 4)["result"]["tools"].is_array());
     // With no prompt up, Ctrl-C ends the session, as a stdio server
     // stopped by it would.
-    std::thread::sleep(Duration::from_millis(200));
+    wait_line_mode(&session).unwrap();
     session.send("\x03").unwrap();
     session.expect("EXIT=130").unwrap();
     drop(client);
@@ -769,7 +771,7 @@ fn signal_at_prompt_restores_the_terminal(mut p: PtyProxy, sig: i32, first: &str
     p.client.write_all(first.as_bytes()).unwrap();
     p.client.flush().unwrap();
     p.session.expect(expect).unwrap();
-    std::thread::sleep(Duration::from_millis(400));
+    wait_raw_mode(&p.session).unwrap();
     let pid: i32 = std::fs::read_to_string(p.dir.path().join("pid"))
         .unwrap()
         .trim()

@@ -2,14 +2,12 @@
 //! `--`, a person starting it by hand on a terminal, a client that declared
 //! no elicitation at all.
 
-use std::process::Command;
 use std::time::Duration;
 
-use expectrl::session::OsSession;
 use expectrl::{Eof, Expect};
 use serde_json::json;
 
-use crate::common::{dumb_client, python_sdk_server, Test, BIN};
+use crate::common::{dumb_client, python_sdk_server, Test};
 
 /// MCP Inspector's CLI swallows `--`: the first word that is no option
 /// starts the server's command, and what follows it, `-v` included, is the
@@ -37,19 +35,11 @@ fn a_server_command_without_dashes_runs_with_its_own_options() {
 /// (before, it sat silent, waiting for a client's JSON-RPC).
 #[test]
 fn a_proxy_started_by_hand_on_a_terminal_says_it_speaks_json_rpc_for_a_client() {
-    let mut cmd = Command::new(BIN);
-    cmd.args([
-        "proxy",
-        "--server-log",
-        "/dev/null",
-        "--",
-        "sh",
-        "-c",
-        "cat > /dev/null",
-    ])
-    .env("NO_COLOR", "1");
-    let mut session = OsSession::spawn(cmd).expect("spawn under a pty");
-    session.set_expect_timeout(Some(Duration::from_secs(10)));
+    let mut session = Test::new()
+        .words("proxy --server-log /dev/null")
+        .server(&["sh", "-c", "cat > /dev/null"])
+        .limit(Duration::from_secs(10))
+        .terminal();
     session
         .expect("speaks JSON-RPC (MCP) on stdin and stdout for an MCP client")
         .expect("told at once");

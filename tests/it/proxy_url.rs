@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::common::{http_server, HttpServer, Running, Test};
+use crate::common::{http_server, wait_until, HttpServer, Running, Test};
 
 fn stalling(mode: &str) -> HttpServer {
     http_server("python3", &["tests/servers/http_stalling.py", mode])
@@ -91,13 +91,25 @@ fn a_request_the_server_never_answers_times_out_with_a_json_rpc_error() {
     child.wait_within(Duration::from_secs(10)).success();
 }
 
-/// A proxy whose server holds the `notifications/initialized` POST open.
-fn stalled_send() -> (HttpServer, Running) {
-    let server = stalling("stall-notify");
+/// A proxy whose server holds the `notifications/initialized` POST open
+/// (the folder of the server's record, to keep while it runs).
+fn stalled_send() -> (HttpServer, Running, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("held");
+    let server = http_server(
+        "python3",
+        &[
+            "tests/servers/http_stalling.py",
+            "stall-notify",
+            record.to_str().unwrap(),
+        ],
+    );
     let mut child = proxy(&server, &[]);
     handshake(&mut child);
-    std::thread::sleep(Duration::from_millis(300));
-    (server, child)
+    wait_until(Duration::from_secs(20), "the server holds a POST", || {
+        record.exists()
+    });
+    (server, child, dir)
 }
 
 // Fails on the relay that held the transport's lock across the send: only
@@ -105,7 +117,7 @@ fn stalled_send() -> (HttpServer, Running) {
 #[test]
 fn signals_end_the_proxy_at_once_while_a_send_never_completes() {
     for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
-        let (_server, child) = stalled_send();
+        let (_server, child, _record) = stalled_send();
         let started = Instant::now();
         child.signal(sig);
         // (The client's end stays open: only the signal ends the proxy.)
@@ -120,7 +132,7 @@ fn signals_end_the_proxy_at_once_while_a_send_never_completes() {
 // client's EOF went unnoticed.
 #[test]
 fn the_client_hanging_up_ends_the_proxy_while_a_send_never_completes() {
-    let (_server, mut child) = stalled_send();
+    let (_server, mut child, _record) = stalled_send();
     let started = Instant::now();
     child.close_stdin();
     child.wait_within(Duration::from_secs(6)).success();

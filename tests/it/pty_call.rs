@@ -140,7 +140,7 @@ fn a_calls_status_line_is_erased_before_a_prompt() {
     p.expect("Who are you?");
     p.expect("? name");
     // Longer than a tick of the status line: it must not come back.
-    p.sleep(600);
+    p.quiet_for(600, "the status line must not be drawn again");
     assert!(p.alive()); // (takes in what was drawn meanwhile)
     let screen = p.visible();
     assert!(screen.contains("Who are you?"), "{screen}");

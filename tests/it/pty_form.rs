@@ -301,29 +301,19 @@ fn ctrl_c_right_away_cancels() {
 /// stdout. (The default, `auto`, serves the browser page: tests/browser.rs.)
 #[test]
 fn no_terminal_is_an_error_that_suggests_answer() {
-    use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().unwrap();
     let req = dir.path().join("req.json");
     std::fs::write(&req, form("No tty", two_fields())).unwrap();
-    let mut cmd = std::process::Command::new(BIN);
-    cmd.args(["--ui", "terminal"]);
-    cmd.stdin(std::fs::File::open(&req).unwrap());
-    cmd.stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    // SAFETY: setsid is async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
-    // Without a terminal elicit must not block: a hang here is a failure
-    // that the harness's own timeout reports.
-    let out = cmd.output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
-    assert!(stderr.contains("--answer"), "stderr: {stderr}");
-    assert!(out.stdout.is_empty(), "stdout: {:?}", out.stdout);
+    // Without a terminal elicit must not block: a hang past the run's
+    // limit fails the test.
+    Test::new()
+        .words("--ui terminal")
+        .stdin_from(std::fs::File::open(&req).unwrap())
+        .no_terminal()
+        .run()
+        .expect_code(2)
+        .stderr_has("--answer")
+        .stdout_is("");
 }
 
 /// With stderr sent to a file the prompts still work: they draw on /dev/tty.
@@ -586,7 +576,10 @@ fn a_cancel_key_between_two_keys_still_cancels() {
             let mut p = elicit(&form("Race", schema.clone())).spawn();
             p.expect("? Long list *").expect("item number 29");
             p.send_settled(DOWN);
-            std::thread::sleep(std::time::Duration::from_micros(60 * i));
+            quiet_for(
+                std::time::Duration::from_micros(60 * i),
+                "each round a gap of its own between the two keys",
+            );
             p.send(key);
             p.finish_with(json!({"action": "cancel"}));
         }

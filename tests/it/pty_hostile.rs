@@ -31,7 +31,10 @@ fn type_ahead_never_opens_a_url_or_accepts() {
     p.send("\r\r\r");
     p.answer("What do you want to do?", &format!("{DOWN}{DOWN}{ENTER}"));
     p.finish_with(json!({"jsonrpc": "2.0", "id": 7, "result": {"action": "decline"}}));
-    std::thread::sleep(Duration::from_millis(300));
+    quiet_for(
+        Duration::from_millis(300),
+        "a detached opener, were one started, must not record anything",
+    );
     assert!(
         !log.exists(),
         "the URL was opened by type-ahead: {:?}",
@@ -83,14 +86,14 @@ fn timeout_counts_per_prompt() {
     p.expect("answer within 4s")
         .expect("(1 of 2)")
         .expect("? Name *")
-        .sleep(2500)
+        .quiet_for(2500, "the person takes their time")
         .send("Ada\r")
         .answer("Send these answers?", ENTER)
         // The second prompt's notice: the whole timeout again.
         .expect("answer within 4s")
         .expect("(2 of 2)")
         .expect("? Name *")
-        .sleep(2500)
+        .quiet_for(2500, "the person takes their time")
         .send("Bo\r")
         .answer("Send these answers?", ENTER);
     p.finish_with(json!({"inputResponses": {

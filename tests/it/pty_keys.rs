@@ -159,7 +159,7 @@ fn rejected_checklist_is_not_ticked_and_errors_do_not_stack() {
     )
     .expect("pick at most 2 items")
     .send(ENTER)
-    .sleep(300);
+    .quiet_for(300, "a second error line, were one drawn, must not show");
     let seen = p.visible();
     assert_eq!(count(&seen, "pick at most 2 items"), 1, "{seen}");
     assert!(!seen.contains("✔ Tags"), "{seen}");
@@ -187,7 +187,10 @@ fn url_with_a_warning_starts_on_show_only() {
         .expect("copy the URL above")
         .answer("waiting for you to finish", ENTER);
     p.finish_with(rpc_action("accept"));
-    std::thread::sleep(Duration::from_millis(100));
+    quiet_for(
+        Duration::from_millis(100),
+        "a detached opener, were one started, must not record anything",
+    );
     assert!(!log.exists(), "something was opened");
 }
 

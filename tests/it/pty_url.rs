@@ -50,7 +50,10 @@ fn recorded(dir: &Path, lines: usize) -> String {
 /// Nothing was launched: the stubs' record does not exist (after a short
 /// wait, in case a detached launcher were still on its way).
 fn assert_nothing_launched(dir: &Path) {
-    std::thread::sleep(Duration::from_millis(100));
+    quiet_for(
+        Duration::from_millis(100),
+        "a detached launcher, were one started, must not record anything",
+    );
     let log = dir.join("opened.log");
     assert!(
         !log.exists(),

@@ -4,16 +4,12 @@
 use crate::common::{Run, Test};
 use serde_json::Value;
 
-fn elicit() -> Test {
-    Test::new()
-}
-
 fn fixture(rel: &str) -> String {
     format!("fixtures/{rel}")
 }
 
 fn run_result(input: &str, answers: &str) -> Run {
-    elicit()
+    Test::new()
         .args(["result", "--input", &fixture(input)])
         .stdin(answers)
         .run()
@@ -22,7 +18,7 @@ fn run_result(input: &str, answers: &str) -> Run {
 /// The README's worked example, verbatim.
 #[test]
 fn readme_worked_example_round_trips_input_required() {
-    let out = elicit()
+    let out = Test::new()
         .args(["request", &fixture("shapes/input-required.json")])
         .run();
     out.success();
@@ -37,7 +33,7 @@ fn readme_worked_example_round_trips_input_required() {
         r#"[{"id":"a","ok":true,"data":{"labels":["bug"]}},{"id":"b","ok":true}]"#,
     )
     .unwrap();
-    elicit()
+    Test::new()
         .args(["result", "--input", &fixture("shapes/input-required.json")])
         .arg(&answers)
         .run()
@@ -91,7 +87,7 @@ fn the_answer_count_must_match_the_elicitations() {
 
 #[test]
 fn an_array_without_input_gives_an_array() {
-    elicit()
+    Test::new()
         .args(["result", "--kind", "authorization"])
         .stdin(r#"[{"id":"a","ok":true,"data":{}},{"id":"b","ok":false,"reason":"expired"}]"#)
         .run()
@@ -101,7 +97,7 @@ fn an_array_without_input_gives_an_array() {
 
 #[test]
 fn a_bad_item_is_named_by_position() {
-    elicit()
+    Test::new()
         .arg("result")
         .stdin(r#"[{"id":"a","ok":true},{"id":"b"}]"#)
         .run()
@@ -112,7 +108,7 @@ fn a_bad_item_is_named_by_position() {
 
 #[test]
 fn kind_takes_only_its_values() {
-    elicit()
+    Test::new()
         .args(["result", "--kind", "bogus"])
         .stdin(r#"{"id":"a","ok":true}"#)
         .run()

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::common::{Running, Test};
+use crate::common::Test;
 
 fn ignoring_server(pidfile: &Path) -> Vec<String> {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/servers/ignores_term.py");
@@ -70,16 +70,15 @@ impl Drop for Reap {
     }
 }
 
-/// `elicit ARGS -- SERVER`, its stdin held open (a client still there).
-fn elicit(args: &[&str], server: &[String]) -> Running {
-    Test::new().args(args).server(server).feed().spawn()
-}
-
 #[test]
 fn sigterm_ends_the_proxy_and_a_server_that_ignores_it() {
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("server.pid");
-    let proxy = elicit(&["proxy", "--no-input"], &ignoring_server(&pidfile));
+    let proxy = Test::new()
+        .args(["proxy", "--no-input"])
+        .server(&ignoring_server(&pidfile))
+        .feed()
+        .spawn();
     let pid = server_pid(&pidfile);
     let _reap = Reap(pid);
     let began = Instant::now();
@@ -104,7 +103,11 @@ fn sigterm_ends_the_proxy_and_a_server_that_ignores_it() {
 fn sighup_ends_the_proxy_and_a_server_that_ignores_it() {
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("server.pid");
-    let proxy = elicit(&["proxy", "--no-input"], &ignoring_server(&pidfile));
+    let proxy = Test::new()
+        .args(["proxy", "--no-input"])
+        .server(&ignoring_server(&pidfile))
+        .feed()
+        .spawn();
     let pid = server_pid(&pidfile);
     let _reap = Reap(pid);
     proxy.signal(libc::SIGHUP);
@@ -119,7 +122,11 @@ fn sighup_ends_the_proxy_and_a_server_that_ignores_it() {
 fn sigkill_leaves_no_server(args: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("server.pid");
-    let elicit = elicit(args, &ignoring_server(&pidfile));
+    let elicit = Test::new()
+        .args(args)
+        .server(&ignoring_server(&pidfile))
+        .feed()
+        .spawn();
     let pid = server_pid(&pidfile);
     let _reap = Reap(pid);
     elicit.kill(); // SIGKILL

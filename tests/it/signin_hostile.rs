@@ -12,7 +12,7 @@ use crate::common;
 use crate::common::fake_auth::{
     as_metadata, call_echo, curl_browser, Config, FakeAuth, Handler, Http, Req, Resp,
 };
-use crate::common::Run;
+use crate::common::{Run, Test};
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -701,13 +701,9 @@ fn an_issuer_with_a_line_break_is_refused_not_stored() {
     );
     assert_not_forged("stderr", &r.stderr);
     assert_eq!(r.code, 1, "{}", r.stderr);
-    let list = std::process::Command::new(common::BIN)
-        .args(["auth", "list"])
-        .env("ELICIT_DATA_DIR", &store)
-        .output()
-        .unwrap();
-    let out = String::from_utf8_lossy(&list.stdout);
-    assert_not_forged("auth list", &out);
+    let list = Test::new().words("auth list").data_dir(&store).run();
+    let out = &list.stdout;
+    assert_not_forged("auth list", out);
     assert!(!out.contains("issuer"), "{out}");
 }
 
@@ -727,14 +723,10 @@ fn auth_list_keeps_stored_fields_on_one_line() {
             e.token = Some(t);
         })
         .unwrap();
-    let list = std::process::Command::new(common::BIN)
-        .args(["auth", "list"])
-        .env("ELICIT_DATA_DIR", dir.path())
-        .output()
-        .unwrap();
-    let out = String::from_utf8_lossy(&list.stdout);
+    let list = Test::new().words("auth list").data_dir(dir.path()).run();
+    let out = &list.stdout;
     assert!(out.contains("issuer"), "{out}");
-    assert_not_forged("auth list", &out);
+    assert_not_forged("auth list", out);
 }
 
 // ---- 7. The loopback listener cannot be stalled ------------------------
@@ -747,10 +739,11 @@ use std::time::Instant;
 /// finishing the head, until the server closes or `stop` is set. Returns
 /// how long the server kept the connection.
 fn trickle(port: u16, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<Duration> {
+    // Connected before it returns: what the test sends next comes after.
+    let started = Instant::now();
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let _ = s.set_read_timeout(Some(Duration::from_millis(900)));
     std::thread::spawn(move || {
-        let started = Instant::now();
-        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-        let _ = s.set_read_timeout(Some(Duration::from_millis(900)));
         for b in b"GET /callback?state=".iter().cycle() {
             if stop.load(std::sync::atomic::Ordering::SeqCst) || s.write_all(&[*b]).is_err() {
                 break;
@@ -780,7 +773,6 @@ fn a_trickling_local_client_cannot_stall_the_sign_in_listener() {
     let stop = Arc::new(AtomicBool::new(false));
     let idle = TcpStream::connect(("127.0.0.1", port)).unwrap();
     let tricklers: Vec<_> = (0..3).map(|_| trickle(port, stop.clone())).collect();
-    std::thread::sleep(Duration::from_millis(300));
     let browser = std::thread::spawn(move || {
         let started = Instant::now();
         let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();

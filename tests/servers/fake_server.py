@@ -6,6 +6,7 @@ inside input_required results; initialize refused with -32601). Each tool exerci
 echoes what the server received so a test can compare exactly.
 
 Env FAKE_PID_FILE: write our pid there (tests check nothing is left behind).
+Env FAKE_HANG_MARK: a file the `hang` tool creates once called (tests wait for it).
 """
 
 import os
@@ -60,6 +61,8 @@ def call_tool(msg):
         sys.stdout.flush()
         return None
     if name == "hang":
+        if os.environ.get("FAKE_HANG_MARK"):
+            open(os.environ["FAKE_HANG_MARK"], "w").close()
         time.sleep(3600)
     if name == "sum":
         return {"result": text({"sum": args["a"] + args["b"]})}

@@ -57,6 +57,13 @@ TOOLS = {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}
 FORM = {"mode": "form", "message": "Name?",
         "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}
 
+def reached():
+    """Creates the file BOUNDS_REACHED names (if it does): the test waits for it to know
+    the server is where it stalls."""
+    if os.environ.get("BOUNDS_REACHED"):
+        open(os.environ["BOUNDS_REACHED"], "w").close()
+
+
 ASK = {"jsonrpc": "2.0", "id": "e-1", "method": "elicitation/create", "params": FORM}
 LOG_NOTE = {"jsonrpc": "2.0", "method": "notifications/message",
             "params": {"level": "info", "logger": "bounds", "data": "working on it"}}
@@ -180,6 +187,7 @@ class Handler(QuietHandler):
             return self.reply(400, b"")
         if method == "initialize":
             if MODE == "stall_init":
+                reached()
                 time.sleep(120)
                 return
             data = json.dumps(rpc(mid, INIT)).encode()

@@ -3,7 +3,8 @@ bounds: initialize is answered (2025-11-25, a session), then
 
 Usage: python3 tests/servers/http_stalling.py MODE [RECORD] PORT
   silent        every other request is held open, never answered (notifications get 202)
-  stall-notify  every notification or reply POST is held open, never answered
+  stall-notify  every notification or reply POST is held open, never answered (a line
+                "held" written to RECORD, when given, as each is)
   ask           tools/call streams an elicitation/create (id "q-5") and waits for its answer,
                 which is written as a JSON line to RECORD, then the tool's result
   count         answers at once (tools/call as a short event stream) over HTTP/1.1 keep-alive,
@@ -52,6 +53,9 @@ class Handler(QuietHandler):
             return self.reply(200, data, "application/json", [("Mcp-Session-Id", "s-1")])
         if method is None or mid is None:
             if MODE == "stall-notify":
+                if RECORD:
+                    with open(RECORD, "a") as f:
+                        f.write("held\n")
                 return self.hold()
             if method is None and MODE == "ask":
                 with open(RECORD, "a") as f:

@@ -38,7 +38,10 @@ fn await_form(b: &Browser, opened: &Path, visited: &mut usize, id: u64) {
             );
             b.goto(address);
         }
-        let found = b.exec(&format!("return document.querySelector({css:?}) !== null"));
+        let found = b.exec(
+            &format!("return document.querySelector({css:?}) !== null"),
+            json!([]),
+        );
         if found == json!(true) {
             return;
         }
@@ -173,7 +176,7 @@ fn server_everything_and_fastmcp_answered_on_the_page_in_chromium() {
     let task = spawn_call(&rt, handler.clone(), fastmcp(), "connect_url", json!({}));
     await_form(&b, &opened, &mut visited, 4);
     assert_eq!(
-        b.exec("return document.querySelector('a.open').href"),
+        b.exec("return document.querySelector('a.open').href", json!([])),
         json!("https://example.com/connect?session=abc")
     );
     b.click("form[action$='/answer/4'] button[name=action][value=accept]");
@@ -206,7 +209,10 @@ fn server_everything_and_fastmcp_answered_on_the_page_in_chromium() {
         "return document.querySelector(\"form[action$='/answer/6']\") === null",
     );
     assert_eq!(
-        b.exec("return document.querySelector(\"form[action$='/answer/5']\") !== null"),
+        b.exec(
+            "return document.querySelector(\"form[action$='/answer/5']\") !== null",
+            json!([])
+        ),
         json!(true),
         "the other one still waits"
     );

@@ -942,19 +942,8 @@ fn check_proof(
 
 pub use crate::common::Run;
 
-/// `elicit ARGS` with `data` as its data directory (so its own token
-/// store), no terminal, and `env` set (the variables that would choose a
-/// browser or a client for it are cleared by [`crate::common::Test`]).
-pub fn run_elicit(data: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-    crate::common::Test::new()
-        .args(args)
-        .env("ELICIT_DATA_DIR", data)
-        .envs(env)
-        .run()
-}
-
 /// `elicit call --no-input --tool echo --arg text=hi URL` (2025-11-25),
-/// as [`run_elicit`] does, with `extra` flags (`--timeout 20s` unless they
+/// with `data` as its data directory, and `extra` flags (`--timeout 20s` unless they
 /// hold one).
 pub fn call_echo(data: &Path, extra: &[&str], env: &[(&str, &str)], url: &str) -> Run {
     let mut args = vec!["call", "--no-input", "--protocol", "2025-11-25"];
@@ -963,7 +952,11 @@ pub fn call_echo(data: &Path, extra: &[&str], env: &[(&str, &str)], url: &str) -
         args.extend_from_slice(&["--timeout", "20s"]);
     }
     args.extend_from_slice(&["--tool", "echo", "--arg", "text=hi", url]);
-    run_elicit(data, &args, env)
+    crate::common::Test::new()
+        .args(&args)
+        .data_dir(data)
+        .envs(env)
+        .run()
 }
 
 /// The conformance suite's "person with a browser": curl follows the

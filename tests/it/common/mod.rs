@@ -315,8 +315,9 @@ impl Pty {
         render(&self.transcript, self.size)
     }
 
-    pub fn sleep(&mut self, ms: u64) -> &mut Self {
-        std::thread::sleep(Duration::from_millis(ms));
+    /// [`quiet_for`] `ms` milliseconds, in a chain of keys and expects.
+    pub fn quiet_for(&mut self, ms: u64, why: &str) -> &mut Self {
+        quiet_for(Duration::from_millis(ms), why);
         self
     }
 
@@ -380,6 +381,18 @@ pub fn wait_raw_mode(session: &OsSession) -> Result<(), String> {
 
 /// [`wait_raw_mode`] with a time limit of its own.
 pub fn wait_raw_mode_within(session: &OsSession, limit: Duration) -> Result<(), String> {
+    wait_terminal_mode(session, false, limit)
+}
+
+/// Waits (up to [`TIMEOUT`]) until the terminal is back in canonical
+/// (line) mode, as it is with no prompt up: Ctrl-C is then a signal to the
+/// foreground processes, not a key a prompt reads.
+pub fn wait_line_mode(session: &OsSession) -> Result<(), String> {
+    wait_terminal_mode(session, true, TIMEOUT)
+}
+
+/// Waits up to `limit` until the terminal's canonical flag is `canonical`.
+fn wait_terminal_mode(session: &OsSession, canonical: bool, limit: Duration) -> Result<(), String> {
     let deadline = Instant::now() + limit;
     let master = session
         .get_process()
@@ -387,12 +400,15 @@ pub fn wait_raw_mode_within(session: &OsSession, limit: Duration) -> Result<(), 
         .map_err(|e| format!("cannot reach the pty: {e}"))?;
     loop {
         match rustix::termios::tcgetattr(&master) {
-            Ok(t) if !t.local_modes.contains(rustix::termios::LocalModes::ICANON) => return Ok(()),
+            Ok(t) if t.local_modes.contains(rustix::termios::LocalModes::ICANON) == canonical => {
+                return Ok(())
+            }
             Ok(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
             Ok(_) => {
+                let mode = if canonical { "raw" } else { "line" };
                 return Err(format!(
-                    "the terminal was still in line mode after {TIMEOUT:?}"
-                ))
+                    "the terminal was still in {mode} mode after {limit:?}"
+                ));
             }
             Err(e) => return Err(format!("cannot read the terminal's mode: {e}")),
         }
@@ -467,6 +483,25 @@ impl Pty {
         }
         out
     }
+}
+
+/// Waits until `done` holds, checking it every few milliseconds; fails the
+/// test naming `what` once `limit` has passed without it.
+pub fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !done() {
+        assert!(Instant::now() < deadline, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Lets `window` pass with nothing waited for: only where no condition
+/// fits, because the test checks that something does NOT happen within
+/// the window (a negative check) or stands for a person taking their
+/// time. `why` says which, for the reader.
+pub fn quiet_for(window: Duration, why: &str) {
+    let _ = why;
+    std::thread::sleep(window);
 }
 
 /// Waits for `child` at most `limit`; kills it and fails the test past

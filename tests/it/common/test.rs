@@ -1,5 +1,7 @@
-//! The one way a test runs the binary without a terminal (as `just`'s
-//! `Test`): `Test::new().args([...]).server(&argv).env(K, V).stdin(text).run()`.
+//! The one way a test runs the binary (as `just`'s `Test`):
+//! `Test::new().args([...]).server(&argv).env(K, V).stdin(text).run()`;
+//! `.spawn()` to drive it as it runs, `.terminal()` for a pseudo-terminal
+//! of its own, `.command()` for a test that must handle the process itself.
 //!
 //! Every run starts from the same clean slate (the repository's root as its
 //! folder, so fixtures are named relative to it; no colour; none of the
@@ -116,6 +118,12 @@ impl Test {
         self
     }
 
+    /// elicit's data directory (its token store and state) in `dir`, not
+    /// the person's.
+    pub fn data_dir(self, dir: impl AsRef<std::path::Path>) -> Test {
+        self.env("ELICIT_DATA_DIR", dir.as_ref())
+    }
+
     pub fn current_dir(mut self, dir: impl AsRef<std::path::Path>) -> Test {
         self.cmd.current_dir(dir);
         self
@@ -131,6 +139,13 @@ impl Test {
     /// another process's output.
     pub fn stdin_from(mut self, from: impl Into<Stdio>) -> Test {
         self.cmd.stdin(from);
+        self
+    }
+
+    /// Stdout sent to `to` instead of the pipe the test reads (say, a pipe
+    /// whose reader is gone).
+    pub fn stdout_to(mut self, to: impl Into<Stdio>) -> Test {
+        self.cmd.stdout(to);
         self
     }
 
@@ -163,6 +178,40 @@ impl Test {
     /// Runs it to its end (or its limit).
     pub fn run(self) -> Run {
         self.spawn().wait()
+    }
+
+    /// Runs it to its end as [`Test::run`] does, with its peak resident
+    /// memory in KiB (see [`Running::wait_measured`]).
+    pub fn run_measured(self) -> (Run, u64) {
+        self.spawn().wait_measured()
+    }
+
+    /// The command as built (the clean environment, the folder, stdout and
+    /// stderr piped), for a test that handles the process itself: one that
+    /// reads its memory from /proc until it reaps it, say. Stdin is /dev/null
+    /// unless [`Test::stdin_from`] set it.
+    pub fn command(self) -> Command {
+        assert!(
+            self.stdin.is_none() && !self.feed,
+            "Test::command: stdin bytes are written by Test::spawn"
+        );
+        self.cmd
+    }
+
+    /// Starts it on a pseudo-terminal of its own (stdin, stdout, stderr and
+    /// `/dev/tty` all the terminal, as a person runs it), the variant of
+    /// [`Test::spawn`] for prompts: the session waits up to the run's limit
+    /// for what is expected.
+    pub fn terminal(mut self) -> expectrl::session::OsSession {
+        // Piped or null streams would replace the terminal at exec.
+        self.cmd
+            .stdin(Stdio::inherit())
+            .stdout(Stdio::inherit())
+            .stderr(Stdio::inherit())
+            .env("TERM", "xterm-256color");
+        let mut session = expectrl::session::OsSession::spawn(self.cmd).expect("spawn under a pty");
+        session.set_expect_timeout(Some(self.limit));
+        session
     }
 
     /// Starts it and returns at once: for a test that signals it, feeds
@@ -317,17 +366,53 @@ impl Running {
     /// runs unless [`Running::close_stdin`] closed it: a client that hangs
     /// up says so first.
     pub fn wait(mut self) -> Run {
-        let status = loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                break Some(status);
+        let status = self.reap(|child| child.try_wait().unwrap());
+        self.finish(status)
+    }
+
+    /// As [`Running::wait`], with elicit's peak resident memory in KiB:
+    /// `ru_maxrss` from `wait4`, its `VmHWM` at its exit (which /proc no
+    /// longer shows once it is reaped).
+    pub fn wait_measured(mut self) -> (Run, u64) {
+        use std::os::unix::process::ExitStatusExt;
+        let pid = self.child.id() as libc::pid_t;
+        let mut peak_kib = 0;
+        let status = self.reap(|_| {
+            let mut status = 0;
+            // SAFETY: an all-zero rusage is valid.
+            let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+            // SAFETY: waits for our own child, with valid pointers.
+            let got = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+            (got == pid).then(|| {
+                peak_kib = usage.ru_maxrss as u64;
+                std::process::ExitStatus::from_raw(status)
+            })
+        });
+        (self.finish(status), peak_kib)
+    }
+
+    /// Polls `ended` until it gives elicit's exit status; past the limit
+    /// kills elicit and gives None.
+    fn reap(
+        &mut self,
+        mut ended: impl FnMut(&mut Child) -> Option<std::process::ExitStatus>,
+    ) -> Option<std::process::ExitStatus> {
+        loop {
+            if let Some(status) = ended(&mut self.child) {
+                return Some(status);
             }
             if self.started.elapsed() > self.limit {
                 let _ = self.child.kill();
                 let _ = self.child.wait();
-                break None;
+                return None;
             }
             std::thread::sleep(Duration::from_millis(10));
-        };
+        }
+    }
+
+    /// The run that ended with `status` (None: killed past its limit),
+    /// failing the test if it hung or panicked.
+    fn finish(&mut self, status: Option<std::process::ExitStatus>) -> Run {
         let run = Run {
             took: self.started.elapsed(),
             code: status.and_then(|s| s.code()).unwrap_or(-1),

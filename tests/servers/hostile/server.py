@@ -7,7 +7,7 @@ hostile behaviour, chosen by MODE, when a tool is called (or earlier):
   overrides to stderr, then answers.
 - stderr_at_prompt: asks an elicitation, then writes to stderr while the
   prompt is up (and touches $HOSTILE_MARK once written).
-- hang: never answers tools/call.
+- hang: never answers tools/call (and touches $HOSTILE_MARK, when set, once it has it).
 - grandchild / grandchild_setsid: forks a grandchild that ignores SIGTERM
   (after setsid, for the second), holds our stdout open and sleeps; its pid
   goes to $HOSTILE_PID_FILE. The tool then answers (call) or the server exits
@@ -124,6 +124,8 @@ def call_tool(msg):
             if m.get("id") == "e1" and "method" not in m:
                 return {"result": text(m)}
     if MODE == "hang":
+        if os.environ.get("HOSTILE_MARK"):
+            open(os.environ["HOSTILE_MARK"], "w").close()
         time.sleep(3600)
     if MODE in ("grandchild", "grandchild_setsid"):
         spawn_grandchild(MODE == "grandchild_setsid")

@@ -19,7 +19,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::ServiceExt;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use elicit_rmcp::ElicitHandler;
 
@@ -202,173 +202,17 @@ pub fn opened_address(file: &std::path::Path, n: usize) -> String {
     }
 }
 
-/// A headless Chromium session through chromedriver; both end when dropped.
-pub struct Browser {
-    driver: std::process::Child,
-    base: String,
-    agent: ureq::Agent,
-}
+#[path = "../../../../tests/it/common/webdriver.rs"]
+mod webdriver;
+// Only the page test drives a browser.
+#[allow(unused_imports)]
+pub use webdriver::Browser;
 
-impl Browser {
-    pub fn start() -> Browser {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let driver = Command::new("chromedriver")
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start chromedriver");
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(LIMIT))
-            .build()
-            .into();
-        let mut b = Browser {
-            driver,
-            base: format!("http://127.0.0.1:{port}"),
-            agent,
-        };
-        let deadline = Instant::now() + LIMIT;
-        while b.raw("GET", "/status", None).1["value"]["ready"] != json!(true) {
-            assert!(Instant::now() < deadline, "chromedriver did not start");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let chromium = String::from_utf8_lossy(
-            &Command::new("sh")
-                .args(["-c", "command -v chromium"])
-                .output()
-                .unwrap()
-                .stdout,
-        )
-        .trim()
-        .to_string();
-        let caps = json!({"capabilities": {"alwaysMatch": {
-            "browserName": "chrome",
-            "goog:chromeOptions": {
-                "binary": chromium,
-                "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
-                         "--disable-dev-shm-usage", "--window-size=900,2100",
-                         "--lang=en-US", "--no-first-run", "--no-default-browser-check"]
-            }
-        }}});
-        let (status, v) = b.raw("POST", "/session", Some(caps));
-        assert_eq!(status, 200, "no browser session: {v}");
-        let id = v["value"]["sessionId"].as_str().unwrap().to_string();
-        b.base = format!("{}/session/{id}", b.base);
-        b
-    }
-
-    fn raw(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-        let url = format!("{}{path}", self.base);
-        let resp = match method {
-            "GET" => self.agent.get(&url).call(),
-            "DELETE" => self.agent.delete(&url).call(),
-            _ => self
-                .agent
-                .post(&url)
-                .header("Content-Type", "application/json")
-                .send(body.unwrap_or(json!({})).to_string().as_bytes()),
-        };
-        match resp {
-            Ok(mut r) => {
-                let status = r.status().as_u16();
-                let text = r.body_mut().read_to_string().unwrap_or_default();
-                (status, serde_json::from_str(&text).unwrap_or(Value::Null))
-            }
-            Err(e) => (0, json!({"error": e.to_string()})),
-        }
-    }
-
-    fn cmd(&self, method: &str, path: &str, body: Option<Value>) -> Value {
-        let (status, v) = self.raw(method, path, body);
-        assert_eq!(status, 200, "WebDriver {method} {path}: {v}");
-        v["value"].clone()
-    }
-
-    pub fn goto(&self, url: &str) {
-        self.cmd("POST", "/url", Some(json!({ "url": url })));
-    }
-
-    /// The element `css` selects, waited for.
-    pub fn find(&self, css: &str) -> String {
-        let deadline = Instant::now() + LIMIT;
-        loop {
-            let (status, v) = self.raw(
-                "POST",
-                "/element",
-                Some(json!({"using": "css selector", "value": css})),
-            );
-            if status == 200 {
-                return v["value"]["element-6066-11e4-a52e-4f735466cecf"]
-                    .as_str()
-                    .unwrap_or_else(|| panic!("not an element reference: {v}"))
-                    .to_string();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no element {css:?}; the page says:\n{}",
-                self.body_text()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    pub fn click(&self, css: &str) {
-        let el = self.find(css);
-        self.cmd("POST", &format!("/element/{el}/click"), None);
-    }
-
-    /// Clears the field and types `text` into it, key by key.
-    pub fn type_into(&self, css: &str, text: &str) {
-        let el = self.find(css);
-        self.cmd("POST", &format!("/element/{el}/clear"), None);
-        self.cmd(
-            "POST",
-            &format!("/element/{el}/value"),
-            Some(json!({ "text": text })),
-        );
-    }
-
-    pub fn exec(&self, script: &str) -> Value {
-        self.cmd(
-            "POST",
-            "/execute/sync",
-            Some(json!({"script": script, "args": []})),
-        )
-    }
-
-    pub fn body_text(&self) -> String {
-        let (_, v) = self.raw(
-            "POST",
-            "/execute/sync",
-            Some(json!({"script": "return document.body ? document.body.innerText : ''", "args": []})),
-        );
-        v["value"].as_str().unwrap_or_default().to_string()
-    }
-
-    /// Waits until the script returns true.
-    pub fn wait_for(&self, what: &str, script: &str) {
-        let deadline = Instant::now() + LIMIT;
-        while self.exec(script) != json!(true) {
-            assert!(
-                Instant::now() < deadline,
-                "waited in vain for {what}; the page says:\n{}",
-                self.body_text()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Browser {
-    fn drop(&mut self) {
-        let _ = self.raw("DELETE", "", None);
-        let _ = self.driver.kill();
-        let _ = self.driver.wait();
+/// Run before a [`Browser`] starts: [`browser_available`] has installed
+/// Chromium already (the script runs once), so this only says why not.
+fn install_browser() {
+    if let Err(why) = install("install-browser") {
+        panic!("{why}");
     }
 }
 
