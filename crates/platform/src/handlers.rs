@@ -48,6 +48,9 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// Every Ctrl-C so far: a wait that is not a prompt (a server's reply)
 /// notices a new press, whatever happened before it.
 static INTERRUPTS: AtomicUsize = AtomicUsize::new(0);
+/// The presses a wait or a prompt has acted on ([`take_interrupt`]): one
+/// pressed between two waits is the next wait's, not lost.
+static ACTED_ON: AtomicUsize = AtomicUsize::new(0);
 /// True while an elicitation is being resolved (a prompt may be up).
 static PROMPT_OWNS_CTRL_C: AtomicBool = AtomicBool::new(false);
 /// Ctrl-C presses that arrived with no elicitation being resolved.
@@ -84,6 +87,14 @@ pub fn interrupt_count() -> usize {
     INTERRUPTS.load(Ordering::SeqCst)
 }
 
+/// Whether Ctrl-C was pressed since a wait or a prompt last acted on one
+/// (so a press between two waits ends the next, instead of being lost);
+/// taking it marks it acted on.
+pub fn take_interrupt() -> bool {
+    let pressed = INTERRUPTS.load(Ordering::SeqCst);
+    ACTED_ON.swap(pressed, Ordering::SeqCst) != pressed
+}
+
 /// How many Ctrl-C presses so far came with no elicitation being resolved.
 pub fn ctrl_c_for_server() -> usize {
     FOR_SERVER.load(Ordering::SeqCst)
@@ -105,6 +116,9 @@ impl PromptOwnsCtrlC {
 impl Drop for PromptOwnsCtrlC {
     fn drop(&mut self) {
         PROMPT_OWNS_CTRL_C.store(false, Ordering::SeqCst);
+        // What was pressed meanwhile was the prompt's (it cancelled that
+        // elicitation): no wait after it takes it for the server's.
+        ACTED_ON.store(INTERRUPTS.load(Ordering::SeqCst), Ordering::SeqCst);
     }
 }
 
@@ -383,6 +397,28 @@ fn flush_held(g: &mut Gate) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_press_between_waits_is_the_next_waits_and_a_prompts_press_is_nobody_elses() {
+        // Whatever other tests pressed is acted on first.
+        take_interrupt();
+        assert!(!take_interrupt(), "nothing pressed since");
+        on_ctrl_c();
+        assert!(
+            take_interrupt(),
+            "pressed with no wait running: the next wait's"
+        );
+        assert!(!take_interrupt(), "acted on once only");
+        {
+            let _owned = PromptOwnsCtrlC::take();
+            on_ctrl_c();
+        }
+        assert!(
+            !take_interrupt(),
+            "the prompt's press cancelled its elicitation only"
+        );
+        clear_interrupt();
+    }
 
     #[test]
     fn held_lines_are_bounded_and_counted() {

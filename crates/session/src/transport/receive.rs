@@ -35,9 +35,8 @@ fn wait_on<T>(
     timeout: Option<Duration>,
 ) -> Result<Option<T>, ElicitError> {
     let started = Instant::now();
-    let interrupts = elicit_platform::handlers::interrupt_count();
     loop {
-        if elicit_platform::handlers::interrupt_count() != interrupts {
+        if elicit_platform::handlers::take_interrupt() {
             return Err(ElicitError::Server(ServerError::Interrupted));
         }
         let mut slice = Duration::from_millis(100);
