@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Parked calls: what answering later costs against answering in advance, for the same
 # call of a stdlib Python server (tests/servers/fake_server.py, tool `form`):
-#   advance  elicit call --tool form -a name=Ada -- SERVER
+#   advance  elicit call --no-input --tool form -a accept -a name=Ada -- SERVER
 #   parked   elicit call --park --tool form -- SERVER   (exit 5, the parked object)
-#            then elicit respond ID -a name=Ada          (the tool's result)
+#            then elicit respond ID -a accept -a name=Ada         (the tool's result)
 # Both run whole (process starts, the server's start-up, the question, the result); the
-# ratio parked/advance is what the holder, its endpoint and the second command add. Also
-# the time `call --park` takes to print the parked object.
+# ratio parked/advance is what the holder, its endpoint and the second command add (or save:
+# `respond` prints the result as soon as the holder has it, where `call` also waits for the
+# server to end). Also the time `call --park` takes to print the parked object.
 #   bench/park.sh                       # build release, measure
 #   NO_BUILD=1 ELICIT_BIN=path bench/park.sh
 #   RUNS=30 bench/park.sh
@@ -38,28 +39,28 @@ cat > "$work/parked.sh" <<'SH'
 set -e
 id=$("$ELICIT_BIN_PATH" call --park --tool form -- $SERVER 2>/dev/null | jq -r .parked) || true
 [ -n "$id" ] && [ "$id" != null ] || { echo "did not park" >&2; exit 1; }
-"$ELICIT_BIN_PATH" respond "$id" -a name=Ada >/dev/null
+"$ELICIT_BIN_PATH" respond "$id" -a accept -a name=Ada >/dev/null
 SH
 cat > "$work/park-only.sh" <<'SH'
 #!/bin/sh
-# Parks and answers, timing only the first command (the second runs in the prepare step of
-# the next run, and after the last).
+# Parks, timing only that command (the next run's prepare step answers it, and the script
+# answers the last one at the end).
 "$ELICIT_BIN_PATH" call --park --tool form -- $SERVER > "$XDG_RUNTIME_DIR/last" 2>/dev/null
 [ $? -eq 5 ]
 SH
 cat > "$work/answer-last.sh" <<'SH'
 #!/bin/sh
 [ -s "$XDG_RUNTIME_DIR/last" ] || exit 0
-"$ELICIT_BIN_PATH" respond "$(jq -r .parked "$XDG_RUNTIME_DIR/last")" -a name=Ada >/dev/null 2>&1
+"$ELICIT_BIN_PATH" respond "$(jq -r .parked "$XDG_RUNTIME_DIR/last")" -a accept -a name=Ada >/dev/null 2>&1
 rm -f "$XDG_RUNTIME_DIR/last"
 SH
 chmod +x "$work"/*.sh
 
 hyperfine -N --warmup 2 --runs "$runs" --export-json "$work/flow.json" \
-  -n advance "$bin call --tool form -a name=Ada -- ${server[*]}" \
+  -n advance "$bin call --no-input --tool form -a accept -a name=Ada -- ${server[*]}" \
   -n parked "$work/parked.sh" >&2
 hyperfine -N --warmup 1 --runs "$runs" --prepare "$work/answer-last.sh" \
-  --conclude "$work/answer-last.sh" --export-json "$work/park.json" \
+  --export-json "$work/park.json" \
   -n "call --park" "$work/park-only.sh" >&2
 "$work/answer-last.sh"
 
