@@ -616,7 +616,8 @@ impl Authenticator {
         let port = listener.port();
         let stop = Arc::new(AtomicBool::new(false));
         let callback = wait_for_callback(listener, server, state, timeout, stop.clone());
-        // A sign-in that cannot go on frees the port before it says why.
+        // A sign-in that cannot go on ends the listener's wait (its port
+        // freed) before it says why.
         if let Err(e) = self.send_person_to_sign_in(&name, server, port, url) {
             stop.store(true, std::sync::atomic::Ordering::SeqCst);
             return Err(e);
