@@ -18,6 +18,7 @@ use elicit_core::elicitation::resolve::{self, Elicitation, NoTerminal};
 use elicit_core::error::{ElicitError, ServerError};
 use elicit_core::text::sanitize::sanitize_line;
 use elicit_session::mcp::call::CallEnd;
+use elicit_session::mcp::client::Generation;
 use elicit_session::mcp::handler::{ElicitHandler, ElicitObserver};
 use elicit_session::mcp::session::{ConnectError, Session, SessionOptions};
 use elicit_session::transport::{ConnectOptions, ServerTarget, TransportChoice};
@@ -669,29 +670,9 @@ fn run(
         .server
         .clone()
         .unwrap_or_else(|| cassette.server.clone());
-    let (target, choice) = match &spec {
-        ServerSpec::Command(argv) => (ServerTarget::Command(argv.clone()), TransportChoice::Auto),
-        ServerSpec::Url { url, transport } => (
-            match super::fill_secret_references(url) {
-                Ok(url) => ServerTarget::Url(match options.local_port {
-                    Some(port) if options.server.is_none() => on_local_port(&url, port),
-                    _ => url,
-                }),
-                Err(var) => {
-                    return (
-                        Verdict::Error(vec![format!(
-                            "the server URL's secret was left out of the cassette: set the environment variable {var}"
-                        )]),
-                        None,
-                    )
-                }
-            },
-            match transport.as_str() {
-                "http" => TransportChoice::Http,
-                "sse" => TransportChoice::Sse,
-                _ => TransportChoice::Auto,
-            },
-        ),
+    let (target, choice) = match server_target(&spec, options) {
+        Ok(found) => found,
+        Err(verdict) => return (verdict, None),
     };
     let log = ServerLog::new();
     // A failed test keeps the server's last words apart from its own.
@@ -731,34 +712,12 @@ fn run(
     );
     let mut session = match session {
         Ok(s) => s,
-        Err(ConnectError::Start(e)) => {
-            return with_log(Verdict::Error(vec![format!(
-                "cannot start or reach the server {}: {}",
-                sanitize_line(&spec.describe()),
-                sanitize_line(&e.to_string())
-            )]))
-        }
-        Err(ConnectError::Negotiate(e)) => {
+        Err(e) => {
             drop(handler);
-            let mut lines = replayer.failure;
-            lines.push(format!(
-                "connecting to the server: {}",
-                sanitize_line(&e.to_string())
-            ));
-            return with_log(Verdict::Error(lines));
+            return with_log(connect_failure(e, &spec, replayer.failure));
         }
     };
-    // A refusal is the outcome under test only when the cassette recorded
-    // one; otherwise it fails the call as any error does.
-    let outcome = session
-        .call_tool(&mut handler, &cassette.tool, &cassette.arguments)
-        .and_then(|end| match end {
-            CallEnd::Result(result) => Ok(Ended::Result(result)),
-            CallEnd::Refused { error, .. } if cassette.error.is_some() => Ok(Ended::Refused(error)),
-            CallEnd::Refused { error, message } => Err(ElicitError::Server(
-                elicit_core::error::ServerError::CallRefused { error, message },
-            )),
-        });
+    let outcome = call_recorded_tool(&mut session, &mut handler, cassette);
     let generation = session.generation().clone();
     session.close();
     drop(handler);
@@ -769,70 +728,176 @@ fn run(
     let ended = match outcome {
         Ok(ended) => ended,
         Err(_) if !replayer.failure.is_empty() => return with_log(Verdict::Fail(replayer.failure)),
-        Err(e) => {
-            let line = format!(
-                "calling the tool {}: {}",
-                sanitize_line(&cassette.tool),
-                sanitize_line(&e.to_string())
-            );
-            return with_log(if session_broke(&e) {
-                Verdict::Error(vec![line])
-            } else {
-                Verdict::Fail(vec![line])
-            });
-        }
+        Err(e) => return with_log(call_failure(&e, cassette)),
     };
     if !replayer.failure.is_empty() {
         return (Verdict::Fail(replayer.failure), None);
     }
-    if let Some(strict) = strict.filter(|s| s.has_errors()) {
-        let errors: Vec<String> = strict
-            .findings()
-            .iter()
-            .filter(|f| f.severity == elicit_core::lint::Severity::Error)
-            .map(elicit_session::mcp::strict::finding_line)
-            .collect();
-        let mut lines = vec![format!(
-            "--strict: the server's elicitations broke {} rule{} of error severity",
-            errors.len(),
-            if errors.len() == 1 { "" } else { "s" }
-        )];
-        lines.extend(errors);
+    if let Some(lines) = strict.and_then(strict_failure) {
         return (Verdict::Fail(lines), None);
     }
     if options.update {
-        let mut updated = cassette.clone();
-        updated.elicitations = replayer.seen;
-        // A cassette written without a result (only its elicitations
-        // checked) stays without one.
-        match ended {
-            Ended::Refused(error) => {
-                updated.result = None;
-                updated.error = super::recorded_error(&error).or(updated.error);
-            }
-            Ended::Result(result) => {
-                if cassette.result.is_some() || cassette.error.is_some() {
-                    updated.result = Some(result);
-                }
-                updated.error = None;
-            }
-        }
-        if options.server.is_none() {
-            updated.protocol = match cassette.protocol.as_str() {
-                "auto" => "auto".into(),
-                _ => protocol_name(&generation),
-            };
-        }
-        let verdict = if updated.to_value() == cassette.to_value() {
-            Verdict::Pass
-        } else {
-            Verdict::Updated
-        };
-        return (verdict, Some(updated));
+        return updated_cassette(cassette, options, replayer.seen, ended, &generation);
     }
+    let lines = mismatch_lines(cassette, replayer.next, &ended);
+    if lines.is_empty() {
+        (Verdict::Pass, None)
+    } else {
+        // A server that caught its own exception still logged it.
+        extras.server_stderr = log.exception().into_iter().collect();
+        (Verdict::Fail(lines), None)
+    }
+}
+
+/// The server to replay against and how to reach it, or why it cannot be
+/// reached (a secret of its URL left out of the cassette and not set).
+fn server_target(
+    spec: &ServerSpec,
+    options: &ReplayOptions,
+) -> Result<(ServerTarget, TransportChoice), Verdict> {
+    Ok(match spec {
+        ServerSpec::Command(argv) => (ServerTarget::Command(argv.clone()), TransportChoice::Auto),
+        ServerSpec::Url { url, transport } => (
+            match super::fill_secret_references(url) {
+                Ok(url) => ServerTarget::Url(match options.local_port {
+                    Some(port) if options.server.is_none() => on_local_port(&url, port),
+                    _ => url,
+                }),
+                Err(var) => {
+                    return Err(Verdict::Error(vec![format!(
+                        "the server URL's secret was left out of the cassette: set the environment variable {var}"
+                    )]))
+                }
+            },
+            match transport.as_str() {
+                "http" => TransportChoice::Http,
+                "sse" => TransportChoice::Sse,
+                _ => TransportChoice::Auto,
+            },
+        ),
+    })
+}
+
+/// A server that could not be started or reached, or that failed the
+/// handshake (after what the replayer found wrong on the way).
+fn connect_failure(e: ConnectError, spec: &ServerSpec, failure: Vec<String>) -> Verdict {
+    match e {
+        ConnectError::Start(e) => Verdict::Error(vec![format!(
+            "cannot start or reach the server {}: {}",
+            sanitize_line(&spec.describe()),
+            sanitize_line(&e.to_string())
+        )]),
+        ConnectError::Negotiate(e) => {
+            let mut lines = failure;
+            lines.push(format!(
+                "connecting to the server: {}",
+                sanitize_line(&e.to_string())
+            ));
+            Verdict::Error(lines)
+        }
+    }
+}
+
+/// Calls the cassette's tool. A refusal is the outcome under test only when
+/// the cassette recorded one; otherwise it fails the call as any error does.
+fn call_recorded_tool(
+    session: &mut Session,
+    handler: &mut ElicitHandler<'_>,
+    cassette: &Cassette,
+) -> Result<Ended, ElicitError> {
+    session
+        .call_tool(handler, &cassette.tool, &cassette.arguments)
+        .and_then(|end| match end {
+            CallEnd::Result(result) => Ok(Ended::Result(result)),
+            CallEnd::Refused { error, .. } if cassette.error.is_some() => Ok(Ended::Refused(error)),
+            CallEnd::Refused { error, message } => Err(ElicitError::Server(
+                elicit_core::error::ServerError::CallRefused { error, message },
+            )),
+        })
+}
+
+/// A call that failed: an error when the session broke (the server, not
+/// the tool, is at fault), else a failed test.
+fn call_failure(e: &ElicitError, cassette: &Cassette) -> Verdict {
+    let line = format!(
+        "calling the tool {}: {}",
+        sanitize_line(&cassette.tool),
+        sanitize_line(&e.to_string())
+    );
+    if session_broke(e) {
+        Verdict::Error(vec![line])
+    } else {
+        Verdict::Fail(vec![line])
+    }
+}
+
+/// The lines of a `--strict` failure, when the server's elicitations broke
+/// a rule of error severity.
+fn strict_failure(strict: &elicit_session::mcp::strict::Strict) -> Option<Vec<String>> {
+    if !strict.has_errors() {
+        return None;
+    }
+    let errors: Vec<String> = strict
+        .findings()
+        .iter()
+        .filter(|f| f.severity == elicit_core::lint::Severity::Error)
+        .map(elicit_session::mcp::strict::finding_line)
+        .collect();
+    let mut lines = vec![format!(
+        "--strict: the server's elicitations broke {} rule{} of error severity",
+        errors.len(),
+        if errors.len() == 1 { "" } else { "s" }
+    )];
+    lines.extend(errors);
+    Some(lines)
+}
+
+/// `--update`: the cassette with what the server did this time (`seen`,
+/// how the call `ended`), and whether that changed it.
+fn updated_cassette(
+    cassette: &Cassette,
+    options: &ReplayOptions,
+    seen: Vec<Exchange>,
+    ended: Ended,
+    generation: &Generation,
+) -> (Verdict, Option<Cassette>) {
+    let mut updated = cassette.clone();
+    updated.elicitations = seen;
+    // A cassette written without a result (only its elicitations
+    // checked) stays without one.
+    match ended {
+        Ended::Refused(error) => {
+            updated.result = None;
+            updated.error = super::recorded_error(&error).or(updated.error);
+        }
+        Ended::Result(result) => {
+            if cassette.result.is_some() || cassette.error.is_some() {
+                updated.result = Some(result);
+            }
+            updated.error = None;
+        }
+    }
+    if options.server.is_none() {
+        updated.protocol = match cassette.protocol.as_str() {
+            "auto" => "auto".into(),
+            _ => protocol_name(generation),
+        };
+    }
+    let verdict = if updated.to_value() == cassette.to_value() {
+        Verdict::Pass
+    } else {
+        Verdict::Updated
+    };
+    (verdict, Some(updated))
+}
+
+/// What the replay did otherwise than the cassette recorded: elicitations
+/// the server never asked (`asked` of them were), a refusal or a result
+/// that differs.
+fn mismatch_lines(cassette: &Cassette, asked: usize, ended: &Ended) -> Vec<String> {
     let mut lines = Vec::new();
-    if replayer.next < cassette.elicitations.len() {
-        lines.push(if replayer.next == 0 {
+    if asked < cassette.elicitations.len() {
+        lines.push(if asked == 0 {
             format!(
                 "the server never asked: the cassette recorded {} elicitation(s)",
                 cassette.elicitations.len()
@@ -840,18 +905,18 @@ fn run(
         } else {
             format!(
                 "the server asked {} time(s); the cassette recorded {}",
-                replayer.next,
+                asked,
                 cassette.elicitations.len()
             )
         });
-        let next = &cassette.elicitations[replayer.next];
+        let next = &cassette.elicitations[asked];
         lines.push(format!(
             "  first one not asked: elicitation {} ({})",
-            replayer.next + 1,
+            asked + 1,
             describe(&next.request)
         ));
     }
-    let diff = match (&ended, &cassette.error) {
+    let diff = match (ended, &cassette.error) {
         (Ended::Refused(got), Some(recorded)) => {
             lines.extend(refusal_diff(recorded, got));
             Vec::new()
@@ -874,13 +939,7 @@ fn run(
         lines.push(format!("the result differs from the recorded one: {first}"));
         lines.extend(diff.iter().skip(1).map(|l| format!("  {l}")));
     }
-    if lines.is_empty() {
-        (Verdict::Pass, None)
-    } else {
-        // A server that caught its own exception still logged it.
-        extras.server_stderr = log.exception().into_iter().collect();
-        (Verdict::Fail(lines), None)
-    }
+    lines
 }
 
 /// How a replayed call ended.

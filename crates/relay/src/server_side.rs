@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::input_required::{input_key, task_key};
 use super::questions::{is_resolvable, weigh};
-use super::state::{Job, Taken};
+use super::state::{Job, State, Taken};
 use super::{notes, Relay, Sides};
 use elicit_core::elicitation::protocol::wire;
 use elicit_core::elicitation::protocol::ELICITATION_METHOD;
@@ -137,70 +137,7 @@ impl<S: Sides> Relay<S> {
             return Taken::Relay;
         };
         if let Some(method) = obj.get("method").and_then(Value::as_str) {
-            self.observe(msg, None);
-            if method == wire::ELICITATION_COMPLETE && self.handles(Some("url")) {
-                // The client never saw a URL elicitation: elicit answered
-                // them all (and a client that declared none must get none).
-                self.note("withheld the server's notifications/elicitation/complete: elicit answered the URL elicitations");
-                return Taken::Withheld;
-            }
-            if method == wire::PROGRESS {
-                if let Some(taken) = self.server_progress(msg) {
-                    return taken;
-                }
-            }
-            if method == wire::TASK_STATUS && self.runs_task(msg) {
-                // The client made no task: news of the one elicit runs for
-                // it would name a task it never heard of.
-                return Taken::Withheld;
-            }
-            let id = obj.get("id").filter(|i| !i.is_null());
-            if let (ELICITATION_METHOD, Some(id)) = (method, id) {
-                let params = obj.get("params").cloned().unwrap_or(Value::Null);
-                let mode = params.get("mode").and_then(Value::as_str);
-                if self.handles(mode) {
-                    let weight = weigh(&params);
-                    let earlier = {
-                        let mut st = self.lock();
-                        let earlier = st.pending.len();
-                        let id_text = id.to_string();
-                        let refused = if st.pending.contains_key(&id_text) {
-                            Some((wire::INVALID_REQUEST, format!("elicit refused this elicitation: the server's elicitation with id {} still waits for an answer", elicit_core::text::truncate(&id_text, 64))))
-                        } else if earlier >= MAX_PENDING_ELICITATIONS {
-                            Some((wire::TOO_MANY_IN_FLIGHT, format!("elicit refused this elicitation: {MAX_PENDING_ELICITATIONS} of the server's elicitations already wait for an answer")))
-                        } else if st.pending_bytes.saturating_add(weight)
-                            > MAX_PENDING_ELICITATION_BYTES
-                        {
-                            Some((wire::TOO_MANY_IN_FLIGHT, format!("elicit refused this elicitation: the server's elicitations waiting for an answer would hold more than {} MiB", MAX_PENDING_ELICITATION_BYTES >> 20)))
-                        } else {
-                            None
-                        };
-                        if let Some((code, message)) = refused {
-                            drop(st);
-                            let refusal = json!({"jsonrpc": "2.0", "id": id, "error": {
-                                "code": code,
-                                "message": message,
-                            }});
-                            self.note(&notes::answered(id, mode, &refusal));
-                            self.side.to_server(&refusal, None);
-                            return Taken::Withheld;
-                        }
-                        st.pending.insert(id_text, weight);
-                        st.pending_bytes += weight;
-                        earlier
-                    };
-                    if let (Some(strict), true) = (&self.options.strict, earlier > 0) {
-                        strict.concurrent(msg, earlier);
-                    }
-                    self.queue(Job::ServerRequest {
-                        id: id.clone(),
-                        params,
-                    });
-                    return Taken::Withheld;
-                }
-                self.note(&notes::passed_through(id, mode));
-            }
-            return Taken::Relay;
+            return self.server_request_or_notification(msg, method);
         }
         let Some(id) = obj.get("id").filter(|i| !i.is_null()).map(Value::to_string) else {
             return Taken::Relay;
@@ -208,34 +145,103 @@ impl<S: Sides> Relay<S> {
         if let Some(taken) = self.run_reply(msg, &id) {
             return taken;
         }
+        self.server_reply(msg, id)
+    }
+
+    /// A request or a notification of the server's (`method`): withheld when
+    /// elicit answers it, relayed otherwise.
+    fn server_request_or_notification(&self, msg: &Value, method: &str) -> Taken {
+        self.observe(msg, None);
+        if method == wire::ELICITATION_COMPLETE && self.handles(Some("url")) {
+            // The client never saw a URL elicitation: elicit answered
+            // them all (and a client that declared none must get none).
+            self.note("withheld the server's notifications/elicitation/complete: elicit answered the URL elicitations");
+            return Taken::Withheld;
+        }
+        if method == wire::PROGRESS {
+            if let Some(taken) = self.server_progress(msg) {
+                return taken;
+            }
+        }
+        if method == wire::TASK_STATUS && self.runs_task(msg) {
+            // The client made no task: news of the one elicit runs for
+            // it would name a task it never heard of.
+            return Taken::Withheld;
+        }
+        let id = msg.get("id").filter(|i| !i.is_null());
+        if let (ELICITATION_METHOD, Some(id)) = (method, id) {
+            let params = msg.get("params").cloned().unwrap_or(Value::Null);
+            let mode = params.get("mode").and_then(Value::as_str);
+            if self.handles(mode) {
+                return self.take_server_elicitation(msg, id, params);
+            }
+            self.note(&notes::passed_through(id, mode));
+        }
+        Taken::Relay
+    }
+
+    /// An elicitation of the server's that elicit answers: queued for the
+    /// resolver, or refused at once when too many (or too much) already
+    /// wait, or its id is taken.
+    fn take_server_elicitation(&self, msg: &Value, id: &Value, params: Value) -> Taken {
+        let mode = params.get("mode").and_then(Value::as_str);
+        let weight = weigh(&params);
+        let earlier = {
+            let mut st = self.lock();
+            let earlier = st.pending.len();
+            let id_text = id.to_string();
+            let refused = if st.pending.contains_key(&id_text) {
+                Some((wire::INVALID_REQUEST, format!("elicit refused this elicitation: the server's elicitation with id {} still waits for an answer", elicit_core::text::truncate(&id_text, 64))))
+            } else if earlier >= MAX_PENDING_ELICITATIONS {
+                Some((wire::TOO_MANY_IN_FLIGHT, format!("elicit refused this elicitation: {MAX_PENDING_ELICITATIONS} of the server's elicitations already wait for an answer")))
+            } else if st.pending_bytes.saturating_add(weight) > MAX_PENDING_ELICITATION_BYTES {
+                Some((wire::TOO_MANY_IN_FLIGHT, format!("elicit refused this elicitation: the server's elicitations waiting for an answer would hold more than {} MiB", MAX_PENDING_ELICITATION_BYTES >> 20)))
+            } else {
+                None
+            };
+            if let Some((code, message)) = refused {
+                drop(st);
+                let refusal = json!({"jsonrpc": "2.0", "id": id, "error": {
+                    "code": code,
+                    "message": message,
+                }});
+                self.note(&notes::answered(id, mode, &refusal));
+                self.side.to_server(&refusal, None);
+                return Taken::Withheld;
+            }
+            st.pending.insert(id_text, weight);
+            st.pending_bytes += weight;
+            earlier
+        };
+        if let (Some(strict), true) = (&self.options.strict, earlier > 0) {
+            strict.concurrent(msg, earlier);
+        }
+        self.queue(Job::ServerRequest {
+            id: id.clone(),
+            params,
+        });
+        Taken::Withheld
+    }
+
+    /// A reply of the server's (its `id` as text) that no run of elicit's
+    /// took: to a list, an `initialize`, a task's update or poll, or one of
+    /// the client's requests.
+    fn server_reply(&self, msg: &Value, id: String) -> Taken {
         let mut st = self.lock();
         if st.list_ids.remove(&id) {
             if let Some(strict) = &self.options.strict {
                 strict.observe_listed(msg);
             }
-            if let Some(tools) = obj.get("result").and_then(|r| r.get("tools")) {
+            if let Some(tools) = msg.get("result").and_then(|r| r.get("tools")) {
                 super::runs::listed(&mut st.task_only, tools);
             }
         }
         if st.info_ids.remove(&id) {
-            if let Some(name) = obj.get("result").and_then(notes::server_name) {
-                st.server_name = Some(name);
-            }
-            if let Some(caps) = obj.get("result").and_then(|r| r.get("capabilities")) {
-                st.server_capabilities = Some(caps.clone());
-            }
-            let version = obj
-                .get("result")
-                .and_then(|r| r.get("protocolVersion"))
-                .and_then(Value::as_str)
-                .and_then(Revision::from_version);
-            if let (Some(strict), Some(v)) = (&self.options.strict, version) {
-                strict.set_revision(v);
-            }
+            self.learn_server_info(&mut st, msg);
         }
         if st.task_updates.remove(&id) {
             drop(st);
-            self.note(&notes::task_updated(&id, obj.get("error")));
+            self.note(&notes::task_updated(&id, msg.get("error")));
             return Taken::Withheld;
         }
         if let Some((task_id, meta)) = st.task_gets.remove(&id) {
@@ -255,8 +261,34 @@ impl<S: Sides> Relay<S> {
             }
         };
         drop(st);
+        self.client_request_reply(msg, client_id, ours)
+    }
+
+    /// What the reply to the `initialize` says of the server: its name, its
+    /// capabilities and the revision it speaks.
+    fn learn_server_info(&self, st: &mut State, msg: &Value) {
+        if let Some(name) = msg.get("result").and_then(notes::server_name) {
+            st.server_name = Some(name);
+        }
+        if let Some(caps) = msg.get("result").and_then(|r| r.get("capabilities")) {
+            st.server_capabilities = Some(caps.clone());
+        }
+        let version = msg
+            .get("result")
+            .and_then(|r| r.get("protocolVersion"))
+            .and_then(Value::as_str)
+            .and_then(Revision::from_version);
+        if let (Some(strict), Some(v)) = (&self.options.strict, version) {
+            strict.set_revision(v);
+        }
+    }
+
+    /// The reply to a client's request (`client_id`), or to elicit's retry of
+    /// it (`ours`): an `input_required` round elicit answers is queued, any
+    /// other reply goes to the client under the client's own id.
+    fn client_request_reply(&self, msg: &Value, client_id: String, ours: bool) -> Taken {
         self.observe(msg, Some(&client_id));
-        let result = obj.get("result");
+        let result = msg.get("result");
         if let Some(result) = result.filter(|r| is_resolvable(r, |m| self.handles(m))) {
             // Counted with the server's elicitations, in number and bytes:
             // a round waits for the same person as they do.

@@ -191,46 +191,18 @@ pub fn run_proxy(options: ProxyOptions, parties: Parties) -> Result<i32, ElicitE
     let server_done = Arc::new(AtomicBool::new(false));
     forward_signals(group.clone(), options.forward_sigint);
     if !options.forward_sigint {
-        // With a terminal, Ctrl-C at a prompt cancels that elicitation; a
-        // Ctrl-C with no prompt up means "stop": it goes to the server. Who
-        // it belongs to is decided when it arrives (see `elicit_platform::handlers`).
-        elicit_platform::handlers::install_interrupt_handler();
-        let group = group.clone();
-        std::thread::spawn(move || {
-            let mut seen = elicit_platform::handlers::ctrl_c_for_server();
-            loop {
-                std::thread::sleep(Duration::from_millis(50));
-                let now = elicit_platform::handlers::ctrl_c_for_server();
-                for _ in seen..now {
-                    group.signal(Signal::Interrupt);
-                }
-                seen = now;
-            }
-        });
+        pass_ctrl_c_to_server(group.clone());
     }
 
     // client → server.
-    {
-        let relay = relay.clone();
-        let server_done = server_done.clone();
-        let grace = options.shutdown_grace;
-        let group = group.clone();
-        std::thread::spawn(move || {
-            relay_client(&relay, client_in, client_in_fd);
-            relay.client_hung_up();
-            relay.side.close_server_input();
-            // The server has its stdin closed; give it time to finish.
-            let deadline = Instant::now() + grace;
-            while Instant::now() < deadline {
-                if server_done.load(Ordering::SeqCst) {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            relay.note("the server did not exit after its stdin closed: sending SIGTERM");
-            group.terminate(Duration::from_secs(2));
-        });
-    }
+    spawn_client_to_server(
+        relay.clone(),
+        client_in,
+        client_in_fd,
+        server_done.clone(),
+        options.shutdown_grace,
+        group.clone(),
+    );
 
     // server → client, on its own thread; this one waits for the server.
     let reading_since = Arc::new(AtomicU64::new(0));
@@ -274,6 +246,52 @@ pub fn run_proxy(options: ProxyOptions, parties: Parties) -> Result<i32, ElicitE
     }
     relay.warn_unused();
     Ok(elicit_platform::process::exit_code(status))
+}
+
+/// With a terminal, Ctrl-C at a prompt cancels that elicitation; a
+/// Ctrl-C with no prompt up means "stop": it goes to the server. Who
+/// it belongs to is decided when it arrives (see `elicit_platform::handlers`).
+fn pass_ctrl_c_to_server(group: ProcessGroup) {
+    elicit_platform::handlers::install_interrupt_handler();
+    std::thread::spawn(move || {
+        let mut seen = elicit_platform::handlers::ctrl_c_for_server();
+        loop {
+            std::thread::sleep(Duration::from_millis(50));
+            let now = elicit_platform::handlers::ctrl_c_for_server();
+            for _ in seen..now {
+                group.signal(Signal::Interrupt);
+            }
+            seen = now;
+        }
+    });
+}
+
+/// Relays the client's input to the server on a thread of its own; when the
+/// client hangs up, the server's stdin is closed and the server given
+/// `grace` to exit before it is ended.
+fn spawn_client_to_server(
+    relay: Arc<StdioRelay>,
+    client_in: Box<dyn Read + Send>,
+    client_in_fd: Option<i32>,
+    server_done: Arc<AtomicBool>,
+    grace: Duration,
+    group: ProcessGroup,
+) {
+    std::thread::spawn(move || {
+        relay_client(&relay, client_in, client_in_fd);
+        relay.client_hung_up();
+        relay.side.close_server_input();
+        // The server has its stdin closed; give it time to finish.
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline {
+            if server_done.load(Ordering::SeqCst) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        relay.note("the server did not exit after its stdin closed: sending SIGTERM");
+        group.terminate(Duration::from_secs(2));
+    });
 }
 
 /// The longest line held whole (a message and its newline); longer ones

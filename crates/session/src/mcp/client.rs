@@ -295,33 +295,7 @@ impl McpClient {
         mut params: Value,
         handler: &mut ElicitHandler<'_>,
     ) -> Result<Reply, ElicitError> {
-        if self.generation == Generation::Stateless {
-            let meta = params
-                .as_object_mut()
-                .expect("request params are objects")
-                .entry("_meta")
-                .or_insert_with(|| json!({}));
-            if let Some(m) = meta.as_object_mut() {
-                m.insert(wire::VERSION_META.into(), json!(STATELESS_VERSION));
-                m.insert(wire::CLIENT_INFO_META.into(), client_info());
-                let mut caps = capabilities_for(handler.modes);
-                // A tool call may become a task (the 2026-07-28 tasks
-                // extension) when the server offers it: elicit follows one,
-                // declaring it on the task's own requests too.
-                if [
-                    wire::TOOLS_CALL,
-                    wire::TASKS_GET,
-                    wire::TASKS_UPDATE,
-                    wire::TASKS_CANCEL,
-                ]
-                .contains(&method)
-                    && super::tasks::server_offers_extension(self.server_capabilities.as_ref())
-                {
-                    super::tasks::declare_extension(&mut caps);
-                }
-                m.insert(wire::CAPS_META.into(), caps);
-            }
-        }
+        self.stamp_stateless_meta(method, &mut params, handler);
         self.next_id += 1;
         let id = self.next_id;
         self.server
@@ -330,33 +304,7 @@ impl McpClient {
         let mut credited = Duration::ZERO;
         loop {
             let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-            let next = match self.held.pop_front() {
-                Some(held) => held,
-                None => self.server.receive(left),
-            };
-            let msg = match next {
-                Ok(m) => m,
-                Err(e) => return Err(self.explain(e, method)),
-            };
-            let msg = match msg {
-                Incoming::Message(m) => m,
-                Incoming::Malformed { line, error } => {
-                    return Err(ElicitError::Server(ServerError::NotJsonRpc {
-                        error,
-                        line: elicit_core::text::truncate(&sanitize_line(&line), 200),
-                    }))
-                }
-                Incoming::Closed => {
-                    return Err(self.explain(ElicitError::Server(ServerError::ClosedOutput), method))
-                }
-                Incoming::TimedOut => {
-                    let waited = self.timeout.unwrap_or_default();
-                    return Err(ElicitError::Server(ServerError::NoReply {
-                        method: method.to_string(),
-                        waited,
-                    }));
-                }
-            };
+            let msg = self.next_message(method, left)?;
             let Some(obj) = msg.as_object() else {
                 return Err(ElicitError::Server(ServerError::NotAMessage {
                     kind: elicit_core::elicitation::json_kind(&msg),
@@ -413,6 +361,70 @@ impl McpClient {
                 "ignored a response to an unknown id {}",
                 obj.get("id").unwrap_or(&Value::Null)
             ));
+        }
+    }
+
+    /// In 2026-07-28 (stateless) every request carries what a handshake
+    /// would have said: the revision, the client and its capabilities.
+    fn stamp_stateless_meta(&self, method: &str, params: &mut Value, handler: &ElicitHandler<'_>) {
+        if self.generation == Generation::Stateless {
+            let meta = params
+                .as_object_mut()
+                .expect("request params are objects")
+                .entry("_meta")
+                .or_insert_with(|| json!({}));
+            if let Some(m) = meta.as_object_mut() {
+                m.insert(wire::VERSION_META.into(), json!(STATELESS_VERSION));
+                m.insert(wire::CLIENT_INFO_META.into(), client_info());
+                let mut caps = capabilities_for(handler.modes);
+                // A tool call may become a task (the 2026-07-28 tasks
+                // extension) when the server offers it: elicit follows one,
+                // declaring it on the task's own requests too.
+                if [
+                    wire::TOOLS_CALL,
+                    wire::TASKS_GET,
+                    wire::TASKS_UPDATE,
+                    wire::TASKS_CANCEL,
+                ]
+                .contains(&method)
+                    && super::tasks::server_offers_extension(self.server_capabilities.as_ref())
+                {
+                    super::tasks::declare_extension(&mut caps);
+                }
+                m.insert(wire::CAPS_META.into(), caps);
+            }
+        }
+    }
+
+    /// The next message from the server (one held back first), or why none
+    /// came while `method` waited for its reply.
+    fn next_message(&mut self, method: &str, left: Option<Duration>) -> Result<Value, ElicitError> {
+        let next = match self.held.pop_front() {
+            Some(held) => held,
+            None => self.server.receive(left),
+        };
+        let msg = match next {
+            Ok(m) => m,
+            Err(e) => return Err(self.explain(e, method)),
+        };
+        match msg {
+            Incoming::Message(m) => Ok(m),
+            Incoming::Malformed { line, error } => {
+                Err(ElicitError::Server(ServerError::NotJsonRpc {
+                    error,
+                    line: elicit_core::text::truncate(&sanitize_line(&line), 200),
+                }))
+            }
+            Incoming::Closed => {
+                Err(self.explain(ElicitError::Server(ServerError::ClosedOutput), method))
+            }
+            Incoming::TimedOut => {
+                let waited = self.timeout.unwrap_or_default();
+                Err(ElicitError::Server(ServerError::NoReply {
+                    method: method.to_string(),
+                    waited,
+                }))
+            }
         }
     }
 

@@ -96,23 +96,7 @@ impl Strict {
             }
             return;
         }
-        let asks = match method {
-            Some(m) => m == ELICITATION_METHOD && msg.get("id").is_some_and(|i| !i.is_null()),
-            None => {
-                let result = msg.get("result");
-                result
-                    .and_then(|r| r.get("resultType"))
-                    .and_then(Value::as_str)
-                    == Some("input_required")
-                    || result.and_then(|r| r.get("inputRequests")).is_some()
-                    || msg
-                        .get("error")
-                        .and_then(|e| e.get("code"))
-                        .and_then(Value::as_i64)
-                        == Some(elicit_core::elicitation::protocol::URL_ELICITATION_REQUIRED)
-            }
-        };
-        if !asks {
+        if !asks_the_client(msg, method) {
             return;
         }
         let text = msg.to_string();
@@ -121,11 +105,7 @@ impl Strict {
         let Ok(lint) = lint_text(&text, Some(revision)) else {
             return;
         };
-        let place = match (method, msg.get("id")) {
-            (Some(m), Some(id)) => format!("{m} (id {id})"),
-            (_, Some(id)) => format!("the reply to request {id}"),
-            _ => "a server message".to_string(),
-        };
+        let place = message_place(msg, method);
         st.elicitations += lint.elicitations.len();
         let mut found: Vec<Finding> = lint
             .findings
@@ -408,4 +388,36 @@ fn entry_pointer(msg: &Value, shape: &input::Shape, key: Option<&str>, i: usize)
 
 fn at_pointer<'a>(msg: &'a Value, pointer: &str) -> Option<&'a Value> {
     msg.pointer(pointer)
+}
+
+/// Whether a server message asks the client something: an
+/// `elicitation/create` request (not a notification), an `input_required`
+/// result, or a -32042 error.
+fn asks_the_client(msg: &Value, method: Option<&str>) -> bool {
+    match method {
+        Some(m) => m == ELICITATION_METHOD && msg.get("id").is_some_and(|i| !i.is_null()),
+        None => {
+            let result = msg.get("result");
+            result
+                .and_then(|r| r.get("resultType"))
+                .and_then(Value::as_str)
+                == Some("input_required")
+                || result.and_then(|r| r.get("inputRequests")).is_some()
+                || msg
+                    .get("error")
+                    .and_then(|e| e.get("code"))
+                    .and_then(Value::as_i64)
+                    == Some(elicit_core::elicitation::protocol::URL_ELICITATION_REQUIRED)
+        }
+    }
+}
+
+/// Where in the session a message stands, for a finding's reader: the
+/// request and its id, or the reply to a request.
+fn message_place(msg: &Value, method: Option<&str>) -> String {
+    match (method, msg.get("id")) {
+        (Some(m), Some(id)) => format!("{m} (id {id})"),
+        (_, Some(id)) => format!("the reply to request {id}"),
+        _ => "a server message".to_string(),
+    }
 }
