@@ -287,18 +287,10 @@ impl Inner {
 
     /// Scripted answers, then the rules in front of `person`.
     fn answer<R: Resolver>(&self, e: &Elicitation, person: R) -> Result<ElicitResult, ElicitError> {
-        let unmatched = match self.options.no_input {
-            true => Unmatched::Decline,
-            false => Unmatched::FallThrough,
-        };
-        let report = match self.options.verbose {
-            true => RuleReport::SayWhichRule,
-            false => RuleReport::Quiet,
-        };
         let mut person = Answering::new()
             .rules(self.rules.clone())
-            .unmatched(unmatched)
-            .report(report)
+            .unmatched(Unmatched::under_no_input(self.options.no_input))
+            .report(RuleReport::under_verbose(self.options.verbose))
             .in_front_of(person);
         // Not strict: a scripted value for a field this form lacks may be
         // for another form of the session (as in `elicit call`).

@@ -29,6 +29,16 @@ pub enum Unmatched {
     Decline,
 }
 
+impl Unmatched {
+    /// As `--no-input` says: declined under it, else falls through.
+    pub fn under_no_input(no_input: bool) -> Self {
+        match no_input {
+            true => Unmatched::Decline,
+            false => Unmatched::FallThrough,
+        }
+    }
+}
+
 /// Whether the rules say which of them answered what.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RuleReport {
@@ -37,6 +47,16 @@ pub enum RuleReport {
     Quiet,
     /// Each answer names its rule on stderr (`-v`).
     SayWhichRule,
+}
+
+impl RuleReport {
+    /// As `-v` says: named under it, else quiet.
+    pub fn under_verbose(verbose: bool) -> Self {
+        match verbose {
+            true => RuleReport::SayWhichRule,
+            false => RuleReport::Quiet,
+        }
+    }
 }
 
 /// An answer as an answer file or a cassette holds it.

@@ -217,14 +217,8 @@ impl<'c> ToolCall<'c> {
         let mut recorder = self.recorder.take();
         // `--no-input` declines what the rules leave open; `-v` has them
         // say what they answered.
-        let unmatched = match self.options.no_input {
-            true => Unmatched::Decline,
-            false => Unmatched::FallThrough,
-        };
-        let report = match self.options.verbose {
-            true => RuleReport::SayWhichRule,
-            false => RuleReport::Quiet,
-        };
+        let unmatched = Unmatched::under_no_input(self.options.no_input);
+        let report = RuleReport::under_verbose(self.options.verbose);
         let mut answering: Box<dyn Resolver + '_> = match rules {
             Some(rules) => rules.in_front_of(person, unmatched, report),
             None => Box::new(person),

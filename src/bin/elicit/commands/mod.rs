@@ -145,14 +145,8 @@ pub fn answering(
     use elicit::elicitation::answer_rules::{RuleReport, Unmatched};
     elicit::answers::Answering::new()
         .rules(rules)
-        .unmatched(match args.no_input {
-            true => Unmatched::Decline,
-            false => Unmatched::FallThrough,
-        })
-        .report(match verbose {
-            true => RuleReport::SayWhichRule,
-            false => RuleReport::Quiet,
-        })
+        .unmatched(Unmatched::under_no_input(args.no_input))
+        .report(RuleReport::under_verbose(verbose))
 }
 
 /// Reads the `--header` options.
