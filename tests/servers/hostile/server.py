@@ -20,7 +20,7 @@ hostile behaviour, chosen by MODE, when a tool is called (or earlier):
 - escaped_method: asks elicitations whose method is JSON-escaped.
 - two_forms: tools/call asks a form with field a, then one with field b.
 - same_id_flood: tools/call asks 300 elicitations all with the id "dup",
-  then counts the error replies it gets (until 299, or 3 s pass with
+  then counts the error replies it gets (until 299, or 60 s pass with
   none) and returns {"errors": N}.
 - big_elicitations [BYTES]: tools/call asks 40 elicitations of BYTES
   (default 2 MiB) each, then counts the error replies (until 3 s pass with
@@ -144,8 +144,12 @@ def call_tool(msg):
         b = ask(None, "s2", raw='{"jsonrpc":"2.0","id":"s2","method":"\\u0065licitation/create","params":' + json.dumps(form("name")) + "}")
         return {"result": text({"a": a, "b": b})}
     if MODE in ("same_id_flood", "big_elicitations"):
+        # How long a lull in the refusals ends the count: the flood's are all
+        # due (a loaded machine may pause long between two); the big ones'
+        # last few wait for a person, so a short lull is their end.
+        lull = 3
         if MODE == "same_id_flood":
-            n, want = 300, 299
+            n, want, lull = 300, 299, 60
             for _ in range(n):
                 send({"jsonrpc": "2.0", "id": "dup", "method": "elicitation/create", "params": form("name")})
         else:
@@ -158,7 +162,7 @@ def call_tool(msg):
         errors = 0
         import select
         while errors < want:
-            ready, _, _ = select.select([sys.stdin], [], [], 3)
+            ready, _, _ = select.select([sys.stdin], [], [], lull)
             if not ready:
                 break
             m = read()
