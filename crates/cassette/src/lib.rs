@@ -38,10 +38,12 @@ pub mod answers;
 pub mod diff;
 pub mod explore;
 mod file;
+mod mismatch;
 pub mod mock;
 pub mod proxy_record;
 pub mod record;
 pub mod replay;
+mod server_log;
 pub mod suite;
 
 /// An ElicitResult from its JSON, as it is (not validated: an invalid

@@ -5,13 +5,14 @@
 //! the result differs. With `update`, the answers are applied by field name
 //! to whatever is asked now and the cassette is rebuilt from the run.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::diff::{request_diff, result_diff, same_request, show};
+use super::diff::{request_diff, same_request};
 use super::{protocol_choice, protocol_name, AnswerSpec, Cassette, Exchange, ServerSpec};
+use crate::mismatch::{describe, mismatch_lines, Ended};
+use crate::server_log::ServerLog;
 use elicit_core::elicitation::answers::ScriptedAnswers;
 use elicit_core::elicitation::protocol::ElicitResult;
 use elicit_core::elicitation::resolve::{self, Elicitation, NoTerminal};
@@ -223,19 +224,6 @@ fn answer_words(
         );
     }
     words
-}
-
-fn describe(request: &Value) -> String {
-    let mode = request
-        .get("mode")
-        .and_then(Value::as_str)
-        .unwrap_or("form");
-    let message = request.get("message").cloned().unwrap_or(Value::Null);
-    format!(
-        "{} {}",
-        if mode.is_empty() { "form" } else { mode },
-        show(&message)
-    )
 }
 
 impl ElicitObserver for Replayer<'_> {
@@ -529,15 +517,6 @@ pub fn replay(cassette: &Cassette, options: &ReplayOptions) -> Outcome {
     }
 }
 
-/// A file for one server's stderr, read back when the test fails: created
-/// 0600 in a folder of its own created 0700 (both by `tempfile`, under
-/// `TMPDIR`), so no other local user can read what the server wrote. Both
-/// are removed when it is dropped.
-pub(super) struct ServerLog {
-    file: Option<tempfile::NamedTempFile>,
-    _dir: Option<tempfile::TempDir>,
-}
-
 /// What a replay (or an explored variant) connects with, each time it
 /// connects: a command's stderr to the run's private log; no sign-in, no
 /// message log; the run's headers and timeout.
@@ -558,106 +537,6 @@ pub(super) fn connect_options<'a>(
         auth: None,
         timeout: options.timeout,
     }
-}
-
-impl ServerLog {
-    pub(super) fn new() -> Self {
-        let dir = elicit_platform::fs::private_temp_dir("elicit-test-").ok();
-        let file = dir.as_ref().and_then(|d| {
-            tempfile::Builder::new()
-                .prefix("server-")
-                .suffix(".log")
-                .tempfile_in(d.path())
-                .ok()
-        });
-        ServerLog { file, _dir: dir }
-    }
-
-    pub(super) fn path(&self) -> Option<PathBuf> {
-        self.file.as_ref().map(|f| f.path().to_path_buf())
-    }
-
-    /// The last lines the server wrote, sanitised, for a failure report;
-    /// of a boxed traceback (FastMCP's, drawn by rich), its exception line
-    /// rather than the box's rows.
-    pub(super) fn tail(&self) -> Vec<String> {
-        last_words(&self.tail_text())
-    }
-
-    /// The exception the server last reported on stderr, on one line, if
-    /// any: a failure the server caught itself still left it there.
-    pub(super) fn exception(&self) -> Option<String> {
-        let text = self.tail_text();
-        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        exception_line(&lines)
-    }
-
-    fn tail_text(&self) -> String {
-        // Only the last 4 KiB is read: a server may have written gigabytes.
-        let bytes = self
-            .path()
-            .and_then(|p| {
-                use std::io::{Read, Seek, SeekFrom};
-                let mut f = std::fs::File::open(p).ok()?;
-                let len = f.metadata().ok()?.len();
-                f.seek(SeekFrom::Start(len.saturating_sub(4096))).ok()?;
-                let mut tail = Vec::with_capacity(4096);
-                f.take(4096).read_to_end(&mut tail).ok()?;
-                Some(tail)
-            })
-            .unwrap_or_default();
-        String::from_utf8_lossy(&bytes).into_owned()
-    }
-}
-
-/// The last 8 non-blank lines of a server's stderr, sanitised; when they
-/// hold a boxed traceback, its exception line alone (or, with none found,
-/// the lines outside the box).
-fn last_words(text: &str) -> Vec<String> {
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    if !lines.iter().any(|l| is_box_row(l)) {
-        let from = lines.len().saturating_sub(8);
-        return lines[from..].iter().map(|l| sanitize_line(l)).collect();
-    }
-    if let Some(exception) = exception_line(&lines) {
-        return vec![exception];
-    }
-    let outside: Vec<&str> = lines.into_iter().filter(|l| !is_box_row(l)).collect();
-    let from = outside.len().saturating_sub(8);
-    outside[from..].iter().map(|l| sanitize_line(l)).collect()
-}
-
-/// A row of a box drawn around a traceback (rich's, or another's).
-fn is_box_row(line: &str) -> bool {
-    line.trim_start()
-        .starts_with(['│', '╭', '╰', '┃', '┏', '┗', '║', '╔', '╚'])
-}
-
-/// The last `Name…Error: message` line (inside a box or not), with the
-/// lines a narrow log wrapped it onto, on one sanitised line.
-fn exception_line(lines: &[&str]) -> Option<String> {
-    static EXCEPTION: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let pattern = EXCEPTION.get_or_init(|| {
-        regex::Regex::new(
-            r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Iteration|Group)(?::\s.*)?$",
-        )
-        .expect("a valid pattern")
-    });
-    let bare = |l: &str| l.trim().trim_matches(['│', '┃', '║']).trim().to_string();
-    let at = lines.iter().rposition(|l| pattern.is_match(&bare(l)))?;
-    let indent = |l: &str| l.len() - l.trim_start().len();
-    let mut text = bare(lines[at]);
-    for more in lines[at + 1..].iter().take(4) {
-        if is_box_row(more)
-            || indent(more) != indent(lines[at])
-            || more.trim_start().starts_with('[')
-        {
-            break;
-        }
-        text.push(' ');
-        text.push_str(more.trim());
-    }
-    Some(sanitize_line(&text))
 }
 
 fn run(
@@ -889,79 +768,6 @@ fn updated_cassette(
         Verdict::Updated
     };
     (verdict, Some(updated))
-}
-
-/// What the replay did otherwise than the cassette recorded: elicitations
-/// the server never asked (`asked` of them were), a refusal or a result
-/// that differs.
-fn mismatch_lines(cassette: &Cassette, asked: usize, ended: &Ended) -> Vec<String> {
-    let mut lines = Vec::new();
-    if asked < cassette.elicitations.len() {
-        lines.push(if asked == 0 {
-            format!(
-                "the server never asked: the cassette recorded {} elicitation(s)",
-                cassette.elicitations.len()
-            )
-        } else {
-            format!(
-                "the server asked {} time(s); the cassette recorded {}",
-                asked,
-                cassette.elicitations.len()
-            )
-        });
-        let next = &cassette.elicitations[asked];
-        lines.push(format!(
-            "  first one not asked: elicitation {} ({})",
-            asked + 1,
-            describe(&next.request)
-        ));
-    }
-    let diff = match (ended, &cassette.error) {
-        (Ended::Refused(got), Some(recorded)) => {
-            lines.extend(refusal_diff(recorded, got));
-            Vec::new()
-        }
-        (Ended::Result(_), Some(recorded)) => {
-            lines.push(format!(
-                "the server returned a result; the cassette recorded that it refuses the call ({})",
-                super::diff::show(recorded)
-            ));
-            Vec::new()
-        }
-        (Ended::Result(result), None) => match &cassette.result {
-            Some(recorded) => result_diff(recorded, result, &cassette.ignore, &cassette.matches),
-            None => Vec::new(),
-        },
-        // Only taken as an outcome when the cassette recorded a refusal.
-        (Ended::Refused(_), None) => Vec::new(),
-    };
-    if let Some(first) = diff.first() {
-        lines.push(format!("the result differs from the recorded one: {first}"));
-        lines.extend(diff.iter().skip(1).map(|l| format!("  {l}")));
-    }
-    lines
-}
-
-/// How a replayed call ended.
-enum Ended {
-    /// The tool's result.
-    Result(Value),
-    /// The JSON-RPC error the server refused the call with (the cassette
-    /// recorded a refusal).
-    Refused(Value),
-}
-
-/// A refusal against the recorded one: the codes must be equal; messages
-/// are the server's words and may change.
-fn refusal_diff(recorded: &Value, got: &Value) -> Vec<String> {
-    if recorded.get("code") == got.get("code") {
-        return Vec::new();
-    }
-    vec![format!(
-        "the server refused the call with {}; the cassette recorded {}",
-        super::diff::show(got),
-        super::diff::show(recorded)
-    )]
 }
 
 /// The revision `--strict` follows for a cassette: the one it was recorded
