@@ -13,13 +13,21 @@ use crate::fs::{describe_kind, non_blocking};
 /// the read; a file whose size is over `limit` is refused before anything
 /// is read. The errors say what the file is, for "cannot read FILE: …".
 pub fn read_regular_file(path: &str, limit: u64) -> io::Result<String> {
-    let file = non_blocking(std::fs::OpenOptions::new().read(true)).open(path)?;
+    let file = match non_blocking(std::fs::OpenOptions::new().read(true)).open(path) {
+        Ok(file) => file,
+        // Windows does not open a folder as a file (access denied): say
+        // what it is, as a Unix open followed by the check below does.
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            return Err(match std::fs::metadata(path) {
+                Ok(meta) if meta.is_dir() => not_regular(meta.file_type()),
+                _ => e,
+            })
+        }
+        Err(e) => return Err(e),
+    };
     let kind = file.metadata()?.file_type();
     if !kind.is_file() {
-        let what = describe_kind(kind);
-        return Err(io::Error::other(format!(
-            "it is {what}: @FILE reads only regular files"
-        )));
+        return Err(not_regular(kind));
     }
     let size = file.metadata()?.len();
     if size > limit {
@@ -43,6 +51,12 @@ pub fn read_regular_file(path: &str, limit: u64) -> io::Result<String> {
             ),
         )
     })
+}
+
+/// Why a file of `kind` is not read.
+fn not_regular(kind: std::fs::FileType) -> io::Error {
+    let what = describe_kind(kind);
+    io::Error::other(format!("it is {what}: @FILE reads only regular files"))
 }
 
 #[cfg(test)]
