@@ -542,7 +542,8 @@ fn a_parked_call_is_listed_refuses_a_wrong_answer_and_takes_the_right_one() {
         "{:?}",
         parked_files(&w, &id)
     );
-    assert!(!processes_with(&marker).is_empty(), "the holder runs");
+    assert!(!processes_with(&marker).is_empty(), "the server runs");
+    assert!(!processes_with(&id).is_empty(), "the holder runs");
 
     let listed = w.run(&["pending", "--json"], "");
     let listed: Value = serde_json::from_slice(&listed.stdout).unwrap_or_else(|e| {
@@ -583,9 +584,15 @@ fn a_parked_call_that_expires_ends_whole() {
     let Some(w) = wine() else { return };
     let marker = marker();
     let id = park_greet(&w, &marker, &["--park-for", "3s"]);
-    assert!(!processes_with(&marker).is_empty(), "the holder runs");
+    assert!(!processes_with(&marker).is_empty(), "the server runs");
+    assert!(!processes_with(&id).is_empty(), "the holder runs");
     let left = none_left(&marker, Duration::from_secs(40));
     assert!(left.is_empty(), "left after the expiry: {left:#?}");
+    let left = none_left(&id, Duration::from_secs(20));
+    assert!(
+        left.is_empty(),
+        "the holder is left after the expiry: {left:#?}"
+    );
     let late = w.run(&["respond", &id, "-a", "name=Ada"], "");
     let said = String::from_utf8_lossy(&late.stderr);
     assert_eq!(late.status.code(), Some(6), "stderr: {said}");
@@ -601,7 +608,9 @@ fn a_killed_holders_call_is_gone_and_nothing_of_it_is_left() {
     let Some(w) = wine() else { return };
     let marker = marker();
     let id = park_greet(&w, &marker, &[]);
-    let holders: Vec<String> = processes_with(&marker)
+    // The holder's command line names its call's id (the call's own words
+    // reach it through its environment); the server's carries the marker.
+    let holders: Vec<String> = processes_with(&id)
         .into_iter()
         .filter(|p| p.contains("__park-hold"))
         .collect();
@@ -612,6 +621,8 @@ fn a_killed_holders_call_is_gone_and_nothing_of_it_is_left() {
     // The server and its helper end with the holder (their job closes).
     let left = none_left(&marker, Duration::from_secs(20));
     assert!(left.is_empty(), "left after the holder: {left:#?}");
+    let left = none_left(&id, Duration::from_secs(20));
+    assert!(left.is_empty(), "the holder is left: {left:#?}");
     let late = w.run(&["respond", &id, "-a", "name=Ada"], "");
     let said = String::from_utf8_lossy(&late.stderr);
     assert_eq!(late.status.code(), Some(6), "stderr: {said}");
