@@ -37,7 +37,14 @@ struct Wine {
     elicit: PathBuf,
     server: PathBuf,
     prefix: PathBuf,
+    /// The tests share one prefix and one wineserver: they run one at a
+    /// time (a Wine process has been seen to die of SIGSEGV as it exited
+    /// while the other Wine tests, which start and kill holders, ran
+    /// beside it on a loaded machine).
+    _one_at_a_time: std::sync::MutexGuard<'static, ()>,
 }
+
+static ONE_WINE_TEST: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn wine() -> Option<Wine> {
     let dir = target_dir().join("x86_64-pc-windows-gnu/debug");
@@ -65,6 +72,7 @@ fn wine() -> Option<Wine> {
         elicit,
         server,
         prefix: target_dir().join("wine-prefix"),
+        _one_at_a_time: ONE_WINE_TEST.lock().unwrap_or_else(|e| e.into_inner()),
     })
 }
 
