@@ -478,6 +478,12 @@ fn pending_on_one_browser_page_answers_two_parked_calls() {
     b.type_into(&format!("{who} [name=name]"), "Ada");
     b.type_into(&format!("{who} [name=seats]"), "2");
     b.click(&format!("{who} button[name=action][value=accept]"));
+    // The answer is posted (the page that comes back no longer asks it)
+    // before the page is loaded again: a load at once would cancel the post.
+    b.wait_for(
+        "the booking's first answer taken",
+        "return document.querySelector('[name=seats]') === null",
+    );
     // The booking parks again: its next question comes to the same page.
     b.goto(&page);
     b.wait_for(
@@ -491,6 +497,10 @@ fn pending_on_one_browser_page_answers_two_parked_calls() {
         "{profile_form} select[name=color] option[value=green]"
     ));
     b.click(&format!("{profile_form} button[name=action][value=accept]"));
+    b.wait_for(
+        "the profile's answer taken",
+        "return document.querySelector('[name=age]') === null",
+    );
     b.goto(&page);
     b.wait_for(
         "the cabin question still waiting",
@@ -499,6 +509,10 @@ fn pending_on_one_browser_page_answers_two_parked_calls() {
     let cabin = section("cabin");
     b.click(&format!("{cabin} select[name=cabin] option[value=first]"));
     b.click(&format!("{cabin} button[name=action][value=accept]"));
+    b.wait_for(
+        "the cabin's answer taken",
+        "return document.querySelector('select[name=cabin]') === null",
+    );
     b.goto(&page);
     b.wait_for(
         "the confirmation question",
