@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use elicit_core::text::sanitize::sanitize_line;
+use elicit_session::transport::server_stderr::log_tail;
 
 /// A file for one server's stderr, read back when the test fails: created
 /// 0600 in a folder of its own created 0700 (both by `tempfile`, under
@@ -48,20 +49,7 @@ impl ServerLog {
     }
 
     fn tail_text(&self) -> String {
-        // Only the last 4 KiB is read: a server may have written gigabytes.
-        let bytes = self
-            .path()
-            .and_then(|p| {
-                use std::io::{Read, Seek, SeekFrom};
-                let mut f = std::fs::File::open(p).ok()?;
-                let len = f.metadata().ok()?.len();
-                f.seek(SeekFrom::Start(len.saturating_sub(4096))).ok()?;
-                let mut tail = Vec::with_capacity(4096);
-                f.take(4096).read_to_end(&mut tail).ok()?;
-                Some(tail)
-            })
-            .unwrap_or_default();
-        String::from_utf8_lossy(&bytes).into_owned()
+        self.path().map(|p| log_tail(&p, 4096)).unwrap_or_default()
     }
 }
 

@@ -129,18 +129,7 @@ impl LocalServer {
 
     /// The last lines the server wrote, sanitised.
     pub fn tail(&self) -> Vec<String> {
-        // Only the last 4 KiB is read: a server may have written gigabytes.
-        let text = (|| {
-            use std::io::{Read, Seek, SeekFrom};
-            let mut f = std::fs::File::open(self.log.path()).ok()?;
-            let len = f.metadata().ok()?.len();
-            f.seek(SeekFrom::Start(len.saturating_sub(4096))).ok()?;
-            let mut tail = Vec::with_capacity(4096);
-            f.take(4096).read_to_end(&mut tail).ok()?;
-            Some(tail)
-        })()
-        .unwrap_or_default();
-        let text = String::from_utf8_lossy(&text).into_owned();
+        let text = super::server_stderr::log_tail(self.log.path(), 4096);
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
         let from = lines.len().saturating_sub(8);
         lines[from..].iter().map(|l| sanitize_line(l)).collect()

@@ -108,6 +108,21 @@ impl StderrRelay {
     }
 }
 
+/// The end of a server's log file as text: at most its last `bytes` bytes
+/// (a server may have written gigabytes), empty when it cannot be read.
+pub fn log_tail(path: &std::path::Path, bytes: u64) -> String {
+    use std::io::{Seek, SeekFrom};
+    let read = || -> std::io::Result<Vec<u8>> {
+        let mut file = std::fs::File::open(path)?;
+        let len = file.metadata()?.len();
+        file.seek(SeekFrom::Start(len.saturating_sub(bytes)))?;
+        let mut tail = Vec::new();
+        file.take(bytes).read_to_end(&mut tail)?;
+        Ok(tail)
+    };
+    String::from_utf8_lossy(&read().unwrap_or_default()).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
