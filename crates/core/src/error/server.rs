@@ -265,8 +265,10 @@ pub enum ServerError {
     NoTransport {
         /// The POST's status.
         status: u16,
-        /// Why the legacy GET failed.
-        legacy: Box<super::ElicitError>,
+        /// Why the legacy GET failed (an `ElicitError`, kept as any error:
+        /// `ElicitError` holds this enum, and naming it here would make the
+        /// two files import each other).
+        legacy: Box<dyn std::error::Error + Send + Sync>,
     },
 
     #[error("the server accepted {method} (HTTP 202) but sent no reply")]
