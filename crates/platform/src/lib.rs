@@ -48,6 +48,7 @@
 //! why it is sound and why it is there.
 #![warn(missing_docs)]
 
+mod access;
 pub mod handlers;
 pub mod opener;
 mod regular_file;
@@ -63,57 +64,11 @@ pub mod windows;
 #[cfg(windows)]
 use windows as imp;
 
+pub use access::Access;
 pub use imp::{fs, local, process, signals, terminal};
 
 #[cfg(target_os = "linux")]
 pub use imp::pipe;
-
-/// Who owns a file or folder and whom else it lets in, as far as trusting
-/// it goes: read from the owner's uid and the mode on Unix, from the owner
-/// SID and the access list on Windows ([`fs::file_access`],
-/// [`fs::dir_access`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Access {
-    /// It belongs to the user elicit runs as (on Windows, also to SYSTEM
-    /// or the Administrators group, who may change any file anyway).
-    pub mine: bool,
-    /// The owner, for a message (`uid 1000`; a SID, with the account's
-    /// name when it is not the user's).
-    pub who: String,
-    /// Why others than the owner could write it (`mode 664`; which
-    /// accounts its access list lets write), if they can.
-    pub writable_by_others: Option<String>,
-    /// Whether others than the owner have any access to it (what
-    /// `make_private` takes away).
-    pub open_to_others: bool,
-}
-
-/// Refuses `file` (just opened by `fs::open_private_for_writing`) for what
-/// only this user may read: not a regular file, another user's, or open
-/// to others. Said as the error, without the path (the caller has it).
-fn refuse_unless_private(file: &std::fs::File) -> std::io::Result<()> {
-    use std::io::{Error, ErrorKind};
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        let kind = fs::describe_kind(meta.file_type());
-        return Err(Error::new(
-            ErrorKind::InvalidInput,
-            format!("it is {kind}, not a regular file"),
-        ));
-    }
-    let access = fs::file_access(file)?;
-    let refusal = if !access.mine {
-        format!(
-            "it belongs to another user ({}), who could read what is written; remove it",
-            access.who
-        )
-    } else if access.open_to_others {
-        "other users may open it; make it yours alone (chmod 600) or remove it".to_string()
-    } else {
-        return Ok(());
-    };
-    Err(Error::new(ErrorKind::PermissionDenied, refusal))
-}
 
 /// Who listens on a port of 127.0.0.1 (or `::1`): whether what a
 /// connection there reaches is one of a server's processes

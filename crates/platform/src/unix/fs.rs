@@ -61,7 +61,7 @@ pub fn open_private_for_writing(options: &OpenOptions, path: &Path) -> io::Resul
             e
         }
     })?;
-    crate::refuse_unless_private(&file)?;
+    crate::access::refuse_unless_private(&file, describe_kind, file_access)?;
     Ok(file)
 }
 

@@ -117,7 +117,7 @@ pub fn open_private(options: &OpenOptions, path: &Path) -> io::Result<File> {
 pub fn open_private_for_writing(options: &OpenOptions, path: &Path) -> io::Result<File> {
     let mut options = options.clone();
     let file = open_private(no_follow_non_blocking(&mut options), path)?;
-    crate::refuse_unless_private(&file)?;
+    crate::access::refuse_unless_private(&file, describe_kind, file_access)?;
     Ok(file)
 }
 
@@ -527,3 +527,7 @@ mod tests {
         fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+#[cfg(test)]
+#[path = "fs_access_tests.rs"]
+mod access_tests;
