@@ -2,9 +2,11 @@
 //! by a validator compiled once from the property schema, with messages
 //! written for a person.
 
-use super::{
-    exact_integer, shown_number, FieldKind, FieldRules, FormField, McpFormat, NotInteger, Violation,
-};
+use super::coerce::{exact_integer, normalize_number, shown_number, NotInteger};
+use super::formats::McpFormat;
+use super::model::{FieldKind, FieldRules, FormField};
+use super::native::Violation;
+use super::words::{capped_list, plural, shown};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -186,48 +188,6 @@ impl FormField {
     }
 }
 
-/// A value as quoted in a message: its JSON, cut at 60 characters.
-pub(super) fn shown(v: &Value) -> String {
-    let s = v.to_string();
-    if s.chars().count() > 60 {
-        format!("{}…", s.chars().take(60).collect::<String>())
-    } else {
-        s
-    }
-}
-
-/// How many values an error message lists before "… and N more": a schema
-/// may carry 100 000 enum values, and the message is for a person.
-pub const LISTED_VALUES: usize = 20;
-
-/// The first [`LISTED_VALUES`] of `total` values, comma-separated, then how
-/// many were left out.
-pub(super) fn capped_list(values: impl Iterator<Item = String>, total: usize) -> String {
-    let mut s = values
-        .take(LISTED_VALUES)
-        .map(|v| {
-            if v.chars().count() > 60 {
-                format!("{}…", v.chars().take(59).collect::<String>())
-            } else {
-                v
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
-    if total > LISTED_VALUES {
-        s.push_str(&format!(" … and {} more", total - LISTED_VALUES));
-    }
-    s
-}
-
-pub(super) fn plural(n: u64) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
-}
-
 /// Compiles a property schema with format checks on. An invalid property
 /// schema (say `"minLength": "3"`) must not sink the form: the field keeps its
 /// kind, only its type is checked, and the problem is reported.
@@ -328,5 +288,15 @@ pub(super) fn type_only_check(kind: &FieldKind, value: &Value) -> Result<(), Str
         Ok(())
     } else {
         Err(format!("{value} has the wrong type"))
+    }
+}
+
+impl FormField {
+    /// The field's default, when it is itself a valid answer. A default that
+    /// breaks the field's own constraints is the server's mistake; it is not
+    /// pre-filled (it would be rejected on submit anyway).
+    pub fn usable_default(&self) -> Option<Value> {
+        let d = normalize_number(self.default.clone()?, &self.kind);
+        self.check(&d).ok().map(|_| d)
     }
 }

@@ -2,7 +2,8 @@
 //! decided on their decimal text, yes/no words, choices by value or label,
 //! and the hint that says what a field accepts.
 
-use super::{plural, Choice, FieldKind, FieldRules, FormField};
+use super::model::{Choice, FieldKind, FieldRules, FormField};
+use super::words::plural;
 use serde_json::Number;
 use serde_json::Value;
 

@@ -9,7 +9,7 @@
 
 use serde_json::{Number, Value};
 
-use super::{FieldKind, FormField, StringFormat};
+use super::model::{FieldKind, FormField, StringFormat};
 
 /// One value for a field, and what it tests, as a short slug for a file
 /// name (`min`, `longest`, `option-red`, `above-max`).

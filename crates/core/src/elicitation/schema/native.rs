@@ -19,7 +19,7 @@ use num_cmp::NumCmp;
 use serde_json::{Map, Number, Value};
 
 use super::formats::McpFormat;
-use super::SchemaObject;
+use super::object::SchemaObject;
 
 /// The rules of one property schema inside the subset.
 #[derive(Debug, Clone)]

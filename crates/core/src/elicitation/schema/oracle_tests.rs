@@ -13,8 +13,9 @@ use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{json, Map, Number, Value};
 
+use super::check::compile;
+use super::model::{FieldRules, FormField};
 use super::native::NativeRules;
-use super::{compile, FieldRules, FormField};
 
 fn config() -> Config {
     let cases = std::env::var("PROPTEST_CASES")

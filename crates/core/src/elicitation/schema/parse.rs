@@ -2,7 +2,10 @@
 //! warnings for what a lenient reader ignores (keywords outside MCP's form
 //! subset, unknown formats, shapes answered as raw JSON).
 
-use super::{compile, Choice, FieldKind, FieldRules, FormField, NativeRules, StringFormat};
+use super::check::compile;
+use super::model::{Choice, FieldKind, FieldRules, FormField, StringFormat};
+use super::native::NativeRules;
+use super::object::SchemaObject;
 use serde_json::Map;
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -269,26 +272,6 @@ pub(super) fn lenient_warnings(prop: &Value, kind: &FieldKind) -> Vec<String> {
         }
     }
     out
-}
-
-/// A keyword of a schema object, by name. Form schemas are many small
-/// objects (a property holds a handful of keywords), and serde_json's
-/// ordered map finds a key by hashing it with SipHash, about 200
-/// instructions a lookup: comparing a few keys is several times cheaper,
-/// and a form's parse makes a few hundred lookups. Larger objects are
-/// looked up by hash as before.
-pub(crate) trait SchemaObject {
-    fn member(&self, key: &str) -> Option<&Value>;
-}
-
-impl SchemaObject for Map<String, Value> {
-    fn member(&self, key: &str) -> Option<&Value> {
-        if self.len() <= 8 {
-            self.iter().find_map(|(k, v)| (k == key).then_some(v))
-        } else {
-            self.get(key)
-        }
-    }
 }
 
 pub(super) fn string_list(v: Option<&Value>) -> Option<Vec<String>> {
