@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use std::time::Duration;
 
-use super::store::{self, TokenStore};
-use super::{one_line, server_key, AuthError};
+use super::store::{self, server_key, TokenStore};
+use super::{one_line, AuthError};
 
 /// `elicit auth list`: one line per stored server, no secrets.
 pub fn list(store_dir: Option<PathBuf>) -> Result<String, AuthError> {

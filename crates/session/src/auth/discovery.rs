@@ -319,7 +319,7 @@ pub fn discover(
             let resource = match &p.resource {
                 Some(r) if resource_matches(r, server_url) => {
                     if let Some(w) = parent_resource_warning(r, &canonical) {
-                        super::warn(&w);
+                        super::warning::warn(&w);
                     }
                     r.clone()
                 }

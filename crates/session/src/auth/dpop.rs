@@ -37,7 +37,7 @@ use super::discovery::Discovered;
 use super::http::{send, HttpFailure};
 use super::jwt::{b64, now, SigningKey};
 use super::store::{Secret, TokenRecord};
-use super::{challenge, AuthError, Authenticator};
+use super::{challenge, AuthError};
 
 /// The one proof algorithm elicit signs with.
 pub(crate) const ALG: &str = "ES256";
@@ -332,92 +332,6 @@ pub(crate) fn wanted(
         return Ok(true);
     }
     Ok(es256 && asks)
-}
-
-impl Authenticator {
-    /// The credentials for one MCP request to `request_url` (`method`):
-    /// `Authorization`, and for a DPoP-bound token also its `DPoP` proof
-    /// (with `ath` and the server's latest nonce). Empty when nothing
-    /// usable is stored.
-    pub fn request_credentials(
-        &mut self,
-        resource_url: &str,
-        method: &str,
-        request_url: &str,
-    ) -> Vec<(String, String)> {
-        let Some(value) = self.authorization_header(resource_url) else {
-            return Vec::new();
-        };
-        let mut out = vec![("Authorization".to_string(), value)];
-        let Ok(key) = super::server_key(resource_url) else {
-            return out;
-        };
-        let Some(token) = self.memory.get(&key).and_then(|e| e.token.clone()) else {
-            return out;
-        };
-        let Some(stored) = &token.dpop_key else {
-            return out;
-        };
-        let nonce = self.nonces.get(&resource_server(&key));
-        let proof = DpopKey::from_stored(stored).and_then(|dpop| {
-            dpop.proof(
-                method,
-                request_url,
-                nonce.as_deref(),
-                Some(token.access_token.expose()),
-            )
-        });
-        match proof {
-            Ok(p) => out.push(("DPoP".into(), p)),
-            // A bound token without its proof is refused anyway: send
-            // nothing, and let the 401 sign in afresh.
-            Err(_) => out.clear(),
-        }
-        out
-    }
-
-    /// A response from the MCP server `resource_url` carried `DPoP-Nonce`.
-    pub(crate) fn dpop_nonce_seen(&mut self, resource_url: &str, nonce: &str) {
-        if let Ok(key) = super::server_key(resource_url) {
-            self.nonces.set(&resource_server(&key), nonce);
-        }
-    }
-
-    /// A 401 that is a `use_dpop_nonce` challenge to a DPoP-bound token,
-    /// with a nonce not retried yet: send the request again (with a proof
-    /// carrying it) instead of signing in.
-    pub(super) fn dpop_nonce_retry(
-        &mut self,
-        key: &str,
-        www_authenticate: Option<&str>,
-        status: u16,
-    ) -> bool {
-        if status != 401 || !is_nonce_challenge(www_authenticate) {
-            return false;
-        }
-        let bound = self
-            .memory
-            .get(key)
-            .and_then(|e| e.token.as_ref())
-            .is_some_and(|t| t.dpop_key.is_some());
-        let Some(nonce) = self.nonces.get(&resource_server(key)) else {
-            return false;
-        };
-        bound && self.nonce_retries.insert(format!("{key} {nonce}"))
-    }
-
-    /// The DPoP key for a new sign-in, when it uses DPoP.
-    pub(super) fn new_dpop_key(
-        &self,
-        found: &Discovered,
-        resource_asks: bool,
-    ) -> Result<Option<DpopKey>, AuthError> {
-        if wanted(self.opts.extensions.dpop, found, resource_asks)? {
-            DpopKey::generate().map(Some)
-        } else {
-            Ok(None)
-        }
-    }
 }
 
 #[cfg(test)]

@@ -29,12 +29,12 @@ use serde_json::{json, Value};
 use ureq::http;
 
 use super::discovery::{self, Discovered, ServerMetadata};
-use super::dpop::{DpopKey, TokenHttp};
+use super::dpop::{DpopKey, Nonces, TokenHttp};
 use super::flow;
 use super::http::HttpFailure;
 use super::jwt::{now, unverified_claims, SigningKey};
-use super::store::{Entry, Secret, TokenRecord};
-use super::{AuthError, Authenticator};
+use super::store::{Secret, TokenRecord};
+use super::AuthError;
 
 pub(crate) const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 pub(crate) const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
@@ -385,7 +385,31 @@ fn offers(server: &ServerMetadata, grant: &str) -> bool {
         .is_none_or(|g| g.iter().any(|x| x == grant))
 }
 
-impl Authenticator {
+/// What a grant here needs of the authenticator: its HTTP agent, the
+/// client it signs in as, and the DPoP nonces servers sent. The
+/// authenticator lends them for one sign-in; storing the token is its own.
+pub(super) struct GrantClient<'a> {
+    pub(super) agent: &'a ureq::Agent,
+    /// `--client-id`.
+    pub(super) client_id: Option<&'a str>,
+    /// `--client-secret`.
+    pub(super) client_secret: Option<&'a str>,
+    pub(super) nonces: &'a Nonces,
+}
+
+/// The grant the options ask for, if they ask for one of these (else the
+/// usual sign-in goes on).
+pub(super) fn extension_grant(ext: &ExtensionOptions) -> Option<&'static str> {
+    if ext.assertion.is_some() || ext.enterprise() {
+        Some(JWT_BEARER)
+    } else if ext.client_assertion_key.is_some() {
+        Some("client_credentials")
+    } else {
+        None
+    }
+}
+
+impl GrantClient<'_> {
     /// The client's authentication at the authorization server for the
     /// grants here: a secret (the method the server lists), a private-key
     /// JWT, or none.
@@ -394,8 +418,7 @@ impl Authenticator {
         server: &'a ServerMetadata,
         key: Option<&'a SigningKey>,
     ) -> ClientAuth<'a> {
-        let id = self.opts.client_id.as_deref();
-        match (id, self.opts.client_secret.as_deref(), key) {
+        match (self.client_id, self.client_secret, key) {
             (Some(id), _, Some(key)) => ClientAuth::PrivateKeyJwt {
                 client_id: id,
                 key,
@@ -414,46 +437,9 @@ impl Authenticator {
         }
     }
 
-    /// Sign-in by one of the grants here, when the options ask for one:
-    /// `None` lets the usual sign-in go on.
-    pub(super) fn extension_sign_in(
-        &mut self,
-        key: &str,
-        entry: &mut Entry,
-        found: &Discovered,
-        scopes: &[String],
-        dpop: Option<&DpopKey>,
-    ) -> Option<Result<(), AuthError>> {
-        let ext = self.opts.extensions.clone();
-        let grant = if ext.assertion.is_some() || ext.enterprise() {
-            JWT_BEARER
-        } else if ext.client_assertion_key.is_some() {
-            "client_credentials"
-        } else {
-            return None;
-        };
-        // The client's credentials (a secret, or its key's assertion) go
-        // only to the issuer the client belongs to.
-        if let Some(id) = self.opts.client_id.clone() {
-            if let Err(e) = self.check_client_issuer(key, &id, &found.server.issuer) {
-                return Some(Err(e));
-            }
-        }
-        let result = self
-            .run_grant(grant, &ext, found, scopes, dpop)
-            .and_then(|token| {
-                entry.server_url = key.to_string();
-                if self.opts.server_name.is_some() {
-                    entry.server_name = self.opts.server_name.clone();
-                }
-                entry.resource = Some(found.resource.clone());
-                entry.token = Some(token);
-                self.save(key, entry.clone())
-            });
-        Some(result)
-    }
-
-    fn run_grant(
+    /// Runs `grant` (one of [`extension_grant`]'s) for `found`'s resource:
+    /// the token it gives, not stored yet.
+    pub(super) fn run_grant(
         &self,
         grant: &str,
         ext: &ExtensionOptions,
@@ -479,7 +465,7 @@ impl Authenticator {
         }
         let signing_key = match &ext.client_assertion_key {
             Some(path) => {
-                if self.opts.client_id.is_none() {
+                if self.client_id.is_none() {
                     return Err(AuthError::Protocol(
                         "--client-assertion-key needs --client-id: the assertion is issued by and about that client".into(),
                     ));
@@ -500,7 +486,7 @@ impl Authenticator {
             }
             None => None,
         };
-        let http = TokenHttp::new(&self.agent, dpop, &self.nonces);
+        let http = TokenHttp::new(self.agent, dpop, self.nonces);
         let auth = self.client_auth(server, signing_key.as_ref());
         let scope = scopes.join(" ");
         let mut params: Vec<(&str, &str)> = vec![("grant_type", grant)];
@@ -532,7 +518,7 @@ impl Authenticator {
         })?;
         let endpoint = match (&ext.idp_token_endpoint, &ext.idp_issuer) {
             (Some(e), _) => e.clone(),
-            (None, Some(issuer)) => discovery::fetch_server_metadata(&self.agent, issuer)?
+            (None, Some(issuer)) => discovery::fetch_server_metadata(self.agent, issuer)?
                 .map(|m| m.token_endpoint)
                 .ok_or_else(|| {
                     AuthError::Discovery(format!(
@@ -548,7 +534,7 @@ impl Authenticator {
         check_idp_url(&endpoint)?;
         let id_token = read_jwt(id_token_path, "--idp-id-token")?;
         // The IdP sees no DPoP proof: the ID-JAG is not a token for it.
-        let http = TokenHttp::new(&self.agent, None, &self.nonces);
+        let http = TokenHttp::new(self.agent, None, self.nonces);
         let auth = match (
             ext.idp_client_id.as_deref(),
             ext.idp_client_secret.as_deref(),

@@ -35,6 +35,14 @@ use sha2::{Digest, Sha256};
 use super::AuthError;
 use elicit_platform::fs as pfs;
 
+/// The key of a server in the store: its URL without fragment.
+pub(crate) fn server_key(url: &str) -> Result<String, AuthError> {
+    let mut u = url::Url::parse(url)
+        .map_err(|e| AuthError::BadUrl(format!("{url:?} is not a server URL: {e}")))?;
+    u.set_fragment(None);
+    Ok(u.to_string())
+}
+
 /// The file of the store that binds pre-registered client ids to the one
 /// issuer each may be presented to (not a `.json` entry: `list` skips it).
 const CLIENT_ISSUERS: &str = "client-issuers";
