@@ -33,7 +33,7 @@ mod seam;
 pub use message_log::MessageLog;
 pub(crate) use receive::receive_delivery;
 pub use receive::receive_from;
-pub use seam::{Delivery, Incoming, Transport, Waker};
+pub use seam::{Delivery, Incoming, Transport, Waker, MAX_ANSWER_CREDIT};
 pub(crate) use stdio::ServerProcess;
 
 /// Where the server is: a command to run (stdio) or a URL (remote).
@@ -96,11 +96,6 @@ impl TransportChoice {
         }
     }
 }
-
-/// The most time a person's answers (or a sign-in) add back to one
-/// request's deadline: a person may take a while over a form, but a server
-/// that keeps asking cannot keep a request open for ever.
-pub const MAX_ANSWER_CREDIT: Duration = Duration::from_secs(3600);
 
 /// What every transport is opened with.
 #[derive(Default)]

@@ -9,6 +9,11 @@ use serde_json::Value;
 
 use elicit_core::error::ElicitError;
 
+/// The most time a person's answers (or a sign-in) add back to one
+/// request's deadline: a person may take a while over a form, but a server
+/// that keeps asking cannot keep a request open for ever.
+pub const MAX_ANSWER_CREDIT: Duration = Duration::from_secs(3600);
+
 /// One way of reaching an MCP server.
 pub trait Transport: Send {
     /// Sends one JSON-RPC message (request, response or notification).

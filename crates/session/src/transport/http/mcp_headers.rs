@@ -1,19 +1,12 @@
 //! The 2026-07-28 standard request headers: which `Mcp-Param-*` headers a tool's
 //! `x-mcp-header` annotations ask for (and the rules that set a tool aside), the encoding of
-//! a header value, learning them from `tools/list`, and the one retry after a
-//! `HeaderMismatchError`.
+//! a header value, and learning them from `tools/list` (the one retry after a
+//! `HeaderMismatchError` is the response's: `response.rs`).
 
-use std::io::BufReader;
+use serde_json::Value;
 
-use serde_json::{json, Value};
-use ureq::http::Response;
-use ureq::Body;
-
-use super::sse_reader::SseReader;
-use super::{content_type, fail_request, handle_request_response, read_body, Bound, Shared, State};
+use super::state::State;
 use crate::transport::message_limits;
-use elicit_core::elicitation::protocol::wire;
-use elicit_core::error::{ElicitError, ServerError};
 
 /// Learns the `x-mcp-header` parameters of the tools in a `tools/list`
 /// result and removes (with a warning, when `warn`) the tools whose
@@ -49,9 +42,6 @@ pub(super) fn learn_tools(st: &mut State, result: &mut Value, warn: bool) {
 /// `HeaderMismatchError` (2026-07-28): the request's headers do not match
 /// its body, as the server reads them.
 pub(super) use elicit_core::elicitation::protocol::wire::HEADER_MISMATCH;
-/// How many `tools/list` pages a refresh after a header mismatch reads.
-pub(super) const MAX_REFRESH_PAGES: usize = 20;
-
 /// The JSON-RPC error code of an error body, if it is one.
 pub(super) fn error_code(ct: &str, bytes: &[u8]) -> Option<i64> {
     if ct != "application/json" {
@@ -62,103 +52,6 @@ pub(super) fn error_code(ct: &str, bytes: &[u8]) -> Option<i64> {
         .get("error")?
         .get("code")?
         .as_i64()
-}
-
-/// The reply to one request of elicit's own (not the client's), read from
-/// a JSON body or an SSE stream; None when there is none.
-pub(super) fn private_reply(response: Response<Body>, id: &str) -> Option<Value> {
-    if !(200..300).contains(&response.status().as_u16()) {
-        return None;
-    }
-    let ct = content_type(&response);
-    let body = response.into_body();
-    if ct == "application/json" {
-        return message_limits::parse_bytes(&read_body(body.into_reader()).ok()?).ok();
-    }
-    let sse = SseReader::new(BufReader::new(body.into_reader()));
-    for ev in sse.flatten() {
-        if let Ok(v) = message_limits::parse(&ev.data) {
-            if v.get("id").and_then(Value::as_str) == Some(id) {
-                return Some(v);
-            }
-        }
-    }
-    None
-}
-
-/// Reads `tools/list` again (every page) with the `_meta` of `message`, to
-/// learn the tools' current `x-mcp-header` parameters: the spec's recovery
-/// from a header mismatch, where the server's tool definitions may have
-/// changed since they were listed. Nothing of it reaches the client.
-pub(super) fn refresh_tool_headers(shared: &Shared, message: &Value) {
-    let meta = message.get("params").and_then(|p| p.get("_meta")).cloned();
-    let mut cursor: Option<Value> = None;
-    for page in 0..MAX_REFRESH_PAGES {
-        let id = format!("elicit-tools-refresh-{page}");
-        let mut params = json!({});
-        if let Some(m) = &meta {
-            params["_meta"] = m.clone();
-        }
-        if let Some(c) = &cursor {
-            params["cursor"] = c.clone();
-        }
-        let request =
-            json!({"jsonrpc": "2.0", "id": id, "method": wire::TOOLS_LIST, "params": params});
-        let bound = Bound::Whole(shared.client.timeout);
-        let Ok(response) = shared.post(&request, "reading tools/list again", bound) else {
-            return;
-        };
-        let Some(mut reply) = private_reply(response, &id) else {
-            return;
-        };
-        let Some(result) = reply.get_mut("result") else {
-            return;
-        };
-        learn_tools(&mut shared.state.lock().expect("state lock"), result, false);
-        cursor = result.get("nextCursor").filter(|c| !c.is_null()).cloned();
-        if cursor.is_none() {
-            return;
-        }
-    }
-}
-
-/// After a `HeaderMismatchError`, the spec recommends one retry with the
-/// headers rebuilt (for `tools/call`, from a fresh `tools/list`). Sends the
-/// request again, or refuses it when the tool is now set aside.
-pub(super) fn resend_after_mismatch(shared: &Shared, message: &Value, id: &str, method: &str) {
-    if method == wire::TOOLS_CALL {
-        refresh_tool_headers(shared, message);
-        let name = message
-            .get("params")
-            .and_then(|p| p.get("name"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let rejected = shared
-            .state
-            .lock()
-            .expect("state lock")
-            .rejected
-            .get(name)
-            .cloned();
-        if let Some(reason) = rejected {
-            return fail_request(
-                shared,
-                id,
-                ElicitError::Server(ServerError::HeaderMismatch {
-                    tool: elicit_core::text::sanitize::sanitize_line(name),
-                    reason: elicit_core::text::sanitize::sanitize_line(&reason),
-                }),
-            );
-        }
-    }
-    match shared.post(
-        message,
-        &format!("sending {method} again after a header mismatch"),
-        Bound::Stream,
-    ) {
-        Ok(response) => handle_request_response(shared, response, id, method, message, false),
-        Err(e) => fail_request(shared, id, e),
-    }
 }
 
 /// The `Mcp-Param-*` headers a tool's `inputSchema` asks for, or why the
@@ -291,6 +184,7 @@ pub(crate) fn encode_header_value(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn header_values_follow_the_spec_examples() {

@@ -54,13 +54,7 @@
 //! wait for the server's reply. `crate::auth::hook::SignInHook` is the
 //! implementation `call` and `proxy` use.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::Duration;
-
-use super::queue::QueueSender;
-use super::recent_ids::RecentIds;
-use super::Delivery;
 
 /// The largest single message (a JSON body or one SSE event) elicit reads.
 pub const MAX_MESSAGE_BYTES: u64 = 64 * 1024 * 1024;
@@ -92,47 +86,14 @@ const ACK_BODY_WAIT: Duration = Duration::from_secs(1);
 mod client;
 mod mcp_headers;
 mod replies;
+mod response;
+mod session;
 pub mod sse;
 pub mod sse_reader;
+mod state;
 mod streamable;
 
+pub(crate) use client::Client;
 pub(crate) use client::HttpOptions;
-use client::*;
-pub(crate) use client::{content_type, off_thread, preview, read_body, within, Bound, Client};
 pub use client::{new_agent, Authenticator};
-pub(crate) use mcp_headers::encode_header_value;
-use mcp_headers::*;
-use replies::*;
 pub(crate) use streamable::HttpTransport;
-use streamable::*;
-
-/// Session facts learnt from the traffic.
-#[derive(Default)]
-struct State {
-    session_id: Option<String>,
-    /// The version the initialize result named (2025 era).
-    protocol_version: Option<String>,
-    /// Tool name -> its `Mcp-Param-*` headers: (name part, property path).
-    tool_headers: HashMap<String, Vec<(String, Vec<String>)>>,
-    /// The standalone GET stream was opened (once per session).
-    get_stream_opened: bool,
-    /// Tools set aside for a bad `x-mcp-header` annotation: name -> why.
-    rejected: HashMap<String, String>,
-    /// Requests whose replies teach something: id (JSON text) -> method.
-    watched: HashMap<String, String>,
-    closed: bool,
-}
-
-struct Shared {
-    client: Client,
-    url: String,
-    state: Mutex<State>,
-    /// Bounded: a reader thread waits here (and stops reading its
-    /// stream) while the session thread is busy.
-    tx: QueueSender<Delivery>,
-    /// SSE event ids seen on any stream of the session (ids are unique
-    /// across a session's streams): a repeat is dropped.
-    seen_events: Mutex<RecentIds>,
-    /// Server requests delivered: one sent again is dropped.
-    seen_requests: Mutex<RecentIds>,
-}

@@ -11,8 +11,10 @@ use serde_json::{json, Value};
 use ureq::http::Response;
 use ureq::Body;
 
+use super::client::{content_type, read_body};
+use super::session::Shared;
 use super::sse_reader::SseReader;
-use super::{content_type, read_body, Shared, DEFAULT_RETRY, MAX_RESUMES, MAX_RETRY};
+use super::{DEFAULT_RETRY, MAX_RESUMES, MAX_RETRY};
 use crate::transport::Incoming;
 use elicit_core::error::{ElicitError, ServerError};
 

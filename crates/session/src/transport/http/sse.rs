@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::client::{content_type, off_thread, preview, read_body, within, Bound, Client};
 use super::sse_reader::SseReader;
-use super::{content_type, off_thread, preview, read_body, within, Bound, Client};
 use crate::transport::queue::{self, QueueReceiver, QueueSender};
 use crate::transport::recent_ids::{server_request_id, RecentIds};
 use crate::transport::{Delivery, Incoming, Transport};

@@ -1,215 +1,29 @@
-//! The Streamable HTTP [`Transport`]: the session's shared state (delivery, what is
-//! learnt from the traffic, the headers of each POST, GET and DELETE), sessions and their
-//! end, the era fallback to legacy HTTP+SSE, and the answer to a request's POST.
+//! The Streamable HTTP [`Transport`]: sessions and their end, the era fallback to legacy
+//! HTTP+SSE, and a request's POST, whose response `response.rs` reads (what the session's
+//! threads share, and the headers of each POST and GET, are `session.rs`'s).
 
 use std::sync::mpsc::{self};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use ureq::http::Response;
 use ureq::Body;
 
-use super::{
-    content_type, encode_header_value, error_code, fail_request, header, learn_tools, off_thread,
-    preview, read_body, read_reply, resend_after_mismatch, standalone_stream, value_at, within,
-    Bound, Client, HttpOptions, Shared, State, HEADERS_SINCE, HEADER_MISMATCH,
-    STANDALONE_OPEN_WAIT, VERSION_META,
+use super::client::{
+    content_type, header, off_thread, preview, read_body, within, Bound, Client, HttpOptions,
 };
+use super::replies::{fail_request, standalone_stream};
+use super::response::{deliver_http_error, handle_request_response};
+use super::session::Shared;
+use super::state::State;
+use super::STANDALONE_OPEN_WAIT;
 use crate::transport::message_limits;
 use crate::transport::queue::{self, QueueReceiver};
-use crate::transport::recent_ids::{server_request_id, RecentIds};
+use crate::transport::recent_ids::RecentIds;
 use crate::transport::{Delivery, Incoming, Transport};
 use elicit_core::elicitation::protocol::wire;
 use elicit_core::error::{ElicitError, ServerError};
-
-impl Shared {
-    /// Hands one delivery over, `bytes` being the size of the text it was
-    /// read from; waits while the queue is full.
-    pub(super) fn push(&self, d: Delivery, bytes: usize) {
-        let _ = self.tx.send(d, bytes);
-    }
-
-    /// Hands one SSE `data` or JSON body to the client; true when it holds
-    /// the reply to `pending`.
-    pub(super) fn deliver(&self, text: &str, pending: Option<&str>) -> bool {
-        let (parsed, weight) = message_limits::parse_weighed(text);
-        let value = match parsed {
-            Ok(v) => v,
-            Err(e) => {
-                self.client.record("recv", Err(text));
-                self.push(
-                    Ok(Incoming::Malformed {
-                        line: message_limits::excerpt(text),
-                        error: e,
-                    }),
-                    weight,
-                );
-                return false;
-            }
-        };
-        let list = match value {
-            Value::Array(items) => items,
-            one => vec![one],
-        };
-        // The message's weight, shared among the messages of a batch.
-        let share = weight / list.len().max(1) + 1;
-        let mut answered = false;
-        for mut msg in list {
-            if let Some(rid) = server_request_id(&msg) {
-                let first = self
-                    .seen_requests
-                    .lock()
-                    .expect("ids lock")
-                    .first_time(&rid);
-                if !first {
-                    // Already delivered (answered or being answered).
-                    self.client.record("recv", Ok(&msg));
-                    continue;
-                }
-            }
-            let id = msg
-                .get("id")
-                .filter(|i| !i.is_null() && msg.get("method").is_none())
-                .map(Value::to_string);
-            if let Some(id) = &id {
-                answered |= pending == Some(id.as_str());
-                self.learn(id, &mut msg);
-            }
-            self.client.record("recv", Ok(&msg));
-            self.push(Ok(Incoming::Message(msg)), share);
-        }
-        answered
-    }
-
-    /// What a reply teaches: the negotiated version (initialize), the
-    /// tools' `x-mcp-header` parameters (tools/list).
-    pub(super) fn learn(&self, id: &str, msg: &mut Value) {
-        let mut st = self.state.lock().expect("state lock");
-        let Some(method) = st.watched.remove(id) else {
-            return;
-        };
-        let Some(result) = msg.get_mut("result") else {
-            return;
-        };
-        match method.as_str() {
-            wire::INITIALIZE => {
-                st.protocol_version = result
-                    .get("protocolVersion")
-                    .and_then(Value::as_str)
-                    .map(str::to_string);
-            }
-            wire::TOOLS_LIST => learn_tools(&mut st, result, true),
-            _ => {}
-        }
-    }
-
-    /// The headers for one POST of `message`.
-    pub(super) fn post_headers(&self, message: &Value) -> Vec<(String, String)> {
-        let mut h = self.client.base_headers("POST", &self.url);
-        h.push(("Content-Type".into(), "application/json".into()));
-        h.push((
-            "Accept".into(),
-            "application/json, text/event-stream".into(),
-        ));
-        let st = self.state.lock().expect("state lock");
-        if let Some(s) = &st.session_id {
-            h.push(("Mcp-Session-Id".into(), s.clone()));
-        }
-        let params = message.get("params");
-        let meta_version = params
-            .and_then(|p| p.get("_meta"))
-            .and_then(|m| m.get(VERSION_META))
-            .and_then(Value::as_str);
-        let version = meta_version.or(st.protocol_version.as_deref());
-        if let Some(v) = version {
-            h.push(("MCP-Protocol-Version".into(), v.to_string()));
-        }
-        let method = message.get("method").and_then(Value::as_str);
-        if let (Some(method), Some(v)) = (method, version) {
-            if v >= HEADERS_SINCE {
-                h.push(("Mcp-Method".into(), method.to_string()));
-                if wire::RETRYABLE.contains(&method) {
-                    let name = params
-                        .and_then(|p| p.get("name").or_else(|| p.get("uri")))
-                        .and_then(Value::as_str);
-                    if let Some(name) = name {
-                        h.push(("Mcp-Name".into(), encode_header_value(name)));
-                    }
-                }
-                // The tasks extension routes a task's requests by its id.
-                if [wire::TASKS_GET, wire::TASKS_UPDATE, wire::TASKS_CANCEL].contains(&method) {
-                    let task = params.and_then(|p| p.get("taskId")).and_then(Value::as_str);
-                    if let Some(task) = task {
-                        h.push(("Mcp-Name".into(), encode_header_value(task)));
-                    }
-                }
-                if method == wire::TOOLS_CALL {
-                    let tool = params
-                        .and_then(|p| p.get("name"))
-                        .and_then(Value::as_str)
-                        .unwrap_or("");
-                    let args = params.and_then(|p| p.get("arguments"));
-                    for (name, path) in st.tool_headers.get(tool).into_iter().flatten() {
-                        if let Some(v) = args.and_then(|a| value_at(a, path)) {
-                            h.push((format!("Mcp-Param-{name}"), encode_header_value(&v)));
-                        }
-                    }
-                }
-            }
-        }
-        h
-    }
-
-    pub(super) fn post(
-        &self,
-        message: &Value,
-        what: &str,
-        bound: Bound,
-    ) -> Result<Response<Body>, ElicitError> {
-        let body = serde_json::to_vec(message).expect("values serialise");
-        self.client.execute(&self.url, what, &|agent| {
-            let mut req = bound.apply(agent.post(&self.url));
-            for (k, v) in self.post_headers(message) {
-                req = req.header(k, v);
-            }
-            req.send(&body[..])
-        })
-    }
-
-    /// GET on the endpoint: the standalone stream, or a resumption.
-    pub(super) fn get(
-        &self,
-        last_event_id: Option<&str>,
-        what: &str,
-    ) -> Result<Response<Body>, ElicitError> {
-        self.client.execute(&self.url, what, &|agent| {
-            let mut req = Bound::Head(self.client.timeout).apply(agent.get(&self.url));
-            for (k, v) in self.client.base_headers("GET", &self.url) {
-                req = req.header(k, v);
-            }
-            req = req.header("Accept", "text/event-stream");
-            let st = self.state.lock().expect("state lock");
-            if let Some(s) = &st.session_id {
-                req = req.header("Mcp-Session-Id", s);
-            }
-            if let Some(v) = &st.protocol_version {
-                req = req.header("MCP-Protocol-Version", v);
-            }
-            drop(st);
-            if let Some(id) = last_event_id {
-                req = req.header("Last-Event-ID", id);
-            }
-            req.call()
-        })
-    }
-
-    pub(super) fn session_gone(&self, status: u16) -> Option<ElicitError> {
-        let st = self.state.lock().expect("state lock");
-        (status == 404 && st.session_id.is_some())
-            .then(|| ElicitError::Server(ServerError::SessionExpired { during: None }))
-    }
-}
 
 /// The Streamable HTTP transport.
 pub(crate) struct HttpTransport {
@@ -389,107 +203,6 @@ impl HttpTransport {
     }
 }
 
-/// Everything after the response head of a request.
-/// `message` is the request (sent again once after a header mismatch while
-/// `may_retry`).
-pub(super) fn handle_request_response(
-    shared: &Shared,
-    response: Response<Body>,
-    id: &str,
-    method: &str,
-    message: &Value,
-    may_retry: bool,
-) {
-    let status = response.status().as_u16();
-    match status {
-        200..=299 => {
-            let ct = content_type(&response);
-            if ct == "application/json" || ct == "text/event-stream" {
-                read_reply(shared, response, id, method);
-            } else if status == 202 {
-                fail_request(
-                    shared,
-                    id,
-                    ElicitError::Server(ServerError::AcceptedWithoutReply {
-                        method: method.to_string(),
-                    }),
-                );
-            } else {
-                let shown = if ct.is_empty() {
-                    "no content type".to_string()
-                } else {
-                    elicit_core::text::sanitize::sanitize_line(&ct)
-                };
-                fail_request(
-                    shared,
-                    id,
-                    ElicitError::Server(ServerError::NotMcpReply {
-                        method: method.to_string(),
-                        content_type: shown,
-                        url: elicit_core::text::sanitize::sanitize_line(&shared.url),
-                    }),
-                );
-            }
-        }
-        300..=399 => {
-            let to = header(&response, "location").unwrap_or_default();
-            fail_request(
-                shared,
-                id,
-                ElicitError::Server(ServerError::Redirected {
-                    method: method.to_string(),
-                    status,
-                    to: elicit_core::text::sanitize::sanitize_line(&to),
-                }),
-            );
-        }
-        _ => {
-            if let Some(e) = shared.session_gone(status) {
-                fail_request(shared, id, e);
-                return;
-            }
-            let ct = content_type(&response);
-            let bytes = read_body(response.into_body().into_reader()).unwrap_or_default();
-            if may_retry && error_code(&ct, &bytes) == Some(HEADER_MISMATCH) {
-                return resend_after_mismatch(shared, message, id, method);
-            }
-            deliver_http_error(shared, status, &ct, &bytes, id, method);
-        }
-    }
-}
-
-/// An HTTP error answering a request, handed to the client as a JSON-RPC
-/// error reply to it (the server's own JSON-RPC error when the body is one).
-pub(super) fn deliver_http_error(
-    shared: &Shared,
-    status: u16,
-    ct: &str,
-    bytes: &[u8],
-    id: &str,
-    method: &str,
-) {
-    let id_value: Value = serde_json::from_str(id).unwrap_or(Value::Null);
-    let error = message_limits::parse_bytes(bytes)
-        .ok()
-        .filter(|_| ct == "application/json")
-        .and_then(|v| v.get("error").filter(|e| e.is_object()).cloned());
-    let error = match error {
-        Some(mut e) => {
-            if let Some(m) = e.get("message").and_then(Value::as_str) {
-                e["message"] = json!(format!("{m} (HTTP {status})"));
-            }
-            e
-        }
-        None => json!({
-            "code": elicit_core::error::rpc_code::INTERNAL_ERROR,
-            "message": format!("HTTP {status} answering {method}: {}", preview(bytes)),
-        }),
-    };
-    let reply = json!({"jsonrpc": "2.0", "id": id_value, "error": error});
-    shared.client.record("recv", Ok(&reply));
-    shared.push(Ok(Incoming::Message(reply)), 0);
-}
-
 /// A JSON-RPC error only a modern (2026) server sends: unsupported version,
 /// unknown method, header mismatch, missing capability.
 pub(super) fn is_modern_error(ct: &str, bytes: &[u8]) -> bool {
@@ -603,7 +316,8 @@ impl Transport for HttpTransport {
                 return Ok(got);
             }
             let spent = client.sign_in_spent().saturating_sub(spent_before);
-            let grant = spent.min(crate::transport::MAX_ANSWER_CREDIT.saturating_sub(credited));
+            let grant =
+                spent.min(crate::transport::seam::MAX_ANSWER_CREDIT.saturating_sub(credited));
             credited += grant;
             let busy = client.sign_in_activity().0;
             if grant.is_zero() && !busy {
