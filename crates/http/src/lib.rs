@@ -28,11 +28,15 @@
 //!   the process lives.
 //!
 //! [`serve`] runs for the life of the process (the page, the mock). A
-//! listener needed for one wait only (the sign-in redirect) is served by
-//! [`Serving::start`] instead: the same connection handling, with a head
-//! time of its own, and the accept loop ends (closing the listener) when
-//! the [`Serving`] is dropped.
+//! listener needed for one wait only is served by [`Serving::start`]
+//! instead: the same connection handling, with a head time of its own, and
+//! the accept loop ends (closing the listener) when the [`Serving`] is
+//! dropped. The sign-in redirect's listener is built on it
+//! ([`redirect::RedirectListener`]: loopback only, one wait, a page per
+//! request; the caller judges the redirect's query).
 #![warn(missing_docs)]
+
+pub mod redirect;
 
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};

@@ -1,41 +1,32 @@
-//! The loopback redirect listener (RFC 8252 §7.3): `http://127.0.0.1:PORT/callback`.
+//! The loopback redirect of a sign-in (RFC 8252 §7.3):
+//! `http://127.0.0.1:PORT/callback`.
 //!
-//! The connections are `elicit-http`'s (the listener of the browser page
-//! and the mock), with its bounds: a capped request head that must arrive
-//! within `HEAD_TIME` (shorter than the page's: a browser sends its
-//! redirect at once), a cap on open connections that sheds idle ones
-//! first, an accept loop that a failed accept does not end. So a local
+//! The listening is `elicit-http`'s ([`RedirectListener`]): bound on
+//! 127.0.0.1 only, the connections bounded as the browser page's are (a
+//! capped request head that must arrive within a short head time, a cap on
+//! open connections that sheds idle ones first, an accept loop that a
+//! failed accept does not end), served for one wait, other paths and
+//! unreadable requests answered there, and every page escaped. So a local
 //! client that connects and trickles bytes (or sends nothing, or opens
 //! many connections) holds a connection for a few seconds at most, and
 //! never keeps the real browser's redirect from being served. What is
-//! here is the redirect's own logic, judged one complete request at a
-//! time by the wait.
+//! here is the redirect's OAuth side, judged one complete request at a
+//! time by the wait: the `state` check, the code or error it carries, and
+//! the words of its page.
 //!
-//! Behaviour: other paths (`/favicon.ico`) get a 404 and the wait goes on;
-//! a request whose `state` is not ours gets a 400 page and the wait goes on
-//! (it is not our browser); an `error=` response with our state ends the
-//! wait with that error; `code` with our state is checked by the caller's
-//! validator (the RFC 9207 `iss` rule) and ends the wait either way.
+//! Behaviour: a request whose `state` is not ours gets a 400 page and the
+//! wait goes on (it is not our browser); an `error=` response with our
+//! state ends the wait with that error; `code` with our state is checked by
+//! the caller's validator (the RFC 9207 `iss` rule) and ends the wait
+//! either way.
 
-use std::net::{Ipv4Addr, SocketAddr, TcpListener};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
-use elicit_http::Request;
-use url::Url;
+use elicit_http::redirect::{Answer, RedirectListener, WaitEnd};
 
 use super::AuthError;
-
-/// How long one connection may take to send its whole request head (a
-/// browser sends it at once).
-const HEAD_TIME: Duration = Duration::from_secs(5);
-/// How long a connection's thread waits for the wait to answer its
-/// request (the wait answers each as it comes; this only bounds a wait
-/// that ended meanwhile).
-const ANSWER_TIME: Duration = Duration::from_secs(15);
-/// How often the wait looks at the clock and its stop flag.
-const POLL: Duration = Duration::from_millis(25);
 
 /// What came back on the redirect, with our `state` already checked.
 #[derive(Clone, PartialEq, Eq)]
@@ -57,34 +48,26 @@ impl std::fmt::Debug for Callback {
 
 /// A bound listener on 127.0.0.1.
 pub struct Loopback {
-    listener: TcpListener,
-    port: u16,
+    listener: RedirectListener,
 }
 
 impl Loopback {
     /// Binds `preferred` (the port of a redirect URI registered before)
     /// when it is free, else any free port.
     pub fn bind(preferred: Option<u16>) -> Result<Self, AuthError> {
-        let listener = preferred
-            .and_then(|p| TcpListener::bind((Ipv4Addr::LOCALHOST, p)).ok())
-            .map(Ok)
-            .unwrap_or_else(|| TcpListener::bind((Ipv4Addr::LOCALHOST, 0)))
-            .map_err(|e| AuthError::Listener(format!("cannot listen on 127.0.0.1: {e}")))?;
-        let port = listener
-            .local_addr()
-            .map(|a: SocketAddr| a.port())
-            .map_err(|e| AuthError::Listener(e.to_string()))?;
-        Ok(Loopback { listener, port })
+        RedirectListener::bind(IpAddr::V4(Ipv4Addr::LOCALHOST), preferred)
+            .map(|listener| Loopback { listener })
+            .map_err(|e| AuthError::Listener(format!("cannot listen on 127.0.0.1: {e}")))
     }
 
     /// The port listened on.
     pub fn port(&self) -> u16 {
-        self.port
+        self.listener.port()
     }
 
     /// The redirect URI that reaches this listener.
     pub(crate) fn redirect_uri(&self) -> String {
-        format!("http://127.0.0.1:{}/callback", self.port)
+        self.listener.redirect_uri()
     }
 
     /// Waits until the browser arrives with our `state`, `timeout`, or
@@ -98,169 +81,100 @@ impl Loopback {
         stop: &AtomicBool,
         validate: &dyn Fn(&Callback) -> Result<(), AuthError>,
     ) -> Result<Callback, AuthError> {
-        let deadline = Instant::now() + timeout;
-        // Each complete request comes here with a sender whose drop tells
-        // its connection's thread that it was answered: that thread (which
-        // then drains and closes the connection) holds it until then.
-        let (requests, arrived) = mpsc::channel::<(Request, mpsc::Sender<()>)>();
-        // Dropped on return: the listener closes with the wait.
-        let _serving = elicit_http::Serving::start(self.listener, HEAD_TIME, move |request| {
-            let (answered, done) = mpsc::channel();
-            if requests.send((request, answered)).is_ok() {
-                let _ = done.recv_timeout(ANSWER_TIME);
+        let mut judge = |query: &str| judge(query, expected_state, validate);
+        match self.listener.wait(timeout, stop, &mut judge) {
+            Ok(outcome) => outcome,
+            Err(WaitEnd::TimedOut) => Err(AuthError::Timeout(timeout)),
+            Err(WaitEnd::Stopped) => Err(AuthError::NotSignedIn {
+                reason: "stopped".into(),
+            }),
+            Err(WaitEnd::CannotServe(e)) => {
+                Err(AuthError::Listener(format!("cannot serve 127.0.0.1: {e}")))
             }
-        })
-        .map_err(|e| AuthError::Listener(format!("cannot serve 127.0.0.1: {e}")))?;
-        loop {
-            if stop.load(Ordering::SeqCst) {
-                return Err(AuthError::NotSignedIn {
-                    reason: "stopped".into(),
-                });
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(AuthError::Timeout(timeout));
-            }
-            match arrived.recv_timeout(POLL.min(deadline - now)) {
-                Ok((request, _answered)) => {
-                    if let Some(done) = handle(request, expected_state, validate) {
-                        return done;
-                    }
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    return Err(AuthError::Listener("the listener ended".into()))
-                }
-            }
+            Err(WaitEnd::ListenerEnded) => Err(AuthError::Listener("the listener ended".into())),
         }
     }
 }
 
-/// Answers one request. `Some` ends the wait.
-fn handle(
-    request: Request,
+/// A page, and whether (with what) the wait ends.
+fn page(
+    status: u16,
+    title: &str,
+    text: String,
+    outcome: Option<Result<Callback, AuthError>>,
+) -> Answer<Result<Callback, AuthError>> {
+    Answer {
+        status,
+        title: title.to_string(),
+        text,
+        outcome,
+    }
+}
+
+/// Judges the query of one redirect: our `state`, then an error or a code.
+fn judge(
+    query: &str,
     expected_state: &str,
     validate: &dyn Fn(&Callback) -> Result<(), AuthError>,
-) -> Option<Result<Callback, AuthError>> {
-    let target = request.url();
-    let readable = request.method() == "GET" && target.starts_with('/');
-    let Some(url) = readable
-        .then(|| Url::parse(&format!("http://127.0.0.1{target}")).ok())
-        .flatten()
-    else {
-        respond(
-            request,
-            400,
-            "Bad request",
-            "elicit could not read this request.",
-        );
-        return None;
-    };
-    if url.path() != "/callback" {
-        respond(request, 404, "Not found", "Nothing here.");
-        return None;
-    }
+) -> Answer<Result<Callback, AuthError>> {
     let get = |k: &str| {
-        url.query_pairs()
+        url::form_urlencoded::parse(query.as_bytes())
             .find(|(n, _)| n == k)
             .map(|(_, v)| v.into_owned())
     };
     if get("state").as_deref() != Some(expected_state) {
-        respond(
-            request,
+        return page(
             400,
             "Sign-in not accepted",
-            "This sign-in response does not belong to the sign-in elicit started (its state does not match). elicit is still waiting; start again from the link elicit showed.",
+            "This sign-in response does not belong to the sign-in elicit started (its state does not match). elicit is still waiting; start again from the link elicit showed.".into(),
+            None,
         );
-        return None;
     }
     if let Some(err) = get("error") {
         let description = get("error_description");
-        respond(
-            request,
-            400,
-            "Sign-in failed",
-            &format!(
-                "The authorization server answered: {}{}. You can close this tab.",
-                err,
-                description
-                    .as_deref()
-                    .map(|d| format!(" ({d})"))
-                    .unwrap_or_default()
-            ),
+        let text = format!(
+            "The authorization server answered: {}{}. You can close this tab.",
+            err,
+            description
+                .as_deref()
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default()
         );
-        return Some(Err(AuthError::Denied {
+        let denied = AuthError::Denied {
             error: err,
             description,
-        }));
+        };
+        return page(400, "Sign-in failed", text, Some(Err(denied)));
     }
     let Some(code) = get("code") else {
-        respond(
-            request,
+        return page(
             400,
             "Sign-in failed",
-            "The response carries neither a code nor an error. You can close this tab.",
+            "The response carries neither a code nor an error. You can close this tab.".into(),
+            Some(Err(AuthError::Protocol(
+                "the authorization response carries neither `code` nor `error`".into(),
+            ))),
         );
-        return Some(Err(AuthError::Protocol(
-            "the authorization response carries neither `code` nor `error`".into(),
-        )));
     };
     let cb = Callback {
         code,
         iss: get("iss"),
     };
     match validate(&cb) {
-        Ok(()) => {
-            respond(
-                request,
-                200,
-                "Signed in",
-                "elicit received the sign-in. You can close this tab and return to the terminal.",
-            );
-            Some(Ok(cb))
-        }
-        Err(e) => {
-            respond(
-                request,
-                400,
-                "Sign-in refused",
-                &format!("elicit refused this response: {e}. You can close this tab."),
-            );
-            Some(Err(e))
-        }
+        Ok(()) => page(
+            200,
+            "Signed in",
+            "elicit received the sign-in. You can close this tab and return to the terminal."
+                .into(),
+            Some(Ok(cb)),
+        ),
+        Err(e) => page(
+            400,
+            "Sign-in refused",
+            format!("elicit refused this response: {e}. You can close this tab."),
+            Some(Err(e)),
+        ),
     }
-}
-
-fn html_escape(s: &str) -> String {
-    s.chars()
-        .map(|c| match c {
-            '<' => "&lt;".to_string(),
-            '>' => "&gt;".to_string(),
-            '&' => "&amp;".to_string(),
-            '"' => "&quot;".to_string(),
-            '\'' => "&#39;".to_string(),
-            c => c.to_string(),
-        })
-        .collect()
-}
-
-fn respond(request: Request, status: u16, title: &str, text: &str) {
-    let reason = match status {
-        200 => "OK",
-        404 => "Not Found",
-        _ => "Bad Request",
-    };
-    let body = format!(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>elicit: {t}</title></head>\
-         <body style=\"font-family:sans-serif;max-width:40em;margin:3em auto\"><h1>{t}</h1><p>{x}</p></body></html>",
-        t = html_escape(title),
-        x = html_escape(text)
-    );
-    let response = format!(
-        "HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    request.respond(response.as_bytes());
 }
 
 #[cfg(test)]
@@ -373,6 +287,30 @@ mod tests {
         let r = l.wait("S1", Duration::from_secs(20), &stop, &|_| Ok(()));
         assert!(h.join().unwrap().contains("200"));
         assert_eq!(r.unwrap().code, "c");
+    }
+
+    /// What the query says is quoted on the page escaped, never as markup.
+    #[test]
+    fn the_query_reaches_the_page_escaped() {
+        let l = Loopback::bind(None).unwrap();
+        let port = l.port();
+        let stop = AtomicBool::new(false);
+        let h = std::thread::spawn(move || {
+            let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            let query = "error=%3Cscript%3E&error_description=%22%3E%3Cimg%20src%3Dx&state=S1";
+            write!(s, "GET /callback?{query} HTTP/1.1\r\n\r\n").unwrap();
+            let mut out = String::new();
+            let _ = s.read_to_string(&mut out);
+            out
+        });
+        let r = l.wait("S1", Duration::from_secs(10), &stop, &|_| Ok(()));
+        let page = h.join().unwrap();
+        assert!(matches!(r, Err(AuthError::Denied { .. })), "{r:?}");
+        assert!(page.contains("&lt;script&gt;"), "{page}");
+        assert!(
+            !page.contains("<script>") && !page.contains("<img"),
+            "{page}"
+        );
     }
 
     #[test]
