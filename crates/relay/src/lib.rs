@@ -35,6 +35,7 @@ mod capabilities;
 pub mod classify;
 mod client_side;
 mod engine;
+pub mod envelope;
 mod input_required;
 mod keepalive;
 pub(crate) mod notes;
@@ -43,6 +44,7 @@ pub mod remote;
 mod resolver;
 mod runs;
 mod server_side;
+mod start;
 mod state;
 pub mod stdio;
 
@@ -60,7 +62,7 @@ pub(crate) trait Sides: Send + Sync + 'static {
     /// elicitations, or the retry of a request. `for_client` is the client
     /// request a retry stands for (answered with an error by a side that
     /// cannot send it).
-    fn to_server(&self, message: &Value, for_client: Option<&Value>);
+    fn to_server(&self, message: &Value, for_client: Option<&envelope::RequestId>);
 
     /// A message elicit wrote goes to the client: a retried request's final
     /// reply under the client's id, an error, a question handed on.
