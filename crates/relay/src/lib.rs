@@ -17,7 +17,10 @@
 //! resolver thread (one elicitation at a time: there is one person), what a
 //! client hang-up does to pending elicitations, and the `-v` notes. A side
 //! only moves messages: it implements `Sides` (send to the server, send
-//! to the client) and hands the core what it reads.
+//! to the client) and hands the core what it reads. The core reads each
+//! message's envelope once, where it comes in ([`envelope`]): its kind and
+//! its request id are typed (a reply is matched to its request by id, not
+//! by text), its `params`, `result` and `error` stay loose.
 //!
 //! [`proxy`] runs either one as `elicit proxy` does. A recording (`--record`)
 //! hooks in through elicit-session's seam ([`Recording`]): this crate never

@@ -147,11 +147,11 @@ impl<S: Sides> Relay<S> {
     /// its side has read already.
     pub(crate) fn server_envelope(&self, msg: &Value, message: &Message<'_>) -> Taken {
         match message {
-            Message::Request { id, method, .. } => {
-                self.server_request_or_notification(msg, message, method, Some(id))
+            Message::Request { id, method, params } => {
+                self.server_request_or_notification(msg, method, Some(id), *params)
             }
-            Message::Notification { method, .. } => {
-                self.server_request_or_notification(msg, message, method, None)
+            Message::Notification { method, params } => {
+                self.server_request_or_notification(msg, method, None, *params)
             }
             Message::Result { id, .. } | Message::Error { id: Some(id), .. } => {
                 if let Some(taken) = self.run_reply(msg, message, id) {
@@ -174,9 +174,9 @@ impl<S: Sides> Relay<S> {
     fn server_request_or_notification(
         &self,
         msg: &Value,
-        message: &Message<'_>,
         method: &str,
         id: Option<&RequestId>,
+        params: Option<&Value>,
     ) -> Taken {
         self.observe(msg, None);
         if method == wire::ELICITATION_COMPLETE && self.handles(Some("url")) {
@@ -196,11 +196,7 @@ impl<S: Sides> Relay<S> {
             return Taken::Withheld;
         }
         if let (ELICITATION_METHOD, Some(id)) = (method, id) {
-            let params = match message {
-                Message::Request { params, .. } => params.cloned(),
-                _ => None,
-            }
-            .unwrap_or(Value::Null);
+            let params = params.cloned().unwrap_or(Value::Null);
             let mode = params.get("mode").and_then(Value::as_str);
             if self.handles(mode) {
                 return self.take_server_elicitation(msg, id, params);
