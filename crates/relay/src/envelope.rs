@@ -18,7 +18,8 @@
 //!   be matched to them;
 //! - a reply with both `result` and `error` is an error: the request it
 //!   answers is over, and elicit acts on no result its sender also called
-//!   a failure.
+//!   a failure. An `error` that is `null` counts as none (JSON-RPC 1.0
+//!   peers write one beside every result).
 
 use std::fmt;
 
@@ -152,11 +153,11 @@ pub enum Invalid {
     NotAnObject,
     /// A `method` that is not a string.
     Method,
-    /// An `id` that is neither a number nor a string (`null` where a
-    /// request or a result needs one, an object, an array, a boolean).
+    /// An `id` that is neither a number nor a string (an object, an array,
+    /// a boolean, or `null` or none where a request or a result needs one).
     Id,
     /// Neither a request nor a notification nor a reply: no `method`, and
-    /// no `result` or `error` (or no `id` to a result).
+    /// neither `result` nor `error`.
     Shape,
 }
 
@@ -186,7 +187,9 @@ impl<'a> Message<'a> {
                 None => return Message::Invalid(Invalid::Id),
             },
         };
-        match (obj.get("error"), obj.get("result"), id) {
+        // A `null` error is none: JSON-RPC 1.0 peers write one beside a result.
+        let error = obj.get("error").filter(|e| !e.is_null());
+        match (error, obj.get("result"), id) {
             (Some(error), _, id) => Message::Error { id, error },
             (None, Some(result), Some(id)) => Message::Result { id, result },
             (None, Some(_), None) => Message::Invalid(Invalid::Id),

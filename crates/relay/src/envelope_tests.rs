@@ -180,6 +180,18 @@ fn a_reply_with_both_result_and_error_is_an_error() {
 }
 
 #[test]
+fn a_null_error_beside_a_result_is_no_error() {
+    let msg = wire(r#"{"jsonrpc":"2.0","id":4,"result":{"ok":1},"error":null}"#);
+    let parsed = Message::parse(&msg);
+    assert_eq!(parsed.result(), Some(&json!({"ok": 1})), "{parsed:?}");
+    assert_eq!(parsed.error(), None);
+    let msg = wire(r#"{"jsonrpc":"2.0","id":4,"result":null,"error":{"code":1,"message":"m"}}"#);
+    assert_eq!(Message::parse(&msg).error().unwrap()["code"], 1);
+    let msg = wire(r#"{"jsonrpc":"2.0","id":4,"error":null}"#);
+    assert_eq!(Message::parse(&msg), Message::Invalid(Invalid::Shape));
+}
+
+#[test]
 fn a_message_without_jsonrpc_is_read_by_its_other_members() {
     let msg = wire(r#"{"id":1,"method":"elicitation/create","params":{}}"#);
     assert!(matches!(
