@@ -62,9 +62,9 @@ pub(crate) use state::Taken;
 /// remote side queues, the stdio side writes to a pipe).
 pub(crate) trait Sides: Send + Sync + 'static {
     /// A message elicit wrote goes to the server: an answer to one of its
-    /// elicitations, or the retry of a request. `for_client` is the client
-    /// request a retry stands for (answered with an error by a side that
-    /// cannot send it).
+    /// elicitations, or the retry of a request. `for_client` is the id of
+    /// the client request a retry stands for (answered with an error by a
+    /// side that cannot send it).
     fn to_server(&self, message: &Value, for_client: Option<&envelope::RequestId>);
 
     /// A message elicit wrote goes to the client: a retried request's final

@@ -101,8 +101,9 @@ impl Default for RemoteProxyOptions {
 
 /// What the server thread is handed.
 enum Outgoing {
-    /// A message for the server; `for_client`: the client request it is or
-    /// stands for (answered with an error if it cannot be sent).
+    /// A message for the server; `for_client`: the id of the client
+    /// request it is or stands for (answered with an error if it cannot be
+    /// sent).
     Message {
         message: Value,
         for_client: Option<RequestId>,
