@@ -4,6 +4,7 @@
 use serde_json::{json, Value};
 
 use super::capabilities::{add_elicitation_modes, modes_in_revision};
+use super::envelope::{Message, RequestId};
 use super::{notes, Relay, Sides};
 use elicit_core::elicitation::protocol::wire;
 use elicit_core::elicitation::protocol::wire::{CAPS_META, RETRYABLE, VERSION_META};
@@ -16,27 +17,36 @@ impl<S: Sides> Relay<S> {
     /// matched with; a call of a tool that runs only as a task, from a
     /// client that runs none, is made one ([`super::runs`]), and the
     /// client's cancellation of such a call cancels its task. Returns
-    /// whether `msg` was changed.
+    /// whether `msg` was changed. A message that is not a request or a
+    /// notification (a reply, garbage) is left as it came.
     pub(crate) fn client_message(&self, msg: &mut Value) -> bool {
-        let mut changed = self.declare_for_client(msg);
-        let id_text = msg.get("id").filter(|i| !i.is_null()).map(Value::to_string);
-        if let (Some(_), Some(id)) = (msg.get("method"), &id_text) {
+        // The envelope, read once; its parts are owned, `msg` is rewritten.
+        let (method, id) = match Message::parse(msg) {
+            Message::Request { id, method, .. } => (method.to_string(), Some(id)),
+            Message::Notification { method, .. } => (method.to_string(), None),
+            _ => return false,
+        };
+        let mut changed = self.declare_for_client(msg, &method, id.as_ref());
+        if let Some(id) = &id {
             self.watch_progress(id, msg);
         }
-        match (msg.get("method").and_then(Value::as_str), id_text) {
-            (Some(wire::TOOLS_LIST), Some(id)) => {
+        match (method.as_str(), id) {
+            (wire::TOOLS_LIST, Some(id)) => {
                 self.lock().list_ids.insert(id);
             }
-            (Some(wire::TOOLS_CALL), Some(id)) => {
+            (wire::TOOLS_CALL, Some(id)) => {
                 if asks_for_a_task(msg) {
                     self.lock().client_makes_tasks = true;
                 }
                 changed |= self.carry_call(msg, &id)
             }
-            (Some(wire::CANCELLED), None) => {
-                if let Some(id) = msg.pointer("/params/requestId") {
-                    self.lock().progress.remove(&id.to_string());
-                    self.client_cancelled(&id.to_string());
+            (wire::CANCELLED, None) => {
+                let cancelled = msg
+                    .pointer("/params/requestId")
+                    .and_then(RequestId::from_value);
+                if let Some(id) = cancelled {
+                    self.lock().progress.remove(&id);
+                    self.client_cancelled(&id);
                 }
             }
             _ => {}
@@ -44,22 +54,20 @@ impl<S: Sides> Relay<S> {
         changed
     }
 
-    fn declare_for_client(&self, msg: &mut Value) -> bool {
-        let Some(method) = msg.get("method").and_then(Value::as_str) else {
-            return false;
-        };
-        let method = method.to_string();
-        let id_text = msg.get("id").filter(|i| !i.is_null()).map(Value::to_string);
+    /// A request (`id`) or a notification (`method`) of the client's:
+    /// elicitation declared on its behalf, and its id noted when its reply
+    /// matters.
+    fn declare_for_client(&self, msg: &mut Value, method: &str, id: Option<&RequestId>) -> bool {
         let mut changed = false;
         if let (true, Some(id)) = (
             method == wire::INITIALIZE || method == wire::SERVER_DISCOVER,
-            id_text.as_ref(),
+            id,
         ) {
             self.lock().info_ids.insert(id.clone());
         }
         if let (true, Some(id), Some(tool)) = (
             method == wire::TOOLS_CALL,
-            id_text.as_ref(),
+            id,
             msg.pointer("/params/name").and_then(Value::as_str),
         ) {
             self.lock().tool_calls.insert(id.clone(), tool.to_string());
@@ -69,7 +77,7 @@ impl<S: Sides> Relay<S> {
                 let version = params.get("protocolVersion").and_then(Value::as_str);
                 let modes = modes_in_revision(self.options.modes, version);
                 let caps = params.entry("capabilities").or_insert_with(|| json!({}));
-                let target = notes::capability_target(&method, None, false);
+                let target = notes::capability_target(method, None, false);
                 changed |= self.declare_elicitation(caps, &target, modes);
             }
         }
@@ -85,18 +93,20 @@ impl<S: Sides> Relay<S> {
             strict.set_revision(Revision::V2026_07_28);
         }
         let caps = meta.entry(CAPS_META).or_insert_with(|| json!({}));
-        let target = notes::capability_target(&method, id_text.as_deref(), true);
+        let target = notes::capability_target(method, id, true);
         changed |= self.declare_elicitation(caps, &target, self.options.modes);
-        if let (true, Some(id)) = (RETRYABLE.contains(&method.as_str()), id_text.as_ref()) {
+        if let (true, Some(id)) = (RETRYABLE.contains(&method), id) {
             self.lock().tracked.insert(id.clone(), msg.clone());
         }
         if let (true, Some(id), Some(task)) = (
             method == wire::TASKS_GET,
-            id_text,
+            id,
             msg.pointer("/params/taskId").and_then(Value::as_str),
         ) {
             let meta = msg.pointer("/params/_meta").cloned().unwrap_or(Value::Null);
-            self.lock().task_gets.insert(id, (task.to_string(), meta));
+            self.lock()
+                .task_gets
+                .insert(id.clone(), (task.to_string(), meta));
         }
         changed
     }

@@ -3,16 +3,14 @@
 //! a client's hang-up does.
 
 use std::sync::atomic::AtomicU64;
-use std::sync::{mpsc, Arc, Mutex, Weak};
+use std::sync::{mpsc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::resolver::resolver;
-use super::state::{Job, State};
+use super::envelope::RequestId;
+use super::state::{Job, State, Waiting};
 use super::{RelayOptions, Sides};
-use elicit_core::elicitation::answers::ScriptedAnswers;
-use elicit_core::elicitation::resolve::Resolver;
 
 /// The relay core, over a pair of [`Sides`].
 pub(crate) struct Relay<S: Sides> {
@@ -34,36 +32,6 @@ pub(crate) struct Relay<S: Sides> {
 }
 
 impl<S: Sides> Relay<S> {
-    /// A relay over `side`, with its resolver thread answering through
-    /// `scripted` answers, then `person`.
-    pub(crate) fn start(
-        side: S,
-        options: RelayOptions,
-        scripted: ScriptedAnswers,
-        person: Box<dyn Resolver + Send>,
-    ) -> Arc<Self> {
-        let (jobs, job_rx) = mpsc::channel::<Job>();
-        let relay = Arc::new_cyclic(|me| Relay {
-            me: me.clone(),
-            side,
-            state: Mutex::new(State::default()),
-            options,
-            next_retry: AtomicU64::new(1),
-            jobs,
-            unused_answers: Mutex::new(scripted.field_names().map(str::to_string).collect()),
-            resolving: Mutex::new((0, None, 0)),
-        });
-        let weak = Arc::downgrade(&relay);
-        std::thread::spawn(move || resolver(weak, scripted, person, job_rx));
-        let weak = Arc::downgrade(&relay);
-        let interval = relay
-            .options
-            .keepalive_interval
-            .unwrap_or(super::KEEPALIVE_INTERVAL);
-        std::thread::spawn(move || super::keepalive::keep_alive(weak, interval));
-        relay
-    }
-
     /// A `-v` note on stderr (server text in it sanitised).
     pub(crate) fn note(&self, text: &str) {
         if self.options.verbose {
@@ -94,9 +62,9 @@ impl<S: Sides> Relay<S> {
     }
 
     /// Shows a server message to `--strict`, when on.
-    pub(super) fn observe(&self, msg: &Value, request: Option<&str>) {
+    pub(super) fn observe(&self, msg: &Value, request: Option<&RequestId>) {
         if let Some(strict) = &self.options.strict {
-            strict.observe(msg, request);
+            strict.observe(msg, request.map(RequestId::to_string).as_deref());
         }
     }
 
@@ -114,7 +82,7 @@ impl<S: Sides> Relay<S> {
 
     /// Forgets a client request once its final reply has gone out (or the
     /// client was told it failed), with any retry standing for it.
-    pub(crate) fn untrack(&self, client_id: &str) {
+    pub(crate) fn untrack(&self, client_id: &RequestId) {
         let mut st = self.lock();
         st.tracked.remove(client_id);
         st.tool_calls.remove(client_id);
@@ -130,14 +98,14 @@ impl<S: Sides> Relay<S> {
         }
     }
 
-    /// The client's id text a request sent to the server stands for: the
+    /// The client's id a request sent to the server stands for: the
     /// client's own, or the one a retry of ours replaces.
-    pub(crate) fn client_id_of(&self, sent_id: &str) -> String {
+    pub(crate) fn client_id_of(&self, sent_id: &RequestId) -> RequestId {
         self.lock()
             .retries
             .get(sent_id)
             .cloned()
-            .unwrap_or_else(|| sent_id.to_string())
+            .unwrap_or_else(|| sent_id.clone())
     }
 
     /// The client hung up: pending elicitations are answered `cancel`, no
@@ -145,14 +113,14 @@ impl<S: Sides> Relay<S> {
     /// side then closes its connection to the server.
     pub(crate) fn client_hung_up(&self) {
         self.cancel_runs("the client hung up");
-        let pending: Vec<String> = {
+        let pending: Vec<Waiting> = {
             let mut st = self.lock();
             st.client_gone = true;
             st.pending_bytes = 0;
-            st.pending.drain().map(|(id, _)| id).collect()
+            st.pending.drain().map(|(waiting, _)| waiting).collect()
         };
-        for id in &pending {
-            if let Ok(id) = serde_json::from_str::<Value>(id) {
+        for waiting in &pending {
+            if let Waiting::Elicitation(id) = waiting {
                 self.side.to_server(
                     &json!({"jsonrpc": "2.0", "id": id, "result": {"action": "cancel"}}),
                     None,

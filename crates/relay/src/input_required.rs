@@ -6,6 +6,8 @@ use std::sync::atomic::Ordering;
 
 use serde_json::{json, Map, Value};
 
+use super::envelope::RequestId;
+use super::state::Waiting;
 use super::{notes, Relay, Sides, RETRY_PREFIX};
 use elicit_core::elicitation::protocol::wire;
 use elicit_core::error::rpc_code;
@@ -36,7 +38,7 @@ impl<S: Sides> Relay<S> {
         let outcome = (!gone).then(|| handler.input_responses(&questions));
         {
             let mut st = self.lock();
-            let weight = st.pending.remove(&task_key(&task_id));
+            let weight = st.pending.remove(&Waiting::TaskInput(task_id.clone()));
             st.pending_bytes -= weight.unwrap_or(0);
         }
         let responses = match outcome {
@@ -59,7 +61,7 @@ impl<S: Sides> Relay<S> {
         if !meta.is_null() {
             params["_meta"] = meta;
         }
-        self.lock().task_updates.insert(json!(id).to_string());
+        self.lock().task_updates.insert(RequestId::from(id.clone()));
         self.note(&notes::task_answered(&task_id, &id, ours));
         self.side.to_server(
             &json!({"jsonrpc": "2.0", "id": id, "method": wire::TASKS_UPDATE, "params": params}),
@@ -71,23 +73,22 @@ impl<S: Sides> Relay<S> {
     pub(super) fn settle_input_required(
         &self,
         handler: &mut ElicitHandler<'_>,
-        client_id: String,
+        client_id: RequestId,
         result: Value,
     ) {
-        let key = input_key(&client_id);
+        let waiting = Waiting::InputRequired(client_id.clone());
         self.settle_input_required_round(handler, client_id, result);
         let mut st = self.lock();
-        let weight = st.pending.remove(&key);
+        let weight = st.pending.remove(&waiting);
         st.pending_bytes -= weight.unwrap_or(0);
     }
 
     fn settle_input_required_round(
         &self,
         handler: &mut ElicitHandler<'_>,
-        client_id: String,
+        client_id: RequestId,
         result: Value,
     ) {
-        let client_id_value = serde_json::from_str::<Value>(&client_id).unwrap_or(Value::Null);
         let (rounds, original) = {
             let mut st = self.lock();
             if st.client_gone {
@@ -123,15 +124,14 @@ impl<S: Sides> Relay<S> {
                 // Hand the question to the client, under its own id.
                 self.untrack(&client_id);
                 self.side
-                    .to_client(&json!({"jsonrpc": "2.0", "id": client_id_value, "result": result}));
+                    .to_client(&json!({"jsonrpc": "2.0", "id": client_id, "result": result}));
                 return;
             }
         };
         let (original, responses) = responses;
         let n = self.next_retry.fetch_add(1, Ordering::SeqCst);
-        let retry_id = format!("{RETRY_PREFIX}{n}");
+        let retry_id = RequestId::from(format!("{RETRY_PREFIX}{n}"));
         let retry = retry_request(original, &retry_id, responses, &result);
-        let retry_id_text = json!(retry_id).to_string();
         self.note(&notes::retried(
             &client_id,
             rounds,
@@ -139,35 +139,22 @@ impl<S: Sides> Relay<S> {
                 .pointer("/params/inputResponses")
                 .and_then(Value::as_object)
                 .unwrap_or(&Map::new()),
-            &retry_id_text,
+            &retry_id,
         ));
-        self.lock().retries.insert(retry_id_text, client_id);
-        self.side.to_server(&retry, Some(&client_id_value));
+        self.lock().retries.insert(retry_id, client_id.clone());
+        self.side.to_server(&retry, Some(&client_id));
     }
 }
 
-/// The key an `input_required` round waits under in `State::pending`
-/// (beside the server's elicitations, keyed by their id's JSON text, which
-/// never starts with a letter other than t, f or n).
-/// The key a task's questions wait under in `State::pending` (beside
-/// [`input_key`]'s).
-pub(super) fn task_key(task_id: &str) -> String {
-    format!("task:{task_id}")
-}
-
-pub(super) fn input_key(client_id: &str) -> String {
-    format!("input_required:{client_id}")
-}
 /// The JSON-RPC error a client gets when its request came back
 /// `input_required` [`MAX_INPUT_ROUNDS`] times: a server that keeps asking
 /// (a lost requestState, say) is stopped, not obeyed, and the client learns
 /// why. Returns the message (for `-v`) and the reply.
-fn too_many_rounds(client_id: &str) -> (String, Value) {
+fn too_many_rounds(client_id: &RequestId) -> (String, Value) {
     let message = format!(
         "elicit stopped: the server asked for input {MAX_INPUT_ROUNDS} times in a row for this request"
     );
-    let reply = json!({"jsonrpc": "2.0",
-        "id": serde_json::from_str::<Value>(client_id).unwrap_or(Value::Null),
+    let reply = json!({"jsonrpc": "2.0", "id": client_id,
         "error": {"code": rpc_code::INTERNAL_ERROR, "message": message}});
     (message, reply)
 }
@@ -177,11 +164,11 @@ fn too_many_rounds(client_id: &str) -> (String, Value) {
 /// received (left out when it sent none).
 fn retry_request(
     mut original: Value,
-    retry_id: &str,
+    retry_id: &RequestId,
     responses: Map<String, Value>,
     result: &Value,
 ) -> Value {
-    original["id"] = json!(retry_id);
+    original["id"] = retry_id.to_value();
     if let Some(p) = original.get_mut("params").and_then(Value::as_object_mut) {
         p.insert("inputResponses".into(), Value::Object(responses));
         match result.get("requestState") {

@@ -21,6 +21,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::envelope::RequestId;
+use super::state::Watched;
 use super::{Relay, Sides, Taken};
 use elicit_core::elicitation::protocol::wire;
 
@@ -38,15 +40,6 @@ const STEP: f64 = 1.0 / (1u64 << 20) as f64;
 /// What a keep-alive says beside its value.
 const MESSAGE: &str = "elicit: waiting for a person to answer the server's question";
 
-/// A client request in flight that gave a progress token.
-#[derive(Debug)]
-pub(crate) struct Watched {
-    token: Value,
-    /// The last `progress` the client got for the token (the server's or
-    /// elicit's).
-    last: Option<f64>,
-}
-
 /// The progress token in a client request's `_meta`, if it gave one.
 fn token_of(msg: &Value) -> Option<&Value> {
     msg.pointer("/params/_meta")
@@ -63,15 +56,15 @@ fn above(last: Option<f64>) -> f64 {
 }
 
 impl<S: Sides> Relay<S> {
-    /// A client request with a progress token, under its id text: kept
-    /// alive until its reply (or its cancellation) while a person answers.
-    pub(crate) fn watch_progress(&self, id_text: &str, msg: &Value) {
+    /// A client request with a progress token, under its id: kept alive
+    /// until its reply (or its cancellation) while a person answers.
+    pub(crate) fn watch_progress(&self, id: &RequestId, msg: &Value) {
         if let Some(token) = token_of(msg) {
             let watched = Watched {
                 token: token.clone(),
                 last: None,
             };
-            self.lock().progress.insert(id_text.to_string(), watched);
+            self.lock().progress.insert(id.clone(), watched);
         }
     }
 
@@ -118,7 +111,7 @@ impl<S: Sides> Relay<S> {
         if !self.person_answering() {
             return;
         }
-        let ids: Vec<String> = self.lock().progress.keys().cloned().collect();
+        let ids: Vec<RequestId> = self.lock().progress.keys().cloned().collect();
         for id in ids {
             self.side.to_client_if(&|| {
                 if !self.person_answering() {

@@ -17,7 +17,10 @@
 //! resolver thread (one elicitation at a time: there is one person), what a
 //! client hang-up does to pending elicitations, and the `-v` notes. A side
 //! only moves messages: it implements `Sides` (send to the server, send
-//! to the client) and hands the core what it reads.
+//! to the client) and hands the core what it reads. The core reads each
+//! message's envelope once, where it comes in ([`envelope`]): its kind and
+//! its request id are typed (a reply is matched to its request by id, not
+//! by text), its `params`, `result` and `error` stay loose.
 //!
 //! [`proxy`] runs either one as `elicit proxy` does. A recording (`--record`)
 //! hooks in through elicit-session's seam ([`Recording`]): this crate never
@@ -35,6 +38,7 @@ mod capabilities;
 pub mod classify;
 mod client_side;
 mod engine;
+pub mod envelope;
 mod input_required;
 mod keepalive;
 pub(crate) mod notes;
@@ -43,6 +47,7 @@ pub mod remote;
 mod resolver;
 mod runs;
 mod server_side;
+mod start;
 mod state;
 pub mod stdio;
 
@@ -57,10 +62,10 @@ pub(crate) use state::Taken;
 /// remote side queues, the stdio side writes to a pipe).
 pub(crate) trait Sides: Send + Sync + 'static {
     /// A message elicit wrote goes to the server: an answer to one of its
-    /// elicitations, or the retry of a request. `for_client` is the client
-    /// request a retry stands for (answered with an error by a side that
-    /// cannot send it).
-    fn to_server(&self, message: &Value, for_client: Option<&Value>);
+    /// elicitations, or the retry of a request. `for_client` is the id of
+    /// the client request a retry stands for (answered with an error by a
+    /// side that cannot send it).
+    fn to_server(&self, message: &Value, for_client: Option<&envelope::RequestId>);
 
     /// A message elicit wrote goes to the client: a retried request's final
     /// reply under the client's id, an error, a question handed on.

@@ -6,6 +6,7 @@
 
 use serde_json::Value;
 
+use super::envelope::RequestId;
 use super::Modes;
 use elicit_core::elicitation::input::SERVER_INFO_META;
 
@@ -30,8 +31,10 @@ pub fn capability_added(target: &str, declared: Modes) -> String {
 }
 
 /// Where a capability went, for [`capability_added`].
-pub(crate) fn capability_target(method: &str, id: Option<&str>, in_meta: bool) -> String {
-    let id = id.map(|i| format!(" {}", quote(i))).unwrap_or_default();
+pub(crate) fn capability_target(method: &str, id: Option<&RequestId>, in_meta: bool) -> String {
+    let id = id
+        .map(|i| format!(" {}", quote(&i.to_string())))
+        .unwrap_or_default();
     if in_meta {
         format!("the _meta of its {method}{id}")
     } else {
@@ -49,7 +52,7 @@ fn action_of(result: &Value) -> &str {
 
 /// An elicitation answered towards the server: `reply` is the JSON-RPC
 /// response sent.
-pub fn answered(id: &Value, mode: Option<&str>, reply: &Value) -> String {
+pub fn answered(id: &RequestId, mode: Option<&str>, reply: &Value) -> String {
     let mode = mode.unwrap_or("form");
     let outcome = match (reply.get("result"), reply.get("error")) {
         (Some(r), _) => action_of(r).to_string(),
@@ -67,7 +70,7 @@ pub fn answered(id: &Value, mode: Option<&str>, reply: &Value) -> String {
 }
 
 /// An elicitation left to the client (`--passthrough-declared`).
-pub(crate) fn passed_through(id: &Value, mode: Option<&str>) -> String {
+pub(crate) fn passed_through(id: &RequestId, mode: Option<&str>) -> String {
     format!(
         "passed the server's elicitation {} ({} mode) to the client: it declared that mode itself (--passthrough-declared)",
         quote(&id.to_string()),
@@ -77,10 +80,10 @@ pub(crate) fn passed_through(id: &Value, mode: Option<&str>) -> String {
 
 /// An `input_required` result resolved, and the request sent again.
 pub fn retried(
-    client_id: &str,
+    client_id: &RequestId,
     round: usize,
     responses: &serde_json::Map<String, Value>,
-    retry_id: &str,
+    retry_id: &RequestId,
 ) -> String {
     let answers: Vec<String> = responses
         .iter()
@@ -88,24 +91,24 @@ pub fn retried(
         .collect();
     format!(
         "resolved input_required for the client's request {} (round {round}; {}) and sent it again as {retry_id}",
-        quote(client_id),
+        quote(&client_id.to_string()),
         answers.join(", ")
     )
 }
 
 /// The final reply to a retried request.
-pub(crate) fn retry_done(client_id: &str) -> String {
+pub(crate) fn retry_done(client_id: &RequestId) -> String {
     format!(
         "the server answered the retried request {}: the reply goes to the client under its own id",
-        quote(client_id)
+        quote(&client_id.to_string())
     )
 }
 
 /// An `input_required` result left to the client.
-pub(crate) fn input_required_passed(client_id: &str, why: &str) -> String {
+pub(crate) fn input_required_passed(client_id: &RequestId, why: &str) -> String {
     format!(
         "passed the input_required result for the client's request {} to the client: {why}",
-        quote(client_id)
+        quote(&client_id.to_string())
     )
 }
 
@@ -125,15 +128,16 @@ pub(crate) fn task_answered(task_id: &str, update_id: &str, ours: bool) -> Strin
 }
 
 /// The server's reply to one of elicit's `tasks/update` requests.
-pub(crate) fn task_updated(update_id: &str, error: Option<&Value>) -> String {
+pub(crate) fn task_updated(update_id: &RequestId, error: Option<&Value>) -> String {
+    let update_id = update_id.to_string();
     match error {
         None => format!(
             "the server took the answers of tasks/update {}",
-            quote(update_id)
+            quote(&update_id)
         ),
         Some(e) => format!(
             "the server refused tasks/update {}: {}",
-            quote(update_id),
+            quote(&update_id),
             quote(&e.to_string())
         ),
     }
@@ -148,7 +152,7 @@ pub(crate) fn task_passed(task_id: &str) -> String {
 }
 
 /// A client's call made a task elicit runs for it.
-pub(crate) fn task_run(client_id: &str, tool: &str, augmented: bool) -> String {
+pub(crate) fn task_run(client_id: &RequestId, tool: &str, augmented: bool) -> String {
     let how = if augmented {
         "with task"
     } else {
@@ -157,22 +161,25 @@ pub(crate) fn task_run(client_id: &str, tool: &str, augmented: bool) -> String {
     format!(
         "the tool {} runs only as a task and the client runs none: its call {} goes {how}, and elicit follows the task",
         quote(tool),
-        quote(client_id)
+        quote(&client_id.to_string())
     )
 }
 
 /// The server made a client's call a task, which elicit follows.
-pub(crate) fn task_run_created(client_id: &str, task_id: &str) -> String {
+pub(crate) fn task_run_created(client_id: &RequestId, task_id: &str) -> String {
     format!(
         "the call {} is the task {}: elicit follows it to its end",
-        quote(client_id),
+        quote(&client_id.to_string()),
         quote(task_id)
     )
 }
 
 /// A task elicit ran for a client's call ended, or was given up.
-pub(crate) fn task_run_ended(client_id: &str, why: &str) -> String {
-    format!("the task of the call {}: {why}", quote(client_id))
+pub(crate) fn task_run_ended(client_id: &RequestId, why: &str) -> String {
+    format!(
+        "the task of the call {}: {why}",
+        quote(&client_id.to_string())
+    )
 }
 
 /// The server's name from a reply to `initialize` or `server/discover`:
@@ -209,7 +216,7 @@ mod tests {
     #[test]
     fn notes_say_what_was_decided() {
         let n = answered(
-            &json!("q-1"),
+            &RequestId::from("q-1".to_string()),
             None,
             &json!({"result": {"action": "accept", "content": {}}}),
         );

@@ -42,6 +42,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::envelope::{Message, RequestId};
 use super::{Parties, Relay, Sides, Taken};
 use elicit_core::error::{rpc_code, ElicitError};
 use elicit_platform::Signal;
@@ -100,11 +101,12 @@ impl Default for RemoteProxyOptions {
 
 /// What the server thread is handed.
 enum Outgoing {
-    /// A message for the server; `for_client`: the client request it is or
-    /// stands for (answered with an error if it cannot be sent).
+    /// A message for the server; `for_client`: the id of the client
+    /// request it is or stands for (answered with an error if it cannot be
+    /// sent).
     Message {
         message: Value,
-        for_client: Option<Value>,
+        for_client: Option<RequestId>,
     },
     /// End the session and stop.
     Close,
@@ -113,7 +115,7 @@ enum Outgoing {
 /// A request sent to the server and not answered yet.
 struct Flight {
     /// The client's id, for an error reply.
-    client_id: Value,
+    client_id: RequestId,
     method: String,
     started: Instant,
     /// [`Relay::resolving_time`] when it started (filled in by the first
@@ -139,8 +141,8 @@ struct Remote {
     waker: Mutex<Option<Waker>>,
     /// The client's stdout: one whole message per write, then a flush.
     client_out: Mutex<Box<dyn Write + Send>>,
-    /// By the id (JSON text) the server was sent.
-    flights: Mutex<HashMap<String, Flight>>,
+    /// By the id the server was sent.
+    flights: Mutex<HashMap<RequestId, Flight>>,
     max_in_flight: usize,
     request_timeout: Duration,
     log: Option<elicit_session::transport::MessageLog>,
@@ -158,7 +160,7 @@ impl Remote {
         }
     }
 
-    fn queue(&self, message: Value, for_client: Option<Value>) {
+    fn queue(&self, message: Value, for_client: Option<RequestId>) {
         let _ = self.outbox.send(Outgoing::Message {
             message,
             for_client,
@@ -173,17 +175,18 @@ impl Remote {
         }
     }
 
-    fn flights(&self) -> std::sync::MutexGuard<'_, HashMap<String, Flight>> {
+    fn flights(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, Flight>> {
         self.flights.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 impl Sides for Remote {
-    fn to_server(&self, message: &Value, for_client: Option<&Value>) {
-        if let (Some(client_id), Some(id)) = (for_client, message.get("id")) {
+    fn to_server(&self, message: &Value, for_client: Option<&RequestId>) {
+        let sent_id = message.get("id").and_then(RequestId::from_value);
+        if let (Some(client_id), Some(id)) = (for_client, sent_id) {
             // A retry of ours: in flight for the client's request.
             self.flights().insert(
-                id.to_string(),
+                id,
                 Flight {
                     client_id: client_id.clone(),
                     method: method_of(message).to_string(),
@@ -225,7 +228,7 @@ fn method_of(message: &Value) -> &str {
     message.get("method").and_then(Value::as_str).unwrap_or("")
 }
 
-fn error_reply(id: &Value, code: i64, message: String) -> Value {
+fn error_reply(id: &RequestId, code: i64, message: String) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 
@@ -372,13 +375,13 @@ fn time_out_requests(relay: &RemoteRelay) {
             };
             write_line(&mut **out, &reply);
             f.answered = true;
-            late.push(f.client_id.to_string());
+            late.push(f.client_id.clone());
         }
     }
     for client_id in late {
         relay.note(&format!(
             "the server did not answer the client's request {} in time: the client got an error",
-            super::notes::quote(&client_id)
+            super::notes::quote(&client_id.to_string())
         ));
         relay.untrack(&client_id);
     }
@@ -457,7 +460,7 @@ fn send(
     relay: &RemoteRelay,
     server: &mut dyn Transport,
     message: &Value,
-    for_client: Option<&Value>,
+    for_client: Option<&RequestId>,
 ) {
     let Err(e) = server.send(message) else {
         return;
@@ -469,13 +472,11 @@ fn send(
     let Some(client_id) = for_client else {
         return;
     };
-    let sent_id = message.get("id").map(Value::to_string).unwrap_or_default();
-    let answered = relay
-        .side
-        .flights()
-        .remove(&sent_id)
+    let sent = message.get("id").and_then(RequestId::from_value);
+    let answered = sent
+        .and_then(|id| relay.side.flights().remove(&id))
         .is_some_and(|f| f.answered);
-    relay.untrack(&client_id.to_string());
+    relay.untrack(client_id);
     if !answered {
         relay.side.to_client(&error_reply(
             client_id,
@@ -489,21 +490,18 @@ fn send(
 /// dropped when the client already had its answer); the core decides the
 /// rest.
 fn from_server(relay: &RemoteRelay, msg: Value) {
-    let reply_id = msg
-        .get("id")
-        .filter(|i| !i.is_null() && msg.get("method").is_none())
-        .map(Value::to_string);
-    if let Some(id) = reply_id {
-        let flight = relay.side.flights().remove(&id);
+    let message = Message::parse(&msg);
+    if let Some(id) = message.reply_to() {
+        let flight = relay.side.flights().remove(id);
         if flight.is_some_and(|f| f.answered) {
             relay.note(&format!(
                 "dropped the server's late reply to {}: the client had its answer",
-                super::notes::quote(&relay.client_id_of(&id))
+                super::notes::quote(&relay.client_id_of(id).to_string())
             ));
             return;
         }
     }
-    match relay.server_message(&msg) {
+    match relay.server_envelope(&msg, &message) {
         Taken::Withheld => relay.side.log("recv", "elicit", Ok(&msg)),
         Taken::Rewritten(reply) => {
             relay.side.log("recv", "client", Ok(&msg));
@@ -546,14 +544,17 @@ fn read_client(relay: &RemoteRelay, client_in: Box<dyn Read + Send>) {
 /// A message from the client: a request takes a slot (or is refused when
 /// none is left), the core rewrites it, and it is queued for the server.
 fn from_client(relay: &RemoteRelay, mut msg: Value) {
-    let request_id = msg
-        .get("id")
-        .filter(|i| !i.is_null() && msg.get("method").is_some())
-        .cloned();
+    let (request_id, cancels) = match Message::parse(&msg) {
+        Message::Request { id, .. } => (Some(id), false),
+        Message::Notification { method, .. } => (
+            None,
+            method == elicit_core::elicitation::protocol::wire::CANCELLED,
+        ),
+        _ => (None, false),
+    };
     if let Some(id) = &request_id {
         let mut flights = relay.side.flights();
-        let key = id.to_string();
-        if !flights.contains_key(&key) {
+        if !flights.contains_key(id) {
             if flights.len() >= relay.side.max_in_flight {
                 drop(flights);
                 relay.side.to_client(&error_reply(
@@ -567,7 +568,7 @@ fn from_client(relay: &RemoteRelay, mut msg: Value) {
                 return;
             }
             flights.insert(
-                key,
+                id.clone(),
                 Flight {
                     client_id: id.clone(),
                     method: method_of(&msg).to_string(),
@@ -577,11 +578,14 @@ fn from_client(relay: &RemoteRelay, mut msg: Value) {
                 },
             );
         }
-    } else if method_of(&msg) == elicit_core::elicitation::protocol::wire::CANCELLED {
+    } else if cancels {
         // The client gave up on a request: a reply is no longer wanted,
         // nor an error when it times out.
-        if let Some(id) = msg.pointer("/params/requestId") {
-            if let Some(f) = relay.side.flights().get_mut(&id.to_string()) {
+        let cancelled = msg
+            .pointer("/params/requestId")
+            .and_then(RequestId::from_value);
+        if let Some(id) = cancelled {
+            if let Some(f) = relay.side.flights().get_mut(&id) {
                 f.answered = true;
             }
         }

@@ -354,3 +354,31 @@ fn a_task_elicit_runs_for_the_client_is_cancelled_when_the_proxy_ends() {
         Ok(elicit_platform::Signal::Terminate.exit_code())
     );
 }
+
+/// Slots are held by the id as the wire has it: a request under an id that
+/// is no id takes none (no reply could free it), and a reply under `"1"`
+/// does not free the slot of the request `1`.
+#[test]
+fn in_flight_slots_are_held_by_typed_ids() {
+    let options = RemoteProxyOptions {
+        max_in_flight: 1,
+        ..RemoteProxyOptions::default()
+    };
+    let mut s = Session::start(options, nobody());
+    s.send(json!({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}));
+    assert_eq!(s.server.receive(WAIT).unwrap()["id"], json!({"a": 1}));
+    s.send(ping(1));
+    assert_eq!(s.server.receive(WAIT).unwrap()["id"], 1);
+    s.server
+        .send(json!({"jsonrpc": "2.0", "id": "1", "result": {}}));
+    assert_eq!(s.reply(WAIT).unwrap()["id"], "1");
+    s.send(ping(2));
+    assert_eq!(s.reply(WAIT).unwrap()["error"]["code"], TOO_MANY_IN_FLIGHT);
+    s.server
+        .send(json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+    assert_eq!(s.reply(WAIT).unwrap()["id"], 1);
+    s.send(ping(3));
+    assert_eq!(s.server.receive(WAIT).unwrap()["id"], 3);
+    s.hang_up();
+    assert_eq!(s.exit.recv_timeout(WAIT), Ok(0));
+}

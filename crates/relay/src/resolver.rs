@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use super::state::Job;
+use super::envelope::RequestId;
+use super::state::{Job, Waiting};
 use super::{notes, Relay, Sides};
 use elicit_core::elicitation::answers::ScriptedAnswers;
 use elicit_core::elicitation::protocol::ElicitResult;
@@ -30,7 +31,7 @@ impl<S: Sides> Relay<S> {
         }
     }
 
-    fn answer_elicitation(&self, handler: &mut ElicitHandler<'_>, id: Value, params: Value) {
+    fn answer_elicitation(&self, handler: &mut ElicitHandler<'_>, id: RequestId, params: Value) {
         {
             let st = self.lock();
             if st.client_gone {
@@ -61,7 +62,7 @@ impl<S: Sides> Relay<S> {
         // Answered `cancel` already if the client hung up meanwhile.
         let was_pending = {
             let mut st = self.lock();
-            let weight = st.pending.remove(&id.to_string());
+            let weight = st.pending.remove(&Waiting::Elicitation(id.clone()));
             st.pending_bytes -= weight.unwrap_or(0);
             weight.is_some()
         };

@@ -29,9 +29,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
-use super::input_required::task_key;
+use super::envelope::{Message, RequestId};
 use super::questions::{is_resolvable, weigh};
-use super::state::{Era, Run, RunRequest, Taken};
+use super::state::{Era, Run, RunRequest, Taken, Waiting};
 use super::{notes, Relay, Sides, RETRY_PREFIX};
 use elicit_core::elicitation::protocol::results::complete_result;
 use elicit_core::elicitation::protocol::wire::{
@@ -75,10 +75,10 @@ fn request_meta(call: &Value) -> Value {
 }
 
 impl<S: Sides> Relay<S> {
-    /// A client's `tools/call` (id text `id`): made a task elicit runs when
-    /// the tool runs only as one and the client did not ask for a task.
+    /// A client's `tools/call` (`id`): made a task elicit runs when the
+    /// tool runs only as one and the client did not ask for a task.
     /// Returns whether `msg` was changed.
-    pub(super) fn carry_call(&self, msg: &mut Value, id: &str) -> bool {
+    pub(super) fn carry_call(&self, msg: &mut Value, id: &RequestId) -> bool {
         let Some(tool) = msg.pointer("/params/name").and_then(Value::as_str) else {
             return false;
         };
@@ -133,9 +133,9 @@ impl<S: Sides> Relay<S> {
         true
     }
 
-    /// The client cancelled its request `id` (text): the task elicit runs
-    /// for it is cancelled (as soon as the server names it).
-    pub(super) fn client_cancelled(&self, id: &str) {
+    /// The client cancelled its request `id`: the task elicit runs for it
+    /// is cancelled (as soon as the server names it).
+    pub(super) fn client_cancelled(&self, id: &RequestId) {
         {
             let mut st = self.lock();
             match st.runs.get_mut(id) {
@@ -154,19 +154,24 @@ impl<S: Sides> Relay<S> {
     /// Every task elicit runs is cancelled, nobody to tell (the client hung
     /// up, or the proxy ends).
     pub(crate) fn cancel_runs(&self, why: &str) {
-        let ids: Vec<String> = self.lock().runs.keys().cloned().collect();
+        let ids: Vec<RequestId> = self.lock().runs.keys().cloned().collect();
         for id in ids {
             self.note(&notes::task_run_ended(&id, why));
             self.end_run(&id, None, true);
         }
     }
 
-    /// A server reply (id text `id`) that concerns a task elicit runs: the
-    /// reply to the call (the task created), a refusal that asks for the
-    /// tasks extension, or the reply to one of elicit's own requests.
+    /// A server reply (`reply`, to `id`) that concerns a task elicit runs:
+    /// the reply to the call (the task created), a refusal that asks for
+    /// the tasks extension, or the reply to one of elicit's own requests.
     /// `None`: not one (or a call the server did not make a task, whose
     /// reply goes on as usual).
-    pub(super) fn run_reply(&self, msg: &Value, id: &str) -> Option<Taken> {
+    pub(super) fn run_reply(
+        &self,
+        msg: &Value,
+        reply: &Message<'_>,
+        id: &RequestId,
+    ) -> Option<Taken> {
         let (own, created) = {
             let mut st = self.lock();
             let own = st.run_requests.remove(id);
@@ -174,20 +179,20 @@ impl<S: Sides> Relay<S> {
             (own, created)
         };
         if let Some((client_id, what)) = own {
-            return Some(self.own_replied(msg, &client_id, what));
+            return Some(self.own_replied(msg, reply, &client_id, what));
         }
         if created {
-            return self.created(msg, id).then_some(Taken::Withheld);
+            return self.created(reply, id).then_some(Taken::Withheld);
         }
-        self.refused_without_extension(msg, id)
+        self.refused_without_extension(reply, id)
             .then_some(Taken::Withheld)
     }
 
     /// The reply that makes a call a task: the run follows it (cancelled at
     /// once if the client cancelled meanwhile). Returns false, the run
     /// forgotten, when the reply is not a task.
-    fn created(&self, msg: &Value, client_id: &str) -> bool {
-        let result = msg.get("result");
+    fn created(&self, reply: &Message<'_>, client_id: &RequestId) -> bool {
+        let result = reply.result();
         let Some((era, cancelled)) = self
             .lock()
             .runs
@@ -219,28 +224,30 @@ impl<S: Sides> Relay<S> {
         }
         self.note(&notes::task_run_created(client_id, &task_id));
         if matches!(era, Era::Augmented) {
-            let client = serde_json::from_str::<Value>(client_id).unwrap_or(Value::Null);
             self.own_request(
                 client_id,
                 RunRequest::Result,
                 wire::TASKS_RESULT,
                 tasks::result_params(&task_id),
-                Some(&client),
+                Some(client_id),
             );
         }
-        self.follow(client_id.to_string());
+        self.follow(client_id.clone());
         true
     }
 
-    /// The server refused a client's 2026-07-28 `tools/call` (id text
-    /// `id`) because the client did not declare the tasks extension (a
+    /// The server refused a client's 2026-07-28 `tools/call` (`id`)
+    /// because the client did not declare the tasks extension (a
     /// tool that runs only as a task, which the tool list does not say in
     /// this revision): elicit sends the call again with the extension
     /// declared, and runs the task. Returns whether it did.
-    fn refused_without_extension(&self, msg: &Value, id: &str) -> bool {
-        let code = msg.pointer("/error/code").and_then(Value::as_i64);
-        let wants_tasks = msg
-            .pointer("/error/data/requiredCapabilities/extensions")
+    fn refused_without_extension(&self, reply: &Message<'_>, id: &RequestId) -> bool {
+        let Some(error) = reply.error() else {
+            return false;
+        };
+        let code = error.get("code").and_then(Value::as_i64);
+        let wants_tasks = error
+            .pointer("/data/requiredCapabilities/extensions")
             .and_then(|e| e.get(TASKS_EXTENSION))
             .is_some();
         // The draft's number too: servers built on it still send it.
@@ -281,23 +288,16 @@ impl<S: Sides> Relay<S> {
         };
         self.note(&notes::task_run(id, &tool, false));
         self.start_run(id, tool, era);
-        let client = serde_json::from_str::<Value>(id).unwrap_or(Value::Null);
         let params = call.get("params").cloned().unwrap_or(Value::Null);
-        self.own_request(
-            id,
-            RunRequest::Call,
-            wire::TOOLS_CALL,
-            params,
-            Some(&client),
-        );
+        self.own_request(id, RunRequest::Call, wire::TOOLS_CALL, params, Some(id));
         true
     }
 
     /// Starts the run of the client's request `client_id`.
-    fn start_run(&self, client_id: &str, tool: String, era: Era) {
+    fn start_run(&self, client_id: &RequestId, tool: String, era: Era) {
         let resolving_at_start = self.resolving_time();
         self.lock().runs.insert(
-            client_id.to_string(),
+            client_id.clone(),
             Run {
                 tool,
                 era,
@@ -313,11 +313,17 @@ impl<S: Sides> Relay<S> {
 
     /// The reply to one of elicit's requests for the task of the client's
     /// request `client_id`.
-    fn own_replied(&self, msg: &Value, client_id: &str, what: RunRequest) -> Taken {
+    fn own_replied(
+        &self,
+        msg: &Value,
+        reply: &Message<'_>,
+        client_id: &RequestId,
+        what: RunRequest,
+    ) -> Taken {
         match what {
             RunRequest::Cancel => self.note(&notes::task_run_ended(
                 client_id,
-                match msg.get("error") {
+                match reply.error() {
                     None => "the server took its tasks/cancel",
                     Some(_) => "the server refused its tasks/cancel (it may have ended already)",
                 },
@@ -327,37 +333,37 @@ impl<S: Sides> Relay<S> {
                     // Ended meanwhile (cancelled): nobody's.
                     return Taken::Withheld;
                 }
-                if !self.created(msg, client_id) {
+                if !self.created(reply, client_id) {
                     // Not a task after all: the call's reply is the client's.
                     self.untrack(client_id);
-                    let mut reply = msg.clone();
-                    reply["id"] = serde_json::from_str(client_id).unwrap_or(Value::Null);
-                    return Taken::Rewritten(reply);
+                    let mut rewritten = msg.clone();
+                    rewritten["id"] = client_id.to_value();
+                    return Taken::Rewritten(rewritten);
                 }
             }
             RunRequest::Result => {
-                let body = match msg.get("error") {
-                    Some(e) => json!({"error": e}),
-                    None => json!({"result": msg.get("result").cloned().unwrap_or(Value::Null)}),
+                let body = match (reply.error(), reply.result()) {
+                    (Some(e), _) => json!({"error": e}),
+                    (None, result) => json!({"result": result.cloned().unwrap_or(Value::Null)}),
                 };
                 self.note(&notes::task_run_ended(client_id, "the task ended"));
                 self.end_run(client_id, Some(body), false);
             }
-            RunRequest::Poll => self.polled(msg, client_id),
+            RunRequest::Poll => self.polled(reply, client_id),
         }
         Taken::Withheld
     }
 
     /// A `tasks/get` reply of elicit's (the extension): the task's end goes
     /// to the client, its new questions to the resolver.
-    fn polled(&self, msg: &Value, client_id: &str) {
+    fn polled(&self, reply: &Message<'_>, client_id: &RequestId) {
         let (task_id, meta, tool) = {
             let mut st = self.lock();
             let Some(run) = st.runs.get_mut(client_id) else {
                 return;
             };
             run.polling = false;
-            if let Some(task) = msg.get("result") {
+            if let Some(task) = reply.result() {
                 run.interval = tasks::poll_interval(task);
             }
             let meta = match &run.era {
@@ -370,8 +376,8 @@ impl<S: Sides> Relay<S> {
                 run.tool.clone(),
             )
         };
-        let Some(task) = msg.get("result") else {
-            let error = msg.get("error").cloned().unwrap_or(Value::Null);
+        let Some(task) = reply.result() else {
+            let error = reply.error().cloned().unwrap_or(Value::Null);
             self.end_run(client_id, Some(json!({"error": error})), true);
             return;
         };
@@ -413,7 +419,8 @@ impl<S: Sides> Relay<S> {
         if !is_resolvable(&questions, |m| self.handles(m)) {
             return Some("elicit proxy: the task asks for more than elicitations elicit answers, and the client runs no tasks".into());
         }
-        if let Some(message) = self.admit(task_key(task_id), weigh(&questions)) {
+        let waiting = Waiting::TaskInput(task_id.to_string());
+        if let Some(message) = self.admit(waiting, weigh(&questions)) {
             return Some(message);
         }
         self.take_on(task_id.to_string(), questions, meta, Some(tool));
@@ -438,7 +445,7 @@ impl<S: Sides> Relay<S> {
     /// Ends the run of the client's request `client_id`: `reply` (a
     /// `result` or an `error`) goes to the client under its id, and the
     /// task is cancelled when `cancel`.
-    fn end_run(&self, client_id: &str, reply: Option<Value>, cancel: bool) {
+    fn end_run(&self, client_id: &RequestId, reply: Option<Value>, cancel: bool) {
         let Some(run) = self.lock().runs.remove(client_id) else {
             return;
         };
@@ -460,10 +467,7 @@ impl<S: Sides> Relay<S> {
             }
             let mut message = Map::new();
             message.insert("jsonrpc".into(), json!("2.0"));
-            message.insert(
-                "id".into(),
-                serde_json::from_str::<Value>(client_id).unwrap_or(Value::Null),
-            );
+            message.insert("id".into(), client_id.to_value());
             message.extend(body);
             self.side.to_client(&Value::Object(message));
         }
@@ -471,7 +475,7 @@ impl<S: Sides> Relay<S> {
     }
 
     /// Asks the server to stop the task of `run` (once it has an id).
-    pub(super) fn cancel_task(&self, client_id: &str, run: &Run) {
+    pub(super) fn cancel_task(&self, client_id: &RequestId, run: &Run) {
         let Some(task_id) = &run.task_id else {
             return;
         };
@@ -493,17 +497,17 @@ impl<S: Sides> Relay<S> {
     /// the client's (a side answers it with an error if it cannot send).
     fn own_request(
         &self,
-        client_id: &str,
+        client_id: &RequestId,
         what: RunRequest,
         method: &str,
         params: Value,
-        for_client: Option<&Value>,
+        for_client: Option<&RequestId>,
     ) {
         let n = self.next_retry.fetch_add(1, Ordering::SeqCst);
-        let id = format!("{RETRY_PREFIX}{n}");
+        let id = RequestId::from(format!("{RETRY_PREFIX}{n}"));
         self.lock()
             .run_requests
-            .insert(json!(id).to_string(), (client_id.to_string(), what));
+            .insert(id.clone(), (client_id.clone(), what));
         self.side.to_server(
             &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
             for_client,
@@ -521,7 +525,7 @@ impl<S: Sides> Relay<S> {
     /// its own until it ends: polls the task (the extension), and ends it
     /// when its bound passes. The thread holds the relay only while it
     /// looks, so it ends with the relay too.
-    fn follow(&self, client_id: String) {
+    fn follow(&self, client_id: RequestId) {
         let me = self.me.clone();
         std::thread::spawn(move || loop {
             let Some(relay) = me.upgrade() else {
@@ -537,7 +541,7 @@ impl<S: Sides> Relay<S> {
 
     /// One look at a run: the bound, then a poll when one is due. Returns
     /// how long to wait before the next look, or `None` once it ended.
-    fn look(&self, client_id: &str) -> Option<Duration> {
+    fn look(&self, client_id: &RequestId) -> Option<Duration> {
         let resolving = self.resolving_time();
         let budget = self.task_budget();
         let (wait, expired, poll) = {

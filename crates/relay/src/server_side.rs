@@ -5,9 +5,9 @@
 
 use serde_json::{json, Value};
 
-use super::input_required::{input_key, task_key};
+use super::envelope::{Message, RequestId};
 use super::questions::{is_resolvable, weigh};
-use super::state::{Job, State, Taken};
+use super::state::{Job, State, Taken, Waiting};
 use super::{notes, Relay, Sides};
 use elicit_core::elicitation::protocol::wire;
 use elicit_core::elicitation::protocol::ELICITATION_METHOD;
@@ -24,8 +24,8 @@ pub const MAX_PENDING_ELICITATION_BYTES: usize = 8 << 20;
 
 impl<S: Sides> Relay<S> {
     /// Whether a server message may be the reply to a request the relay
-    /// watches (by the id's JSON text): the stdio side's cheap test before
-    /// parsing a line.
+    /// watches (by its id's JSON text in the line): the stdio side's cheap
+    /// test before parsing a line.
     pub(crate) fn awaits_reply_in(&self, bytes: &[u8]) -> bool {
         let st = self.lock();
         if st.tracked.is_empty()
@@ -51,6 +51,7 @@ impl<S: Sides> Relay<S> {
         }
         // A reply to a tracked request holds its id's JSON text, exactly as
         // written when the line has no escapes.
+        let holds = |text: &str| memchr::memmem::find(bytes, text.as_bytes()).is_some();
         memchr::memchr(b'\\', bytes).is_some()
             || st
                 .tracked
@@ -66,10 +67,14 @@ impl<S: Sides> Relay<S> {
                         .filter(|(_, r)| r.task_id.is_none())
                         .map(|(id, _)| id),
                 )
-                // Then the run's task, named in the server's status
-                // notifications (withheld from a client that made no task).
-                .chain(st.runs.values().filter_map(|r| r.task_id.as_ref()))
-                .any(|id| memchr::memmem::find(bytes, id.as_bytes()).is_some())
+                .any(|id| !id.text_is_exact() || holds(&id.to_string()))
+            // Then the run's task, named in the server's status
+            // notifications (withheld from a client that made no task).
+            || st
+                .runs
+                .values()
+                .filter_map(|r| r.task_id.as_deref())
+                .any(holds)
     }
 
     /// A server line longer than [`MAX_PENDING_ELICITATION_BYTES`] that is
@@ -97,9 +102,10 @@ impl<S: Sides> Relay<S> {
         let Ok(head) = serde_json::from_slice::<Head>(bytes) else {
             return false;
         };
-        let (Some(ELICITATION_METHOD), Some(id)) =
-            (head.method.as_deref(), head.id.filter(|i| !i.is_null()))
-        else {
+        let (Some(ELICITATION_METHOD), Some(id)) = (
+            head.method.as_deref(),
+            head.id.as_ref().and_then(RequestId::from_value),
+        ) else {
             return false;
         };
         let mode = head.params.and_then(|p| p.mode);
@@ -131,26 +137,47 @@ impl<S: Sides> Relay<S> {
     }
 
     /// Decides what to do with a parsed server message: withhold it for the
-    /// resolver (queued here), rewrite it, or relay it.
+    /// resolver (queued here), rewrite it, or relay it. Its envelope is read
+    /// here, once ([`Message`]); what is not JSON-RPC goes on as it came.
     pub(crate) fn server_message(&self, msg: &Value) -> Taken {
-        let Some(obj) = msg.as_object() else {
-            return Taken::Relay;
-        };
-        if let Some(method) = obj.get("method").and_then(Value::as_str) {
-            return self.server_request_or_notification(msg, method);
-        }
-        let Some(id) = obj.get("id").filter(|i| !i.is_null()).map(Value::to_string) else {
-            return Taken::Relay;
-        };
-        if let Some(taken) = self.run_reply(msg, &id) {
-            return taken;
-        }
-        self.server_reply(msg, id)
+        self.server_envelope(msg, &Message::parse(msg))
     }
 
-    /// A request or a notification of the server's (`method`): withheld when
+    /// [`Relay::server_message`] for a message whose envelope (`message`)
+    /// its side has read already.
+    pub(crate) fn server_envelope(&self, msg: &Value, message: &Message<'_>) -> Taken {
+        match message {
+            Message::Request { id, method, params } => {
+                self.server_request_or_notification(msg, method, Some(id), *params)
+            }
+            Message::Notification { method, params } => {
+                self.server_request_or_notification(msg, method, None, *params)
+            }
+            Message::Result { id, .. } | Message::Error { id: Some(id), .. } => {
+                if let Some(taken) = self.run_reply(msg, message, id) {
+                    return taken;
+                }
+                self.server_reply(msg, message, id)
+            }
+            // An error to a request its sender could not read: nobody's.
+            Message::Error { id: None, .. } => Taken::Relay,
+            Message::Invalid(_) => {
+                // `--strict` hears of what the server sent, garbage too.
+                self.observe(msg, None);
+                Taken::Relay
+            }
+        }
+    }
+
+    /// A request (`id`) or a notification of the server's: withheld when
     /// elicit answers it, relayed otherwise.
-    fn server_request_or_notification(&self, msg: &Value, method: &str) -> Taken {
+    fn server_request_or_notification(
+        &self,
+        msg: &Value,
+        method: &str,
+        id: Option<&RequestId>,
+        params: Option<&Value>,
+    ) -> Taken {
         self.observe(msg, None);
         if method == wire::ELICITATION_COMPLETE && self.handles(Some("url")) {
             // The client never saw a URL elicitation: elicit answered
@@ -168,9 +195,8 @@ impl<S: Sides> Relay<S> {
             // it would name a task it never heard of.
             return Taken::Withheld;
         }
-        let id = msg.get("id").filter(|i| !i.is_null());
         if let (ELICITATION_METHOD, Some(id)) = (method, id) {
-            let params = msg.get("params").cloned().unwrap_or(Value::Null);
+            let params = params.cloned().unwrap_or(Value::Null);
             let mode = params.get("mode").and_then(Value::as_str);
             if self.handles(mode) {
                 return self.take_server_elicitation(msg, id, params);
@@ -183,15 +209,15 @@ impl<S: Sides> Relay<S> {
     /// An elicitation of the server's that elicit answers: queued for the
     /// resolver, or refused at once when too many (or too much) already
     /// wait, or its id is taken.
-    fn take_server_elicitation(&self, msg: &Value, id: &Value, params: Value) -> Taken {
+    fn take_server_elicitation(&self, msg: &Value, id: &RequestId, params: Value) -> Taken {
         let mode = params.get("mode").and_then(Value::as_str);
         let weight = weigh(&params);
         let earlier = {
             let mut st = self.lock();
             let earlier = st.pending.len();
-            let id_text = id.to_string();
-            let refused = if st.pending.contains_key(&id_text) {
-                Some((wire::INVALID_REQUEST, format!("elicit refused this elicitation: the server's elicitation with id {} still waits for an answer", elicit_core::text::truncate(&id_text, 64))))
+            let waiting = Waiting::Elicitation(id.clone());
+            let refused = if st.pending.contains_key(&waiting) {
+                Some((wire::INVALID_REQUEST, format!("elicit refused this elicitation: the server's elicitation with id {} still waits for an answer", elicit_core::text::truncate(&id.to_string(), 64))))
             } else if earlier >= MAX_PENDING_ELICITATIONS {
                 Some((wire::TOO_MANY_IN_FLIGHT, format!("elicit refused this elicitation: {MAX_PENDING_ELICITATIONS} of the server's elicitations already wait for an answer")))
             } else if st.pending_bytes.saturating_add(weight) > MAX_PENDING_ELICITATION_BYTES {
@@ -209,7 +235,7 @@ impl<S: Sides> Relay<S> {
                 self.side.to_server(&refusal, None);
                 return Taken::Withheld;
             }
-            st.pending.insert(id_text, weight);
+            st.pending.insert(waiting, weight);
             st.pending_bytes += weight;
             earlier
         };
@@ -223,58 +249,57 @@ impl<S: Sides> Relay<S> {
         Taken::Withheld
     }
 
-    /// A reply of the server's (its `id` as text) that no run of elicit's
+    /// A reply of the server's (`reply`, to `id`) that no run of elicit's
     /// took: to a list, an `initialize`, a task's update or poll, or one of
     /// the client's requests.
-    fn server_reply(&self, msg: &Value, id: String) -> Taken {
+    fn server_reply(&self, msg: &Value, reply: &Message<'_>, id: &RequestId) -> Taken {
         let mut st = self.lock();
-        if st.list_ids.remove(&id) {
+        if st.list_ids.remove(id) {
             if let Some(strict) = &self.options.strict {
                 strict.observe_listed(msg);
             }
-            if let Some(tools) = msg.get("result").and_then(|r| r.get("tools")) {
+            if let Some(tools) = reply.result().and_then(|r| r.get("tools")) {
                 super::runs::listed(&mut st.task_only, tools);
             }
         }
-        if st.info_ids.remove(&id) {
-            self.learn_server_info(&mut st, msg);
+        if st.info_ids.remove(id) {
+            self.learn_server_info(&mut st, reply.result());
         }
-        if st.task_updates.remove(&id) {
+        if st.task_updates.remove(id) {
             drop(st);
-            self.note(&notes::task_updated(&id, msg.get("error")));
+            self.note(&notes::task_updated(id, reply.error()));
             return Taken::Withheld;
         }
-        if let Some((task_id, meta)) = st.task_gets.remove(&id) {
+        if let Some((task_id, meta)) = st.task_gets.remove(id) {
             drop(st);
-            return self.task_polled(msg, task_id, meta);
+            return self.task_polled(msg, reply, task_id, meta);
         }
         // A reply to one of our retries: it belongs to the client's request.
-        let (client_id, ours) = match st.retries.remove(&id) {
+        let (client_id, ours) = match st.retries.remove(id) {
             Some(client_id) => (client_id, true),
-            None if st.tracked.contains_key(&id) => (id, false),
+            None if st.tracked.contains_key(id) => (id.clone(), false),
             None => {
-                st.tool_calls.remove(&id);
+                st.tool_calls.remove(id);
                 // Forgotten before the reply is written: no keep-alive
                 // can follow it.
-                st.progress.remove(&id);
+                st.progress.remove(id);
                 return Taken::Relay;
             }
         };
         drop(st);
-        self.client_request_reply(msg, client_id, ours)
+        self.client_request_reply(msg, reply, client_id, ours)
     }
 
-    /// What the reply to the `initialize` says of the server: its name, its
-    /// capabilities and the revision it speaks.
-    fn learn_server_info(&self, st: &mut State, msg: &Value) {
-        if let Some(name) = msg.get("result").and_then(notes::server_name) {
+    /// What the reply to the `initialize` says of the server (its
+    /// `result`): its name, its capabilities and the revision it speaks.
+    fn learn_server_info(&self, st: &mut State, result: Option<&Value>) {
+        if let Some(name) = result.and_then(notes::server_name) {
             st.server_name = Some(name);
         }
-        if let Some(caps) = msg.get("result").and_then(|r| r.get("capabilities")) {
+        if let Some(caps) = result.and_then(|r| r.get("capabilities")) {
             st.server_capabilities = Some(caps.clone());
         }
-        let version = msg
-            .get("result")
+        let version = result
             .and_then(|r| r.get("protocolVersion"))
             .and_then(Value::as_str)
             .and_then(Revision::from_version);
@@ -286,17 +311,24 @@ impl<S: Sides> Relay<S> {
     /// The reply to a client's request (`client_id`), or to elicit's retry of
     /// it (`ours`): an `input_required` round elicit answers is queued, any
     /// other reply goes to the client under the client's own id.
-    fn client_request_reply(&self, msg: &Value, client_id: String, ours: bool) -> Taken {
+    fn client_request_reply(
+        &self,
+        msg: &Value,
+        reply: &Message<'_>,
+        client_id: RequestId,
+        ours: bool,
+    ) -> Taken {
         self.observe(msg, Some(&client_id));
-        let result = msg.get("result");
+        let result = reply.result();
         if let Some(result) = result.filter(|r| is_resolvable(r, |m| self.handles(m))) {
             // Counted with the server's elicitations, in number and bytes:
             // a round waits for the same person as they do.
-            if let Some(message) = self.admit(input_key(&client_id), weigh(result)) {
+            let waiting = Waiting::InputRequired(client_id.clone());
+            if let Some(message) = self.admit(waiting, weigh(result)) {
                 self.note(&message);
                 self.untrack(&client_id);
-                self.side.to_client(&json!({"jsonrpc": "2.0",
-                    "id": serde_json::from_str::<Value>(&client_id).unwrap_or(Value::Null),
+                self.side
+                    .to_client(&json!({"jsonrpc": "2.0", "id": client_id,
                     "error": {"code": wire::TOO_MANY_IN_FLIGHT, "message": message}}));
                 return Taken::Withheld;
             }
@@ -322,7 +354,7 @@ impl<S: Sides> Relay<S> {
         }
         self.note(&notes::retry_done(&client_id));
         let mut reply = msg.clone();
-        reply["id"] = serde_json::from_str(&client_id).unwrap_or(Value::Null);
+        reply["id"] = client_id.to_value();
         Taken::Rewritten(reply)
     }
 
@@ -332,8 +364,8 @@ impl<S: Sides> Relay<S> {
     /// `tasks/update` of elicit's own; questions taken on already are not
     /// asked again. A task that asks what elicit leaves to the client, or
     /// any other reply, goes to the client as it came.
-    fn task_polled(&self, msg: &Value, task_id: String, meta: Value) -> Taken {
-        let Some(result) = msg.get("result") else {
+    fn task_polled(&self, msg: &Value, reply: &Message<'_>, task_id: String, meta: Value) -> Taken {
+        let Some(result) = reply.result() else {
             return Taken::Relay;
         };
         match elicit_session::mcp::tasks::status(result) {
@@ -372,7 +404,8 @@ impl<S: Sides> Relay<S> {
             self.note(&notes::task_passed(&task_id));
             return Taken::Relay;
         }
-        if let Some(message) = self.admit(task_key(&task_id), weigh(&questions)) {
+        let waiting = Waiting::TaskInput(task_id.clone());
+        if let Some(message) = self.admit(waiting, weigh(&questions)) {
             self.note(&message);
             return Taken::Relay;
         }
@@ -405,10 +438,10 @@ impl<S: Sides> Relay<S> {
         });
     }
 
-    /// Counts an `input_required` round as waiting (under `key`, with
-    /// `weight`), or says why it cannot wait: the bounds of
+    /// Counts an `input_required` round or a task's questions as waiting
+    /// (`waiting`, with `weight`), or says why it cannot wait: the bounds of
     /// [`MAX_PENDING_ELICITATIONS`] and [`MAX_PENDING_ELICITATION_BYTES`].
-    pub(super) fn admit(&self, key: String, weight: usize) -> Option<String> {
+    pub(super) fn admit(&self, waiting: Waiting, weight: usize) -> Option<String> {
         let mut st = self.lock();
         if st.pending.len() >= MAX_PENDING_ELICITATIONS {
             return Some(format!("elicit refused this input_required result: {MAX_PENDING_ELICITATIONS} of the server's elicitations already wait for an answer"));
@@ -416,7 +449,7 @@ impl<S: Sides> Relay<S> {
         if st.pending_bytes.saturating_add(weight) > MAX_PENDING_ELICITATION_BYTES {
             return Some(format!("elicit refused this input_required result: the server's elicitations waiting for an answer would hold more than {} MiB", MAX_PENDING_ELICITATION_BYTES >> 20));
         }
-        if let Some(old) = st.pending.insert(key, weight) {
+        if let Some(old) = st.pending.insert(waiting, weight) {
             st.pending_bytes -= old;
         }
         st.pending_bytes += weight;

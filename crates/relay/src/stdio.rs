@@ -139,7 +139,7 @@ fn line_of(v: &Value) -> Vec<u8> {
 }
 
 impl Sides for Pipes {
-    fn to_server(&self, message: &Value, _for_client: Option<&Value>) {
+    fn to_server(&self, message: &Value, _for_client: Option<&super::envelope::RequestId>) {
         // A write that fails means the server is gone: its exit ends the run.
         self.send_to_server(&line_of(message), "elicit", true);
     }

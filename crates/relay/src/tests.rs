@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::envelope::RequestId;
 use super::server_side::MAX_PENDING_ELICITATIONS;
 use super::*;
 use elicit_core::elicitation::protocol::wire::{self, CAPS_META, VERSION_META};
@@ -20,7 +21,7 @@ pub(crate) struct Recorder {
 }
 
 impl Sides for Recorder {
-    fn to_server(&self, message: &Value, _for_client: Option<&Value>) {
+    fn to_server(&self, message: &Value, _for_client: Option<&RequestId>) {
         let _ = self.server.send(message.clone());
     }
     fn to_client(&self, message: &Value) {
@@ -224,7 +225,11 @@ fn input_required_is_resolved_retried_and_the_final_reply_gets_the_clients_id() 
         retry["params"]["inputResponses"]["q"]["content"]["name"],
         "Ada"
     );
-    assert_eq!(c.relay.client_id_of("\"elicit-proxy-1\""), "\"c-9\"");
+    assert_eq!(
+        c.relay
+            .client_id_of(&RequestId::from("elicit-proxy-1".to_string())),
+        RequestId::from("c-9".to_string())
+    );
     let done = json!({"jsonrpc": "2.0", "id": "elicit-proxy-1", "result": {"content": []}});
     match c.relay.server_message(&done) {
         Taken::Rewritten(v) => {
@@ -512,4 +517,149 @@ fn a_settled_input_required_round_no_longer_counts() {
     }
     let st = c.relay.lock();
     assert!(st.pending.is_empty() && st.pending_bytes == 0);
+}
+
+/// Ids match as the wire spells them: `1` is not `"1"`, `1e3` is not
+/// `1000`, and a reply under the other spelling is not the request's.
+#[test]
+fn replies_match_requests_by_the_id_as_spelled() {
+    for (sent, other) in [
+        ("1", r#""1""#),
+        ("1e+3", "1000"),
+        (r#""7""#, "7"),
+        ("2.0", "2"),
+    ] {
+        let c = core(&["name=Ada"]);
+        let mut call = call_2026(serde_json::from_str(sent).unwrap());
+        c.relay.client_message(&mut call);
+        let mut reply = input_required("x");
+        reply["id"] = serde_json::from_str(other).unwrap();
+        assert_eq!(c.relay.server_message(&reply), Taken::Relay, "{other}");
+        assert!(c.relay.lock().pending.is_empty(), "{other} settles nothing");
+        reply["id"] = serde_json::from_str(sent).unwrap();
+        assert_eq!(c.relay.server_message(&reply), Taken::Withheld, "{sent}");
+        let retry = c.to_server.recv_timeout(WAIT).expect("a retry");
+        let done = json!({"jsonrpc": "2.0", "id": retry["id"], "result": {"content": []}});
+        match c.relay.server_message(&done) {
+            Taken::Rewritten(v) => assert_eq!(serde_json::to_string(&v["id"]).unwrap(), sent),
+            other => panic!("{sent}: {other:?}"),
+        }
+    }
+}
+
+/// A number id past every integer type gets its final reply under its
+/// exact digits, and so does an error elicit writes for it.
+#[test]
+fn a_huge_number_id_comes_back_digit_for_digit() {
+    let digits = "123456789012345678901234567890";
+    let c = core(&["name=Ada"]);
+    let mut call = call_2026(serde_json::from_str(digits).unwrap());
+    c.relay.client_message(&mut call);
+    let mut reply = input_required("x");
+    reply["id"] = call["id"].clone();
+    assert_eq!(c.relay.server_message(&reply), Taken::Withheld);
+    let retry = c.to_server.recv_timeout(WAIT).expect("a retry");
+    let refused = json!({"jsonrpc": "2.0", "id": retry["id"],
+        "error": {"code": -32603, "message": "no"}});
+    match c.relay.server_message(&refused) {
+        Taken::Rewritten(v) => {
+            let line = serde_json::to_string(&v).unwrap();
+            assert!(line.contains(&format!(r#""id":{digits}"#)), "{line}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// An elicitation whose id is no JSON-RPC id goes on to the client as it
+/// came: elicit cannot answer it under an id nobody could match.
+#[test]
+fn an_elicitation_under_an_id_that_is_no_id_goes_on_as_it_came() {
+    let c = core(&["name=Ada"]);
+    for id in [json!({"a": 1}), json!([1]), Value::Null, json!(true)] {
+        assert_eq!(
+            c.relay.server_message(&elicitation(id.clone(), None)),
+            Taken::Relay,
+            "{id}"
+        );
+    }
+    assert!(c.relay.lock().pending.is_empty());
+    assert!(c.to_server.try_recv().is_err(), "nothing answered");
+}
+
+/// A client request under an id that is no id is passed on unchanged and
+/// not watched: no reply could be matched to it.
+#[test]
+fn a_client_request_under_an_id_that_is_no_id_is_not_watched() {
+    let c = core(&[]);
+    for id in [json!({"a": 1}), json!([1]), Value::Null] {
+        let mut init = json!({"jsonrpc": "2.0", "id": id, "method": "initialize",
+            "params": {"capabilities": {}}});
+        let before = init.clone();
+        assert!(!c.relay.client_message(&mut init), "{id}");
+        assert_eq!(init, before);
+        let mut call = call_2026(id.clone());
+        assert!(!c.relay.client_message(&mut call), "{id}");
+    }
+    let st = c.relay.lock();
+    assert!(st.info_ids.is_empty() && st.tracked.is_empty() && st.tool_calls.is_empty());
+}
+
+/// A reply with both `result` and `error` ends its request, and elicit
+/// acts on no result its sender also called a failure.
+#[test]
+fn a_reply_with_both_result_and_error_ends_the_request_and_settles_nothing() {
+    let c = core(&["name=Ada"]);
+    let mut call = call_2026(json!("c-2"));
+    c.relay.client_message(&mut call);
+    let mut reply = input_required("c-2");
+    reply["error"] = json!({"code": -32603, "message": "both"});
+    assert_eq!(c.relay.server_message(&reply), Taken::Relay);
+    let st = c.relay.lock();
+    assert!(st.tracked.is_empty() && st.pending.is_empty() && st.rounds.is_empty());
+    drop(st);
+    assert!(c.to_server.try_recv().is_err(), "no retry");
+}
+
+/// A server that leaves out `jsonrpc` still has its elicitations answered.
+#[test]
+fn an_elicitation_without_jsonrpc_is_answered() {
+    let c = core(&["name=Ada"]);
+    let mut msg = elicitation(json!("q-9"), None);
+    msg.as_object_mut().unwrap().remove("jsonrpc");
+    assert_eq!(c.relay.server_message(&msg), Taken::Withheld);
+    let reply = c.to_server.recv_timeout(WAIT).expect("an answer");
+    assert_eq!(reply["id"], "q-9");
+    assert_eq!(reply["result"]["content"]["name"], "Ada");
+}
+
+/// The stdio side parses a server line that may answer a watched request:
+/// it holds the id's text, or the id has an exponent a server may spell
+/// its own way (`1E3` for the `1e+3` elicit read).
+#[test]
+fn a_line_answering_a_watched_id_is_looked_at() {
+    let c = core(&[]);
+    let mut list: Value =
+        serde_json::from_str(r#"{"jsonrpc":"2.0","id":41,"method":"tools/list"}"#).unwrap();
+    c.relay.client_message(&mut list);
+    assert!(c
+        .relay
+        .awaits_reply_in(br#"{"jsonrpc":"2.0","id":41,"result":{}}"#));
+    assert!(!c
+        .relay
+        .awaits_reply_in(br#"{"jsonrpc":"2.0","id":42,"result":{}}"#));
+    let mut list: Value =
+        serde_json::from_str(r#"{"jsonrpc":"2.0","id":1e3,"method":"tools/list"}"#).unwrap();
+    c.relay.client_message(&mut list);
+    assert!(c
+        .relay
+        .awaits_reply_in(br#"{"jsonrpc":"2.0","id":1E3,"result":{}}"#));
+    let reply: Value = serde_json::from_str(r#"{"jsonrpc":"2.0","id":1E3,"result":{}}"#).unwrap();
+    assert_eq!(c.relay.server_message(&reply), Taken::Relay);
+    assert!(!c
+        .relay
+        .lock()
+        .list_ids
+        .contains(&envelope::RequestId::Number(
+            serde_json::from_str("1e3").unwrap()
+        )));
 }
