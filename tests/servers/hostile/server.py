@@ -160,12 +160,23 @@ def call_tool(msg):
                 params["message"] = "x" * size
                 send({"jsonrpc": "2.0", "id": "big-%d" % i, "method": "elicitation/create", "params": params})
         errors = 0
-        import select
+        # A thread reads the lines: select() on stdin's descriptor would not
+        # see the lines its buffered reader already holds, and would wait out
+        # the lull with refusals unread.
+        import queue
+        import threading
+        lines = queue.Queue()
+
+        def read_all():
+            while True:
+                lines.put(read())  # read() ends the thread at end of input
+
+        threading.Thread(target=read_all, daemon=True).start()
         while errors < want:
-            ready, _, _ = select.select([sys.stdin], [], [], lull)
-            if not ready:
+            try:
+                m = lines.get(timeout=lull)
+            except queue.Empty:
                 break
-            m = read()
             if "error" in m:
                 errors += 1
         return {"result": text({"errors": errors})}
