@@ -78,7 +78,7 @@ pub struct McpClient {
     /// server spelled it: the session goes on over the handshake, checked
     /// as the newest handshake revision ([`HANDSHAKE_REVISION`]), and is
     /// shown and recorded under the server's version.
-    pub other_version: Option<String>,
+    other_version: Option<String>,
     /// How long to wait for the reply to each request. The wait is for the
     /// reply itself: notifications, stray messages and automatic replies
     /// (a `ping`, however slowly the server takes it) do not extend it; the
@@ -203,8 +203,9 @@ impl McpClient {
         }
     }
 
-    /// The revision and the version a handshake's `protocolVersion` names.
-    fn negotiated(&mut self, version: &str) {
+    /// Goes on over the handshake with `version` (the one asked for, then
+    /// the one the server's `protocolVersion` names).
+    fn set_handshake_version(&mut self, version: &str) {
         match Revision::from_version(version) {
             Some(revision) if !revision.is_stateless() => {
                 self.revision = revision;
@@ -295,7 +296,7 @@ impl McpClient {
         version: &str,
         handler: &mut ElicitHandler<'_>,
     ) -> Result<Option<String>, ElicitError> {
-        self.negotiated(version);
+        self.set_handshake_version(version);
         let params = json!({
             "protocolVersion": version,
             "capabilities": capabilities_for(handler.modes),
@@ -312,7 +313,7 @@ impl McpClient {
             .to_string();
         self.server_info = result.get("serverInfo").cloned();
         self.server_capabilities = result.get("capabilities").cloned();
-        self.negotiated(&negotiated);
+        self.set_handshake_version(&negotiated);
         self.server
             .send(&json!({"jsonrpc": "2.0", "method": wire::INITIALIZED}))?;
         Ok(None)
