@@ -18,7 +18,7 @@ use serde_json::{json, Map, Value};
 
 use super::diff::{request_diff, same_request};
 use super::replay::ReplayOptions;
-use super::{protocol_choice, protocol_name, Cassette, Exchange, ServerSpec};
+use super::{protocol_choice, Cassette, Exchange, ServerSpec};
 use crate::server_log::ServerLog;
 use elicit_core::elicitation::answers::FormPlan;
 use elicit_core::elicitation::protocol::{Action, ElicitResult};
@@ -27,7 +27,6 @@ use elicit_core::elicitation::schema::{slug_of, Edge, FormSchema};
 use elicit_core::error::{ElicitError, ServerError};
 use elicit_core::text::sanitize::sanitize_line;
 use elicit_session::mcp::call::CallEnd;
-use elicit_session::mcp::client::Generation;
 use elicit_session::mcp::handler::{ElicitHandler, ElicitObserver};
 use elicit_session::mcp::session::{ConnectError, Session, SessionOptions};
 use elicit_session::transport::{ServerTarget, TransportChoice};
@@ -561,7 +560,7 @@ fn run(
         unusable: None,
         seen: Vec::new(),
     };
-    let (outcome, generation) = match call(cassette, options, log, &mut explorer) {
+    let (outcome, protocol_version) = match call(cassette, options, log, &mut explorer) {
         Ok(called) => called,
         Err(line) => return not_run(line),
     };
@@ -581,7 +580,7 @@ fn run(
         Cassette {
             protocol: match cassette.protocol.as_str() {
                 "auto" => "auto".into(),
-                _ => protocol_name(&generation),
+                _ => protocol_version,
             },
             elicitations: seen,
             result,
@@ -607,7 +606,7 @@ fn call(
     options: &ReplayOptions,
     log: &ServerLog,
     explorer: &mut Explorer<'_>,
-) -> Result<(Result<CallEnd, ElicitError>, Generation), String> {
+) -> Result<(Result<CallEnd, ElicitError>, String), String> {
     let spec = options
         .server
         .clone()
@@ -637,9 +636,9 @@ fn call(
         )
     })?;
     let outcome = session.call_tool(&mut handler, &cassette.tool, &cassette.arguments);
-    let generation = session.generation().clone();
+    let protocol_version = session.protocol_version().to_string();
     session.close();
-    Ok((outcome, generation))
+    Ok((outcome, protocol_version))
 }
 
 /// Most characters of a result shown under its variant.

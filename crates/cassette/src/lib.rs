@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 use elicit_core::elicitation::protocol::Revision;
 use elicit_core::elicitation::protocol::{Action, ElicitResult};
 use elicit_core::error::ElicitError;
-use elicit_session::mcp::client::{Generation, ProtocolChoice};
+use elicit_session::mcp::client::ProtocolChoice;
 
 pub(crate) use elicit_core::elicitation::answer_rules::values_as_words;
 /// An answer as a cassette holds it (the same as an answer file's rule).
@@ -452,14 +452,6 @@ const KEYS: [&str; 10] = [
     "ignore",
     "match",
 ];
-
-/// The protocol name recorded for a generation.
-pub fn protocol_name(g: &Generation) -> String {
-    match g {
-        Generation::Handshake(v) => v.clone(),
-        Generation::Stateless => elicit_session::mcp::client::STATELESS_VERSION.into(),
-    }
-}
 
 /// The lifecycle a recorded protocol name is replayed with.
 pub(crate) fn protocol_choice(name: &str) -> ProtocolChoice {

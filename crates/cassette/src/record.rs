@@ -6,11 +6,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::{protocol_name, recorded_error, Cassette, Exchange, ServerSpec};
+use super::{recorded_error, Cassette, Exchange, ServerSpec};
 use elicit_core::elicitation::protocol::ElicitResult;
 use elicit_core::error::ElicitError;
 use elicit_core::text::sanitize::sanitize_line;
-use elicit_session::mcp::client::Generation;
 use elicit_session::mcp::handler::ElicitObserver;
 use elicit_session::mcp::recording::{CallRecordEnd, CallRecorder};
 
@@ -100,7 +99,7 @@ impl ElicitObserver for CallCassette {
 impl CallRecorder for CallCassette {
     fn ended(
         &mut self,
-        generation: &Generation,
+        protocol_version: &str,
         tool: &str,
         arguments: &Map<String, Value>,
         end: CallRecordEnd<'_>,
@@ -116,7 +115,7 @@ impl CallRecorder for CallCassette {
         let refused = matches!(end, RecordedEnd::Refused(_));
         let cassette = self.recorder.cassette(
             self.server.clone(),
-            protocol_name(generation),
+            protocol_version.to_string(),
             tool,
             arguments,
             end,

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::diff::{request_diff, same_request};
-use super::{protocol_choice, protocol_name, AnswerSpec, Cassette, Exchange, ServerSpec};
+use super::{protocol_choice, AnswerSpec, Cassette, Exchange, ServerSpec};
 use crate::mismatch::{describe, mismatch_lines, Ended};
 use crate::server_log::ServerLog;
 use elicit_core::elicitation::answers::ScriptedAnswers;
@@ -19,7 +19,6 @@ use elicit_core::elicitation::resolve::{self, Elicitation, NoTerminal};
 use elicit_core::error::{ElicitError, ServerError};
 use elicit_core::text::sanitize::sanitize_line;
 use elicit_session::mcp::call::CallEnd;
-use elicit_session::mcp::client::Generation;
 use elicit_session::mcp::handler::{ElicitHandler, ElicitObserver};
 use elicit_session::mcp::session::{ConnectError, Session, SessionOptions};
 use elicit_session::transport::{ConnectOptions, ServerTarget, TransportChoice};
@@ -597,7 +596,7 @@ fn run(
         }
     };
     let outcome = call_recorded_tool(&mut session, &mut handler, cassette);
-    let generation = session.generation().clone();
+    let protocol_version = session.protocol_version().to_string();
     session.close();
     drop(handler);
     extras.notes.append(&mut replayer.notes);
@@ -616,7 +615,7 @@ fn run(
         return (Verdict::Fail(lines), None);
     }
     if options.update {
-        return updated_cassette(cassette, options, replayer.seen, ended, &generation);
+        return updated_cassette(cassette, options, replayer.seen, ended, &protocol_version);
     }
     let lines = mismatch_lines(cassette, replayer.next, &ended);
     if lines.is_empty() {
@@ -738,7 +737,7 @@ fn updated_cassette(
     options: &ReplayOptions,
     seen: Vec<Exchange>,
     ended: Ended,
-    generation: &Generation,
+    protocol_version: &str,
 ) -> (Verdict, Option<Cassette>) {
     let mut updated = cassette.clone();
     updated.elicitations = seen;
@@ -759,7 +758,7 @@ fn updated_cassette(
     if options.server.is_none() {
         updated.protocol = match cassette.protocol.as_str() {
             "auto" => "auto".into(),
-            _ => protocol_name(generation),
+            _ => protocol_version.to_string(),
         };
     }
     let verdict = if updated.to_value() == cassette.to_value() {

@@ -1,6 +1,6 @@
-//! A small MCP client over any [`Transport`]: the lifecycle of both protocol
-//! generations, request/response matching, and dispatch of the server's own
-//! requests to the [`ElicitHandler`].
+//! A small MCP client over any [`Transport`]: the lifecycles of the
+//! handshake revisions and of the stateless one, request/response matching,
+//! and dispatch of the server's own requests to the [`ElicitHandler`].
 //!
 //! Why not `rmcp`: its typed model rejects whole requests over things a
 //! server author needs to see (an unknown `format`, a nested property) and
@@ -21,6 +21,8 @@ use elicit_core::error::{ElicitError, ServerError};
 use elicit_core::text::sanitize::sanitize_line;
 
 /// The newest handshake revision elicit speaks.
+pub const HANDSHAKE_REVISION: Revision = Revision::V2025_11_25;
+/// [`HANDSHAKE_REVISION`] as on the wire.
 pub const HANDSHAKE_VERSION: &str = wire::V2025_11_25;
 /// The stateless revision.
 pub const STATELESS_VERSION: &str = wire::V2026_07_28;
@@ -53,25 +55,6 @@ pub enum ProtocolChoice {
     Only(Revision),
 }
 
-/// The lifecycle in use once connected.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Generation {
-    /// `initialize` handshake; the negotiated version.
-    Handshake(String),
-    /// 2026-07-28: no session, capabilities on every request.
-    Stateless,
-}
-
-impl Generation {
-    /// In words, for `--verbose` and messages.
-    pub fn describe(&self) -> String {
-        match self {
-            Generation::Handshake(v) => format!("protocol {v}, initialize handshake"),
-            Generation::Stateless => format!("protocol {STATELESS_VERSION}, stateless"),
-        }
-    }
-}
-
 /// The reply to one request.
 #[derive(Debug, Clone)]
 pub enum Reply {
@@ -86,8 +69,16 @@ pub struct McpClient {
     /// The transport to the server.
     pub server: Box<dyn Transport>,
     next_id: i64,
-    /// The lifecycle in use.
-    pub generation: Generation,
+    /// The revision in use: a stateless one ([`Revision::is_stateless`],
+    /// no session, capabilities on every request) or the one the
+    /// `initialize` handshake negotiated.
+    pub revision: Revision,
+    /// The version a handshake negotiated when elicit knows no revision by
+    /// it (or it is the stateless one, which has no handshake), as the
+    /// server spelled it: the session goes on over the handshake, checked
+    /// as the newest handshake revision ([`HANDSHAKE_REVISION`]), and is
+    /// shown and recorded under the server's version.
+    other_version: Option<String>,
     /// How long to wait for the reply to each request. The wait is for the
     /// reply itself: notifications, stray messages and automatic replies
     /// (a `ping`, however slowly the server takes it) do not extend it; the
@@ -103,7 +94,7 @@ pub struct McpClient {
     pub tools: Option<Vec<Value>>,
     /// `--verbose`: show the messages.
     pub verbose: bool,
-    /// Why [`Self::generation`] is the one in use, in words for `--verbose`.
+    /// Why [`Self::revision`] is the one in use, in words for `--verbose`.
     pub why: String,
     /// Messages read ahead (by `--strict`, to see what the server sent
     /// before elicit answered it), handed out before the transport's.
@@ -138,7 +129,8 @@ impl McpClient {
         let mut client = McpClient {
             server,
             next_id: 0,
-            generation: Generation::Stateless,
+            revision: Revision::V2026_07_28,
+            other_version: None,
             timeout,
             server_info: None,
             server_capabilities: None,
@@ -187,9 +179,49 @@ impl McpClient {
             .map(str::to_string)
     }
 
+    /// Whether the session is stateless (2026-07-28): no `initialize`
+    /// handshake, what it would have said on every request.
+    pub fn is_stateless(&self) -> bool {
+        self.revision.is_stateless()
+    }
+
+    /// The protocol version in use, as on the wire (what a cassette
+    /// records).
+    pub fn protocol_version(&self) -> &str {
+        self.other_version
+            .as_deref()
+            .unwrap_or(self.revision.as_str())
+    }
+
+    /// The protocol in use, in words, for `--verbose` and messages.
+    pub fn describe_protocol(&self) -> String {
+        let version = self.protocol_version();
+        if self.is_stateless() {
+            format!("protocol {version}, stateless")
+        } else {
+            format!("protocol {version}, initialize handshake")
+        }
+    }
+
+    /// Goes on over the handshake with `version` (the one asked for, then
+    /// the one the server's `protocolVersion` names).
+    fn set_handshake_version(&mut self, version: &str) {
+        match Revision::from_version(version) {
+            Some(revision) if !revision.is_stateless() => {
+                self.revision = revision;
+                self.other_version = None;
+            }
+            _ => {
+                self.revision = HANDSHAKE_REVISION;
+                self.other_version = Some(version.to_string());
+            }
+        }
+    }
+
     /// `server/discover`: an error unless the server speaks 2026-07-28.
     fn discover(&mut self, handler: &mut ElicitHandler<'_>) -> Result<(), ElicitError> {
-        self.generation = Generation::Stateless;
+        self.revision = Revision::V2026_07_28;
+        self.other_version = None;
         let mut reply = self.request(wire::SERVER_DISCOVER, json!({}), handler)?;
         // A modern server that refuses the version once but lists it as
         // supported (UnsupportedProtocolVersionError) is asked again.
@@ -264,7 +296,7 @@ impl McpClient {
         version: &str,
         handler: &mut ElicitHandler<'_>,
     ) -> Result<Option<String>, ElicitError> {
-        self.generation = Generation::Handshake(version.to_string());
+        self.set_handshake_version(version);
         let params = json!({
             "protocolVersion": version,
             "capabilities": capabilities_for(handler.modes),
@@ -281,7 +313,7 @@ impl McpClient {
             .to_string();
         self.server_info = result.get("serverInfo").cloned();
         self.server_capabilities = result.get("capabilities").cloned();
-        self.generation = Generation::Handshake(negotiated);
+        self.set_handshake_version(&negotiated);
         self.server
             .send(&json!({"jsonrpc": "2.0", "method": wire::INITIALIZED}))?;
         Ok(None)
@@ -348,7 +380,7 @@ impl McpClient {
                 continue;
             }
             if obj.get("id") == Some(&json!(id)) {
-                let stateless = self.generation == Generation::Stateless;
+                let stateless = self.is_stateless();
                 handler.observe_reply(method, stateless, &msg);
                 if let Some(e) = obj.get("error") {
                     return Ok(Reply::Error(e.clone()));
@@ -367,7 +399,7 @@ impl McpClient {
     /// In 2026-07-28 (stateless) every request carries what a handshake
     /// would have said: the revision, the client and its capabilities.
     fn stamp_stateless_meta(&self, method: &str, params: &mut Value, handler: &ElicitHandler<'_>) {
-        if self.generation == Generation::Stateless {
+        if self.is_stateless() {
             let meta = params
                 .as_object_mut()
                 .expect("request params are objects")

@@ -11,8 +11,7 @@ use serde_json::{json, Map, Value};
 
 use super::call::{call_tool_end, CallEnd, MAX_INPUT_ROUNDS};
 use super::client::{
-    Generation, McpClient, ProtocolChoice, HANDSHAKE_VERSION, STATELESS_VERSION,
-    UNSUPPORTED_VERSION,
+    McpClient, ProtocolChoice, HANDSHAKE_VERSION, STATELESS_VERSION, UNSUPPORTED_VERSION,
 };
 use super::handler::ElicitHandler;
 use super::session::stateless_retry_reason;
@@ -159,13 +158,52 @@ fn auto_takes_the_handshake_and_the_version_the_server_answers() {
         |t| connect(t, ProtocolChoice::Auto, &mut handler),
     )
     .expect("connected");
+    assert_eq!(client.revision, Revision::V2025_06_18);
+    assert_eq!(client.protocol_version(), "2025-06-18");
+    assert!(!client.is_stateless());
     assert_eq!(
-        client.generation,
-        Generation::Handshake("2025-06-18".into())
+        client.describe_protocol(),
+        "protocol 2025-06-18, initialize handshake"
     );
     assert_eq!(client.server_name().as_deref(), Some("fake"));
     assert_eq!(handler.server_name.as_deref(), Some("fake"));
     assert!(client.why.contains("accepted the initialize handshake"));
+}
+
+#[test]
+fn a_version_elicit_does_not_know_goes_on_over_the_handshake_under_its_own_name() {
+    // An older version, and the stateless one, which has no handshake: the
+    // session stays on the handshake (no stamps on its requests), is checked
+    // as the newest handshake revision, and keeps the server's version for
+    // `-v` and a cassette.
+    for version in ["2024-11-05", STATELESS_VERSION] {
+        let (scripted, mut person) = (no_answers(), nobody());
+        let mut handler = ElicitHandler::new(&scripted, &mut person);
+        let client = with_server(
+            move |s| {
+                s.handshake(version, json!({}));
+                let list = s.request(wire::TOOLS_LIST);
+                assert!(
+                    list["params"].get("_meta").is_none(),
+                    "a handshake request carries no stateless _meta: {list}"
+                );
+                s.reply(&list, json!({"tools": []}));
+            },
+            |t| {
+                let mut client = connect(t, ProtocolChoice::Auto, &mut handler)?;
+                client.list_tools(&mut handler)?;
+                Ok::<_, ElicitError>(client)
+            },
+        )
+        .expect("connected");
+        assert!(!client.is_stateless(), "{version}");
+        assert_eq!(client.revision, Revision::V2025_11_25, "{version}");
+        assert_eq!(client.protocol_version(), version);
+        assert_eq!(
+            client.describe_protocol(),
+            format!("protocol {version}, initialize handshake")
+        );
+    }
 }
 
 #[test]
@@ -232,7 +270,9 @@ fn auto_falls_back_to_discover_and_asks_again_once_when_refused_a_listed_version
         |t| connect(t, ProtocolChoice::Auto, &mut handler),
     )
     .expect("connected over discover");
-    assert_eq!(client.generation, Generation::Stateless);
+    assert_eq!(client.revision, Revision::V2026_07_28);
+    assert!(client.is_stateless());
+    assert_eq!(client.describe_protocol(), "protocol 2026-07-28, stateless");
     assert_eq!(client.server_name().as_deref(), Some("modern"));
     assert!(
         client.why.contains("initialize was refused") && client.why.contains("no initialize here"),
@@ -397,7 +437,8 @@ fn a_server_error_is_a_refusal_and_an_is_error_result_a_result() {
     assert!(matches!(failed, CallEnd::Result(ref r) if r["isError"] == true));
     // Neither is called again over 2026-07-28: nothing names input_required.
     assert!(
-        stateless_retry_reason(ProtocolChoice::Auto, &client.generation, &refused, false).is_none()
+        stateless_retry_reason(ProtocolChoice::Auto, client.is_stateless(), &refused, false)
+            .is_none()
     );
 }
 
@@ -421,11 +462,11 @@ fn a_refusal_naming_input_required_is_called_again_over_discover() {
         |t| {
             let mut client = connect(t, ProtocolChoice::Auto, &mut handler)?;
             let end = call_tool_end(&mut client, &mut handler, "guard", &Map::new())?;
-            Ok::<_, ElicitError>((client.generation, end))
+            Ok::<_, ElicitError>((client.is_stateless(), end))
         },
     )
     .expect("refused");
-    let why = stateless_retry_reason(ProtocolChoice::Auto, &refused.0, &refused.1, false)
+    let why = stateless_retry_reason(ProtocolChoice::Auto, refused.0, &refused.1, false)
         .expect("called again");
     assert!(why.contains("input_required"), "{why}");
 }

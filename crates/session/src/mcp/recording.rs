@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
 
-use super::client::Generation;
 use super::handler::ElicitObserver;
 use elicit_core::elicitation::protocol::ElicitResult;
 use elicit_core::error::ElicitError;
@@ -25,12 +24,12 @@ pub enum CallRecordEnd<'a> {
 /// `elicit call --record`: watches the call's elicitations (as an
 /// [`ElicitObserver`]) and is told how the call ended.
 pub trait CallRecorder: ElicitObserver {
-    /// The call of `tool` with `arguments`, made over `generation`, ended
-    /// with `end`: the record is written. `Ok(Some(text))`: a warning for
-    /// the person.
+    /// The call of `tool` with `arguments`, made over `protocol_version`
+    /// (as on the wire), ended with `end`: the record is written.
+    /// `Ok(Some(text))`: a warning for the person.
     fn ended(
         &mut self,
-        generation: &Generation,
+        protocol_version: &str,
         tool: &str,
         arguments: &Map<String, Value>,
         end: CallRecordEnd<'_>,

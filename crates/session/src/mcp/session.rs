@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::call::{call_tool_end, CallEnd};
-use super::client::{Generation, McpClient, ProtocolChoice, STATELESS_VERSION};
+use super::client::{McpClient, ProtocolChoice, STATELESS_VERSION};
 use super::handler::ElicitHandler;
 use super::strict::Strict;
 use crate::transport::{self, ConnectOptions, ServerTarget};
@@ -86,9 +86,20 @@ impl<'c> Session<'c> {
         Ok(session)
     }
 
-    /// The lifecycle in use.
-    pub fn generation(&self) -> &Generation {
-        &self.client.generation
+    /// The revision in use (what `--strict` checks against).
+    pub fn revision(&self) -> Revision {
+        self.client.revision
+    }
+
+    /// The protocol version in use, as on the wire (what a cassette
+    /// records).
+    pub fn protocol_version(&self) -> &str {
+        self.client.protocol_version()
+    }
+
+    /// The protocol in use, in words (for `-v`).
+    pub fn describe_protocol(&self) -> String {
+        self.client.describe_protocol()
     }
 
     /// The server's name from its `serverInfo`.
@@ -128,9 +139,12 @@ impl<'c> Session<'c> {
                 "the tool failed on {STATELESS_VERSION} before the server asked anything; if it asks with requests of its own, --protocol auto would use the initialize handshake, where they work"
             ));
         }
-        let Some(why) =
-            stateless_retry_reason(self.options.protocol, self.generation(), &end, asked)
-        else {
+        let Some(why) = stateless_retry_reason(
+            self.options.protocol,
+            self.client.is_stateless(),
+            &end,
+            asked,
+        ) else {
             return Ok(end);
         };
         self.note(&format!("{why}; calling it again over {STATELESS_VERSION}"));
@@ -146,7 +160,7 @@ impl<'c> Session<'c> {
                 self.tell_strict();
                 self.note(&format!(
                     "connected again ({}): the tool asks with input_required",
-                    self.client.generation.describe()
+                    self.client.describe_protocol()
                 ));
                 call_tool_end(&mut self.client, handler, tool, arguments)
             }
@@ -173,7 +187,7 @@ impl<'c> Session<'c> {
 
     fn tell_strict(&self) {
         if let Some(strict) = &self.options.strict {
-            strict.set_revision(revision(&self.client.generation));
+            strict.set_revision(self.client.revision);
         }
     }
 
@@ -208,28 +222,19 @@ fn close(mut client: McpClient) {
     client.server.close(Duration::from_secs(2));
 }
 
-/// The revision a connected session speaks (what `--strict` checks
-/// against).
-pub fn revision(generation: &Generation) -> Revision {
-    match generation {
-        Generation::Stateless => Revision::V2026_07_28,
-        Generation::Handshake(v) => Revision::from_version(v).unwrap_or(Revision::V2025_11_25),
-    }
-}
-
-/// Why a call ended on the handshake is to be made again over 2026-07-28,
-/// or `None`: only under `--protocol auto`, only when nothing was asked,
+/// Why a call ended on the handshake (not `stateless`) is to be made again
+/// over 2026-07-28, or `None`: only under `--protocol auto`, only when nothing was asked,
 /// only for a refusal (a JSON-RPC error: no tool result came back), and
 /// only when the server says that the tool needs the revision that
 /// carries `input_required` by naming it. The error code cannot tell:
 /// servers use -32602, the code of bad arguments, for it.
 pub(crate) fn stateless_retry_reason(
     choice: ProtocolChoice,
-    generation: &Generation,
+    stateless: bool,
     end: &CallEnd,
     asked: bool,
 ) -> Option<String> {
-    if choice != ProtocolChoice::Auto || asked || !matches!(generation, Generation::Handshake(_)) {
+    if choice != ProtocolChoice::Auto || asked || stateless {
         return None;
     }
     let CallEnd::Refused { error, .. } = end else {
@@ -262,15 +267,15 @@ mod tests {
     #[test]
     fn only_a_refusal_that_names_input_required_is_called_again() {
         let auto = ProtocolChoice::Auto;
-        let handshake = Generation::Handshake("2025-11-25".into());
+        let stateless = false;
         let fastmcp = refused(
             -32602,
             "Tool 'guard_form' returned an InputRequiredResult to request client input, but the multi-round-trip result type (SEP-2322) only exists at MCP 2026-07-28",
         );
-        assert!(stateless_retry_reason(auto, &handshake, &fastmcp, false).is_some());
+        assert!(stateless_retry_reason(auto, stateless, &fastmcp, false).is_some());
         assert!(stateless_retry_reason(
             auto,
-            &handshake,
+            stateless,
             &refused(-32600, "this tool needs input_required"),
             false
         )
@@ -279,16 +284,15 @@ mod tests {
         let tool_error = CallEnd::Result(
             json!({"isError": true, "content": [{"type": "text", "text": "needs 2026-07-28"}]}),
         );
-        assert!(stateless_retry_reason(auto, &handshake, &tool_error, false).is_none());
+        assert!(stateless_retry_reason(auto, stateless, &tool_error, false).is_none());
         // Any other refusal stands: the tool may have done its work.
         assert!(
-            stateless_retry_reason(auto, &handshake, &refused(-32603, "disk full"), false)
-                .is_none()
+            stateless_retry_reason(auto, stateless, &refused(-32603, "disk full"), false).is_none()
         );
         // Something was asked first; not a choice `auto` made; already 2026.
-        assert!(stateless_retry_reason(auto, &handshake, &fastmcp, true).is_none());
+        assert!(stateless_retry_reason(auto, stateless, &fastmcp, true).is_none());
         let forced = ProtocolChoice::Only(Revision::V2025_11_25);
-        assert!(stateless_retry_reason(forced, &handshake, &fastmcp, false).is_none());
-        assert!(stateless_retry_reason(auto, &Generation::Stateless, &fastmcp, false).is_none());
+        assert!(stateless_retry_reason(forced, stateless, &fastmcp, false).is_none());
+        assert!(stateless_retry_reason(auto, true, &fastmcp, false).is_none());
     }
 }

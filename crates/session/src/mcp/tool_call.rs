@@ -248,8 +248,8 @@ impl<'c> ToolCall<'c> {
                 _ => None,
             };
             if let Some(end) = end {
-                let generation = self.session.generation();
-                if let Some(warning) = recorder.ended(generation, tool, &arguments, end)? {
+                let version = self.session.protocol_version();
+                if let Some(warning) = recorder.ended(version, tool, &arguments, end)? {
                     watcher.warn(&warning);
                 }
             }

@@ -490,7 +490,7 @@ pub enum AuthCommand {
 }
 
 /// The value parser of every duration flag (the library's one parser).
-pub use elicit_core::duration::parse_duration;
+pub use elicit::duration::parse_duration;
 
 /// The output of `elicit lint`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -114,7 +114,7 @@ impl CallWatcher for Watch<'_> {
             eprintln!(
                 "elicit: connected to {} ({}): {}",
                 sanitize_line(name.as_deref().unwrap_or("a server with no name")),
-                session.generation().describe(),
+                session.describe_protocol(),
                 session.why()
             );
         }

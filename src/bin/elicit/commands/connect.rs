@@ -27,8 +27,8 @@ pub fn own_authorization(headers: &[(String, String)]) -> bool {
 ///
 /// The wait for the browser is `--prompt-timeout` when given; else, when
 /// nobody is at the terminal, `wait` (`--timeout` of `call`); else the
-/// sign-in default ([`elicit::auth::DEFAULT_WAIT`]): a person typing a
-/// password needs longer than a server gets to answer.
+/// sign-in's own default wait (`DEFAULT_WAIT` in `elicit::auth`): a person
+/// typing a password needs longer than a server gets to answer.
 pub fn sign_in_hook(
     sign_in: &SignInArgs,
     answers: &AnswerArgs,

@@ -32,6 +32,13 @@ impl Revision {
         }
     }
 
+    /// Whether a client speaks this revision statelessly (`server/discover`,
+    /// the revision and capabilities on every request) rather than over
+    /// the `initialize` handshake the earlier revisions open a session with.
+    pub fn is_stateless(self) -> bool {
+        self == Revision::V2026_07_28
+    }
+
     /// The revision a negotiated protocol version names, if elicit knows it.
     pub fn from_version(version: &str) -> Option<Revision> {
         Revision::ALL.into_iter().find(|r| r.as_str() == version)

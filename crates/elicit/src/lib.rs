@@ -7,9 +7,10 @@
 //! one-way trip, and a backwards import does not compile:
 //!
 //! - `elicit-core` ([`elicitation`], [`text`], [`lint`], [`error`],
-//!   [`bounded`]): the pure stages (input shapes, protocol types, the
-//!   suspension contract, the schema model, scripted answers, resolution,
-//!   output), what may reach a person, the spec's rules, the error kinds;
+//!   [`bounded`], [`duration`]): the pure stages (input shapes, protocol
+//!   types, the suspension contract, the schema model, scripted answers,
+//!   resolution, output), what may reach a person, the spec's rules, the
+//!   error kinds, durations as people type them;
 //! - `elicit-ui` ([`terminal`], [`page`], [`person`]): the person at a
 //!   terminal (`TerminalResolver`) and with a browser (`BrowserResolver`),
 //!   and which of them answers;
@@ -24,11 +25,14 @@
 //! - `elicit-platform` ([`platform`], [`signals`], [`opener`]): the one
 //!   seam to the operating system.
 //!
-//! The binary (`src/bin/elicit/`) only parses flags and dispatches.
+//! This library is the package `elicit-lib` (a dependency on it is still
+//! `use elicit::…`); the command is the package `elicit-mcp`, whose binary
+//! (`src/bin/elicit/`) only parses flags and dispatches: clap stays there,
+//! out of this library.
 #![warn(missing_docs)]
 
 pub use elicit_cassette::answers;
-pub use elicit_core::{bounded, elicitation, error, lint, text};
+pub use elicit_core::{bounded, duration, elicitation, error, lint, text};
 pub use elicit_park as park;
 pub use elicit_platform as platform;
 pub use elicit_platform::{handlers as signals, opener};
@@ -70,6 +74,8 @@ pub mod cassette {
 
 /// The Rust examples of the architecture guide, run as doc tests so they
 /// stay true.
-#[doc = include_str!("../docs/ARCHITECTURE.md")]
+// The guide is the repository's (docs/ARCHITECTURE.md), outside this package: only
+// `cargo test --doc` in the repository reads it, never a build of the published crate.
+#[doc = include_str!("../../../docs/ARCHITECTURE.md")]
 #[cfg(doctest)]
 pub struct ArchitectureDoctests;
