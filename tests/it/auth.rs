@@ -10,6 +10,7 @@
 
 use crate::common;
 use crate::common::fake_auth::{call_echo, curl_browser, Config, FakeAuth, Iss, Req};
+use crate::common::Test;
 
 use std::os::unix::fs::PermissionsExt;
 use std::sync::{Arc, Mutex};
@@ -841,11 +842,11 @@ fn call_signs_in_without_a_terminal_and_leaks_no_secret() {
         ],
         &[],
         &fake.url(),
-    );
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
-    assert!(r.stdout.contains("echo: hi"), "{}", r.stdout);
-    assert_no_secret("stdout", &r.stdout);
-    assert_no_secret("stderr", &r.stderr);
+    )
+    .run();
+    assert!(r.stdout().contains("echo: hi"), "{}", r.stdout());
+    assert_no_secret("stdout", &r.stdout());
+    assert_no_secret("stderr", &r.stderr());
     let logged = std::fs::read_to_string(&log).unwrap();
     assert!(logged.contains("tools/call"), "{logged}");
     assert_no_secret("--log", &logged);
@@ -866,11 +867,10 @@ fn call_signs_in_without_a_terminal_and_leaks_no_secret() {
     }
     // A second run: no browser, no sign-in, the stored token.
     let authorizations = fake.find("/authorize").len();
-    let r = call_echo(&store, &[], &[], &fake.url());
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
-    assert!(r.stdout.contains("echo: hi"), "{}", r.stdout);
+    let r = call_echo(&store, &[], &[], &fake.url()).run();
+    assert!(r.stdout().contains("echo: hi"), "{}", r.stdout());
     assert_eq!(fake.find("/authorize").len(), authorizations);
-    assert_no_secret("stderr", &r.stderr);
+    assert_no_secret("stderr", &r.stderr());
 }
 
 /// Sign-in that cannot succeed ends with an error that names the problem
@@ -885,20 +885,22 @@ fn failed_sign_in_errors_hold_no_secret() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("tokens");
     let browser = curl_browser();
-    let r = call_echo(&store, &["--browser", &browser], &[], &fake.url());
-    assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(r.stderr.contains("401"), "{}", r.stderr);
-    assert_no_secret("stderr", &r.stderr);
-    assert_no_secret("stdout", &r.stdout);
-    assert!(!r.stderr.contains("dcr-secret-XYZ"), "{}", r.stderr);
+    let r = call_echo(&store, &["--browser", &browser], &[], &fake.url())
+        .status(1)
+        .run();
+    assert!(r.stderr().contains("401"), "{}", r.stderr());
+    assert_no_secret("stderr", &r.stderr());
+    assert_no_secret("stdout", &r.stdout());
+    assert!(!r.stderr().contains("dcr-secret-XYZ"), "{}", r.stderr());
 
     let fresh = FakeAuth::start(Config::default());
-    let r = call_echo(&dir.path().join("other"), &[], &[], &fresh.url());
-    assert_eq!(r.code, 1, "{}", r.stderr);
+    let r = call_echo(&dir.path().join("other"), &[], &[], &fresh.url())
+        .status(1)
+        .run();
     assert!(
-        r.stderr.contains("needs you to sign in") && r.stderr.contains("--browser"),
+        r.stderr().contains("needs you to sign in") && r.stderr().contains("--browser"),
         "{}",
-        r.stderr
+        r.stderr()
     );
     assert!(fresh.find("/authorize").is_empty());
 }
@@ -926,14 +928,14 @@ fn client_credentials_grant_needs_no_browser() {
         ],
         &[],
         &fake.url(),
-    );
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
-    assert!(r.stdout.contains("echo: hi"));
+    )
+    .run();
+    assert!(r.stdout().contains("echo: hi"));
     assert!(fake.find("/authorize").is_empty());
     let t = &fake.find("/token")[0];
     assert_eq!(t.form["grant_type"], "client_credentials");
     assert_eq!(t.form["resource"], fake.url());
-    assert_no_secret("stderr", &r.stderr);
+    assert_no_secret("stderr", &r.stderr());
 }
 
 /// The done-when check of sign-in on a terminal: `elicit call URL --tool …`
@@ -959,10 +961,11 @@ fn call_on_a_terminal_asks_opens_finishes_by_itself_then_reuses_the_token() {
         &fake.url(),
     ]
     .map(str::to_string);
-    let mut p = common::elicit("")
+    let mut p = Test::new()
+        .stdin("")
         .args(&args)
         .env("ELICIT_DATA_DIR", store_path.to_str().unwrap())
-        .spawn();
+        .pty();
     p.expect("asks you to open a link")
         .expect("Sign in to")
         .expect("127.0.0.1")
@@ -976,10 +979,11 @@ fn call_on_a_terminal_asks_opens_finishes_by_itself_then_reuses_the_token() {
     assert_eq!(fake.find("/authorize").len(), 1);
     assert_no_secret("the terminal", &f.screen_text());
 
-    let mut p = common::elicit("")
+    let mut p = Test::new()
+        .stdin("")
         .args(&args)
         .env("ELICIT_DATA_DIR", store_path.to_str().unwrap())
-        .spawn();
+        .pty();
     let f = p.finish();
     assert_eq!(f.code, 0, "{}", f.screen_text());
     assert_eq!(f.json()["content"][0]["text"], "echo: hi");

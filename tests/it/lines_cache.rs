@@ -126,7 +126,8 @@ fn the_binary_streams_what_it_resolves_one_line_at_a_time() {
             .args(["--lines", "--no-input", "-a", "accept", "-a", "name=Ada"])
             .stdin(input)
             .run()
-            .stdout
+            .stdout()
+            .to_string()
     };
     let streamed = run(lines.join("\n") + "\n");
     let streamed: Vec<&str> = streamed.lines().collect();

@@ -24,12 +24,12 @@ fn read(rel: &str) -> String {
 }
 
 /// `elicit lint --format json FILE`: one finding a line.
-fn lint_json(file: &str) -> Run {
-    Test::new().args(["lint", "--format", "json", file]).run()
+fn lint_json(file: &str) -> Test {
+    Test::new().args(["lint", "--format", "json", file])
 }
 
 fn stdout(o: &Run) -> String {
-    o.stdout.clone()
+    o.stdout().to_string()
 }
 
 /// `severity rule pointer` for each finding of `--format json` output.
@@ -150,23 +150,23 @@ fn rule_ids_are_unique_kebab_case_and_the_issue_names_are_all_there() {
 #[test]
 fn a_clean_request_has_no_findings() {
     let o = Test::new().args(["lint", "fixtures/lint/clean.json"]).run();
-    assert_eq!(Some(o.code), Some(0), "{}", stdout(&o));
+    assert_eq!(Some(o.code()), Some(0), "{}", stdout(&o));
     assert!(stdout(&o).contains("no findings"), "{}", stdout(&o));
-    let o = lint_json("fixtures/lint/clean.json");
+    let o = lint_json("fixtures/lint/clean.json").run();
     assert_eq!(stdout(&o), "");
 }
 
 #[test]
 fn server_everything_has_only_its_legacy_enum_names() {
-    let o = lint_json("fixtures/server-everything/form.request.json");
-    assert_eq!(Some(o.code), Some(0));
+    let o = lint_json("fixtures/server-everything/form.request.json").run();
+    assert_eq!(Some(o.code()), Some(0));
     assert_eq!(
         summary_of_json(&stdout(&o)),
         ["warning enum-names-deprecated /params/requestedSchema/properties/legacyTitledEnum/enumNames"]
     );
     // Its URL request is clean: https, with an elicitationId.
-    let o = lint_json("fixtures/server-everything/url.request.json");
-    assert_eq!(Some(o.code), Some(0));
+    let o = lint_json("fixtures/server-everything/url.request.json").run();
+    assert_eq!(Some(o.code()), Some(0));
     assert_eq!(stdout(&o), "");
 }
 
@@ -178,8 +178,8 @@ fn the_python_sdks_requests_are_clean_but_for_their_schema_title() {
         "python-mcp/form.request.json",
         "python-mcp/confirm.request.json",
     ] {
-        let o = lint_json(&fixture_path(file));
-        assert_eq!(Some(o.code), Some(0), "{file}");
+        let o = lint_json(&fixture_path(file)).run();
+        assert_eq!(Some(o.code()), Some(0), "{file}");
         assert_eq!(
             summary_of_json(&stdout(&o)),
             ["info schema-keyword-unknown /params/requestedSchema/title"],
@@ -192,22 +192,22 @@ fn the_python_sdks_requests_are_clean_but_for_their_schema_title() {
         "python-mcp/input-required.response.json",
         "python-mcp/input-required.url.response.json",
     ] {
-        let o = lint_json(&fixture_path(file));
-        assert_eq!(Some(o.code), Some(0), "{file}");
+        let o = lint_json(&fixture_path(file)).run();
+        assert_eq!(Some(o.code()), Some(0), "{file}");
         assert_eq!(stdout(&o), "", "{file}");
     }
     // A response that carries no elicitation is not lint's input.
     let o = Test::new()
         .args(["lint", &fixture_path("python-mcp/discover.response.json")])
         .run();
-    assert_eq!(Some(o.code), Some(2));
+    assert_eq!(Some(o.code()), Some(2));
     assert_eq!(stdout(&o), "");
 }
 
 #[test]
 fn nested_object_password_and_inverted_bound_are_exactly_three_findings() {
-    let o = lint_json("fixtures/lint/nested-password-inverted.json");
-    assert_eq!(Some(o.code), Some(1));
+    let o = lint_json("fixtures/lint/nested-password-inverted.json").run();
+    assert_eq!(Some(o.code()), Some(1));
     let lines: Vec<Value> = stdout(&o)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -322,14 +322,14 @@ fn the_protocol_decides_which_rules_apply() {
     let o = Test::new()
         .args(["lint", "--protocol", "2025-11-25", path])
         .run();
-    assert_eq!(Some(o.code), Some(1));
+    assert_eq!(Some(o.code()), Some(1));
     assert!(
         stdout(&o).contains("MCP 2025-11-25 (--protocol)"),
         "{}",
         stdout(&o)
     );
     let o = Test::new().args(["lint", path]).run();
-    assert_eq!(Some(o.code), Some(0));
+    assert_eq!(Some(o.code()), Some(0));
     assert!(
         stdout(&o).contains("MCP 2026-07-28 (the newest"),
         "{}",
@@ -343,7 +343,7 @@ fn allow_and_deny_adjust_severities_and_the_exit_status() {
     let o = Test::new()
         .args(["lint", "--deny", "warnings", "--format", "json", f])
         .run();
-    assert_eq!(Some(o.code), Some(1));
+    assert_eq!(Some(o.code()), Some(1));
     assert_eq!(
         summary_of_json(&stdout(&o)),
         ["error enum-names-deprecated /params/requestedSchema/properties/legacyTitledEnum/enumNames"]
@@ -358,7 +358,7 @@ fn allow_and_deny_adjust_severities_and_the_exit_status() {
             f,
         ])
         .run();
-    assert_eq!(Some(o.code), Some(1));
+    assert_eq!(Some(o.code()), Some(1));
     let o = Test::new()
         .args([
             "lint",
@@ -369,7 +369,7 @@ fn allow_and_deny_adjust_severities_and_the_exit_status() {
             f,
         ])
         .run();
-    assert_eq!(Some(o.code), Some(0));
+    assert_eq!(Some(o.code()), Some(0));
     assert_eq!(stdout(&o), "");
     let o = Test::new()
         .args(["lint", "--allow", "warnings", "--format", "json", f])
@@ -387,13 +387,13 @@ fn allow_and_deny_adjust_severities_and_the_exit_status() {
             n,
         ])
         .run();
-    assert_eq!(Some(o.code), Some(0), "{}", stdout(&o));
+    assert_eq!(Some(o.code()), Some(0), "{}", stdout(&o));
     // A typo is a usage error that names the nearest rule.
     let o = Test::new()
         .args(["lint", "--allow", "enum-name-deprecated", f])
         .run();
-    assert_eq!(Some(o.code), Some(2));
-    let err = o.stderr.as_str();
+    assert_eq!(Some(o.code()), Some(2));
+    let err = o.stderr();
     assert!(err.contains("did you mean enum-names-deprecated?"), "{err}");
     assert_eq!(stdout(&o), "");
 }
@@ -403,7 +403,7 @@ fn explain_prints_one_rule_and_rejects_unknown_ones() {
     let o = Test::new()
         .args(["lint", "--explain", "bounds-inverted"])
         .run();
-    assert_eq!(Some(o.code), Some(0));
+    assert_eq!(Some(o.code()), Some(0));
     let text = stdout(&o);
     assert!(
         text.starts_with("bounds-inverted (error; revisions: all)"),
@@ -418,7 +418,7 @@ fn explain_prints_one_rule_and_rejects_unknown_ones() {
     let o = Test::new().args(["lint", "--explain", "all"]).run();
     assert_eq!(stdout(&o).lines().count(), RULES.len());
     let o = Test::new().args(["lint", "--explain", "nope"]).run();
-    assert_eq!(Some(o.code), Some(2));
+    assert_eq!(Some(o.code()), Some(2));
 }
 
 #[test]
@@ -432,7 +432,7 @@ fn lines_are_documents_of_their_own_and_an_unreadable_one_is_exit_2() {
             "fixtures/lint/stream.ndjson",
         ])
         .run();
-    assert_eq!(Some(o.code), Some(2));
+    assert_eq!(Some(o.code()), Some(2));
     let lines: Vec<Value> = stdout(&o)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -454,7 +454,7 @@ fn lines_are_documents_of_their_own_and_an_unreadable_one_is_exit_2() {
             ("url-not-https".into(), 5, 36)
         ]
     );
-    let err = o.stderr.as_str();
+    let err = o.stderr();
     assert!(
         err.contains("stream.ndjson:4: invalid JSON at line 1, column 2"),
         "{err}"
@@ -463,8 +463,8 @@ fn lines_are_documents_of_their_own_and_an_unreadable_one_is_exit_2() {
 
 #[test]
 fn a_cassette_is_read_by_its_elicitations_key() {
-    let o = lint_json("fixtures/lint/cassette.json");
-    assert_eq!(Some(o.code), Some(1));
+    let o = lint_json("fixtures/lint/cassette.json").run();
+    assert_eq!(Some(o.code()), Some(1));
     let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
     assert_eq!(v["rule"], "default-not-in-enum");
     assert_eq!(
@@ -486,18 +486,18 @@ fn input_that_is_no_elicitation_is_exit_2_with_nothing_on_stdout() {
     let o = Test::new()
         .args(["lint", file.path().to_str().unwrap()])
         .run();
-    assert_eq!(Some(o.code), Some(2));
+    assert_eq!(Some(o.code()), Some(2));
     assert_eq!(stdout(&o), "");
-    assert!(o.stderr.as_str().contains("invalid JSON at line 1"));
+    assert!(o.stderr().contains("invalid JSON at line 1"));
     let o = Test::new().args(["lint", "/no/such/file.json"]).run();
-    assert_eq!(Some(o.code), Some(2));
-    assert!(o.stderr.as_str().contains("cannot open /no/such/file.json"));
+    assert_eq!(Some(o.code()), Some(2));
+    assert!(o.stderr().contains("cannot open /no/such/file.json"));
     // Params elicit cannot read are the server's mistake: a finding.
     let o = Test::new()
         .args(["lint", "--format", "json"])
         .stdin(r#"{"mode":"url","message":"no url"}"#)
         .run();
-    assert_eq!(Some(o.code), Some(1));
+    assert_eq!(Some(o.code()), Some(1));
     assert_eq!(summary_of_json(&stdout(&o)), ["error params-invalid /"]);
     // From stdin there is no file position.
     let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
@@ -531,7 +531,7 @@ fn sarif_output_is_valid_sarif_2_1_0_with_lines_and_columns() {
             "fixtures/lint/cassette.json",
         ])
         .run();
-    assert_eq!(Some(o.code), Some(1));
+    assert_eq!(Some(o.code()), Some(1));
     let log: Value = serde_json::from_str(&stdout(&o)).unwrap();
     let errors: Vec<String> = validator.iter_errors(&log).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:#?}");
@@ -609,7 +609,7 @@ fn the_rule_docs_are_generated_from_the_table() {
 }
 
 /// `elicit call ARGS -- python3 tests/servers/lint_server.py SERVER_ARGS`.
-fn call(args: &[&str], server_args: &[&str]) -> Run {
+fn call(args: &[&str], server_args: &[&str]) -> Test {
     let script = root().join("tests/servers/lint_server.py");
     Test::new()
         .arg("call")
@@ -620,7 +620,6 @@ fn call(args: &[&str], server_args: &[&str]) -> Run {
         .arg(script)
         .args(server_args)
         .limit(std::time::Duration::from_secs(60))
-        .run()
 }
 
 /// The JSON the server's tool result carries as text.
@@ -631,12 +630,7 @@ fn tool_echo(out: &str) -> Value {
 
 #[test]
 fn strict_call_with_modes_form_reports_a_url_elicitation_and_exits_5() {
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-        ..
-    } = call(
+    let run = call(
         &[
             "--strict",
             "--modes",
@@ -647,8 +641,11 @@ fn strict_call_with_modes_form_reports_a_url_elicitation_and_exits_5() {
             "accept",
         ],
         &[],
-    );
-    assert_eq!(code, 5, "{err}");
+    )
+    .status(5)
+    .run();
+    let out = run.stdout().to_string();
+    let err = run.stderr().to_string();
     assert!(
         err.contains("elicit: strict: error[session-mode-undeclared] elicitation/create (id 7) /params/mode: a url elicitation, but the client declared only form"),
         "{err}"
@@ -665,13 +662,12 @@ fn strict_call_with_modes_form_reports_a_url_elicitation_and_exits_5() {
     );
     assert_eq!(echo["reply"]["error"]["code"], -32602);
     // Without --strict the same run is the tool's success.
-    let Run {
-        code, stdout: out, ..
-    } = call(
+    let run = call(
         &["--modes", "form", "--tool", "url_anyway", "-a", "accept"],
         &[],
-    );
-    assert_eq!(code, 0);
+    )
+    .run();
+    let out = run.stdout().to_string();
     assert_eq!(tool_echo(&out)["reply"]["error"]["code"], -32602);
 }
 
@@ -680,13 +676,9 @@ fn strict_call_reports_a_nested_form_finishes_the_flow_and_exits_5() {
     let answers = ["-a", "name=Ada", "-a", r#"address={"street":"Main"}"#];
     let mut args = vec!["--strict", "--tool", "nested_form"];
     args.extend(answers);
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-        ..
-    } = call(&args, &[]);
-    assert_eq!(code, 5, "{err}");
+    let run = call(&args, &[]).status(5).run();
+    let out = run.stdout().to_string();
+    let err = run.stderr().to_string();
     assert!(
         err.contains("error[form-nested-property] elicitation/create (id 7) /params/requestedSchema/properties/address"),
         "{err}"
@@ -703,42 +695,34 @@ fn strict_call_reports_a_nested_form_finishes_the_flow_and_exits_5() {
     );
     let mut args = vec!["--tool", "nested_form"];
     args.extend(answers);
-    let Run {
-        code, stderr: err, ..
-    } = call(&args, &[]);
-    assert_eq!(code, 0, "{err}");
+    let run = call(&args, &[]).run();
+    let err = run.stderr().to_string();
     assert!(!err.contains("strict"), "{err}");
 }
 
 #[test]
 fn strict_call_checks_the_session_rules() {
     // No capability declared at all.
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-        ..
-    } = call(
+    let run = call(
         &["--strict", "--modes", "none", "--tool", "plain_form"],
         &[],
-    );
-    assert_eq!(code, 5, "{err}");
+    )
+    .status(5)
+    .run();
+    let out = run.stdout().to_string();
+    let err = run.stderr().to_string();
     assert!(err.contains("error[session-no-capability]"), "{err}");
     assert_eq!(tool_echo(&out)["capabilities"], serde_json::json!({}));
     // An accepted URL elicitation whose completion never came (an info:
     // the spec lets a server leave it out).
-    let Run {
-        code, stderr: err, ..
-    } = call(&["--strict", "--tool", "url_anyway", "-a", "accept"], &[]);
-    assert_eq!(code, 0, "{err}");
+    let run = call(&["--strict", "--tool", "url_anyway", "-a", "accept"], &[]).run();
+    let err = run.stderr().to_string();
     assert!(
         err.contains("info[session-url-completion-missing] the URL elicitation \"e-1\""),
         "{err}"
     );
     // --deny/--allow adjust them as in `elicit lint`.
-    let Run {
-        code, stderr: err, ..
-    } = call(
+    let run = call(
         &[
             "--strict",
             "--deny",
@@ -749,15 +733,15 @@ fn strict_call_checks_the_session_rules() {
             "accept",
         ],
         &[],
-    );
-    assert_eq!(code, 5, "{err}");
+    )
+    .status(5)
+    .run();
+    let err = run.stderr().to_string();
     assert!(
         err.contains("error[session-url-completion-missing]"),
         "{err}"
     );
-    let Run {
-        code, stderr: err, ..
-    } = call(
+    let run = call(
         &[
             "--strict",
             "--allow",
@@ -768,33 +752,33 @@ fn strict_call_checks_the_session_rules() {
             "accept",
         ],
         &[],
-    );
-    assert_eq!(code, 0, "{err}");
+    )
+    .run();
+    let err = run.stderr().to_string();
     assert!(
         err.contains("strict: 0 errors, 0 warnings, 0 infos"),
         "{err}"
     );
-    let Run { code, .. } = call(
+    call(
         &["--strict", "--allow", "nope", "--tool", "url_anyway"],
         &[],
-    );
-    assert_eq!(code, 2);
-    let Run {
-        code, stderr: err, ..
-    } = call(
+    )
+    .status(2)
+    .run();
+
+    let run = call(
         &["--strict", "--tool", "url_completed", "-a", "accept"],
         &[],
-    );
-    assert_eq!(code, 0, "{err}");
+    )
+    .run();
+    let err = run.stderr().to_string();
     assert!(
         err.contains("strict: 0 errors, 0 warnings, 0 infos in 1 elicitation"),
         "{err}"
     );
     // Two elicitations at once.
-    let Run {
-        code, stderr: err, ..
-    } = call(&["--strict", "--tool", "two_at_once", "-a", "name=x"], &[]);
-    assert_eq!(code, 0, "{err}");
+    let run = call(&["--strict", "--tool", "two_at_once", "-a", "name=x"], &[]).run();
+    let err = run.stderr().to_string();
     assert!(
         err.contains("warning[session-concurrent-elicitations] elicitation/create (id 101)"),
         "{err}"
@@ -802,23 +786,18 @@ fn strict_call_checks_the_session_rules() {
     // 2026-07-28: the modes go in every request's _meta, and an undeclared
     // one in an input_required result fails the call (no reply can refuse
     // it), still reported.
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-        ..
-    } = call(
+    let run = call(
         &["--modes", "form", "--tool", "plain_form", "-a", "name=x"],
         &["--stateless"],
-    );
-    assert_eq!(code, 0, "{err}");
+    )
+    .run();
+    let out = run.stdout().to_string();
+    run.stderr().to_string();
     assert_eq!(
         tool_echo(&out)["capabilities"],
         serde_json::json!({"elicitation": {"form": {}}})
     );
-    let Run {
-        code, stderr: err, ..
-    } = call(
+    let run = call(
         &[
             "--strict",
             "--modes",
@@ -829,8 +808,10 @@ fn strict_call_checks_the_session_rules() {
             "accept",
         ],
         &["--stateless"],
-    );
-    assert_eq!(code, 5, "{err}");
+    )
+    .status(5)
+    .run();
+    let err = run.stderr().to_string();
     assert!(err.contains("error[session-mode-undeclared] the reply to request 4 /result/inputRequests/k/params/mode"), "{err}");
     assert!(
         err.contains(
@@ -839,13 +820,12 @@ fn strict_call_checks_the_session_rules() {
         "{err}"
     );
     // An input_required loop whose question changes every round (2026-07-28).
-    let Run {
-        code, stderr: err, ..
-    } = call(
+    let run = call(
         &["--strict", "--tool", "changing", "-a", "accept"],
         &["--stateless"],
-    );
-    assert_eq!(code, 0, "{err}");
+    )
+    .run();
+    let err = run.stderr().to_string();
     assert_eq!(
         err.matches("warning[session-question-changed]").count(),
         2,
@@ -902,7 +882,7 @@ fn proxy_to(
     };
     proxy.close_stdin();
     let run = proxy.wait();
-    (run.code, reply, run.stderr)
+    (run.code(), reply, run.stderr().to_string())
 }
 
 #[test]
@@ -981,8 +961,8 @@ fn findings_are_bounded_per_rule_and_server_text_is_sanitised() {
         .args(["lint", "--color", "always"])
         .env_remove("NO_COLOR")
         .stdin(hostile)
+        .status(1)
         .run();
-    assert_eq!(o.code, 1);
     let text = stdout(&o);
     assert!(text.contains("form-nested-property"), "{text}");
     assert!(
@@ -1166,9 +1146,7 @@ fn test_strict_fails_a_replay_whose_elicitation_breaks_a_rule() {
     let dir = tempfile::tempdir().unwrap();
     let cassette = dir.path().join("nested.cassette.json");
     let record = cassette.to_str().unwrap();
-    let Run {
-        code, stderr: err, ..
-    } = call(
+    let run = call(
         &[
             "--record",
             record,
@@ -1180,29 +1158,30 @@ fn test_strict_fails_a_replay_whose_elicitation_breaks_a_rule() {
             r#"address={"street":"Main"}"#,
         ],
         &[],
-    );
-    assert_eq!(code, 0, "{err}");
-    let replay = |extra: &[&str]| {
+    )
+    .run();
+    run.stderr().to_string();
+    let replay = |extra: &[&str], status: i32| {
         let o = Test::new()
             .arg("test")
             .args(extra)
             .arg(&cassette)
             .limit(std::time::Duration::from_secs(60))
+            .status(status)
             .run();
-        (o.code, o.stderr)
+        o.stderr().to_string()
     };
-    let (code, err) = replay(&[]);
-    assert_eq!(code, 0, "{err}");
-    let (code, err) = replay(&["--strict"]);
-    assert_eq!(code, 1, "{err}");
+    let err = replay(&[], 0);
+    assert!(err.contains("1 test, 1 passed, 0 failed"), "{err}");
+    let err = replay(&["--strict"], 1);
     assert!(
         err.contains("--strict: the server's elicitations broke 1 rule"),
         "{err}"
     );
     assert!(err.contains("form-nested-property"), "{err}");
     // --allow puts the rule out of the way again.
-    let (code, err) = replay(&["--strict", "--allow", "form-nested-property"]);
-    assert_eq!(code, 0, "{err}");
+    let err = replay(&["--strict", "--allow", "form-nested-property"], 0);
+    assert!(err.contains("0 failed"), "{err}");
 }
 
 /// elicit's own `--log`, linted line by line: the lines elicit sent and
@@ -1230,12 +1209,12 @@ fn lint_reads_elicits_own_log_at_the_revision_it_records() {
                 .concat(),
             )
             .run();
-        assert!(out.code == 0, "{}", out.stderr.as_str());
+        assert!(out.code() == 0, "{}", out.stderr());
         let lint = Test::new()
             .args(["lint", "--lines", "--format", "json", log.to_str().unwrap()])
             .run();
         let text = stdout(&lint);
-        assert_eq!(Some(lint.code), Some(0), "{text}");
+        assert_eq!(Some(lint.code()), Some(0), "{text}");
         assert!(!text.contains("params-invalid"), "{text}");
         // The one elicitation was read, at the session's revision.
         let human = stdout(
@@ -1261,7 +1240,7 @@ fn lint_of_a_cassette_follows_its_protocol() {
         std::fs::write(&file, c.to_string()).unwrap();
         let out = Test::new().args(["lint", file.to_str().unwrap()]).run();
         let text = stdout(&out);
-        assert_eq!(Some(out.code), Some(code), "{protocol}: {text}");
+        assert_eq!(Some(out.code()), Some(code), "{protocol}: {text}");
         assert_eq!(text.contains("mode-not-in-revision"), code == 1, "{text}");
     }
 }
@@ -1290,15 +1269,14 @@ fn strict_test_reports_what_strict_call_reports() {
             script,
         ])
         .run();
-    assert!(recorded.code == 0, "{}", recorded.stderr.as_str());
-    let Run {
-        stderr: call_err, ..
-    } = call(&["--strict", "--tool", "url_anyway", "-a", "accept"], &[]);
+    assert!(recorded.code() == 0, "{}", recorded.stderr());
+    let run = call(&["--strict", "--tool", "url_anyway", "-a", "accept"], &[]).run();
+    let call_err = run.stderr().to_string();
     let test = Test::new()
         .args(["test", "--strict", cassette.to_str().unwrap()])
         .run();
-    let test_err = test.stderr.clone();
-    assert_eq!(Some(test.code), Some(0), "{test_err}");
+    let test_err = test.stderr().to_string();
+    assert_eq!(Some(test.code()), Some(0), "{test_err}");
     let said = "info[session-url-completion-missing] the URL elicitation \"e-1\"";
     assert!(call_err.contains(said), "{call_err}");
     assert!(test_err.contains(said), "{test_err}");
@@ -1315,8 +1293,8 @@ fn strict_test_reports_what_strict_call_reports() {
             cassette.to_str().unwrap(),
         ])
         .run();
-    let denied_err = denied.stderr.as_str();
-    assert_ne!(Some(denied.code), Some(0), "{denied_err}");
+    let denied_err = denied.stderr();
+    assert_ne!(Some(denied.code()), Some(0), "{denied_err}");
     assert!(
         denied_err.contains("error[session-url-completion-missing]"),
         "{denied_err}"
@@ -1330,10 +1308,10 @@ fn strict_test_reports_what_strict_call_reports() {
 #[test]
 fn strict_reports_a_2026_list_result_without_what_its_revision_requires() {
     let tool = ["--strict", "--tool", "plain_form", "-a", "accept"];
-    let Run {
-        code, stderr: err, ..
-    } = call(&tool, &["--stateless", "--bare-lists"]);
-    assert_eq!(code, 5, "{err}");
+    let run = call(&tool, &["--stateless", "--bare-lists"])
+        .status(5)
+        .run();
+    let err = run.stderr().to_string();
     let discover = err
         .lines()
         .find(|l| l.contains("error[session-result-incomplete] the reply to server/discover"))
@@ -1354,10 +1332,8 @@ fn strict_reports_a_2026_list_result_without_what_its_revision_requires() {
         list.contains("(MCP 2026-07-28, basic/index § General fields)"),
         "{list}"
     );
-    let Run {
-        code, stderr: err, ..
-    } = call(&tool, &["--stateless"]);
-    assert_eq!(code, 0, "{err}");
+    let run = call(&tool, &["--stateless"]).run();
+    let err = run.stderr().to_string();
     assert!(!err.contains("session-result-incomplete"), "{err}");
 }
 
@@ -1374,6 +1350,7 @@ fn strict_proxy_reports_a_2026_list_result_without_what_its_revision_requires() 
         .args(["--stateless", "--bare-lists"])
         .limit(std::time::Duration::from_secs(60))
         .feed()
+        .status(5)
         .spawn();
     let meta = serde_json::json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {}});
@@ -1387,11 +1364,10 @@ fn strict_proxy_reports_a_2026_list_result_without_what_its_revision_requires() 
     assert!(reply["result"].get("ttlMs").is_none(), "{reply}");
     proxy.close_stdin();
     let run = proxy.wait();
-    assert_eq!(run.code, 5, "{}", run.stderr);
     assert!(
-        run.stderr.contains("error[session-result-incomplete] the reply to tools/list (id 1) /result: the tools/list result lacks `resultType`, `ttlMs`, `cacheScope`"),
+        run.stderr().contains("error[session-result-incomplete] the reply to tools/list (id 1) /result: the tools/list result lacks `resultType`, `ttlMs`, `cacheScope`"),
         "{}",
-        run.stderr
+        run.stderr()
     );
 }
 
@@ -1407,18 +1383,18 @@ fn a_cassettes_revision_is_said_to_be_the_cassettes() {
     std::fs::write(&file, cassette.to_string()).unwrap();
     let o = Test::new().args(["lint", file.to_str().unwrap()]).run();
     assert!(
-        o.stdout
+        o.stdout()
             .contains("MCP 2025-11-25 (the cassette's protocol)"),
         "{}",
-        o.stdout
+        o.stdout()
     );
     let o = Test::new()
         .args(["lint", "--protocol", "2025-06-18", file.to_str().unwrap()])
         .run();
     assert!(
-        o.stdout.contains("MCP 2025-06-18 (--protocol)"),
+        o.stdout().contains("MCP 2025-06-18 (--protocol)"),
         "{}",
-        o.stdout
+        o.stdout()
     );
 }
 
@@ -1439,11 +1415,11 @@ fn lint_a_folder_lints_its_cassettes_and_a_bad_path_leaves_no_sarif() {
     let flows = dir.path().join("flows");
     let o = Test::new()
         .args(["lint", "--format", "sarif", flows.to_str().unwrap()])
+        .status(1)
         .run();
-    assert_eq!(o.code, 1, "{}", o.stderr);
-    let log: Value = serde_json::from_str(&o.stdout).unwrap();
+    let log: Value = serde_json::from_str(&o.stdout()).unwrap();
     let results = log["runs"][0]["results"].as_array().unwrap();
-    assert!(!results.is_empty(), "{}", o.stdout);
+    assert!(!results.is_empty(), "{}", o.stdout());
     assert!(results.iter().all(
         |r| r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
             .as_str()
@@ -1456,8 +1432,8 @@ fn lint_a_folder_lints_its_cassettes_and_a_bad_path_leaves_no_sarif() {
         Test::new()
             .args(["lint", "--format", "sarif", bad.to_str().unwrap()])
             .arg(fixture_path("lint/clean.json"))
+            .status(2)
             .run()
-            .expect_code(2)
             .stdout_is("");
     }
 }
@@ -1474,10 +1450,9 @@ fn strict_over_streamable_http_sees_the_completion_on_the_get_stream() {
         .args(["call", "--no-input", "--timeout", "20s", "--strict", "-v"])
         .args(["--tool", "connect_account", "-a", "accept", url.as_str()])
         .run();
-    run.success()
-        .stderr_has(
-            "notification notifications/elicitation/complete {\"elicitationId\":\"ts-el-1\"}",
-        )
-        .stderr_has("strict: 0 errors, 0 warnings, 0 infos in 1 elicitation")
-        .stderr_lacks("session-url-completion-missing");
+    run.stderr_has(
+        "notification notifications/elicitation/complete {\"elicitationId\":\"ts-el-1\"}",
+    )
+    .stderr_has("strict: 0 errors, 0 warnings, 0 infos in 1 elicitation")
+    .stderr_lacks("session-url-completion-missing");
 }

@@ -85,13 +85,14 @@ fn sigterm_ends_the_proxy_and_a_server_that_ignores_it() {
     proxy.signal(libc::SIGTERM);
     // The client still holds the proxy's stdin open: only the signal ends
     // it (a proxy that ignored SIGTERM because its server did fails here).
-    let run = proxy.wait_within(Duration::from_secs(15));
+    // Passed on, a grace, then SIGKILL: the server's status says so.
+    proxy
+        .status(128 + libc::SIGKILL)
+        .wait_within(Duration::from_secs(15));
     assert!(
         eventually(Duration::from_secs(5), || !running(pid)),
         "the server is still running"
     );
-    // Passed on, a grace, then SIGKILL: the server's status says so.
-    run.expect_code(128 + libc::SIGKILL);
     assert!(
         began.elapsed() < Duration::from_secs(10),
         "{:?}",

@@ -29,21 +29,20 @@ fn report(result: &Value) -> String {
         .to_string()
 }
 
-fn call(extra: &[&str]) -> Run {
+fn call(extra: &[&str]) -> Test {
     Test::new()
         .words("call --no-input --timeout 60s --server-log /dev/null")
         .args(["--tool", TOOL])
         .words("--arg topic=python --arg ambiguous=true")
         .args(extra)
         .server(&server_everything())
-        .run()
 }
 
 #[test]
 fn a_task_that_asks_gets_the_answer_through_call() {
-    let out = call(&["-a", "accept", "-a", "interpretation=programming"]);
-    assert!(out.code == 0, "{}", out.stderr.as_str());
-    let result: Value = serde_json::from_str(&out.stdout).unwrap();
+    let out = call(&["-a", "accept", "-a", "interpretation=programming"]).run();
+    assert!(out.code() == 0, "{}", out.stderr());
+    let result: Value = serde_json::from_str(&out.stdout()).unwrap();
     let text = report(&result);
     assert!(
         text.contains("# Research Report: python (programming)"),
@@ -58,9 +57,9 @@ fn a_task_that_asks_gets_the_answer_through_call() {
 
 #[test]
 fn a_task_declined_reaches_the_tool_as_declined() {
-    let out = call(&["-a", "decline"]);
-    assert!(out.code == 0, "{}", out.stderr.as_str());
-    let result: Value = serde_json::from_str(&out.stdout).unwrap();
+    let out = call(&["-a", "decline"]).run();
+    assert!(out.code() == 0, "{}", out.stderr());
+    let result: Value = serde_json::from_str(&out.stdout()).unwrap();
     assert!(
         report(&result).contains("User declined"),
         "{}",
@@ -79,8 +78,9 @@ fn a_task_flow_records_and_replays() {
         "interpretation=snake",
         "--record",
         cassette.to_str().unwrap(),
-    ]);
-    assert!(out.code == 0, "{}", out.stderr.as_str());
+    ])
+    .run();
+    assert!(out.code() == 0, "{}", out.stderr());
     let recorded: Value =
         serde_json::from_str(&std::fs::read_to_string(&cassette).unwrap()).unwrap();
     let asked = recorded["elicitations"].as_array().unwrap();
@@ -90,8 +90,7 @@ fn a_task_flow_records_and_replays() {
     Test::new()
         .args(["test", "--timeout", "60s"])
         .arg(&cassette)
-        .run()
-        .success();
+        .run();
 }
 
 /// A client that runs the task itself (task-augmented `tools/call`, then
@@ -155,7 +154,7 @@ fn proxy_answers_a_task_elicitation_for_a_client_that_runs_the_task() {
     // closes: the proxy ends it after the grace period (SIGTERM) and exits
     // with the server's status, 128 + 15.
     let run = proxy.wait_within(Duration::from_secs(30));
-    assert!(matches!(run.code, 0 | 143), "proxy exit {}", run.code);
+    assert!(matches!(run.code(), 0 | 143), "proxy exit {}", run.code());
 }
 
 /// The cassette `--record` wrote.
@@ -168,8 +167,7 @@ fn replays(cassette: &std::path::Path) {
     Test::new()
         .args(["test", "--timeout", "60s"])
         .arg(cassette)
-        .run()
-        .success();
+        .run();
 }
 
 /// A proxy whose client hung up, ended (server-everything is ended after
@@ -178,10 +176,10 @@ fn hung_up(mut proxy: Running) -> Run {
     proxy.close_stdin();
     let run = proxy.wait_within(Duration::from_secs(30));
     assert!(
-        matches!(run.code, 0 | 143),
+        matches!(run.code(), 0 | 143),
         "proxy exit {}: {}",
-        run.code,
-        run.stderr
+        run.code(),
+        run.stderr()
     );
     run
 }
@@ -321,7 +319,6 @@ fn echoed(result: &Value) -> Value {
 #[test]
 fn an_extension_task_asks_twice_and_call_answers_each_with_tasks_update() {
     let run = call_task("task_steps", &["-a", "name=Ada", "-a", "color=green"]);
-    run.success();
     let result = run.json();
     assert_eq!(
         echoed(&result),
@@ -334,7 +331,6 @@ fn an_extension_task_asks_twice_and_call_answers_each_with_tasks_update() {
 #[test]
 fn an_extension_task_declined_reaches_the_tool_as_declined() {
     let run = call_task("task_steps", &["-a", "decline"]);
-    run.success();
     assert_eq!(
         echoed(&run.json()),
         json!({"action": "decline", "content": null})
@@ -355,8 +351,7 @@ fn an_extension_task_flow_records_and_replays() {
             "--record",
             cassette.to_str().unwrap(),
         ],
-    )
-    .success();
+    );
     let recorded: Value =
         serde_json::from_str(&std::fs::read_to_string(&cassette).unwrap()).unwrap();
     let asked = recorded["elicitations"].as_array().unwrap();
@@ -376,11 +371,11 @@ fn an_extension_task_flow_records_and_replays() {
         .unwrap()
         .replace("Hello Grace: your colour?", "Hello Grace: your flavour?");
     std::fs::write(&cassette, edited).unwrap();
-    let changed = Test::new()
+    Test::new()
         .args(["test", "--timeout", "60s"])
         .arg(&cassette)
+        .failure()
         .run();
-    assert_ne!(changed.code, 0, "{}{}", changed.stdout, changed.stderr);
 }
 
 #[test]
@@ -398,12 +393,12 @@ fn lint_reads_the_questions_of_an_extension_task() {
     let run = Test::new()
         .args(["lint", "--format", "json", "-"])
         .stdin(reply.to_string())
+        .status(1)
         .run();
-    run.expect_code(1);
     assert!(
-        run.stdout.contains("required-not-a-property"),
+        run.stdout().contains("required-not-a-property"),
         "{}",
-        run.stdout
+        run.stdout()
     );
 }
 
@@ -526,7 +521,7 @@ fn task_only_through_proxy(answers: &[&str], record: Option<&std::path::Path>) -
         json!({"name": "task_only", "arguments": {}, "_meta": meta}),
     );
     let run = hung_up(proxy);
-    (done, run.stderr)
+    (done, run.stderr().to_string())
 }
 
 #[test]

@@ -40,20 +40,28 @@ fn unattended(args: &[&str], openers: &Path, env: &[(&str, &str)]) -> Test {
 /// Exit 2 well within the limit, nothing on stdout, and a message that
 /// names what is left and how to answer it.
 fn assert_fails_at_once(end: &Run, fields: &[&str]) {
-    assert_eq!(end.code, 2, "{}", end.stderr);
-    assert!(end.stdout.is_empty(), "stdout: {}", end.stdout);
-    assert!(end.took < Duration::from_secs(10), "took {:?}", end.took);
+    assert_eq!(end.code(), 2, "{}", end.stderr());
+    assert!(end.stdout().is_empty(), "stdout: {}", end.stdout());
+    assert!(
+        end.took() < Duration::from_secs(10),
+        "took {:?}",
+        end.took()
+    );
     for needle in fields
         .iter()
         .chain(&["--answer", "--answers", "--no-input"])
     {
         assert!(
-            end.stderr.contains(needle),
+            end.stderr().contains(needle),
             "{needle:?} not in:\n{}",
-            end.stderr
+            end.stderr()
         );
     }
-    assert!(!end.stderr.contains("answer on the page"), "{}", end.stderr);
+    assert!(
+        !end.stderr().contains("answer on the page"),
+        "{}",
+        end.stderr()
+    );
 }
 
 fn opened(dir: &Path) -> String {
@@ -177,7 +185,7 @@ fn no_open_asks_for_the_page_with_no_opener() {
 #[test]
 fn the_proxy_flags_have_environment_forms_listed_in_man() {
     let man = Test::new().args(["man", "proxy"]).run();
-    let page = &man.stdout;
+    let page = &man.stdout();
     for var in [
         "ELICIT_NO_OPEN",
         "ELICIT_NO_INPUT",
