@@ -150,7 +150,6 @@ fn rule_ids_are_unique_kebab_case_and_the_issue_names_are_all_there() {
 #[test]
 fn a_clean_request_has_no_findings() {
     let o = Test::new().args(["lint", "fixtures/lint/clean.json"]).run();
-    assert_eq!(Some(o.code()), Some(0), "{}", stdout(&o));
     assert!(stdout(&o).contains("no findings"), "{}", stdout(&o));
     let o = lint_json("fixtures/lint/clean.json").run();
     assert_eq!(stdout(&o), "");
@@ -159,14 +158,12 @@ fn a_clean_request_has_no_findings() {
 #[test]
 fn server_everything_has_only_its_legacy_enum_names() {
     let o = lint_json("fixtures/server-everything/form.request.json").run();
-    assert_eq!(Some(o.code()), Some(0));
     assert_eq!(
         summary_of_json(&stdout(&o)),
         ["warning enum-names-deprecated /params/requestedSchema/properties/legacyTitledEnum/enumNames"]
     );
     // Its URL request is clean: https, with an elicitationId.
     let o = lint_json("fixtures/server-everything/url.request.json").run();
-    assert_eq!(Some(o.code()), Some(0));
     assert_eq!(stdout(&o), "");
 }
 
@@ -179,7 +176,6 @@ fn the_python_sdks_requests_are_clean_but_for_their_schema_title() {
         "python-mcp/confirm.request.json",
     ] {
         let o = lint_json(&fixture_path(file)).run();
-        assert_eq!(Some(o.code()), Some(0), "{file}");
         assert_eq!(
             summary_of_json(&stdout(&o)),
             ["info schema-keyword-unknown /params/requestedSchema/title"],
@@ -193,21 +189,21 @@ fn the_python_sdks_requests_are_clean_but_for_their_schema_title() {
         "python-mcp/input-required.url.response.json",
     ] {
         let o = lint_json(&fixture_path(file)).run();
-        assert_eq!(Some(o.code()), Some(0), "{file}");
         assert_eq!(stdout(&o), "", "{file}");
     }
     // A response that carries no elicitation is not lint's input.
     let o = Test::new()
         .args(["lint", &fixture_path("python-mcp/discover.response.json")])
+        .status(2)
         .run();
-    assert_eq!(Some(o.code()), Some(2));
     assert_eq!(stdout(&o), "");
 }
 
 #[test]
 fn nested_object_password_and_inverted_bound_are_exactly_three_findings() {
-    let o = lint_json("fixtures/lint/nested-password-inverted.json").run();
-    assert_eq!(Some(o.code()), Some(1));
+    let o = lint_json("fixtures/lint/nested-password-inverted.json")
+        .status(1)
+        .run();
     let lines: Vec<Value> = stdout(&o)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -321,15 +317,14 @@ fn the_protocol_decides_which_rules_apply() {
     let path = file.path().to_str().unwrap();
     let o = Test::new()
         .args(["lint", "--protocol", "2025-11-25", path])
+        .status(1)
         .run();
-    assert_eq!(Some(o.code()), Some(1));
     assert!(
         stdout(&o).contains("MCP 2025-11-25 (--protocol)"),
         "{}",
         stdout(&o)
     );
     let o = Test::new().args(["lint", path]).run();
-    assert_eq!(Some(o.code()), Some(0));
     assert!(
         stdout(&o).contains("MCP 2026-07-28 (the newest"),
         "{}",
@@ -342,13 +337,13 @@ fn allow_and_deny_adjust_severities_and_the_exit_status() {
     let f = "fixtures/server-everything/form.request.json";
     let o = Test::new()
         .args(["lint", "--deny", "warnings", "--format", "json", f])
+        .status(1)
         .run();
-    assert_eq!(Some(o.code()), Some(1));
     assert_eq!(
         summary_of_json(&stdout(&o)),
         ["error enum-names-deprecated /params/requestedSchema/properties/legacyTitledEnum/enumNames"]
     );
-    let o = Test::new()
+    Test::new()
         .args([
             "lint",
             "--deny",
@@ -357,8 +352,8 @@ fn allow_and_deny_adjust_severities_and_the_exit_status() {
             "json",
             f,
         ])
+        .status(1)
         .run();
-    assert_eq!(Some(o.code()), Some(1));
     let o = Test::new()
         .args([
             "lint",
@@ -369,7 +364,6 @@ fn allow_and_deny_adjust_severities_and_the_exit_status() {
             f,
         ])
         .run();
-    assert_eq!(Some(o.code()), Some(0));
     assert_eq!(stdout(&o), "");
     let o = Test::new()
         .args(["lint", "--allow", "warnings", "--format", "json", f])
@@ -377,7 +371,7 @@ fn allow_and_deny_adjust_severities_and_the_exit_status() {
     assert_eq!(stdout(&o), "");
     // An error can be allowed away, too.
     let n = "fixtures/lint/nested-password-inverted.json";
-    let o = Test::new()
+    Test::new()
         .args([
             "lint",
             "--allow",
@@ -387,12 +381,11 @@ fn allow_and_deny_adjust_severities_and_the_exit_status() {
             n,
         ])
         .run();
-    assert_eq!(Some(o.code()), Some(0), "{}", stdout(&o));
     // A typo is a usage error that names the nearest rule.
     let o = Test::new()
         .args(["lint", "--allow", "enum-name-deprecated", f])
+        .status(2)
         .run();
-    assert_eq!(Some(o.code()), Some(2));
     let err = o.stderr();
     assert!(err.contains("did you mean enum-names-deprecated?"), "{err}");
     assert_eq!(stdout(&o), "");
@@ -403,7 +396,6 @@ fn explain_prints_one_rule_and_rejects_unknown_ones() {
     let o = Test::new()
         .args(["lint", "--explain", "bounds-inverted"])
         .run();
-    assert_eq!(Some(o.code()), Some(0));
     let text = stdout(&o);
     assert!(
         text.starts_with("bounds-inverted (error; revisions: all)"),
@@ -417,8 +409,10 @@ fn explain_prints_one_rule_and_rejects_unknown_ones() {
     assert!(text.contains("Fix:"), "{text}");
     let o = Test::new().args(["lint", "--explain", "all"]).run();
     assert_eq!(stdout(&o).lines().count(), RULES.len());
-    let o = Test::new().args(["lint", "--explain", "nope"]).run();
-    assert_eq!(Some(o.code()), Some(2));
+    Test::new()
+        .args(["lint", "--explain", "nope"])
+        .status(2)
+        .run();
 }
 
 #[test]
@@ -431,8 +425,8 @@ fn lines_are_documents_of_their_own_and_an_unreadable_one_is_exit_2() {
             "json",
             "fixtures/lint/stream.ndjson",
         ])
+        .status(2)
         .run();
-    assert_eq!(Some(o.code()), Some(2));
     let lines: Vec<Value> = stdout(&o)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -463,8 +457,7 @@ fn lines_are_documents_of_their_own_and_an_unreadable_one_is_exit_2() {
 
 #[test]
 fn a_cassette_is_read_by_its_elicitations_key() {
-    let o = lint_json("fixtures/lint/cassette.json").run();
-    assert_eq!(Some(o.code()), Some(1));
+    let o = lint_json("fixtures/lint/cassette.json").status(1).run();
     let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
     assert_eq!(v["rule"], "default-not-in-enum");
     assert_eq!(
@@ -485,19 +478,21 @@ fn input_that_is_no_elicitation_is_exit_2_with_nothing_on_stdout() {
     std::fs::write(file.path(), "{\"message\": ").unwrap();
     let o = Test::new()
         .args(["lint", file.path().to_str().unwrap()])
+        .status(2)
         .run();
-    assert_eq!(Some(o.code()), Some(2));
     assert_eq!(stdout(&o), "");
     assert!(o.stderr().contains("invalid JSON at line 1"));
-    let o = Test::new().args(["lint", "/no/such/file.json"]).run();
-    assert_eq!(Some(o.code()), Some(2));
+    let o = Test::new()
+        .args(["lint", "/no/such/file.json"])
+        .status(2)
+        .run();
     assert!(o.stderr().contains("cannot open /no/such/file.json"));
     // Params elicit cannot read are the server's mistake: a finding.
     let o = Test::new()
         .args(["lint", "--format", "json"])
         .stdin(r#"{"mode":"url","message":"no url"}"#)
+        .status(1)
         .run();
-    assert_eq!(Some(o.code()), Some(1));
     assert_eq!(summary_of_json(&stdout(&o)), ["error params-invalid /"]);
     // From stdin there is no file position.
     let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
@@ -530,8 +525,8 @@ fn sarif_output_is_valid_sarif_2_1_0_with_lines_and_columns() {
             "fixtures/server-everything/form.request.json",
             "fixtures/lint/cassette.json",
         ])
+        .status(1)
         .run();
-    assert_eq!(Some(o.code()), Some(1));
     let log: Value = serde_json::from_str(&stdout(&o)).unwrap();
     let errors: Vec<String> = validator.iter_errors(&log).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:#?}");
@@ -1196,7 +1191,7 @@ fn lint_reads_elicits_own_log_at_the_revision_it_records() {
         (&["--stateless"][..], "2026-07-28"),
     ] {
         let log = dir.path().join(format!("session-{revision}.jsonl"));
-        let out = Test::new()
+        Test::new()
             .args(
                 [
                     &["call", "--no-input", "--log", log.to_str().unwrap()][..],
@@ -1209,12 +1204,10 @@ fn lint_reads_elicits_own_log_at_the_revision_it_records() {
                 .concat(),
             )
             .run();
-        assert!(out.code() == 0, "{}", out.stderr());
         let lint = Test::new()
             .args(["lint", "--lines", "--format", "json", log.to_str().unwrap()])
             .run();
         let text = stdout(&lint);
-        assert_eq!(Some(lint.code()), Some(0), "{text}");
         assert!(!text.contains("params-invalid"), "{text}");
         // The one elicitation was read, at the session's revision.
         let human = stdout(
@@ -1254,7 +1247,7 @@ fn strict_test_reports_what_strict_call_reports() {
     let cassette = dir.path().join("url.cassette.json");
     let script = root().join("tests/servers/lint_server.py");
     let script = script.to_str().unwrap();
-    let recorded = Test::new()
+    Test::new()
         .args([
             "call",
             "--no-input",
@@ -1269,14 +1262,12 @@ fn strict_test_reports_what_strict_call_reports() {
             script,
         ])
         .run();
-    assert!(recorded.code() == 0, "{}", recorded.stderr());
     let run = call(&["--strict", "--tool", "url_anyway", "-a", "accept"], &[]).run();
     let call_err = run.stderr().to_string();
     let test = Test::new()
         .args(["test", "--strict", cassette.to_str().unwrap()])
         .run();
     let test_err = test.stderr().to_string();
-    assert_eq!(Some(test.code()), Some(0), "{test_err}");
     let said = "info[session-url-completion-missing] the URL elicitation \"e-1\"";
     assert!(call_err.contains(said), "{call_err}");
     assert!(test_err.contains(said), "{test_err}");
@@ -1292,9 +1283,9 @@ fn strict_test_reports_what_strict_call_reports() {
             "session-url-completion-missing",
             cassette.to_str().unwrap(),
         ])
+        .failure()
         .run();
     let denied_err = denied.stderr();
-    assert_ne!(Some(denied.code()), Some(0), "{denied_err}");
     assert!(
         denied_err.contains("error[session-url-completion-missing]"),
         "{denied_err}"

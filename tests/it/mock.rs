@@ -52,7 +52,6 @@ fn the_recorded_form_answered_as_recorded_gives_the_recorded_result_on_both_gene
             &stdio_mock(false),
         )
         .run();
-        assert!(out.code() == 0, "{protocol}: {}", out.stderr());
         let got: Value = serde_json::from_str(&out.stdout()).unwrap();
         let mut want = recorded["result"].clone();
         if protocol == "2026-07-28" {
@@ -66,7 +65,6 @@ fn the_recorded_form_answered_as_recorded_gives_the_recorded_result_on_both_gene
 #[test]
 fn a_wrong_answer_is_reported_on_stderr_and_in_the_result_and_strict_makes_it_an_error() {
     let out = call(&[], &["accept", "name=Bob"], &stdio_mock(false)).run();
-    assert!(out.code() == 0);
     let stderr = out.stderr();
     assert!(
         stderr.contains(r#"elicit mock: elicitation 1: the answer differs from the recorded one (name): ~ /content/name: "Ada" → "Bob""#),
@@ -81,8 +79,9 @@ fn a_wrong_answer_is_reported_on_stderr_and_in_the_result_and_strict_makes_it_an
         "{last}"
     );
 
-    let strict = call(&[], &["accept", "name=Bob"], &stdio_mock(true)).run();
-    assert_eq!(Some(strict.code()), Some(1), "an isError result");
+    let strict = call(&[], &["accept", "name=Bob"], &stdio_mock(true))
+        .status(1)
+        .run();
     let got: Value = serde_json::from_str(&strict.stdout()).unwrap();
     assert_eq!(got["isError"], true);
     assert!(got["content"][0]["text"]
@@ -157,7 +156,6 @@ fn over_streamable_http_both_generations_give_the_recorded_result_and_a_wrong_an
     let recorded = fixture();
     for protocol in ["2025-11-25", "2026-07-28"] {
         let out = call(&["--protocol", protocol], &["accept", "name=Ada"], &[&url]).run();
-        assert!(out.code() == 0, "{protocol}: {}", out.stderr());
         let got: Value = serde_json::from_str(&out.stdout()).unwrap();
         assert_eq!(got["content"], recorded["result"]["content"], "{protocol}");
     }

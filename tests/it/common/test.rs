@@ -12,6 +12,7 @@
 use std::cell::Cell;
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::panic::Location;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::thread::JoinHandle;
@@ -278,12 +279,14 @@ impl Test {
     }
 
     /// Runs it to its end (or its limit).
+    #[track_caller]
     pub fn run(self) -> Run {
         self.spawn().wait()
     }
 
     /// Runs it to its end as [`Test::run`] does, with its peak resident
     /// memory in KiB (see [`Running::wait_measured`]).
+    #[track_caller]
     pub fn run_measured(self) -> (Run, u64) {
         self.spawn().wait_measured()
     }
@@ -332,6 +335,7 @@ impl Test {
     /// Starts it and returns at once: for a test that signals it, feeds
     /// its stdin as it goes, or reads its pid; [`Running::wait`] ends it
     /// as [`Test::run`] does.
+    #[track_caller]
     pub fn spawn(mut self) -> Running {
         assert!(
             self.terminal.is_default(),
@@ -361,7 +365,7 @@ impl Test {
             stderr: Some(stderr),
             started: Instant::now(),
             limit: self.limit.unwrap_or(RUN_LIMIT),
-            shown: self.shown.join(" "),
+            shown: format!("{} (run at {})", self.shown.join(" "), Location::caller()),
             expected: self.expected,
             stdout_taken: 0,
             stderr_taken: 0,
