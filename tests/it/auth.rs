@@ -974,7 +974,6 @@ fn call_on_a_terminal_asks_opens_finishes_by_itself_then_reuses_the_token() {
         .expect("opened in")
         .expect("done after");
     let f = p.finish();
-    assert_eq!(f.code, 0, "{}", f.screen_text());
     assert_eq!(f.json()["content"][0]["text"], "echo: hi");
     assert_eq!(fake.find("/authorize").len(), 1);
     assert_no_secret("the terminal", &f.screen_text());
@@ -985,7 +984,6 @@ fn call_on_a_terminal_asks_opens_finishes_by_itself_then_reuses_the_token() {
         .env("ELICIT_DATA_DIR", store_path.to_str().unwrap())
         .pty();
     let f = p.finish();
-    assert_eq!(f.code, 0, "{}", f.screen_text());
     assert_eq!(f.json()["content"][0]["text"], "echo: hi");
     assert!(
         !f.screen_text().contains("asks you to open a link"),

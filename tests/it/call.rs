@@ -60,6 +60,11 @@ fn handshake_declares_both_modes() {
         ],
         &[],
     )
+    .stdout(concat!(
+        r#"{"content":[{"type":"text","text":"{\"reply\":{\"jsonrpc\":\"2.0\",\"id\":0,"#,
+        r#"\"result\":{\"action\":\"decline\"}},\"args\":{}}"}],"isError":false}"#,
+        "\n"
+    ))
     .run();
     let lines: Vec<Value> = std::fs::read_to_string(&log)
         .unwrap()
@@ -337,6 +342,9 @@ fn bad_args_json_names_the_flag() {
 #[test]
 fn verbose_says_the_protocol_in_words() {
     call(&["-v", "--tool", "sum", "--args", r#"{"a":1,"b":1}"#], &[])
+        .stdout(
+            "{\"content\":[{\"type\":\"text\",\"text\":\"{\\\"sum\\\":2}\"}],\"isError\":false}\n",
+        )
         .run()
         .stderr_has("connected to fake (protocol 2025-11-25, initialize handshake)")
         .stderr_lacks("Handshake(");

@@ -39,6 +39,9 @@ fn every_fixture_case_gives_its_expected_output() {
             .arg("--no-input")
             .args(&args)
             .arg(root.join(case["input"].as_str().unwrap()))
+            .stderr_unchecked(
+                "the cases hold stdout; the warnings some inputs draw are not in them",
+            )
             .run();
         let stdout = out.stdout();
         let want = case["stdout"].as_str().unwrap();
@@ -331,6 +334,8 @@ fn json_rpc_requests_with_bad_params_get_a_json_rpc_error_on_stdout() {
         let out = a.stdout().to_string();
         let v: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["error"]["code"], code, "{req}");
+        let message = v["error"]["message"].as_str().unwrap();
+        a.stderr_has(&format!("elicit: {message}"));
         assert!(
             out.starts_with(&format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},")),
             "{out}"
@@ -425,7 +430,9 @@ fn range_and_integer_rules() {
 #[test]
 fn lengths_count_characters_not_bytes() {
     let req = r#"{"message":"n","requestedSchema":{"type":"object","properties":{"s":{"type":"string","minLength":3,"maxLength":3}}}}"#;
-    run(&["-a", "s=日本語"], req).run();
+    run(&["-a", "s=日本語"], req)
+        .stdout("{\"action\":\"accept\",\"content\":{\"s\":\"日本語\"}}\n")
+        .run();
     run(&["-a", "s=éé"], req)
         .status(2)
         .run()
@@ -551,7 +558,9 @@ fn no_controlling_terminal_is_detected_without_no_input() {
 #[test]
 fn exit_status_flag_distinguishes_decline_and_cancel() {
     let req = std::fs::read_to_string("fixtures/kinds/empty-form.json").unwrap();
-    run(&["-e", "-a", "accept"], &req).run();
+    run(&["-e", "-a", "accept"], &req)
+        .stdout("{\"action\":\"accept\",\"content\":{}}\n")
+        .run();
     run(&["-e", "-a", "decline"], &req)
         .status(3)
         .run()
@@ -560,7 +569,10 @@ fn exit_status_flag_distinguishes_decline_and_cancel() {
         .status(4)
         .run()
         .stdout_is("{\"action\":\"cancel\"}\n");
-    run(&["-a", "cancel"], &req).run();
+    // Without -e a cancel is still a success.
+    run(&["-a", "cancel"], &req)
+        .stdout("{\"action\":\"cancel\"}\n")
+        .run();
 }
 
 #[test]
@@ -580,10 +592,12 @@ fn file_argument_and_dash() {
             "accept",
             "fixtures/kinds/empty-form.json",
         ])
+        .stdout("{\"action\":\"accept\",\"content\":{}}\n")
         .run();
     Test::new()
         .args(["--no-input", "-a", "accept", "-"])
         .stdin(std::fs::read_to_string("fixtures/kinds/empty-form.json").unwrap())
+        .stdout("{\"action\":\"accept\",\"content\":{}}\n")
         .run();
     Test::new()
         .args(["--no-input", "/no/such/file.json"])
@@ -628,6 +642,7 @@ fn lines_mode_succeeds_and_reports_outcomes() {
         .stdout_is(&"{\"action\":\"accept\",\"content\":{}}\n".repeat(3));
     run(&["--lines", "-e", "-a", "decline"], &input)
         .status(3)
+        .stdout("{\"action\":\"decline\"}\n".repeat(3))
         .run();
 }
 
@@ -739,6 +754,7 @@ fn raw_json_and_number_errors_say_what_was_wrong() {
     // No type: plain text is a string.
     let a = run(&["-a", "obj={}", "-a", "big=1", "-a", "any=abc"], &req).run();
     assert_eq!(stdout_json(&a)["content"]["any"], json!("abc"));
+    a.stderr_has("field any: the property has no \"type\"; asked as raw JSON");
     run(
         &[
             "-a",

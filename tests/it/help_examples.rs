@@ -49,7 +49,12 @@ fn every_help_example_with_a_fixture_runs() {
             }
             // Simple words only: the examples that name fixtures are plain.
             let words: Vec<&str> = example.split_whitespace().skip(1).collect();
-            let out = Test::new().args(&words).arg("--no-input").run();
+            // 2: the example asks what --no-input cannot answer.
+            let out = Test::new()
+                .args(&words)
+                .arg("--no-input")
+                .status_in(&[0, 2])
+                .run();
             let stderr = out.stderr();
             let prompts = stderr.contains("--no-input was given");
             assert!(

@@ -124,7 +124,6 @@ fn server_stderr_at_a_prompt_is_shown_after_it_not_inside_it() {
     p.send("Ada\r").answer("Send these answers?", "\r");
     p.expect("server: LEAK-DURING-PROMPT");
     let f = p.finish();
-    assert_eq!(f.code, 0, "{}", f.screen_text().escape_debug());
     let after = f.screen_text();
     let at = after.find("server: LEAK-DURING-PROMPT").unwrap();
     assert!(

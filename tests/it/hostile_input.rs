@@ -97,7 +97,10 @@ fn a_request_rejected_for_its_schema_gets_a_json_rpc_error_on_stdout() {
             "{reply}"
         );
         // The same rule as under --lines (apart from the line number).
-        let lines = run(&["--lines", "-a", "accept"], &format!("{input}\n")).run();
+        let lines = run(&["--lines", "-a", "accept"], &format!("{input}\n"))
+            .status(2)
+            .run();
+        lines.stderr_has("elicit: 1 of 1 lines failed");
         let line: Value = serde_json::from_str(lines.stdout().trim()).unwrap();
         assert_eq!(line["id"], reply["id"]);
         assert_eq!(line["error"]["code"], reply["error"]["code"]);
@@ -171,6 +174,7 @@ fn an_oversized_input_is_reported_with_its_real_size() {
     let by_redirect = Test::new()
         .arg("--no-input")
         .stdin_from(std::fs::File::open(&big).unwrap())
+        .status(2)
         .run();
     for stderr in [
         by_path.stderr().to_string(),

@@ -795,7 +795,6 @@ fn respond_ui_terminal_answers_the_parked_form_at_the_terminal() {
         .expect("Review your answers")
         .answer("Send these answers?", crate::common::ENTER);
     let f = p.finish();
-    assert_eq!(f.code, 0, "{}", f.screen_text());
     let result = f.json();
     let echoed: Value =
         serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();

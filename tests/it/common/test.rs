@@ -58,6 +58,9 @@ pub struct Test {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Status {
     Code(i32),
+    /// One of these codes (a run over data whose outcome the test does not
+    /// know in advance).
+    OneOf(&'static [i32]),
     /// Any code but 0.
     Failure,
     /// Whatever it is: only for a run the test killed ([`Running::kill`]).
@@ -68,6 +71,7 @@ impl Status {
     pub(super) fn holds(self, code: i32) -> bool {
         match self {
             Status::Code(c) => c == code,
+            Status::OneOf(codes) => codes.contains(&code),
             Status::Failure => code != 0,
             Status::Any => true,
         }
@@ -142,6 +146,12 @@ impl Test {
     /// The exit code the run must end with (0 unless told).
     pub fn status(mut self, code: i32) -> Test {
         self.expected.status = Status::Code(code);
+        self
+    }
+
+    /// The run must end with one of `codes`.
+    pub fn status_in(mut self, codes: &'static [i32]) -> Test {
+        self.expected.status = Status::OneOf(codes);
         self
     }
 
