@@ -45,6 +45,10 @@ fn record(path: &Path, tool: &str, answers: &[&str], server: &[String]) {
         .args(["--tool", tool])
         .args(answers.iter().flat_map(|a| ["-a", *a]))
         .server(server)
+        .stdout_unchecked(
+            "the tool's result of a recording the test explores: the cassette is what counts",
+        )
+        .stderr_unchecked("the server's own log, forwarded")
         .run();
 }
 
@@ -58,6 +62,7 @@ fn explore(args: &[&str], env: &[(&str, &str)], status: i32) -> (Run, Value) {
         .limit(Duration::from_secs(600))
         .status(status)
         .run();
+    out.stderr_has("elicit test --explore: ");
     let report = out.json();
     (out, report)
 }
@@ -254,8 +259,9 @@ fn max_bounds_the_count_and_says_how_many_were_skipped() {
         .args(["test", "--explore", "--update"])
         .arg(&cassette)
         .status(2)
+        .stdout("")
         .run()
-        .stdout_is("");
+        .stderr_has("error: the argument '--explore' cannot be used with '--update'");
 }
 
 #[test]
@@ -270,6 +276,9 @@ fn a_2026_flow_is_explored_through_input_required_rounds_and_reported_as_tap_and
         .arg(&cassette)
         .args(["--tool", "profile", "-a", "accept", "-a", "name=Ada"])
         .args(&server)
+        .stdout_unchecked(
+            "the tool's result of a recording the test explores: the cassette is what counts",
+        )
         .run();
     let recorded: Value =
         serde_json::from_str(&std::fs::read_to_string(&cassette).unwrap()).unwrap();
@@ -289,6 +298,7 @@ fn a_2026_flow_is_explored_through_input_required_rounds_and_reported_as_tap_and
             .arg(&cassette)
             .limit(Duration::from_secs(300))
             .run()
+            .stderr_has("elicit test --explore: 3 variants");
     };
     let tap = run("tap");
     let tap = tap.stdout();
@@ -367,7 +377,8 @@ fn invalid_variants_are_saved_marked_and_pass_elicit_test() {
             .arg("test")
             .arg(saved.join(name))
             .limit(std::time::Duration::from_secs(120))
-            .run();
+            .run()
+            .stderr_has("elicit test: 1 test, 1 passed, 0 failed");
     }
     let mut unmarked = kept.clone();
     unmarked["elicitations"][0]
@@ -407,19 +418,17 @@ fn a_refusal_of_invalid_content_is_saved_as_an_error_and_replayed() {
     let kept: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(kept["error"]["code"], -32602, "{kept}");
     assert!(kept.get("result").is_none(), "{kept}");
-    let replay = |path: &Path, env: &[(&str, &str)]| {
-        Test::new()
+    let replay = |path: &Path, env: &[(&str, &str)], passes: bool| {
+        let test = Test::new()
             .arg("test")
             .arg(path)
             .envs(env)
-            .limit(Duration::from_secs(120))
-            .run()
+            .limit(Duration::from_secs(120));
+        if passes { test } else { test.failure() }.run()
     };
-    let passed = replay(&path, &validating);
-    assert_eq!(passed.code(), 0, "{}{}", passed.stdout(), passed.stderr());
+    replay(&path, &validating, true).stderr_has("elicit test: 1 test, 1 passed, 0 failed");
     // The server now accepts the content: the recorded refusal is missed.
-    let accepted = replay(&path, &[]);
-    assert_ne!(accepted.code(), 0, "{}", accepted.stdout());
+    let accepted = replay(&path, &[], false);
     let said = format!("{}{}", accepted.stdout(), accepted.stderr());
     assert!(said.contains("it refuses the call"), "{said}");
     // Another code is another refusal.
@@ -427,9 +436,8 @@ fn a_refusal_of_invalid_content_is_saved_as_an_error_and_replayed() {
     other["error"]["code"] = (-32603).into();
     let other_path = dir.path().join("other.cassette.json");
     std::fs::write(&other_path, other.to_string()).unwrap();
-    let refused = replay(&other_path, &validating);
+    let refused = replay(&other_path, &validating, false);
     let said = format!("{}{}", refused.stdout(), refused.stderr());
-    assert_ne!(refused.code(), 0, "{said}");
     assert!(said.contains("recorded {\"code\":-32603"), "{said}");
 }
 
@@ -550,6 +558,9 @@ fn variants_whose_names_collide_are_each_saved_and_a_replaced_file_is_said() {
         .args(["--tool", "profile", "-a", "accept", "-a", "name=Ada"])
         .envs(&dotted)
         .server(&fixture_server())
+        .stdout_unchecked(
+            "the tool's result of a recording the test explores: the cassette is what counts",
+        )
         .run();
     let saved = dir.path().join("saved");
     let run = || {

@@ -284,6 +284,7 @@ fn tools_that_charge_around_an_elicitation_run_once() {
     )
     .status(1)
     .run();
+    out.stdout_has("the card was declined after the charge");
     assert!(
         out.stderr().contains("calling it again over 2026-07-28"),
         "{}",
@@ -319,7 +320,8 @@ fn the_server_log_keeps_both_runs_of_a_call_made_again() {
         .args(["--tool", "asks_then_fails", "-a", "name=Bo", "-a", "accept"])
         .server(&two_era())
         .status(1)
-        .run();
+        .run()
+        .stdout_has("that name is taken");
     let text = std::fs::read_to_string(log.path()).unwrap();
     assert_eq!(text.matches("two-era server started").count(), 2, "{text}");
     assert!(!text.contains("from an earlier call"), "{text}");
@@ -461,14 +463,17 @@ fn a_pydantic_form_and_a_schema_with_dollar_schema_resolve_with_nothing_on_stder
         ],
         &pydantic,
     )
+    .stderr("")
     .run();
-    assert_eq!(out.stderr(), "");
+    assert_eq!(out.json()["result"]["action"], "accept");
     let annotated = form_request(json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "Profile", "description": "Who you are", "additionalProperties": false,
         "type": "object", "properties": {"name": {"type": "string"}}}));
-    let out = resolve(&["-a", "name=A", "-a", "accept"], &annotated).run();
-    assert_eq!(out.stderr(), "");
+    resolve(&["-a", "name=A", "-a", "accept"], &annotated)
+        .stdout("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"action\":\"accept\",\"content\":{\"name\":\"A\"}}}\n")
+        .stderr("")
+        .run();
 }
 
 /// Anything else at the top level still warns, once per schema: a stream
@@ -510,6 +515,15 @@ fn a_session_warns_once_per_schema() {
         &two_era(),
     )
     .run();
+    // Both questions were answered.
+    let result = out.json()["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        result.contains(r#""replies":[{"action":"accept""#),
+        "{result}"
+    );
     assert_eq!(
         out.stderr().matches("keyword \"x-layout\"").count(),
         1,
@@ -574,47 +588,45 @@ fn fake() -> Vec<String> {
 /// was cancelled, the result still printed; without -e the tool decides.
 #[test]
 fn call_exit_status_says_decline_and_cancel() {
-    let code = |args: &[&str], server: &[String]| {
-        let out = call(args, server).run();
-        (out.code(), out.stdout().is_empty())
+    // The exit status is checked as each run ends; whether the result was
+    // printed is given back.
+    let printed = |args: &[&str], server: &[String], status: i32| {
+        let out = call(args, server).status(status).run();
+        !out.stdout().is_empty()
     };
-    assert_eq!(
-        code(&["-e", "--tool", "form", "-a", "decline"], &fake()),
-        (3, false)
-    );
-    assert_eq!(
-        code(&["-e", "--tool", "form", "-a", "cancel"], &fake()),
-        (4, false)
-    );
-    assert_eq!(
-        code(
-            &["-e", "--tool", "form", "-a", "name=Bo", "-a", "accept"],
-            &fake()
-        ),
-        (0, false)
-    );
-    assert_eq!(
-        code(&["--tool", "form", "-a", "decline"], &fake()),
-        (0, false)
-    );
+    assert!(printed(
+        &["-e", "--tool", "form", "-a", "decline"],
+        &fake(),
+        3
+    ));
+    assert!(printed(
+        &["-e", "--tool", "form", "-a", "cancel"],
+        &fake(),
+        4
+    ));
+    assert!(printed(
+        &["-e", "--tool", "form", "-a", "name=Bo", "-a", "accept"],
+        &fake(),
+        0
+    ));
+    assert!(printed(&["--tool", "form", "-a", "decline"], &fake(), 0));
     // Over 2026-07-28's input_required too.
     let stateless = vec![
         "python3".into(),
         server_file("fake_server.py"),
         "--stateless".into(),
     ];
-    assert_eq!(
-        code(
-            &["--exit-status", "--tool", "form", "-a", "decline"],
-            &stateless
-        ),
-        (3, false)
-    );
+    assert!(printed(
+        &["--exit-status", "--tool", "form", "-a", "decline"],
+        &stateless,
+        3
+    ));
     // A declined -32042 URL elicitation fails the call: the decline decides.
-    assert_eq!(
-        code(&["-e", "--tool", "url_required", "-a", "decline"], &fake()),
-        (3, true)
-    );
+    call(&["-e", "--tool", "url_required", "-a", "decline"], &fake())
+        .status(3)
+        .stdout("")
+        .run()
+        .stderr_has("tools/call needs a URL elicitation first, and it was declined");
 }
 
 /// The `call --help` examples that name the README's example server
@@ -660,7 +672,11 @@ fn call_help_examples_run_against_the_readme_server() {
         }
         let line = line.replace("127.0.0.1:3001", &format!("127.0.0.1:{port}"));
         let words: Vec<&str> = line.split_whitespace().skip(1).collect();
-        Test::new().args(&words).arg("--no-input").run();
+        Test::new()
+            .args(&words)
+            .arg("--no-input")
+            .run()
+            .stdout_has("The sum of 1 and 2 is 3.");
         ran += 1;
     }
     assert!(
@@ -741,18 +757,14 @@ fn the_readme_test_your_own_server_lines_run() {
             )
             .replace("127.0.0.1:8000", &format!("127.0.0.1:{}", http.1));
         let words: Vec<&str> = cmd.split_whitespace().collect();
-        let out = Test::new()
+        Test::new()
             .current_dir(repo.path())
             .arg("call")
             .args(["--server-log", "/dev/null"])
             .args(&words)
+            .status(expect_code)
+            .stdout_unchecked("the README checks only the exit status of these lines")
             .run();
-        assert_eq!(
-            Some(out.code()),
-            Some(expect_code),
-            "`{line}`: {}",
-            out.stderr()
-        );
         ran += 1;
     }
     assert_eq!(ran, 5, "{section}");

@@ -82,6 +82,7 @@ fn a_wrong_answer_is_reported_on_stderr_and_in_the_result_and_strict_makes_it_an
     let strict = call(&[], &["accept", "name=Bob"], &stdio_mock(true))
         .status(1)
         .run();
+    strict.stderr_has("the answer differs from the recorded one (name)");
     let got: Value = serde_json::from_str(&strict.stdout()).unwrap();
     assert_eq!(got["isError"], true);
     assert!(got["content"][0]["text"]
@@ -89,7 +90,8 @@ fn a_wrong_answer_is_reported_on_stderr_and_in_the_result_and_strict_makes_it_an
         .unwrap()
         .contains("\"Ada\" → \"Bob\""));
 
-    let declined = call(&[], &["decline"], &stdio_mock(true)).run();
+    let declined = call(&[], &["decline"], &stdio_mock(true)).status(1).run();
+    declined.stderr_has("the answer differs from the recorded one");
     let got: Value = serde_json::from_str(&declined.stdout()).unwrap();
     assert!(
         got["content"][0]["text"]
