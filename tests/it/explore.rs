@@ -284,7 +284,7 @@ fn a_2026_flow_is_explored_through_input_required_rounds_and_reported_as_tap_and
         serde_json::from_str(&std::fs::read_to_string(&cassette).unwrap()).unwrap();
     assert_eq!(recorded["protocol"], "2026-07-28");
     let run = |format: &str| {
-        Test::new()
+        let run = Test::new()
             .args([
                 "test",
                 "--explore",
@@ -297,8 +297,9 @@ fn a_2026_flow_is_explored_through_input_required_rounds_and_reported_as_tap_and
             ])
             .arg(&cassette)
             .limit(Duration::from_secs(300))
-            .run()
-            .stderr_has("elicit test --explore: 3 variants");
+            .run();
+        run.stderr_has("elicit test --explore: 3 variants");
+        run
     };
     let tap = run("tap");
     let tap = tap.stdout();
