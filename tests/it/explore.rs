@@ -393,7 +393,8 @@ fn invalid_variants_are_saved_marked_and_pass_elicit_test() {
         .arg(&plain)
         .limit(std::time::Duration::from_secs(120))
         .failure()
-        .run();
+        .run()
+        .stderr_has("field age: 151 is greater than the maximum of 150");
 }
 
 /// A server that refuses invalid content with a JSON-RPC error (as servers

@@ -836,6 +836,7 @@ fn strict_call_checks_the_session_rules() {
         &["--stateless"],
     )
     .run();
+    run.stdout_has("\"isError\":false");
     let err = run.stderr().to_string();
     assert_eq!(
         err.matches("warning[session-question-changed]").count(),
@@ -1287,6 +1288,7 @@ fn strict_test_reports_what_strict_call_reports() {
         .run()
         .stdout_has("\\\"action\\\":\\\"accept\\\"");
     let run = call(&["--strict", "--tool", "url_anyway", "-a", "accept"], &[]).run();
+    run.stdout_has("\"isError\":false");
     let call_err = run.stderr().to_string();
     let test = Test::new()
         .args(["test", "--strict", cassette.to_str().unwrap()])
@@ -1326,6 +1328,8 @@ fn strict_reports_a_2026_list_result_without_what_its_revision_requires() {
     let run = call(&tool, &["--stateless", "--bare-lists"])
         .status(5)
         .run();
+    // The call itself went through.
+    run.stdout_has("\"isError\":false");
     let err = run.stderr().to_string();
     let discover = err
         .lines()
