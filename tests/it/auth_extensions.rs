@@ -130,6 +130,7 @@ fn dpop_with_nonces_at_both_sides_and_a_bound_refresh() {
         &[],
         &fake.url(),
     )
+    .stdout(ECHOED)
     .run();
     assert_eq!(fake.failures(), Vec::<String>::new());
     let refreshes: Vec<Req> = fake
@@ -179,6 +180,7 @@ fn dpop_flag_and_a_bearer_answer() {
         &[],
         &fake.url(),
     )
+    .stdout(ECHOED)
     .run();
     assert_eq!(fake.failures(), Vec::<String>::new());
     assert!(fake.state.lock().unwrap().mcp_proofs >= 2);
@@ -314,6 +316,7 @@ fn client_credentials_with_a_private_key_jwt_es256_and_rs256() {
             &[],
             &fake.url(),
         )
+        .stdout(ECHOED)
         .run();
         let verify = |jws: &str| {
             let parts: Vec<&str> = jws.split('.').collect();
@@ -578,6 +581,7 @@ fn enterprise_token_exchange_then_jwt_bearer() {
         &[],
         &by_issuer.url(),
     )
+    .stdout(ECHOED)
     .run();
     assert_eq!(by_issuer.find("/idp/token").len(), 1);
     // Never an ID token over plain http to another machine.

@@ -790,6 +790,7 @@ fn strict_call_checks_the_session_rules() {
     );
     // Two elicitations at once.
     let run = call(&["--strict", "--tool", "two_at_once", "-a", "name=x"], &[]).run();
+    run.stdout_has("\"isError\":false");
     let err = run.stderr().to_string();
     assert!(
         err.contains("warning[session-concurrent-elicitations] elicitation/create (id 101)"),

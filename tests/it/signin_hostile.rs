@@ -10,7 +10,7 @@
 
 use crate::common;
 use crate::common::fake_auth::{
-    as_metadata, call_echo, curl_browser, Config, FakeAuth, Handler, Http, Req, Resp,
+    as_metadata, call_echo, curl_browser, Config, FakeAuth, Handler, Http, Req, Resp, ECHOED,
 };
 use crate::common::Test;
 
@@ -192,6 +192,7 @@ fn client_credentials_are_bound_to_the_first_issuer() {
         &[],
         &format!("{}/mcp", b.base),
     )
+    .stdout(ECHOED)
     .run();
     assert!(saw_secret(&other));
 }
@@ -222,7 +223,7 @@ fn an_environment_secret_needs_a_named_issuer() {
     assert!(!r.stderr().contains(SECRET));
 
     let named = [&env[..], &[("ELICIT_CLIENT_ISSUER", authz.base.as_str())]].concat();
-    call_echo(&store, &[], &named, &url).run();
+    call_echo(&store, &[], &named, &url).stdout(ECHOED).run();
     assert!(saw_secret(&authz));
 }
 
@@ -293,7 +294,10 @@ fn metadata_redirects_stay_on_their_origin() {
         Arc::new(move |_: &str, _: &Req| Resp::redirect(&evil_prm)),
         false,
     );
-    sign_in_to(&redirecting).status(1).run();
+    sign_in_to(&redirecting)
+        .status(1)
+        .run()
+        .stderr_has("redirects to another origin");
     assert!(evil.requests().is_empty(), "{:?}", evil.requests());
 
     // A redirect within the origin is fine.
@@ -362,7 +366,8 @@ fn an_unattended_browser_is_not_given_a_suspicious_sign_in_url() {
         &format!("{}/mcp", server.base),
     )
     .status(1)
-    .run();
+    .run()
+    .stderr_has("sign-in did not finish within 3s: the browser never came back to elicit");
     let opened = std::fs::read_to_string(&seen).unwrap();
     assert!(
         opened.starts_with(&format!("{}/authorize?", authz.base)),
@@ -559,7 +564,12 @@ fn tokens_that_are_not_bearer_are_never_sent_as_bearer() {
             ..as_config()
         });
         let server = resource_for(&authz.base);
-        let r = sign_in_to(&server).status(1).run();
+        let test = sign_in_to(&server);
+        let r = if token_type == "bearer" {
+            test.stdout(ECHOED).run()
+        } else {
+            test.status(1).run()
+        };
         let sent = server.requests().iter().any(|q| {
             q.headers
                 .get("authorization")
@@ -597,7 +607,7 @@ fn a_parent_path_resource_is_warned_about() {
         }),
         false,
     );
-    let r = sign_in_to(&server).run();
+    let r = sign_in_to(&server).stdout(ECHOED).run();
     let warning = r
         .stderr()
         .lines()
@@ -845,9 +855,10 @@ fn a_metadata_get_on_a_dropped_connection_is_sent_again_once() {
             )
         });
         let server = resource_answering(&authz.base, prm, true);
-        let r = sign_in_to(&server).status(1).run();
         if resets == 1 {
+            sign_in_to(&server).stdout(ECHOED).run();
         } else {
+            let r = sign_in_to(&server).status(1).run();
             assert!(r.stderr().contains("reset"), "{}", r.stderr());
         }
     }

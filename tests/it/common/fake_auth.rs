@@ -958,6 +958,9 @@ pub fn call_echo(data: &Path, extra: &[&str], env: &[(&str, &str)], url: &str) -
         .envs(env)
 }
 
+/// What [`call_echo`] prints when the call goes through.
+pub const ECHOED: &str = "{\"content\":[{\"type\":\"text\",\"text\":\"echo: hi\"}]}\n";
+
 /// The conformance suite's "person with a browser": curl follows the
 /// authorization redirect to elicit's loopback listener.
 pub fn curl_browser() -> String {
