@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 
 use crate::common::fake_auth::{
     b64d, call_echo, curl_browser, jwt, now, part_json, verify_es256, Config, FakeAuth, Iss, Req,
-    ID_JAG, ID_TOKEN, ID_TOKEN_MARK,
+    ECHOED, ID_JAG, ID_TOKEN, ID_TOKEN_MARK,
 };
 use crate::common::Test;
 
