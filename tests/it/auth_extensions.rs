@@ -151,6 +151,7 @@ fn dpop_with_nonces_at_both_sides_and_a_bound_refresh() {
     Test::new()
         .args(["auth", "logout", &fake.url()])
         .data_dir(dir.path())
+        .stdout(format!("signed out of {}\n", fake.url()))
         .run();
     assert!(!std::fs::read_dir(&tokens)
         .unwrap()
@@ -181,7 +182,8 @@ fn dpop_flag_and_a_bearer_answer() {
         &fake.url(),
     )
     .stdout(ECHOED)
-    .run();
+    .run()
+    .stderr_has("the client public-client is now bound to the authorization server");
     assert_eq!(fake.failures(), Vec::<String>::new());
     assert!(fake.state.lock().unwrap().mcp_proofs >= 2);
     assert!(fake.find("/token")[0].headers.contains_key("dpop"));
@@ -317,7 +319,8 @@ fn client_credentials_with_a_private_key_jwt_es256_and_rs256() {
             &fake.url(),
         )
         .stdout(ECHOED)
-        .run();
+        .run()
+        .stderr_has("the client machine is now bound to the authorization server");
         let verify = |jws: &str| {
             let parts: Vec<&str> = jws.split('.').collect();
             assert_eq!(part_json(parts[0])["alg"], "RS256");

@@ -783,6 +783,7 @@ fn strict_call_checks_the_session_rules() {
         &[],
     )
     .run();
+    run.stdout_has("\"isError\":false");
     let err = run.stderr().to_string();
     assert!(
         err.contains("strict: 0 errors, 0 warnings, 0 infos in 1 elicitation"),

@@ -170,7 +170,9 @@ fn client_credentials_are_bound_to_the_first_issuer() {
     let store = dir.path().join("t");
     let creds = ["--client-id", "pre-id", "--client-secret", SECRET];
     let a = resource_for(&first.base);
-    let r = call_echo(&store, &creds, &[], &format!("{}/mcp", a.base)).run();
+    let r = call_echo(&store, &creds, &[], &format!("{}/mcp", a.base))
+        .stdout(ECHOED)
+        .run();
     assert!(saw_secret(&first));
     assert!(r.stderr().contains("bound to"), "{}", r.stderr());
 
@@ -309,7 +311,8 @@ fn metadata_redirects_stay_on_their_origin() {
         }
     }));
     let server = resource_for(&moved.base);
-    let r = sign_in_to(&server).run();
+    let r = sign_in_to(&server).status(1).run();
+    r.stderr_has("client registration failed");
     // Discovery got past the metadata: the sign-in went on to /register on
     // the same origin (which this server does not serve).
     assert!(!r.stderr().contains("another origin"), "{}", r.stderr());
