@@ -51,7 +51,11 @@ fn record(file: &Path, args: &[&str], server: &[String], env: &[(&str, &str)]) -
     all.extend_from_slice(args);
     all.push("--");
     all.extend(server.iter().map(String::as_str));
-    Test::new().args(&all).envs(env).run();
+    Test::new()
+        .args(&all)
+        .envs(env)
+        .stdout_unchecked("the tool's result is read back from the cassette")
+        .run();
     read(file)
 }
 
@@ -63,6 +67,11 @@ fn test(args: &[&str], env: &[(&str, &str)]) -> Test {
     let mut all = vec!["test"];
     all.extend_from_slice(args);
     Test::new().args(&all).envs(env)
+}
+
+/// [`test`] run to its end, every cassette passing (as its summary says).
+fn passes(args: &[&str], env: &[(&str, &str)]) {
+    test(args, env).run().stderr_has(", 0 failed (");
 }
 
 const PROFILE: &[&str] = &["--tool", "profile", "-a", "name=Ada", "-a", "accept"];
@@ -137,8 +146,8 @@ fn server_everything_form_records_and_replays_green() {
         "{}",
         run.stderr()
     );
-    test(&["--update", file.to_str().unwrap()], &[]).run();
-    test(&[file.to_str().unwrap()], &[]).run();
+    passes(&["--update", file.to_str().unwrap()], &[]);
+    passes(&[file.to_str().unwrap()], &[]);
     assert_eq!(read(&file)["elicitations"], c["elicitations"]);
 }
 
@@ -148,7 +157,7 @@ fn a_form_that_changes_fails_with_a_diff_naming_the_field() {
     let file = dir.path().join("p.cassette.json");
     record(&file, PROFILE, &fixture(false), &[]);
     let f = file.to_str().unwrap();
-    test(&[f], &[]).run();
+    passes(&[f], &[]);
     let cases = [
         ("added", vec!["field email added (string, required)"]),
         (
@@ -200,10 +209,13 @@ fn update_rewrites_the_cassette_and_keeps_answers_by_field_name() {
     for variant in ["bound", "optional"] {
         let env = [("CASSETTE_FORM", variant)];
         // It fails before --update.
-        test(&[f], &env).status(1).run();
+        test(&[f], &env)
+            .status(1)
+            .run()
+            .stderr_has("asks something else than recorded");
         let run = test(&["--update", f], &env).run();
         assert!(run.stderr().contains("updated"), "{}", run.stderr());
-        test(&[f], &env).run();
+        passes(&[f], &env);
         let c = read(&file);
         let content = &c["elicitations"][0]["answer"]["content"];
         assert_eq!(content["name"], "Ada", "kept by field name");
@@ -314,7 +326,7 @@ fn a_multi_round_input_required_flow_with_url_mode_replays_byte_exact() {
     assert!(!text.contains("came back changed"), "{text}");
     assert_eq!(c["result"]["isError"], false, "{}", c["result"]);
 
-    test(&[file.to_str().unwrap()], &env).run();
+    passes(&[file.to_str().unwrap()], &env);
     assert!(!opened.exists(), "the replay opened a browser");
 
     // The handshake generation of the same flow.
@@ -329,7 +341,7 @@ fn a_multi_round_input_required_flow_with_url_mode_replays_byte_exact() {
     );
     assert_eq!(c["elicitations"].as_array().unwrap().len(), 3);
     assert!(c["elicitations"][0].get("key").is_none());
-    test(&[hs.to_str().unwrap()], &env).run();
+    passes(&[hs.to_str().unwrap()], &env);
     assert!(!opened.exists(), "a browser was opened");
 }
 
@@ -354,7 +366,7 @@ fn volatile_results_are_declared_with_ignore_and_match() {
     c["ignore"] = json!(["/content/0/text"]);
     c["match"] = json!({"/content/1/text": "^at \\d\\d:\\d\\d:\\d\\d$"});
     std::fs::write(&file, serde_json::to_string_pretty(&c).unwrap()).unwrap();
-    test(&[f], &[]).run();
+    passes(&[f], &[]);
     c["match"] = json!({"/content/1/text": "^never$"});
     std::fs::write(&file, serde_json::to_string_pretty(&c).unwrap()).unwrap();
     let run = test(&[f], &[]).status(1).run();
@@ -505,6 +517,7 @@ fn junit_output_has_one_testcase_per_cassette() {
         &[],
     )
     .status(2)
+    .stderr_unchecked("the report on stdout is what this checks; the lines for a person are checked by the plain run")
     .run();
     let doc = roxmltree::Document::parse(&run.stdout())
         .unwrap_or_else(|e| panic!("not XML ({e}): {}", run.stdout()));
@@ -555,6 +568,7 @@ fn tap_and_json_reports() {
     let suite = three_cassettes(dir.path());
     let run = test(&["--format", "tap", suite.to_str().unwrap()], &[])
         .status(2)
+        .stderr_unchecked("the report on stdout is what this checks; the lines for a person are checked by the plain run")
         .run();
     let lines: Vec<&str> = run.stdout().lines().collect();
     assert_eq!(lines[0], "TAP version 13");
@@ -568,7 +582,10 @@ fn tap_and_json_reports() {
     assert!(results[1].starts_with("not ok 2 - "));
     assert!(results[2].starts_with("not ok 3 - "));
 
-    let run = test(&["--format", "json", suite.to_str().unwrap()], &[]).run();
+    let run = test(&["--format", "json", suite.to_str().unwrap()], &[])
+        .status(2)
+        .stderr_unchecked("the report on stdout is what this checks; the lines for a person are checked by the plain run")
+        .run();
     let v: Value = serde_json::from_str(&run.stdout()).unwrap();
     let statuses: Vec<&str> = v["tests"]
         .as_array()
@@ -650,7 +667,7 @@ fn python_sdk_stdio_both_generations() {
                 1,
                 "{tool} {protocol}: {c}"
             );
-            test(&[file.to_str().unwrap()], &[]).run();
+            passes(&[file.to_str().unwrap()], &[]);
         }
     }
 }
@@ -707,7 +724,10 @@ fn remote_servers_streamable_http_both_eras_and_legacy_sse() {
         all.extend(["--transport", transport, "-H", "X-Secret: do-not-record-42"]);
         all.extend("--tool trigger-elicitation-request -a accept -a name=Ada".split(' '));
         all.push(&url);
-        Test::new().args(&all).run();
+        Test::new()
+            .args(&all)
+            .stdout_unchecked("the tool's result is read back from the cassette")
+            .run();
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(
             !text.contains("do-not-record-42"),
@@ -715,7 +735,7 @@ fn remote_servers_streamable_http_both_eras_and_legacy_sse() {
         );
         let c = read(&file);
         assert_eq!(c["server"], json!({"url": url, "transport": transport}));
-        test(&[file.to_str().unwrap()], &[]).run();
+        passes(&[file.to_str().unwrap()], &[]);
     }
     // The PyPI SDK over Streamable HTTP, both generations.
     let port = free_port();
@@ -744,11 +764,12 @@ fn remote_servers_streamable_http_both_eras_and_legacy_sse() {
                 ]
                 .concat(),
             )
+            .stdout_unchecked("the tool's result is read back from the cassette")
             .run();
         let c = read(&file);
         assert_eq!(c["protocol"], protocol);
         assert_eq!(c["elicitations"].as_array().unwrap().len(), 1);
-        test(&[file.to_str().unwrap()], &[]).run();
+        passes(&[file.to_str().unwrap()], &[]);
     }
 }
 
@@ -778,7 +799,7 @@ fn answers_given_at_the_terminal_are_recorded_and_replay() {
     let content = &c["elicitations"][0]["answer"]["content"];
     assert_eq!(content["name"], "Grace", "{c}");
     assert_eq!(content["age"], 41, "{c}");
-    test(&[file.to_str().unwrap()], &[]).run();
+    passes(&[file.to_str().unwrap()], &[]);
 }
 
 const RULES: &str = r#"{"elicit": "answers/1", "rules": [
@@ -874,6 +895,7 @@ fn answer_rules_in_plain_resolution_and_a_cassette_as_an_answer_file() {
     assert_eq!(reply_of(&v)["reply"]["content"]["name"], "Kept");
     // Another form of the same tool is not the recorded one.
     let run = call_cassette_server(&args, &[("CASSETTE_FORM", "added")]).run();
+    run.stderr_has("matched the form elicitation \"Who are you?\"; declined");
     let v: Value = serde_json::from_str(&run.stdout()).unwrap();
     assert_eq!(reply_of(&v)["reply"], json!({"action": "decline"}));
 
@@ -1112,7 +1134,7 @@ fn the_proxy_records_each_call_that_elicited() {
         .map(|e| e["key"].as_str().unwrap())
         .collect();
     assert_eq!(keys, ["who", "go", "link"]);
-    test(&[file.to_str().unwrap()], &[]).run();
+    passes(&[file.to_str().unwrap()], &[]);
 }
 
 /// `--record` into folders not there yet (a fresh repository's
@@ -1200,7 +1222,7 @@ fn the_proxy_records_a_remote_server_too() {
     assert_eq!(c["server"], json!({"url": url, "transport": "auto"}));
     assert_eq!(c["tool"], "trigger-elicitation-request");
     assert_eq!(c["elicitations"][0]["answer"]["content"]["name"], "Ada");
-    test(&[file.to_str().unwrap()], &[]).run();
+    passes(&[file.to_str().unwrap()], &[]);
 }
 
 /// `elicit test` chooses the protocol exactly as `elicit call` does (one
@@ -1248,6 +1270,7 @@ fn a_replay_negotiates_the_protocol_as_call_does() {
             .concat(),
         )
         .run();
+    call_run.stdout_has("\"isError\":false");
     let test_run = Test::new()
         .args(["test", "-v", file.to_str().unwrap()])
         .run();
@@ -1274,7 +1297,8 @@ fn a_replay_negotiates_the_protocol_as_call_does() {
     std::fs::write(&charge_file, charge.to_string()).unwrap();
     Test::new()
         .args(["test", charge_file.to_str().unwrap()])
-        .run();
+        .run()
+        .stderr_has(", 0 failed (");
     assert_eq!(std::fs::read_to_string(&ledger).unwrap(), "charged 5\n");
 }
 
@@ -1300,8 +1324,8 @@ fn update_answers_new_fields_follows_renames_and_keeps_what_a_person_wrote() {
         "{}",
         run.stderr()
     );
-    test(&["--update", "-a", "email=ada@example.com", f], &added).run();
-    test(&[f], &added).run();
+    passes(&["--update", "-a", "email=ada@example.com", f], &added);
+    passes(&[f], &added);
     let c = read(&file);
     assert_eq!(c["x-owner"], "payments team");
     assert_eq!(c["elicitations"][0]["name"], "profile step");
@@ -1320,7 +1344,7 @@ fn update_answers_new_fields_follows_renames_and_keeps_what_a_person_wrote() {
     );
     let c = read(&file);
     assert_eq!(c["elicitations"][0]["answer"]["content"]["fullName"], "Ada");
-    test(&[f], &renamed).run();
+    passes(&[f], &renamed);
 }
 
 /// A step the server no longer asks is named as such, and a URL carrying
@@ -1355,7 +1379,7 @@ fn a_skipped_step_is_named_and_a_fresh_url_id_passes() {
         &fixture(false),
         &fresh,
     );
-    test(&[link.to_str().unwrap()], &fresh).run();
+    passes(&[link.to_str().unwrap()], &fresh);
 }
 
 /// Reports CI can act on: a failure's message is the change itself; a
@@ -1374,7 +1398,10 @@ fn reports_carry_the_change_errors_and_keep_tracebacks_apart() {
     std::fs::write(&crash, c.to_string()).unwrap();
     let files = [changed.to_str().unwrap(), crash.to_str().unwrap()];
     let bound = [("CASSETTE_FORM", "bound")];
-    let run = test(&[&["--format", "junit"][..], &files].concat(), &bound).run();
+    let run = test(&[&["--format", "junit"][..], &files].concat(), &bound)
+        .status(1)
+        .stderr_unchecked("the report on stdout is what this checks; the lines for a person are checked by the plain run")
+        .run();
     let doc = roxmltree::Document::parse(&run.stdout()).unwrap();
     let failure = doc
         .descendants()
@@ -1397,11 +1424,14 @@ fn reports_carry_the_change_errors_and_keep_tracebacks_apart() {
         .find(|n| n.has_tag_name("system-err"))
         .expect("the server's stderr in <system-err>");
     assert!(system_err.text().unwrap().contains("ValueError: boom"));
-    let tap = test(&[&["--format", "tap"][..], &files].concat(), &bound).run();
+    let tap = test(&[&["--format", "tap"][..], &files].concat(), &bound)
+        .status(1)
+        .stderr_unchecked("the report on stdout is what this checks; the lines for a person are checked by the plain run")
+        .run();
     let (diff, stderr) = tap.stdout().split_once("server_stderr").unwrap();
     assert!(!diff.contains("Traceback"), "{}", tap.stdout());
     assert!(stderr.contains("ValueError: boom"), "{}", tap.stdout());
-    let human = test(&files, &bound).run();
+    let human = test(&files, &bound).status(1).run();
     assert!(human.stderr().contains("ERROR   "), "{}", human.stderr());
     assert!(
         human.stderr().contains("server: ValueError: boom"),
@@ -1503,7 +1533,7 @@ fn update_with_answers_replaces_what_the_server_now_refuses() {
     let c = read(&file);
     assert_eq!(c["elicitations"][0]["answer"]["content"]["seats"], 2);
     assert_eq!(c["x-owner"], "booking team");
-    test(&[f], &[("SEATS_MAX", "2")]).run();
+    passes(&[f], &[("SEATS_MAX", "2")]);
     // The same from an answers file's rule.
     let rules = dir.path().join("rules.json");
     let rule = json!({"elicit": "answers/1", "rules": [{"match": {"fields": ["seats"]}, "answer": {"seats": 1}}]});
@@ -1613,6 +1643,7 @@ fn test_starts_the_server_of_an_http_cassette_and_ends_it() {
                 ]
                 .concat(),
             )
+            .stdout_unchecked("the tool's result is read back from the cassette")
             .run();
     }
     assert!(
@@ -1653,7 +1684,8 @@ fn test_starts_the_server_of_an_http_cassette_and_ends_it() {
         ],
         &[],
     )
-    .run();
+    .run()
+    .stderr_has(&format!("(port {port})"));
     assert!(
         !accepting_becomes(port, false),
         "the started server outlived the run"
@@ -1853,11 +1885,14 @@ fn a_refused_call_is_recorded_as_its_error_and_replayed() {
         assert!(cassette.get("result").is_none(), "{cassette}");
         assert_eq!(cassette["protocol"], protocol, "{cassette}");
 
-        test(&[file.to_str().unwrap()], &[]).run();
+        passes(&[file.to_str().unwrap()], &[]);
         // Another code recorded: the server's refusal no longer matches.
         let mut other = cassette.clone();
         other["error"]["code"] = json!(-32603);
         std::fs::write(&file, other.to_string()).unwrap();
-        test(&[file.to_str().unwrap()], &[]).status(1).run();
+        test(&[file.to_str().unwrap()], &[])
+            .status(1)
+            .run()
+            .stderr_has("the server refused the call with");
     }
 }
