@@ -200,7 +200,9 @@ fn dpop_flag_and_a_bearer_answer() {
         &[],
         &plain.url(),
     )
-    .run();
+    .stdout(ECHOED)
+    .run()
+    .stderr_has("the client public-client is now bound to the authorization server");
     assert!(!plain.find("/token")[0].headers.contains_key("dpop"));
     let mcp = plain.find("/mcp");
     assert!(mcp.iter().any(|m| m
@@ -345,7 +347,9 @@ fn client_credentials_with_a_private_key_jwt_es256_and_rs256() {
         &[],
         &fake.url(),
     )
-    .run();
+    .stdout(ECHOED)
+    .run()
+    .stderr_has("the client machine is now bound to the authorization server");
 }
 
 /// A bad key file is a clear error naming the file, with nothing sent.

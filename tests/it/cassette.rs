@@ -5,7 +5,7 @@
 //! not, `--update`, unreadable cassettes, and the TAP / JUnit / JSON reports.
 
 use crate::common::installed;
-use crate::common::{answers, client_session, dumb_client, Test};
+use crate::common::{answers, client_session, dumb_client, Run, Test};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -987,7 +987,7 @@ fn answer_rules_match_the_tool_of_the_call_in_the_proxy() {
         json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":params})
     };
     // `stamp` asks the same form as `profile`: only the tool tells them apart.
-    let replies = through_proxy(
+    let (replies, _) = through_proxy(
         &args,
         &fixture(false),
         &[
@@ -1013,7 +1013,7 @@ fn answer_rules_match_the_tool_of_the_call_in_the_proxy() {
     let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28",
         "io.modelcontextprotocol/clientCapabilities":{},
         "io.modelcontextprotocol/clientInfo":{"name":"p","version":"1"}});
-    let replies = through_proxy(
+    let (replies, _) = through_proxy(
         &args,
         &fixture(true),
         &[
@@ -1037,20 +1037,22 @@ fn answer_rules_match_the_tool_of_the_call_in_the_proxy() {
 
 /// Runs `elicit proxy ARGS -- SERVER` (or `ARGS URL`, for a URL) as a
 /// client would: each message in turn, waiting for the reply to each
-/// request; returns the replies.
-fn through_proxy(args: &[&str], server: &[String], messages: &[Value]) -> Vec<Value> {
+/// request; returns the replies and the proxy's run (for what it said).
+fn through_proxy(args: &[&str], server: &[String], messages: &[Value]) -> (Vec<Value>, Run) {
     let remote = server.len() == 1 && server[0].starts_with("http");
     let proxy = Test::new()
         .arg("proxy")
         .args(args)
         .args((!remote).then_some("--"))
         .args(server);
-    let (got, _) = client_session(proxy, messages);
-    got.into_iter()
+    let (got, run) = client_session(proxy, messages);
+    let replies = got
+        .into_iter()
         .filter(|v| {
             v.get("method").is_none() && messages.iter().any(|m| m.get("id") == Some(&v["id"]))
         })
-        .collect()
+        .collect();
+    (replies, run)
 }
 
 #[test]
@@ -1065,7 +1067,7 @@ fn the_proxy_records_each_call_that_elicited() {
         }
         json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":params})
     };
-    let replies = through_proxy(
+    let (replies, proxy_run) = through_proxy(
         &[
             "--no-input",
             "-a",
@@ -1088,6 +1090,8 @@ fn the_proxy_records_each_call_that_elicited() {
         ],
     );
     assert_eq!(replies.len(), 4);
+    // Neither tool asked for `go`.
+    proxy_run.stderr_has("elicit proxy: warning: unused answer go");
     let first = read(&file);
     assert_eq!(first["tool"], "profile");
     assert_eq!(first["arguments"], json!({"note": "n"}));
@@ -1109,7 +1113,7 @@ fn the_proxy_records_each_call_that_elicited() {
     let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28",
         "io.modelcontextprotocol/clientCapabilities":{},
         "io.modelcontextprotocol/clientInfo":{"name":"p","version":"1"}});
-    let replies = through_proxy(
+    let (replies, _) = through_proxy(
         &[
             "--no-input",
             "-a",
@@ -1199,7 +1203,7 @@ fn the_proxy_records_a_remote_server_too() {
     let _server = listen(cmd, port);
     let url = format!("http://127.0.0.1:{port}/mcp");
     let file = dir.path().join("remote.cassette.json");
-    let replies = through_proxy(
+    let (replies, _) = through_proxy(
         &[
             "--no-input",
             "-a",

@@ -49,6 +49,7 @@ fn a_servers_log_is_private_to_elicits_user() {
         .words("test --timeout 3s")
         .arg(&file)
         .env("TMPDIR", &tmp)
+        .status(1)
         .spawn();
     // Find the log while the test runs.
     let start = Instant::now();
@@ -76,7 +77,9 @@ fn a_servers_log_is_private_to_elicits_user() {
         assert!(!out.status.success(), "nobody read the server's log");
         assert!(!String::from_utf8_lossy(&out.stdout).contains("the-secret-token"));
     }
-    running.wait_within(Duration::from_secs(30));
+    running
+        .wait_within(Duration::from_secs(30))
+        .stderr_has("ERROR   ");
     assert!(walk(&tmp).is_empty(), "the log is removed at the end");
 }
 
@@ -132,7 +135,8 @@ fn idle_kib() -> u64 {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("small.cassette.json");
     std::fs::write(&f, "{}").unwrap();
-    let test = Test::new().arg("test").arg(&f);
+    // Not a cassette: refused at once (2), the least elicit does.
+    let test = Test::new().arg("test").arg(&f).status(2);
     run_measured(
         test.stderr_unchecked("only its size is measured"),
         Duration::from_secs(30),
@@ -279,6 +283,9 @@ fn elicit_env(args: &[&str], env: &[(&str, &str)], status: i32) -> String {
         .env_remove("ELICIT_SECRET_PASSWORD")
         .envs(env)
         .status(status)
+        .stdout_unchecked(
+            "the server's echo of the answers; what is kept out of the cassette is checked",
+        )
         .run();
     run.stderr().to_string()
 }
@@ -370,7 +377,8 @@ fn a_changed_cassettes_command_is_shown_and_allow_server_pins_the_commands() {
             .run();
         run.stderr().to_string()
     };
-    let err = run(&[], 0);
+    // b's server is no MCP server: its test fails.
+    let err = run(&[], 1);
     assert!(
         err.contains("elicit-tests/b.cassette.json runs sh -c") && err.contains("not committed"),
         "the new cassette's command is shown: {err}"
@@ -383,7 +391,7 @@ fn a_changed_cassettes_command_is_shown_and_allow_server_pins_the_commands() {
     git(repo, &["add", "."]);
     git(repo, &["commit", "-qm", "b"]);
     std::fs::remove_file(&pwned).ok();
-    let err = run(&[], 0);
+    let err = run(&[], 1);
     assert!(
         err.contains("b.cassette.json runs sh -c") && err.contains("changed since HEAD~1"),
         "{err}"
@@ -415,6 +423,8 @@ fn one_commit_shows_the_command_as_new_without_git_noise() {
     let run = Test::new()
         .words("test --timeout 5s a.cassette.json")
         .current_dir(repo)
+        // Its server, `false`, is no MCP server.
+        .status(1)
         .run();
     let err = &run.stderr();
     assert!(!err.contains("git could not"), "{err}");
