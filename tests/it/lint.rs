@@ -726,6 +726,7 @@ fn strict_call_checks_the_session_rules() {
     // An accepted URL elicitation whose completion never came (an info:
     // the spec lets a server leave it out).
     let run = call(&["--strict", "--tool", "url_anyway", "-a", "accept"], &[]).run();
+    run.stdout_has("\"isError\":false");
     let err = run.stderr().to_string();
     assert!(
         err.contains("info[session-url-completion-missing] the URL elicitation \"e-1\""),
@@ -746,6 +747,7 @@ fn strict_call_checks_the_session_rules() {
     )
     .status(5)
     .run();
+    run.stdout_has("\"isError\":false");
     let err = run.stderr().to_string();
     assert!(
         err.contains("error[session-url-completion-missing]"),
@@ -764,6 +766,7 @@ fn strict_call_checks_the_session_rules() {
         &[],
     )
     .run();
+    run.stdout_has("\"isError\":false");
     let err = run.stderr().to_string();
     assert!(
         err.contains("strict: 0 errors, 0 warnings, 0 infos"),

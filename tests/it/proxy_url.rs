@@ -121,8 +121,11 @@ fn signals_end_the_proxy_at_once_while_a_send_never_completes() {
         let started = Instant::now();
         child.signal(sig);
         // (The client's end stays open: only the signal ends the proxy.)
-        child.status(128 + sig).wait_within(Duration::from_secs(6));
+        let run = child.status(128 + sig).wait_within(Duration::from_secs(6));
         assert!(started.elapsed() < Duration::from_secs(4), "signal {sig}");
+        if sig == libc::SIGINT {
+            run.stderr_has("elicit proxy: interrupted (Ctrl-C) while waiting for the server");
+        }
     }
 }
 

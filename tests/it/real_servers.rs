@@ -235,7 +235,8 @@ fn python_sdk_url_required_error_is_resolved() {
         .arg(&log)
         .server(&python_sdk_server())
         .status(1)
-        .run();
+        .run()
+        .stderr_has("-32042 URL elicitation required (still, after its URL elicitation was resolved and the call retried once)");
     let calls = std::fs::read_to_string(&log)
         .unwrap()
         .lines()

@@ -77,6 +77,7 @@ fn a_task_flow_records_and_replays() {
         "--record",
         cassette.to_str().unwrap(),
     ])
+    .stdout_unchecked("the tool's result is read back from the cassette")
     .run();
     let recorded: Value =
         serde_json::from_str(&std::fs::read_to_string(&cassette).unwrap()).unwrap();
@@ -84,10 +85,7 @@ fn a_task_flow_records_and_replays() {
     assert_eq!(asked.len(), 1, "{recorded}");
     assert_eq!(asked[0]["answer"]["content"]["interpretation"], "snake");
     // A fresh task id on every run does not fail the replay.
-    Test::new()
-        .args(["test", "--timeout", "60s"])
-        .arg(&cassette)
-        .run();
+    replays(&cassette);
 }
 
 /// A client that runs the task itself (task-augmented `tools/call`, then
@@ -164,21 +162,17 @@ fn replays(cassette: &std::path::Path) {
     Test::new()
         .args(["test", "--timeout", "60s"])
         .arg(cassette)
-        .run();
+        .run()
+        .stderr_has(", 0 failed (");
 }
 
 /// A proxy whose client hung up, ended (server-everything is ended after
 /// the grace period: 128 + 15).
 fn hung_up(mut proxy: Running) -> Run {
     proxy.close_stdin();
-    let run = proxy.wait_within(Duration::from_secs(30));
-    assert!(
-        matches!(run.code(), 0 | 143),
-        "proxy exit {}: {}",
-        run.code(),
-        run.stderr()
-    );
-    run
+    proxy
+        .status_in(&[0, 143])
+        .wait_within(Duration::from_secs(30))
 }
 
 /// A client that asks `proxy`, and reads the replies to its own requests,
@@ -348,7 +342,8 @@ fn an_extension_task_flow_records_and_replays() {
             "--record",
             cassette.to_str().unwrap(),
         ],
-    );
+    )
+    .stdout_has("Grace");
     let recorded: Value =
         serde_json::from_str(&std::fs::read_to_string(&cassette).unwrap()).unwrap();
     let asked = recorded["elicitations"].as_array().unwrap();
@@ -372,7 +367,8 @@ fn an_extension_task_flow_records_and_replays() {
         .args(["test", "--timeout", "60s"])
         .arg(&cassette)
         .failure()
-        .run();
+        .run()
+        .stderr_has("FAIL    ");
 }
 
 #[test]

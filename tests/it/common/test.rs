@@ -433,6 +433,12 @@ impl Running {
         self
     }
 
+    /// As [`Running::status`], for one of `codes`.
+    pub fn status_in(mut self, codes: &'static [i32]) -> Running {
+        self.expected.status = Status::OneOf(codes);
+        self
+    }
+
     /// Sends elicit `signal`.
     pub fn signal(&self, signal: i32) {
         // SAFETY: a signal to our own child.
