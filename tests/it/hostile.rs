@@ -110,7 +110,9 @@ fn server_stderr_at_a_prompt_is_shown_after_it_not_inside_it() {
     p.expect("? name *");
     // The server has written its stderr line while the prompt is up.
     for _ in 0..500 {
-        if mark.exists() {}
+        if mark.exists() {
+            break;
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(mark.exists(), "the server never wrote its stderr line");
@@ -128,6 +130,7 @@ fn server_stderr_at_a_prompt_is_shown_after_it_not_inside_it() {
     p.send("Ada\r").answer("Send these answers?", "\r");
     p.expect("server: LEAK-DURING-PROMPT");
     let f = p.finish();
+    assert!(f.stdout().contains(r#"\"name\":\"Ada\""#), "{}", f.stdout());
     let after = f.screen_text();
     let at = after.find("server: LEAK-DURING-PROMPT").unwrap();
     assert!(

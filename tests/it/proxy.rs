@@ -85,6 +85,7 @@ fn interleaved_traffic_is_relayed_in_order_unaltered_and_elicitations_answered()
                 line.starts_with(r#"{"jsonrpc": "2.0", "method""#),
                 "not byte for byte: {line}"
             );
+            continue;
         }
         if let Some(a) = v["id"].as_str().and_then(|s| s.strip_prefix("a-")) {
             let n: i64 = a.parse().unwrap();
@@ -93,6 +94,7 @@ fn interleaved_traffic_is_relayed_in_order_unaltered_and_elicitations_answered()
                 json!({"action":"accept","content":{"n":n}})
             );
             asks += 1;
+            continue;
         }
         assert_eq!(v["id"], json!(next_seq), "reordered");
         assert!(
@@ -298,7 +300,9 @@ fn ctrl_c_at_a_prompt_cancels_that_elicitation_only() {
             .map(|r| r.lines().count())
             .unwrap_or(0)
             >= 2
-        {}
+        {
+            break;
+        }
         std::thread::sleep(Duration::from_millis(50));
     }
     drop(client);

@@ -84,18 +84,19 @@ impl Test {
         let script = terminal.script(&cmd);
         let mut shell = Command::new("/bin/sh");
         shell.arg("-c").arg(&script).current_dir(dir.path());
-        for (name, value) in cmd.get_envs() {
-            match value {
-                Some(value) => shell.env(name, value),
-                None => shell.env_remove(name),
-            };
-        }
         shell.env("TERM", "xterm-256color");
         if terminal.stub_path {
             for name in ["DISPLAY", "WAYLAND_DISPLAY", "BROWSER"] {
                 shell.env_remove(name);
             }
             shell.env("PATH", format!("{}:/usr/bin:/bin", dir.path().display()));
+        }
+        // After the stub's: what the test set itself wins.
+        for (name, value) in cmd.get_envs() {
+            match value {
+                Some(value) => shell.env(name, value),
+                None => shell.env_remove(name),
+            };
         }
         let mut session = OsSession::spawn(shell).expect("spawn under a pty");
         session.set_expect_timeout(Some(limit.unwrap_or(TIMEOUT)));
