@@ -758,21 +758,8 @@ fn auth_list_and_logout_on_the_command_line() {
             e.token = Some(t);
         })
         .unwrap();
-    let bin = env!("CARGO_BIN_EXE_elicit");
-    let run = |args: &[&str]| {
-        let o = std::process::Command::new(bin)
-            .args(args)
-            .env("ELICIT_DATA_DIR", dir.path())
-            .output()
-            .unwrap();
-        (
-            o.status.code(),
-            String::from_utf8_lossy(&o.stdout).to_string(),
-            String::from_utf8_lossy(&o.stderr).to_string(),
-        )
-    };
-    let (code, out, _) = run(&["auth", "list"]);
-    assert_eq!(code, Some(0));
+    let auth = |args: &str| Test::new().arg("auth").words(args).data_dir(dir.path());
+    let out = auth("list").run().stdout().to_string();
     assert!(
         out.contains("http://127.0.0.1:1/mcp") && out.contains("demo"),
         "{out}"
@@ -780,20 +767,18 @@ fn auth_list_and_logout_on_the_command_line() {
     assert!(!out.contains("SECRET") && !out.contains('\u{1b}'), "{out}");
     // A damaged file is reported, not fatal; logout clears everything.
     std::fs::write(store.file_for("http://bad/mcp"), "{oops").unwrap();
-    let (code, out, _) = run(&["auth", "list"]);
-    assert_eq!(code, Some(0));
-    assert!(out.contains("damaged"), "{out}");
-    let (code, out, _) = run(&["auth", "logout", "http://127.0.0.1:1/mcp"]);
-    assert_eq!(code, Some(0));
-    assert!(out.contains("signed out"), "{out}");
-    let (code, out, _) = run(&["auth", "logout"]);
-    assert_eq!(code, Some(0));
-    assert!(out.contains("removed 1"), "{out}");
-    let (_, out, _) = run(&["auth", "list"]);
-    assert!(out.contains("no stored sign-ins"), "{out}");
-    let (code, _, err) = run(&["auth", "logout", "not a url"]);
-    assert_eq!(code, Some(1));
-    assert!(err.contains("not a server URL"), "{err}");
+    auth("list").run().stdout_has("damaged");
+    auth("logout http://127.0.0.1:1/mcp")
+        .run()
+        .stdout_has("signed out");
+    auth("logout").run().stdout_has("removed 1");
+    auth("list").run().stdout_has("no stored sign-ins");
+    auth("logout")
+        .arg("not a url")
+        .status(1)
+        .stdout("")
+        .run()
+        .stderr_has("not a server URL");
 }
 
 /// Every secret the fake hands out or is handed: none may show.
