@@ -830,8 +830,8 @@ fn call_signs_in_without_a_terminal_and_leaks_no_secret() {
     )
     .run();
     assert!(r.stdout().contains("echo: hi"), "{}", r.stdout());
-    assert_no_secret("stdout", &r.stdout());
-    assert_no_secret("stderr", &r.stderr());
+    assert_no_secret("stdout", r.stdout());
+    assert_no_secret("stderr", r.stderr());
     let logged = std::fs::read_to_string(&log).unwrap();
     assert!(logged.contains("tools/call"), "{logged}");
     assert_no_secret("--log", &logged);
@@ -855,7 +855,7 @@ fn call_signs_in_without_a_terminal_and_leaks_no_secret() {
     let r = call_echo(&store, &[], &[], &fake.url()).run();
     assert!(r.stdout().contains("echo: hi"), "{}", r.stdout());
     assert_eq!(fake.find("/authorize").len(), authorizations);
-    assert_no_secret("stderr", &r.stderr());
+    assert_no_secret("stderr", r.stderr());
 }
 
 /// Sign-in that cannot succeed ends with an error that names the problem
@@ -874,8 +874,8 @@ fn failed_sign_in_errors_hold_no_secret() {
         .status(1)
         .run();
     assert!(r.stderr().contains("401"), "{}", r.stderr());
-    assert_no_secret("stderr", &r.stderr());
-    assert_no_secret("stdout", &r.stdout());
+    assert_no_secret("stderr", r.stderr());
+    assert_no_secret("stdout", r.stdout());
     assert!(!r.stderr().contains("dcr-secret-XYZ"), "{}", r.stderr());
 
     let fresh = FakeAuth::start(Config::default());
@@ -920,7 +920,7 @@ fn client_credentials_grant_needs_no_browser() {
     let t = &fake.find("/token")[0];
     assert_eq!(t.form["grant_type"], "client_credentials");
     assert_eq!(t.form["resource"], fake.url());
-    assert_no_secret("stderr", &r.stderr());
+    assert_no_secret("stderr", r.stderr());
 }
 
 /// The done-when check of sign-in on a terminal: `elicit call URL --tool …`

@@ -96,8 +96,8 @@ fn dpop_with_nonces_at_both_sides_and_a_bound_refresh() {
         );
         assert!(g.mcp_proofs >= 3);
     }
-    assert_no_secret("stdout", &r.stdout(), &[]);
-    assert_no_secret("stderr", &r.stderr(), &[]);
+    assert_no_secret("stdout", r.stdout(), &[]);
+    assert_no_secret("stderr", r.stderr(), &[]);
     assert_no_secret("--log", &std::fs::read_to_string(&log).unwrap(), &[]);
     // The key is in the 0600 entry, with the token.
     let tokens = dir.path().join("tokens");
@@ -117,7 +117,7 @@ fn dpop_with_nonces_at_both_sides_and_a_bound_refresh() {
         .data_dir(dir.path())
         .run();
     assert!(list.stdout().contains("DPoP-bound"), "{}", list.stdout());
-    assert_no_secret("auth list", &list.stdout(), &[]);
+    assert_no_secret("auth list", list.stdout(), &[]);
 
     // A second run after the token expired: it is refreshed first, with a
     // proof of the same key (the fake checks the binding).
@@ -296,7 +296,7 @@ fn client_credentials_with_a_private_key_jwt_es256_and_rs256() {
     };
     check_assertion(&fake.find("/token")[0], &fake.base, &verify);
     assert!(fake.find("/authorize").is_empty() && fake.find("/register").is_empty());
-    assert_no_secret("stderr", &r.stderr(), &[]);
+    assert_no_secret("stderr", r.stderr(), &[]);
 
     // RS256 (PKCS#8 and PKCS#1 files), verified with the `rsa` crate.
     for file in ["rsa-test-key.pem", "rsa-test-key-pkcs1.pem"] {
@@ -444,8 +444,8 @@ fn jwt_bearer_grant_with_an_assertion() {
     assert!(!t[0].headers.contains_key("authorization"));
     assert!(!t[0].form.contains_key("client_secret"));
     assert!(fake.find("/register").is_empty() && fake.find("/authorize").is_empty());
-    assert_no_secret("stderr", &r.stderr(), &[&assertion]);
-    assert_no_secret("stdout", &r.stdout(), &[&assertion]);
+    assert_no_secret("stderr", r.stderr(), &[&assertion]);
+    assert_no_secret("stdout", r.stdout(), &[&assertion]);
 }
 
 /// A refused assertion ends the run with the server's error, after one
@@ -635,7 +635,7 @@ fn enterprise_token_exchange_then_jwt_bearer() {
         r.stderr()
     );
     assert!(refusing.find("/token").is_empty());
-    assert_no_secret("stderr", &r.stderr(), &[ID_TOKEN.as_str()]);
+    assert_no_secret("stderr", r.stderr(), &[ID_TOKEN.as_str()]);
 }
 
 /// Debug prints of the options hold no secret of the extensions.

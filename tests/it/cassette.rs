@@ -519,7 +519,7 @@ fn junit_output_has_one_testcase_per_cassette() {
     .status(2)
     .stderr_unchecked("the report on stdout is what this checks; the lines for a person are checked by the plain run")
     .run();
-    let doc = roxmltree::Document::parse(&run.stdout())
+    let doc = roxmltree::Document::parse(run.stdout())
         .unwrap_or_else(|e| panic!("not XML ({e}): {}", run.stdout()));
     let top = doc.root_element();
     assert_eq!(top.tag_name().name(), "testsuites");
@@ -586,7 +586,7 @@ fn tap_and_json_reports() {
         .status(2)
         .stderr_unchecked("the report on stdout is what this checks; the lines for a person are checked by the plain run")
         .run();
-    let v: Value = serde_json::from_str(&run.stdout()).unwrap();
+    let v: Value = serde_json::from_str(run.stdout()).unwrap();
     let statuses: Vec<&str> = v["tests"]
         .as_array()
         .unwrap()
@@ -821,7 +821,7 @@ fn answer_rules_answer_call_elicitations_and_say_which_with_v() {
     let r = rules.to_str().unwrap();
     let args = ["-v", "--answers", r, "--tool", "profile"];
     let run = call_cassette_server(&args, &[]).run();
-    let v: Value = serde_json::from_str(&run.stdout()).unwrap();
+    let v: Value = serde_json::from_str(run.stdout()).unwrap();
     assert_eq!(
         reply_of(&v)["reply"],
         json!({"action":"accept","content":{"name":"Rule","age":33}})
@@ -837,7 +837,7 @@ fn answer_rules_answer_call_elicitations_and_say_which_with_v() {
     // `--answer` values win over a rule's; the rule fills the rest.
     let args = ["--answers", r, "-a", "age=50", "--tool", "profile"];
     let run = call_cassette_server(&args, &[]).run();
-    let v: Value = serde_json::from_str(&run.stdout()).unwrap();
+    let v: Value = serde_json::from_str(run.stdout()).unwrap();
     assert_eq!(
         reply_of(&v)["reply"]["content"],
         json!({"name":"Rule","age":50})
@@ -846,7 +846,7 @@ fn answer_rules_answer_call_elicitations_and_say_which_with_v() {
     // --no-input it is declined and named; the URL one is declined by rule 1.
     let args = ["--answers", r, "--tool", "steps"];
     let run = call_cassette_server(&args, &[]).run();
-    let v: Value = serde_json::from_str(&run.stdout()).unwrap();
+    let v: Value = serde_json::from_str(run.stdout()).unwrap();
     assert_eq!(
         reply_of(&v)["replies"],
         json!([{"action":"decline"},{"action":"accept","content":{"go":false}},{"action":"decline"}])
@@ -876,7 +876,7 @@ fn answer_rules_in_plain_resolution_and_a_cassette_as_an_answer_file() {
             form.to_str().unwrap(),
         ])
         .run();
-    let v: Value = serde_json::from_str(&run.stdout()).unwrap();
+    let v: Value = serde_json::from_str(run.stdout()).unwrap();
     assert_eq!(v["action"], "accept", "{v}");
     assert_eq!(v["content"]["region"], "eu-west-1", "{v}");
     assert!(run.stderr().contains("rule 3 of"), "{}", run.stderr());
@@ -891,12 +891,12 @@ fn answer_rules_in_plain_resolution_and_a_cassette_as_an_answer_file() {
     );
     let args = ["--answers", cassette.to_str().unwrap(), "--tool", "profile"];
     let run = call_cassette_server(&args, &[]).run();
-    let v: Value = serde_json::from_str(&run.stdout()).unwrap();
+    let v: Value = serde_json::from_str(run.stdout()).unwrap();
     assert_eq!(reply_of(&v)["reply"]["content"]["name"], "Kept");
     // Another form of the same tool is not the recorded one.
     let run = call_cassette_server(&args, &[("CASSETTE_FORM", "added")]).run();
     run.stderr_has("matched the form elicitation \"Who are you?\"; declined");
-    let v: Value = serde_json::from_str(&run.stdout()).unwrap();
+    let v: Value = serde_json::from_str(run.stdout()).unwrap();
     assert_eq!(reply_of(&v)["reply"], json!({"action": "decline"}));
 
     // A bad rules file: the file and the pointer, exit 2.
@@ -1406,7 +1406,7 @@ fn reports_carry_the_change_errors_and_keep_tracebacks_apart() {
         .status(1)
         .stderr_unchecked("the report on stdout is what this checks; the lines for a person are checked by the plain run")
         .run();
-    let doc = roxmltree::Document::parse(&run.stdout()).unwrap();
+    let doc = roxmltree::Document::parse(run.stdout()).unwrap();
     let failure = doc
         .descendants()
         .find(|n| n.has_tag_name("failure"))

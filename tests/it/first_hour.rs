@@ -64,7 +64,7 @@ fn echoed(out: &Run) -> Value {
         out.stdout(),
         out.stderr()
     );
-    let result: Value = serde_json::from_str(&out.stdout())
+    let result: Value = serde_json::from_str(out.stdout())
         .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", out.stdout()));
     assert_eq!(result["isError"], false, "{result}");
     let text = result["content"][0]["text"].as_str().expect("a text block");
@@ -789,7 +789,7 @@ fn a_scripted_accept_of_a_url_opens_nothing() {
     let browser = format!("touch {}", mark.display());
     let out = resolve(&["--browser", &browser, "-a", "accept"], &req).run();
     assert_eq!(
-        serde_json::from_str::<Value>(&out.stdout()).unwrap(),
+        serde_json::from_str::<Value>(out.stdout()).unwrap(),
         json!({"action": "accept"})
     );
     assert!(!mark.exists(), "the browser was launched");

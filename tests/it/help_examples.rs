@@ -62,7 +62,7 @@ fn every_help_example_with_a_fixture_runs() {
                 "help example `{example}` failed: {stderr}"
             );
             if out.code() == 0 {
-                let v: serde_json::Value = serde_json::from_str(&out.stdout())
+                let v: serde_json::Value = serde_json::from_str(out.stdout())
                     .unwrap_or_else(|e| panic!("`{example}` printed no JSON: {e}"));
                 assert!(v.is_object());
             }

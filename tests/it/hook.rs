@@ -89,7 +89,7 @@ fn rules_answer_the_documented_input_with_the_exact_output() {
     )
     .run();
     assert_eq!(
-        serde_json::from_str::<Value>(&form.stdout()).unwrap(),
+        serde_json::from_str::<Value>(form.stdout()).unwrap(),
         json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept",
             "content": {"region": "eu-west-1", "replicas": 5, "dryRun": true}}})
     );
@@ -99,13 +99,13 @@ fn rules_answer_the_documented_input_with_the_exact_output() {
     )
     .run();
     assert_eq!(
-        serde_json::from_str::<Value>(&url.stdout()).unwrap(),
+        serde_json::from_str::<Value>(url.stdout()).unwrap(),
         json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "decline"}})
     );
     // -a works as everywhere; a URL accepted carries no content.
     let accepted = hook(&["-a", "accept"], &url_event("other")).run();
     assert_eq!(
-        serde_json::from_str::<Value>(&accepted.stdout()).unwrap(),
+        serde_json::from_str::<Value>(accepted.stdout()).unwrap(),
         json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept"}})
     );
 }
@@ -134,7 +134,7 @@ fn nobody_to_ask_falls_through_to_claude_code() {
             .stderr_has("nobody may answer here (no rule or person")
             .stderr_has("--fallback answers it");
         assert_eq!(
-            serde_json::from_str::<Value>(&declined.stdout()).unwrap(),
+            serde_json::from_str::<Value>(declined.stdout()).unwrap(),
             json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "decline"}})
         );
     }

@@ -343,7 +343,7 @@ fn call_scripts_a_tool_that_asks_two_forms() {
     )
     .run();
     let err = out.stderr();
-    let result: Value = serde_json::from_str(&out.stdout()).unwrap();
+    let result: Value = serde_json::from_str(out.stdout()).unwrap();
     let got: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(
         got["a"]["result"],

@@ -1443,7 +1443,7 @@ fn lint_a_folder_lints_its_cassettes_and_a_bad_path_leaves_no_sarif() {
         .args(["lint", "--format", "sarif", flows.to_str().unwrap()])
         .status(1)
         .run();
-    let log: Value = serde_json::from_str(&o.stdout()).unwrap();
+    let log: Value = serde_json::from_str(o.stdout()).unwrap();
     let results = log["runs"][0]["results"].as_array().unwrap();
     assert!(!results.is_empty(), "{}", o.stdout());
     assert!(results.iter().all(

@@ -52,7 +52,7 @@ fn the_recorded_form_answered_as_recorded_gives_the_recorded_result_on_both_gene
             &stdio_mock(false),
         )
         .run();
-        let got: Value = serde_json::from_str(&out.stdout()).unwrap();
+        let got: Value = serde_json::from_str(out.stdout()).unwrap();
         let mut want = recorded["result"].clone();
         if protocol == "2026-07-28" {
             want["resultType"] = json!("complete");
@@ -70,7 +70,7 @@ fn a_wrong_answer_is_reported_on_stderr_and_in_the_result_and_strict_makes_it_an
         stderr.contains(r#"elicit mock: elicitation 1: the answer differs from the recorded one (name): ~ /content/name: "Ada" → "Bob""#),
         "{stderr}"
     );
-    let got: Value = serde_json::from_str(&out.stdout()).unwrap();
+    let got: Value = serde_json::from_str(out.stdout()).unwrap();
     let said = &got["_meta"]["elicit/mock"]["mismatches"];
     assert_eq!(said.as_array().unwrap().len(), 1, "{got}");
     let last = got["content"].as_array().unwrap().last().unwrap();
@@ -83,7 +83,7 @@ fn a_wrong_answer_is_reported_on_stderr_and_in_the_result_and_strict_makes_it_an
         .status(1)
         .run();
     strict.stderr_has("the answer differs from the recorded one (name)");
-    let got: Value = serde_json::from_str(&strict.stdout()).unwrap();
+    let got: Value = serde_json::from_str(strict.stdout()).unwrap();
     assert_eq!(got["isError"], true);
     assert!(got["content"][0]["text"]
         .as_str()
@@ -92,7 +92,7 @@ fn a_wrong_answer_is_reported_on_stderr_and_in_the_result_and_strict_makes_it_an
 
     let declined = call(&[], &["decline"], &stdio_mock(true)).status(1).run();
     declined.stderr_has("the answer differs from the recorded one");
-    let got: Value = serde_json::from_str(&declined.stdout()).unwrap();
+    let got: Value = serde_json::from_str(declined.stdout()).unwrap();
     assert!(
         got["content"][0]["text"]
             .as_str()
@@ -124,7 +124,7 @@ fn a_wrong_answer_is_reported_once_per_elicitation_listing_the_fields() {
             "{protocol}: {}",
             said[0]
         );
-        let got: Value = serde_json::from_str(&out.stdout()).unwrap();
+        let got: Value = serde_json::from_str(out.stdout()).unwrap();
         let mismatches = &got["_meta"]["elicit/mock"]["mismatches"];
         assert_eq!(
             mismatches.as_array().map(Vec::len),
@@ -158,11 +158,11 @@ fn over_streamable_http_both_generations_give_the_recorded_result_and_a_wrong_an
     let recorded = fixture();
     for protocol in ["2025-11-25", "2026-07-28"] {
         let out = call(&["--protocol", protocol], &["accept", "name=Ada"], &[&url]).run();
-        let got: Value = serde_json::from_str(&out.stdout()).unwrap();
+        let got: Value = serde_json::from_str(out.stdout()).unwrap();
         assert_eq!(got["content"], recorded["result"]["content"], "{protocol}");
     }
     let out = call(&[], &["accept", "name=Bob"], &[&url]).run();
-    let got: Value = serde_json::from_str(&out.stdout()).unwrap();
+    let got: Value = serde_json::from_str(out.stdout()).unwrap();
     assert!(got["_meta"]["elicit/mock"]["mismatches"][0]
         .as_str()
         .unwrap()

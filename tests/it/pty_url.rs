@@ -383,7 +383,7 @@ fn browser_variable_comes_after_elicit_browser() {
         }
         let mut spec = Test::new().stdin(everything_url()).stub_path().env(
             "BROWSER",
-            &format!("{} -x", path.join("envbrowser").display()),
+            format!("{} -x", path.join("envbrowser").display()),
         );
         if elicit_browser {
             spec = spec.env(

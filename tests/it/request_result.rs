@@ -20,7 +20,7 @@ fn readme_worked_example_round_trips_input_required() {
     let out = Test::new()
         .args(["request", &fixture("shapes/input-required.json")])
         .run();
-    let requests: Vec<Value> = serde_json::from_str(&out.stdout()).unwrap();
+    let requests: Vec<Value> = serde_json::from_str(out.stdout()).unwrap();
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[0]["kind"], "input");
     assert_eq!(requests[1]["kind"], "authorization");

@@ -689,7 +689,7 @@ fn error_descriptions_cannot_forge_lines() {
             "{what} {strict}: {}",
             r.stderr()
         );
-        assert_not_forged(what, &r.stderr());
+        assert_not_forged(what, r.stderr());
         assert!(!r.stderr().contains('\u{1b}'), "{what}: {:?}", r.stderr());
     }
 }
@@ -717,7 +717,7 @@ fn an_issuer_with_a_line_break_is_refused_not_stored() {
     )
     .status(1)
     .run();
-    assert_not_forged("stderr", &r.stderr());
+    assert_not_forged("stderr", r.stderr());
     let list = Test::new().words("auth list").data_dir(&store).run();
     let out = &list.stdout();
     assert_not_forged("auth list", out);

@@ -41,7 +41,7 @@ fn call(extra: &[&str]) -> Test {
 #[test]
 fn a_task_that_asks_gets_the_answer_through_call() {
     let out = call(&["-a", "accept", "-a", "interpretation=programming"]).run();
-    let result: Value = serde_json::from_str(&out.stdout()).unwrap();
+    let result: Value = serde_json::from_str(out.stdout()).unwrap();
     let text = report(&result);
     assert!(
         text.contains("# Research Report: python (programming)"),
@@ -57,7 +57,7 @@ fn a_task_that_asks_gets_the_answer_through_call() {
 #[test]
 fn a_task_declined_reaches_the_tool_as_declined() {
     let out = call(&["-a", "decline"]).run();
-    let result: Value = serde_json::from_str(&out.stdout()).unwrap();
+    let result: Value = serde_json::from_str(out.stdout()).unwrap();
     assert!(
         report(&result).contains("User declined"),
         "{}",
