@@ -116,7 +116,9 @@ fn ci_false_is_not_ci() {
     for ci in ["false", "0", ""] {
         let openers = tempfile::tempdir().unwrap();
         stub_openers(openers.path(), 0);
-        let child = unattended(&["-a", "name=Ada", FORM], openers.path(), &[("CI", ci)]).spawn();
+        let child = unattended(&["-a", "name=Ada", FORM], openers.path(), &[("CI", ci)])
+            .stderr_unchecked(RACE)
+            .spawn();
         let seen = wait_for(|| opened(openers.path()).contains("http://127.0.0.1:"));
         child
             .kill()
@@ -124,6 +126,10 @@ fn ci_false_is_not_ci() {
         assert!(seen, "CI={ci:?}: the page was not opened");
     }
 }
+
+/// Why a run killed once its page was opened has what it printed set
+/// aside.
+const RACE: &str = "killed once the page is open: whether its lines were out by then is a race";
 
 /// Polls `cond` until it holds or [`LIMIT`] passes.
 fn wait_for(mut cond: impl FnMut() -> bool) -> bool {
@@ -149,17 +155,14 @@ fn the_proxy_under_a_pipes_only_client_with_an_opener_serves_the_page() {
         openers.path(),
         &[],
     )
+    .stdout_unchecked(RACE)
+    .stderr_unchecked(RACE)
     .feed()
     .spawn();
     proxy.send(&serde_json::json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"desktop","version":"0"}}}));
     proxy.send(&serde_json::json!({"jsonrpc":"2.0","id":"a-1","method":"ask","params":{"n":1}}));
     let seen = wait_for(|| opened(openers.path()).contains("http://127.0.0.1:"));
-    // The initialize went through to the server; the question waits on the
-    // page.
-    proxy
-        .kill()
-        .stdout_has("\"id\": \"init\"")
-        .stderr_has("elicit: answer on the page http://127.0.0.1:");
+    proxy.kill();
     assert!(seen, "the proxy did not open the page");
 }
 
