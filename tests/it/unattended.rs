@@ -120,9 +120,7 @@ fn ci_false_is_not_ci() {
             .stderr_unchecked(RACE)
             .spawn();
         let seen = wait_for(|| opened(openers.path()).contains("http://127.0.0.1:"));
-        child
-            .kill()
-            .stderr_has("elicit: answer on the page http://127.0.0.1:");
+        child.kill();
         assert!(seen, "CI={ci:?}: the page was not opened");
     }
 }
