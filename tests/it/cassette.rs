@@ -5,7 +5,7 @@
 //! not, `--update`, unreadable cassettes, and the TAP / JUnit / JSON reports.
 
 use crate::common::installed;
-use crate::common::{answers, client_session, dumb_client, Run, Test};
+use crate::common::{answers, client_session, dumb_client, replies_to, Run, Test};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -1046,13 +1046,7 @@ fn through_proxy(args: &[&str], server: &[String], messages: &[Value]) -> (Vec<V
         .args((!remote).then_some("--"))
         .args(server);
     let (got, run) = client_session(proxy, messages);
-    let replies = got
-        .into_iter()
-        .filter(|v| {
-            v.get("method").is_none() && messages.iter().any(|m| m.get("id") == Some(&v["id"]))
-        })
-        .collect();
-    (replies, run)
+    (replies_to(got, messages), run)
 }
 
 #[test]

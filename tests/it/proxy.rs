@@ -12,7 +12,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::common::{
-    answers, client_session, http_server, wait_line_mode, wait_raw_mode, HttpServer, Running, Test,
+    answers, client_session, http_server, replies_to, wait_line_mode, wait_raw_mode, HttpServer,
+    Running, Test,
 };
 
 fn server() -> Vec<String> {
@@ -504,13 +505,7 @@ fn verbose_session(args: &[&str], server: &[String], messages: &[Value]) -> (Vec
         .server(server)
         .limit(Duration::from_secs(60));
     let (got, run) = client_session(proxy, messages);
-    let replies = got
-        .into_iter()
-        .filter(|v| {
-            v.get("method").is_none() && messages.iter().any(|m| m.get("id") == Some(&v["id"]))
-        })
-        .collect();
-    (replies, run.stderr().to_string())
+    (replies_to(got, messages), run.stderr().to_string())
 }
 
 fn py_server_argv() -> Vec<String> {

@@ -222,6 +222,16 @@ pub fn client_session(proxy: Test, messages: &[Value]) -> (Vec<Value>, Run) {
     (got, run)
 }
 
+/// The replies among `got` to the requests in `messages` (not the server's
+/// own requests or notifications).
+pub fn replies_to(got: Vec<Value>, messages: &[Value]) -> Vec<Value> {
+    got.into_iter()
+        .filter(|v| {
+            v.get("method").is_none() && messages.iter().any(|m| m.get("id") == Some(&v["id"]))
+        })
+        .collect()
+}
+
 /// [`client_session`] of a client that declares no elicitation: none may
 /// reach it.
 pub fn dumb_client(proxy: Test, messages: &[Value]) -> Vec<Value> {

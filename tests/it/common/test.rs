@@ -1,7 +1,13 @@
 //! The one way a test runs the binary (as `just`'s `Test`):
 //! `Test::new().args([...]).server(&argv).env(K, V).stdin(text).run()`;
-//! `.spawn()` to drive it as it runs, `.terminal()` for a pseudo-terminal
-//! of its own, `.command()` for a test that must handle the process itself.
+//! `.spawn()` to drive it as it runs, `.pty()` for a person at a terminal
+//! (see `pty`), `.terminal()` for all its streams on a pseudo-terminal,
+//! `.command()` for a test that must handle the process itself.
+//!
+//! It checks by default: the exit status when the run ends (0 unless the
+//! test says otherwise), and that neither stdout nor stderr holds anything
+//! the test did not expect, read or set aside with a reason. A check that
+//! fails shows the command, where it was run, the status and both streams.
 //!
 //! Every run starts from the same clean slate (the repository's root as its
 //! folder, so fixtures are named relative to it; no colour; none of the
