@@ -145,16 +145,23 @@ fn nobody_to_ask_falls_through_to_claude_code() {
         .no_terminal()
         .stdin(form_event("billing").to_string())
         .limit(Duration::from_secs(15))
+        .stdout("")
         .run()
-        .stdout_is("");
+        .stderr_has("Claude Code asks instead");
     // A bad input is a non-blocking error (1), never a denial (2).
     hook(
         &[],
         &json!({"hook_event_name": "PreToolUse", "tool_name": "Bash"}),
     )
     .status(1)
-    .run();
-    hook(&[], &json!([1, 2])).status(1).run();
+    .stdout("")
+    .run()
+    .stderr_has("not a Claude Code Elicitation or ElicitationResult hook input (hook_event_name: \"PreToolUse\")");
+    hook(&[], &json!([1, 2]))
+        .status(1)
+        .stdout("")
+        .run()
+        .stderr_has("(hook_event_name: missing)");
 }
 
 /// The `ElicitationResult` event is kept in the record, as are the hook's
