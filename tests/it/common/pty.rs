@@ -407,3 +407,34 @@ impl Pty {
         out
     }
 }
+
+/// The terminal variant checks its end as [`Test::run`] does.
+mod checks {
+    use super::Test;
+
+    #[test]
+    #[should_panic(expected = "exit status 2 (Code(0) expected)")]
+    fn a_failure_nobody_expected_fails_the_test() {
+        Test::new().stdin("not an elicitation").pty().finish();
+    }
+
+    #[test]
+    #[should_panic(expected = "stdout was neither expected nor read")]
+    fn a_forgotten_stdout_fails_the_test() {
+        Test::new()
+            .stdin(r#"{"message":"m","requestedSchema":{"type":"object","properties":{}}}"#)
+            .args(["-a", "accept"])
+            .pty()
+            .finish();
+    }
+
+    #[test]
+    fn a_run_whose_stdout_was_read_passes() {
+        let done = Test::new()
+            .stdin("not an elicitation")
+            .status(2)
+            .pty()
+            .finish();
+        assert_eq!(done.stdout(), "");
+    }
+}
