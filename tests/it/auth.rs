@@ -10,6 +10,7 @@
 
 use crate::common;
 use crate::common::fake_auth::{call_echo, curl_browser, Config, FakeAuth, Iss, Req};
+use crate::common::Test;
 
 use std::os::unix::fs::PermissionsExt;
 use std::sync::{Arc, Mutex};
@@ -757,21 +758,8 @@ fn auth_list_and_logout_on_the_command_line() {
             e.token = Some(t);
         })
         .unwrap();
-    let bin = env!("CARGO_BIN_EXE_elicit");
-    let run = |args: &[&str]| {
-        let o = std::process::Command::new(bin)
-            .args(args)
-            .env("ELICIT_DATA_DIR", dir.path())
-            .output()
-            .unwrap();
-        (
-            o.status.code(),
-            String::from_utf8_lossy(&o.stdout).to_string(),
-            String::from_utf8_lossy(&o.stderr).to_string(),
-        )
-    };
-    let (code, out, _) = run(&["auth", "list"]);
-    assert_eq!(code, Some(0));
+    let auth = |args: &str| Test::new().arg("auth").words(args).data_dir(dir.path());
+    let out = auth("list").run().stdout().to_string();
     assert!(
         out.contains("http://127.0.0.1:1/mcp") && out.contains("demo"),
         "{out}"
@@ -779,20 +767,18 @@ fn auth_list_and_logout_on_the_command_line() {
     assert!(!out.contains("SECRET") && !out.contains('\u{1b}'), "{out}");
     // A damaged file is reported, not fatal; logout clears everything.
     std::fs::write(store.file_for("http://bad/mcp"), "{oops").unwrap();
-    let (code, out, _) = run(&["auth", "list"]);
-    assert_eq!(code, Some(0));
-    assert!(out.contains("damaged"), "{out}");
-    let (code, out, _) = run(&["auth", "logout", "http://127.0.0.1:1/mcp"]);
-    assert_eq!(code, Some(0));
-    assert!(out.contains("signed out"), "{out}");
-    let (code, out, _) = run(&["auth", "logout"]);
-    assert_eq!(code, Some(0));
-    assert!(out.contains("removed 1"), "{out}");
-    let (_, out, _) = run(&["auth", "list"]);
-    assert!(out.contains("no stored sign-ins"), "{out}");
-    let (code, _, err) = run(&["auth", "logout", "not a url"]);
-    assert_eq!(code, Some(1));
-    assert!(err.contains("not a server URL"), "{err}");
+    auth("list").run().stdout_has("damaged");
+    auth("logout http://127.0.0.1:1/mcp")
+        .run()
+        .stdout_has("signed out");
+    auth("logout").run().stdout_has("removed 1");
+    auth("list").run().stdout_has("no stored sign-ins");
+    auth("logout")
+        .arg("not a url")
+        .status(1)
+        .stdout("")
+        .run()
+        .stderr_has("not a server URL");
 }
 
 /// Every secret the fake hands out or is handed: none may show.
@@ -841,11 +827,11 @@ fn call_signs_in_without_a_terminal_and_leaks_no_secret() {
         ],
         &[],
         &fake.url(),
-    );
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
-    assert!(r.stdout.contains("echo: hi"), "{}", r.stdout);
-    assert_no_secret("stdout", &r.stdout);
-    assert_no_secret("stderr", &r.stderr);
+    )
+    .run();
+    assert!(r.stdout().contains("echo: hi"), "{}", r.stdout());
+    assert_no_secret("stdout", r.stdout());
+    assert_no_secret("stderr", r.stderr());
     let logged = std::fs::read_to_string(&log).unwrap();
     assert!(logged.contains("tools/call"), "{logged}");
     assert_no_secret("--log", &logged);
@@ -866,11 +852,10 @@ fn call_signs_in_without_a_terminal_and_leaks_no_secret() {
     }
     // A second run: no browser, no sign-in, the stored token.
     let authorizations = fake.find("/authorize").len();
-    let r = call_echo(&store, &[], &[], &fake.url());
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
-    assert!(r.stdout.contains("echo: hi"), "{}", r.stdout);
+    let r = call_echo(&store, &[], &[], &fake.url()).run();
+    assert!(r.stdout().contains("echo: hi"), "{}", r.stdout());
     assert_eq!(fake.find("/authorize").len(), authorizations);
-    assert_no_secret("stderr", &r.stderr);
+    assert_no_secret("stderr", r.stderr());
 }
 
 /// Sign-in that cannot succeed ends with an error that names the problem
@@ -885,20 +870,22 @@ fn failed_sign_in_errors_hold_no_secret() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("tokens");
     let browser = curl_browser();
-    let r = call_echo(&store, &["--browser", &browser], &[], &fake.url());
-    assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(r.stderr.contains("401"), "{}", r.stderr);
-    assert_no_secret("stderr", &r.stderr);
-    assert_no_secret("stdout", &r.stdout);
-    assert!(!r.stderr.contains("dcr-secret-XYZ"), "{}", r.stderr);
+    let r = call_echo(&store, &["--browser", &browser], &[], &fake.url())
+        .status(1)
+        .run();
+    assert!(r.stderr().contains("401"), "{}", r.stderr());
+    assert_no_secret("stderr", r.stderr());
+    assert_no_secret("stdout", r.stdout());
+    assert!(!r.stderr().contains("dcr-secret-XYZ"), "{}", r.stderr());
 
     let fresh = FakeAuth::start(Config::default());
-    let r = call_echo(&dir.path().join("other"), &[], &[], &fresh.url());
-    assert_eq!(r.code, 1, "{}", r.stderr);
+    let r = call_echo(&dir.path().join("other"), &[], &[], &fresh.url())
+        .status(1)
+        .run();
     assert!(
-        r.stderr.contains("needs you to sign in") && r.stderr.contains("--browser"),
+        r.stderr().contains("needs you to sign in") && r.stderr().contains("--browser"),
         "{}",
-        r.stderr
+        r.stderr()
     );
     assert!(fresh.find("/authorize").is_empty());
 }
@@ -926,14 +913,14 @@ fn client_credentials_grant_needs_no_browser() {
         ],
         &[],
         &fake.url(),
-    );
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
-    assert!(r.stdout.contains("echo: hi"));
+    )
+    .run();
+    assert!(r.stdout().contains("echo: hi"));
     assert!(fake.find("/authorize").is_empty());
     let t = &fake.find("/token")[0];
     assert_eq!(t.form["grant_type"], "client_credentials");
     assert_eq!(t.form["resource"], fake.url());
-    assert_no_secret("stderr", &r.stderr);
+    assert_no_secret("stderr", r.stderr());
 }
 
 /// The done-when check of sign-in on a terminal: `elicit call URL --tool …`
@@ -959,10 +946,11 @@ fn call_on_a_terminal_asks_opens_finishes_by_itself_then_reuses_the_token() {
         &fake.url(),
     ]
     .map(str::to_string);
-    let mut p = common::elicit("")
+    let mut p = Test::new()
+        .stdin("")
         .args(&args)
         .env("ELICIT_DATA_DIR", store_path.to_str().unwrap())
-        .spawn();
+        .pty();
     p.expect("asks you to open a link")
         .expect("Sign in to")
         .expect("127.0.0.1")
@@ -971,17 +959,16 @@ fn call_on_a_terminal_asks_opens_finishes_by_itself_then_reuses_the_token() {
         .expect("opened in")
         .expect("done after");
     let f = p.finish();
-    assert_eq!(f.code, 0, "{}", f.screen_text());
     assert_eq!(f.json()["content"][0]["text"], "echo: hi");
     assert_eq!(fake.find("/authorize").len(), 1);
     assert_no_secret("the terminal", &f.screen_text());
 
-    let mut p = common::elicit("")
+    let mut p = Test::new()
+        .stdin("")
         .args(&args)
         .env("ELICIT_DATA_DIR", store_path.to_str().unwrap())
-        .spawn();
+        .pty();
     let f = p.finish();
-    assert_eq!(f.code, 0, "{}", f.screen_text());
     assert_eq!(f.json()["content"][0]["text"], "echo: hi");
     assert!(
         !f.screen_text().contains("asks you to open a link"),

@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 
 use crate::common::fake_auth::{
     b64d, call_echo, curl_browser, jwt, now, part_json, verify_es256, Config, FakeAuth, Iss, Req,
-    ID_JAG, ID_TOKEN, ID_TOKEN_MARK,
+    ECHOED, ID_JAG, ID_TOKEN, ID_TOKEN_MARK,
 };
 use crate::common::Test;
 
@@ -79,9 +79,9 @@ fn dpop_with_nonces_at_both_sides_and_a_bound_refresh() {
         ],
         &[],
         &fake.url(),
-    );
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
-    assert!(r.stdout.contains("echo: hi"), "{}", r.stdout);
+    )
+    .run();
+    assert!(r.stdout().contains("echo: hi"), "{}", r.stdout());
     assert_eq!(fake.failures(), Vec::<String>::new());
     {
         let g = fake.state.lock().unwrap();
@@ -96,8 +96,8 @@ fn dpop_with_nonces_at_both_sides_and_a_bound_refresh() {
         );
         assert!(g.mcp_proofs >= 3);
     }
-    assert_no_secret("stdout", &r.stdout, &[]);
-    assert_no_secret("stderr", &r.stderr, &[]);
+    assert_no_secret("stdout", r.stdout(), &[]);
+    assert_no_secret("stderr", r.stderr(), &[]);
     assert_no_secret("--log", &std::fs::read_to_string(&log).unwrap(), &[]);
     // The key is in the 0600 entry, with the token.
     let tokens = dir.path().join("tokens");
@@ -116,21 +116,22 @@ fn dpop_with_nonces_at_both_sides_and_a_bound_refresh() {
         .args(["auth", "list"])
         .data_dir(dir.path())
         .run();
-    assert!(list.stdout.contains("DPoP-bound"), "{}", list.stdout);
-    assert_no_secret("auth list", &list.stdout, &[]);
+    assert!(list.stdout().contains("DPoP-bound"), "{}", list.stdout());
+    assert_no_secret("auth list", list.stdout(), &[]);
 
     // A second run after the token expired: it is refreshed first, with a
     // proof of the same key (the fake checks the binding).
     entry["token"]["expires_at"] = json!(now() - 10);
     std::fs::write(files[0].path(), entry.to_string()).unwrap();
     let first_jkt = fake.state.lock().unwrap().token_jkts[0].clone();
-    let r = call_echo(
+    call_echo(
         dir.path(),
         &["--client-id", "public-client"],
         &[],
         &fake.url(),
-    );
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    )
+    .stdout(ECHOED)
+    .run();
     assert_eq!(fake.failures(), Vec::<String>::new());
     let refreshes: Vec<Req> = fake
         .find("/token")
@@ -147,11 +148,11 @@ fn dpop_with_nonces_at_both_sides_and_a_bound_refresh() {
     drop(g);
     assert_eq!(fake.find("/authorize").len(), 1, "signed in only once");
 
-    let out = Test::new()
+    Test::new()
         .args(["auth", "logout", &fake.url()])
         .data_dir(dir.path())
+        .stdout(format!("signed out of {}\n", fake.url()))
         .run();
-    assert_eq!(out.code, 0);
     assert!(!std::fs::read_dir(&tokens)
         .unwrap()
         .flatten()
@@ -168,7 +169,7 @@ fn dpop_flag_and_a_bearer_answer() {
     });
     let dir = tempfile::tempdir().unwrap();
     let browser = curl_browser();
-    let r = call_echo(
+    call_echo(
         dir.path(),
         &[
             "--client-id",
@@ -179,8 +180,10 @@ fn dpop_flag_and_a_bearer_answer() {
         ],
         &[],
         &fake.url(),
-    );
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    )
+    .stdout(ECHOED)
+    .run()
+    .stderr_has("the client public-client is now bound to the authorization server");
     assert_eq!(fake.failures(), Vec::<String>::new());
     assert!(fake.state.lock().unwrap().mcp_proofs >= 2);
     assert!(fake.find("/token")[0].headers.contains_key("dpop"));
@@ -191,13 +194,15 @@ fn dpop_flag_and_a_bearer_answer() {
         ..ext()
     });
     let dir = tempfile::tempdir().unwrap();
-    let r = call_echo(
+    call_echo(
         dir.path(),
         &["--client-id", "public-client", "--browser", &browser],
         &[],
         &plain.url(),
-    );
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    )
+    .stdout(ECHOED)
+    .run()
+    .stderr_has("the client public-client is now bound to the authorization server");
     assert!(!plain.find("/token")[0].headers.contains_key("dpop"));
     let mcp = plain.find("/mcp");
     assert!(mcp.iter().any(|m| m
@@ -222,12 +227,13 @@ fn dpop_flag_and_a_bearer_answer() {
         ],
         &[],
         &other.url(),
-    );
-    assert_eq!(r.code, 1);
+    )
+    .status(1)
+    .run();
     assert!(
-        r.stderr.contains("PS256") && r.stderr.contains("ES256"),
+        r.stderr().contains("PS256") && r.stderr().contains("ES256"),
         "{}",
-        r.stderr
+        r.stderr()
     );
 }
 
@@ -279,9 +285,9 @@ fn client_credentials_with_a_private_key_jwt_es256_and_rs256() {
         ],
         &[],
         &fake.url(),
-    );
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
-    assert!(r.stdout.contains("echo: hi"));
+    )
+    .run();
+    assert!(r.stdout().contains("echo: hi"));
     let point = key.public_key_raw().to_vec();
     let verify = |jws: &str| {
         let header = part_json(jws.split('.').next().unwrap());
@@ -290,7 +296,7 @@ fn client_credentials_with_a_private_key_jwt_es256_and_rs256() {
     };
     check_assertion(&fake.find("/token")[0], &fake.base, &verify);
     assert!(fake.find("/authorize").is_empty() && fake.find("/register").is_empty());
-    assert_no_secret("stderr", &r.stderr, &[]);
+    assert_no_secret("stderr", r.stderr(), &[]);
 
     // RS256 (PKCS#8 and PKCS#1 files), verified with the `rsa` crate.
     for file in ["rsa-test-key.pem", "rsa-test-key-pkcs1.pem"] {
@@ -308,13 +314,15 @@ fn client_credentials_with_a_private_key_jwt_es256_and_rs256() {
         let public = rsa::pkcs1v15::VerifyingKey::<sha2::Sha256>::new(private.to_public_key());
         let fake = FakeAuth::start(cfg.clone());
         let dir = tempfile::tempdir().unwrap();
-        let r = call_echo(
+        call_echo(
             dir.path(),
             &["--client-id", "machine", "--client-assertion-key", &path],
             &[],
             &fake.url(),
-        );
-        assert_eq!(r.code, 0, "{file}: {}", r.stderr);
+        )
+        .stdout(ECHOED)
+        .run()
+        .stderr_has("the client machine is now bound to the authorization server");
         let verify = |jws: &str| {
             let parts: Vec<&str> = jws.split('.').collect();
             assert_eq!(part_json(parts[0])["alg"], "RS256");
@@ -333,13 +341,15 @@ fn client_credentials_with_a_private_key_jwt_es256_and_rs256() {
         "{}/fixtures/auth/ec-test-key-sec1.pem",
         env!("CARGO_MANIFEST_DIR")
     );
-    let r = call_echo(
+    call_echo(
         tempfile::tempdir().unwrap().path(),
         &["--client-id", "machine", "--client-assertion-key", &sec1],
         &[],
         &fake.url(),
-    );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    )
+    .stdout(ECHOED)
+    .run()
+    .stderr_has("the client machine is now bound to the authorization server");
 }
 
 /// A bad key file is a clear error naming the file, with nothing sent.
@@ -371,15 +381,20 @@ fn bad_key_files_are_clear_errors() {
             &["--client-id", "machine", "--client-assertion-key", p],
             &[],
             &fake.url(),
-        );
-        assert_eq!(r.code, 1, "{}", r.stderr);
+        )
+        .status(1)
+        .run();
         assert!(
-            r.stderr.contains(p) && r.stderr.contains(says),
+            r.stderr().contains(p) && r.stderr().contains(says),
             "{}",
-            r.stderr
+            r.stderr()
         );
-        assert!(r.stderr.contains("--client-assertion-key"), "{}", r.stderr);
-        assert!(!r.stderr.contains("AAAA"), "{}", r.stderr);
+        assert!(
+            r.stderr().contains("--client-assertion-key"),
+            "{}",
+            r.stderr()
+        );
+        assert!(!r.stderr().contains("AAAA"), "{}", r.stderr());
     }
     // Without --client-id.
     let rsa = format!(
@@ -391,9 +406,10 @@ fn bad_key_files_are_clear_errors() {
         &["--client-assertion-key", &rsa],
         &[],
         &fake.url(),
-    );
-    assert_eq!(r.code, 1);
-    assert!(r.stderr.contains("needs --client-id"), "{}", r.stderr);
+    )
+    .status(1)
+    .run();
+    assert!(r.stderr().contains("needs --client-id"), "{}", r.stderr());
     assert!(fake.find("/token").is_empty());
 }
 
@@ -414,9 +430,9 @@ fn jwt_bearer_grant_with_an_assertion() {
         &["--assertion", file.to_str().unwrap(), "--verbose"],
         &[],
         &fake.url(),
-    );
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
-    assert!(r.stdout.contains("echo: hi"));
+    )
+    .run();
+    assert!(r.stdout().contains("echo: hi"));
     let t = fake.find("/token");
     assert_eq!(t.len(), 1);
     assert_eq!(
@@ -428,8 +444,8 @@ fn jwt_bearer_grant_with_an_assertion() {
     assert!(!t[0].headers.contains_key("authorization"));
     assert!(!t[0].form.contains_key("client_secret"));
     assert!(fake.find("/register").is_empty() && fake.find("/authorize").is_empty());
-    assert_no_secret("stderr", &r.stderr, &[&assertion]);
-    assert_no_secret("stdout", &r.stdout, &[&assertion]);
+    assert_no_secret("stderr", r.stderr(), &[&assertion]);
+    assert_no_secret("stdout", r.stdout(), &[&assertion]);
 }
 
 /// A refused assertion ends the run with the server's error, after one
@@ -451,11 +467,12 @@ fn refused_and_expired_assertions() {
         &["--assertion", file.to_str().unwrap()],
         &[],
         &fake.url(),
-    );
-    assert_eq!(r.code, 1);
-    assert!(r.stderr.contains("invalid_grant"), "{}", r.stderr);
+    )
+    .status(1)
+    .run();
+    assert!(r.stderr().contains("invalid_grant"), "{}", r.stderr());
     // The fake echoes the assertion in its description: cut out.
-    assert!(!r.stderr.contains(&assertion), "{}", r.stderr);
+    assert!(!r.stderr().contains(&assertion), "{}", r.stderr());
     assert_eq!(fake.find("/token").len(), 1, "retried");
     assert!(fake.find("/authorize").is_empty() && fake.find("/register").is_empty());
 
@@ -469,12 +486,13 @@ fn refused_and_expired_assertions() {
         &["--assertion", file.to_str().unwrap()],
         &[],
         &fresh.url(),
-    );
-    assert_eq!(r.code, 1);
+    )
+    .status(1)
+    .run();
     assert!(
-        r.stderr.contains("expired") && r.stderr.contains("--assertion"),
+        r.stderr().contains("expired") && r.stderr().contains("--assertion"),
         "{}",
-        r.stderr
+        r.stderr()
     );
     assert!(fresh.find("/token").is_empty());
     std::fs::write(&file, "not a jwt").unwrap();
@@ -483,9 +501,10 @@ fn refused_and_expired_assertions() {
         &["--assertion", file.to_str().unwrap()],
         &[],
         &fresh.url(),
-    );
-    assert_eq!(r.code, 1);
-    assert!(r.stderr.contains("does not hold a JWT"), "{}", r.stderr);
+    )
+    .status(1)
+    .run();
+    assert!(r.stderr().contains("does not hold a JWT"), "{}", r.stderr());
     // A server without the grant.
     let no_grant = FakeAuth::start(ext());
     std::fs::write(&file, jwt("workload-four", 300)).unwrap();
@@ -494,9 +513,10 @@ fn refused_and_expired_assertions() {
         &["--assertion", file.to_str().unwrap()],
         &[],
         &no_grant.url(),
-    );
-    assert_eq!(r.code, 1);
-    assert!(r.stderr.contains("does not offer"), "{}", r.stderr);
+    )
+    .status(1)
+    .run();
+    assert!(r.stderr().contains("does not offer"), "{}", r.stderr());
     assert!(no_grant.find("/token").is_empty());
 }
 
@@ -531,9 +551,8 @@ fn enterprise_token_exchange_then_jwt_bearer() {
         "--log",
         log.to_str().unwrap(),
     ];
-    let r = call_echo(dir.path(), &args, &[], &fake.url());
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
-    assert!(r.stdout.contains("echo: hi"));
+    let r = call_echo(dir.path(), &args, &[], &fake.url()).run();
+    assert!(r.stdout().contains("echo: hi"));
     assert_eq!(fake.find("/idp/token").len(), 1);
     let t = fake.find("/token");
     assert_eq!(t.len(), 1);
@@ -543,9 +562,9 @@ fn enterprise_token_exchange_then_jwt_bearer() {
     );
     assert_eq!(t[0].form["assertion"], ID_JAG);
     for (what, text) in [
-        ("stdout", &r.stdout),
-        ("stderr", &r.stderr),
-        ("--log", &std::fs::read_to_string(&log).unwrap()),
+        ("stdout", r.stdout()),
+        ("stderr", r.stderr()),
+        ("--log", std::fs::read_to_string(&log).unwrap().as_str()),
     ] {
         assert_no_secret(what, text, &[ID_JAG, ID_TOKEN.as_str()]);
     }
@@ -556,7 +575,7 @@ fn enterprise_token_exchange_then_jwt_bearer() {
         ..ext()
     });
     let issuer = format!("{}/idp", by_issuer.base);
-    let r = call_echo(
+    call_echo(
         dir.path(),
         &[
             "--idp-issuer",
@@ -568,8 +587,9 @@ fn enterprise_token_exchange_then_jwt_bearer() {
         ],
         &[],
         &by_issuer.url(),
-    );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    )
+    .stdout(ECHOED)
+    .run();
     assert_eq!(by_issuer.find("/idp/token").len(), 1);
     // Never an ID token over plain http to another machine.
     let r = call_echo(
@@ -582,9 +602,10 @@ fn enterprise_token_exchange_then_jwt_bearer() {
         ],
         &[],
         &by_issuer.url(),
-    );
-    assert_eq!(r.code, 1);
-    assert!(r.stderr.contains("not https"), "{}", r.stderr);
+    )
+    .status(1)
+    .run();
+    assert!(r.stderr().contains("not https"), "{}", r.stderr());
 
     // The IdP refuses: a clear error naming it, and no grant at the AS.
     let refusing = FakeAuth::start(Config {
@@ -605,15 +626,16 @@ fn enterprise_token_exchange_then_jwt_bearer() {
         ],
         &[],
         &refusing.url(),
-    );
-    assert_eq!(r.code, 1);
+    )
+    .status(1)
+    .run();
     assert!(
-        r.stderr.contains("access_denied") && r.stderr.contains("/idp/token"),
+        r.stderr().contains("access_denied") && r.stderr().contains("/idp/token"),
         "{}",
-        r.stderr
+        r.stderr()
     );
     assert!(refusing.find("/token").is_empty());
-    assert_no_secret("stderr", &r.stderr, &[ID_TOKEN.as_str()]);
+    assert_no_secret("stderr", r.stderr(), &[ID_TOKEN.as_str()]);
 }
 
 /// Debug prints of the options hold no secret of the extensions.
@@ -642,12 +664,12 @@ fn proxy_refuses_an_assertion_on_standard_input() {
     let r = Test::new()
         .args(["proxy", "--assertion", "-", "http://127.0.0.1:9/mcp"])
         .data_dir(dir.path())
+        .failure()
         .run();
-    assert_ne!(r.code, 0);
     assert!(
-        r.stderr.contains("--assertion -") && r.stderr.contains("pass a file"),
+        r.stderr().contains("--assertion -") && r.stderr().contains("pass a file"),
         "{}",
-        r.stderr
+        r.stderr()
     );
 }
 
@@ -672,12 +694,13 @@ fn a_token_type_elicit_cannot_present_is_refused() {
             &["--client-id", "machine", "--client-assertion-key", &rsa],
             &[],
             &fake.url(),
-        );
-        assert_eq!(r.code, 1, "{token_type}: {}", r.stderr);
+        )
+        .status(1)
+        .run();
         assert!(
-            r.stderr.contains(token_type) && r.stderr.contains("refused"),
+            r.stderr().contains(token_type) && r.stderr().contains("refused"),
             "{}",
-            r.stderr
+            r.stderr()
         );
         assert!(fake
             .find("/mcp")

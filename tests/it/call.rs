@@ -16,18 +16,17 @@ fn fake() -> Vec<String> {
 }
 
 /// `elicit call --no-input --timeout 10s ARGS -- fake SERVER_ARGS`.
-fn call(args: &[&str], server_args: &[&str]) -> Run {
+fn call(args: &[&str], server_args: &[&str]) -> Test {
     Test::new()
         .args(["call", "--no-input", "--timeout", "10s"])
         .args(args)
         .server(&[fake(), server_args.iter().map(|a| a.to_string()).collect()].concat())
         .limit(Duration::from_secs(60))
-        .run()
 }
 
 /// The JSON the fake server put in its text result (the run succeeded).
 fn echoed(a: &Run) -> Value {
-    let out = a.success().json();
+    let out = a.json();
     serde_json::from_str(out["content"][0]["text"].as_str().unwrap()).unwrap()
 }
 
@@ -38,7 +37,8 @@ fn handshake_form_elicitation_is_answered_with_the_same_id() {
             "--tool", "form", "-a", "name=Ada", "-a", "accept", "--arg", "count=2",
         ],
         &[],
-    );
+    )
+    .run();
     assert_eq!(
         echoed(&a),
         json!({"reply": {"jsonrpc":"2.0","id":0,"result":{"action":"accept","content":{"name":"Ada","age":30}}}, "args": {"count": 2}})
@@ -60,7 +60,12 @@ fn handshake_declares_both_modes() {
         ],
         &[],
     )
-    .success();
+    .stdout(concat!(
+        r#"{"content":[{"type":"text","text":"{\"reply\":{\"jsonrpc\":\"2.0\",\"id\":0,"#,
+        r#"\"result\":{\"action\":\"decline\"}},\"args\":{}}"}],"isError":false}"#,
+        "\n"
+    ))
+    .run();
     let lines: Vec<Value> = std::fs::read_to_string(&log)
         .unwrap()
         .lines()
@@ -90,7 +95,7 @@ fn handshake_declares_both_modes() {
 
 #[test]
 fn url_elicitation_accept_sends_no_content() {
-    let a = call(&["--tool", "url", "-a", "accept"], &[]);
+    let a = call(&["--tool", "url", "-a", "accept"], &[]).run();
     assert_eq!(
         echoed(&a),
         json!({"jsonrpc":"2.0","id":0,"result":{"action":"accept"}})
@@ -102,7 +107,8 @@ fn unhandled_server_requests_get_errors_and_ping_is_answered() {
     let a = call(
         &["--tool", "sampling", "-a", "name=Bo", "-a", "accept"],
         &[],
-    );
+    )
+    .run();
     let e = echoed(&a);
     assert_eq!(e["sampling"]["error"]["code"], -32601);
     assert_eq!(e["ping"]["result"], json!({}));
@@ -114,12 +120,13 @@ fn stateless_server_input_required_is_retried_with_responses_and_state() {
     let a = call(
         &["--tool", "form", "-a", "name=Ada", "-a", "accept"],
         &["--stateless"],
-    );
+    )
+    .run();
     assert_eq!(
         echoed(&a),
         json!({"responses": {"who": {"action":"accept","content":{"name":"Ada","age":30}}}, "requestState": "state-é-1", "args": {}})
     );
-    let a = call(&["--tool", "url", "-a", "accept"], &["--stateless"]);
+    let a = call(&["--tool", "url", "-a", "accept"], &["--stateless"]).run();
     assert_eq!(
         echoed(&a)["responses"],
         json!({"link": {"action": "accept"}})
@@ -139,21 +146,24 @@ fn explicit_protocol_choice_is_honoured() {
         ],
         &[],
     )
-    .expect_code(1)
+    .status(1)
+    .run()
     .stderr_has("server/discover failed");
     let a = call(
         &["--protocol", "2025-06-18", "--tool", "form", "-a", "cancel"],
         &[],
-    );
+    )
+    .run();
     assert_eq!(echoed(&a)["reply"]["result"], json!({"action": "cancel"}));
 }
 
 #[test]
 fn url_required_error_is_resolved_and_retried_once() {
-    let a = call(&["--tool", "url_required", "-a", "accept"], &[]);
+    let a = call(&["--tool", "url_required", "-a", "accept"], &[]).run();
     assert_eq!(echoed(&a), json!({"calls": 2}));
     call(&["--tool", "url_required", "-a", "decline"], &[])
-        .expect_code(1)
+        .status(1)
+        .run()
         .stderr_has("needs a URL elicitation first");
 }
 
@@ -163,7 +173,8 @@ fn a_server_that_keeps_asking_is_stopped() {
         &["--tool", "lost_state", "-a", "name=A", "-a", "accept"],
         &["--stateless"],
     )
-    .expect_code(1)
+    .status(1)
+    .run()
     .stderr_has("asked for input 32 times");
 }
 
@@ -198,8 +209,8 @@ fn faults_are_clear_errors_and_leave_no_child_behind() {
             ])
             .server(&fake())
             .limit(Duration::from_secs(90))
+            .status(1)
             .run()
-            .expect_code(1)
             .stdout_is("")
             .stderr_has(want);
         let pid: i32 = std::fs::read_to_string(&pid_file)
@@ -216,7 +227,8 @@ fn faults_are_clear_errors_and_leave_no_child_behind() {
 #[test]
 fn missing_answers_without_a_terminal_stop_the_call() {
     call(&["--tool", "form"], &[])
-        .expect_code(2)
+        .status(2)
+        .run()
         .stdout_is("")
         .stderr_has("name, age, tags")
         .stderr_has("--answer");
@@ -225,19 +237,21 @@ fn missing_answers_without_a_terminal_stop_the_call() {
 #[test]
 fn no_tool_without_a_terminal_lists_the_tools() {
     call(&[], &[])
-        .expect_code(2)
+        .status(2)
+        .run()
         .stderr_has("form, url, sampling");
 }
 
 #[test]
 fn bad_arguments_and_commands() {
     call(&["--tool", "form", "--arg", "count=many"], &[])
-        .expect_code(2)
+        .status(2)
+        .run()
         .stderr_has("count");
     Test::new()
         .args(["call", "--tool", "x", "--", "/no/such/server"])
+        .status(1)
         .run()
-        .expect_code(1)
         .stderr_has("cannot start server");
 }
 
@@ -256,8 +270,8 @@ fn server_stderr_goes_to_the_server_log() {
         ])
         .server(&["sh", "-c", "echo from-the-server >&2; exit 5"])
         .limit(Duration::from_secs(30))
+        .status(1)
         .run()
-        .expect_code(1)
         .stderr_lacks("from-the-server");
     assert!(std::fs::read_to_string(&log)
         .unwrap()
@@ -274,12 +288,13 @@ fn ctrl_c_while_waiting_for_the_server_ends_the_call_and_the_server() {
         .env("FAKE_HANG_MARK", &called)
         .words("call --no-input --timeout 60s --tool hang -a accept")
         .server(&fake())
+        .status(1)
         .spawn();
     crate::common::wait_until(Duration::from_secs(10), "the call under way", || {
         called.exists()
     });
     elicit.signal(libc::SIGINT);
-    elicit.wait().expect_code(1).stderr_has("interrupted");
+    elicit.wait().stderr_has("interrupted");
     let pid: i32 = std::fs::read_to_string(&pid_file)
         .unwrap()
         .trim()
@@ -296,7 +311,8 @@ fn an_unknown_tool_is_refused_before_calling_with_the_nearest_names() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("session.jsonl");
     call(&["--tool", "summ", "--log", log.to_str().unwrap()], &[])
-        .expect_code(2)
+        .status(2)
+        .run()
         .stdout_is("")
         .stderr_has("the server has no tool named \"summ\"; nearest: sum,");
     let log = std::fs::read_to_string(&log).unwrap();
@@ -306,17 +322,19 @@ fn an_unknown_tool_is_refused_before_calling_with_the_nearest_names() {
 #[test]
 fn a_missing_required_argument_is_named_before_calling() {
     call(&["--tool", "sum", "--arg", "a=2"], &[])
-        .expect_code(2)
+        .status(2)
+        .run()
         .stdout_is("")
         .stderr_has("the tool sum needs the argument(s) b (required by its inputSchema)");
-    let a = call(&["--tool", "sum", "--arg", "a=2", "--arg", "b=3"], &[]);
+    let a = call(&["--tool", "sum", "--arg", "a=2", "--arg", "b=3"], &[]).run();
     assert_eq!(echoed(&a), json!({"sum": 5}));
 }
 
 #[test]
 fn bad_args_json_names_the_flag() {
     call(&["--tool", "sum", "--args", "{message:1}"], &[])
-        .expect_code(2)
+        .status(2)
+        .run()
         .stdout_is("")
         .stderr_has("--args: invalid JSON at line 1, column 2");
 }
@@ -324,7 +342,10 @@ fn bad_args_json_names_the_flag() {
 #[test]
 fn verbose_says_the_protocol_in_words() {
     call(&["-v", "--tool", "sum", "--args", r#"{"a":1,"b":1}"#], &[])
-        .success()
+        .stdout(
+            "{\"content\":[{\"type\":\"text\",\"text\":\"{\\\"sum\\\":2}\"}],\"isError\":false}\n",
+        )
+        .run()
         .stderr_has("connected to fake (protocol 2025-11-25, initialize handshake)")
         .stderr_lacks("Handshake(");
 }
@@ -332,6 +353,7 @@ fn verbose_says_the_protocol_in_words() {
 #[test]
 fn errors_do_not_stutter() {
     call(&["--tool", "crash"], &[])
-        .expect_code(1)
+        .status(1)
+        .run()
         .stderr_lacks("server: ");
 }

@@ -5,7 +5,7 @@
 //! not, `--update`, unreadable cassettes, and the TAP / JUnit / JSON reports.
 
 use crate::common::installed;
-use crate::common::{answers, client_session, dumb_client, Run, Test};
+use crate::common::{answers, client_session, dumb_client, replies_to, Run, Test};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -33,13 +33,13 @@ fn fixture(stateless: bool) -> Vec<String> {
 }
 
 /// `elicit call --no-input ARGS -- python3 tests/servers/cassette_server.py`.
-fn call_cassette_server(args: &[&str], env: &[(&str, &str)]) -> Run {
+fn call_cassette_server(args: &[&str], env: &[(&str, &str)]) -> Test {
     let mut all = vec!["call", "--no-input"];
     all.extend_from_slice(args);
     all.push("--");
     let server = fixture(false);
     all.extend(server.iter().map(String::as_str));
-    Test::new().args(&all).envs(env).run()
+    Test::new().args(&all).envs(env)
 }
 
 /// `elicit call --record FILE ARGS -- SERVER`, which must succeed.
@@ -51,8 +51,11 @@ fn record(file: &Path, args: &[&str], server: &[String], env: &[(&str, &str)]) -
     all.extend_from_slice(args);
     all.push("--");
     all.extend(server.iter().map(String::as_str));
-    let run = Test::new().args(&all).envs(env).run();
-    assert_eq!(run.code, 0, "elicit {all:?}: {}", run.stderr);
+    Test::new()
+        .args(&all)
+        .envs(env)
+        .stdout_unchecked("the tool's result is read back from the cassette")
+        .run();
     read(file)
 }
 
@@ -60,10 +63,15 @@ fn read(file: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap()
 }
 
-fn test(args: &[&str], env: &[(&str, &str)]) -> Run {
+fn test(args: &[&str], env: &[(&str, &str)]) -> Test {
     let mut all = vec!["test"];
     all.extend_from_slice(args);
-    Test::new().args(&all).envs(env).run()
+    Test::new().args(&all).envs(env)
+}
+
+/// [`test`] run to its end, every cassette passing (as its summary says).
+fn passes(args: &[&str], env: &[(&str, &str)]) {
+    test(args, env).run().stderr_has(", 0 failed (");
 }
 
 const PROFILE: &[&str] = &["--tool", "profile", "-a", "name=Ada", "-a", "accept"];
@@ -111,15 +119,14 @@ fn server_everything_form_records_and_replays_green() {
     assert!(text.starts_with("{\n  \"elicit\": \"cassette/1\",\n  \"server\": {"));
     assert!(text.ends_with("}\n"));
 
-    let run = test(&[file.to_str().unwrap()], &[]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stderr.contains("ok "), "{}", run.stderr);
+    let run = test(&[file.to_str().unwrap()], &[]).run();
+    assert!(run.stderr().contains("ok "), "{}", run.stderr());
     assert!(
-        run.stderr.contains("1 test, 1 passed, 0 failed"),
+        run.stderr().contains("1 test, 1 passed, 0 failed"),
         "{}",
-        run.stderr
+        run.stderr()
     );
-    assert!(run.stdout.is_empty(), "no report without --format");
+    assert!(run.stdout().is_empty(), "no report without --format");
 
     // As if the server had changed its form since the recording: the
     // cassette's form lacks `email` and has an older bound on `integer`.
@@ -130,20 +137,17 @@ fn server_everything_form_records_and_replays_green() {
     props.shift_remove("email");
     props["integer"]["maximum"] = json!(50);
     std::fs::write(&file, serde_json::to_string_pretty(&older).unwrap()).unwrap();
-    let run = test(&[file.to_str().unwrap()], &[]);
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    let run = test(&[file.to_str().unwrap()], &[]).status(1).run();
     assert!(
-        run.stderr.contains("field email added (string")
+        run.stderr().contains("field email added (string")
             && run
-                .stderr
+                .stderr()
                 .contains("field integer: maximum changed from 50 to 100"),
         "{}",
-        run.stderr
+        run.stderr()
     );
-    let run = test(&["--update", file.to_str().unwrap()], &[]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let run = test(&[file.to_str().unwrap()], &[]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    passes(&["--update", file.to_str().unwrap()], &[]);
+    passes(&[file.to_str().unwrap()], &[]);
     assert_eq!(read(&file)["elicitations"], c["elicitations"]);
 }
 
@@ -153,7 +157,7 @@ fn a_form_that_changes_fails_with_a_diff_naming_the_field() {
     let file = dir.path().join("p.cassette.json");
     record(&file, PROFILE, &fixture(false), &[]);
     let f = file.to_str().unwrap();
-    assert_eq!(test(&[f], &[]).code, 0);
+    passes(&[f], &[]);
     let cases = [
         ("added", vec!["field email added (string, required)"]),
         (
@@ -166,21 +170,25 @@ fn a_form_that_changes_fails_with_a_diff_naming_the_field() {
         ("bound", vec!["field age: maximum changed from 150 to 120"]),
     ];
     for (variant, lines) in cases {
-        let run = test(&[f], &[("CASSETTE_FORM", variant)]);
-        assert_eq!(run.code, 1, "{variant}: {}", run.stderr);
+        let run = test(&[f], &[("CASSETTE_FORM", variant)]).status(1).run();
         assert!(
-            run.stderr.contains("FAIL") && run.stderr.contains("elicitation 1 asks something else"),
+            run.stderr().contains("FAIL")
+                && run.stderr().contains("elicitation 1 asks something else"),
             "{variant}: {}",
-            run.stderr
+            run.stderr()
         );
         for l in lines {
             assert!(
-                run.stderr.contains(l),
+                run.stderr().contains(l),
                 "{variant}: no {l:?} in {}",
-                run.stderr
+                run.stderr()
             );
         }
-        assert!(run.stderr.contains("0 passed, 1 failed"), "{}", run.stderr);
+        assert!(
+            run.stderr().contains("0 passed, 1 failed"),
+            "{}",
+            run.stderr()
+        );
     }
 }
 
@@ -200,16 +208,14 @@ fn update_rewrites_the_cassette_and_keeps_answers_by_field_name() {
     let before = std::fs::read_to_string(&file).unwrap();
     for variant in ["bound", "optional"] {
         let env = [("CASSETTE_FORM", variant)];
-        assert_eq!(test(&[f], &env).code, 1, "{variant} fails before --update");
-        let run = test(&["--update", f], &env);
-        assert_eq!(run.code, 0, "{variant}: {}", run.stderr);
-        assert!(run.stderr.contains("updated"), "{}", run.stderr);
-        let run = test(&[f], &env);
-        assert_eq!(
-            run.code, 0,
-            "{variant} passes after --update: {}",
-            run.stderr
-        );
+        // It fails before --update.
+        test(&[f], &env)
+            .status(1)
+            .run()
+            .stderr_has("asks something else than recorded");
+        let run = test(&["--update", f], &env).run();
+        assert!(run.stderr().contains("updated"), "{}", run.stderr());
+        passes(&[f], &env);
         let c = read(&file);
         let content = &c["elicitations"][0]["answer"]["content"];
         assert_eq!(content["name"], "Ada", "kept by field name");
@@ -219,21 +225,22 @@ fn update_rewrites_the_cassette_and_keeps_answers_by_field_name() {
         }
         // Nothing changed: --update leaves the file as it is.
         let again = std::fs::read_to_string(&file).unwrap();
-        let run = test(&["--update", f], &env);
-        assert!(run.stderr.contains("ok "), "{}", run.stderr);
+        let run = test(&["--update", f], &env).run();
+        assert!(run.stderr().contains("ok "), "{}", run.stderr());
         assert_eq!(std::fs::read_to_string(&file).unwrap(), again);
     }
     assert_ne!(before, std::fs::read_to_string(&file).unwrap());
     // A new required field with no default and no recorded answer cannot be
     // updated: record again.
-    let run = test(&["--update", f], &[("CASSETTE_FORM", "added")]);
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    let run = test(&["--update", f], &[("CASSETTE_FORM", "added")])
+        .status(1)
+        .run();
     assert!(
-        run.stderr
+        run.stderr()
             .contains("no recorded answer and no default: email")
-            && run.stderr.contains("record the cassette again"),
+            && run.stderr().contains("record the cassette again"),
         "{}",
-        run.stderr
+        run.stderr()
     );
 }
 
@@ -243,27 +250,25 @@ fn asking_more_fewer_or_never_fails() {
     let file = dir.path().join("p.cassette.json");
     record(&file, PROFILE, &fixture(false), &[]);
     let f = file.to_str().unwrap();
-    let run = test(&[f], &[("CASSETTE_FORM", "twice")]);
-    assert_eq!(run.code, 1);
+    let run = test(&[f], &[("CASSETTE_FORM", "twice")]).status(1).run();
     assert!(
-        run.stderr
+        run.stderr()
             .contains("asked more than the 1 elicitation(s) recorded: elicitation 2"),
         "{}",
-        run.stderr
+        run.stderr()
     );
-    let run = test(&[f], &[("CASSETTE_FORM", "silent")]);
-    assert_eq!(run.code, 1);
+    let run = test(&[f], &[("CASSETTE_FORM", "silent")]).status(1).run();
     assert!(
-        run.stderr.contains("the server never asked"),
+        run.stderr().contains("the server never asked"),
         "{}",
-        run.stderr
+        run.stderr()
     );
     assert!(
-        run.stderr.contains(
+        run.stderr().contains(
             "the result differs from the recorded one: ~ /content/0/text (JSON text) /reply:"
         ),
         "{}",
-        run.stderr
+        run.stderr()
     );
     // Recorded twice, asked once.
     let twice = dir.path().join("twice.cassette.json");
@@ -273,13 +278,12 @@ fn asking_more_fewer_or_never_fails() {
         &fixture(false),
         &[("CASSETTE_FORM", "twice")],
     );
-    let run = test(&[twice.to_str().unwrap()], &[]);
-    assert_eq!(run.code, 1);
+    let run = test(&[twice.to_str().unwrap()], &[]).status(1).run();
     assert!(
-        run.stderr
+        run.stderr()
             .contains("the server asked 1 time(s); the cassette recorded 2"),
         "{}",
-        run.stderr
+        run.stderr()
     );
 }
 
@@ -322,8 +326,7 @@ fn a_multi_round_input_required_flow_with_url_mode_replays_byte_exact() {
     assert!(!text.contains("came back changed"), "{text}");
     assert_eq!(c["result"]["isError"], false, "{}", c["result"]);
 
-    let run = test(&[file.to_str().unwrap()], &env);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    passes(&[file.to_str().unwrap()], &env);
     assert!(!opened.exists(), "the replay opened a browser");
 
     // The handshake generation of the same flow.
@@ -338,8 +341,7 @@ fn a_multi_round_input_required_flow_with_url_mode_replays_byte_exact() {
     );
     assert_eq!(c["elicitations"].as_array().unwrap().len(), 3);
     assert!(c["elicitations"][0].get("key").is_none());
-    let run = test(&[hs.to_str().unwrap()], &env);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    passes(&[hs.to_str().unwrap()], &env);
     assert!(!opened.exists(), "a browser was opened");
 }
 
@@ -354,28 +356,25 @@ fn volatile_results_are_declared_with_ignore_and_match() {
         &[],
     );
     let f = file.to_str().unwrap();
-    let run = test(&[f], &[]);
-    assert_eq!(run.code, 1, "a new id each run: {}", run.stderr);
+    let run = test(&[f], &[]).status(1).run();
     assert!(
-        run.stderr.contains("~ /content/0/text: \"id "),
+        run.stderr().contains("~ /content/0/text: \"id "),
         "{}",
-        run.stderr
+        run.stderr()
     );
     let mut c = read(&file);
     c["ignore"] = json!(["/content/0/text"]);
     c["match"] = json!({"/content/1/text": "^at \\d\\d:\\d\\d:\\d\\d$"});
     std::fs::write(&file, serde_json::to_string_pretty(&c).unwrap()).unwrap();
-    let run = test(&[f], &[]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    passes(&[f], &[]);
     c["match"] = json!({"/content/1/text": "^never$"});
     std::fs::write(&file, serde_json::to_string_pretty(&c).unwrap()).unwrap();
-    let run = test(&[f], &[]);
-    assert_eq!(run.code, 1);
+    let run = test(&[f], &[]).status(1).run();
     assert!(
-        run.stderr.contains("/content/1/text: \"at ")
-            && run.stderr.contains("does not match /^never$/"),
+        run.stderr().contains("/content/1/text: \"at ")
+            && run.stderr().contains("does not match /^never$/"),
         "{}",
-        run.stderr
+        run.stderr()
     );
 }
 
@@ -412,7 +411,6 @@ fn hand_written_cassettes_answer_by_field_name() {
         .arg("test")
         .current_dir(dir.path())
         .run()
-        .success()
         .stderr_has("3 tests, 3 passed");
 }
 
@@ -475,24 +473,26 @@ fn unreadable_cassettes_name_the_file_and_the_pointer() {
     for (name, body, expected) in cases {
         let file = dir.path().join(format!("{name}.cassette.json"));
         std::fs::write(&file, body).unwrap();
-        let run = test(&[file.to_str().unwrap()], &[]);
-        assert_eq!(run.code, 2, "{name}: {}", run.stderr);
+        let run = test(&[file.to_str().unwrap()], &[]).status(2).run();
         assert!(
-            run.stderr.contains(&format!("{}: ", file.display())) && run.stderr.contains(expected),
+            run.stderr().contains(&format!("{}: ", file.display()))
+                && run.stderr().contains(expected),
             "{name}: no {expected:?} in {}",
-            run.stderr
+            run.stderr()
         );
-        assert!(run.stdout.is_empty(), "{name}");
+        assert!(run.stdout().is_empty(), "{name}");
     }
     // A readable cassette beside an unreadable one still runs; exit 2 wins.
     let bad = dir.path().join("version.cassette.json");
-    let run = test(&[good.to_str().unwrap(), bad.to_str().unwrap()], &[]);
-    assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(run.stderr.contains("1 passed"), "{}", run.stderr);
+    let run = test(&[good.to_str().unwrap(), bad.to_str().unwrap()], &[])
+        .status(2)
+        .run();
+    assert!(run.stderr().contains("1 passed"), "{}", run.stderr());
     // No such path.
-    let run = test(&[dir.path().join("nope").to_str().unwrap()], &[]);
-    assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("nope"), "{}", run.stderr);
+    let run = test(&[dir.path().join("nope").to_str().unwrap()], &[])
+        .status(2)
+        .run();
+    assert!(run.stderr().contains("nope"), "{}", run.stderr());
 }
 
 /// Three cassettes (a pass, a failure, an unreadable one) in a folder.
@@ -515,10 +515,12 @@ fn junit_output_has_one_testcase_per_cassette() {
     let run = test(
         &["--format", "junit", "-j", "2", suite.to_str().unwrap()],
         &[],
-    );
-    assert_eq!(run.code, 2, "{}", run.stderr);
-    let doc = roxmltree::Document::parse(&run.stdout)
-        .unwrap_or_else(|e| panic!("not XML ({e}): {}", run.stdout));
+    )
+    .status(2)
+    .stderr_unchecked("the report on stdout is what this checks; the lines for a person are checked by the plain run")
+    .run();
+    let doc = roxmltree::Document::parse(run.stdout())
+        .unwrap_or_else(|e| panic!("not XML ({e}): {}", run.stdout()));
     let top = doc.root_element();
     assert_eq!(top.tag_name().name(), "testsuites");
     let suites: Vec<_> = top
@@ -564,9 +566,11 @@ fn junit_output_has_one_testcase_per_cassette() {
 fn tap_and_json_reports() {
     let dir = tempfile::tempdir().unwrap();
     let suite = three_cassettes(dir.path());
-    let run = test(&["--format", "tap", suite.to_str().unwrap()], &[]);
-    assert_eq!(run.code, 2);
-    let lines: Vec<&str> = run.stdout.lines().collect();
+    let run = test(&["--format", "tap", suite.to_str().unwrap()], &[])
+        .status(2)
+        .stderr_unchecked("the report on stdout is what this checks; the lines for a person are checked by the plain run")
+        .run();
+    let lines: Vec<&str> = run.stdout().lines().collect();
     assert_eq!(lines[0], "TAP version 13");
     assert_eq!(lines[1], "1..3");
     let results: Vec<&&str> = lines
@@ -578,8 +582,11 @@ fn tap_and_json_reports() {
     assert!(results[1].starts_with("not ok 2 - "));
     assert!(results[2].starts_with("not ok 3 - "));
 
-    let run = test(&["--format", "json", suite.to_str().unwrap()], &[]);
-    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    let run = test(&["--format", "json", suite.to_str().unwrap()], &[])
+        .status(2)
+        .stderr_unchecked("the report on stdout is what this checks; the lines for a person are checked by the plain run")
+        .run();
+    let v: Value = serde_json::from_str(run.stdout()).unwrap();
     let statuses: Vec<&str> = v["tests"]
         .as_array()
         .unwrap()
@@ -595,16 +602,16 @@ fn tap_and_json_reports() {
         .contains("asks something else"));
     // One line per test on stderr, and the summary.
     assert_eq!(
-        run.stderr
+        run.stderr()
             .lines()
             .filter(|l| l.starts_with("ok ") || l.starts_with("FAIL ") || l.starts_with("ERROR "))
             .count(),
         3,
         "{}",
-        run.stderr
+        run.stderr()
     );
     assert!(run
-        .stderr
+        .stderr()
         .contains("3 tests, 1 passed, 1 failed, 1 unreadable"));
 }
 
@@ -624,17 +631,19 @@ fn parallel_runs_and_a_server_given_on_the_command_line() {
         .unwrap();
     }
     let d = dir.path().to_str().unwrap();
-    let run = test(&["-j", "3", d], &[]);
-    assert_eq!(run.code, 1);
+    let run = test(&["-j", "3", d], &[]).status(1).run();
     assert!(
-        run.stderr.contains("cannot start or reach the server"),
+        run.stderr().contains("cannot start or reach the server"),
         "{}",
-        run.stderr
+        run.stderr()
     );
     let server = fixture(false).join(" ");
-    let run = test(&["-j", "3", "--server", &server, d], &[]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stderr.contains("6 tests, 6 passed"), "{}", run.stderr);
+    let run = test(&["-j", "3", "--server", &server, d], &[]).run();
+    assert!(
+        run.stderr().contains("6 tests, 6 passed"),
+        "{}",
+        run.stderr()
+    );
 }
 
 #[test]
@@ -658,8 +667,7 @@ fn python_sdk_stdio_both_generations() {
                 1,
                 "{tool} {protocol}: {c}"
             );
-            let run = test(&[file.to_str().unwrap()], &[]);
-            assert_eq!(run.code, 0, "{tool} {protocol}: {}", run.stderr);
+            passes(&[file.to_str().unwrap()], &[]);
         }
     }
 }
@@ -716,8 +724,10 @@ fn remote_servers_streamable_http_both_eras_and_legacy_sse() {
         all.extend(["--transport", transport, "-H", "X-Secret: do-not-record-42"]);
         all.extend("--tool trigger-elicitation-request -a accept -a name=Ada".split(' '));
         all.push(&url);
-        let run = Test::new().args(&all).run();
-        assert_eq!(run.code, 0, "{mode}: {}", run.stderr);
+        Test::new()
+            .args(&all)
+            .stdout_unchecked("the tool's result is read back from the cassette")
+            .run();
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(
             !text.contains("do-not-record-42"),
@@ -725,8 +735,7 @@ fn remote_servers_streamable_http_both_eras_and_legacy_sse() {
         );
         let c = read(&file);
         assert_eq!(c["server"], json!({"url": url, "transport": transport}));
-        let run = test(&[file.to_str().unwrap()], &[]);
-        assert_eq!(run.code, 0, "{mode}: {}", run.stderr);
+        passes(&[file.to_str().unwrap()], &[]);
     }
     // The PyPI SDK over Streamable HTTP, both generations.
     let port = free_port();
@@ -737,7 +746,7 @@ fn remote_servers_streamable_http_both_eras_and_legacy_sse() {
     let url = format!("http://127.0.0.1:{port}/mcp");
     for protocol in ["2025-11-25", "2026-07-28"] {
         let file = dir.path().join(format!("py-{protocol}.cassette.json"));
-        let run = Test::new()
+        Test::new()
             .args(
                 [
                     &[
@@ -755,13 +764,12 @@ fn remote_servers_streamable_http_both_eras_and_legacy_sse() {
                 ]
                 .concat(),
             )
+            .stdout_unchecked("the tool's result is read back from the cassette")
             .run();
-        assert_eq!(run.code, 0, "{protocol}: {}", run.stderr);
         let c = read(&file);
         assert_eq!(c["protocol"], protocol);
         assert_eq!(c["elicitations"].as_array().unwrap().len(), 1);
-        let run = test(&[file.to_str().unwrap()], &[]);
-        assert_eq!(run.code, 0, "{protocol}: {}", run.stderr);
+        passes(&[file.to_str().unwrap()], &[]);
     }
 }
 
@@ -791,8 +799,7 @@ fn answers_given_at_the_terminal_are_recorded_and_replay() {
     let content = &c["elicitations"][0]["answer"]["content"];
     assert_eq!(content["name"], "Grace", "{c}");
     assert_eq!(content["age"], 41, "{c}");
-    let run = test(&[file.to_str().unwrap()], &[]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    passes(&[file.to_str().unwrap()], &[]);
 }
 
 const RULES: &str = r#"{"elicit": "answers/1", "rules": [
@@ -813,26 +820,24 @@ fn answer_rules_answer_call_elicitations_and_say_which_with_v() {
     std::fs::write(&rules, RULES).unwrap();
     let r = rules.to_str().unwrap();
     let args = ["-v", "--answers", r, "--tool", "profile"];
-    let run = call_cassette_server(&args, &[]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    let run = call_cassette_server(&args, &[]).run();
+    let v: Value = serde_json::from_str(run.stdout()).unwrap();
     assert_eq!(
         reply_of(&v)["reply"],
         json!({"action":"accept","content":{"name":"Rule","age":33}})
     );
     assert!(
-        run.stderr.contains("rule 2 of ")
+        run.stderr().contains("rule 2 of ")
             && run
-                .stderr
+                .stderr()
                 .contains("answered the form elicitation \"Who are you?\" (accept)"),
         "{}",
-        run.stderr
+        run.stderr()
     );
     // `--answer` values win over a rule's; the rule fills the rest.
     let args = ["--answers", r, "-a", "age=50", "--tool", "profile"];
-    let run = call_cassette_server(&args, &[]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    let run = call_cassette_server(&args, &[]).run();
+    let v: Value = serde_json::from_str(run.stdout()).unwrap();
     assert_eq!(
         reply_of(&v)["reply"]["content"],
         json!({"name":"Rule","age":50})
@@ -840,20 +845,19 @@ fn answer_rules_answer_call_elicitations_and_say_which_with_v() {
     // `steps`: no rule for its first form (rule 2 is for `profile`): with
     // --no-input it is declined and named; the URL one is declined by rule 1.
     let args = ["--answers", r, "--tool", "steps"];
-    let run = call_cassette_server(&args, &[]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    let run = call_cassette_server(&args, &[]).run();
+    let v: Value = serde_json::from_str(run.stdout()).unwrap();
     assert_eq!(
         reply_of(&v)["replies"],
         json!([{"action":"decline"},{"action":"accept","content":{"go":false}},{"action":"decline"}])
     );
     assert!(
-        run.stderr.contains("no answer rule in ")
+        run.stderr().contains("no answer rule in ")
             && run
-                .stderr
+                .stderr()
                 .contains("matched the form elicitation \"Who are you?\"; declined"),
         "{}",
-        run.stderr
+        run.stderr()
     );
 }
 
@@ -872,11 +876,10 @@ fn answer_rules_in_plain_resolution_and_a_cassette_as_an_answer_file() {
             form.to_str().unwrap(),
         ])
         .run();
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    let v: Value = serde_json::from_str(run.stdout()).unwrap();
     assert_eq!(v["action"], "accept", "{v}");
     assert_eq!(v["content"]["region"], "eu-west-1", "{v}");
-    assert!(run.stderr.contains("rule 3 of"), "{}", run.stderr);
+    assert!(run.stderr().contains("rule 3 of"), "{}", run.stderr());
 
     // A cassette answers the same requests as it recorded.
     let cassette = dir.path().join("p.cassette.json");
@@ -887,14 +890,13 @@ fn answer_rules_in_plain_resolution_and_a_cassette_as_an_answer_file() {
         &[],
     );
     let args = ["--answers", cassette.to_str().unwrap(), "--tool", "profile"];
-    let run = call_cassette_server(&args, &[]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    let run = call_cassette_server(&args, &[]).run();
+    let v: Value = serde_json::from_str(run.stdout()).unwrap();
     assert_eq!(reply_of(&v)["reply"]["content"]["name"], "Kept");
     // Another form of the same tool is not the recorded one.
-    let run = call_cassette_server(&args, &[("CASSETTE_FORM", "added")]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    let run = call_cassette_server(&args, &[("CASSETTE_FORM", "added")]).run();
+    run.stderr_has("matched the form elicitation \"Who are you?\"; declined");
+    let v: Value = serde_json::from_str(run.stdout()).unwrap();
     assert_eq!(reply_of(&v)["reply"], json!({"action": "decline"}));
 
     // A bad rules file: the file and the pointer, exit 2.
@@ -925,14 +927,15 @@ fn answer_rules_in_plain_resolution_and_a_cassette_as_an_answer_file() {
                 rules.to_str().unwrap(),
                 form.to_str().unwrap(),
             ])
+            .status(2)
             .run();
-        assert_eq!(run.code, 2, "{body}: {}", run.stderr);
         assert!(
-            run.stderr.contains(&format!("{}: ", rules.display())) && run.stderr.contains(expected),
+            run.stderr().contains(&format!("{}: ", rules.display()))
+                && run.stderr().contains(expected),
             "{body}: no {expected:?} in {}",
-            run.stderr
+            run.stderr()
         );
-        assert!(run.stdout.is_empty());
+        assert!(run.stdout().is_empty());
     }
 }
 
@@ -984,7 +987,7 @@ fn answer_rules_match_the_tool_of_the_call_in_the_proxy() {
         json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":params})
     };
     // `stamp` asks the same form as `profile`: only the tool tells them apart.
-    let replies = through_proxy(
+    let (replies, _) = through_proxy(
         &args,
         &fixture(false),
         &[
@@ -1010,7 +1013,7 @@ fn answer_rules_match_the_tool_of_the_call_in_the_proxy() {
     let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28",
         "io.modelcontextprotocol/clientCapabilities":{},
         "io.modelcontextprotocol/clientInfo":{"name":"p","version":"1"}});
-    let replies = through_proxy(
+    let (replies, _) = through_proxy(
         &args,
         &fixture(true),
         &[
@@ -1034,20 +1037,16 @@ fn answer_rules_match_the_tool_of_the_call_in_the_proxy() {
 
 /// Runs `elicit proxy ARGS -- SERVER` (or `ARGS URL`, for a URL) as a
 /// client would: each message in turn, waiting for the reply to each
-/// request; returns the replies.
-fn through_proxy(args: &[&str], server: &[String], messages: &[Value]) -> Vec<Value> {
+/// request; returns the replies and the proxy's run (for what it said).
+fn through_proxy(args: &[&str], server: &[String], messages: &[Value]) -> (Vec<Value>, Run) {
     let remote = server.len() == 1 && server[0].starts_with("http");
     let proxy = Test::new()
         .arg("proxy")
         .args(args)
         .args((!remote).then_some("--"))
         .args(server);
-    let (got, _) = client_session(proxy, messages);
-    got.into_iter()
-        .filter(|v| {
-            v.get("method").is_none() && messages.iter().any(|m| m.get("id") == Some(&v["id"]))
-        })
-        .collect()
+    let (got, run) = client_session(proxy, messages);
+    (replies_to(got, messages), run)
 }
 
 #[test]
@@ -1062,7 +1061,7 @@ fn the_proxy_records_each_call_that_elicited() {
         }
         json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":params})
     };
-    let replies = through_proxy(
+    let (replies, proxy_run) = through_proxy(
         &[
             "--no-input",
             "-a",
@@ -1085,6 +1084,8 @@ fn the_proxy_records_each_call_that_elicited() {
         ],
     );
     assert_eq!(replies.len(), 4);
+    // Neither tool asked for `go`.
+    proxy_run.stderr_has("elicit proxy: warning: unused answer go");
     let first = read(&file);
     assert_eq!(first["tool"], "profile");
     assert_eq!(first["arguments"], json!({"note": "n"}));
@@ -1093,9 +1094,12 @@ fn the_proxy_records_each_call_that_elicited() {
     let second = read(&dir.path().join("px-2.cassette.json"));
     assert_eq!(second["tool"], "link");
     assert_eq!(second["elicitations"][0]["request"]["mode"], "url");
-    let run = test(&[dir.path().to_str().unwrap()], &[]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stderr.contains("2 tests, 2 passed"), "{}", run.stderr);
+    let run = test(&[dir.path().to_str().unwrap()], &[]).run();
+    assert!(
+        run.stderr().contains("2 tests, 2 passed"),
+        "{}",
+        run.stderr()
+    );
 
     // 2026-07-28: the rounds of input_required the proxy answered.
     let file = dir.path().join("v2026").join("steps.cassette.json");
@@ -1103,7 +1107,7 @@ fn the_proxy_records_each_call_that_elicited() {
     let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28",
         "io.modelcontextprotocol/clientCapabilities":{},
         "io.modelcontextprotocol/clientInfo":{"name":"p","version":"1"}});
-    let replies = through_proxy(
+    let (replies, _) = through_proxy(
         &[
             "--no-input",
             "-a",
@@ -1128,8 +1132,7 @@ fn the_proxy_records_each_call_that_elicited() {
         .map(|e| e["key"].as_str().unwrap())
         .collect();
     assert_eq!(keys, ["who", "go", "link"]);
-    let run = test(&[file.to_str().unwrap()], &[]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    passes(&[file.to_str().unwrap()], &[]);
 }
 
 /// `--record` into folders not there yet (a fresh repository's
@@ -1159,23 +1162,25 @@ fn a_record_path_that_cannot_be_written_is_refused_before_the_session() {
     std::fs::write(&a_file, "").unwrap();
     let nowhere = a_file.join("sub").join("t.cassette.json");
     let args = ["--record", nowhere.to_str().unwrap(), "--tool", "profile"];
-    let run = call_cassette_server(&args, &[]);
-    assert_eq!(run.code, 2, "{}", run.stderr);
+    let run = call_cassette_server(&args, &[]).status(2).run();
     assert!(
-        run.stderr.contains("a-file is not a folder"),
+        run.stderr().contains("a-file is not a folder"),
         "{}",
-        run.stderr
+        run.stderr()
     );
-    assert!(run.stdout.is_empty());
+    assert!(run.stdout().is_empty());
     let args = [
         "--record",
         dir.path().to_str().unwrap(),
         "--tool",
         "profile",
     ];
-    let run = call_cassette_server(&args, &[]);
-    assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(run.stderr.contains("that is a folder"), "{}", run.stderr);
+    let run = call_cassette_server(&args, &[]).status(2).run();
+    assert!(
+        run.stderr().contains("that is a folder"),
+        "{}",
+        run.stderr()
+    );
 }
 
 #[test]
@@ -1192,7 +1197,7 @@ fn the_proxy_records_a_remote_server_too() {
     let _server = listen(cmd, port);
     let url = format!("http://127.0.0.1:{port}/mcp");
     let file = dir.path().join("remote.cassette.json");
-    let replies = through_proxy(
+    let (replies, _) = through_proxy(
         &[
             "--no-input",
             "-a",
@@ -1215,8 +1220,7 @@ fn the_proxy_records_a_remote_server_too() {
     assert_eq!(c["server"], json!({"url": url, "transport": "auto"}));
     assert_eq!(c["tool"], "trigger-elicitation-request");
     assert_eq!(c["elicitations"][0]["answer"]["content"]["name"], "Ada");
-    let run = test(&[file.to_str().unwrap()], &[]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    passes(&[file.to_str().unwrap()], &[]);
 }
 
 /// `elicit test` chooses the protocol exactly as `elicit call` does (one
@@ -1264,23 +1268,23 @@ fn a_replay_negotiates_the_protocol_as_call_does() {
             .concat(),
         )
         .run();
+    call_run.stdout_has("\"isError\":false");
     let test_run = Test::new()
         .args(["test", "-v", file.to_str().unwrap()])
         .run();
-    assert_eq!(test_run.code, 0, "{}\n{}", test_run.stdout, test_run.stderr);
     for said in [
         "because the tool asks with input_required",
         "calling it again over 2026-07-28",
     ] {
         assert!(
-            call_run.stderr.contains(said),
+            call_run.stderr().contains(said),
             "call: {said:?}: {}",
-            call_run.stderr
+            call_run.stderr()
         );
         assert!(
-            test_run.stderr.contains(said),
+            test_run.stderr().contains(said),
             "test: {said:?}: {}",
-            test_run.stderr
+            test_run.stderr()
         );
     }
     // A cassette of a tool that charged and failed: replayed, it charges once.
@@ -1289,10 +1293,10 @@ fn a_replay_negotiates_the_protocol_as_call_does() {
         "tool":"charge","arguments":{"ledger":ledger.display().to_string()},"elicitations":[]});
     let charge_file = dir.path().join("charge.cassette.json");
     std::fs::write(&charge_file, charge.to_string()).unwrap();
-    let run = Test::new()
+    Test::new()
         .args(["test", charge_file.to_str().unwrap()])
-        .run();
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+        .run()
+        .stderr_has(", 0 failed (");
     assert_eq!(std::fs::read_to_string(&ledger).unwrap(), "charged 5\n");
 }
 
@@ -1312,17 +1316,14 @@ fn update_answers_new_fields_follows_renames_and_keeps_what_a_person_wrote() {
     c["elicitations"][0]["ignore"] = json!(["/message"]);
     std::fs::write(&file, serde_json::to_string_pretty(&c).unwrap()).unwrap();
     let added = [("CASSETTE_FORM", "added")];
-    let run = test(&["--update", f], &added);
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    let run = test(&["--update", f], &added).status(1).run();
     assert!(
-        run.stderr.contains("--update -a NAME=VALUE"),
+        run.stderr().contains("--update -a NAME=VALUE"),
         "{}",
-        run.stderr
+        run.stderr()
     );
-    let run = test(&["--update", "-a", "email=ada@example.com", f], &added);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let run = test(&[f], &added);
-    assert_eq!(run.code, 0, "after --update -a: {}", run.stderr);
+    passes(&["--update", "-a", "email=ada@example.com", f], &added);
+    passes(&[f], &added);
     let c = read(&file);
     assert_eq!(c["x-owner"], "payments team");
     assert_eq!(c["elicitations"][0]["name"], "profile step");
@@ -1332,17 +1333,16 @@ fn update_answers_new_fields_follows_renames_and_keeps_what_a_person_wrote() {
     assert_eq!(content["name"], "Ada");
     // A rename (name -> fullName): the answer moves, and it is said.
     let renamed = [("CASSETTE_FORM", "renamed")];
-    let run = test(&["--update", f], &renamed);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = test(&["--update", f], &renamed).run();
     assert!(
-        run.stderr
+        run.stderr()
             .contains("field name renamed to fullName: its recorded answer moved"),
         "{}",
-        run.stderr
+        run.stderr()
     );
     let c = read(&file);
     assert_eq!(c["elicitations"][0]["answer"]["content"]["fullName"], "Ada");
-    assert_eq!(test(&[f], &renamed).code, 0);
+    passes(&[f], &renamed);
 }
 
 /// A step the server no longer asks is named as such, and a URL carrying
@@ -1359,14 +1359,15 @@ fn a_skipped_step_is_named_and_a_fresh_url_id_passes() {
         &fixture(false),
         &[],
     );
-    let run = test(&[steps.to_str().unwrap()], &[("CASSETTE_FORM", "skip")]);
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    let run = test(&[steps.to_str().unwrap()], &[("CASSETTE_FORM", "skip")])
+        .status(1)
+        .run();
     assert!(
-        run.stderr.contains(
+        run.stderr().contains(
             "elicitation 2 (form \"Go ahead?\") is no longer asked: the server asked elicitation 3 next"
         ),
         "{}",
-        run.stderr
+        run.stderr()
     );
     let link = dir.path().join("link.cassette.json");
     let fresh = [("CASSETTE_FORM", "fresh")];
@@ -1376,8 +1377,7 @@ fn a_skipped_step_is_named_and_a_fresh_url_id_passes() {
         &fixture(false),
         &fresh,
     );
-    let run = test(&[link.to_str().unwrap()], &fresh);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    passes(&[link.to_str().unwrap()], &fresh);
 }
 
 /// Reports CI can act on: a failure's message is the change itself; a
@@ -1396,8 +1396,11 @@ fn reports_carry_the_change_errors_and_keep_tracebacks_apart() {
     std::fs::write(&crash, c.to_string()).unwrap();
     let files = [changed.to_str().unwrap(), crash.to_str().unwrap()];
     let bound = [("CASSETTE_FORM", "bound")];
-    let run = test(&[&["--format", "junit"][..], &files].concat(), &bound);
-    let doc = roxmltree::Document::parse(&run.stdout).unwrap();
+    let run = test(&[&["--format", "junit"][..], &files].concat(), &bound)
+        .status(1)
+        .stderr_unchecked("the report on stdout is what this checks; the lines for a person are checked by the plain run")
+        .run();
+    let doc = roxmltree::Document::parse(run.stdout()).unwrap();
     let failure = doc
         .descendants()
         .find(|n| n.has_tag_name("failure"))
@@ -1412,23 +1415,26 @@ fn reports_carry_the_change_errors_and_keep_tracebacks_apart() {
     assert!(
         !error.text().unwrap_or("").contains("Traceback"),
         "{}",
-        run.stdout
+        run.stdout()
     );
     let system_err = doc
         .descendants()
         .find(|n| n.has_tag_name("system-err"))
         .expect("the server's stderr in <system-err>");
     assert!(system_err.text().unwrap().contains("ValueError: boom"));
-    let tap = test(&[&["--format", "tap"][..], &files].concat(), &bound);
-    let (diff, stderr) = tap.stdout.split_once("server_stderr").unwrap();
-    assert!(!diff.contains("Traceback"), "{}", tap.stdout);
-    assert!(stderr.contains("ValueError: boom"), "{}", tap.stdout);
-    let human = test(&files, &bound);
-    assert!(human.stderr.contains("ERROR   "), "{}", human.stderr);
+    let tap = test(&[&["--format", "tap"][..], &files].concat(), &bound)
+        .status(1)
+        .stderr_unchecked("the report on stdout is what this checks; the lines for a person are checked by the plain run")
+        .run();
+    let (diff, stderr) = tap.stdout().split_once("server_stderr").unwrap();
+    assert!(!diff.contains("Traceback"), "{}", tap.stdout());
+    assert!(stderr.contains("ValueError: boom"), "{}", tap.stdout());
+    let human = test(&files, &bound).status(1).run();
+    assert!(human.stderr().contains("ERROR   "), "{}", human.stderr());
     assert!(
-        human.stderr.contains("server: ValueError: boom"),
+        human.stderr().contains("server: ValueError: boom"),
         "{}",
-        human.stderr
+        human.stderr()
     );
 }
 
@@ -1440,16 +1446,15 @@ fn a_misspelt_action_names_the_nearest_word() {
     let c = json!({"elicit": "cassette/1", "server": {"command": ["x"]}, "tool": "t",
         "elicitations": [{"request": {"message": "m"}, "answer": "decilne"}]});
     std::fs::write(&file, c.to_string()).unwrap();
-    let run = test(&[file.to_str().unwrap()], &[]);
-    assert_eq!(run.code, 2, "{}", run.stderr);
+    let run = test(&[file.to_str().unwrap()], &[]).status(2).run();
     assert!(
-        run.stderr.contains(
+        run.stderr().contains(
             "at /elicitations/0/answer: answer \"decilne\" is not one of accept, decline, cancel (nearest: decline)"
         ),
         "{}",
-        run.stderr
+        run.stderr()
     );
-    assert!(!run.stderr.contains("oneOf"), "{}", run.stderr);
+    assert!(!run.stderr().contains("oneOf"), "{}", run.stderr());
 }
 
 /// A misspelt word inside an answer object or an answer rule's `match`
@@ -1461,8 +1466,7 @@ fn a_misspelt_action_or_match_key_in_an_object_names_the_nearest_word() {
     let c = json!({"elicit": "cassette/1", "server": {"command": ["x"]}, "tool": "t",
         "elicitations": [{"request": {"message": "m"}, "answer": {"action": "acept"}}]});
     std::fs::write(&cassette, c.to_string()).unwrap();
-    test(&[cassette.to_str().unwrap()], &[])
-        .expect_code(2)
+    test(&[cassette.to_str().unwrap()], &[]).status(2).run()
         .stderr_has("at /elicitations/0/answer: key \"action\": \"acept\" is not one of accept, decline, cancel (nearest: accept)")
         .stderr_lacks("oneOf");
     let form = r#"{"message":"m","requestedSchema":{"type":"object","properties":{"a":{"type":"string"}}}}"#;
@@ -1485,8 +1489,7 @@ fn a_misspelt_action_or_match_key_in_an_object_names_the_nearest_word() {
         Test::new()
             .args(["--no-input", "--answers", rules.to_str().unwrap()])
             .stdin(form)
-            .run()
-            .expect_code(2)
+            .status(2).run()
             .stdout_is("")
             .stderr_has(says)
             .stderr_lacks("oneOf");
@@ -1523,26 +1526,23 @@ fn update_with_answers_replaces_what_the_server_now_refuses() {
     c["x-owner"] = json!("booking team");
     std::fs::write(&file, c.to_string()).unwrap();
     let f = file.to_str().unwrap();
-    test(&["--update", "-a", "seats=2", f], &[("SEATS_MAX", "2")])
-        .success()
+    test(&["--update", "-a", "seats=2", f], &[("SEATS_MAX", "2")]).run()
         .stderr_has("elicitation 1: field seats: the server now refuses the recorded answer (4 is greater than the maximum of 2); replaced by -a seats=2");
     let c = read(&file);
     assert_eq!(c["elicitations"][0]["answer"]["content"]["seats"], 2);
     assert_eq!(c["x-owner"], "booking team");
-    test(&[f], &[("SEATS_MAX", "2")]).success();
+    passes(&[f], &[("SEATS_MAX", "2")]);
     // The same from an answers file's rule.
     let rules = dir.path().join("rules.json");
     let rule = json!({"elicit": "answers/1", "rules": [{"match": {"fields": ["seats"]}, "answer": {"seats": 1}}]});
     std::fs::write(&rules, rule.to_string()).unwrap();
-    test(&["--update", "--answers", rules.to_str().unwrap(), f], &[("SEATS_MAX", "1")])
-        .success()
+    test(&["--update", "--answers", rules.to_str().unwrap(), f], &[("SEATS_MAX", "1")]).run()
         .stderr_has("elicitation 1: field seats: the server now refuses the recorded answer (2 is greater than the maximum of 1); replaced by --answers");
     assert_eq!(
         read(&file)["elicitations"][0]["answer"]["content"]["seats"],
         1
     );
-    test(&["--update", f], &[("SEATS_MAX", "0")])
-        .expect_code(1)
+    test(&["--update", f], &[("SEATS_MAX", "0")]).status(1).run()
         .stderr_has("the server refuses the recorded answer; give new values with `elicit test --update -a NAME=VALUE`")
         .stderr_has("\n          field seats: 1 is greater than the maximum of 0\n");
 }
@@ -1562,12 +1562,12 @@ fn a_failing_test_shows_the_servers_exception_line_not_its_box() {
     );
     let f = file.to_str().unwrap();
     test(&[f], &[("SEATS_LOCKED", "1")])
-        .expect_code(1)
+        .status(1)
+        .run()
         .stderr_has("server: ValueError: the ledger is locked for account 7\n")
         .stderr_lacks("│")
         .stderr_lacks("╰");
-    test(&[f], &[("SEATS_MAX", "1")])
-        .expect_code(1)
+    test(&[f], &[("SEATS_MAX", "1")]).status(1).run()
         .stderr_has("server: MCPError: elicit could not resolve the elicitation: the replay stopped: the server asked something the cassette did not record\n")
         .stderr_lacks("│")
         .stderr_lacks("╰");
@@ -1582,19 +1582,17 @@ fn a_terminal_sees_what_is_running_a_pipe_does_not() {
     let file = dir.path().join("p.cassette.json");
     record(&file, PROFILE, &fixture(false), &[]);
     let f = file.to_str().unwrap();
-    let mut p = crate::common::elicit("{}").args(["test", f]).spawn();
+    let mut p = Test::new().stdin("{}").args(["test", f]).pty();
     p.expect("running p.cassette.json (");
     let done = p.finish();
-    assert_eq!(done.code, 0);
     let screen = done.visible();
     assert!(screen.contains("ok      "), "{screen}");
     assert!(
         !screen.contains("running"),
         "the status line is cleared: {screen}"
     );
-    let piped = test(&["--format", "json", f], &[]);
-    assert_eq!(piped.code, 0, "{}", piped.stderr);
-    assert!(!piped.stderr.contains("running") && !piped.stdout.contains("running"));
+    let piped = test(&["--format", "json", f], &[]).run();
+    assert!(!piped.stderr().contains("running") && !piped.stdout().contains("running"));
 }
 
 /// Whether something accepts connections on 127.0.0.1:`port`, looked at
@@ -1627,7 +1625,7 @@ fn test_starts_the_server_of_an_http_cassette_and_ends_it() {
         cmd.arg(&script).arg(port.to_string());
         let _server = listen(cmd, port);
         let url = format!("http://127.0.0.1:{port}/mcp");
-        let run = Test::new()
+        Test::new()
             .args(
                 [
                     &[
@@ -1643,8 +1641,8 @@ fn test_starts_the_server_of_an_http_cassette_and_ends_it() {
                 ]
                 .concat(),
             )
+            .stdout_unchecked("the tool's result is read back from the cassette")
             .run();
-        assert_eq!(run.code, 0, "{}", run.stderr);
     }
     assert!(
         !accepting_becomes(port, false),
@@ -1661,30 +1659,31 @@ fn test_starts_the_server_of_an_http_cassette_and_ends_it() {
     let run = test(
         &["--start-server", &command("{port}"), file.to_str().unwrap()],
         &[],
-    );
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stderr.contains("1 passed"), "{}", run.stderr);
+    )
+    .run();
+    assert!(run.stderr().contains("1 passed"), "{}", run.stderr());
     let started: u16 = run
-        .stderr
+        .stderr()
         .split("(port ")
         .nth(1)
         .and_then(|s| s.split(')').next())
         .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no port named: {}", run.stderr));
+        .unwrap_or_else(|| panic!("no port named: {}", run.stderr()));
     assert!(
         !accepting_becomes(started, false),
         "the started server outlived the run"
     );
     // On the cassette's own port.
-    let run = test(
+    test(
         &[
             "--start-server",
             &command(&port.to_string()),
             file.to_str().unwrap(),
         ],
         &[],
-    );
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    )
+    .run()
+    .stderr_has(&format!("(port {port})"));
     assert!(
         !accepting_becomes(port, false),
         "the started server outlived the run"
@@ -1704,10 +1703,13 @@ fn a_started_server_that_never_listens_fails_the_run_within_the_bound() {
     let exits =
         "python3 -c 'import sys; print(\"no port for me\", file=sys.stderr); sys.exit(4)' {port}";
     let began = Instant::now();
-    let run = test(&["--start-server", exits, f], &[]);
-    assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(run.stderr.contains("exited (status 4)"), "{}", run.stderr);
-    assert!(run.stderr.contains("no port for me"), "{}", run.stderr);
+    let run = test(&["--start-server", exits, f], &[]).status(2).run();
+    assert!(
+        run.stderr().contains("exited (status 4)"),
+        "{}",
+        run.stderr()
+    );
+    assert!(run.stderr().contains("no port for me"), "{}", run.stderr());
     assert!(began.elapsed() < Duration::from_secs(20));
     // Never listens: the bound ends the wait, and the server.
     let pidfile = dir.path().join("pid");
@@ -1719,12 +1721,13 @@ fn a_started_server_that_never_listens_fails_the_run_within_the_bound() {
     let run = test(
         &["--start-server", &silent, "--start-timeout", "1s", f],
         &[],
-    );
-    assert_eq!(run.code, 2, "{}", run.stderr);
+    )
+    .status(2)
+    .run();
     assert!(
-        run.stderr.contains("did not accept connections"),
+        run.stderr().contains("did not accept connections"),
         "{}",
-        run.stderr
+        run.stderr()
     );
     assert!(
         began.elapsed() < Duration::from_secs(15),
@@ -1812,7 +1815,9 @@ fn a_port_another_user_listens_on_first_gets_nothing_and_fails_the_run() {
             file.to_str().unwrap(),
         ],
         &[],
-    );
+    )
+    .status(2)
+    .run();
     let _ = thief.kill();
     let _ = thief.wait();
     reader.join().unwrap();
@@ -1821,15 +1826,14 @@ fn a_port_another_user_listens_on_first_gets_nothing_and_fails_the_run() {
         heard.is_empty(),
         "the other user's listener heard from elicit: {heard:?}"
     );
-    assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
-        run.stderr.contains(&format!(
+        run.stderr().contains(&format!(
             "another process (uid 65534) listens on 127.0.0.1:{port}, not the server --start-server started"
         )),
         "{}",
-        run.stderr
+        run.stderr()
     );
-    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert!(run.stdout().is_empty(), "{}", run.stdout());
 }
 
 /// `call --record` of a call the server refuses with a JSON-RPC error: the
@@ -1862,27 +1866,31 @@ fn a_refused_call_is_recorded_as_its_error_and_replayed() {
             "--",
         ];
         args.extend(server.iter().map(String::as_str));
-        let run = Test::new().args(&args).run();
-        assert_eq!(run.code, 1, "{protocol}: {}", run.stderr);
-        assert_eq!(run.stdout, "", "{protocol}");
-        assert!(run.stderr.contains("-32602"), "{protocol}: {}", run.stderr);
+        let run = Test::new().args(&args).status(1).run();
+        assert_eq!(run.stdout(), "", "{protocol}");
         assert!(
-            run.stderr.contains("the refusal is recorded in"),
+            run.stderr().contains("-32602"),
             "{protocol}: {}",
-            run.stderr
+            run.stderr()
+        );
+        assert!(
+            run.stderr().contains("the refusal is recorded in"),
+            "{protocol}: {}",
+            run.stderr()
         );
         let cassette: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
         assert_eq!(cassette["error"]["code"], -32602, "{cassette}");
         assert!(cassette.get("result").is_none(), "{cassette}");
         assert_eq!(cassette["protocol"], protocol, "{cassette}");
 
-        let run = test(&[file.to_str().unwrap()], &[]);
-        assert_eq!(run.code, 0, "{protocol}: {}", run.stderr);
+        passes(&[file.to_str().unwrap()], &[]);
         // Another code recorded: the server's refusal no longer matches.
         let mut other = cassette.clone();
         other["error"]["code"] = json!(-32603);
         std::fs::write(&file, other.to_string()).unwrap();
-        let run = test(&[file.to_str().unwrap()], &[]);
-        assert_eq!(run.code, 1, "{protocol}: {}", run.stderr);
+        test(&[file.to_str().unwrap()], &[])
+            .status(1)
+            .run()
+            .stderr_has("the server refused the call with");
     }
 }

@@ -12,8 +12,8 @@ use crate::common::{Run, Test};
 
 /// Runs elicit with `--no-input` (tests must never prompt, even when run
 /// from a terminal) on `stdin`.
-fn run(args: &[&str], stdin: &str) -> Run {
-    Test::new().arg("--no-input").args(args).stdin(stdin).run()
+fn run(args: &[&str], stdin: &str) -> Test {
+    Test::new().arg("--no-input").args(args).stdin(stdin)
 }
 
 fn stdout_json(a: &Run) -> Value {
@@ -39,15 +39,18 @@ fn every_fixture_case_gives_its_expected_output() {
             .arg("--no-input")
             .args(&args)
             .arg(root.join(case["input"].as_str().unwrap()))
+            .stderr_unchecked(
+                "the cases hold stdout; the warnings some inputs draw are not in them",
+            )
             .run();
-        let stdout = out.stdout.as_str();
+        let stdout = out.stdout();
         let want = case["stdout"].as_str().unwrap();
-        if out.code != 0 || stdout.trim_end() != want {
+        if out.code() != 0 || stdout.trim_end() != want {
             failures.push(format!(
                 "{name}: exit {:?}\n  want {want}\n  got  {}\n  stderr {}",
-                Some(out.code),
+                Some(out.code()),
                 stdout.trim_end(),
-                out.stderr.as_str()
+                out.stderr()
             ));
         }
     }
@@ -56,8 +59,7 @@ fn every_fixture_case_gives_its_expected_output() {
 
 #[test]
 fn readme_example_prints_accept_with_content() {
-    run(&["-a", "region=apac"], r#"{"message":"Region?","requestedSchema":{"type":"object","properties":{"region":{"type":"string"}},"required":["region"]}}"#)
-        .success()
+    run(&["-a", "region=apac"], r#"{"message":"Region?","requestedSchema":{"type":"object","properties":{"region":{"type":"string"}},"required":["region"]}}"#).run()
         .stdout_is("{\"action\":\"accept\",\"content\":{\"region\":\"apac\"}}\n");
 }
 
@@ -69,9 +71,8 @@ fn json_rpc_ids_come_back_exactly() {
         )
     };
     for id in ["\"abc\"", "7", "1.0", "1e2", "-0", "\"\\u00e9\""] {
-        let a = run(&["-a", "accept"], &req(id));
-        a.success();
-        let out = a.stdout.clone();
+        let a = run(&["-a", "accept"], &req(id)).run();
+        let out = a.stdout().to_string();
         assert_eq!(
             out,
             format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"action\":\"accept\",\"content\":{{}}}}}}\n")
@@ -92,8 +93,8 @@ fn server_everything_form_fills_defaults_in_schema_order() {
             "email=ada@example.com",
         ],
         &req,
-    );
-    a.success();
+    )
+    .run();
     let v = stdout_json(&a);
     let content = v["result"]["content"].as_object().unwrap();
     assert_eq!(content["integer"], json!(42));
@@ -127,7 +128,6 @@ fn request_maps_form_to_input_with_schema() {
     let schema = json!({"type":"object","properties":{"region":{"type":"string"}}});
     let params = json!({"mode":"form","message":"What is your deployment region?","requestedSchema": schema});
     let a = Test::new().arg("request").stdin(params.to_string()).run();
-    a.success();
     let r = stdout_json(&a);
     assert_eq!(r["kind"], "input");
     assert_eq!(r["prompt"], "What is your deployment region?");
@@ -146,13 +146,7 @@ fn request_maps_absent_and_empty_mode_to_input() {
         if !mode.is_null() {
             params["mode"] = mode;
         }
-        let r = stdout_json(
-            Test::new()
-                .arg("request")
-                .stdin(params.to_string())
-                .run()
-                .success(),
-        );
+        let r = stdout_json(&Test::new().arg("request").stdin(params.to_string()).run());
         assert_eq!(r["kind"], "input");
     }
 }
@@ -160,13 +154,7 @@ fn request_maps_absent_and_empty_mode_to_input() {
 #[test]
 fn request_maps_url_to_authorization_without_schema() {
     let params = json!({"mode":"url","message":"Sign in to continue","url":"https://example.com/oauth/authorize","elicitationId":"e-9"});
-    let r = stdout_json(
-        Test::new()
-            .arg("request")
-            .stdin(params.to_string())
-            .run()
-            .success(),
-    );
+    let r = stdout_json(&Test::new().arg("request").stdin(params.to_string()).run());
     assert_eq!(r["kind"], "authorization");
     assert_eq!(r["url"], "https://example.com/oauth/authorize");
     assert_eq!(r["prompt"], "Sign in to continue");
@@ -177,8 +165,8 @@ fn request_maps_url_to_authorization_without_schema() {
 #[test]
 fn request_ids_are_fresh_per_call() {
     let params = r#"{"message":"","requestedSchema":{"type":"object","properties":{}}}"#;
-    let a = stdout_json(Test::new().arg("request").stdin(params).run().success());
-    let b = stdout_json(Test::new().arg("request").stdin(params).run().success());
+    let a = stdout_json(&Test::new().arg("request").stdin(params).run());
+    let b = stdout_json(&Test::new().arg("request").stdin(params).run());
     assert_ne!(a["id"], b["id"]);
     assert_eq!(a["prompt"], "", "prompt is always written");
 }
@@ -209,13 +197,7 @@ fn result_maps_every_answer_row() {
         (json!({"id":"r1","ok":false}), json!({"action":"cancel"})),
     ];
     for (answer, want) in rows {
-        let got = stdout_json(
-            Test::new()
-                .arg("result")
-                .stdin(answer.to_string())
-                .run()
-                .success(),
-        );
+        let got = stdout_json(&Test::new().arg("result").stdin(answer.to_string()).run());
         assert_eq!(got, want, "for {answer}");
     }
 }
@@ -223,13 +205,12 @@ fn result_maps_every_answer_row() {
 #[test]
 fn request_then_result_pipeline() {
     let req = std::fs::read_to_string("fixtures/shapes/form-region.json").unwrap();
-    let r = stdout_json(Test::new().arg("request").stdin(req).run().success());
+    let r = stdout_json(&Test::new().arg("request").stdin(req).run());
     let answer = json!({"id": r["id"], "ok": true, "data": {"region": "eu-west-1"}});
     Test::new()
         .arg("result")
         .stdin(answer.to_string())
         .run()
-        .success()
         .stdout_is("{\"action\":\"accept\",\"content\":{\"region\":\"eu-west-1\"}}\n");
 }
 
@@ -238,8 +219,8 @@ fn result_rejects_non_answers() {
     Test::new()
         .arg("result")
         .stdin(r#"{"action":"accept"}"#)
+        .status(2)
         .run()
-        .expect_code(2)
         .stdout_is("")
         .stderr_has("not a contract Answer");
 }
@@ -249,7 +230,8 @@ fn result_rejects_non_answers() {
 #[test]
 fn bad_json_names_line_and_column() {
     run(&["-a", "accept"], "{\n  \"message\": \"x\",\n  oops\n}")
-        .expect_code(2)
+        .status(2)
+        .run()
         .stdout_is("")
         .stderr_has("line 3, column 3");
 }
@@ -304,15 +286,10 @@ fn bad_inputs_are_clear_errors_never_panics() {
         let out = Test::new()
             .args(["--no-input", "-a", "accept"])
             .stdin(input.clone())
+            .status(2)
             .run();
-        let stderr = out.stderr.as_str();
-        assert_eq!(
-            Some(out.code),
-            Some(2),
-            "input {:?}: {stderr}",
-            String::from_utf8_lossy(&input)
-        );
-        assert!(out.stdout.is_empty(), "stdout must stay empty for {want}");
+        let stderr = out.stderr();
+        assert!(out.stdout().is_empty(), "stdout must stay empty for {want}");
         assert!(stderr.contains(want), "stderr for {want:?} was: {stderr}");
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
@@ -324,7 +301,7 @@ fn a_fifty_megabyte_message_is_handled() {
     let req =
         format!(r#"{{"message":"{big}","requestedSchema":{{"type":"object","properties":{{}}}}}}"#);
     run(&["-a", "accept"], &req)
-        .success()
+        .run()
         .stdout_is("{\"action\":\"accept\",\"content\":{}}\n");
 }
 
@@ -353,11 +330,12 @@ fn json_rpc_requests_with_bad_params_get_a_json_rpc_error_on_stdout() {
         ),
     ];
     for (req, code, id) in cases {
-        let a = run(&["-a", "accept"], req);
-        a.expect_code(2);
-        let out = a.stdout.clone();
+        let a = run(&["-a", "accept"], req).status(2).run();
+        let out = a.stdout().to_string();
         let v: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["error"]["code"], code, "{req}");
+        let message = v["error"]["message"].as_str().unwrap();
+        a.stderr_has(&format!("elicit: {message}"));
         assert!(
             out.starts_with(&format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},")),
             "{out}"
@@ -404,9 +382,11 @@ fn invalid_answers_list_every_failing_field_and_print_nothing() {
             "seats=11",
         ],
         &req,
-    );
-    a.expect_code(2).stdout_is("");
-    let err = a.stderr.clone();
+    )
+    .status(2)
+    .run();
+    a.stdout_is("");
+    let err = a.stderr().to_string();
     for want in [
         "seats: given 2 times",
         "budget: \"abc\" is not a number",
@@ -430,35 +410,41 @@ fn invalid_answers_list_every_failing_field_and_print_nothing() {
 fn range_and_integer_rules() {
     let req = r#"{"message":"n","requestedSchema":{"type":"object","properties":{"n":{"type":"integer","minimum":1,"maximum":10},"x":{"type":"number","maximum":1.5}}}}"#;
     run(&["-a", "n=11", "-a", "x=2"], req)
-        .expect_code(2)
+        .status(2)
+        .run()
         .stderr_has("n: 11 is greater than the maximum of 10")
         .stderr_has("x: 2 is greater than the maximum of 1.5");
     run(&["-a", "n=0", "-a", "x=1"], req)
-        .expect_code(2)
+        .status(2)
+        .run()
         .stderr_has("less than the minimum of 1");
     run(&["-a", "n=3.0", "-a", "x=1.25"], req)
-        .success()
+        .run()
         .stdout_is("{\"action\":\"accept\",\"content\":{\"n\":3,\"x\":1.25}}\n");
     run(&["-a", r#"{"n":4.5,"x":1}"#], req)
-        .expect_code(2)
+        .status(2)
+        .run()
         .stderr_has("n: 4.5 is not a whole number");
 }
 
 #[test]
 fn lengths_count_characters_not_bytes() {
     let req = r#"{"message":"n","requestedSchema":{"type":"object","properties":{"s":{"type":"string","minLength":3,"maxLength":3}}}}"#;
-    run(&["-a", "s=日本語"], req).success();
+    run(&["-a", "s=日本語"], req)
+        .stdout("{\"action\":\"accept\",\"content\":{\"s\":\"日本語\"}}\n")
+        .run();
     run(&["-a", "s=éé"], req)
-        .expect_code(2)
+        .status(2)
+        .run()
         .stderr_has("too short");
 }
 
 #[test]
 fn accept_names_required_fields_without_defaults() {
     let req = std::fs::read_to_string("fixtures/kinds/every-kind.json").unwrap();
-    let a = run(&["-a", "accept"], &req);
-    a.expect_code(2).stdout_is("");
-    let err = a.stderr.clone();
+    let a = run(&["-a", "accept"], &req).status(2).run();
+    a.stdout_is("");
+    let err = a.stderr().to_string();
     assert!(err.contains("email: required, has no default"), "{err}");
     assert!(err.contains("region: required, has no default"), "{err}");
     assert!(!err.contains("handle:"), "handle has a default: {err}");
@@ -471,7 +457,8 @@ fn unknown_fields_in_json_answers_are_rejected() {
         &["-a", r#"{"region":"eu-west-1","zone":"b"}"#, "-a", "accept"],
         &req,
     )
-    .expect_code(2)
+    .status(2)
+    .run()
     .stdout_is("")
     .stderr_has("zone: not a field of the requested schema");
 }
@@ -480,20 +467,25 @@ fn unknown_fields_in_json_answers_are_rejected() {
 fn bad_answer_syntax_is_a_usage_error() {
     let req = std::fs::read_to_string("fixtures/shapes/form-region.json").unwrap();
     run(&["-a", "region"], &req)
-        .expect_code(2)
+        .status(2)
+        .run()
         .stderr_has("expected NAME=VALUE");
     run(&["-a", "{\"region\":"], &req)
-        .expect_code(2)
+        .status(2)
+        .run()
         .stderr_has("invalid JSON at line 1");
     run(&["-a", "accept", "-a", "cancel"], &req)
-        .expect_code(2)
+        .status(2)
+        .run()
         .stderr_has("conflicting answers");
     run(&["-a", "@/does/not/exist.json"], &req)
-        .expect_code(2)
+        .status(2)
+        .run()
         .stderr_has("cannot read file");
     let url = std::fs::read_to_string("fixtures/shapes/url-bare.json").unwrap();
     run(&["-a", "token=abc"], &url)
-        .expect_code(2)
+        .status(2)
+        .run()
         .stderr_has("URL elicitation");
 }
 
@@ -513,15 +505,15 @@ fn answers_from_a_file() {
         "values.json",
         r#"{"region":"Singapore","replicas":2,"dryRun":false}"#,
     );
-    run(&["-a", &values], &req).success().stdout_is("{\"action\":\"accept\",\"content\":{\"region\":\"ap-southeast-1\",\"replicas\":2,\"dryRun\":false}}\n");
+    run(&["-a", &values], &req).run().stdout_is("{\"action\":\"accept\",\"content\":{\"region\":\"ap-southeast-1\",\"replicas\":2,\"dryRun\":false}}\n");
     let answer = write(
         "answer.json",
         r#"{"id":"r1","ok":true,"data":{"region":"eu-west-1"}}"#,
     );
-    run(&["-a", &answer], &req).success().stdout_is("{\"action\":\"accept\",\"content\":{\"region\":\"eu-west-1\",\"replicas\":3,\"dryRun\":true}}\n");
+    run(&["-a", &answer], &req).run().stdout_is("{\"action\":\"accept\",\"content\":{\"region\":\"eu-west-1\",\"replicas\":3,\"dryRun\":true}}\n");
     let result = write("result.json", r#"{"action":"decline","content":null}"#);
     run(&["-a", &result], &req)
-        .success()
+        .run()
         .stdout_is("{\"action\":\"decline\"}\n");
 }
 
@@ -529,13 +521,15 @@ fn answers_from_a_file() {
 fn unanswered_fields_without_a_terminal_fail_at_once_and_suggest_answer() {
     let req = std::fs::read_to_string("fixtures/shapes/form-region.json").unwrap();
     run(&["-a", "region=eu-west-1"], &req)
-        .expect_code(2)
+        .status(2)
+        .run()
         .stdout_is("")
         .stderr_has("replicas, dryRun")
         .stderr_has("--answer");
     let url = std::fs::read_to_string("fixtures/shapes/url-bare.json").unwrap();
     run(&[], &url)
-        .expect_code(2)
+        .status(2)
+        .run()
         .stdout_is("")
         .stderr_has("--answer accept");
 }
@@ -551,9 +545,10 @@ fn no_controlling_terminal_is_detected_without_no_input() {
         .no_terminal()
         .stdin(req)
         .limit(std::time::Duration::from_secs(20))
+        .status(2)
         .run();
-    out.expect_code(2).stdout_is("");
-    let err = out.stderr.clone();
+    out.stdout_is("");
+    let err = out.stderr().to_string();
     assert!(
         err.contains("no terminal") && err.contains("/dev/tty"),
         "{err}"
@@ -563,21 +558,28 @@ fn no_controlling_terminal_is_detected_without_no_input() {
 #[test]
 fn exit_status_flag_distinguishes_decline_and_cancel() {
     let req = std::fs::read_to_string("fixtures/kinds/empty-form.json").unwrap();
-    run(&["-e", "-a", "accept"], &req).expect_code(0);
+    run(&["-e", "-a", "accept"], &req)
+        .stdout("{\"action\":\"accept\",\"content\":{}}\n")
+        .run();
     run(&["-e", "-a", "decline"], &req)
-        .expect_code(3)
+        .status(3)
+        .run()
         .stdout_is("{\"action\":\"decline\"}\n");
     run(&["-e", "-a", "cancel"], &req)
-        .expect_code(4)
+        .status(4)
+        .run()
         .stdout_is("{\"action\":\"cancel\"}\n");
-    run(&["-a", "cancel"], &req).expect_code(0);
+    // Without -e a cancel is still a success.
+    run(&["-a", "cancel"], &req)
+        .stdout("{\"action\":\"cancel\"}\n")
+        .run();
 }
 
 #[test]
 fn pretty_indents() {
     let req = std::fs::read_to_string("fixtures/kinds/empty-form.json").unwrap();
     run(&["--pretty", "-a", "accept"], &req)
-        .success()
+        .run()
         .stdout_is("{\n  \"action\": \"accept\",\n  \"content\": {}\n}\n");
 }
 
@@ -590,17 +592,17 @@ fn file_argument_and_dash() {
             "accept",
             "fixtures/kinds/empty-form.json",
         ])
-        .run()
-        .success();
+        .stdout("{\"action\":\"accept\",\"content\":{}}\n")
+        .run();
     Test::new()
         .args(["--no-input", "-a", "accept", "-"])
         .stdin(std::fs::read_to_string("fixtures/kinds/empty-form.json").unwrap())
-        .run()
-        .success();
+        .stdout("{\"action\":\"accept\",\"content\":{}}\n")
+        .run();
     Test::new()
         .args(["--no-input", "/no/such/file.json"])
+        .status(1)
         .run()
-        .expect_code(1)
         .stderr_has("cannot open /no/such/file.json");
 }
 
@@ -609,9 +611,8 @@ fn lines_mode_keeps_order_and_accounts_for_every_line() {
     let form = r#"{"message":"m","requestedSchema":{"type":"object","properties":{"n":{"type":"integer","default":1}}}}"#;
     let rpc = r#"{"jsonrpc":"2.0","id":"x","method":"elicitation/create","params":{"mode":"nope","message":"m"}}"#;
     let input = format!("{form}\nnot json\n{rpc}\n\n{form}\n");
-    let a = run(&["--lines", "-a", "accept"], &input);
-    a.expect_code(2);
-    let out = a.stdout.clone();
+    let a = run(&["--lines", "-a", "accept"], &input).status(2).run();
+    let out = a.stdout().to_string();
     let lines: Vec<Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -628,7 +629,7 @@ fn lines_mode_keeps_order_and_accounts_for_every_line() {
     assert_eq!(lines[2]["error"]["data"]["line"], 3);
     assert_eq!(lines[3]["error"]["line"], 4);
     assert_eq!(lines[4], lines[0]);
-    let err = a.stderr.clone();
+    let err = a.stderr().to_string();
     assert!(err.contains("3 of 5 lines failed"), "{err}");
 }
 
@@ -637,9 +638,12 @@ fn lines_mode_succeeds_and_reports_outcomes() {
     let req = r#"{"message":"m","requestedSchema":{"type":"object","properties":{}}}"#;
     let input = format!("{req}\n{req}\r\n{req}");
     run(&["--lines", "-a", "accept"], &input)
-        .success()
+        .run()
         .stdout_is(&"{\"action\":\"accept\",\"content\":{}}\n".repeat(3));
-    run(&["--lines", "-e", "-a", "decline"], &input).expect_code(3);
+    run(&["--lines", "-e", "-a", "decline"], &input)
+        .status(3)
+        .stdout("{\"action\":\"decline\"}\n".repeat(3))
+        .run();
 }
 
 #[test]
@@ -648,22 +652,15 @@ fn server_text_in_errors_is_sanitised() {
         &["-a", "accept"],
         "{\"mode\":\"\\u001b]0;pwned\\u0007\",\"message\":\"x\"}",
     )
-    .expect_code(2)
+    .status(2)
+    .run()
     .stderr_lacks("\u{1b}");
 }
 
 #[test]
 fn help_and_version() {
-    Test::new()
-        .arg("--help")
-        .run()
-        .success()
-        .stdout_has("--answer");
-    Test::new()
-        .arg("--version")
-        .run()
-        .success()
-        .stdout_has("elicit");
+    Test::new().arg("--help").run().stdout_has("--answer");
+    Test::new().arg("--version").run().stdout_has("elicit");
 }
 
 #[test]
@@ -674,8 +671,7 @@ fn completions_and_man_page_come_from_the_clap_definitions() {
         ("fish", "complete -c elicit"),
     ] {
         let a = Test::new().args(["completions", shell]).run();
-        a.success();
-        let out = a.stdout.clone();
+        let out = a.stdout().to_string();
         assert!(out.contains(marker), "{shell}");
         assert!(
             out.contains("answer") && out.contains("proxy"),
@@ -683,8 +679,7 @@ fn completions_and_man_page_come_from_the_clap_definitions() {
         );
     }
     let a = Test::new().arg("man").run();
-    a.success();
-    let out = a.stdout.clone();
+    let out = a.stdout().to_string();
     assert!(out.contains(".TH elicit 1") && out.contains("answer"));
 }
 
@@ -699,7 +694,7 @@ fn every_command_has_examples_in_its_help() {
         &["completions", "--help"],
         &["man", "--help"],
     ] {
-        Test::new().args(cmd).run().success().stdout_has("Example");
+        Test::new().args(cmd).run().stdout_has("Example");
     }
 }
 
@@ -709,7 +704,6 @@ fn result_for_an_authorization_request_drops_content_on_accept() {
         .args(["result", "--kind", "authorization"])
         .stdin(r#"{"id":"r1","ok":true,"data":{"x":1}}"#)
         .run()
-        .success()
         .stdout_is("{\"action\":\"accept\"}\n");
 }
 
@@ -718,7 +712,6 @@ fn request_on_several_elicitations_prints_one_request_each() {
     let a = Test::new()
         .args(["request", "fixtures/shapes/input-required.json"])
         .run();
-    a.success();
     let v = stdout_json(&a);
     let kinds: Vec<&str> = v
         .as_array()
@@ -733,7 +726,8 @@ fn request_on_several_elicitations_prints_one_request_each() {
 fn an_approve_only_form_needs_a_decision() {
     let req = std::fs::read_to_string("fixtures/kinds/empty-form.json").unwrap();
     run(&[], &req)
-        .expect_code(2)
+        .status(2)
+        .run()
         .stdout_is("")
         .stderr_has("approval only");
 }
@@ -750,15 +744,17 @@ fn raw_json_and_number_errors_say_what_was_wrong() {
             "any": {"title": "Anything"}}, "required": ["obj"]}}})
     .to_string();
     run(&["-a", "obj=1", "-a", "big=1", "-a", "any=1"], &req)
-        .expect_code(2)
+        .status(2)
+        .run()
         .stderr_has("obj: expected a JSON object for \"Settings\", got 1");
     run(&["-a", "obj=abc", "-a", "big=1", "-a", "any=1"], &req)
-        .expect_code(2)
+        .status(2)
+        .run()
         .stderr_has("obj: invalid JSON for \"Settings\" at line 1, column 1: expected value");
     // No type: plain text is a string.
-    let a = run(&["-a", "obj={}", "-a", "big=1", "-a", "any=abc"], &req);
-    a.success();
+    let a = run(&["-a", "obj={}", "-a", "big=1", "-a", "any=abc"], &req).run();
     assert_eq!(stdout_json(&a)["content"]["any"], json!("abc"));
+    a.stderr_has("field any: the property has no \"type\"; asked as raw JSON");
     run(
         &[
             "-a",
@@ -770,14 +766,17 @@ fn raw_json_and_number_errors_say_what_was_wrong() {
         ],
         &req,
     )
-    .expect_code(2)
+    .status(2)
+    .run()
     .stderr_has("big: 99999999999999999999 is outside")
     .stderr_lacks("e+20");
     run(&["-a", "{\"obj\":\n"], &req)
-        .expect_code(2)
+        .status(2)
+        .run()
         .stderr_has("invalid JSON at line 2, column 1");
     run(&["-a", "accept"], "{\"method\":\n")
         .failure()
+        .run()
         .stderr_has("line 2, column 1");
 }
 
@@ -790,9 +789,8 @@ fn schema_warnings_come_before_the_no_input_error() {
             "a": {"type": "string", "format": "flavour", "x-ui": 1},
             "n": {"type": "object"}}, "required": ["a"]}}})
     .to_string();
-    let out = run(&[], &req);
-    out.expect_code(2);
-    let err = out.stderr.clone();
+    let out = run(&[], &req).status(2).run();
+    let err = out.stderr().to_string();
     let at = |s: &str| {
         err.find(s)
             .unwrap_or_else(|| panic!("{s:?} missing in {err}"))
@@ -828,8 +826,8 @@ fn a_reader_that_goes_away_is_a_write_error_not_a_signal() {
         .arg(&path)
         .stdout_to(writer)
         .limit(std::time::Duration::from_secs(60))
-        .run()
-        .expect_code(1);
+        .status(1)
+        .run();
 }
 
 /// As std's start-up does, a closed standard descriptor is opened on

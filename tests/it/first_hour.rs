@@ -44,26 +44,28 @@ fn two_era() -> Vec<String> {
 
 /// `elicit call ARGS -- SERVER...` (or `elicit call ARGS URL` when `server`
 /// is one `http://` URL), with no terminal and no `--protocol` flag.
-fn call(args: &[&str], server: &[String]) -> Run {
+fn call(args: &[&str], server: &[String]) -> Test {
     let test = Test::new()
         .args(["call", "--timeout", "60s", "--server-log", "/dev/null"])
         .args(args);
     if server.len() == 1 && server[0].starts_with("http://") {
-        test.arg(&server[0]).run()
+        test.arg(&server[0])
     } else {
-        test.server(server).run()
+        test.server(server)
     }
 }
 
 /// The JSON a test tool put in its result's one text block.
 fn echoed(out: &Run) -> Value {
     assert_eq!(
-        out.code, 0,
+        out.code(),
+        0,
         "stdout: {}\nstderr: {}",
-        out.stdout, out.stderr
+        out.stdout(),
+        out.stderr()
     );
-    let result: Value = serde_json::from_str(&out.stdout)
-        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", out.stdout));
+    let result: Value = serde_json::from_str(out.stdout())
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", out.stdout()));
     assert_eq!(result["isError"], false, "{result}");
     let text = result["content"][0]["text"].as_str().expect("a text block");
     serde_json::from_str(text).unwrap()
@@ -123,20 +125,20 @@ fn assert_form_accepted(out: &Run) {
         echoed(out),
         json!({"action":"accept","content":{"name":"Bo","age":30,"color":"red"}})
     );
-    assert!(!out.stderr.contains("unused answer"), "{}", out.stderr);
+    assert!(!out.stderr().contains("unused answer"), "{}", out.stderr());
 }
 
 /// FastMCP's `ctx.elicit` works only over the handshake, which
 /// `--protocol auto` chooses before any tool runs.
 #[test]
 fn fastmcp_form_over_stdio_with_no_protocol_flag() {
-    assert_form_accepted(&call(&FORM_ARGS, &fastmcp()));
+    assert_form_accepted(&call(&FORM_ARGS, &fastmcp()).run());
 }
 
 #[test]
 fn fastmcp_form_over_streamable_http_with_no_protocol_flag() {
     let server = HttpServer::start("fastmcp_server.py");
-    assert_form_accepted(&call(&FORM_ARGS, &server.url()));
+    assert_form_accepted(&call(&FORM_ARGS, &server.url()).run());
 }
 
 #[test]
@@ -145,11 +147,12 @@ fn fastmcp_choice_url_and_decline_tools_work_with_no_protocol_flag() {
     let pick = call(
         &["--tool", "pick_color", "-a", "value=green", "-a", "accept"],
         &server,
-    );
+    )
+    .run();
     assert_eq!(echoed(&pick), json!({"action":"accept","content":"green"}));
-    let url = call(&["--tool", "connect_url", "-a", "accept"], &server);
+    let url = call(&["--tool", "connect_url", "-a", "accept"], &server).run();
     assert_eq!(echoed(&url), json!({"action":"accept","content":null}));
-    let declined = call(&["--tool", "always_decline", "-a", "decline"], &server);
+    let declined = call(&["--tool", "always_decline", "-a", "decline"], &server).run();
     assert_eq!(
         echoed(&declined),
         json!({"action":"decline","content":null})
@@ -176,7 +179,8 @@ fn fastmcp_guard_pattern_is_called_over_2026_07_28_after_the_handshake_refused_i
             "accept",
         ],
         &fastmcp(),
-    );
+    )
+    .run();
     assert_eq!(
         echoed(&out),
         json!({"action":"accept","content":{"name":"Bo"}})
@@ -187,7 +191,7 @@ fn fastmcp_guard_pattern_is_called_over_2026_07_28_after_the_handshake_refused_i
         "calling it again over 2026-07-28",
         "connected again (protocol 2026-07-28, stateless)",
     ] {
-        assert!(out.stderr.contains(said), "{said:?} not in:\n{}", out.stderr);
+        assert!(out.stderr().contains(said), "{said:?} not in:\n{}", out.stderr());
     }
     let sent = std::fs::read_to_string(log.path()).unwrap();
     assert!(sent.contains("\"server/discover\""), "{sent}");
@@ -197,16 +201,16 @@ fn fastmcp_guard_pattern_is_called_over_2026_07_28_after_the_handshake_refused_i
 fn verbose_says_which_protocol_and_why() {
     let mut args = vec!["-v"];
     args.extend_from_slice(&FORM_ARGS);
-    let out = call(&args, &fastmcp());
+    let out = call(&args, &fastmcp()).run();
     assert_form_accepted(&out);
     assert!(
-        out.stderr.contains(
+        out.stderr().contains(
             "(protocol 2025-11-25, initialize handshake): --protocol auto, and the server accepted the initialize handshake, where it can ask in every way"
         ),
         "{}",
-        out.stderr
+        out.stderr()
     );
-    assert!(!out.stderr.contains("again"), "{}", out.stderr);
+    assert!(!out.stderr().contains("again"), "{}", out.stderr());
 }
 
 fn ledger_lines(ledger: &tempfile::NamedTempFile) -> Vec<String> {
@@ -225,16 +229,17 @@ fn a_tool_that_charged_and_then_failed_runs_once() {
     for server in [fastmcp(), http.url()] {
         let ledger = tempfile::NamedTempFile::new().unwrap();
         let arg = format!("ledger={}", ledger.path().display());
-        let out = call(&["-v", "--tool", "charge", "--arg", &arg], &server);
-        assert_eq!(out.code, 1, "{}", out.stderr);
+        let out = call(&["-v", "--tool", "charge", "--arg", &arg], &server)
+            .status(1)
+            .run();
         assert!(
-            out.stdout
+            out.stdout()
                 .contains("the card was declined after the charge"),
             "{}",
-            out.stdout
+            out.stdout()
         );
-        assert_eq!(ledger_lines(&ledger), ["charged 5"], "{}", out.stderr);
-        assert!(!out.stderr.contains("again"), "{}", out.stderr);
+        assert_eq!(ledger_lines(&ledger), ["charged 5"], "{}", out.stderr());
+        assert!(!out.stderr().contains("again"), "{}", out.stderr());
     }
 }
 
@@ -257,7 +262,8 @@ fn tools_that_charge_around_an_elicitation_run_once() {
             "accept",
         ],
         &fastmcp(),
-    );
+    )
+    .run();
     assert_eq!(echoed(&out), json!({"action":"accept","content":true}));
     assert_eq!(ledger_lines(&ledger), ["charged 5"]);
     let ledger = tempfile::NamedTempFile::new().unwrap();
@@ -275,29 +281,32 @@ fn tools_that_charge_around_an_elicitation_run_once() {
             "accept",
         ],
         &fastmcp(),
-    );
-    assert_eq!(out.code, 1, "{}", out.stderr);
+    )
+    .status(1)
+    .run();
+    out.stdout_has("the card was declined after the charge");
     assert!(
-        out.stderr.contains("calling it again over 2026-07-28"),
+        out.stderr().contains("calling it again over 2026-07-28"),
         "{}",
-        out.stderr
+        out.stderr()
     );
-    assert_eq!(ledger_lines(&ledger), ["charged 5"], "{}", out.stderr);
+    assert_eq!(ledger_lines(&ledger), ["charged 5"], "{}", out.stderr());
 }
 
 /// A refusal that does not say the tool needs input_required stands: the
 /// tool may have done its work before the server refused.
 #[test]
 fn a_refusal_that_names_nothing_is_not_tried_again() {
-    let out = call(&["-v", "--tool", "refuses"], &two_era());
-    assert_eq!(out.code, 1, "{}", out.stderr);
+    let out = call(&["-v", "--tool", "refuses"], &two_era())
+        .status(1)
+        .run();
     assert!(
-        out.stderr
+        out.stderr()
             .contains("Internal error after the work was done"),
         "{}",
-        out.stderr
+        out.stderr()
     );
-    assert!(!out.stderr.contains("again"), "{}", out.stderr);
+    assert!(!out.stderr().contains("again"), "{}", out.stderr());
 }
 
 /// `--server-log` keeps what every server run of the call said.
@@ -305,13 +314,14 @@ fn a_refusal_that_names_nothing_is_not_tried_again() {
 fn the_server_log_keeps_both_runs_of_a_call_made_again() {
     let log = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(log.path(), "from an earlier call\n").unwrap();
-    let out = Test::new()
+    Test::new()
         .args(["call", "--timeout", "60s", "--server-log"])
         .arg(log.path())
         .args(["--tool", "asks_then_fails", "-a", "name=Bo", "-a", "accept"])
         .server(&two_era())
-        .run();
-    assert_eq!(Some(out.code), Some(1));
+        .status(1)
+        .run()
+        .stdout_has("that name is taken");
     let text = std::fs::read_to_string(log.path()).unwrap();
     assert_eq!(text.matches("two-era server started").count(), 2, "{text}");
     assert!(!text.contains("from an earlier call"), "{text}");
@@ -333,7 +343,8 @@ fn python_sdk_tools_work_with_no_protocol_flag_over_stdio_and_http() {
                 "accept",
             ],
             &server,
-        );
+        )
+        .run();
         assert_eq!(
             echoed(&confirm),
             json!({"action":"accept","content":{"confirm":true}})
@@ -345,13 +356,14 @@ fn python_sdk_tools_work_with_no_protocol_flag_over_stdio_and_http() {
             ]
             .concat(),
             &server,
-        );
+        )
+        .run();
         assert_eq!(
             echoed(&profile),
             json!({"action":"accept","content":{"name":"Ada","age":36,"subscribe":false,"color":"blue"}})
         );
-        assert!(!profile.stderr.contains("again"), "{}", profile.stderr);
-        let url = call(&["--tool", "connect_account", "-a", "accept"], &server);
+        assert!(!profile.stderr().contains("again"), "{}", profile.stderr());
+        let url = call(&["--tool", "connect_account", "-a", "accept"], &server).run();
         assert_eq!(echoed(&url)["action"], "accept");
     }
 }
@@ -363,7 +375,8 @@ fn any_wording_of_an_early_failure_is_tried_over_the_handshake() {
     let out = call(
         &["--tool", "ask", "-a", "name=Bo", "-a", "accept"],
         &two_era(),
-    );
+    )
+    .run();
     assert_eq!(
         echoed(&out),
         json!({"reply":{"action":"accept","content":{"name":"Bo"}},"era":"handshake"})
@@ -377,23 +390,29 @@ fn a_failure_after_the_server_asked_is_not_tried_again() {
     let out = call(
         &["--tool", "asks_then_fails", "-a", "name=Bo", "-a", "accept"],
         &two_era(),
+    )
+    .status(1)
+    .run();
+    assert!(
+        out.stdout().contains("that name is taken"),
+        "{}",
+        out.stdout()
     );
-    assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(out.stdout.contains("that name is taken"), "{}", out.stdout);
-    assert!(out.stdout.contains("stateless"), "{}", out.stdout);
+    assert!(out.stdout().contains("stateless"), "{}", out.stdout());
 }
 
 /// A JSON-RPC error about the request itself is not a lifecycle problem.
 #[test]
 fn invalid_params_are_not_tried_again() {
-    let out = call(&["-v", "--tool", "bad_params"], &two_era());
-    assert_eq!(out.code, 1, "{}", out.stderr);
+    let out = call(&["-v", "--tool", "bad_params"], &two_era())
+        .status(1)
+        .run();
     assert!(
-        out.stderr.contains("-32602 Invalid params"),
+        out.stderr().contains("-32602 Invalid params"),
         "{}",
-        out.stderr
+        out.stderr()
     );
-    assert!(!out.stderr.contains("again"), "{}", out.stderr);
+    assert!(!out.stderr().contains("again"), "{}", out.stderr());
 }
 
 /// A tool that fails before any form came: the failure is the news, not a
@@ -403,15 +422,20 @@ fn no_unused_answer_warnings_when_the_tool_failed_before_any_form() {
     let out = call(
         &["--tool", "broken", "-a", "name=Bo", "-a", "accept"],
         &two_era(),
+    )
+    .status(1)
+    .run();
+    assert!(
+        out.stdout().contains("the disk is full"),
+        "{}",
+        out.stdout()
     );
-    assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(out.stdout.contains("the disk is full"), "{}", out.stdout);
-    assert!(!out.stderr.contains("unused answer"), "{}", out.stderr);
+    assert!(!out.stderr().contains("unused answer"), "{}", out.stderr());
 }
 
 /// `elicit ARGS` with `input` on stdin and no terminal.
-fn resolve(args: &[&str], input: &str) -> Run {
-    Test::new().args(args).stdin(input).run()
+fn resolve(args: &[&str], input: &str) -> Test {
+    Test::new().args(args).stdin(input)
 }
 
 fn form_request(schema: Value) -> String {
@@ -438,16 +462,18 @@ fn a_pydantic_form_and_a_schema_with_dollar_schema_resolve_with_nothing_on_stder
             "accept",
         ],
         &pydantic,
-    );
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(out.stderr, "");
+    )
+    .stderr("")
+    .run();
+    assert_eq!(out.json()["result"]["action"], "accept");
     let annotated = form_request(json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "Profile", "description": "Who you are", "additionalProperties": false,
         "type": "object", "properties": {"name": {"type": "string"}}}));
-    let out = resolve(&["-a", "name=A", "-a", "accept"], &annotated);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(out.stderr, "");
+    resolve(&["-a", "name=A", "-a", "accept"], &annotated)
+        .stdout("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"action\":\"accept\",\"content\":{\"name\":\"A\"}}}\n")
+        .stderr("")
+        .run();
 }
 
 /// Anything else at the top level still warns, once per schema: a stream
@@ -459,16 +485,16 @@ fn other_top_level_keywords_warn_once_per_schema() {
     let out = resolve(
         &["--lines", "-a", "name=A", "-a", "accept"],
         &format!("{odd}\n{odd}\n{odd}\n"),
-    );
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(out.stdout.lines().count(), 3, "{}", out.stdout);
+    )
+    .run();
+    assert_eq!(out.stdout().lines().count(), 3, "{}", out.stdout());
     assert_eq!(
-        out.stderr
+        out.stderr()
             .matches("keyword \"additionalProperties\" is not part of an MCP form schema")
             .count(),
         1,
         "{}",
-        out.stderr
+        out.stderr()
     );
 }
 
@@ -487,13 +513,22 @@ fn a_session_warns_once_per_schema() {
             "accept",
         ],
         &two_era(),
+    )
+    .run();
+    // Both questions were answered.
+    let result = out.json()["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        result.contains(r#""replies":[{"action":"accept""#),
+        "{result}"
     );
-    assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
-        out.stderr.matches("keyword \"x-layout\"").count(),
+        out.stderr().matches("keyword \"x-layout\"").count(),
         1,
         "{}",
-        out.stderr
+        out.stderr()
     );
 }
 
@@ -504,22 +539,28 @@ fn an_invalid_answer_to_a_required_field_is_one_error() {
     let req = form_request(json!({"type": "object",
         "properties": {"name": {"type": "string", "minLength": 3}, "age": {"type": "integer"}},
         "required": ["name", "age"]}));
-    let out = resolve(&["-a", "name=Hi", "-a", "accept"], &req);
-    assert_eq!(out.code, 2, "{}", out.stderr);
-    assert_eq!(out.stdout, "");
+    let out = resolve(&["-a", "name=Hi", "-a", "accept"], &req)
+        .status(2)
+        .run();
+    assert_eq!(out.stdout(), "");
     assert!(
-        out.stderr
+        out.stderr()
             .contains("  - name: \"Hi\" is too short: at least 3 characters"),
         "{}",
-        out.stderr
+        out.stderr()
     );
-    assert_eq!(out.stderr.matches("  - name:").count(), 1, "{}", out.stderr);
+    assert_eq!(
+        out.stderr().matches("  - name:").count(),
+        1,
+        "{}",
+        out.stderr()
+    );
     // A field with no value at all still says so.
     assert!(
-        out.stderr
+        out.stderr()
             .contains("  - age: required, has no default, and no --answer gave it a value"),
         "{}",
-        out.stderr
+        out.stderr()
     );
 }
 
@@ -529,11 +570,12 @@ fn timeout_and_prompt_timeout_together_are_one_usage_error() {
     let out = resolve(
         &["--timeout", "1s", "--prompt-timeout", "2s", "-a", "a=x"],
         &req,
-    );
-    assert_eq!(out.code, 2, "{}", out.stderr);
-    assert_eq!(out.stdout, "");
+    )
+    .status(2)
+    .run();
+    assert_eq!(out.stdout(), "");
     assert_eq!(
-        out.stderr,
+        out.stderr(),
         "elicit: --timeout and --prompt-timeout are the same setting here: give one\n"
     );
 }
@@ -546,47 +588,45 @@ fn fake() -> Vec<String> {
 /// was cancelled, the result still printed; without -e the tool decides.
 #[test]
 fn call_exit_status_says_decline_and_cancel() {
-    let code = |args: &[&str], server: &[String]| {
-        let out = call(args, server);
-        (out.code, out.stdout.is_empty())
+    // The exit status is checked as each run ends; whether the result was
+    // printed is given back.
+    let printed = |args: &[&str], server: &[String], status: i32| {
+        let out = call(args, server).status(status).run();
+        !out.stdout().is_empty()
     };
-    assert_eq!(
-        code(&["-e", "--tool", "form", "-a", "decline"], &fake()),
-        (3, false)
-    );
-    assert_eq!(
-        code(&["-e", "--tool", "form", "-a", "cancel"], &fake()),
-        (4, false)
-    );
-    assert_eq!(
-        code(
-            &["-e", "--tool", "form", "-a", "name=Bo", "-a", "accept"],
-            &fake()
-        ),
-        (0, false)
-    );
-    assert_eq!(
-        code(&["--tool", "form", "-a", "decline"], &fake()),
-        (0, false)
-    );
+    assert!(printed(
+        &["-e", "--tool", "form", "-a", "decline"],
+        &fake(),
+        3
+    ));
+    assert!(printed(
+        &["-e", "--tool", "form", "-a", "cancel"],
+        &fake(),
+        4
+    ));
+    assert!(printed(
+        &["-e", "--tool", "form", "-a", "name=Bo", "-a", "accept"],
+        &fake(),
+        0
+    ));
+    assert!(printed(&["--tool", "form", "-a", "decline"], &fake(), 0));
     // Over 2026-07-28's input_required too.
     let stateless = vec![
         "python3".into(),
         server_file("fake_server.py"),
         "--stateless".into(),
     ];
-    assert_eq!(
-        code(
-            &["--exit-status", "--tool", "form", "-a", "decline"],
-            &stateless
-        ),
-        (3, false)
-    );
+    assert!(printed(
+        &["--exit-status", "--tool", "form", "-a", "decline"],
+        &stateless,
+        3
+    ));
     // A declined -32042 URL elicitation fails the call: the decline decides.
-    assert_eq!(
-        code(&["-e", "--tool", "url_required", "-a", "decline"], &fake()),
-        (3, true)
-    );
+    call(&["-e", "--tool", "url_required", "-a", "decline"], &fake())
+        .status(3)
+        .stdout("")
+        .run()
+        .stderr_has("tools/call needs a URL elicitation first, and it was declined");
 }
 
 /// The `call --help` examples that name the README's example server
@@ -620,7 +660,11 @@ fn call_help_examples_run_against_the_readme_server() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    let help = Test::new().args(["call", "--help"]).run().stdout;
+    let help = Test::new()
+        .args(["call", "--help"])
+        .run()
+        .stdout()
+        .to_string();
     let mut ran = 0;
     for line in help.lines().map(str::trim) {
         if !(line.starts_with("elicit call ") && line.contains("http://127.0.0.1:3001/mcp")) {
@@ -628,8 +672,11 @@ fn call_help_examples_run_against_the_readme_server() {
         }
         let line = line.replace("127.0.0.1:3001", &format!("127.0.0.1:{port}"));
         let words: Vec<&str> = line.split_whitespace().skip(1).collect();
-        let out = Test::new().args(&words).arg("--no-input").run();
-        assert!(out.code == 0, "`{line}` failed: {}", out.stderr.as_str());
+        Test::new()
+            .args(&words)
+            .arg("--no-input")
+            .run()
+            .stdout_has("The sum of 1 and 2 is 3.");
         ran += 1;
     }
     assert!(
@@ -644,9 +691,9 @@ fn call_help_examples_run_against_the_readme_server() {
 fn a_server_command_without_dashes_gets_a_hint() {
     let out = Test::new()
         .args(["call", "--tool", "t", "./venv/bin/python", "server.py"])
+        .status(2)
         .run();
-    assert_eq!(Some(out.code), Some(2));
-    let err = out.stderr.as_str();
+    let err = out.stderr();
     assert!(
         err.contains(
             "tip: to run a stdio server, put its command after `--`: elicit call [OPTIONS] -- ./venv/bin/python server.py"
@@ -710,29 +757,24 @@ fn the_readme_test_your_own_server_lines_run() {
             )
             .replace("127.0.0.1:8000", &format!("127.0.0.1:{}", http.1));
         let words: Vec<&str> = cmd.split_whitespace().collect();
-        let out = Test::new()
+        Test::new()
             .current_dir(repo.path())
             .arg("call")
             .args(["--server-log", "/dev/null"])
             .args(&words)
+            .status(expect_code)
+            .stdout_unchecked("the README checks only the exit status of these lines")
             .run();
-        assert_eq!(
-            Some(out.code),
-            Some(expect_code),
-            "`{line}`: {}",
-            out.stderr.as_str()
-        );
         ran += 1;
     }
     assert_eq!(ran, 5, "{section}");
     // The loop's second step, in the same folder: what step 1 recorded replays.
     assert!(section.contains("\nelicit test\n"), "{section}");
     let replay = Test::new().current_dir(repo.path()).arg("test").run();
-    assert_eq!(replay.code, 0, "{}\n{}", replay.stdout, replay.stderr);
     assert!(
-        replay.stderr.contains("1 test, 1 passed, 0 failed"),
+        replay.stderr().contains("1 test, 1 passed, 0 failed"),
         "{}",
-        replay.stderr
+        replay.stderr()
     );
 }
 
@@ -745,17 +787,16 @@ fn a_scripted_accept_of_a_url_opens_nothing() {
         "message": "Sign in", "url": "https://example.com/x", "elicitationId": "e1"}})
     .to_string();
     let browser = format!("touch {}", mark.display());
-    let out = resolve(&["--browser", &browser, "-a", "accept"], &req);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = resolve(&["--browser", &browser, "-a", "accept"], &req).run();
     assert_eq!(
-        serde_json::from_str::<Value>(&out.stdout).unwrap(),
+        serde_json::from_str::<Value>(out.stdout()).unwrap(),
         json!({"action": "accept"})
     );
     assert!(!mark.exists(), "the browser was launched");
 }
 
-fn man(page: &[&str]) -> Run {
-    Test::new().arg("man").args(page).run()
+fn man(page: &[&str]) -> Test {
+    Test::new().arg("man").args(page)
 }
 
 /// The man pages: examples and exit status under their own headings, the
@@ -764,9 +805,8 @@ fn man(page: &[&str]) -> Run {
 #[test]
 fn man_pages_have_examples_keys_and_the_whole_environment() {
     for page in [vec![], vec!["call"], vec!["proxy"]] {
-        let out = man(&page);
-        assert_eq!(out.code, 0, "{}", out.stderr);
-        let text = out.stdout;
+        let out = man(&page).run();
+        let text = out.stdout();
         assert!(!text.contains(".SH EXTRA"), "{page:?}");
         for heading in [".SH EXAMPLES", ".SH KEYS", ".SH ENVIRONMENT"] {
             assert!(text.contains(heading), "{page:?} lacks {heading}");
@@ -781,22 +821,25 @@ fn man_pages_have_examples_keys_and_the_whole_environment() {
             assert!(text.contains(var), "{page:?} lacks {var}");
         }
     }
-    assert!(man(&[]).stdout.contains(".SH \"EXIT STATUS\""));
-    let nope = man(&["nope"]);
-    assert_eq!(nope.code, 2);
+    assert!(man(&[]).run().stdout().contains(".SH \"EXIT STATUS\""));
+    let nope = man(&["nope"]).status(2).run();
     assert!(
-        nope.stderr.contains("man pages exist for: call, proxy"),
+        nope.stderr().contains("man pages exist for: call, proxy"),
         "{}",
-        nope.stderr
+        nope.stderr()
     );
-    assert!(!nope.stderr.contains("help"), "{}", nope.stderr);
+    assert!(!nope.stderr().contains("help"), "{}", nope.stderr());
 }
 
 /// `call --help` describes `--server` in words that fit a live session.
 #[test]
 fn call_help_describes_server_for_a_session() {
     let out = Test::new().args(["call", "--help"]).run();
-    let help = out.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    let help = out
+        .stdout()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     assert!(
         help.contains("the name the server gives itself, in its serverInfo"),
         "{help}"
@@ -852,13 +895,14 @@ fn an_explicit_2026_protocol_is_kept_and_verbose_says_what_auto_would_do() {
     let out = call(
         &["-v", "--protocol", "2026-07-28", "--tool", "ask"],
         &two_era(),
-    );
-    assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(out.stdout.contains("stateless"), "{}", out.stdout);
+    )
+    .status(1)
+    .run();
+    assert!(out.stdout().contains("stateless"), "{}", out.stdout());
     assert!(
-        out.stderr
+        out.stderr()
             .contains("--protocol auto would use the initialize handshake"),
         "{}",
-        out.stderr
+        out.stderr()
     );
 }

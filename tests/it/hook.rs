@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::common::page::{Browser, NoTerminal, LIMIT};
-use crate::common::{Run, Test};
+use crate::common::Test;
 
 /// The common fields Claude Code gives every hook, then the event's own.
 fn hook_input(event: Value) -> Value {
@@ -57,13 +57,12 @@ fn url_event(server: &str) -> Value {
 
 /// `elicit hook claude-code ARGS` with `input` on stdin and no terminal,
 /// as Claude Code runs a hook.
-fn hook(args: &[&str], input: &Value) -> Run {
+fn hook(args: &[&str], input: &Value) -> Test {
     Test::new()
         .args(["hook", "claude-code"])
         .args(args)
         .stdin(input.to_string())
         .limit(Duration::from_secs(30))
-        .run()
 }
 
 fn rules(dir: &std::path::Path) -> String {
@@ -87,26 +86,26 @@ fn rules_answer_the_documented_input_with_the_exact_output() {
     let form = hook(
         &["--answers", &answers, "--no-input"],
         &form_event("deploy-bot"),
-    );
-    assert_eq!(form.code, 0, "{}", form.stderr);
+    )
+    .run();
     assert_eq!(
-        serde_json::from_str::<Value>(&form.stdout).unwrap(),
+        serde_json::from_str::<Value>(form.stdout()).unwrap(),
         json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept",
             "content": {"region": "eu-west-1", "replicas": 5, "dryRun": true}}})
     );
     let url = hook(
         &["--answers", &answers, "--no-input"],
         &url_event("deploy-bot"),
-    );
-    assert_eq!(url.code, 0, "{}", url.stderr);
+    )
+    .run();
     assert_eq!(
-        serde_json::from_str::<Value>(&url.stdout).unwrap(),
+        serde_json::from_str::<Value>(url.stdout()).unwrap(),
         json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "decline"}})
     );
     // -a works as everywhere; a URL accepted carries no content.
-    let accepted = hook(&["-a", "accept"], &url_event("other"));
+    let accepted = hook(&["-a", "accept"], &url_event("other")).run();
     assert_eq!(
-        serde_json::from_str::<Value>(&accepted.stdout).unwrap(),
+        serde_json::from_str::<Value>(accepted.stdout()).unwrap(),
         json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept"}})
     );
 }
@@ -119,20 +118,23 @@ fn nobody_to_ask_falls_through_to_claude_code() {
     let dir = tempfile::tempdir().unwrap();
     let answers = rules(dir.path());
     for event in [form_event("billing"), url_event("billing")] {
-        let ran = hook(&["--answers", &answers, "--no-input"], &event);
-        assert_eq!(ran.code, 0, "{}", ran.stderr);
-        assert_eq!(ran.stdout, "", "{}", ran.stderr);
+        let ran = hook(&["--answers", &answers, "--no-input"], &event).run();
+        assert_eq!(ran.stdout(), "", "{}", ran.stderr());
         assert!(
-            ran.stderr.contains("Claude Code asks instead"),
+            ran.stderr().contains("Claude Code asks instead"),
             "{}",
-            ran.stderr
+            ran.stderr()
         );
         let declined = hook(
             &["--answers", &answers, "--no-input", "--fallback", "decline"],
             &event,
-        );
+        )
+        .run();
+        declined
+            .stderr_has("nobody may answer here (no rule or person")
+            .stderr_has("--fallback answers it");
         assert_eq!(
-            serde_json::from_str::<Value>(&declined.stdout).unwrap(),
+            serde_json::from_str::<Value>(declined.stdout()).unwrap(),
             json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "decline"}})
         );
     }
@@ -143,17 +145,23 @@ fn nobody_to_ask_falls_through_to_claude_code() {
         .no_terminal()
         .stdin(form_event("billing").to_string())
         .limit(Duration::from_secs(15))
+        .stdout("")
         .run()
-        .success()
-        .stdout_is("");
+        .stderr_has("Claude Code asks instead");
     // A bad input is a non-blocking error (1), never a denial (2).
-    let bad = hook(
+    hook(
         &[],
         &json!({"hook_event_name": "PreToolUse", "tool_name": "Bash"}),
-    );
-    assert_eq!(bad.code, 1, "{}", bad.stderr);
-    let bad = hook(&[], &json!([1, 2]));
-    assert_eq!(bad.code, 1, "{}", bad.stderr);
+    )
+    .status(1)
+    .stdout("")
+    .run()
+    .stderr_has("not a Claude Code Elicitation or ElicitationResult hook input (hook_event_name: \"PreToolUse\")");
+    hook(&[], &json!([1, 2]))
+        .status(1)
+        .stdout("")
+        .run()
+        .stderr_has("(hook_event_name: missing)");
 }
 
 /// The `ElicitationResult` event is kept in the record, as are the hook's
@@ -164,16 +172,20 @@ fn the_record_keeps_what_was_answered() {
     let record = dir.path().join("answered.jsonl");
     let record_arg = record.to_str().unwrap();
     let answers = rules(dir.path());
-    let ran = hook(
+    hook(
         &["--answers", &answers, "--no-input", "--record", record_arg],
         &form_event("deploy-bot"),
-    );
-    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    )
+    .stdout(concat!(
+        r#"{"hookSpecificOutput":{"hookEventName":"Elicitation","action":"accept","#,
+        r#""content":{"region":"eu-west-1","replicas":5,"dryRun":true}}}"#,
+        "\n"
+    ))
+    .run();
     let result = hook_input(json!({"hook_event_name": "ElicitationResult",
         "mcp_server_name": "billing", "action": "accept", "mode": "form",
         "elicitation_id": "el-9", "content": {"plan": "pro"}}));
-    let ran = hook(&["--record", record_arg], &result);
-    assert_eq!((ran.code, ran.stdout.as_str()), (0, ""), "{}", ran.stderr);
+    hook(&["--record", record_arg], &result).stdout("").run();
     let lines: Vec<Value> = std::fs::read_to_string(&record)
         .unwrap()
         .lines()
@@ -247,10 +259,10 @@ fn a_bad_flag_or_variable_leaves_the_elicitation_to_claude_code() {
         }
         let ran = test.run();
         assert_eq!(
-            (ran.code, ran.stdout.as_str()),
+            (ran.code(), ran.stdout()),
             (0, ""),
             "{args:?} {var:?}: {}",
-            ran.stderr
+            ran.stderr()
         );
         ran.stderr_has("Claude Code asks instead");
         if let Some((name, _)) = var {
@@ -264,7 +276,6 @@ fn a_bad_flag_or_variable_leaves_the_elicitation_to_claude_code() {
         .args(["hook", "claude-cod"])
         .stdin(form_event("deploy-bot").to_string())
         .run()
-        .success()
         .stdout_is("")
         .stderr_has("claude-cod");
 }
@@ -286,8 +297,10 @@ fn the_record_is_never_a_file_another_user_can_read() {
         let ran = hook(
             &["--answers", &answers, "--no-input", "--record", arg],
             &form_event("deploy-bot"),
-        );
-        assert_eq!((ran.code, ran.stdout.as_str()), (1, ""), "{}", ran.stderr);
+        )
+        .status(1)
+        .stdout("")
+        .run();
         ran.stderr_has(&format!("cannot write the record {arg}"))
             .stderr_has(why);
     };

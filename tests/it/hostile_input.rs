@@ -1,17 +1,16 @@
 //! Hostile input through the real binary: huge numbers, huge
 //! durations, duplicate keys, odd `@FILE`s, oversized documents. Each test
 //! checks a clear error (or an exact value) and that nothing panics.
-use crate::common::{Run, Test};
+use crate::common::Test;
 use serde_json::{json, Value};
 
 /// Runs elicit (never prompting) with `args` on `stdin`.
-fn run(args: &[&str], stdin: &str) -> Run {
+fn run(args: &[&str], stdin: &str) -> Test {
     Test::new()
         .arg("--no-input")
         .args(args)
         .stdin(stdin)
         .limit(std::time::Duration::from_secs(30))
-        .run()
 }
 
 // ---- item 17: durations ---------------------------------------------------
@@ -43,9 +42,8 @@ fn overflowing_durations_are_refused_by_every_duration_flag() {
         ],
     ];
     for args in cases {
-        let out = Test::new().args(&args).stdin("{}").run();
-        let stderr = out.stderr.as_str();
-        assert_eq!(Some(out.code), Some(2), "{args:?}: {stderr}");
+        let out = Test::new().args(&args).stdin("{}").status(2).run();
+        let stderr = out.stderr();
         assert!(stderr.contains("at most 365 days"), "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
@@ -53,8 +51,8 @@ fn overflowing_durations_are_refused_by_every_duration_flag() {
     let r = run(
         &["--timeout", "365days", "-a", "accept"],
         r#"{"message":"m","requestedSchema":{"type":"object","properties":{}}}"#,
-    );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    )
+    .run();
     assert_eq!(r.json(), json!({"action": "accept", "content": {}}));
 }
 
@@ -88,9 +86,8 @@ fn a_request_rejected_for_its_schema_gets_a_json_rpc_error_on_stdout() {
     ];
     for (id, schema, says) in cases {
         let input = rpc_request(id.clone(), schema);
-        let single = run(&["-a", "accept"], &input);
-        assert_eq!(single.code, 2, "{}", single.stderr);
-        assert!(single.stderr.contains(says), "{}", single.stderr);
+        let single = run(&["-a", "accept"], &input).status(2).run();
+        assert!(single.stderr().contains(says), "{}", single.stderr());
         let reply = single.json();
         assert_eq!(reply["jsonrpc"], "2.0");
         assert_eq!(reply["id"], id);
@@ -100,8 +97,11 @@ fn a_request_rejected_for_its_schema_gets_a_json_rpc_error_on_stdout() {
             "{reply}"
         );
         // The same rule as under --lines (apart from the line number).
-        let lines = run(&["--lines", "-a", "accept"], &format!("{input}\n"));
-        let line: Value = serde_json::from_str(lines.stdout.trim()).unwrap();
+        let lines = run(&["--lines", "-a", "accept"], &format!("{input}\n"))
+            .status(2)
+            .run();
+        lines.stderr_has("elicit: 1 of 1 lines failed");
+        let line: Value = serde_json::from_str(lines.stdout().trim()).unwrap();
         assert_eq!(line["id"], reply["id"]);
         assert_eq!(line["error"]["code"], reply["error"]["code"]);
         assert_eq!(line["error"]["message"], reply["error"]["message"]);
@@ -115,11 +115,10 @@ const EMPTY_FORM: &str =
 
 #[test]
 fn answer_files_must_be_regular_files() {
-    let r = run(&["-a", "@/dev/zero"], EMPTY_FORM);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("/dev/zero"), "{}", r.stderr);
-    assert!(r.stderr.contains("a character device"), "{}", r.stderr);
-    assert!(r.stdout.is_empty());
+    let r = run(&["-a", "@/dev/zero"], EMPTY_FORM).status(2).run();
+    assert!(r.stderr().contains("/dev/zero"), "{}", r.stderr());
+    assert!(r.stderr().contains("a character device"), "{}", r.stderr());
+    assert!(r.stdout().is_empty());
 
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("answers.fifo");
@@ -127,15 +126,13 @@ fn answer_files_must_be_regular_files() {
     // SAFETY: a valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     let arg = format!("@{}", fifo.display());
-    let r = run(&["-a", &arg], EMPTY_FORM);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("answers.fifo"), "{}", r.stderr);
-    assert!(r.stderr.contains("a FIFO"), "{}", r.stderr);
+    let r = run(&["-a", &arg], EMPTY_FORM).status(2).run();
+    assert!(r.stderr().contains("answers.fifo"), "{}", r.stderr());
+    assert!(r.stderr().contains("a FIFO"), "{}", r.stderr());
 
     let arg = format!("@{}", dir.path().display());
-    let r = run(&["-a", &arg], EMPTY_FORM);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("a directory"), "{}", r.stderr);
+    let r = run(&["-a", &arg], EMPTY_FORM).status(2).run();
+    assert!(r.stderr().contains("a directory"), "{}", r.stderr());
 }
 
 #[test]
@@ -146,20 +143,18 @@ fn answer_files_over_the_input_limit_are_refused() {
     // Sparse: no disk space used.
     f.set_len(64 * 1024 * 1024 + 1).unwrap();
     let arg = format!("@{}", big.display());
-    let r = run(&["-a", &arg], EMPTY_FORM);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("big.json"), "{}", r.stderr);
+    let r = run(&["-a", &arg], EMPTY_FORM).status(2).run();
+    assert!(r.stderr().contains("big.json"), "{}", r.stderr());
     assert!(
-        r.stderr.contains("more than 67108864 bytes"),
+        r.stderr().contains("more than 67108864 bytes"),
         "{}",
-        r.stderr
+        r.stderr()
     );
     // A regular file within the limit still works.
     let ok = dir.path().join("ok.json");
     std::fs::write(&ok, r#"{"n":"x"}"#).unwrap();
     let arg = format!("@{}", ok.display());
-    let r = run(&["-a", &arg], EMPTY_FORM);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = run(&["-a", &arg], EMPTY_FORM).run();
     assert_eq!(r.json(), json!({"action": "accept", "content": {"n": "x"}}));
 }
 
@@ -175,26 +170,29 @@ fn an_oversized_input_is_reported_with_its_real_size() {
         .set_len(limit + 1000)
         .unwrap();
     // As FILE, and as stdin redirected from the file: the size is known.
-    let by_path = run(&[big.to_str().unwrap()], "");
+    let by_path = run(&[big.to_str().unwrap()], "").status(2).run();
     let by_redirect = Test::new()
         .arg("--no-input")
         .stdin_from(std::fs::File::open(&big).unwrap())
+        .status(2)
         .run();
-    for stderr in [by_path.stderr.clone(), by_redirect.stderr.clone()] {
+    for stderr in [
+        by_path.stderr().to_string(),
+        by_redirect.stderr().to_string(),
+    ] {
         assert!(
             stderr.contains(&format!("input is {} bytes", limit + 1000)),
             "{stderr}"
         );
     }
-    assert_eq!(by_path.code, 2);
     // Through a pipe the size is unknown: "more than" the limit, never
     // the limit + 1 that was read.
     let piped = Test::new()
         .arg("--no-input")
         .stdin(vec![b' '; limit as usize + 10])
+        .status(2)
         .run();
-    let stderr = piped.stderr.as_str();
-    assert_eq!(Some(piped.code), Some(2), "{stderr}");
+    let stderr = piped.stderr();
     assert!(
         stderr.contains(&format!("more than {limit} bytes")),
         "{stderr}"
@@ -239,18 +237,17 @@ fn duplicate_elicitation_ids_are_rejected_naming_the_key() {
         ),
     ];
     for (input, key) in cases {
-        let r = run(&["-a", "accept"], &input);
-        assert_eq!(r.code, 2, "{input}: {}", r.stderr);
-        assert!(r.stderr.contains("duplicate"), "{}", r.stderr);
-        assert!(r.stderr.contains(key), "{}", r.stderr);
-        assert!(r.stdout.is_empty(), "{}", r.stdout);
+        let r = run(&["-a", "accept"], &input).status(2).run();
+        assert!(r.stderr().contains("duplicate"), "{}", r.stderr());
+        assert!(r.stderr().contains(key), "{}", r.stderr());
+        assert!(r.stdout().is_empty(), "{}", r.stdout());
     }
     // Distinct keys still work: one result per entry.
     let r = run(
         &["-a", "accept"],
         &url_required(vec![url_entry(Some("a")), url_entry(None)]),
-    );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    )
+    .run();
     assert_eq!(
         r.json(),
         json!({"elicitationResults": {"a": {"action": "accept"}, "#1": {"action": "accept"}}})
@@ -267,11 +264,10 @@ fn duplicate_input_request_keys_are_rejected_naming_the_key() {
         r#"{{"jsonrpc":"2.0","id":1,"result":{{"resultType":"input_required","inputRequests":{{"same":{entry},"same":{entry}}}}}}}"#
     );
     for (input, key) in [(bare, "\"k1\""), (rpc, "\"same\"")] {
-        let r = run(&["-a", "accept"], &input);
-        assert_eq!(r.code, 2, "{input}: {}", r.stderr);
-        assert!(r.stderr.contains("duplicate key"), "{}", r.stderr);
-        assert!(r.stderr.contains(key), "{}", r.stderr);
-        assert!(r.stdout.is_empty(), "{}", r.stdout);
+        let r = run(&["-a", "accept"], &input).status(2).run();
+        assert!(r.stderr().contains("duplicate key"), "{}", r.stderr());
+        assert!(r.stderr().contains(key), "{}", r.stderr());
+        assert!(r.stdout().is_empty(), "{}", r.stdout());
     }
 }
 
@@ -310,14 +306,13 @@ fn integer_answers_are_exact_or_rejected() {
             format!(r#"{{"action":"accept","content":{{"n":{text}}}}}"#),
             at_file,
         ] {
-            let r = run(&["-a", &answer], &integer_form(None));
-            assert_eq!(r.code, 2, "{answer} was taken: {}", r.stdout);
-            assert!(r.stdout.is_empty(), "{answer}: {}", r.stdout);
+            let r = run(&["-a", &answer], &integer_form(None)).status(2).run();
+            assert!(r.stdout().is_empty(), "{answer}: {}", r.stdout());
             assert!(
-                r.stderr.contains("not a whole number")
-                    || r.stderr.contains("outside the whole numbers"),
+                r.stderr().contains("not a whole number")
+                    || r.stderr().contains("outside the whole numbers"),
                 "{answer}: {}",
-                r.stderr
+                r.stderr()
             );
         }
     }
@@ -333,10 +328,9 @@ fn integer_answers_are_exact_or_rejected() {
         ("0e-400", "0"),
     ] {
         for answer in [format!("n={text}"), format!(r#"{{"n":{text}}}"#)] {
-            let r = run(&["-a", &answer], &integer_form(None));
-            assert_eq!(r.code, 0, "{answer}: {}", r.stderr);
+            let r = run(&["-a", &answer], &integer_form(None)).run();
             assert_eq!(
-                r.stdout.trim(),
+                r.stdout().trim(),
                 format!(r#"{{"action":"accept","content":{{"n":{exact}}}}}"#),
                 "{answer}"
             );
@@ -347,14 +341,18 @@ fn integer_answers_are_exact_or_rejected() {
 #[test]
 fn integer_defaults_are_exact_or_not_used() {
     for text in NOT_EXACT {
-        let r = run(&["-a", "accept"], &integer_form(Some(text)));
-        assert_eq!(r.code, 2, "default {text} was used: {}", r.stdout);
-        assert!(r.stderr.contains("has no default"), "{text}: {}", r.stderr);
+        let r = run(&["-a", "accept"], &integer_form(Some(text)))
+            .status(2)
+            .run();
+        assert!(
+            r.stderr().contains("has no default"),
+            "{text}: {}",
+            r.stderr()
+        );
     }
-    let r = run(&["-a", "accept"], &integer_form(Some("9007199254740993.0")));
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = run(&["-a", "accept"], &integer_form(Some("9007199254740993.0"))).run();
     assert_eq!(
-        r.stdout.trim(),
+        r.stdout().trim(),
         r#"{"action":"accept","content":{"n":9007199254740993}}"#
     );
 }
@@ -372,15 +370,14 @@ fn an_error_listing_a_huge_enum_is_capped() {
         let doc = json!({"message": "m", "requestedSchema": {"type": "object",
             "properties": {"c": prop}, "required": ["c"]}})
         .to_string();
-        let r = run(&["-a", answer], &doc);
-        assert_eq!(r.code, 2, "{}", &r.stderr[..r.stderr.len().min(500)]);
+        let r = run(&["-a", answer], &doc).status(2).run();
         assert!(
-            r.stderr.len() < 4000,
+            r.stderr().len() < 4000,
             "{} bytes of error: {}…",
-            r.stderr.len(),
-            &r.stderr[..500]
+            r.stderr().len(),
+            &r.stderr()[..500]
         );
-        assert!(r.stderr.contains("is not one of"), "{}", r.stderr);
-        assert!(r.stderr.contains("… and 99980 more"), "{}", r.stderr);
+        assert!(r.stderr().contains("is not one of"), "{}", r.stderr());
+        assert!(r.stderr().contains("… and 99980 more"), "{}", r.stderr());
     }
 }

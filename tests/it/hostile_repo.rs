@@ -49,6 +49,7 @@ fn a_servers_log_is_private_to_elicits_user() {
         .words("test --timeout 3s")
         .arg(&file)
         .env("TMPDIR", &tmp)
+        .status(1)
         .spawn();
     // Find the log while the test runs.
     let start = Instant::now();
@@ -76,7 +77,9 @@ fn a_servers_log_is_private_to_elicits_user() {
         assert!(!out.status.success(), "nobody read the server's log");
         assert!(!String::from_utf8_lossy(&out.stdout).contains("the-secret-token"));
     }
-    running.wait_within(Duration::from_secs(30));
+    running
+        .wait_within(Duration::from_secs(30))
+        .stderr_has("ERROR   ");
     assert!(walk(&tmp).is_empty(), "the log is removed at the end");
 }
 
@@ -113,18 +116,18 @@ fn links_that_loop_in_elicit_tests_are_followed_once() {
         .words("test --timeout 5s")
         .current_dir(dir.path())
         .limit(Duration::from_secs(30))
+        .status(1)
         .run()
-        .expect_code(1)
         .stderr_has("1 test");
 }
 
 // ---- 8. Giant files ---------------------------------------------------------
 
-/// Runs `elicit ARGS` to its end (at most `limit`): its exit code, its
-/// stderr and its peak resident memory in KiB.
-pub(crate) fn run_measured(test: Test, limit: Duration) -> (i32, String, u64) {
+/// Runs `test` to its end (at most `limit`): its stderr and its peak
+/// resident memory in KiB.
+pub(crate) fn run_measured(test: Test, limit: Duration) -> (String, u64) {
     let (run, peak_kib) = test.limit(limit).run_measured();
-    (run.code, run.stderr, peak_kib)
+    (run.stderr().to_string(), peak_kib)
 }
 
 /// elicit's peak memory doing `args` on nothing much: the idle size.
@@ -132,7 +135,13 @@ fn idle_kib() -> u64 {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("small.cassette.json");
     std::fs::write(&f, "{}").unwrap();
-    run_measured(Test::new().arg("test").arg(&f), Duration::from_secs(30)).2
+    // Not a cassette: refused at once (2), the least elicit does.
+    let test = Test::new().arg("test").arg(&f).status(2);
+    run_measured(
+        test.stderr_unchecked("only its size is measured"),
+        Duration::from_secs(30),
+    )
+    .1
 }
 
 const MIB: u64 = 1024;
@@ -153,9 +162,8 @@ fn a_giant_cassette_is_refused_within_64_mib_of_idle() {
         std::fs::write(&f, &text).unwrap();
         drop(text);
         let test = Test::new().arg("test").arg(&f);
-        let (code, err, peak) = run_measured(test, Duration::from_secs(60));
+        let (err, peak) = run_measured(test.status(2), Duration::from_secs(60));
         eprintln!("{name}: peak {peak} KiB, idle {idle} KiB");
-        assert_eq!(code, 2, "{err}");
         assert!(err.contains(&f.display().to_string()), "{err}");
         assert!(err.contains("over the limit"), "the limit is named: {err}");
         assert!(
@@ -178,8 +186,7 @@ fn giant_answer_rules_and_lint_input_are_refused_before_parsing() {
     drop(text);
     let idle = idle_kib();
     let test = Test::new().arg("lint").arg(&f);
-    let (code, err, peak) = run_measured(test, Duration::from_secs(60));
-    assert_ne!(code, 0, "{err}");
+    let (err, peak) = run_measured(test.failure(), Duration::from_secs(60));
     assert!(err.contains("more than 500000 values"), "{err}");
     assert!(
         peak < idle + 64 * MIB,
@@ -188,8 +195,7 @@ fn giant_answer_rules_and_lint_input_are_refused_before_parsing() {
     let cassette = dir.path().join("a.cassette.json");
     write(&cassette, &cassette_value());
     let test = Test::new().words("test --answers").arg(&f).arg(&cassette);
-    let (code, err, peak) = run_measured(test, Duration::from_secs(60));
-    assert_eq!(code, 2, "{err}");
+    let (err, peak) = run_measured(test.status(2), Duration::from_secs(60));
     assert!(
         err.contains("rules.json") && err.contains("over the limit"),
         "{err}"
@@ -270,13 +276,18 @@ fn cassette_server() -> Vec<String> {
     ]
 }
 
-fn elicit_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
+/// `elicit ARGS` with `env`, ending with `status`: its stderr.
+fn elicit_env(args: &[&str], env: &[(&str, &str)], status: i32) -> String {
     let run = Test::new()
         .args(args)
         .env_remove("ELICIT_SECRET_PASSWORD")
         .envs(env)
+        .status(status)
+        .stdout_unchecked(
+            "the server's echo of the answers; what is kept out of the cassette is checked",
+        )
         .run();
-    (run.code, run.stderr)
+    run.stderr().to_string()
 }
 
 #[test]
@@ -291,8 +302,7 @@ fn a_masked_fields_value_is_left_out_of_a_recording_and_replayed_from_the_enviro
     args.extend("--tool profile -a name=Ada -a password=hunter2 -a accept --".split(' '));
     args.extend(server.iter().map(String::as_str));
     let secret = [("CASSETTE_FORM", "secret")];
-    let (code, err) = elicit_env(&args, &secret);
-    assert_eq!(code, 0, "{err}");
+    let err = elicit_env(&args, &secret, 0);
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let answer = &v["elicitations"][0]["answer"];
     assert_eq!(answer["content"]["name"], "Ada");
@@ -306,20 +316,19 @@ fn a_masked_fields_value_is_left_out_of_a_recording_and_replayed_from_the_enviro
         "what was left out is said: {err}"
     );
     // Replay: the variable unset is named; set, the test passes.
-    let (code, err) = elicit_env(&["test", file.to_str().unwrap()], &secret);
-    assert_eq!(code, 1, "{err}");
+    let err = elicit_env(&["test", file.to_str().unwrap()], &secret, 1);
     assert!(
         err.contains("set the environment variable ELICIT_SECRET_PASSWORD"),
         "{err}"
     );
-    let (code, err) = elicit_env(
+    elicit_env(
         &["test", file.to_str().unwrap()],
         &[
             ("CASSETTE_FORM", "secret"),
             ("ELICIT_SECRET_PASSWORD", "hunter2"),
         ],
+        0,
     );
-    assert_eq!(code, 0, "{err}");
 }
 
 // ---- 13. The command a cassette names ---------------------------------------
@@ -359,15 +368,17 @@ fn a_changed_cassettes_command_is_shown_and_allow_server_pins_the_commands() {
         &tests.join("b.cassette.json"),
         &cassette(&["sh", "-c", &evil], "t"),
     );
-    let run = |extra: &[&str]| {
+    let run = |extra: &[&str], status: i32| {
         let run: Run = Test::new()
             .words("test --timeout 5s -j 1")
             .args(extra)
             .current_dir(repo)
+            .status(status)
             .run();
-        (run.code, run.stderr)
+        run.stderr().to_string()
     };
-    let (_, err) = run(&[]);
+    // b's server is no MCP server: its test fails.
+    let err = run(&[], 1);
     assert!(
         err.contains("elicit-tests/b.cassette.json runs sh -c") && err.contains("not committed"),
         "the new cassette's command is shown: {err}"
@@ -380,15 +391,14 @@ fn a_changed_cassettes_command_is_shown_and_allow_server_pins_the_commands() {
     git(repo, &["add", "."]);
     git(repo, &["commit", "-qm", "b"]);
     std::fs::remove_file(&pwned).ok();
-    let (_, err) = run(&[]);
+    let err = run(&[], 1);
     assert!(
         err.contains("b.cassette.json runs sh -c") && err.contains("changed since HEAD~1"),
         "{err}"
     );
     std::fs::remove_file(&pwned).ok();
     // Pinned: only `false` may run; b is refused, named, and not run.
-    let (code, err) = run(&["--allow-server", "false"]);
-    assert_eq!(code, 2, "{err}");
+    let err = run(&["--allow-server", "false"], 2);
     assert!(
         err.contains("b.cassette.json")
             && err.contains("/server")
@@ -413,8 +423,10 @@ fn one_commit_shows_the_command_as_new_without_git_noise() {
     let run = Test::new()
         .words("test --timeout 5s a.cassette.json")
         .current_dir(repo)
+        // Its server, `false`, is no MCP server.
+        .status(1)
         .run();
-    let err = &run.stderr;
+    let err = &run.stderr();
     assert!(!err.contains("git could not"), "{err}");
     assert!(
         err.contains(

@@ -77,7 +77,6 @@ fn call_ok(args: &[&str]) -> Value {
         .args(["call", "--no-input", "--timeout", "30s"])
         .args(args)
         .run()
-        .success()
         .json()
 }
 
@@ -86,10 +85,10 @@ fn call_err(args: &[&str]) -> String {
     Test::new()
         .args(["call", "--no-input", "--timeout", "20s"])
         .args(args)
-        .run()
         .failure()
-        .stderr
-        .clone()
+        .run()
+        .stderr()
+        .to_string()
 }
 
 fn text_of(result: &Value) -> String {
@@ -379,7 +378,6 @@ fn a_certificate_trusted_by_the_system_store_is_accepted() {
         ])
         .env("SSL_CERT_FILE", &cert_path)
         .run()
-        .success()
         .json();
     assert_eq!(text_of(&result), "ok");
 }
@@ -395,8 +393,8 @@ fn unauthorized_without_a_header_tries_sign_in_and_names_both_ways() {
         .args(["call", "--no-input", "--timeout", "20s", "--tool", "t"])
         .arg(format!("http://127.0.0.1:{port}/mcp"))
         .env("ELICIT_DATA_DIR", store.path())
+        .status(1)
         .run()
-        .expect_code(1)
         .stderr_has("signing in to")
         .stderr_has("--header");
 }

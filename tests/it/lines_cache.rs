@@ -125,8 +125,12 @@ fn the_binary_streams_what_it_resolves_one_line_at_a_time() {
         Test::new()
             .args(["--lines", "--no-input", "-a", "accept", "-a", "name=Ada"])
             .stdin(input)
+            // 2: some lines fail, on purpose.
+            .status_in(&[0, 2])
+            .stderr_unchecked("the errors are compared as stdout gives them, line for line")
             .run()
-            .stdout
+            .stdout()
+            .to_string()
     };
     let streamed = run(lines.join("\n") + "\n");
     let streamed: Vec<&str> = streamed.lines().collect();

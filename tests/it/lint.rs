@@ -24,12 +24,12 @@ fn read(rel: &str) -> String {
 }
 
 /// `elicit lint --format json FILE`: one finding a line.
-fn lint_json(file: &str) -> Run {
-    Test::new().args(["lint", "--format", "json", file]).run()
+fn lint_json(file: &str) -> Test {
+    Test::new().args(["lint", "--format", "json", file])
 }
 
 fn stdout(o: &Run) -> String {
-    o.stdout.clone()
+    o.stdout().to_string()
 }
 
 /// `severity rule pointer` for each finding of `--format json` output.
@@ -150,23 +150,20 @@ fn rule_ids_are_unique_kebab_case_and_the_issue_names_are_all_there() {
 #[test]
 fn a_clean_request_has_no_findings() {
     let o = Test::new().args(["lint", "fixtures/lint/clean.json"]).run();
-    assert_eq!(Some(o.code), Some(0), "{}", stdout(&o));
     assert!(stdout(&o).contains("no findings"), "{}", stdout(&o));
-    let o = lint_json("fixtures/lint/clean.json");
+    let o = lint_json("fixtures/lint/clean.json").run();
     assert_eq!(stdout(&o), "");
 }
 
 #[test]
 fn server_everything_has_only_its_legacy_enum_names() {
-    let o = lint_json("fixtures/server-everything/form.request.json");
-    assert_eq!(Some(o.code), Some(0));
+    let o = lint_json("fixtures/server-everything/form.request.json").run();
     assert_eq!(
         summary_of_json(&stdout(&o)),
         ["warning enum-names-deprecated /params/requestedSchema/properties/legacyTitledEnum/enumNames"]
     );
     // Its URL request is clean: https, with an elicitationId.
-    let o = lint_json("fixtures/server-everything/url.request.json");
-    assert_eq!(Some(o.code), Some(0));
+    let o = lint_json("fixtures/server-everything/url.request.json").run();
     assert_eq!(stdout(&o), "");
 }
 
@@ -178,8 +175,7 @@ fn the_python_sdks_requests_are_clean_but_for_their_schema_title() {
         "python-mcp/form.request.json",
         "python-mcp/confirm.request.json",
     ] {
-        let o = lint_json(&fixture_path(file));
-        assert_eq!(Some(o.code), Some(0), "{file}");
+        let o = lint_json(&fixture_path(file)).run();
         assert_eq!(
             summary_of_json(&stdout(&o)),
             ["info schema-keyword-unknown /params/requestedSchema/title"],
@@ -192,22 +188,23 @@ fn the_python_sdks_requests_are_clean_but_for_their_schema_title() {
         "python-mcp/input-required.response.json",
         "python-mcp/input-required.url.response.json",
     ] {
-        let o = lint_json(&fixture_path(file));
-        assert_eq!(Some(o.code), Some(0), "{file}");
+        let o = lint_json(&fixture_path(file)).run();
         assert_eq!(stdout(&o), "", "{file}");
     }
     // A response that carries no elicitation is not lint's input.
-    let o = Test::new()
+    Test::new()
         .args(["lint", &fixture_path("python-mcp/discover.response.json")])
-        .run();
-    assert_eq!(Some(o.code), Some(2));
-    assert_eq!(stdout(&o), "");
+        .status(2)
+        .stdout("")
+        .run()
+        .stderr_has("elicit: ");
 }
 
 #[test]
 fn nested_object_password_and_inverted_bound_are_exactly_three_findings() {
-    let o = lint_json("fixtures/lint/nested-password-inverted.json");
-    assert_eq!(Some(o.code), Some(1));
+    let o = lint_json("fixtures/lint/nested-password-inverted.json")
+        .status(1)
+        .run();
     let lines: Vec<Value> = stdout(&o)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -268,6 +265,7 @@ fn nested_object_password_and_inverted_bound_are_exactly_three_findings() {
     // The human report groups them, quotes the fragment and cites the spec.
     let o = Test::new()
         .args(["lint", "fixtures/lint/nested-password-inverted.json"])
+        .status(1)
         .run();
     let text = stdout(&o);
     assert!(text.contains("error[form-nested-property] /params/requestedSchema/properties/address (line 10, column 20)"), "{text}");
@@ -321,15 +319,14 @@ fn the_protocol_decides_which_rules_apply() {
     let path = file.path().to_str().unwrap();
     let o = Test::new()
         .args(["lint", "--protocol", "2025-11-25", path])
+        .status(1)
         .run();
-    assert_eq!(Some(o.code), Some(1));
     assert!(
         stdout(&o).contains("MCP 2025-11-25 (--protocol)"),
         "{}",
         stdout(&o)
     );
     let o = Test::new().args(["lint", path]).run();
-    assert_eq!(Some(o.code), Some(0));
     assert!(
         stdout(&o).contains("MCP 2026-07-28 (the newest"),
         "{}",
@@ -342,13 +339,13 @@ fn allow_and_deny_adjust_severities_and_the_exit_status() {
     let f = "fixtures/server-everything/form.request.json";
     let o = Test::new()
         .args(["lint", "--deny", "warnings", "--format", "json", f])
+        .status(1)
         .run();
-    assert_eq!(Some(o.code), Some(1));
     assert_eq!(
         summary_of_json(&stdout(&o)),
         ["error enum-names-deprecated /params/requestedSchema/properties/legacyTitledEnum/enumNames"]
     );
-    let o = Test::new()
+    Test::new()
         .args([
             "lint",
             "--deny",
@@ -357,8 +354,9 @@ fn allow_and_deny_adjust_severities_and_the_exit_status() {
             "json",
             f,
         ])
-        .run();
-    assert_eq!(Some(o.code), Some(1));
+        .status(1)
+        .run()
+        .stdout_has(r#""rule":"enum-names-deprecated","severity":"error""#);
     let o = Test::new()
         .args([
             "lint",
@@ -369,7 +367,6 @@ fn allow_and_deny_adjust_severities_and_the_exit_status() {
             f,
         ])
         .run();
-    assert_eq!(Some(o.code), Some(0));
     assert_eq!(stdout(&o), "");
     let o = Test::new()
         .args(["lint", "--allow", "warnings", "--format", "json", f])
@@ -377,7 +374,7 @@ fn allow_and_deny_adjust_severities_and_the_exit_status() {
     assert_eq!(stdout(&o), "");
     // An error can be allowed away, too.
     let n = "fixtures/lint/nested-password-inverted.json";
-    let o = Test::new()
+    Test::new()
         .args([
             "lint",
             "--allow",
@@ -386,14 +383,14 @@ fn allow_and_deny_adjust_severities_and_the_exit_status() {
             "bounds-inverted",
             n,
         ])
-        .run();
-    assert_eq!(Some(o.code), Some(0), "{}", stdout(&o));
+        .run()
+        .stdout_has("0 errors, 1 warning, 0 infos");
     // A typo is a usage error that names the nearest rule.
     let o = Test::new()
         .args(["lint", "--allow", "enum-name-deprecated", f])
+        .status(2)
         .run();
-    assert_eq!(Some(o.code), Some(2));
-    let err = o.stderr.as_str();
+    let err = o.stderr();
     assert!(err.contains("did you mean enum-names-deprecated?"), "{err}");
     assert_eq!(stdout(&o), "");
 }
@@ -403,7 +400,6 @@ fn explain_prints_one_rule_and_rejects_unknown_ones() {
     let o = Test::new()
         .args(["lint", "--explain", "bounds-inverted"])
         .run();
-    assert_eq!(Some(o.code), Some(0));
     let text = stdout(&o);
     assert!(
         text.starts_with("bounds-inverted (error; revisions: all)"),
@@ -417,8 +413,14 @@ fn explain_prints_one_rule_and_rejects_unknown_ones() {
     assert!(text.contains("Fix:"), "{text}");
     let o = Test::new().args(["lint", "--explain", "all"]).run();
     assert_eq!(stdout(&o).lines().count(), RULES.len());
-    let o = Test::new().args(["lint", "--explain", "nope"]).run();
-    assert_eq!(Some(o.code), Some(2));
+    Test::new()
+        .args(["lint", "--explain", "nope"])
+        .status(2)
+        .stdout("")
+        .stderr(
+            "elicit: unknown lint rule \"nope\" (`elicit lint --explain all` lists the rules)\n",
+        )
+        .run();
 }
 
 #[test]
@@ -431,8 +433,8 @@ fn lines_are_documents_of_their_own_and_an_unreadable_one_is_exit_2() {
             "json",
             "fixtures/lint/stream.ndjson",
         ])
+        .status(2)
         .run();
-    assert_eq!(Some(o.code), Some(2));
     let lines: Vec<Value> = stdout(&o)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -454,7 +456,7 @@ fn lines_are_documents_of_their_own_and_an_unreadable_one_is_exit_2() {
             ("url-not-https".into(), 5, 36)
         ]
     );
-    let err = o.stderr.as_str();
+    let err = o.stderr();
     assert!(
         err.contains("stream.ndjson:4: invalid JSON at line 1, column 2"),
         "{err}"
@@ -463,8 +465,7 @@ fn lines_are_documents_of_their_own_and_an_unreadable_one_is_exit_2() {
 
 #[test]
 fn a_cassette_is_read_by_its_elicitations_key() {
-    let o = lint_json("fixtures/lint/cassette.json");
-    assert_eq!(Some(o.code), Some(1));
+    let o = lint_json("fixtures/lint/cassette.json").status(1).run();
     let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
     assert_eq!(v["rule"], "default-not-in-enum");
     assert_eq!(
@@ -485,19 +486,21 @@ fn input_that_is_no_elicitation_is_exit_2_with_nothing_on_stdout() {
     std::fs::write(file.path(), "{\"message\": ").unwrap();
     let o = Test::new()
         .args(["lint", file.path().to_str().unwrap()])
+        .status(2)
         .run();
-    assert_eq!(Some(o.code), Some(2));
     assert_eq!(stdout(&o), "");
-    assert!(o.stderr.as_str().contains("invalid JSON at line 1"));
-    let o = Test::new().args(["lint", "/no/such/file.json"]).run();
-    assert_eq!(Some(o.code), Some(2));
-    assert!(o.stderr.as_str().contains("cannot open /no/such/file.json"));
+    assert!(o.stderr().contains("invalid JSON at line 1"));
+    let o = Test::new()
+        .args(["lint", "/no/such/file.json"])
+        .status(2)
+        .run();
+    assert!(o.stderr().contains("cannot open /no/such/file.json"));
     // Params elicit cannot read are the server's mistake: a finding.
     let o = Test::new()
         .args(["lint", "--format", "json"])
         .stdin(r#"{"mode":"url","message":"no url"}"#)
+        .status(1)
         .run();
-    assert_eq!(Some(o.code), Some(1));
     assert_eq!(summary_of_json(&stdout(&o)), ["error params-invalid /"]);
     // From stdin there is no file position.
     let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
@@ -530,8 +533,8 @@ fn sarif_output_is_valid_sarif_2_1_0_with_lines_and_columns() {
             "fixtures/server-everything/form.request.json",
             "fixtures/lint/cassette.json",
         ])
+        .status(1)
         .run();
-    assert_eq!(Some(o.code), Some(1));
     let log: Value = serde_json::from_str(&stdout(&o)).unwrap();
     let errors: Vec<String> = validator.iter_errors(&log).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:#?}");
@@ -575,6 +578,7 @@ fn sarif_output_is_valid_sarif_2_1_0_with_lines_and_columns() {
     let o = Test::new()
         .args(["lint", "--lines", "--format", "sarif"])
         .stdin(all)
+        .status(1)
         .run();
     let log: Value = serde_json::from_str(&stdout(&o)).unwrap();
     let errors: Vec<String> = validator.iter_errors(&log).map(|e| e.to_string()).collect();
@@ -609,7 +613,7 @@ fn the_rule_docs_are_generated_from_the_table() {
 }
 
 /// `elicit call ARGS -- python3 tests/servers/lint_server.py SERVER_ARGS`.
-fn call(args: &[&str], server_args: &[&str]) -> Run {
+fn call(args: &[&str], server_args: &[&str]) -> Test {
     let script = root().join("tests/servers/lint_server.py");
     Test::new()
         .arg("call")
@@ -620,7 +624,6 @@ fn call(args: &[&str], server_args: &[&str]) -> Run {
         .arg(script)
         .args(server_args)
         .limit(std::time::Duration::from_secs(60))
-        .run()
 }
 
 /// The JSON the server's tool result carries as text.
@@ -631,12 +634,7 @@ fn tool_echo(out: &str) -> Value {
 
 #[test]
 fn strict_call_with_modes_form_reports_a_url_elicitation_and_exits_5() {
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-        ..
-    } = call(
+    let run = call(
         &[
             "--strict",
             "--modes",
@@ -647,8 +645,11 @@ fn strict_call_with_modes_form_reports_a_url_elicitation_and_exits_5() {
             "accept",
         ],
         &[],
-    );
-    assert_eq!(code, 5, "{err}");
+    )
+    .status(5)
+    .run();
+    let out = run.stdout().to_string();
+    let err = run.stderr().to_string();
     assert!(
         err.contains("elicit: strict: error[session-mode-undeclared] elicitation/create (id 7) /params/mode: a url elicitation, but the client declared only form"),
         "{err}"
@@ -665,13 +666,12 @@ fn strict_call_with_modes_form_reports_a_url_elicitation_and_exits_5() {
     );
     assert_eq!(echo["reply"]["error"]["code"], -32602);
     // Without --strict the same run is the tool's success.
-    let Run {
-        code, stdout: out, ..
-    } = call(
+    let run = call(
         &["--modes", "form", "--tool", "url_anyway", "-a", "accept"],
         &[],
-    );
-    assert_eq!(code, 0);
+    )
+    .run();
+    let out = run.stdout().to_string();
     assert_eq!(tool_echo(&out)["reply"]["error"]["code"], -32602);
 }
 
@@ -680,13 +680,9 @@ fn strict_call_reports_a_nested_form_finishes_the_flow_and_exits_5() {
     let answers = ["-a", "name=Ada", "-a", r#"address={"street":"Main"}"#];
     let mut args = vec!["--strict", "--tool", "nested_form"];
     args.extend(answers);
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-        ..
-    } = call(&args, &[]);
-    assert_eq!(code, 5, "{err}");
+    let run = call(&args, &[]).status(5).run();
+    let out = run.stdout().to_string();
+    let err = run.stderr().to_string();
     assert!(
         err.contains("error[form-nested-property] elicitation/create (id 7) /params/requestedSchema/properties/address"),
         "{err}"
@@ -703,42 +699,41 @@ fn strict_call_reports_a_nested_form_finishes_the_flow_and_exits_5() {
     );
     let mut args = vec!["--tool", "nested_form"];
     args.extend(answers);
-    let Run {
-        code, stderr: err, ..
-    } = call(&args, &[]);
-    assert_eq!(code, 0, "{err}");
-    assert!(!err.contains("strict"), "{err}");
+    // Without --strict nothing is said of the rules: the form's warnings
+    // only.
+    call(&args, &[])
+        .stderr(concat!(
+            "elicit: warning: field address: type \"object\" is not a primitive MCP allows in a form; asked as raw JSON\n",
+            "elicit: warning: field address: keyword \"properties\" is not part of an MCP form schema; it is still checked\n",
+        ))
+        .run()
+        .stdout_has("\\\"street\\\":\\\"Main\\\"");
 }
 
 #[test]
 fn strict_call_checks_the_session_rules() {
     // No capability declared at all.
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-        ..
-    } = call(
+    let run = call(
         &["--strict", "--modes", "none", "--tool", "plain_form"],
         &[],
-    );
-    assert_eq!(code, 5, "{err}");
+    )
+    .status(5)
+    .run();
+    let out = run.stdout().to_string();
+    let err = run.stderr().to_string();
     assert!(err.contains("error[session-no-capability]"), "{err}");
     assert_eq!(tool_echo(&out)["capabilities"], serde_json::json!({}));
     // An accepted URL elicitation whose completion never came (an info:
     // the spec lets a server leave it out).
-    let Run {
-        code, stderr: err, ..
-    } = call(&["--strict", "--tool", "url_anyway", "-a", "accept"], &[]);
-    assert_eq!(code, 0, "{err}");
+    let run = call(&["--strict", "--tool", "url_anyway", "-a", "accept"], &[]).run();
+    run.stdout_has("\"isError\":false");
+    let err = run.stderr().to_string();
     assert!(
         err.contains("info[session-url-completion-missing] the URL elicitation \"e-1\""),
         "{err}"
     );
     // --deny/--allow adjust them as in `elicit lint`.
-    let Run {
-        code, stderr: err, ..
-    } = call(
+    let run = call(
         &[
             "--strict",
             "--deny",
@@ -749,15 +744,16 @@ fn strict_call_checks_the_session_rules() {
             "accept",
         ],
         &[],
-    );
-    assert_eq!(code, 5, "{err}");
+    )
+    .status(5)
+    .run();
+    run.stdout_has("\"isError\":false");
+    let err = run.stderr().to_string();
     assert!(
         err.contains("error[session-url-completion-missing]"),
         "{err}"
     );
-    let Run {
-        code, stderr: err, ..
-    } = call(
+    let run = call(
         &[
             "--strict",
             "--allow",
@@ -768,33 +764,38 @@ fn strict_call_checks_the_session_rules() {
             "accept",
         ],
         &[],
-    );
-    assert_eq!(code, 0, "{err}");
+    )
+    .run();
+    run.stdout_has("\"isError\":false");
+    let err = run.stderr().to_string();
     assert!(
         err.contains("strict: 0 errors, 0 warnings, 0 infos"),
         "{err}"
     );
-    let Run { code, .. } = call(
+    call(
         &["--strict", "--allow", "nope", "--tool", "url_anyway"],
         &[],
-    );
-    assert_eq!(code, 2);
-    let Run {
-        code, stderr: err, ..
-    } = call(
+    )
+    .status(2)
+    .stdout("")
+    .run()
+    .stderr_has("nope");
+
+    let run = call(
         &["--strict", "--tool", "url_completed", "-a", "accept"],
         &[],
-    );
-    assert_eq!(code, 0, "{err}");
+    )
+    .run();
+    run.stdout_has("\"isError\":false");
+    let err = run.stderr().to_string();
     assert!(
         err.contains("strict: 0 errors, 0 warnings, 0 infos in 1 elicitation"),
         "{err}"
     );
     // Two elicitations at once.
-    let Run {
-        code, stderr: err, ..
-    } = call(&["--strict", "--tool", "two_at_once", "-a", "name=x"], &[]);
-    assert_eq!(code, 0, "{err}");
+    let run = call(&["--strict", "--tool", "two_at_once", "-a", "name=x"], &[]).run();
+    run.stdout_has("\"isError\":false");
+    let err = run.stderr().to_string();
     assert!(
         err.contains("warning[session-concurrent-elicitations] elicitation/create (id 101)"),
         "{err}"
@@ -802,23 +803,17 @@ fn strict_call_checks_the_session_rules() {
     // 2026-07-28: the modes go in every request's _meta, and an undeclared
     // one in an input_required result fails the call (no reply can refuse
     // it), still reported.
-    let Run {
-        code,
-        stdout: out,
-        stderr: err,
-        ..
-    } = call(
+    let run = call(
         &["--modes", "form", "--tool", "plain_form", "-a", "name=x"],
         &["--stateless"],
-    );
-    assert_eq!(code, 0, "{err}");
+    )
+    .run();
+    let out = run.stdout().to_string();
     assert_eq!(
         tool_echo(&out)["capabilities"],
         serde_json::json!({"elicitation": {"form": {}}})
     );
-    let Run {
-        code, stderr: err, ..
-    } = call(
+    let run = call(
         &[
             "--strict",
             "--modes",
@@ -829,8 +824,10 @@ fn strict_call_checks_the_session_rules() {
             "accept",
         ],
         &["--stateless"],
-    );
-    assert_eq!(code, 5, "{err}");
+    )
+    .status(5)
+    .run();
+    let err = run.stderr().to_string();
     assert!(err.contains("error[session-mode-undeclared] the reply to request 4 /result/inputRequests/k/params/mode"), "{err}");
     assert!(
         err.contains(
@@ -839,13 +836,13 @@ fn strict_call_checks_the_session_rules() {
         "{err}"
     );
     // An input_required loop whose question changes every round (2026-07-28).
-    let Run {
-        code, stderr: err, ..
-    } = call(
+    let run = call(
         &["--strict", "--tool", "changing", "-a", "accept"],
         &["--stateless"],
-    );
-    assert_eq!(code, 0, "{err}");
+    )
+    .run();
+    run.stdout_has("\"isError\":false");
+    let err = run.stderr().to_string();
     assert_eq!(
         err.matches("warning[session-question-changed]").count(),
         2,
@@ -859,16 +856,16 @@ fn strict_call_checks_the_session_rules() {
 
 /// `elicit proxy ARGS -- python3 tests/servers/lint_server.py` driven by a
 /// client that initializes (declaring `client_caps`) and calls `tool`; the
-/// client hangs up once the call's reply is in. Returns the exit status,
-/// the reply and stderr.
-fn proxy(args: &[&str], client_caps: Value, tool: &str) -> (i32, Value, String) {
+/// client hangs up once the call's reply is in, and the proxy ends with
+/// `status`. Returns the reply and stderr.
+fn proxy(args: &[&str], client_caps: Value, tool: &str, status: i32) -> (Value, String) {
     let script = root().join("tests/servers/lint_server.py");
     let target = [
         "--".to_string(),
         "python3".into(),
         script.display().to_string(),
     ];
-    proxy_to(&target, args, client_caps, tool)
+    proxy_to(&target, args, client_caps, tool, status)
 }
 
 /// [`proxy`] to any server: `target` is the URL, or `--` and the command.
@@ -877,13 +874,15 @@ fn proxy_to(
     args: &[&str],
     client_caps: Value,
     tool: &str,
-) -> (i32, Value, String) {
+    status: i32,
+) -> (Value, String) {
     let mut proxy = Test::new()
         .arg("proxy")
         .args(["--no-input"])
         .args(args)
         .args(target)
         .limit(std::time::Duration::from_secs(60))
+        .status(status)
         .feed()
         .spawn();
     // All at once, before any reply.
@@ -902,17 +901,17 @@ fn proxy_to(
     };
     proxy.close_stdin();
     let run = proxy.wait();
-    (run.code, reply, run.stderr)
+    (reply, run.stderr().to_string())
 }
 
 #[test]
 fn strict_proxy_reports_like_call_and_exits_5_after_a_clean_server_exit() {
-    let (code, reply, err) = proxy(
+    let (reply, err) = proxy(
         &["--strict", "--modes", "form", "-a", "accept"],
         serde_json::json!({}),
         "url_anyway",
+        5,
     );
-    assert_eq!(code, 5, "{err}");
     assert!(
         err.contains("error[session-mode-undeclared] elicitation/create (id 7) /params/mode"),
         "{err}"
@@ -924,7 +923,7 @@ fn strict_proxy_reports_like_call_and_exits_5_after_a_clean_server_exit() {
         serde_json::json!({"elicitation": {"form": {}}})
     );
     assert_eq!(echo["reply"]["error"]["code"], -32602);
-    let (code, reply, err) = proxy(
+    let (reply, err) = proxy(
         &[
             "--strict",
             "-a",
@@ -934,18 +933,18 @@ fn strict_proxy_reports_like_call_and_exits_5_after_a_clean_server_exit() {
         ],
         serde_json::json!({}),
         "nested_form",
+        5,
     );
-    assert_eq!(code, 5, "{err}");
     assert!(err.contains("error[form-nested-property]"), "{err}");
     let echo = tool_echo(&reply["result"].to_string());
     assert_eq!(echo["reply"]["result"]["action"], "accept");
     // Without --strict the proxy exits with the server's status.
-    let (code, _, _) = proxy(
+    proxy(
         &["-a", "name=Ada", "-a", r#"address={"street":"Main"}"#],
         serde_json::json!({}),
         "nested_form",
+        0,
     );
-    assert_eq!(code, 0);
 }
 
 #[test]
@@ -981,8 +980,8 @@ fn findings_are_bounded_per_rule_and_server_text_is_sanitised() {
         .args(["lint", "--color", "always"])
         .env_remove("NO_COLOR")
         .stdin(hostile)
+        .status(1)
         .run();
-    assert_eq!(o.code, 1);
     let text = stdout(&o);
     assert!(text.contains("form-nested-property"), "{text}");
     assert!(
@@ -995,6 +994,7 @@ fn findings_are_bounded_per_rule_and_server_text_is_sanitised() {
         .args(["lint", "--color", "never"])
         .env_remove("NO_COLOR")
         .stdin(hostile)
+        .status(1)
         .run();
     assert!(!stdout(&o).contains('\u{1b}'));
 }
@@ -1029,7 +1029,7 @@ fn strict_proxy_checks_a_remote_server_too() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     let url = format!("http://127.0.0.1:{port}/mcp");
-    let (code, reply, err) = proxy_to(
+    let (reply, err) = proxy_to(
         &[url],
         &[
             &["--strict", "--modes", "form"][..],
@@ -1038,10 +1038,10 @@ fn strict_proxy_checks_a_remote_server_too() {
         .concat(),
         serde_json::json!({}),
         "ask_profile",
+        0,
     );
     let _ = server.kill();
     let _ = server.wait();
-    assert_eq!(code, 0, "{err}");
     assert!(
         err.contains(
             "info[schema-keyword-unknown] elicitation/create (id 1) /params/requestedSchema/title"
@@ -1166,9 +1166,7 @@ fn test_strict_fails_a_replay_whose_elicitation_breaks_a_rule() {
     let dir = tempfile::tempdir().unwrap();
     let cassette = dir.path().join("nested.cassette.json");
     let record = cassette.to_str().unwrap();
-    let Run {
-        code, stderr: err, ..
-    } = call(
+    call(
         &[
             "--record",
             record,
@@ -1180,29 +1178,31 @@ fn test_strict_fails_a_replay_whose_elicitation_breaks_a_rule() {
             r#"address={"street":"Main"}"#,
         ],
         &[],
-    );
-    assert_eq!(code, 0, "{err}");
-    let replay = |extra: &[&str]| {
+    )
+    .run()
+    .stdout_has("\\\"street\\\":\\\"Main\\\"")
+    .stderr_has("field address: type \"object\" is not a primitive MCP allows in a form");
+    let replay = |extra: &[&str], status: i32| {
         let o = Test::new()
             .arg("test")
             .args(extra)
             .arg(&cassette)
             .limit(std::time::Duration::from_secs(60))
+            .status(status)
             .run();
-        (o.code, o.stderr)
+        o.stderr().to_string()
     };
-    let (code, err) = replay(&[]);
-    assert_eq!(code, 0, "{err}");
-    let (code, err) = replay(&["--strict"]);
-    assert_eq!(code, 1, "{err}");
+    let err = replay(&[], 0);
+    assert!(err.contains("1 test, 1 passed, 0 failed"), "{err}");
+    let err = replay(&["--strict"], 1);
     assert!(
         err.contains("--strict: the server's elicitations broke 1 rule"),
         "{err}"
     );
     assert!(err.contains("form-nested-property"), "{err}");
     // --allow puts the rule out of the way again.
-    let (code, err) = replay(&["--strict", "--allow", "form-nested-property"]);
-    assert_eq!(code, 0, "{err}");
+    let err = replay(&["--strict", "--allow", "form-nested-property"], 0);
+    assert!(err.contains("0 failed"), "{err}");
 }
 
 /// elicit's own `--log`, linted line by line: the lines elicit sent and
@@ -1217,7 +1217,7 @@ fn lint_reads_elicits_own_log_at_the_revision_it_records() {
         (&["--stateless"][..], "2026-07-28"),
     ] {
         let log = dir.path().join(format!("session-{revision}.jsonl"));
-        let out = Test::new()
+        Test::new()
             .args(
                 [
                     &["call", "--no-input", "--log", log.to_str().unwrap()][..],
@@ -1229,13 +1229,12 @@ fn lint_reads_elicits_own_log_at_the_revision_it_records() {
                 ]
                 .concat(),
             )
-            .run();
-        assert!(out.code == 0, "{}", out.stderr.as_str());
+            .run()
+            .stdout_has(r#"\"action\":\"accept\""#);
         let lint = Test::new()
             .args(["lint", "--lines", "--format", "json", log.to_str().unwrap()])
             .run();
         let text = stdout(&lint);
-        assert_eq!(Some(lint.code), Some(0), "{text}");
         assert!(!text.contains("params-invalid"), "{text}");
         // The one elicitation was read, at the session's revision.
         let human = stdout(
@@ -1259,9 +1258,11 @@ fn lint_of_a_cassette_follows_its_protocol() {
             "protocol": protocol, "tool": "t",
             "elicitations": [{"request": url, "answer": "accept"}]});
         std::fs::write(&file, c.to_string()).unwrap();
-        let out = Test::new().args(["lint", file.to_str().unwrap()]).run();
+        let out = Test::new()
+            .args(["lint", file.to_str().unwrap()])
+            .status(code)
+            .run();
         let text = stdout(&out);
-        assert_eq!(Some(out.code), Some(code), "{protocol}: {text}");
         assert_eq!(text.contains("mode-not-in-revision"), code == 1, "{text}");
     }
 }
@@ -1275,7 +1276,7 @@ fn strict_test_reports_what_strict_call_reports() {
     let cassette = dir.path().join("url.cassette.json");
     let script = root().join("tests/servers/lint_server.py");
     let script = script.to_str().unwrap();
-    let recorded = Test::new()
+    Test::new()
         .args([
             "call",
             "--no-input",
@@ -1289,16 +1290,15 @@ fn strict_test_reports_what_strict_call_reports() {
             "python3",
             script,
         ])
-        .run();
-    assert!(recorded.code == 0, "{}", recorded.stderr.as_str());
-    let Run {
-        stderr: call_err, ..
-    } = call(&["--strict", "--tool", "url_anyway", "-a", "accept"], &[]);
+        .run()
+        .stdout_has("\\\"action\\\":\\\"accept\\\"");
+    let run = call(&["--strict", "--tool", "url_anyway", "-a", "accept"], &[]).run();
+    run.stdout_has("\"isError\":false");
+    let call_err = run.stderr().to_string();
     let test = Test::new()
         .args(["test", "--strict", cassette.to_str().unwrap()])
         .run();
-    let test_err = test.stderr.clone();
-    assert_eq!(Some(test.code), Some(0), "{test_err}");
+    let test_err = test.stderr().to_string();
     let said = "info[session-url-completion-missing] the URL elicitation \"e-1\"";
     assert!(call_err.contains(said), "{call_err}");
     assert!(test_err.contains(said), "{test_err}");
@@ -1314,9 +1314,9 @@ fn strict_test_reports_what_strict_call_reports() {
             "session-url-completion-missing",
             cassette.to_str().unwrap(),
         ])
+        .failure()
         .run();
-    let denied_err = denied.stderr.as_str();
-    assert_ne!(Some(denied.code), Some(0), "{denied_err}");
+    let denied_err = denied.stderr();
     assert!(
         denied_err.contains("error[session-url-completion-missing]"),
         "{denied_err}"
@@ -1330,10 +1330,12 @@ fn strict_test_reports_what_strict_call_reports() {
 #[test]
 fn strict_reports_a_2026_list_result_without_what_its_revision_requires() {
     let tool = ["--strict", "--tool", "plain_form", "-a", "accept"];
-    let Run {
-        code, stderr: err, ..
-    } = call(&tool, &["--stateless", "--bare-lists"]);
-    assert_eq!(code, 5, "{err}");
+    let run = call(&tool, &["--stateless", "--bare-lists"])
+        .status(5)
+        .run();
+    // The call itself went through.
+    run.stdout_has("\"isError\":false");
+    let err = run.stderr().to_string();
     let discover = err
         .lines()
         .find(|l| l.contains("error[session-result-incomplete] the reply to server/discover"))
@@ -1354,11 +1356,11 @@ fn strict_reports_a_2026_list_result_without_what_its_revision_requires() {
         list.contains("(MCP 2026-07-28, basic/index § General fields)"),
         "{list}"
     );
-    let Run {
-        code, stderr: err, ..
-    } = call(&tool, &["--stateless"]);
-    assert_eq!(code, 0, "{err}");
-    assert!(!err.contains("session-result-incomplete"), "{err}");
+    // The call itself, once the tool list is out of the way, is clean.
+    call(&tool, &["--stateless"])
+        .stderr("elicit: strict: 0 errors, 0 warnings, 0 infos in 1 elicitation (MCP 2026-07-28)\n")
+        .run()
+        .stdout_has("\"isError\":false");
 }
 
 /// `proxy --strict` in front of a 2026-07-28 server whose tool list lacks
@@ -1374,6 +1376,7 @@ fn strict_proxy_reports_a_2026_list_result_without_what_its_revision_requires() 
         .args(["--stateless", "--bare-lists"])
         .limit(std::time::Duration::from_secs(60))
         .feed()
+        .status(5)
         .spawn();
     let meta = serde_json::json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {}});
@@ -1387,11 +1390,10 @@ fn strict_proxy_reports_a_2026_list_result_without_what_its_revision_requires() 
     assert!(reply["result"].get("ttlMs").is_none(), "{reply}");
     proxy.close_stdin();
     let run = proxy.wait();
-    assert_eq!(run.code, 5, "{}", run.stderr);
     assert!(
-        run.stderr.contains("error[session-result-incomplete] the reply to tools/list (id 1) /result: the tools/list result lacks `resultType`, `ttlMs`, `cacheScope`"),
+        run.stderr().contains("error[session-result-incomplete] the reply to tools/list (id 1) /result: the tools/list result lacks `resultType`, `ttlMs`, `cacheScope`"),
         "{}",
-        run.stderr
+        run.stderr()
     );
 }
 
@@ -1407,18 +1409,18 @@ fn a_cassettes_revision_is_said_to_be_the_cassettes() {
     std::fs::write(&file, cassette.to_string()).unwrap();
     let o = Test::new().args(["lint", file.to_str().unwrap()]).run();
     assert!(
-        o.stdout
+        o.stdout()
             .contains("MCP 2025-11-25 (the cassette's protocol)"),
         "{}",
-        o.stdout
+        o.stdout()
     );
     let o = Test::new()
         .args(["lint", "--protocol", "2025-06-18", file.to_str().unwrap()])
         .run();
     assert!(
-        o.stdout.contains("MCP 2025-06-18 (--protocol)"),
+        o.stdout().contains("MCP 2025-06-18 (--protocol)"),
         "{}",
-        o.stdout
+        o.stdout()
     );
 }
 
@@ -1439,11 +1441,11 @@ fn lint_a_folder_lints_its_cassettes_and_a_bad_path_leaves_no_sarif() {
     let flows = dir.path().join("flows");
     let o = Test::new()
         .args(["lint", "--format", "sarif", flows.to_str().unwrap()])
+        .status(1)
         .run();
-    assert_eq!(o.code, 1, "{}", o.stderr);
-    let log: Value = serde_json::from_str(&o.stdout).unwrap();
+    let log: Value = serde_json::from_str(o.stdout()).unwrap();
     let results = log["runs"][0]["results"].as_array().unwrap();
-    assert!(!results.is_empty(), "{}", o.stdout);
+    assert!(!results.is_empty(), "{}", o.stdout());
     assert!(results.iter().all(
         |r| r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
             .as_str()
@@ -1456,9 +1458,10 @@ fn lint_a_folder_lints_its_cassettes_and_a_bad_path_leaves_no_sarif() {
         Test::new()
             .args(["lint", "--format", "sarif", bad.to_str().unwrap()])
             .arg(fixture_path("lint/clean.json"))
+            .status(2)
+            .stdout("")
             .run()
-            .expect_code(2)
-            .stdout_is("");
+            .stderr_has(&format!("{}", bad.display()));
     }
 }
 
@@ -1474,10 +1477,10 @@ fn strict_over_streamable_http_sees_the_completion_on_the_get_stream() {
         .args(["call", "--no-input", "--timeout", "20s", "--strict", "-v"])
         .args(["--tool", "connect_account", "-a", "accept", url.as_str()])
         .run();
-    run.success()
-        .stderr_has(
-            "notification notifications/elicitation/complete {\"elicitationId\":\"ts-el-1\"}",
-        )
-        .stderr_has("strict: 0 errors, 0 warnings, 0 infos in 1 elicitation")
-        .stderr_lacks("session-url-completion-missing");
+    run.stdout_is("{\"content\":[{\"type\":\"text\",\"text\":\"accept\"}]}\n");
+    run.stderr_has(
+        "notification notifications/elicitation/complete {\"elicitationId\":\"ts-el-1\"}",
+    )
+    .stderr_has("strict: 0 errors, 0 warnings, 0 infos in 1 elicitation")
+    .stderr_lacks("session-url-completion-missing");
 }

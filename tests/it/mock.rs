@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::common::{free_port, wait_at_most, wait_listening, HttpServer, Run, Test};
+use crate::common::{free_port, wait_at_most, wait_listening, HttpServer, Test};
 use crate::sdk_resolvers::{python_client, ts_client};
 
 const BIN: &str = env!("CARGO_BIN_EXE_elicit");
@@ -22,14 +22,13 @@ fn fixture() -> Value {
 
 /// `elicit call` of the cassette's tool with `answers`, against `server`
 /// (a URL, or the mock's argv after `--`).
-fn call(extra: &[&str], answers: &[&str], server: &[&str]) -> Run {
+fn call(extra: &[&str], answers: &[&str], server: &[&str]) -> Test {
     Test::new()
         .args(["call", "--tool", "trigger-elicitation-request"])
         .args(extra)
         .args(answers.iter().flat_map(|a| ["-a", *a]))
         .args(server)
         .limit(Duration::from_secs(60))
-        .run()
 }
 
 fn stdio_mock(strict: bool) -> Vec<&'static str> {
@@ -51,28 +50,27 @@ fn the_recorded_form_answered_as_recorded_gives_the_recorded_result_on_both_gene
             &["--protocol", protocol],
             &["accept", "name=Ada"],
             &stdio_mock(false),
-        );
-        assert!(out.code == 0, "{protocol}: {}", out.stderr.as_str());
-        let got: Value = serde_json::from_str(&out.stdout).unwrap();
+        )
+        .run();
+        let got: Value = serde_json::from_str(out.stdout()).unwrap();
         let mut want = recorded["result"].clone();
         if protocol == "2026-07-28" {
             want["resultType"] = json!("complete");
         }
         assert_eq!(got, want, "{protocol}");
-        assert!(!out.stderr.as_str().contains("differs"));
+        assert!(!out.stderr().contains("differs"));
     }
 }
 
 #[test]
 fn a_wrong_answer_is_reported_on_stderr_and_in_the_result_and_strict_makes_it_an_error() {
-    let out = call(&[], &["accept", "name=Bob"], &stdio_mock(false));
-    assert!(out.code == 0);
-    let stderr = out.stderr.as_str();
+    let out = call(&[], &["accept", "name=Bob"], &stdio_mock(false)).run();
+    let stderr = out.stderr();
     assert!(
         stderr.contains(r#"elicit mock: elicitation 1: the answer differs from the recorded one (name): ~ /content/name: "Ada" → "Bob""#),
         "{stderr}"
     );
-    let got: Value = serde_json::from_str(&out.stdout).unwrap();
+    let got: Value = serde_json::from_str(out.stdout()).unwrap();
     let said = &got["_meta"]["elicit/mock"]["mismatches"];
     assert_eq!(said.as_array().unwrap().len(), 1, "{got}");
     let last = got["content"].as_array().unwrap().last().unwrap();
@@ -81,17 +79,20 @@ fn a_wrong_answer_is_reported_on_stderr_and_in_the_result_and_strict_makes_it_an
         "{last}"
     );
 
-    let strict = call(&[], &["accept", "name=Bob"], &stdio_mock(true));
-    assert_eq!(Some(strict.code), Some(1), "an isError result");
-    let got: Value = serde_json::from_str(&strict.stdout).unwrap();
+    let strict = call(&[], &["accept", "name=Bob"], &stdio_mock(true))
+        .status(1)
+        .run();
+    strict.stderr_has("the answer differs from the recorded one (name)");
+    let got: Value = serde_json::from_str(strict.stdout()).unwrap();
     assert_eq!(got["isError"], true);
     assert!(got["content"][0]["text"]
         .as_str()
         .unwrap()
         .contains("\"Ada\" → \"Bob\""));
 
-    let declined = call(&[], &["decline"], &stdio_mock(true));
-    let got: Value = serde_json::from_str(&declined.stdout).unwrap();
+    let declined = call(&[], &["decline"], &stdio_mock(true)).status(1).run();
+    declined.stderr_has("the answer differs from the recorded one");
+    let got: Value = serde_json::from_str(declined.stdout()).unwrap();
     assert!(
         got["content"][0]["text"]
             .as_str()
@@ -110,19 +111,20 @@ fn a_wrong_answer_is_reported_once_per_elicitation_listing_the_fields() {
             &["--protocol", protocol],
             &["accept", "name=Bob", "integer=7"],
             &stdio_mock(false),
-        );
+        )
+        .run();
         let said: Vec<&str> = out
-            .stderr
+            .stderr()
             .lines()
             .filter(|l| l.contains("the answer differs"))
             .collect();
-        assert_eq!(said.len(), 1, "{protocol}: {}", out.stderr);
+        assert_eq!(said.len(), 1, "{protocol}: {}", out.stderr());
         assert!(
             said[0].contains(r#"elicitation 1: the answer differs from the recorded one (name, integer): ~ /content/name: "Ada" → "Bob"; ~ /content/integer: 42 → 7"#),
             "{protocol}: {}",
             said[0]
         );
-        let got: Value = serde_json::from_str(&out.stdout).unwrap();
+        let got: Value = serde_json::from_str(out.stdout()).unwrap();
         let mismatches = &got["_meta"]["elicit/mock"]["mismatches"];
         assert_eq!(
             mismatches.as_array().map(Vec::len),
@@ -155,13 +157,12 @@ fn over_streamable_http_both_generations_give_the_recorded_result_and_a_wrong_an
     let url = mock.url();
     let recorded = fixture();
     for protocol in ["2025-11-25", "2026-07-28"] {
-        let out = call(&["--protocol", protocol], &["accept", "name=Ada"], &[&url]);
-        assert!(out.code == 0, "{protocol}: {}", out.stderr.as_str());
-        let got: Value = serde_json::from_str(&out.stdout).unwrap();
+        let out = call(&["--protocol", protocol], &["accept", "name=Ada"], &[&url]).run();
+        let got: Value = serde_json::from_str(out.stdout()).unwrap();
         assert_eq!(got["content"], recorded["result"]["content"], "{protocol}");
     }
-    let out = call(&[], &["accept", "name=Bob"], &[&url]);
-    let got: Value = serde_json::from_str(&out.stdout).unwrap();
+    let out = call(&[], &["accept", "name=Bob"], &[&url]).run();
+    let got: Value = serde_json::from_str(out.stdout()).unwrap();
     assert!(got["_meta"]["elicit/mock"]["mismatches"][0]
         .as_str()
         .unwrap()
@@ -216,7 +217,7 @@ fn proxy_in_front_of_mock_is_an_offline_loop() {
         }
     }
     proxy.close_stdin();
-    proxy.wait().success();
+    proxy.wait();
     let tools = &replies.iter().find(|v| v["id"] == 2).expect("tools/list")["result"]["tools"];
     assert_eq!(tools[0]["name"], "trigger-elicitation-request");
     let result = &replies
@@ -243,8 +244,8 @@ fn a_bad_cassette_is_named_and_nothing_is_served() {
         .arg("mock")
         .arg(&bad)
         .limit(Duration::from_secs(10))
+        .status(2)
         .run()
-        .expect_code(2)
         .stdout_is("")
         .stderr_has("bad.cassette.json")
         .stderr_has("/server");
@@ -259,8 +260,7 @@ fn a_message_past_the_transports_bounds_gets_a_parse_error_and_the_mock_goes_on(
         .stdin(format!("{deep}\n{ping}\n"))
         .limit(Duration::from_secs(30))
         .run();
-    out.success();
-    let out = out.stdout;
+    let out = out.stdout();
     let lines: Vec<Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())

@@ -12,7 +12,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::common::{
-    answers, client_session, http_server, wait_line_mode, wait_raw_mode, HttpServer, Running, Test,
+    answers, client_session, http_server, replies_to, wait_line_mode, wait_raw_mode, HttpServer,
+    Running, Test,
 };
 
 fn server() -> Vec<String> {
@@ -60,7 +61,7 @@ fn interleaved_traffic_is_relayed_in_order_unaltered_and_elicitations_answered()
     let expected = 1 + N + N / 10 + N.div_ceil(15);
     let lines: Vec<String> = (0..expected).map(|_| proxy.next_line()).collect();
     proxy.close_stdin();
-    proxy.wait().success();
+    proxy.wait();
 
     let init: Value = serde_json::from_str(&lines[0]).unwrap();
     assert_eq!(init["id"], "init");
@@ -132,8 +133,7 @@ fn twenty_megabyte_lines_pass_whole_both_ways() {
     );
     proxy.close_stdin();
     let out = proxy.wait();
-    out.success();
-    let out = out.stdout;
+    let out = out.stdout();
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 2);
     let echo: Value = serde_json::from_str(lines[0]).unwrap();
@@ -163,9 +163,8 @@ fn a_server_crash_ends_the_proxy_with_its_status_after_delivering_everything() {
         .as_bytes(),
     );
     // The client's end stays open: the server's crash alone ends the proxy.
-    let out = proxy.wait();
-    out.expect_code(7);
-    let out = out.stdout;
+    let out = proxy.status(7).wait();
+    let out = out.stdout();
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 2, "{out}");
     assert!(lines[1].contains("notifications/bye"));
@@ -203,7 +202,7 @@ fn passthrough_declared_leaves_elicitations_to_a_client_that_declared_them() {
     let reply = proxy.next_json();
     assert_eq!(reply["result"]["reply"]["result"]["action"], "decline");
     proxy.close_stdin();
-    proxy.wait().success();
+    proxy.wait();
 }
 
 #[test]
@@ -251,7 +250,7 @@ fn sigterm_is_forwarded_and_the_proxy_ends_with_the_servers_status() {
     assert!(line.contains("\"raw\""), "{line}");
     proxy.signal(libc::SIGTERM);
     // The server (python) dies of the forwarded SIGTERM; the proxy reports it.
-    proxy.wait().expect_code(128 + libc::SIGTERM);
+    proxy.status(128 + libc::SIGTERM).wait();
     let entries: Vec<Value> = std::fs::read_to_string(&log)
         .unwrap()
         .lines()
@@ -506,13 +505,7 @@ fn verbose_session(args: &[&str], server: &[String], messages: &[Value]) -> (Vec
         .server(server)
         .limit(Duration::from_secs(60));
     let (got, run) = client_session(proxy, messages);
-    let replies = got
-        .into_iter()
-        .filter(|v| {
-            v.get("method").is_none() && messages.iter().any(|m| m.get("id") == Some(&v["id"]))
-        })
-        .collect();
-    (replies, run.stderr)
+    (replies_to(got, messages), run.stderr().to_string())
 }
 
 fn py_server_argv() -> Vec<String> {
@@ -634,7 +627,6 @@ fn remote_proxy_gives_up_on_endless_input_required_and_warns_of_unused_answers()
     proxy.close_stdin();
     proxy
         .wait()
-        .success()
         .stderr_has("warning: unused answer nosuch: no form in this session had that field")
         .stderr_lacks("unused answer name");
 }

@@ -25,7 +25,6 @@ fn a_server_command_without_dashes_runs_with_its_own_options() {
         .args(["sh", "-c", &server, "first", "-v"])
         .stdin("")
         .run();
-    run.success();
     assert_eq!(std::fs::read_to_string(&args).unwrap(), "first\n-v\n");
     // The proxy's own -v was not taken: no notes.
     run.stderr_lacks("elicit proxy:");
@@ -89,10 +88,10 @@ fn no_completion_reaches_a_client_that_declared_no_elicitation() {
 /// it is answered: only `✔ question · answer` stays.
 #[test]
 fn the_yes_no_hint_does_not_stay_after_the_answer() {
-    use crate::common::{elicit, form};
+    use crate::common::{form, Test};
     let schema = json!({"type": "object", "required": ["agree"], "properties": {
         "agree": {"type": "boolean", "title": "Agree"}, "name": {"type": "string", "title": "Name"}}});
-    let mut p = elicit(&form("Terms", schema)).spawn();
+    let mut p = Test::new().stdin(form("Terms", schema)).pty();
     p.expect("y: yes · n: no")
         .answer_settled("? Agree", "y")
         .answer("? Name", "Ada\r")
@@ -141,7 +140,7 @@ fn no_terminal_and_no_browser_names_the_ways_to_the_page() {
         ],
     );
     assert!(got.last().is_some(), "the call had a reply");
-    let said = &run.stderr;
+    let said = &run.stderr();
     assert_eq!(said.matches("no terminal").count(), 1, "{said}");
     for fix in [
         "--browser",

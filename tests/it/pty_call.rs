@@ -1,6 +1,7 @@
 //! `elicit call` with a person at the terminal: the tool result shown as
 //! text when stdout is the terminal, and required arguments asked for.
 
+use crate::common::Test;
 use std::process::Command;
 use std::time::Duration;
 
@@ -102,7 +103,8 @@ fn a_call_shows_what_runs_and_for_how_long_then_erases_it() {
         "{}/tests/servers/fake_server.py",
         env!("CARGO_MANIFEST_DIR")
     );
-    let mut p = crate::common::elicit("{}")
+    let mut p = Test::new()
+        .stdin("{}")
         .args([
             "call",
             "--timeout",
@@ -113,16 +115,16 @@ fn a_call_shows_what_runs_and_for_how_long_then_erases_it() {
             "python3",
             &server,
         ])
-        .spawn();
+        .failure()
+        .pty();
     p.expect_re(r"calling hang \(0\.\d s\)");
     // The time moves on while the tool runs.
     p.expect_re(r"calling hang \(1\.\d s\)");
     let done = p.finish();
-    assert_ne!(done.code, 0);
     let screen = done.visible();
     assert!(!screen.contains("calling hang"), "not erased: {screen}");
     assert!(screen.contains("hang"), "the timeout is reported: {screen}");
-    assert!(!done.stdout.contains("calling"), "{}", done.stdout);
+    assert!(!done.stdout().contains("calling"), "{}", done.stdout());
 }
 
 /// A prompt is drawn on a clean screen: the status line goes first, and
@@ -133,9 +135,10 @@ fn a_calls_status_line_is_erased_before_a_prompt() {
         "{}/tests/servers/fake_server.py",
         env!("CARGO_MANIFEST_DIR")
     );
-    let mut p = crate::common::elicit("{}")
+    let mut p = Test::new()
+        .stdin("{}")
         .args(["call", "--tool", "form", "--", "python3", &server])
-        .spawn();
+        .pty();
     p.expect("calling form (");
     p.expect("Who are you?");
     p.expect("? name");
@@ -147,8 +150,8 @@ fn a_calls_status_line_is_erased_before_a_prompt() {
     assert!(!screen.contains("calling form"), "{screen}");
     p.send("\x03");
     let done = p.finish();
-    assert!(done.stdout.contains("cancel"), "{}", done.stdout);
-    assert!(!done.stdout.contains("calling"), "{}", done.stdout);
+    assert!(done.stdout().contains("cancel"), "{}", done.stdout());
+    assert!(!done.stdout().contains("calling"), "{}", done.stdout());
     assert!(
         !done.visible().contains("calling form"),
         "{}",
@@ -163,8 +166,6 @@ fn a_piped_call_draws_no_status_line() {
         .args(["call", "--tool", "sum", "--arg", "a=2", "--arg", "b=5"])
         .server(&fake_server().split(' ').collect::<Vec<_>>())
         .run();
-    out.success()
-        .stderr_lacks("calling")
-        .stderr_lacks("starting");
-    assert!(!out.stdout.contains("calling"));
+    out.stderr_lacks("calling").stderr_lacks("starting");
+    assert!(!out.stdout().contains("calling"));
 }

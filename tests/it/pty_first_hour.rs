@@ -12,7 +12,7 @@ fn keys_typed_ahead_reach_the_next_text_field() {
     let schema = json!({"type": "object", "properties": {
         "first": {"type": "string", "title": "First"},
         "second": {"type": "string", "title": "Second"}}});
-    let mut p = elicit(&form("Two fields", schema)).spawn();
+    let mut p = Test::new().stdin(form("Two fields", schema)).pty();
     p.answer("? First", "abc\rdef\r")
         .expect("Review your answers")
         .answer("Send these answers?", ENTER);
@@ -25,7 +25,7 @@ fn keys_typed_ahead_reach_the_next_text_field() {
 fn keys_typed_ahead_of_the_review_are_ignored_and_the_screen_says_so() {
     let schema = json!({"type": "object", "properties": {
         "first": {"type": "string", "title": "First"}}});
-    let mut p = elicit(&form("One field", schema)).spawn();
+    let mut p = Test::new().stdin(form("One field", schema)).pty();
     // The second Enter would submit the review unseen.
     p.answer("? First", "abc\r\x1b[B\r")
         .expect("Review your answers")
@@ -41,7 +41,7 @@ fn y_and_n_choose_on_a_yes_no() {
         "agree": {"type": "boolean", "title": "Agree"},
         "spam": {"type": "boolean", "title": "Spam"}},
         "required": ["agree", "spam"]});
-    let mut p = elicit(&form("Yes or no", schema)).spawn();
+    let mut p = Test::new().stdin(form("Yes or no", schema)).pty();
     p.answer("? Agree", "y")
         .answer("? Spam", "n")
         .expect("Review your answers")
@@ -78,15 +78,17 @@ fn call_names_prompt_timeout_on_the_screen() {
 #[test]
 fn prompt_timeout_at_the_top_level() {
     let schema = json!({"type": "object", "properties": {"a": {"type": "string", "title": "A"}}});
-    let mut p = elicit(&form("Slow", schema.clone()))
+    let mut p = Test::new()
+        .stdin(form("Slow", schema.clone()))
         .args(["--prompt-timeout", "1s"])
-        .spawn();
+        .pty();
     p.expect("answer within 1s (--prompt-timeout)")
         .expect("timed out");
     p.finish_with(json!({"action": "cancel"}));
-    let mut p = elicit(&form("Slow", schema))
+    let mut p = Test::new()
+        .stdin(form("Slow", schema))
         .args(["--timeout", "1s"])
-        .spawn();
+        .pty();
     p.expect("answer within 1s (--timeout)").expect("timed out");
     p.finish_with(json!({"action": "cancel"}));
 }
@@ -153,7 +155,7 @@ fn cancelling_a_field_wipes_its_whole_prompt() {
         (CTRL_C, list, false),
     ] {
         let schema = json!({"type": "object", "properties": {"f": field}, "required": ["f"]});
-        let mut p = elicit(&form("Wipe", schema)).spawn();
+        let mut p = Test::new().stdin(form("Wipe", schema)).pty();
         if is_text {
             // A rejected answer first: its error line goes too.
             p.answer("› ", "x\r").expect("is not a number");
@@ -186,7 +188,7 @@ fn descriptions_sit_above_the_question_for_every_kind() {
         "size": {"type": "string", "title": "Size", "description": "Size note", "enum": ["s", "m"]},
         "ok": {"type": "boolean", "title": "Ok", "description": "Ok note"}},
         "required": ["name", "size", "ok"]});
-    let mut p = elicit(&form("Notes", schema)).spawn();
+    let mut p = Test::new().stdin(form("Notes", schema)).pty();
     p.answer("? Name", "Bo\r")
         .answer("❯ s", ENTER)
         .answer("? Ok", "y")
@@ -239,7 +241,7 @@ fn a_failed_system_opener_is_named_with_its_exit_status() {
     let req = json!({"jsonrpc": "2.0", "id": 7, "method": "elicitation/create",
         "params": {"mode": "url", "url": "https://example.com/x", "message": "Sign in", "elicitationId": "e-1"}})
     .to_string();
-    let mut p = elicit(&req).stub_path().spawn_in(dir);
+    let mut p = Test::new().stdin(req).stub_path().pty_in(dir);
     p.answer("What do you want to do?", ENTER)
         .expect("could not open a browser (xdg-open failed with exit status: 4)")
         .answer("waiting for you to finish", ENTER);
@@ -253,7 +255,7 @@ fn up_on_an_empty_text_field_goes_back_one_field() {
     let schema = json!({"type": "object", "properties": {
         "first": {"type": "string", "title": "First"},
         "second": {"type": "string", "title": "Second"}}});
-    let mut p = elicit(&form("Back", schema)).spawn();
+    let mut p = Test::new().stdin(form("Back", schema)).pty();
     p.answer("? First", "abc\r")
         .answer_settled("? Second", UP)
         .answer_settled("› abc", "\u{15}")
@@ -265,7 +267,7 @@ fn up_on_an_empty_text_field_goes_back_one_field() {
     // On the first field there is nowhere to go back to: ↑ does nothing.
     let schema =
         json!({"type": "object", "properties": {"only": {"type": "string", "title": "Only"}}});
-    let mut p = elicit(&form("Nowhere", schema)).spawn();
+    let mut p = Test::new().stdin(form("Nowhere", schema)).pty();
     p.answer_settled("? Only", "\x1b[Z")
         .send("x\r")
         .answer("Send these answers?", ENTER);

@@ -27,7 +27,7 @@ fn everything() -> String {
 /// exactly the recorded client response.
 #[test]
 fn every_field_kind_of_server_everything() {
-    let mut p = elicit(&everything()).spawn();
+    let mut p = Test::new().stdin(everything()).pty();
     p.expect("Please provide inputs for the following fields:")
         .expect("13 fields")
         .answer("? String *", "Ada\r")
@@ -73,7 +73,7 @@ fn every_field_kind_of_server_everything() {
 /// are left out of the content (not "" nor null).
 #[test]
 fn defaults_taken_with_enter_and_optional_fields_left_out() {
-    let mut p = elicit(&everything()).spawn();
+    let mut p = Test::new().stdin(everything()).pty();
     p.answer("? String *", "Ada\r")
         .answer("? Boolean", ENTER)
         .answer("? String with default", ENTER)
@@ -128,7 +128,7 @@ fn kinds_schema() -> Value {
 /// JSON; optional text, select and multi-select skipped.
 #[test]
 fn every_kind_with_raw_json_and_skips() {
-    let mut p = elicit(&form("Kinds", kinds_schema())).spawn();
+    let mut p = Test::new().stdin(form("Kinds", kinds_schema())).pty();
     p.answer("? Nickname", ENTER)
         .answer("? Age *", "33\r")
         .answer("? Ratio (number)", "-0.5\r")
@@ -160,7 +160,7 @@ fn validation_errors_are_asked_again() {
         },
         "required": ["age", "email"]
     });
-    let mut p = elicit(&form("Validate", schema)).spawn();
+    let mut p = Test::new().stdin(form("Validate", schema)).pty();
     p.answer("? Age *", "\r")
         .expect("required: type a value")
         .send("abc\r")
@@ -187,7 +187,7 @@ fn multi_select_limits_are_asked_again() {
             "items": {"type": "string", "enum": ["a", "b", "c"]}}},
         "required": ["tags"]
     });
-    let mut p = elicit(&form("Limits", schema)).spawn();
+    let mut p = Test::new().stdin(form("Limits", schema)).pty();
     p.answer("? Tags * (pick 1 to 2)", ENTER)
         .expect("pick at least 1 item")
         .send(&format!("{SPACE}{DOWN}{SPACE}{DOWN}{SPACE}{ENTER}"))
@@ -213,7 +213,7 @@ fn two_fields() -> Value {
 /// Review, edit a field, review again, submit.
 #[test]
 fn review_then_edit_a_field() {
-    let mut p = elicit(&form("Edit", two_fields())).spawn();
+    let mut p = Test::new().stdin(form("Edit", two_fields())).pty();
     p.answer("? Name *", "Ada\r")
         .answer("? Color *", ENTER)
         .expect_re(r"Color\s+red")
@@ -228,7 +228,7 @@ fn review_then_edit_a_field() {
 /// Decline from the review sends nothing.
 #[test]
 fn decline_from_the_review() {
-    let mut p = elicit(&form("Decline", two_fields())).spawn();
+    let mut p = Test::new().stdin(form("Decline", two_fields())).pty();
     p.answer("? Name *", "Ada\r")
         .answer("? Color *", ENTER)
         .answer("Send these answers?", &format!("{DOWN}{DOWN}{ENTER}"));
@@ -238,7 +238,7 @@ fn decline_from_the_review() {
 /// Cancel from the review.
 #[test]
 fn cancel_from_the_review() {
-    let mut p = elicit(&form("Cancel", two_fields())).spawn();
+    let mut p = Test::new().stdin(form("Cancel", two_fields())).pty();
     p.answer("? Name *", "Ada\r")
         .answer("? Color *", ENTER)
         .answer("Send these answers?", &format!("{UP}{ENTER}"));
@@ -248,7 +248,7 @@ fn cancel_from_the_review() {
 /// Esc on a list cancels the whole request.
 #[test]
 fn esc_on_a_list_cancels() {
-    let mut p = elicit(&form("Esc", two_fields())).spawn();
+    let mut p = Test::new().stdin(form("Esc", two_fields())).pty();
     p.answer("? Name *", "Ada\r").answer("? Color *", ESC);
     let f = p.finish_with(json!({"action": "cancel"}));
     assert!(f.screen_text().contains("cancelled"), "{}", f.screen_text());
@@ -257,7 +257,7 @@ fn esc_on_a_list_cancels() {
 /// Esc on a text line cancels too (dialoguer's Input would ignore it).
 #[test]
 fn esc_on_a_text_line_cancels() {
-    let mut p = elicit(&form("Esc", two_fields())).spawn();
+    let mut p = Test::new().stdin(form("Esc", two_fields())).pty();
     p.answer("? Name *", &format!("Ad{ESC}"));
     p.finish_with(json!({"action": "cancel"}));
 }
@@ -265,7 +265,7 @@ fn esc_on_a_text_line_cancels() {
 /// Ctrl-C on a list: cancel, the cursor shown again.
 #[test]
 fn ctrl_c_on_a_list_cancels_and_restores_the_terminal() {
-    let mut p = elicit(&form_rpc("Ctrl-C", two_fields())).spawn();
+    let mut p = Test::new().stdin(form_rpc("Ctrl-C", two_fields())).pty();
     p.answer("? Name *", "Ada\r")
         .answer_settled("? Color *", CTRL_C);
     let f = p.finish_with(json!({"jsonrpc": "2.0", "id": 1, "result": {"action": "cancel"}}));
@@ -282,7 +282,7 @@ fn ctrl_c_on_a_list_cancels_and_restores_the_terminal() {
 /// Ctrl-C on a text line cancels.
 #[test]
 fn ctrl_c_on_a_text_line_cancels() {
-    let mut p = elicit(&form("Ctrl-C", two_fields())).spawn();
+    let mut p = Test::new().stdin(form("Ctrl-C", two_fields())).pty();
     p.answer_settled("? Name *", CTRL_C);
     p.finish_with(json!({"action": "cancel"}));
 }
@@ -291,7 +291,7 @@ fn ctrl_c_on_a_text_line_cancels() {
 /// still cancel rather than be lost.
 #[test]
 fn ctrl_c_right_away_cancels() {
-    let mut p = elicit(&form("Ctrl-C", two_fields())).spawn();
+    let mut p = Test::new().stdin(form("Ctrl-C", two_fields())).pty();
     p.answer("? Name *", CTRL_C);
     p.finish_with(json!({"action": "cancel"}));
 }
@@ -310,8 +310,8 @@ fn no_terminal_is_an_error_that_suggests_answer() {
         .words("--ui terminal")
         .stdin_from(std::fs::File::open(&req).unwrap())
         .no_terminal()
+        .status(2)
         .run()
-        .expect_code(2)
         .stderr_has("--answer")
         .stdout_is("");
 }
@@ -319,9 +319,10 @@ fn no_terminal_is_an_error_that_suggests_answer() {
 /// With stderr sent to a file the prompts still work: they draw on /dev/tty.
 #[test]
 fn prompts_work_with_stderr_redirected() {
-    let mut p = elicit(&form("Redirected", two_fields()))
+    let mut p = Test::new()
+        .stdin(form("Redirected", two_fields()))
         .stderr_to_file()
-        .spawn();
+        .pty();
     p.answer("? Name *", "Ada\r")
         .answer("? Color *", &format!("{DOWN}{ENTER}"))
         .answer("Send these answers?", ENTER);
@@ -334,9 +335,10 @@ fn prompts_work_with_stderr_redirected() {
 /// --timeout: nobody answers, the result is cancel, exit 0.
 #[test]
 fn timeout_sends_cancel() {
-    let mut p = elicit(&form_rpc("Timeout", two_fields()))
+    let mut p = Test::new()
+        .stdin(form_rpc("Timeout", two_fields()))
         .args(["--timeout", "1s"])
-        .spawn();
+        .pty();
     p.expect("? Name *").expect("timed out");
     let f = p.finish_with(json!({"jsonrpc": "2.0", "id": 1, "result": {"action": "cancel"}}));
     assert!(contains(&f.screen, SHOW_CURSOR));
@@ -345,9 +347,10 @@ fn timeout_sends_cancel() {
 /// --timeout while a list is drawn (cursor hidden): cancel, cursor back.
 #[test]
 fn timeout_on_a_list_restores_the_cursor() {
-    let mut p = elicit(&form("Timeout", two_fields()))
+    let mut p = Test::new()
+        .stdin(form("Timeout", two_fields()))
         .args(["--timeout", "1s"])
-        .spawn();
+        .pty();
     p.answer("? Name *", "Ada\r")
         .expect("? Color *")
         .expect("timed out");
@@ -373,9 +376,10 @@ fn escape_sequences_in_server_text_are_harmless() {
         },
         "required": ["c"]
     });
-    let mut p = elicit(&form(message, schema))
+    let mut p = Test::new()
+        .stdin(form(message, schema))
         .args(["--server", "srv\u{1b}[2Jname"])
-        .spawn();
+        .pty();
     p.expect("Hello world red click me end")
         .answer("? Pick a color *", ENTER)
         .answer("Send these answers?", ENTER);
@@ -411,7 +415,8 @@ fn escape_sequences_in_server_text_are_harmless() {
 /// --answer gives some fields; only the others are asked.
 #[test]
 fn answers_mixed_with_prompts() {
-    let mut p = elicit(&everything())
+    let mut p = Test::new()
+        .stdin(everything())
         .args([
             "-a",
             "name=Ada",
@@ -420,7 +425,7 @@ fn answers_mixed_with_prompts() {
             "--answer",
             "legacyTitledEnum=Dogs",
         ])
-        .spawn();
+        .pty();
     p.answer("? Boolean", ENTER)
         .answer("? String with default", ENTER)
         .answer("? String with email format", ENTER)
@@ -465,7 +470,7 @@ fn approve_only() -> String {
 
 #[test]
 fn approve_only_form_accept() {
-    let mut p = elicit(&approve_only()).spawn();
+    let mut p = Test::new().stdin(approve_only()).pty();
     p.expect("Allow the server to continue?")
         .answer("Your answer", ENTER);
     p.finish_with(json!({"action": "accept", "content": {}}));
@@ -473,14 +478,14 @@ fn approve_only_form_accept() {
 
 #[test]
 fn approve_only_form_decline() {
-    let mut p = elicit(&approve_only()).spawn();
+    let mut p = Test::new().stdin(approve_only()).pty();
     p.answer("Your answer", &format!("{DOWN}{ENTER}"));
     p.finish_with(json!({"action": "decline"}));
 }
 
 #[test]
 fn approve_only_form_cancel() {
-    let mut p = elicit(&approve_only()).spawn();
+    let mut p = Test::new().stdin(approve_only()).pty();
     p.answer("Your answer", ESC);
     p.finish_with(json!({"action": "cancel"}));
 }
@@ -495,7 +500,7 @@ fn json_rpc_request_gets_a_response_with_the_same_id() {
         "params": {"message": "RPC", "requestedSchema": two_fields()}
     })
     .to_string();
-    let mut p = elicit(&req).spawn();
+    let mut p = Test::new().stdin(req).pty();
     p.answer("? Name *", "Ada\r")
         .answer("? Color *", ENTER)
         .answer("Send these answers?", ENTER);
@@ -509,11 +514,11 @@ fn json_rpc_request_gets_a_response_with_the_same_id() {
 #[test]
 fn no_color_means_no_colours() {
     let run = |colour: bool| {
-        let mut spec = elicit(&form("Colours", two_fields()));
+        let mut spec = Test::new().stdin(form("Colours", two_fields()));
         if colour {
-            spec = spec.with_color();
+            spec = spec.env_remove("NO_COLOR");
         }
-        let mut p = spec.spawn();
+        let mut p = spec.pty();
         p.answer("Name", "Ada\r")
             .answer("Color", ENTER)
             .answer("Send these answers?", &format!("{DOWN}{DOWN}{ENTER}"));
@@ -554,7 +559,7 @@ fn regex_lite_sgr(bytes: &[u8]) -> Vec<String> {
 #[test]
 fn secret_looking_field_is_flagged() {
     let schema = json!({"type": "object", "properties": {"api_token": {"type": "string"}}});
-    let mut p = elicit(&form("Secret", schema)).spawn();
+    let mut p = Test::new().stdin(form("Secret", schema)).pty();
     p.expect("this looks like a secret")
         .expect("? api_token")
         .send(ENTER)
@@ -573,7 +578,7 @@ fn a_cancel_key_between_two_keys_still_cancels() {
         "properties": {"c": {"type": "string", "title": "Long list", "enum": items}}});
     for key in [CTRL_C, CTRL_D] {
         for i in 0..8u64 {
-            let mut p = elicit(&form("Race", schema.clone())).spawn();
+            let mut p = Test::new().stdin(form("Race", schema.clone())).pty();
             p.expect("? Long list *").expect("item number 29");
             p.send_settled(DOWN);
             quiet_for(

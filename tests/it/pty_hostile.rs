@@ -26,7 +26,7 @@ fn type_ahead_never_opens_a_url_or_accepts() {
     let dir = tempfile::tempdir().unwrap();
     stub_openers(dir.path(), 0);
     let log = dir.path().join("opened.log");
-    let mut p = elicit(&url_request()).stub_path().spawn_in(dir);
+    let mut p = Test::new().stdin(url_request()).stub_path().pty_in(dir);
     // Typed ahead: Enter (open), Enter (done), before anything is drawn.
     p.send("\r\r\r");
     p.answer("What do you want to do?", &format!("{DOWN}{DOWN}{ENTER}"));
@@ -45,11 +45,12 @@ fn type_ahead_never_opens_a_url_or_accepts() {
 /// An approve-only form (no fields) is not accepted by a typed-ahead Enter.
 #[test]
 fn type_ahead_never_approves_an_empty_form() {
-    let mut p = elicit(&form(
-        "Approve?",
-        json!({"type": "object", "properties": {}}),
-    ))
-    .spawn();
+    let mut p = Test::new()
+        .stdin(form(
+            "Approve?",
+            json!({"type": "object", "properties": {}}),
+        ))
+        .pty();
     p.send("\r\r");
     p.answer("Your answer", &format!("{DOWN}{ENTER}"));
     p.finish_with(json!({"action": "decline"}));
@@ -61,7 +62,7 @@ fn type_ahead_never_approves_an_empty_form() {
 fn type_ahead_never_submits_the_review() {
     let schema =
         json!({"type": "object", "properties": {"name": {"type": "string", "title": "Name"}}});
-    let mut p = elicit(&form("Review", schema)).spawn();
+    let mut p = Test::new().stdin(form("Review", schema)).pty();
     // Typed ahead of the first prompt: discarded, never the name.
     p.send("Eve\r\r");
     // The answer and one Enter too many, in one burst.
@@ -82,7 +83,7 @@ fn type_ahead_never_submits_the_review() {
 #[test]
 fn timeout_counts_per_prompt() {
     let input = two_name_questions();
-    let mut p = elicit(&input).args(["--timeout", "4s"]).spawn();
+    let mut p = Test::new().stdin(input).args(["--timeout", "4s"]).pty();
     p.expect("answer within 4s")
         .expect("(1 of 2)")
         .expect("? Name *")
@@ -198,7 +199,7 @@ fn long_choice_labels_are_cut() {
     let schema = json!({"type": "object", "required": ["c"], "properties": {"c": {
         "type": "string", "title": "Pick",
         "oneOf": [{"const": "a", "title": long}, {"const": "b", "title": "Short"}]}}});
-    let mut p = elicit(&form("Long", schema)).spawn();
+    let mut p = Test::new().stdin(form("Long", schema)).pty();
     p.expect("? Pick *")
         .expect("Short")
         .send(DOWN)

@@ -43,7 +43,7 @@ fn count(haystack: &str, needle: &str) -> usize {
 fn checklist_marks_the_current_row_without_colour() {
     let field = json!({"type": "array", "title": "Tags",
         "items": {"type": "string", "enum": ["alpha", "beta", "gamma"]}});
-    let mut p = elicit(&one("tags", field, false)).spawn();
+    let mut p = Test::new().stdin(one("tags", field, false)).pty();
     p.expect("❯ ⬚ alpha")
         .send(DOWN)
         .expect("❯ ⬚ beta")
@@ -59,13 +59,13 @@ fn ctrl_d_cancels_lists_and_text_with_text() {
     let checklist = json!({"type": "array", "title": "Tags",
         "items": {"type": "string", "enum": ["a", "b"]}});
     for field in [list, checklist] {
-        let mut p = elicit(&one("f", field, true)).spawn();
+        let mut p = Test::new().stdin(one("f", field, true)).pty();
         p.answer_settled("❯", CTRL_D);
         let f = p.finish_with(json!({"action": "cancel"}));
         assert!(f.visible().ends_with("✗ cancelled"), "{}", f.visible());
     }
     let text = json!({"type": "string", "title": "Name"});
-    let mut p = elicit(&one("name", text, true)).spawn();
+    let mut p = Test::new().stdin(one("name", text, true)).pty();
     p.answer_settled("? Name", "Ada").send(CTRL_D);
     let f = p.finish_with(json!({"action": "cancel"}));
     assert!(f.visible().ends_with("✗ cancelled"), "{}", f.visible());
@@ -77,17 +77,19 @@ fn ctrl_d_cancels_lists_and_text_with_text() {
 fn ctrl_d_cancels_the_url_menu_and_waiting_screen() {
     let dir = tempfile::tempdir().unwrap();
     stub_openers(dir.path(), 0);
-    let mut p = elicit(&url_request("https://example.com/a"))
+    let mut p = Test::new()
+        .stdin(url_request("https://example.com/a"))
         .stub_path()
-        .spawn_in(dir);
+        .pty_in(dir);
     p.answer_settled("What do you want to do?", CTRL_D);
     p.finish_with(rpc_action("cancel"));
 
     let dir = tempfile::tempdir().unwrap();
     stub_openers(dir.path(), 0);
-    let mut p = elicit(&url_request("https://example.com/a"))
+    let mut p = Test::new()
+        .stdin(url_request("https://example.com/a"))
         .stub_path()
-        .spawn_in(dir);
+        .pty_in(dir);
     p.answer("What do you want to do?", &format!("{DOWN}{ENTER}"))
         .answer_settled("waiting for you to finish", CTRL_D);
     let f = p.finish_with(rpc_action("cancel"));
@@ -101,7 +103,7 @@ fn ctrl_d_cancels_the_url_menu_and_waiting_screen() {
 #[test]
 fn ctrl_c_leaves_a_text_field_tidy() {
     let field = json!({"type": "integer", "title": "Count"});
-    let mut p = elicit(&one("n", field, true)).spawn();
+    let mut p = Test::new().stdin(one("n", field, true)).pty();
     p.answer_settled("? Count", "3").send(CTRL_C);
     let f = p.finish_with(json!({"action": "cancel"}));
     let seen = f.visible();
@@ -116,7 +118,7 @@ fn cancelling_a_list_clears_it() {
     for key in [CTRL_C, ESC] {
         let field =
             json!({"type": "string", "title": "Size", "enum": ["small", "medium", "large"]});
-        let mut p = elicit(&one("s", field, true)).spawn();
+        let mut p = Test::new().stdin(one("s", field, true)).pty();
         p.answer_settled("❯ small", key);
         let f = p.finish_with(json!({"action": "cancel"}));
         let seen = f.visible();
@@ -134,7 +136,10 @@ fn long_labels_in_a_narrow_terminal_leave_no_stale_rows() {
     let field = json!({"type": "string", "title": "A rather long question about the plan you want",
         "oneOf": [{"const": "a", "title": long("Alpha")}, {"const": "b", "title": long("Beta")},
                   {"const": "c", "title": long("Gamma")}]});
-    let mut p = elicit(&one("plan", field, true)).size(40, 30).spawn();
+    let mut p = Test::new()
+        .stdin(one("plan", field, true))
+        .size(40, 30)
+        .pty();
     p.answer("❯ Alpha", &format!("{DOWN}{ENTER}"))
         .expect("Send these answers?");
     let seen = p.visible();
@@ -152,7 +157,7 @@ fn long_labels_in_a_narrow_terminal_leave_no_stale_rows() {
 fn rejected_checklist_is_not_ticked_and_errors_do_not_stack() {
     let field = json!({"type": "array", "title": "Tags", "maxItems": 2,
         "items": {"type": "string", "enum": ["a", "b", "c"]}});
-    let mut p = elicit(&one("tags", field, true)).spawn();
+    let mut p = Test::new().stdin(one("tags", field, true)).pty();
     p.answer(
         "❯ ⬚ a",
         &format!("{SPACE}{DOWN}{SPACE}{DOWN}{SPACE}{ENTER}"),
@@ -179,9 +184,10 @@ fn url_with_a_warning_starts_on_show_only() {
     let dir = tempfile::tempdir().unwrap();
     stub_openers(dir.path(), 0);
     let log = dir.path().join("opened.log");
-    let mut p = elicit(&url_request("https://accounts.google.com@evil.example/"))
+    let mut p = Test::new()
+        .stdin(url_request("https://accounts.google.com@evil.example/"))
         .stub_path()
-        .spawn_in(dir);
+        .pty_in(dir);
     p.expect("❯ Show only")
         .answer("Cancel", ENTER)
         .expect("copy the URL above")
@@ -197,9 +203,10 @@ fn url_with_a_warning_starts_on_show_only() {
 /// Without a warning, "Open in the browser" is still the first choice.
 #[test]
 fn url_without_warning_starts_on_open() {
-    let mut p = elicit(&url_request("https://example.com/a"))
+    let mut p = Test::new()
+        .stdin(url_request("https://example.com/a"))
         .stub_path()
-        .spawn();
+        .pty();
     p.expect("❯ Open in the browser").send(ESC);
     p.finish_with(rpc_action("cancel"));
 }
@@ -209,7 +216,7 @@ fn url_without_warning_starts_on_open() {
 #[test]
 fn required_boolean_without_default_needs_a_choice() {
     let field = json!({"type": "boolean", "title": "Agree to terms"});
-    let mut p = elicit(&one("agree", field, true)).spawn();
+    let mut p = Test::new().stdin(one("agree", field, true)).pty();
     p.answer("? Agree to terms", ENTER)
         .expect("nothing is chosen")
         .send(&format!("{DOWN}{DOWN}{ENTER}"))
@@ -228,7 +235,7 @@ fn required_boolean_without_default_needs_a_choice() {
 #[test]
 fn secret_field_is_masked_with_a_reveal_key() {
     let field = json!({"type": "string", "title": "API token"});
-    let mut p = elicit(&one("token", field, true)).spawn();
+    let mut p = Test::new().stdin(one("token", field, true)).pty();
     p.expect("Ctrl-R shows or hides it")
         .answer("› ", "hunter2")
         .expect("•••••••")
@@ -250,7 +257,7 @@ fn long_list_filters_as_you_type() {
     let mut names = names;
     names.push("zebra".into());
     let field = json!({"type": "string", "title": "Pick", "enum": names});
-    let mut p = elicit(&one("pick", field, true)).spawn();
+    let mut p = Test::new().stdin(one("pick", field, true)).pty();
     p.expect("type to filter")
         .send("zeb")
         .expect("❯ zebra")
@@ -266,7 +273,7 @@ fn long_list_filters_as_you_type() {
 #[test]
 fn a_timed_out_prompt_does_not_swallow_the_next() {
     let input = two_name_questions();
-    let mut p = elicit(&input).args(["--timeout", "2s"]).spawn();
+    let mut p = Test::new().stdin(input).args(["--timeout", "2s"]).pty();
     p.expect("(1 of 2)")
         .expect("? Name *")
         .expect("timed out")
@@ -286,7 +293,7 @@ fn schema_warnings_come_before_the_form() {
         "type": "object", "properties": {
             "a": {"type": "string", "title": "A", "format": "flavour", "x-ui": "big"},
             "n": {"type": "object", "title": "Nested"}}});
-    let mut p = elicit(&form("Warned", schema)).spawn();
+    let mut p = Test::new().stdin(form("Warned", schema)).pty();
     p.expect("warning: requestedSchema keyword \"x-layout\"")
         .expect("warning: field a: format \"flavour\" is not one MCP defines")
         .expect("warning: field a: keyword \"x-ui\"")
@@ -304,7 +311,10 @@ fn schema_warnings_come_before_the_form() {
 fn form_header_counts_asked_fields_and_required_only_when_any() {
     let schema = json!({"type": "object", "properties": {
         "a": {"type": "string", "title": "A"}, "b": {"type": "string", "title": "B"}}});
-    let mut p = elicit(&form("Count", schema)).args(["-a", "a=x"]).spawn();
+    let mut p = Test::new()
+        .stdin(form("Count", schema))
+        .args(["-a", "a=x"])
+        .pty();
     p.expect("1 field (1 more given by --answer) · Enter keeps")
         .answer("? B", "y\r")
         .answer("Send these answers?", ENTER);
@@ -324,7 +334,7 @@ fn titled_options_show_the_value_only_beside_equal_titles() {
         ]},
         "note": {"type": "string", "title": "Note"}
     }, "required": ["shipping"]});
-    let mut p = elicit(&form("Ship", schema)).spawn();
+    let mut p = Test::new().stdin(form("Ship", schema)).pty();
     p.expect("↑ on an empty field goes back")
         .expect("Standard (3-5 days)")
         .expect("Express (exp-eu)")

@@ -68,7 +68,7 @@ fn assert_nothing_launched(dir: &Path) {
 fn open_in_the_browser_then_done() {
     let dir = stubbed(0);
     let path = dir.path().to_path_buf();
-    let mut p = elicit(&everything_url()).stub_path().spawn_in(dir);
+    let mut p = Test::new().stdin(everything_url()).stub_path().pty_in(dir);
     p.expect("asks you to open a link")
         .expect("Connect your Example account")
         .expect(&format!("URL   {URL}"))
@@ -96,10 +96,11 @@ fn browser_flag_runs_that_program() {
             path.join("opened.log").display()
         ),
     );
-    let mut p = elicit(&everything_url())
+    let mut p = Test::new()
+        .stdin(everything_url())
         .stub_path()
         .args(["--browser", browser.to_str().unwrap()])
-        .spawn_in(dir);
+        .pty_in(dir);
     p.answer("What do you want to do?", ENTER)
         .expect("opened in ")
         .expect("mybrowser")
@@ -121,10 +122,11 @@ fn elicit_browser_variable_runs_that_program() {
             path.join("opened.log").display()
         ),
     );
-    let mut p = elicit(&everything_url())
+    let mut p = Test::new()
+        .stdin(everything_url())
         .stub_path()
         .env("ELICIT_BROWSER", browser.to_str().unwrap())
-        .spawn_in(dir);
+        .pty_in(dir);
     p.answer("What do you want to do?", ENTER)
         .answer("waiting for you to finish", ENTER);
     p.finish_with(rpc(json!(3), "accept"));
@@ -136,7 +138,7 @@ fn elicit_browser_variable_runs_that_program() {
 fn show_only_launches_nothing() {
     let dir = stubbed(0);
     let path = dir.path().to_path_buf();
-    let mut p = elicit(&everything_url()).stub_path().spawn_in(dir);
+    let mut p = Test::new().stdin(everything_url()).stub_path().pty_in(dir);
     p.answer("What do you want to do?", &format!("{DOWN}{ENTER}"))
         .expect("copy the URL above and open it yourself")
         .answer("waiting for you to finish", ENTER);
@@ -148,7 +150,7 @@ fn show_only_launches_nothing() {
 fn decline_at_the_consent() {
     let dir = stubbed(0);
     let path = dir.path().to_path_buf();
-    let mut p = elicit(&everything_url()).stub_path().spawn_in(dir);
+    let mut p = Test::new().stdin(everything_url()).stub_path().pty_in(dir);
     p.answer("What do you want to do?", &format!("{DOWN}{DOWN}{ENTER}"));
     p.finish_with(rpc(json!(3), "decline"));
     assert_nothing_launched(&path);
@@ -158,7 +160,7 @@ fn decline_at_the_consent() {
 fn esc_at_the_consent_cancels() {
     let dir = stubbed(0);
     let path = dir.path().to_path_buf();
-    let mut p = elicit(&everything_url()).stub_path().spawn_in(dir);
+    let mut p = Test::new().stdin(everything_url()).stub_path().pty_in(dir);
     p.answer("What do you want to do?", ESC);
     p.finish_with(rpc(json!(3), "cancel"));
     assert_nothing_launched(&path);
@@ -166,7 +168,7 @@ fn esc_at_the_consent_cancels() {
 
 #[test]
 fn cancel_item_at_the_consent() {
-    let mut p = elicit(&everything_url()).stub_path().spawn();
+    let mut p = Test::new().stdin(everything_url()).stub_path().pty();
     p.answer("What do you want to do?", UP).send(ENTER);
     p.finish_with(rpc(json!(3), "cancel"));
 }
@@ -175,7 +177,7 @@ fn cancel_item_at_the_consent() {
 #[test]
 fn waiting_screen_keys() {
     for (keys, action) in [("d", "decline"), (ESC, "cancel"), ("q", "cancel")] {
-        let mut p = elicit(&everything_url()).stub_path().spawn();
+        let mut p = Test::new().stdin(everything_url()).stub_path().pty();
         p.answer("What do you want to do?", &format!("{DOWN}{ENTER}"))
             .answer("waiting for you to finish", keys);
         p.finish_with(rpc(json!(3), action));
@@ -184,7 +186,7 @@ fn waiting_screen_keys() {
 
 #[test]
 fn ctrl_c_at_the_waiting_screen_cancels() {
-    let mut p = elicit(&everything_url()).stub_path().spawn();
+    let mut p = Test::new().stdin(everything_url()).stub_path().pty();
     p.answer("What do you want to do?", &format!("{DOWN}{ENTER}"))
         .answer_settled("waiting for you to finish", CTRL_C);
     let f = p.finish_with(rpc(json!(3), "cancel"));
@@ -203,7 +205,7 @@ fn never_opened(url: &str, why: &str) {
     ] {
         let dir = stubbed(0);
         let path = dir.path().to_path_buf();
-        let mut p = elicit(&url_request(url)).stub_path().spawn_in(dir);
+        let mut p = Test::new().stdin(url_request(url)).stub_path().pty_in(dir);
         p.expect(why)
             .expect("this URL will not be opened")
             .answer("What do you want to do?", &keys);
@@ -277,7 +279,7 @@ fn warnings_are_shown() {
         (long, "characters long, too long to read in full"),
     ];
     for (url, warning) in cases {
-        let mut p = elicit(&url_request(&url)).stub_path().spawn();
+        let mut p = Test::new().stdin(url_request(&url)).stub_path().pty();
         p.expect(warning)
             .expect("What do you want to do?")
             .answer("Open in the browser", ESC);
@@ -288,9 +290,10 @@ fn warnings_are_shown() {
 /// The loopback note is not also reported as "not https".
 #[test]
 fn loopback_http_is_a_note_not_a_warning() {
-    let mut p = elicit(&url_request("http://localhost:3000/cb"))
+    let mut p = Test::new()
+        .stdin(url_request("http://localhost:3000/cb"))
         .stub_path()
-        .spawn();
+        .pty();
     p.expect("plain http to this computer")
         .answer("What do you want to do?", ESC);
     let f = p.finish_with(rpc(json!(7), "cancel"));
@@ -307,7 +310,7 @@ fn loopback_http_is_a_note_not_a_warning() {
 fn failing_system_opener_is_reported_and_the_flow_goes_on() {
     let dir = stubbed(1);
     let path = dir.path().to_path_buf();
-    let mut p = elicit(&everything_url()).stub_path().spawn_in(dir);
+    let mut p = Test::new().stdin(everything_url()).stub_path().pty_in(dir);
     p.answer("What do you want to do?", ENTER)
         .expect("could not open a browser")
         .expect("copy the URL above and open it yourself")
@@ -322,10 +325,11 @@ fn failing_system_opener_is_reported_and_the_flow_goes_on() {
 fn missing_browser_program_is_reported_and_the_flow_goes_on() {
     let dir = stubbed(0);
     let path = dir.path().to_path_buf();
-    let mut p = elicit(&everything_url())
+    let mut p = Test::new()
+        .stdin(everything_url())
         .stub_path()
         .args(["--browser", "/nonexistent/browser"])
-        .spawn_in(dir);
+        .pty_in(dir);
     p.answer("What do you want to do?", ENTER)
         .expect("could not open a browser (cannot run /nonexistent/browser: not found)")
         .answer("waiting for you to finish", ENTER);
@@ -349,10 +353,11 @@ fn browser_flag_takes_a_command_line() {
         ),
     );
     let line = format!("'{}' --new-window", browser.display());
-    let mut p = elicit(&everything_url())
+    let mut p = Test::new()
+        .stdin(everything_url())
         .stub_path()
         .args(["--browser", &line])
-        .spawn_in(dir);
+        .pty_in(dir);
     p.answer("What do you want to do?", ENTER)
         .expect("opened in ")
         .answer("waiting for you to finish", ENTER);
@@ -376,9 +381,9 @@ fn browser_variable_comes_after_elicit_browser() {
                 ),
             );
         }
-        let mut spec = elicit(&everything_url()).stub_path().env(
+        let mut spec = Test::new().stdin(everything_url()).stub_path().env(
             "BROWSER",
-            &format!("{} -x", path.join("envbrowser").display()),
+            format!("{} -x", path.join("envbrowser").display()),
         );
         if elicit_browser {
             spec = spec.env(
@@ -386,7 +391,7 @@ fn browser_variable_comes_after_elicit_browser() {
                 path.join("elicitbrowser").to_str().unwrap(),
             );
         }
-        let mut p = spec.spawn_in(dir);
+        let mut p = spec.pty_in(dir);
         p.answer("What do you want to do?", ENTER)
             .answer("waiting for you to finish", ENTER);
         p.finish_with(rpc(json!(3), "accept"));
@@ -402,10 +407,11 @@ fn failing_browser_program_is_reported() {
     let path: PathBuf = dir.path().to_path_buf();
     let browser = path.join("badbrowser");
     write_script(&browser, "#!/bin/sh\nexit 1\n");
-    let mut p = elicit(&everything_url())
+    let mut p = Test::new()
+        .stdin(everything_url())
         .stub_path()
         .args(["--browser", browser.to_str().unwrap()])
-        .spawn_in(dir);
+        .pty_in(dir);
     p.answer("What do you want to do?", ENTER)
         .expect("could not open a browser (")
         .expect("badbrowser failed with exit status: 1)")
@@ -416,10 +422,11 @@ fn failing_browser_program_is_reported() {
 /// --timeout while waiting for the person: cancel, exit 0, cursor shown.
 #[test]
 fn timeout_at_the_waiting_screen_cancels() {
-    let mut p = elicit(&everything_url())
+    let mut p = Test::new()
+        .stdin(everything_url())
         .stub_path()
         .args(["--timeout", "1s"])
-        .spawn();
+        .pty();
     p.answer("What do you want to do?", &format!("{DOWN}{ENTER}"))
         .expect("waiting for you to finish")
         .expect("timed out");
@@ -432,10 +439,11 @@ fn timeout_at_the_waiting_screen_cancels() {
 fn no_open_offers_no_open_choice() {
     let dir = stubbed(0);
     let path = dir.path().to_path_buf();
-    let mut p = elicit(&everything_url())
+    let mut p = Test::new()
+        .stdin(everything_url())
         .stub_path()
         .args(["--no-open"])
-        .spawn_in(dir);
+        .pty_in(dir);
     p.expect("--no-open: nothing will be launched")
         .answer("What do you want to do?", ENTER)
         .expect("copy the URL above")
@@ -450,7 +458,7 @@ fn no_open_offers_no_open_choice() {
 #[test]
 fn bare_url_request_gets_a_bare_result() {
     let req = json!({"mode": "url", "url": URL, "message": "m", "elicitationId": "x"}).to_string();
-    let mut p = elicit(&req).stub_path().spawn();
+    let mut p = Test::new().stdin(req).stub_path().pty();
     p.answer("What do you want to do?", &format!("{DOWN}{ENTER}"))
         .answer("waiting for you to finish", ENTER);
     p.finish_with(json!({"action": "accept"}));

@@ -10,9 +10,9 @@
 
 use crate::common;
 use crate::common::fake_auth::{
-    as_metadata, call_echo, curl_browser, Config, FakeAuth, Handler, Http, Req, Resp,
+    as_metadata, call_echo, curl_browser, Config, FakeAuth, Handler, Http, Req, Resp, ECHOED,
 };
-use crate::common::{Run, Test};
+use crate::common::Test;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -57,7 +57,7 @@ fn resource_config(as_base: &str) -> Config {
 
 /// `elicit call` of the echo tool on `server`'s MCP endpoint, in a store
 /// of its own, signing in through the scripted browser (curl).
-fn sign_in_to(server: &FakeAuth) -> Run {
+fn sign_in_to(server: &FakeAuth) -> Test {
     let dir = tempfile::tempdir().unwrap();
     call_echo(
         &dir.path().join("t"),
@@ -133,17 +133,18 @@ fn client_credentials_go_only_to_the_named_issuer() {
         &creds,
         &[],
         &format!("{}/mcp", server.base),
-    );
-    assert_eq!(r.code, 1, "{}", r.stderr);
+    )
+    .status(1)
+    .run();
     assert!(evil.find("/token").is_empty(), "{:?}", evil.requests());
     assert!(!saw_secret(&evil));
     assert!(
-        r.stderr.contains(&good.base) && r.stderr.contains(&evil.base),
+        r.stderr().contains(&good.base) && r.stderr().contains(&evil.base),
         "{}",
-        r.stderr
+        r.stderr()
     );
-    assert!(r.stderr.contains("--client-issuer"), "{}", r.stderr);
-    assert!(!r.stderr.contains(SECRET));
+    assert!(r.stderr().contains("--client-issuer"), "{}", r.stderr());
+    assert!(!r.stderr().contains(SECRET));
 
     let server = resource_for(&good.base);
     let r = call_echo(
@@ -151,9 +152,9 @@ fn client_credentials_go_only_to_the_named_issuer() {
         &creds,
         &[],
         &format!("{}/mcp", server.base),
-    );
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.contains("echo: hi"));
+    )
+    .run();
+    assert!(r.stdout().contains("echo: hi"));
     assert!(saw_secret(&good));
 }
 
@@ -169,29 +170,32 @@ fn client_credentials_are_bound_to_the_first_issuer() {
     let store = dir.path().join("t");
     let creds = ["--client-id", "pre-id", "--client-secret", SECRET];
     let a = resource_for(&first.base);
-    let r = call_echo(&store, &creds, &[], &format!("{}/mcp", a.base));
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = call_echo(&store, &creds, &[], &format!("{}/mcp", a.base))
+        .stdout(ECHOED)
+        .run();
     assert!(saw_secret(&first));
-    assert!(r.stderr.contains("bound to"), "{}", r.stderr);
+    assert!(r.stderr().contains("bound to"), "{}", r.stderr());
 
     let b = resource_for(&other.base);
-    let r = call_echo(&store, &creds, &[], &format!("{}/mcp", b.base));
-    assert_eq!(r.code, 1, "{}", r.stderr);
+    let r = call_echo(&store, &creds, &[], &format!("{}/mcp", b.base))
+        .status(1)
+        .run();
     assert!(other.find("/token").is_empty(), "{:?}", other.requests());
     assert!(!saw_secret(&other));
     assert!(
-        r.stderr.contains(&first.base) && r.stderr.contains(&other.base),
+        r.stderr().contains(&first.base) && r.stderr().contains(&other.base),
         "{}",
-        r.stderr
+        r.stderr()
     );
     // Naming the other issuer explicitly re-binds the client.
-    let r = call_echo(
+    call_echo(
         &store,
         &[&creds[..], &["--client-issuer", &other.base]].concat(),
         &[],
         &format!("{}/mcp", b.base),
-    );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    )
+    .stdout(ECHOED)
+    .run();
     assert!(saw_secret(&other));
 }
 
@@ -210,16 +214,18 @@ fn an_environment_secret_needs_a_named_issuer() {
         ("ELICIT_CLIENT_SECRET", SECRET),
     ];
     let url = format!("{}/mcp", server.base);
-    let r = call_echo(&store, &[], &env, &url);
-    assert_eq!(r.code, 1, "{}", r.stderr);
+    let r = call_echo(&store, &[], &env, &url).status(1).run();
     assert!(authz.find("/token").is_empty(), "{:?}", authz.requests());
     assert!(!saw_secret(&authz));
-    assert!(r.stderr.contains("ELICIT_CLIENT_ISSUER"), "{}", r.stderr);
-    assert!(!r.stderr.contains(SECRET));
+    assert!(
+        r.stderr().contains("ELICIT_CLIENT_ISSUER"),
+        "{}",
+        r.stderr()
+    );
+    assert!(!r.stderr().contains(SECRET));
 
     let named = [&env[..], &[("ELICIT_CLIENT_ISSUER", authz.base.as_str())]].concat();
-    let r = call_echo(&store, &[], &named, &url);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    call_echo(&store, &[], &named, &url).stdout(ECHOED).run();
     assert!(saw_secret(&authz));
 }
 
@@ -243,12 +249,11 @@ fn plain_http_authorization_server_endpoints_are_refused() {
             ..as_config()
         });
         let server = resource_for(&authz.base);
-        let r = sign_in_to(&server);
-        assert_eq!(r.code, 1, "{field}: {}", r.stderr);
+        let r = sign_in_to(&server).status(1).run();
         assert!(
-            r.stderr.contains(field) && r.stderr.contains("not https"),
+            r.stderr().contains(field) && r.stderr().contains("not https"),
             "{field}: {}",
-            r.stderr
+            r.stderr()
         );
         assert!(authz.find("/authorize").is_empty(), "{field}");
         assert!(authz.find("/register").is_empty(), "{field}");
@@ -280,9 +285,8 @@ fn metadata_redirects_stay_on_their_origin() {
     }));
     *victim_base.lock().unwrap() = victim.base.clone();
     let server = resource_for(&victim.base);
-    let r = sign_in_to(&server);
-    assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(r.stderr.contains("another origin"), "{}", r.stderr);
+    let r = sign_in_to(&server).status(1).run();
+    assert!(r.stderr().contains("another origin"), "{}", r.stderr());
     assert!(evil.requests().is_empty(), "{:?}", evil.requests());
 
     // The resource metadata redirecting away: not followed either.
@@ -292,8 +296,10 @@ fn metadata_redirects_stay_on_their_origin() {
         Arc::new(move |_: &str, _: &Req| Resp::redirect(&evil_prm)),
         false,
     );
-    let r = sign_in_to(&redirecting);
-    assert_eq!(r.code, 1, "{}", r.stderr);
+    sign_in_to(&redirecting)
+        .status(1)
+        .run()
+        .stderr_has("redirects to another origin");
     assert!(evil.requests().is_empty(), "{:?}", evil.requests());
 
     // A redirect within the origin is fine.
@@ -305,11 +311,12 @@ fn metadata_redirects_stay_on_their_origin() {
         }
     }));
     let server = resource_for(&moved.base);
-    let r = sign_in_to(&server);
+    let r = sign_in_to(&server).status(1).run();
+    r.stderr_has("client registration failed");
     // Discovery got past the metadata: the sign-in went on to /register on
     // the same origin (which this server does not serve).
-    assert!(!r.stderr.contains("another origin"), "{}", r.stderr);
-    assert!(!moved.find("/register").is_empty(), "{}", r.stderr);
+    assert!(!r.stderr().contains("another origin"), "{}", r.stderr());
+    assert!(!moved.find("/register").is_empty(), "{}", r.stderr());
 }
 
 // ---- 3. An unattended browser gets only what the terminal would open ---
@@ -342,9 +349,10 @@ fn an_unattended_browser_is_not_given_a_suspicious_sign_in_url() {
     ] {
         let mut flags = flags;
         flags.extend(["--timeout", "3s"]);
-        let r = call_echo(&dir.path().join("t"), &flags, &env, &url);
-        assert_eq!(r.code, 1, "{}", r.stderr);
-        assert!(r.stderr.contains("Punycode"), "{}", r.stderr);
+        let r = call_echo(&dir.path().join("t"), &flags, &env, &url)
+            .status(1)
+            .run();
+        assert!(r.stderr().contains("Punycode"), "{}", r.stderr());
         assert!(
             !seen.exists(),
             "launched: {:?}",
@@ -354,13 +362,15 @@ fn an_unattended_browser_is_not_given_a_suspicious_sign_in_url() {
     // The same program with a clean sign-in URL is launched.
     let authz = FakeAuth::start(as_config());
     let server = resource_for(&authz.base);
-    let r = call_echo(
+    call_echo(
         &dir.path().join("t"),
         &["--browser", recorder, "--timeout", "3s"],
         &[],
         &format!("{}/mcp", server.base),
-    );
-    assert_eq!(r.code, 1, "{}", r.stderr);
+    )
+    .status(1)
+    .run()
+    .stderr_has("sign-in did not finish within 3s: the browser never came back to elicit");
     let opened = std::fs::read_to_string(&seen).unwrap();
     assert!(
         opened.starts_with(&format!("{}/authorize?", authz.base)),
@@ -539,9 +549,8 @@ fn resource_metadata_without_resource_is_refused() {
         Arc::new(move |_: &str, _: &Req| Resp::json(prm.clone())),
         false,
     );
-    let r = sign_in_to(&server);
-    assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(r.stderr.contains("no `resource`"), "{}", r.stderr);
+    let r = sign_in_to(&server).status(1).run();
+    assert!(r.stderr().contains("no `resource`"), "{}", r.stderr());
     assert!(authz.requests().is_empty(), "{:?}", authz.requests());
 }
 
@@ -558,27 +567,32 @@ fn tokens_that_are_not_bearer_are_never_sent_as_bearer() {
             ..as_config()
         });
         let server = resource_for(&authz.base);
-        let r = sign_in_to(&server);
+        let test = sign_in_to(&server);
+        let r = if token_type == "bearer" {
+            test.stdout(ECHOED).run()
+        } else {
+            test.status(1).run()
+        };
         let sent = server.requests().iter().any(|q| {
             q.headers
                 .get("authorization")
                 .is_some_and(|h| h.contains("tok-typed"))
         });
         if token_type == "bearer" {
-            assert_eq!(r.code, 0, "{token_type}: {}", r.stderr);
             assert!(sent);
             continue;
         }
-        assert_eq!(r.code, 1, "{token_type}: {}", r.stderr);
         assert!(!sent, "{token_type}: the token was sent");
         // The type is named (oauth2 reads it in lower case).
         assert!(
-            r.stderr.to_lowercase().contains(&token_type.to_lowercase()),
+            r.stderr()
+                .to_lowercase()
+                .contains(&token_type.to_lowercase()),
             "{token_type}: {}",
-            r.stderr
+            r.stderr()
         );
         if token_type == "DPoP" {
-            assert!(r.stderr.contains("DPoP-bound"), "{}", r.stderr);
+            assert!(r.stderr().contains("DPoP-bound"), "{}", r.stderr());
         }
     }
 }
@@ -596,13 +610,12 @@ fn a_parent_path_resource_is_warned_about() {
         }),
         false,
     );
-    let r = sign_in_to(&server);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = sign_in_to(&server).stdout(ECHOED).run();
     let warning = r
-        .stderr
+        .stderr()
         .lines()
         .find(|l| l.starts_with("elicit: warning:") && l.contains("parent"))
-        .unwrap_or_else(|| panic!("no warning: {}", r.stderr));
+        .unwrap_or_else(|| panic!("no warning: {}", r.stderr()));
     assert!(warning.contains(&format!("{}/", server.base)), "{warning}");
 }
 
@@ -670,11 +683,14 @@ fn error_descriptions_cannot_forge_lines() {
             )
         });
         let server = resource_answering(&authz.base, prm, strict);
-        let r = sign_in_to(&server);
-        assert_eq!(r.code, 1, "{what}: {}", r.stderr);
-        assert!(r.stderr.contains("nope"), "{what} {strict}: {}", r.stderr);
-        assert_not_forged(what, &r.stderr);
-        assert!(!r.stderr.contains('\u{1b}'), "{what}: {:?}", r.stderr);
+        let r = sign_in_to(&server).status(1).run();
+        assert!(
+            r.stderr().contains("nope"),
+            "{what} {strict}: {}",
+            r.stderr()
+        );
+        assert_not_forged(what, r.stderr());
+        assert!(!r.stderr().contains('\u{1b}'), "{what}: {:?}", r.stderr());
     }
 }
 
@@ -698,11 +714,12 @@ fn an_issuer_with_a_line_break_is_refused_not_stored() {
         &["--browser", &curl_browser()],
         &[],
         &format!("{}/mcp", server.base),
-    );
-    assert_not_forged("stderr", &r.stderr);
-    assert_eq!(r.code, 1, "{}", r.stderr);
+    )
+    .status(1)
+    .run();
+    assert_not_forged("stderr", r.stderr());
     let list = Test::new().words("auth list").data_dir(&store).run();
-    let out = &list.stdout;
+    let out = &list.stdout();
     assert_not_forged("auth list", out);
     assert!(!out.contains("issuer"), "{out}");
 }
@@ -724,7 +741,7 @@ fn auth_list_keeps_stored_fields_on_one_line() {
         })
         .unwrap();
     let list = Test::new().words("auth list").data_dir(dir.path()).run();
-    let out = &list.stdout;
+    let out = &list.stdout();
     assert!(out.contains("issuer"), "{out}");
     assert_not_forged("auth list", out);
 }
@@ -841,12 +858,11 @@ fn a_metadata_get_on_a_dropped_connection_is_sent_again_once() {
             )
         });
         let server = resource_answering(&authz.base, prm, true);
-        let r = sign_in_to(&server);
         if resets == 1 {
-            assert_eq!(r.code, 0, "{}", r.stderr);
+            sign_in_to(&server).stdout(ECHOED).run();
         } else {
-            assert_eq!(r.code, 1, "{}", r.stderr);
-            assert!(r.stderr.contains("reset"), "{}", r.stderr);
+            let r = sign_in_to(&server).status(1).run();
+            assert!(r.stderr().contains("reset"), "{}", r.stderr());
         }
     }
 }

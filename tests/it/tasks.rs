@@ -29,21 +29,19 @@ fn report(result: &Value) -> String {
         .to_string()
 }
 
-fn call(extra: &[&str]) -> Run {
+fn call(extra: &[&str]) -> Test {
     Test::new()
         .words("call --no-input --timeout 60s --server-log /dev/null")
         .args(["--tool", TOOL])
         .words("--arg topic=python --arg ambiguous=true")
         .args(extra)
         .server(&server_everything())
-        .run()
 }
 
 #[test]
 fn a_task_that_asks_gets_the_answer_through_call() {
-    let out = call(&["-a", "accept", "-a", "interpretation=programming"]);
-    assert!(out.code == 0, "{}", out.stderr.as_str());
-    let result: Value = serde_json::from_str(&out.stdout).unwrap();
+    let out = call(&["-a", "accept", "-a", "interpretation=programming"]).run();
+    let result: Value = serde_json::from_str(out.stdout()).unwrap();
     let text = report(&result);
     assert!(
         text.contains("# Research Report: python (programming)"),
@@ -58,9 +56,8 @@ fn a_task_that_asks_gets_the_answer_through_call() {
 
 #[test]
 fn a_task_declined_reaches_the_tool_as_declined() {
-    let out = call(&["-a", "decline"]);
-    assert!(out.code == 0, "{}", out.stderr.as_str());
-    let result: Value = serde_json::from_str(&out.stdout).unwrap();
+    let out = call(&["-a", "decline"]).run();
+    let result: Value = serde_json::from_str(out.stdout()).unwrap();
     assert!(
         report(&result).contains("User declined"),
         "{}",
@@ -72,26 +69,23 @@ fn a_task_declined_reaches_the_tool_as_declined() {
 fn a_task_flow_records_and_replays() {
     let dir = tempfile::tempdir().unwrap();
     let cassette = dir.path().join("research.cassette.json");
-    let out = call(&[
+    call(&[
         "-a",
         "accept",
         "-a",
         "interpretation=snake",
         "--record",
         cassette.to_str().unwrap(),
-    ]);
-    assert!(out.code == 0, "{}", out.stderr.as_str());
+    ])
+    .stdout_unchecked("the tool's result is read back from the cassette")
+    .run();
     let recorded: Value =
         serde_json::from_str(&std::fs::read_to_string(&cassette).unwrap()).unwrap();
     let asked = recorded["elicitations"].as_array().unwrap();
     assert_eq!(asked.len(), 1, "{recorded}");
     assert_eq!(asked[0]["answer"]["content"]["interpretation"], "snake");
     // A fresh task id on every run does not fail the replay.
-    Test::new()
-        .args(["test", "--timeout", "60s"])
-        .arg(&cassette)
-        .run()
-        .success();
+    replays(&cassette);
 }
 
 /// A client that runs the task itself (task-augmented `tools/call`, then
@@ -154,8 +148,9 @@ fn proxy_answers_a_task_elicitation_for_a_client_that_runs_the_task() {
     // task's time-to-live timer running, so it does not exit when its stdin
     // closes: the proxy ends it after the grace period (SIGTERM) and exits
     // with the server's status, 128 + 15.
-    let run = proxy.wait_within(Duration::from_secs(30));
-    assert!(matches!(run.code, 0 | 143), "proxy exit {}", run.code);
+    proxy
+        .status_in(&[0, 143])
+        .wait_within(Duration::from_secs(30));
 }
 
 /// The cassette `--record` wrote.
@@ -169,21 +164,16 @@ fn replays(cassette: &std::path::Path) {
         .args(["test", "--timeout", "60s"])
         .arg(cassette)
         .run()
-        .success();
+        .stderr_has(", 0 failed (");
 }
 
 /// A proxy whose client hung up, ended (server-everything is ended after
 /// the grace period: 128 + 15).
 fn hung_up(mut proxy: Running) -> Run {
     proxy.close_stdin();
-    let run = proxy.wait_within(Duration::from_secs(30));
-    assert!(
-        matches!(run.code, 0 | 143),
-        "proxy exit {}: {}",
-        run.code,
-        run.stderr
-    );
-    run
+    proxy
+        .status_in(&[0, 143])
+        .wait_within(Duration::from_secs(30))
 }
 
 /// A client that asks `proxy`, and reads the replies to its own requests,
@@ -321,7 +311,6 @@ fn echoed(result: &Value) -> Value {
 #[test]
 fn an_extension_task_asks_twice_and_call_answers_each_with_tasks_update() {
     let run = call_task("task_steps", &["-a", "name=Ada", "-a", "color=green"]);
-    run.success();
     let result = run.json();
     assert_eq!(
         echoed(&result),
@@ -334,7 +323,6 @@ fn an_extension_task_asks_twice_and_call_answers_each_with_tasks_update() {
 #[test]
 fn an_extension_task_declined_reaches_the_tool_as_declined() {
     let run = call_task("task_steps", &["-a", "decline"]);
-    run.success();
     assert_eq!(
         echoed(&run.json()),
         json!({"action": "decline", "content": null})
@@ -356,7 +344,7 @@ fn an_extension_task_flow_records_and_replays() {
             cassette.to_str().unwrap(),
         ],
     )
-    .success();
+    .stdout_has("Grace");
     let recorded: Value =
         serde_json::from_str(&std::fs::read_to_string(&cassette).unwrap()).unwrap();
     let asked = recorded["elicitations"].as_array().unwrap();
@@ -376,11 +364,12 @@ fn an_extension_task_flow_records_and_replays() {
         .unwrap()
         .replace("Hello Grace: your colour?", "Hello Grace: your flavour?");
     std::fs::write(&cassette, edited).unwrap();
-    let changed = Test::new()
+    Test::new()
         .args(["test", "--timeout", "60s"])
         .arg(&cassette)
-        .run();
-    assert_ne!(changed.code, 0, "{}{}", changed.stdout, changed.stderr);
+        .failure()
+        .run()
+        .stderr_has("FAIL    ");
 }
 
 #[test]
@@ -398,12 +387,12 @@ fn lint_reads_the_questions_of_an_extension_task() {
     let run = Test::new()
         .args(["lint", "--format", "json", "-"])
         .stdin(reply.to_string())
+        .status(1)
         .run();
-    run.expect_code(1);
     assert!(
-        run.stdout.contains("required-not-a-property"),
+        run.stdout().contains("required-not-a-property"),
         "{}",
-        run.stdout
+        run.stdout()
     );
 }
 
@@ -526,7 +515,7 @@ fn task_only_through_proxy(answers: &[&str], record: Option<&std::path::Path>) -
         json!({"name": "task_only", "arguments": {}, "_meta": meta}),
     );
     let run = hung_up(proxy);
-    (done, run.stderr)
+    (done, run.stderr().to_string())
 }
 
 #[test]

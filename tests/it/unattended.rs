@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::common::{stub_openers, Run, Test};
+use crate::common::{stub_openers, Test};
 
 /// Far above "at once", far below a hang: a run that serves a page nobody
 /// sees is killed here and fails the test.
@@ -39,21 +39,28 @@ fn unattended(args: &[&str], openers: &Path, env: &[(&str, &str)]) -> Test {
 
 /// Exit 2 well within the limit, nothing on stdout, and a message that
 /// names what is left and how to answer it.
-fn assert_fails_at_once(end: &Run, fields: &[&str]) {
-    assert_eq!(end.code, 2, "{}", end.stderr);
-    assert!(end.stdout.is_empty(), "stdout: {}", end.stdout);
-    assert!(end.took < Duration::from_secs(10), "took {:?}", end.took);
+fn fails_at_once(test: Test, fields: &[&str]) {
+    let end = test.status(2).stdout("").run();
+    assert!(
+        end.took() < Duration::from_secs(10),
+        "took {:?}",
+        end.took()
+    );
     for needle in fields
         .iter()
         .chain(&["--answer", "--answers", "--no-input"])
     {
         assert!(
-            end.stderr.contains(needle),
+            end.stderr().contains(needle),
             "{needle:?} not in:\n{}",
-            end.stderr
+            end.stderr()
         );
     }
-    assert!(!end.stderr.contains("answer on the page"), "{}", end.stderr);
+    assert!(
+        !end.stderr().contains("answer on the page"),
+        "{}",
+        end.stderr()
+    );
 }
 
 fn opened(dir: &Path) -> String {
@@ -66,8 +73,10 @@ const FORM: &str = "fixtures/server-everything/form.request.json";
 fn a_plain_run_with_no_browser_to_open_fails_at_once() {
     let openers = tempfile::tempdir().unwrap();
     stub_openers(openers.path(), 3);
-    let end = unattended(&["-a", "name=Ada", FORM], openers.path(), &[]).run();
-    assert_fails_at_once(&end, &["check", "email", "no browser opened the page"]);
+    fails_at_once(
+        unattended(&["-a", "name=Ada", FORM], openers.path(), &[]),
+        &["check", "email", "no browser opened the page"],
+    );
     // The openers were tried: the failure is theirs, not a guess.
     assert!(opened(openers.path()).contains("http://127.0.0.1:"));
 }
@@ -78,13 +87,14 @@ fn call_with_an_answer_missing_and_no_browser_fails_at_once() {
     stub_openers(openers.path(), 1);
     let server = root().join("tests/servers/fake_server.py");
     let server = server.to_str().unwrap();
-    let end = unattended(
-        &["call", "--tool", "form", "--", "python3", server],
-        openers.path(),
-        &[],
-    )
-    .run();
-    assert_fails_at_once(&end, &["name"]);
+    fails_at_once(
+        unattended(
+            &["call", "--tool", "form", "--", "python3", server],
+            openers.path(),
+            &[],
+        ),
+        &["name"],
+    );
 }
 
 #[test]
@@ -92,8 +102,10 @@ fn under_ci_a_working_opener_is_never_used_for_the_page() {
     let openers = tempfile::tempdir().unwrap();
     stub_openers(openers.path(), 0);
     for ci in ["true", "1", "yes"] {
-        let end = unattended(&["-a", "name=Ada", FORM], openers.path(), &[("CI", ci)]).run();
-        assert_fails_at_once(&end, &["check", "CI is set"]);
+        fails_at_once(
+            unattended(&["-a", "name=Ada", FORM], openers.path(), &[("CI", ci)]),
+            &["check", "CI is set"],
+        );
     }
     assert_eq!(opened(openers.path()), "", "nothing may be opened under CI");
 }
@@ -104,12 +116,18 @@ fn ci_false_is_not_ci() {
     for ci in ["false", "0", ""] {
         let openers = tempfile::tempdir().unwrap();
         stub_openers(openers.path(), 0);
-        let child = unattended(&["-a", "name=Ada", FORM], openers.path(), &[("CI", ci)]).spawn();
+        let child = unattended(&["-a", "name=Ada", FORM], openers.path(), &[("CI", ci)])
+            .stderr_unchecked(RACE)
+            .spawn();
         let seen = wait_for(|| opened(openers.path()).contains("http://127.0.0.1:"));
         child.kill();
         assert!(seen, "CI={ci:?}: the page was not opened");
     }
 }
+
+/// Why a run killed once its page was opened has what it printed set
+/// aside.
+const RACE: &str = "killed once the page is open: whether its lines were out by then is a race";
 
 /// Polls `cond` until it holds or [`LIMIT`] passes.
 fn wait_for(mut cond: impl FnMut() -> bool) -> bool {
@@ -135,6 +153,8 @@ fn the_proxy_under_a_pipes_only_client_with_an_opener_serves_the_page() {
         openers.path(),
         &[],
     )
+    .stdout_unchecked(RACE)
+    .stderr_unchecked(RACE)
     .feed()
     .spawn();
     proxy.send(&serde_json::json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"desktop","version":"0"}}}));
@@ -177,7 +197,7 @@ fn no_open_asks_for_the_page_with_no_opener() {
 #[test]
 fn the_proxy_flags_have_environment_forms_listed_in_man() {
     let man = Test::new().args(["man", "proxy"]).run();
-    let page = &man.stdout;
+    let page = &man.stdout();
     for var in [
         "ELICIT_NO_OPEN",
         "ELICIT_NO_INPUT",
@@ -194,7 +214,9 @@ fn the_proxy_flags_have_environment_forms_listed_in_man() {
     let openers = tempfile::tempdir().unwrap();
     stub_openers(openers.path(), 0);
     // ELICIT_NO_INPUT: fails at once, and nothing is opened.
-    let end = unattended(&[FORM], openers.path(), &[("ELICIT_NO_INPUT", "1")]).run();
-    assert_fails_at_once(&end, &["--no-input was given"]);
+    fails_at_once(
+        unattended(&[FORM], openers.path(), &[("ELICIT_NO_INPUT", "1")]),
+        &["--no-input was given"],
+    );
     assert_eq!(opened(openers.path()), "");
 }

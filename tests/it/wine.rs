@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::common::elicit_command;
+use crate::common::Test;
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -127,12 +127,16 @@ fn wait_output(child: std::process::Child, limit: Duration) -> Output {
     }
 }
 
-fn linux(args: &[&str], stdin: &str) -> Output {
-    elicit_command()
+/// The Linux build's stdout for `args` and `stdin`, which must end with
+/// `status` (the Windows build's).
+fn linux(args: &[&str], stdin: &str, status: i32) -> Vec<u8> {
+    let run = Test::new()
         .args(args)
-        .write_stdin(stdin.to_string())
-        .output()
-        .unwrap()
+        .stdin(stdin)
+        .status(status)
+        .stderr_unchecked("only stdout and the status are compared with Windows")
+        .run();
+    run.stdout().as_bytes().to_vec()
 }
 
 /// The same bytes on stdout and the same exit status from both builds.
@@ -142,22 +146,21 @@ fn same_as_linux(w: &Wine, args: &[&str], stdin: &str) {
 
 /// As [`same_as_linux`], after `mask` (for what is fresh on every run).
 fn same_as_linux_but(w: &Wine, args: &[&str], stdin: &str, mask: impl Fn(&[u8]) -> Vec<u8>) {
-    let mut l = linux(args, stdin);
+    // The Linux run must end as the Windows one did (checked as it ends).
     let mut win = w.run(args, stdin);
-    l.stdout = mask(&l.stdout);
+    let status = win
+        .status
+        .code()
+        .expect("the Windows build exits with a code");
+    let linux_stdout = mask(&linux(args, stdin, status));
     win.stdout = mask(&win.stdout);
     assert_eq!(
         String::from_utf8_lossy(&win.stdout),
-        String::from_utf8_lossy(&l.stdout),
+        String::from_utf8_lossy(&linux_stdout),
         "stdout of {args:?} differs; Windows stderr: {}",
         String::from_utf8_lossy(&win.stderr)
     );
-    assert_eq!(win.stdout, l.stdout, "bytes of {args:?}");
-    assert_eq!(
-        win.status.code(),
-        l.status.code(),
-        "exit status of {args:?}"
-    );
+    assert_eq!(win.stdout, linux_stdout, "bytes of {args:?}");
 }
 
 /// Processes (Linux pids of Wine's processes) whose command line holds
@@ -406,7 +409,7 @@ fn answered_on_the_page(mut command: Command) -> Vec<u8> {
 #[test]
 fn the_page_answered_over_http_gives_the_same_result_as_on_linux() {
     let Some(w) = wine() else { return };
-    let linux = answered_on_the_page(Command::new(env!("CARGO_BIN_EXE_elicit")));
+    let linux = answered_on_the_page(Test::new().command());
     assert_eq!(
         String::from_utf8_lossy(&linux),
         "{\"action\":\"accept\",\"content\":{\"region\":\"us-east-1\",\"replicas\":4,\"dryRun\":false}}\n"

@@ -940,12 +940,12 @@ fn check_proof(
 
 // ---- elicit against the fake ----------------------------------------------
 
-pub use crate::common::Run;
+pub use crate::common::Test;
 
 /// `elicit call --no-input --tool echo --arg text=hi URL` (2025-11-25),
 /// with `data` as its data directory, and `extra` flags (`--timeout 20s` unless they
 /// hold one).
-pub fn call_echo(data: &Path, extra: &[&str], env: &[(&str, &str)], url: &str) -> Run {
+pub fn call_echo(data: &Path, extra: &[&str], env: &[(&str, &str)], url: &str) -> Test {
     let mut args = vec!["call", "--no-input", "--protocol", "2025-11-25"];
     args.extend_from_slice(extra);
     if !extra.contains(&"--timeout") {
@@ -956,8 +956,10 @@ pub fn call_echo(data: &Path, extra: &[&str], env: &[(&str, &str)], url: &str) -
         .args(&args)
         .data_dir(data)
         .envs(env)
-        .run()
 }
+
+/// What [`call_echo`] prints when the call goes through.
+pub const ECHOED: &str = "{\"content\":[{\"type\":\"text\",\"text\":\"echo: hi\"}]}\n";
 
 /// The conformance suite's "person with a browser": curl follows the
 /// authorization redirect to elicit's loopback listener.

@@ -1,7 +1,13 @@
 //! The one way a test runs the binary (as `just`'s `Test`):
 //! `Test::new().args([...]).server(&argv).env(K, V).stdin(text).run()`;
-//! `.spawn()` to drive it as it runs, `.terminal()` for a pseudo-terminal
-//! of its own, `.command()` for a test that must handle the process itself.
+//! `.spawn()` to drive it as it runs, `.pty()` for a person at a terminal
+//! (see `pty`), `.terminal()` for all its streams on a pseudo-terminal,
+//! `.command()` for a test that must handle the process itself.
+//!
+//! It checks by default: the exit status when the run ends (0 unless the
+//! test says otherwise), and that neither stdout nor stderr holds anything
+//! the test did not expect, read or set aside with a reason. A check that
+//! fails shows the command, where it was run, the status and both streams.
 //!
 //! Every run starts from the same clean slate (the repository's root as its
 //! folder, so fixtures are named relative to it; no colour; none of the
@@ -9,8 +15,10 @@
 //! and failed past its limit, with what it said so far), and fails the test
 //! if elicit panicked, whatever the test itself checks.
 
+use std::cell::Cell;
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::panic::Location;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::thread::JoinHandle;
@@ -37,24 +45,82 @@ const CLEARED: [&str; 8] = [
     "CI",
 ];
 
-/// A run of `elicit` being put together.
+/// A run of `elicit` being put together, with what it must show when it
+/// ends: exit status 0 unless [`Test::status`] or [`Test::failure`] says
+/// otherwise, and nothing on stdout or stderr that the test did not expect
+/// ([`Test::stdout`], [`Test::stderr`]), read ([`Run`]'s accessors and
+/// checks) or set aside with a reason ([`Test::stdout_unchecked`]).
 pub struct Test {
     cmd: Command,
     stdin: Option<Vec<u8>>,
-    limit: Duration,
+    limit: Option<Duration>,
     shown: Vec<String>,
     feed: bool,
+    expected: Expected,
+    pub(super) terminal: super::pty::Terminal,
 }
 
-/// How a run ended.
+/// The exit a run must end with.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Status {
+    Code(i32),
+    /// One of these codes (a run over data whose outcome the test does not
+    /// know in advance).
+    OneOf(&'static [i32]),
+    /// Any code but 0.
+    Failure,
+    /// Whatever it is: only for a run the test killed ([`Running::kill`]).
+    Any,
+}
+
+impl Status {
+    pub(super) fn holds(self, code: i32) -> bool {
+        match self {
+            Status::Code(c) => c == code,
+            Status::OneOf(codes) => codes.contains(&code),
+            Status::Failure => code != 0,
+            Status::Any => true,
+        }
+    }
+}
+
+/// What a stream must hold when the run ends.
+#[derive(Clone, Debug, Default)]
+pub(super) enum Output {
+    /// Nothing the test did not read.
+    #[default]
+    Unread,
+    /// Exactly this.
+    Is(String),
+    /// Whatever it is, for the reason given.
+    Unchecked,
+}
+
+/// The run's expected end.
+#[derive(Clone, Debug)]
+pub(super) struct Expected {
+    pub(super) status: Status,
+    pub(super) stdout: Output,
+    pub(super) stderr: Output,
+}
+
+/// How a run ended. The exit status was checked as it ended; what it
+/// printed is read through the accessors and checks below, and a stream
+/// holding anything nobody looked at fails the test when the run is
+/// dropped.
 #[derive(Debug)]
 pub struct Run {
     /// The exit code (-1 when a signal ended it).
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
+    code: i32,
+    stdout: String,
+    stderr: String,
     /// From its start to its end.
-    pub took: Duration,
+    took: Duration,
+    shown: String,
+    /// Whether each stream was looked at (or needs no look: empty, read
+    /// line by line as it came, expected at the start).
+    stdout_seen: Cell<bool>,
+    stderr_seen: Cell<bool>,
 }
 
 impl Test {
@@ -71,10 +137,62 @@ impl Test {
         Test {
             cmd,
             stdin: None,
-            limit: RUN_LIMIT,
+            limit: None,
             shown: Vec::new(),
             feed: false,
+            expected: Expected {
+                status: Status::Code(0),
+                stdout: Output::Unread,
+                stderr: Output::Unread,
+            },
+            terminal: Default::default(),
         }
+    }
+
+    /// The exit code the run must end with (0 unless told).
+    pub fn status(mut self, code: i32) -> Test {
+        self.expected.status = Status::Code(code);
+        self
+    }
+
+    /// The run must end with one of `codes`.
+    pub fn status_in(mut self, codes: &'static [i32]) -> Test {
+        self.expected.status = Status::OneOf(codes);
+        self
+    }
+
+    /// The run must fail: any exit code but 0.
+    pub fn failure(mut self) -> Test {
+        self.expected.status = Status::Failure;
+        self
+    }
+
+    /// Stdout must be exactly `text` ("" for nothing at all).
+    pub fn stdout(mut self, text: impl Into<String>) -> Test {
+        self.expected.stdout = Output::Is(text.into());
+        self
+    }
+
+    /// Stderr must be exactly `text` ("" for nothing at all).
+    pub fn stderr(mut self, text: impl Into<String>) -> Test {
+        self.expected.stderr = Output::Is(text.into());
+        self
+    }
+
+    /// Whatever stdout holds is not this test's business, for the reason
+    /// `why` (shown to the reader, not used).
+    pub fn stdout_unchecked(mut self, why: &str) -> Test {
+        let _ = why;
+        self.expected.stdout = Output::Unchecked;
+        self
+    }
+
+    /// Whatever stderr holds is not this test's business, for the reason
+    /// `why` (a server's own log on it, say).
+    pub fn stderr_unchecked(mut self, why: &str) -> Test {
+        let _ = why;
+        self.expected.stderr = Output::Unchecked;
+        self
     }
 
     pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Test {
@@ -130,8 +248,8 @@ impl Test {
     }
 
     /// What elicit reads on stdin (none: /dev/null).
-    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Test {
-        self.stdin = Some(bytes.into());
+    pub fn stdin(mut self, bytes: impl AsRef<[u8]>) -> Test {
+        self.stdin = Some(bytes.as_ref().to_vec());
         self
     }
 
@@ -169,19 +287,22 @@ impl Test {
         self
     }
 
-    /// The most the run may take.
+    /// The most the run may take ([`RUN_LIMIT`] unless told; on a
+    /// pseudo-terminal, the most each wait for the screen may take).
     pub fn limit(mut self, limit: Duration) -> Test {
-        self.limit = limit;
+        self.limit = Some(limit);
         self
     }
 
     /// Runs it to its end (or its limit).
+    #[track_caller]
     pub fn run(self) -> Run {
         self.spawn().wait()
     }
 
     /// Runs it to its end as [`Test::run`] does, with its peak resident
     /// memory in KiB (see [`Running::wait_measured`]).
+    #[track_caller]
     pub fn run_measured(self) -> (Run, u64) {
         self.spawn().wait_measured()
     }
@@ -189,13 +310,26 @@ impl Test {
     /// The command as built (the clean environment, the folder, stdout and
     /// stderr piped), for a test that handles the process itself: one that
     /// reads its memory from /proc until it reaps it, say. Stdin is /dev/null
-    /// unless [`Test::stdin_from`] set it.
+    /// unless [`Test::stdin_from`] set it. Nothing is checked for it: the
+    /// test checks what it needs.
     pub fn command(self) -> Command {
         assert!(
             self.stdin.is_none() && !self.feed,
             "Test::command: stdin bytes are written by Test::spawn"
         );
         self.cmd
+    }
+
+    /// Splits the builder for the pseudo-terminal runner: the command, the
+    /// stdin bytes, the wait limit (if told), the terminal's settings and
+    /// the expected end.
+    pub(super) fn into_parts(self) -> (Command, Vec<u8>, Option<Duration>, Expected) {
+        assert!(
+            !self.feed,
+            "a run on a pseudo-terminal reads a file, not a feed"
+        );
+        let stdin = self.stdin.unwrap_or_default();
+        (self.cmd, stdin, self.limit, self.expected)
     }
 
     /// Starts it on a pseudo-terminal of its own (stdin, stdout, stderr and
@@ -210,14 +344,19 @@ impl Test {
             .stderr(Stdio::inherit())
             .env("TERM", "xterm-256color");
         let mut session = expectrl::session::OsSession::spawn(self.cmd).expect("spawn under a pty");
-        session.set_expect_timeout(Some(self.limit));
+        session.set_expect_timeout(Some(self.limit.unwrap_or(RUN_LIMIT)));
         session
     }
 
     /// Starts it and returns at once: for a test that signals it, feeds
     /// its stdin as it goes, or reads its pid; [`Running::wait`] ends it
     /// as [`Test::run`] does.
+    #[track_caller]
     pub fn spawn(mut self) -> Running {
+        assert!(
+            self.terminal.is_default(),
+            "the terminal's settings are for Test::pty"
+        );
         if self.stdin.is_some() || self.feed {
             self.cmd.stdin(Stdio::piped());
         }
@@ -241,8 +380,11 @@ impl Test {
             stdout: Some(stdout),
             stderr: Some(stderr),
             started: Instant::now(),
-            limit: self.limit,
-            shown: self.shown.join(" "),
+            limit: self.limit.unwrap_or(RUN_LIMIT),
+            shown: format!("{} (run at {})", self.shown.join(" "), Location::caller()),
+            expected: self.expected,
+            stdout_taken: 0,
+            stderr_taken: 0,
         }
     }
 }
@@ -278,12 +420,29 @@ pub struct Running {
     started: Instant,
     limit: Duration,
     shown: String,
+    expected: Expected,
+    /// Bytes of each stream the test took line by line as they came.
+    stdout_taken: usize,
+    stderr_taken: usize,
 }
 
 impl Running {
     /// elicit's process id.
     pub fn id(&self) -> u32 {
         self.child.id()
+    }
+
+    /// The exit code the run must end with, for a status known only once
+    /// it runs (after a signal the test sends, say).
+    pub fn status(mut self, code: i32) -> Running {
+        self.expected.status = Status::Code(code);
+        self
+    }
+
+    /// As [`Running::status`], for one of `codes`.
+    pub fn status_in(mut self, codes: &'static [i32]) -> Running {
+        self.expected.status = Status::OneOf(codes);
+        self
     }
 
     /// Sends elicit `signal`.
@@ -307,11 +466,7 @@ impl Running {
     /// The next line elicit writes on stdout, as JSON: fails the test when
     /// none comes within the run's limit, or stdout ends first.
     pub fn next_json(&mut self) -> Value {
-        let left = self.limit.saturating_sub(self.started.elapsed());
-        let line = self
-            .lines
-            .recv_timeout(left)
-            .unwrap_or_else(|e| panic!("elicit {}: no line on stdout ({e})", self.shown));
+        let line = self.next_raw_line();
         serde_json::from_str(line.trim())
             .unwrap_or_else(|e| panic!("elicit {}: a line not JSON ({e}): {line:?}", self.shown))
     }
@@ -327,14 +482,19 @@ impl Running {
     /// The next line on stdout with its line end (none at the very end).
     pub fn next_raw_line(&mut self) -> String {
         let left = self.limit.saturating_sub(self.started.elapsed());
-        self.lines
+        let line = self
+            .lines
             .recv_timeout(left)
-            .unwrap_or_else(|e| panic!("elicit {}: no line on stdout ({e})", self.shown))
+            .unwrap_or_else(|e| panic!("elicit {}: no line on stdout ({e})", self.shown));
+        self.stdout_taken += line.len();
+        line
     }
 
     /// The next line elicit writes on stderr, waiting up to `limit`.
     pub fn next_stderr_line(&mut self, limit: Duration) -> Option<String> {
-        self.stderr_lines.recv_timeout(limit).ok()
+        let line = self.stderr_lines.recv_timeout(limit).ok()?;
+        self.stderr_taken += line.len();
+        Some(line)
     }
 
     /// As [`Running::wait`], up to `limit` from now (after a signal, say).
@@ -344,10 +504,11 @@ impl Running {
     }
 
     /// Kills elicit (a run that would wait for a person) and returns what
-    /// it said.
+    /// it said; its exit status, the kill's, is not checked.
     pub fn kill(mut self) -> Run {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        self.expected.status = Status::Any;
         self.wait()
     }
 
@@ -411,34 +572,48 @@ impl Running {
     }
 
     /// The run that ended with `status` (None: killed past its limit),
-    /// failing the test if it hung or panicked.
+    /// failing the test if it hung, panicked, ended with another status than
+    /// the expected one or printed other than the expected text.
     fn finish(&mut self, status: Option<std::process::ExitStatus>) -> Run {
+        let stdout = self
+            .stdout
+            .take()
+            .map(|t| t.join().unwrap())
+            .unwrap_or_default();
+        let stderr = self
+            .stderr
+            .take()
+            .map(|t| t.join().unwrap())
+            .unwrap_or_default();
         let run = Run {
             took: self.started.elapsed(),
             code: status.and_then(|s| s.code()).unwrap_or(-1),
-            stdout: self
-                .stdout
-                .take()
-                .map(|t| t.join().unwrap())
-                .unwrap_or_default(),
-            stderr: self
-                .stderr
-                .take()
-                .map(|t| t.join().unwrap())
-                .unwrap_or_default(),
+            stdout_seen: Cell::new(stdout.len() <= self.stdout_taken),
+            stderr_seen: Cell::new(stderr.len() <= self.stderr_taken),
+            stdout,
+            stderr,
+            shown: std::mem::take(&mut self.shown),
         };
-        let shown = &self.shown;
-        assert!(
-            status.is_some(),
-            "elicit {shown} did not end within {:?}; it said: {}{}",
-            self.limit,
-            run.stdout,
-            run.stderr
+        if status.is_none() {
+            run.fail(&format!("it did not end within {:?}", self.limit));
+        }
+        if run.stderr.contains("panicked at") {
+            run.fail("it panicked");
+        }
+        if !self.expected.status.holds(run.code) {
+            run.fail(&format!("exit status {:?} expected", self.expected.status));
+        }
+        run.expect_stream(
+            "stdout",
+            &run.stdout,
+            &run.stdout_seen,
+            &self.expected.stdout,
         );
-        assert!(
-            !run.stderr.contains("panicked at"),
-            "elicit {shown} panicked: {}",
-            run.stderr
+        run.expect_stream(
+            "stderr",
+            &run.stderr,
+            &run.stderr_seen,
+            &self.expected.stderr,
         );
         run
     }
@@ -455,82 +630,180 @@ impl Drop for Running {
 }
 
 impl Run {
+    /// Fails the test with `what` and all the run showed.
+    fn fail(&self, what: &str) -> ! {
+        // Seen: the failure already shows them, and the drop must not fail
+        // a second time.
+        self.stdout_seen.set(true);
+        self.stderr_seen.set(true);
+        panic!(
+            "elicit {}: {what}\nexit status: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.shown, self.code, self.stdout, self.stderr
+        )
+    }
+
+    /// Checks `text`, one of the run's streams, against what was `expected`
+    /// of it at the start.
+    fn expect_stream(&self, name: &str, text: &str, seen: &Cell<bool>, expected: &Output) {
+        match expected {
+            Output::Unread => {}
+            Output::Unchecked => seen.set(true),
+            Output::Is(want) if want == text => seen.set(true),
+            Output::Is(want) => self.fail(&format!("{name} expected: {want:?}")),
+        }
+    }
+
+    /// The exit code (-1 when a signal ended it), already checked against
+    /// the expected one.
+    pub fn code(&self) -> i32 {
+        self.code
+    }
+
+    /// How long it ran.
+    pub fn took(&self) -> Duration {
+        self.took
+    }
+
+    /// All of stdout, for the test to examine.
+    pub fn stdout(&self) -> &str {
+        self.stdout_seen.set(true);
+        &self.stdout
+    }
+
+    /// All of stderr, for the test to examine.
+    pub fn stderr(&self) -> &str {
+        self.stderr_seen.set(true);
+        &self.stderr
+    }
+
     /// Stdout as one JSON value (a failure shows what it was).
     pub fn json(&self) -> Value {
-        serde_json::from_str(self.stdout.trim()).unwrap_or_else(|e| {
-            panic!(
-                "stdout is not JSON ({e}): {:?}\nstderr: {}",
-                self.stdout, self.stderr
-            )
-        })
+        serde_json::from_str(self.stdout().trim())
+            .unwrap_or_else(|e| self.fail(&format!("stdout is not JSON ({e})")))
     }
 
-    /// Fails the test unless the run exited with `code`; the run, to go on.
-    pub fn expect_code(&self, code: i32) -> &Run {
-        assert_eq!(
-            self.code, code,
-            "exit {} (expected {code})\nstdout: {}\nstderr: {}",
-            self.code, self.stdout, self.stderr
-        );
-        self
-    }
-
-    /// Fails the test unless the run succeeded.
-    pub fn success(&self) -> &Run {
-        self.expect_code(0)
-    }
-
-    /// Fails the test unless the run failed (any code but 0).
-    pub fn failure(&self) -> &Run {
-        assert_ne!(
-            self.code, 0,
-            "exit 0 (expected a failure)\nstdout: {}\nstderr: {}",
-            self.stdout, self.stderr
-        );
+    /// Fails the test unless `holds` (what was looked for, in `what`).
+    fn check(&self, holds: bool, what: String) -> &Run {
+        if !holds {
+            self.fail(&what);
+        }
         self
     }
 
     /// Fails the test unless stdout is exactly `text`.
     pub fn stdout_is(&self, text: &str) -> &Run {
-        assert_eq!(self.stdout, text, "stdout\nstderr: {}", self.stderr);
-        self
+        self.check(self.stdout() == text, format!("stdout expected: {text:?}"))
     }
 
-    /// Fails the test unless `holds` (what was looked for, in `what`).
-    fn check(&self, holds: bool, what: String) -> &Run {
-        assert!(
-            holds,
-            "{what}\nstdout: {}\nstderr: {}",
-            self.stdout, self.stderr
-        );
-        self
+    /// Fails the test unless stderr is exactly `text`.
+    pub fn stderr_is(&self, text: &str) -> &Run {
+        self.check(self.stderr() == text, format!("stderr expected: {text:?}"))
     }
 
     /// Fails the test unless stdout holds `text`.
     pub fn stdout_has(&self, text: &str) -> &Run {
-        self.check(self.stdout.contains(text), format!("stdout lacks {text:?}"))
+        self.check(
+            self.stdout().contains(text),
+            format!("stdout lacks {text:?}"),
+        )
     }
 
     /// Fails the test if stdout holds `text`.
     pub fn stdout_lacks(&self, text: &str) -> &Run {
-        self.check(!self.stdout.contains(text), format!("stdout has {text:?}"))
+        self.check(
+            !self.stdout().contains(text),
+            format!("stdout has {text:?}"),
+        )
     }
 
     /// Fails the test unless stderr holds `text`.
     pub fn stderr_has(&self, text: &str) -> &Run {
-        self.check(self.stderr.contains(text), format!("stderr lacks {text:?}"))
+        self.check(
+            self.stderr().contains(text),
+            format!("stderr lacks {text:?}"),
+        )
     }
 
     /// Fails the test if stderr holds `text`.
     pub fn stderr_lacks(&self, text: &str) -> &Run {
-        self.check(!self.stderr.contains(text), format!("stderr has {text:?}"))
+        self.check(
+            !self.stderr().contains(text),
+            format!("stderr has {text:?}"),
+        )
     }
 
     /// Fails the test unless stdout starts with `text`.
     pub fn stdout_starts_with(&self, text: &str) -> &Run {
         self.check(
-            self.stdout.starts_with(text),
+            self.stdout().starts_with(text),
             format!("stdout does not start with {text:?}"),
         )
+    }
+}
+
+/// What a run printed cannot go unexamined: a stream that holds anything
+/// the test neither expected nor read fails it (unless it already fails).
+impl Drop for Run {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            return;
+        }
+        for (name, text, seen) in [
+            ("stdout", &self.stdout, &self.stdout_seen),
+            ("stderr", &self.stderr, &self.stderr_seen),
+        ] {
+            if !text.is_empty() && !seen.get() {
+                self.fail(&format!(
+                    "{name} was neither expected nor read (say what it holds, or why it does not matter)"
+                ));
+            }
+        }
+    }
+}
+
+/// The checks `Test` makes unasked fail a run that breaks them.
+mod checks {
+    use super::Test;
+
+    /// A usage error: exit 2, nothing on stdout, the error on stderr.
+    fn bad_flag() -> Test {
+        Test::new().arg("--no-such-flag")
+    }
+
+    #[test]
+    #[should_panic(expected = "exit status Code(0) expected")]
+    fn a_failure_nobody_expected_fails_the_test() {
+        bad_flag()
+            .stderr_unchecked("the status is what fails")
+            .run();
+    }
+
+    #[test]
+    #[should_panic(expected = "stderr was neither expected nor read")]
+    fn a_forgotten_stderr_fails_the_test() {
+        bad_flag().status(2).stdout("").run();
+    }
+
+    #[test]
+    #[should_panic(expected = "stdout was neither expected nor read")]
+    fn a_forgotten_stdout_fails_the_test() {
+        Test::new().arg("--version").run();
+    }
+
+    #[test]
+    #[should_panic(expected = "stderr expected")]
+    fn another_stderr_than_the_expected_one_fails_the_test() {
+        bad_flag().status(2).stderr("something else").run();
+    }
+
+    #[test]
+    fn a_run_whose_output_was_looked_at_passes() {
+        bad_flag()
+            .status(2)
+            .stdout("")
+            .run()
+            .stderr_has("--no-such-flag");
+        let version = Test::new().arg("--version").run();
+        assert!(version.stdout().starts_with("elicit "));
     }
 }
