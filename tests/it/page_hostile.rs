@@ -8,7 +8,7 @@
 
 use crate::common::page::{
     as_other_user, http_within, open_page, page_port, readable_by_other_user, Browser, NoTerminal,
-    LIMIT,
+    OtherUserCopy, LIMIT,
 };
 
 use std::io::{BufRead, BufReader, Write};
@@ -28,23 +28,24 @@ fn form(message: &str) -> Value {
     }}})
 }
 
-fn attacker_script() -> String {
+fn attacker_script() -> OtherUserCopy {
     readable_by_other_user("tests/servers/page_attacker.py")
-        .display()
-        .to_string()
 }
 
 /// The attacker as another user, its JSON lines arriving on a channel.
 struct Attacker {
     child: Child,
     said: mpsc::Receiver<Value>,
+    /// What it runs, kept until it has ended.
+    _script: OtherUserCopy,
 }
 
 impl Attacker {
     /// `None` (the test is skipped, and says so) when not root.
     fn start(args: &[&str]) -> Option<Attacker> {
         let script = attacker_script();
-        let mut all = vec![script.as_str()];
+        let path = script.path.display().to_string();
+        let mut all = vec![path.as_str()];
         all.extend_from_slice(args);
         let mut child = as_other_user("/usr/bin/python3", &all)?
             .spawn()
@@ -59,7 +60,11 @@ impl Attacker {
                 }
             }
         });
-        Some(Attacker { child, said })
+        Some(Attacker {
+            child,
+            said,
+            _script: script,
+        })
     }
 
     /// Everything it said, once it has ended (at most `LIMIT`).

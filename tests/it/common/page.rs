@@ -449,21 +449,23 @@ pub fn as_other_user(program: &str, args: &[&str]) -> Option<Command> {
 /// [`as_other_user`] can read: a checkout in a private folder (0700, as a
 /// home is) is closed to that user, so what it runs is copied into a
 /// folder of its own under the system's temporary folder (0755, the file
-/// 0644), made once per test run.
-pub fn readable_by_other_user(rel: &str) -> PathBuf {
+/// 0644), removed when the copy is dropped.
+pub fn readable_by_other_user(rel: &str) -> OtherUserCopy {
     use std::os::unix::fs::PermissionsExt;
-    static SHARED: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    let dir = SHARED.get_or_init(|| {
-        let dir = tempfile::Builder::new()
-            .prefix("elicit-other-user-")
-            .tempdir()
-            .expect("a folder for the second user's files");
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-        dir
-    });
+    let dir = tempfile::Builder::new()
+        .prefix("elicit-other-user-")
+        .tempdir()
+        .expect("a folder for the second user's files");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let from = root().join(rel);
-    let to = dir.path().join(from.file_name().expect("a file name"));
-    std::fs::copy(&from, &to).unwrap_or_else(|e| panic!("{}: {e}", from.display()));
-    std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o644)).unwrap();
-    to
+    let path = dir.path().join(from.file_name().expect("a file name"));
+    std::fs::copy(&from, &path).unwrap_or_else(|e| panic!("{}: {e}", from.display()));
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    OtherUserCopy { _dir: dir, path }
+}
+
+/// A file the second user can read, in a folder that goes with it.
+pub struct OtherUserCopy {
+    _dir: tempfile::TempDir,
+    pub path: PathBuf,
 }
