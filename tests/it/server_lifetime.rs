@@ -184,3 +184,45 @@ fn sigkill_of_elicit_test_leaves_no_stdio_server_behind() {
         "the server (pid {pid}) outlived a SIGKILL of elicit test"
     );
 }
+
+/// SIGTERM in the middle of `elicit test`: the replay's server is ended and
+/// the private folder its log was kept in goes too, whichever comes first:
+/// the replay dropping it, or the handler's exit (which drops nothing, so
+/// it removes the folder itself; the platform's unit test shows that part).
+#[test]
+fn sigterm_during_a_replay_leaves_no_private_folder_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let pidfile = dir.path().join("server.pid");
+    let cassette = dir.path().join("hang.cassette.json");
+    let c = serde_json::json!({"elicit": "cassette/1",
+        "server": {"command": ignoring_server(&pidfile)}, "tool": "t", "elicitations": []});
+    std::fs::write(&cassette, c.to_string()).unwrap();
+    let replay = Test::new()
+        .arg("test")
+        .arg(&cassette)
+        .env("TMPDIR", &tmp)
+        .stderr_unchecked("ended by a signal in the middle: what is left behind is the point")
+        .spawn();
+    let pid = server_pid(&pidfile);
+    let _reap = Reap(pid);
+    let entries = || -> Vec<String> {
+        std::fs::read_dir(&tmp)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    assert_eq!(
+        entries().len(),
+        1,
+        "the replay's log folder: {:?}",
+        entries()
+    );
+    replay.signal(libc::SIGTERM);
+    replay
+        .status(128 + libc::SIGTERM)
+        .wait_within(Duration::from_secs(15));
+    assert!(entries().is_empty(), "left behind: {:?}", entries());
+    assert!(eventually(Duration::from_secs(5), || !running(pid)));
+}

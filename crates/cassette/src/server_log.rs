@@ -13,7 +13,7 @@ use elicit_session::transport::server_stderr::log_tail;
 /// are removed when it is dropped.
 pub(crate) struct ServerLog {
     file: Option<tempfile::NamedTempFile>,
-    _dir: Option<tempfile::TempDir>,
+    _dir: Option<elicit_platform::fs::PrivateTempDir>,
 }
 
 impl ServerLog {

@@ -195,7 +195,8 @@ static TERMINATING: AtomicI32 = AtomicI32::new(0);
 
 /// Makes SIGTERM and SIGHUP end elicit cleanly: on a thread of its own,
 /// the terminal is put back, `clean_up` runs (ending every server's
-/// processes), and elicit exits with 128 + the signal. Without this a
+/// processes), the private temporary folders are removed, and elicit exits
+/// with 128 + the signal. Without this a
 /// terminal hang-up would kill elicit and leave a server, in its own
 /// process group and out of the terminal's reach, running.
 pub fn exit_on_termination(clean_up: impl FnOnce() + Send + 'static) {
@@ -206,6 +207,8 @@ pub fn exit_on_termination(clean_up: impl FnOnce() + Send + 'static) {
             hide_status();
             restore_terminal();
             clean_up();
+            // `exit` drops nothing: the private folders go now.
+            crate::temp_dir::remove_all_live();
             std::process::exit(sig.exit_code());
         }
     });

@@ -52,6 +52,7 @@ mod access;
 pub mod handlers;
 pub mod opener;
 mod regular_file;
+mod temp_dir;
 mod terminal_shared;
 
 #[cfg(unix)]

@@ -6,6 +6,8 @@ use std::io;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+pub use crate::temp_dir::PrivateTempDir;
+
 /// The user's data directory, where elicit keeps what it keeps between
 /// runs: `$XDG_DATA_HOME`, else `~/.local/share` (on macOS,
 /// `~/Library/Application Support`). `None` when neither variable is set.
@@ -185,13 +187,14 @@ pub fn folder_identity(path: &Path) -> io::Result<FolderId> {
 }
 
 /// A folder only this user can enter (0700), under `TMPDIR`, removed when
-/// dropped. (`tempfile` makes its files 0600 but its folders with the
-/// umask's mode unless told.)
-pub fn private_temp_dir(prefix: &str) -> io::Result<tempfile::TempDir> {
+/// dropped or when elicit is terminated. (`tempfile` makes its files 0600
+/// but its folders with the umask's mode unless told.)
+pub fn private_temp_dir(prefix: &str) -> io::Result<PrivateTempDir> {
     tempfile::Builder::new()
         .prefix(prefix)
         .permissions(fs::Permissions::from_mode(0o700))
         .tempdir()
+        .map(PrivateTempDir::listed)
 }
 
 #[cfg(test)]

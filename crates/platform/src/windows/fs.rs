@@ -30,6 +30,8 @@ use windows_sys::Win32::Storage::FileSystem::{
 use super::access;
 use super::acl::{wide, Object, OwnerOnly};
 
+pub use crate::temp_dir::PrivateTempDir;
+
 /// The user's data directory: `%LOCALAPPDATA%`.
 pub fn user_data_dir() -> Option<PathBuf> {
     std::env::var_os("LOCALAPPDATA")
@@ -241,13 +243,13 @@ pub fn folder_identity(path: &Path) -> io::Result<FolderId> {
     fs::canonicalize(path).map(FolderId)
 }
 
-/// A temporary folder of this user's, removed when dropped: under
-/// `%TEMP%` (in the user's profile), given the owner-only, protected
-/// access list before it is returned.
-pub fn private_temp_dir(prefix: &str) -> io::Result<tempfile::TempDir> {
+/// A temporary folder of this user's, removed when dropped or when elicit
+/// is terminated: under `%TEMP%` (in the user's profile), given the
+/// owner-only, protected access list before it is returned.
+pub fn private_temp_dir(prefix: &str) -> io::Result<PrivateTempDir> {
     let dir = tempfile::Builder::new().prefix(prefix).tempdir()?;
     OwnerOnly::new(Object::Directory)?.set_on_path(dir.path())?;
-    Ok(dir)
+    Ok(PrivateTempDir::listed(dir))
 }
 
 #[cfg(test)]

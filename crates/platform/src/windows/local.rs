@@ -490,7 +490,7 @@ mod tests {
     };
     use windows_sys::Win32::System::SystemServices::ACCESS_ALLOWED_ACE_TYPE;
 
-    fn endpoint() -> (tempfile::TempDir, PathBuf, Endpoint) {
+    fn endpoint() -> (crate::fs::PrivateTempDir, PathBuf, Endpoint) {
         let dir = crate::fs::private_temp_dir("elicit-local-").unwrap();
         let path = dir.path().join("a.sock");
         let endpoint = Endpoint::bind(&path).unwrap();

@@ -23,7 +23,7 @@ pub struct LocalServer {
     /// Its stdout and stderr, in a private folder (0700, the file 0600):
     /// read back when it fails to start.
     log: tempfile::NamedTempFile,
-    _dir: tempfile::TempDir,
+    _dir: elicit_platform::fs::PrivateTempDir,
     /// The port it listens on, on 127.0.0.1.
     pub port: u16,
 }
