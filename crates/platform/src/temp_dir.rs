@@ -9,13 +9,36 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-/// The folders of the [`PrivateTempDir`]s alive now.
-static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// Folders to remove at a termination.
+struct Listed(Mutex<Vec<PathBuf>>);
 
-fn live() -> MutexGuard<'static, Vec<PathBuf>> {
-    // A panic while the list was held leaves it whole: go on with it.
-    LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+impl Listed {
+    fn paths(&self) -> MutexGuard<'_, Vec<PathBuf>> {
+        // A panic while the list was held leaves it whole: go on with it.
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn add(&self, path: &Path) {
+        self.paths().push(path.to_path_buf());
+    }
+
+    fn take_out(&self, path: &Path) {
+        self.paths().retain(|listed| listed != path);
+    }
+
+    /// Removes every listed folder; what cannot be removed is left (there is
+    /// nobody to tell at that moment).
+    fn remove_all(&self) {
+        for path in self.paths().drain(..) {
+            let _ = std::fs::remove_dir_all(path);
+        }
+    }
 }
+
+/// The folders of the [`PrivateTempDir`]s alive now.
+static LIVE: Listed = Listed(Mutex::new(Vec::new()));
 
 /// A folder only this user can enter (see each system's
 /// `fs::private_temp_dir`), removed when dropped or when elicit is
@@ -28,7 +51,7 @@ pub struct PrivateTempDir {
 impl PrivateTempDir {
     /// Lists `dir` among the folders a termination removes.
     pub(crate) fn listed(dir: tempfile::TempDir) -> PrivateTempDir {
-        live().push(dir.path().to_path_buf());
+        LIVE.add(dir.path());
         PrivateTempDir { dir }
     }
 
@@ -40,17 +63,14 @@ impl PrivateTempDir {
 
 impl Drop for PrivateTempDir {
     fn drop(&mut self) {
-        live().retain(|path| path != self.dir.path());
+        LIVE.take_out(self.dir.path());
     }
 }
 
-/// Removes every listed folder, for a process about to exit without
-/// dropping them; what cannot be removed is left (nothing to tell anyone
-/// at that moment).
+/// Removes every folder still alive, for a process about to exit without
+/// dropping them.
 pub(crate) fn remove_all_live() {
-    for path in live().drain(..) {
-        let _ = std::fs::remove_dir_all(path);
-    }
+    LIVE.remove_all();
 }
 
 #[cfg(test)]
@@ -58,21 +78,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_live_folder_is_removed_by_remove_all_live_and_a_dropped_one_is_no_longer_listed() {
-        let kept = PrivateTempDir::listed(tempfile::tempdir().unwrap());
-        let dropped = PrivateTempDir::listed(tempfile::tempdir().unwrap());
-        let dropped_path = dropped.path().to_path_buf();
-        drop(dropped);
-        assert!(!dropped_path.exists());
-        assert!(!live().contains(&dropped_path));
-        let kept_path = kept.path().to_path_buf();
-        std::fs::write(kept_path.join("server.log"), "x").unwrap();
-        assert!(live().contains(&kept_path));
-        remove_all_live();
-        assert!(
-            !kept_path.exists(),
-            "a listed folder outlived remove_all_live"
-        );
-        drop(kept);
+    fn a_private_temp_dir_is_listed_while_it_lives() {
+        let dir = PrivateTempDir::listed(tempfile::tempdir().unwrap());
+        let path = dir.path().to_path_buf();
+        assert!(LIVE.paths().contains(&path));
+        drop(dir);
+        assert!(!path.exists());
+        assert!(!LIVE.paths().contains(&path));
+    }
+
+    // On a list of its own: the process-wide one holds other tests' folders.
+    #[test]
+    fn remove_all_removes_what_is_listed_and_nothing_taken_out() {
+        let listed = Listed(Mutex::new(Vec::new()));
+        let (kept, taken_out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        std::fs::write(kept.path().join("server.log"), "x").unwrap();
+        listed.add(kept.path());
+        listed.add(taken_out.path());
+        listed.take_out(taken_out.path());
+        listed.remove_all();
+        assert!(!kept.path().exists(), "a listed folder outlived remove_all");
+        assert!(taken_out.path().exists());
+        assert!(listed.paths().is_empty());
     }
 }
