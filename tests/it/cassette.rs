@@ -59,6 +59,21 @@ fn record(file: &Path, args: &[&str], server: &[String], env: &[(&str, &str)]) -
     read(file)
 }
 
+/// `elicit call --no-input --record FILE ARGS URL`, the profile form answered in full, which
+/// must succeed.
+fn record_profile_at(url: &str, file: &Path, args: &[&str]) -> Value {
+    let mut all = vec!["call", "--no-input", "--record", file.to_str().unwrap()];
+    all.extend_from_slice(args);
+    all.extend(["--tool", "ask_profile"]);
+    all.extend(answers(&["name=Ada", "age=36", "color=red", "accept"]));
+    all.push(url);
+    Test::new()
+        .args(&all)
+        .stdout_unchecked("the tool's result is read back from the cassette")
+        .run();
+    read(file)
+}
+
 fn read(file: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap()
 }
@@ -746,27 +761,7 @@ fn remote_servers_streamable_http_both_eras_and_legacy_sse() {
     let url = format!("http://127.0.0.1:{port}/mcp");
     for protocol in ["2025-11-25", "2026-07-28"] {
         let file = dir.path().join(format!("py-{protocol}.cassette.json"));
-        Test::new()
-            .args(
-                [
-                    &[
-                        "call",
-                        "--no-input",
-                        "--record",
-                        file.to_str().unwrap(),
-                        "--protocol",
-                        protocol,
-                        "--tool",
-                        "ask_profile",
-                    ][..],
-                    &answers(&["name=Ada", "age=36", "color=red", "accept"]),
-                    &[&url],
-                ]
-                .concat(),
-            )
-            .stdout_unchecked("the tool's result is read back from the cassette")
-            .run();
-        let c = read(&file);
+        let c = record_profile_at(&url, &file, &["--protocol", protocol]);
         assert_eq!(c["protocol"], protocol);
         assert_eq!(c["elicitations"].as_array().unwrap().len(), 1);
         passes(&[file.to_str().unwrap()], &[]);
@@ -1625,24 +1620,7 @@ fn test_starts_the_server_of_an_http_cassette_and_ends_it() {
         cmd.arg(&script).arg(port.to_string());
         let _server = listen(cmd, port);
         let url = format!("http://127.0.0.1:{port}/mcp");
-        Test::new()
-            .args(
-                [
-                    &[
-                        "call",
-                        "--no-input",
-                        "--record",
-                        file.to_str().unwrap(),
-                        "--tool",
-                        "ask_profile",
-                    ][..],
-                    &answers(&["name=Ada", "age=36", "color=red", "accept"]),
-                    &[&url],
-                ]
-                .concat(),
-            )
-            .stdout_unchecked("the tool's result is read back from the cassette")
-            .run();
+        record_profile_at(&url, &file, &[]);
     }
     assert!(
         !accepting_becomes(port, false),
