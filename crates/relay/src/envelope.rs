@@ -60,13 +60,14 @@ impl RequestId {
         }
     }
 
-    /// Whether every line that answers this id holds [`RequestId`]'s
-    /// text (when the line has no escapes): not for a number with an
-    /// exponent, which a peer may spell otherwise (`1E3` for `1e+3`).
-    pub fn text_is_exact(&self) -> bool {
+    /// The id's JSON text when every line that answers it holds that text
+    /// (a line with no escapes); `None` for a number with an exponent,
+    /// which a peer may spell otherwise (`1E3` for `1e+3`).
+    pub fn exact_text(&self) -> Option<String> {
+        let text = self.to_string();
         match self {
-            RequestId::Number(n) => !n.to_string().contains('e'),
-            RequestId::String(_) => true,
+            RequestId::Number(_) if text.contains('e') => None,
+            _ => Some(text),
         }
     }
 

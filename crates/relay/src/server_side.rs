@@ -67,7 +67,7 @@ impl<S: Sides> Relay<S> {
                         .filter(|(_, r)| r.task_id.is_none())
                         .map(|(id, _)| id),
                 )
-                .any(|id| !id.text_is_exact() || holds(&id.to_string()))
+                .any(|id| id.exact_text().is_none_or(|text| holds(&text)))
             // Then the run's task, named in the server's status
             // notifications (withheld from a client that made no task).
             || st
